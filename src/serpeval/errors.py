@@ -1,0 +1,106 @@
+"""The one exception tree of serpeval.
+
+Every error a user can cause derives from :class:`SerpevalError`. Messages say *where*
+(``path:line`` with the physical 1-based line number, or the measure string), *what* was
+expected, *what* was found and *how to fix it*. The command line prints the message on one
+line and exits non-zero (``--debug`` shows the traceback).
+
+::
+
+    SerpevalError
+    ├── InputError (ValueError)
+    │   ├── ParseError             malformed line, wrong column count, bad number
+    │   ├── DuplicateError         duplicate document in a run, duplicate judgment
+    │   ├── EmptyInputError        empty file / no rows
+    │   └── MissingQueriesError    missing="error" and judged queries are absent from a run
+    ├── MeasureError (ValueError)
+    │   ├── UnknownMeasureError    name not in the registry ("did you mean ...")
+    │   └── InvalidParameterError  bad parameter value or cutoff
+    ├── StatsError (ValueError)    statistics cannot be computed on the given data
+    └── MissingExtraError (ImportError)  an optional dependency is not installed
+
+Warnings derive from :class:`SerpevalWarning`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DuplicateError",
+    "EmptyInputError",
+    "InputError",
+    "InvalidParameterError",
+    "MeasureError",
+    "MissingExtraError",
+    "MissingQueriesError",
+    "MissingQueriesWarning",
+    "ParseError",
+    "SerpevalError",
+    "SerpevalWarning",
+    "StatsError",
+    "UnknownMeasureError",
+]
+
+
+class SerpevalError(Exception):
+    """Base class of every error raised by serpeval on bad input or bad use."""
+
+
+class InputError(SerpevalError, ValueError):
+    """Input data (qrels, runs, logs) is malformed or inconsistent."""
+
+
+class ParseError(InputError):
+    """A line or value could not be parsed; the message names ``path:line``."""
+
+
+class DuplicateError(InputError):
+    """A document appears twice for one query (in a run or in the qrels)."""
+
+
+class EmptyInputError(InputError):
+    """A file or table holds no data rows."""
+
+
+class MissingQueriesError(InputError):
+    """Judged queries are missing from a run and ``missing="error"`` was asked for."""
+
+
+class MeasureError(SerpevalError, ValueError):
+    """A measure name or parameter is not valid."""
+
+
+class UnknownMeasureError(MeasureError):
+    """The measure name is not registered."""
+
+
+class InvalidParameterError(MeasureError):
+    """A measure parameter or cutoff has an invalid value."""
+
+
+class StatsError(SerpevalError, ValueError):
+    """A statistic cannot be computed on the data given."""
+
+
+class MissingExtraError(SerpevalError, ImportError):
+    """An optional dependency is needed; the message gives the ``pip install`` line."""
+
+
+class SerpevalWarning(UserWarning):
+    """Base class of serpeval's warnings."""
+
+
+class MissingQueriesWarning(SerpevalWarning):
+    """Judged queries are absent from a run and were skipped (``missing="skip"``)."""
+
+
+def require(module: str, extra: str) -> object:
+    """Import ``module`` or raise :class:`MissingExtraError` naming the extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError(
+            f"{module} is needed for this feature but is not installed. "
+            f"Install it with: pip install 'serpeval[{extra}]'"
+        ) from exc

@@ -1,0 +1,116 @@
+"""``evaluate(qrels, runs, measures)``: per-query values and aggregates for one or more runs."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from serpeval.data import Qrels, Run, as_qrels, as_run
+from serpeval.errors import InputError, MissingQueriesWarning
+from serpeval.measures import Measure, parse_measures
+from serpeval.ranking import Missing, index_qrels, rank
+from serpeval.results import Results, RunResult, Settings
+
+__all__ = ["DEFAULT_MEASURES", "evaluate"]
+
+DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP", "P@10", "R@100", "RR")
+
+
+def _is_run_dict(obj: Mapping[Any, Any]) -> bool:
+    """True for ``{qid: {docid: score}}``, False for ``{name: run}``."""
+    for value in obj.values():
+        if isinstance(value, Mapping):
+            return all(isinstance(v, (int, float, np.number)) for v in list(value.values())[:5])
+        return False
+    return True
+
+
+def _as_runs(runs: Any) -> list[Run]:
+    if isinstance(runs, (Run, str, Path)) or (isinstance(runs, Mapping) and _is_run_dict(runs)):
+        return [as_run(runs)]
+    if isinstance(runs, Mapping):
+        return [as_run(run, name=str(name)) for name, run in runs.items()]
+    if isinstance(runs, Sequence) or isinstance(runs, Iterable) and not hasattr(runs, "columns"):
+        out = [as_run(run) for run in runs]
+        if not out:
+            raise InputError("No runs given; pass a run or a list of runs.")
+        return _unique_names(out)
+    return [as_run(runs)]
+
+
+def _unique_names(runs: list[Run]) -> list[Run]:
+    """Rename runs whose display names collide (``bm25``, ``bm25#2``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for run in runs:
+        count = seen.get(run.name, 0)
+        seen[run.name] = count + 1
+        out.append(run if count == 0 else run.renamed(f"{run.name}#{count + 1}"))
+    return out
+
+
+def evaluate(
+    qrels: Qrels | str | Path | Mapping[str, Mapping[str, int]] | Any,
+    runs: Any,
+    measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
+    *,
+    missing: Missing = "skip",
+    depth: int | None = None,
+    judged_only: bool = False,
+    float32_scores: bool = False,
+) -> Results:
+    """Evaluate one or several runs against the same qrels.
+
+    The qrels work (indexing the judgments, the ideal rankings) is done once and shared by
+    every run; each run is sorted once and every measure reads the same ranked arrays.
+
+    Args:
+        qrels: judgments: :class:`Qrels`, a path (TREC, JSONL, JSON, Parquet), a dict
+            ``{qid: {docid: grade}}``, or a pandas/polars DataFrame.
+        runs: one run (a :class:`Run`, path, dict ``{qid: {docid: score}}`` or DataFrame),
+            a list of runs, or a dict ``{name: run}``.
+        measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``).
+        missing: judged queries absent from a run: ``"skip"`` them (with a warning giving
+            the count), count them as ``"zero"``, or raise (``"error"``).
+        depth: keep only the top ``depth`` docs per query (trec_eval ``-M``).
+        judged_only: drop unjudged docs before measuring (trec_eval ``-J``).
+        float32_scores: compare scores as 32-bit floats (trec_eval 9.0.8 / pytrec_eval).
+
+    Returns:
+        :class:`~serpeval.results.Results` with per-query values and aggregates.
+
+    Examples:
+        >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+        >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+        >>> res = evaluate(qrels, run, ["P@2", "RR", "nDCG@3"])
+        >>> [round(v, 4) for v in res.means("run").values()]
+        [0.5, 1.0, 0.7602]
+    """
+    parsed = parse_measures(measures)
+    judgments = as_qrels(qrels)
+    index = index_qrels(judgments)
+    results = []
+    for run in _as_runs(runs):
+        rankings = rank(index, run, missing=missing, depth=depth, judged_only=judged_only,
+                        float32_scores=float32_scores)
+        if rankings.coverage.missing and missing == "skip":
+            n = len(rankings.coverage.missing)
+            warnings.warn(
+                MissingQueriesWarning(
+                    f"run {run.name!r}: {n} of {rankings.coverage.judged_queries} judged queries "
+                    "have no results and were skipped (missing='skip', trec_eval's default); "
+                    "use missing='zero' (trec_eval -c) to count them as 0."
+                ),
+                stacklevel=2,
+            )
+        values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \
+            np.zeros((rankings.n_queries, 0))
+        results.append(RunResult(run.name, run.tag, rankings.query_ids, values, rankings.coverage))
+    settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
+                        float32_scores=float32_scores, qrels=judgments.source,
+                        qrels_skipped_lines=judgments.skipped_lines)
+    return Results(parsed, tuple(results), settings)

@@ -1,0 +1,68 @@
+"""Readers and writers for qrels and runs.
+
+:func:`read_qrels` and :func:`read_run` choose the format from the file name: ``.parquet``,
+``.jsonl``, ``.json`` (``{query_id: {doc_id: value}}``), anything else is TREC text; ``.gz``
+is decompressed in every case and ``-`` reads TREC text from standard input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+from serpeval.data import Qrels, Run
+from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
+from serpeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+
+__all__ = [
+    "qrels_from_dict",
+    "qrels_from_table",
+    "read_qrels",
+    "read_run",
+    "read_trec_qrels",
+    "read_trec_run",
+    "run_from_dict",
+    "run_from_table",
+    "write_trec_qrels",
+    "write_trec_run",
+]
+
+_TABLE_SUFFIXES = (".parquet", ".pq", ".jsonl", ".json")
+
+
+def _is_table(source: object) -> bool:
+    if not isinstance(source, (str, Path)) or str(source) == "-":
+        return False
+    return Path(source).name.lower().removesuffix(".gz").endswith(_TABLE_SUFFIXES)
+
+
+def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
+    """Read qrels from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
+    if _is_table(source):
+        from serpeval.io.tables import read_table
+
+        table = read_table(source)  # type: ignore[arg-type]
+        if isinstance(table, dict):
+            q = qrels_from_dict(table)
+            return Qrels(q.query_ids, q.doc_ids, q.relevance, source=str(source))
+        return qrels_from_table(table, label=str(source))
+    return read_trec_qrels(source)
+
+
+def read_run(
+    source: str | Path | bytes | IO[bytes], *, name: str | None = None, comments: bool = True
+) -> Run:
+    """Read a run from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
+    if _is_table(source):
+        from serpeval.io.tables import read_table
+        from serpeval.io.trec import _stem
+
+        label = str(source)
+        display = name or _stem(label)
+        table = read_table(source)  # type: ignore[arg-type]
+        if isinstance(table, dict):
+            run = run_from_dict(table, name=display)
+            return Run(run.query_ids, run.doc_ids, run.scores, name=display, source=label,
+                       source_kind="table")
+        return run_from_table(table, name=display, label=label)
+    return read_trec_run(source, name=name, comments=comments)

@@ -1,0 +1,251 @@
+"""Qrels and runs from tables: dicts, JSONL, JSON, Parquet, Arrow, pandas and polars.
+
+Column names are matched case-insensitively against common aliases:
+
+========== ==========================================================
+role       accepted names
+========== ==========================================================
+query      ``query_id qid q_id query topic topic_id``
+document   ``doc_id docid docno doc document_id pid did``
+score      ``score sim similarity``
+relevance  ``relevance rel label grade judgment``
+========== ==========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from serpeval.data import Qrels, Run
+from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+
+__all__ = [
+    "qrels_from_dict",
+    "qrels_from_table",
+    "read_table",
+    "run_from_dict",
+    "run_from_table",
+]
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "query_id": ("query_id", "qid", "q_id", "query", "topic", "topic_id"),
+    "doc_id": ("doc_id", "docid", "docno", "doc", "document_id", "pid", "did"),
+    "score": ("score", "sim", "similarity"),
+    "relevance": ("relevance", "rel", "label", "grade", "judgment"),
+}
+
+
+def _to_arrow(obj: Any, label: str) -> pa.Table:
+    if isinstance(obj, pa.Table):
+        return obj
+    module = type(obj).__module__.split(".")[0]
+    if module == "polars":
+        return obj.to_arrow()
+    if module == "pandas":
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    raise InputError(
+        f"{label}: cannot read a {type(obj).__name__}; expected a path, a dict "
+        "{query_id: {doc_id: value}}, a pandas or polars DataFrame, or an Arrow table."
+    )
+
+
+def _column(table: pa.Table, role: str, label: str, given: str | None = None) -> pa.ChunkedArray:
+    names = {name.lower(): name for name in table.column_names}
+    wanted = (given,) if given else ALIASES[role]
+    for alias in wanted:
+        if alias.lower() in names:
+            return table[names[alias.lower()]]
+    raise InputError(
+        f"{label}: no {role} column; expected one of {', '.join(wanted)}, found columns "
+        f"{', '.join(table.column_names) or '(none)'}. Rename the column or pass its name."
+    )
+
+
+def _ids(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_string(column.type):
+        return column
+    if pa.types.is_integer(column.type) or pa.types.is_large_string(column.type) or \
+            pa.types.is_dictionary(column.type) or pa.types.is_string_view(column.type):
+        return column.cast(pa.string())
+    return column.cast(pa.string())
+
+
+def _no_nulls(column: pa.ChunkedArray, role: str, label: str) -> None:
+    if column.null_count:
+        first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(
+            f"{label}: row {first + 1}: the {role} is missing (null); "
+            f"{column.null_count} row(s) have no {role}. Fill or drop them."
+        )
+
+
+def run_from_table(
+    obj: Any,
+    *,
+    name: str = "run",
+    label: str = "<table>",
+    query_col: str | None = None,
+    doc_col: str | None = None,
+    score_col: str | None = None,
+) -> Run:
+    """Build a :class:`Run` from a DataFrame or Arrow table with query, doc and score columns."""
+    table = _to_arrow(obj, label)
+    q = _column(table, "query_id", label, query_col)
+    d = _column(table, "doc_id", label, doc_col)
+    s = _column(table, "score", label, score_col)
+    for column, role in ((q, "query id"), (d, "doc id"), (s, "score")):
+        _no_nulls(column, role, label)
+    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type)):
+        raise ParseError(f"{label}: the score column has type {s.type}; expected numbers.")
+    scores = s.cast(pa.float64()).to_numpy()
+    if len(scores) == 0:
+        raise EmptyInputError(f"{label}: the run has no rows.")
+    nan = np.flatnonzero(np.isnan(scores))
+    if nan.size:
+        raise ParseError(f"{label}: row {nan[0] + 1}: the score is NaN; scores must be numbers.")
+    return Run(_ids(q), _ids(d), scores, name=name, source=label, source_kind="table")
+
+
+def qrels_from_table(
+    obj: Any,
+    *,
+    label: str = "<table>",
+    query_col: str | None = None,
+    doc_col: str | None = None,
+    relevance_col: str | None = None,
+) -> Qrels:
+    """Build :class:`Qrels` from a DataFrame or Arrow table with query, doc, relevance columns."""
+    table = _to_arrow(obj, label)
+    q = _column(table, "query_id", label, query_col)
+    d = _column(table, "doc_id", label, doc_col)
+    r = _column(table, "relevance", label, relevance_col)
+    for column, role in ((q, "query id"), (d, "doc id"), (r, "relevance")):
+        _no_nulls(column, role, label)
+    if pa.types.is_floating(r.type):
+        values = r.to_numpy()
+        bad = np.flatnonzero(values != np.round(values))
+        if bad.size:
+            raise ParseError(
+                f"{label}: row {bad[0] + 1}: relevance {values[bad[0]]!r} is not an integer grade."
+            )
+        grades = values.astype(np.int64)
+    elif pa.types.is_integer(r.type) or pa.types.is_boolean(r.type):
+        grades = r.cast(pa.int64()).to_numpy()
+    else:
+        raise ParseError(f"{label}: the relevance column has type {r.type}; expected integers.")
+    if len(grades) == 0:
+        raise EmptyInputError(f"{label}: the qrels have no rows.")
+    qrels = Qrels(_ids(q), _ids(d), grades, source=label)
+    _refuse_duplicate_judgments(qrels, label)
+    return qrels
+
+
+def _refuse_duplicate_judgments(qrels: Qrels, label: str) -> None:
+    from serpeval.io.trec import find_duplicate
+
+    first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    if first >= 0:
+        raise DuplicateError(
+            f"{label}: row {second + 1}: document {qrels.doc_ids[second].as_py()!r} is judged "
+            f"twice for query {qrels.query_ids[second].as_py()!r} (first at row {first + 1})."
+        )
+
+
+def _check_number(value: Any, where: str, integer: bool) -> None:
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if integer and isinstance(value, bool):
+        ok = True
+    if not ok or (isinstance(value, float) and math.isnan(value)):
+        kind = "an integer grade" if integer else "a numeric score"
+        raise ParseError(f"{where}: expected {kind}, found {value!r}.")
+    if integer and isinstance(value, (float, np.floating)) and value != int(value):
+        raise ParseError(f"{where}: expected an integer grade, found {value!r}.")
+
+
+def run_from_dict(scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
+    """Build a :class:`Run` from ``{query_id: {doc_id: score}}``."""
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list[float] = []
+    for q, ranking in scores.items():
+        if not isinstance(ranking, Mapping):
+            raise InputError(f"<dict>: query {q!r}: expected {{doc_id: score}}, found {type(ranking).__name__}.")
+        for d, s in ranking.items():
+            _check_number(s, f"<dict>: query {q!r}, doc {d!r}", integer=False)
+            qids.append(str(q))
+            docs.append(str(d))
+            values.append(float(s))
+    if not values:
+        raise EmptyInputError("<dict>: the run has no (query, doc, score) entries.")
+    return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), np.array(values),
+               name=name, source="<dict>")
+
+
+def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
+    """Build :class:`Qrels` from ``{query_id: {doc_id: grade}}``."""
+    qids: list[str] = []
+    docs: list[str] = []
+    grades: list[int] = []
+    for q, judged in judgments.items():
+        if not isinstance(judged, Mapping):
+            raise InputError(f"<dict>: query {q!r}: expected {{doc_id: grade}}, found {type(judged).__name__}.")
+        for d, g in judged.items():
+            _check_number(g, f"<dict>: query {q!r}, doc {d!r}", integer=True)
+            qids.append(str(q))
+            docs.append(str(d))
+            grades.append(int(g))
+    if not grades:
+        raise EmptyInputError("<dict>: the qrels have no (query, doc, grade) entries.")
+    return Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()),
+                 np.array(grades, dtype=np.int64), source="<dict>")
+
+
+def read_table(path: str | Path) -> pa.Table | dict[str, Any]:
+    """Read ``.parquet``, ``.jsonl`` (one object per line) or ``.json`` (dict of dicts)."""
+    p = Path(path)
+    name = p.name.lower().removesuffix(".gz")
+    if name.endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(p)
+    from serpeval.io.trec import read_source
+
+    data, label = read_source(p)
+    if name.endswith(".json"):
+        try:
+            loaded = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.") from None
+        if not isinstance(loaded, dict):
+            raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
+        return loaded
+    rows: list[dict[str, Any]] = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"{label}:{number}: invalid JSON ({exc.msg}): {line[:80]!r}.") from None
+        if not isinstance(row, dict):
+            raise ParseError(f"{label}:{number}: expected a JSON object per line, found {type(row).__name__}.")
+        rows.append(row)
+    if not rows:
+        raise EmptyInputError(f"{label}: no JSON lines.")
+    keys = {k for row in rows for k in row}
+    columns = {k: [row.get(k) for row in rows] for k in keys}
+    try:
+        return pa.table(columns)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise ParseError(f"{label}: the JSON lines have inconsistent value types: {exc}.") from None
+

@@ -1,0 +1,155 @@
+"""The registry of measures and the one measure-name grammar.
+
+Grammar: ``Name[(param=value,...)][@cutoff]`` - ``P@10``, ``AP``, ``nDCG(gain=exp)@10``,
+``P(rel=2)@5``. Names match canonical names and aliases exactly first, then ignoring case
+(``ndcg@10``, ``map``, ``mrr@10`` as recommender-systems code writes them). trec_eval names
+(``ndcg_cut_10``, ``ndcg_cut.10``, ``P_5``, ``map``, ``recip_rank``) parse to the same
+measures. The canonical form printed everywhere is ``str(measure)``, and
+``parse(str(m)) == m`` for every measure.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from serpeval.errors import InvalidParameterError, UnknownMeasureError
+from serpeval.measures._spec import Measure, MeasureSpec
+
+__all__ = ["Registry"]
+
+_GRAMMAR = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
+    r"(?:\((?P<params>[^()]*)\))?\s*"
+    r"(?:@\s*(?P<cutoff>[^\s@]+))?\s*$"
+)
+_TREC_CUT = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)[_.](?P<cutoff>\d+)$")
+
+
+class Registry:
+    """An ordered collection of :class:`MeasureSpec` with name lookup and parsing.
+
+    The order is the default output order. Names, aliases and trec_eval names must be
+    unique (ignoring case for names and aliases).
+    """
+
+    def __init__(self, specs: Iterable[MeasureSpec]) -> None:
+        self.specs: tuple[MeasureSpec, ...] = tuple(specs)
+        self._exact: dict[str, MeasureSpec] = {}
+        self._folded: dict[str, MeasureSpec] = {}
+        self._trec: dict[str, MeasureSpec] = {}
+        self._trec_cut: dict[str, MeasureSpec] = {}
+        for spec in self.specs:
+            for name in (spec.name, *spec.aliases):
+                for table, key in ((self._exact, name), (self._folded, name.lower())):
+                    if key in table and table[key] is not spec:
+                        raise ValueError(f"measure name {name!r} registered twice")
+                    table[key] = spec
+            for name in spec.trec:
+                self._trec[name] = spec
+            for name in spec.trec_cut:
+                self._trec_cut[name] = spec
+
+    def __iter__(self) -> Iterator[MeasureSpec]:
+        return iter(self.specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.lookup(name) is not None
+
+    def lookup(self, name: str) -> MeasureSpec | None:
+        """The spec registered under ``name`` (canonical or alias, any case), or None."""
+        return self._exact.get(name) or self._folded.get(name.lower())
+
+    def __getitem__(self, name: str) -> MeasureSpec:
+        spec = self.lookup(name)
+        if spec is None:
+            raise UnknownMeasureError(self._unknown_message(name, name))
+        return spec
+
+    def all_names(self) -> list[str]:
+        """Every name that parses: canonical names, aliases and trec_eval names."""
+        names: list[str] = []
+        for spec in self.specs:
+            names += [spec.name, *spec.aliases, *spec.trec, *spec.trec_cut]
+        return names
+
+    def parse(self, text: str | Measure) -> Measure:
+        """Parse one measure name (any supported dialect) into a bound :class:`Measure`."""
+        if isinstance(text, Measure):
+            return text
+        if not isinstance(text, str):
+            raise InvalidParameterError(f"A measure name must be a string; got {text!r}.")
+        trec = self._parse_trec(text.strip())
+        if trec is not None:
+            return trec
+        match = _GRAMMAR.match(text)
+        if match is None:
+            raise InvalidParameterError(
+                f"Invalid measure {text!r}: expected Name[(param=value,...)][@cutoff], "
+                "e.g. 'nDCG@10' or 'P(rel=2)@5'."
+            )
+        name = match["name"]
+        spec = self.lookup(name)
+        if spec is None:
+            raise UnknownMeasureError(self._unknown_message(name, text))
+        params = _split_params(match["params"], text) if match["params"] is not None else {}
+        cutoff: Any = None
+        if match["cutoff"] is not None:
+            try:
+                cutoff = int(match["cutoff"])
+            except ValueError:
+                raise InvalidParameterError(
+                    f"Invalid measure {text!r}: the cutoff after '@' must be an integer >= 1; "
+                    f"got {match['cutoff']!r}."
+                ) from None
+        return spec.bind(params, cutoff, text)
+
+    def parse_many(self, texts: Iterable[str | Measure]) -> tuple[Measure, ...]:
+        """Parse several names, dropping exact repeats but keeping the given order."""
+        seen: dict[Measure, None] = {}
+        for text in texts:
+            seen.setdefault(self.parse(text), None)
+        return tuple(seen)
+
+    def _parse_trec(self, text: str) -> Measure | None:
+        """trec_eval spellings: ``map``, ``ndcg_cut_10``, ``ndcg_cut.10``, ``P_5``, ``P.5``."""
+        spec = self._trec.get(text)
+        if spec is not None:
+            return spec.bind({}, None, text)
+        match = _TREC_CUT.match(text)
+        if match is not None:
+            spec = self._trec_cut.get(match["base"])
+            if spec is not None:
+                return spec.bind({}, int(match["cutoff"]), text)
+        return None
+
+    def _unknown_message(self, name: str, text: str) -> str:
+        candidates = self.all_names()
+        folded = {c.lower(): c for c in candidates}
+        close = difflib.get_close_matches(name.lower(), list(folded), n=3, cutoff=0.6)
+        hint = ""
+        if close:
+            hint = " Did you mean " + " or ".join(repr(folded[c]) for c in close) + "?"
+        return f"Unknown measure {name!r} in {text!r}.{hint} (see `serpeval measures`)"
+
+
+def _split_params(body: str, text: str) -> dict[str, str]:
+    params: dict[str, str] = {}
+    if not body.strip():
+        return params
+    for part in body.split(","):
+        if "=" not in part:
+            raise InvalidParameterError(
+                f"Invalid measure {text!r}: parameters are written name=value; got {part.strip()!r}."
+            )
+        key, value = part.split("=", 1)
+        key = key.strip()
+        if key in params:
+            raise InvalidParameterError(f"Invalid measure {text!r}: parameter {key!r} given twice.")
+        params[key] = value.strip()
+    return params

@@ -1,0 +1,45 @@
+"""Counts: docs retrieved, relevant docs, relevant docs retrieved (summed over queries)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from serpeval.measures._common import REL, hits
+from serpeval.measures._spec import MeasureSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
+
+
+def num_ret(r: Rankings, *, cutoff: None) -> NDArray[np.float64]:
+    """Docs retrieved for the query (after any depth cut)."""
+    return r.n_ret.astype(float)
+
+
+def num_rel(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """Relevant judged docs of the query (grade >= rel), retrieved or not."""
+    return r.num_rel(rel).astype(float)
+
+
+def num_rel_ret(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """Relevant docs retrieved."""
+    return hits(r, rel, None).astype(float)
+
+
+NUM_RET = MeasureSpec(
+    name="NumRet", summary="number of docs retrieved (summed over queries)", kernel=num_ret,
+    trec=("num_ret",), aggregate="sum", bounds=None, reference="trec_eval m_num_ret.c",
+)
+NUM_REL = MeasureSpec(
+    name="NumRel", summary="number of relevant judged docs (summed over queries)", kernel=num_rel,
+    params=(REL,), trec=("num_rel",), aggregate="sum", bounds=None,
+    reference="trec_eval m_num_rel.c",
+)
+NUM_REL_RET = MeasureSpec(
+    name="NumRelRet", summary="number of relevant docs retrieved (summed over queries)",
+    kernel=num_rel_ret, params=(REL,), trec=("num_rel_ret",), aggregate="sum", bounds=None,
+    properties=frozenset({"no_relevant_is_zero"}), reference="trec_eval m_num_rel_ret.c",
+)

@@ -1,0 +1,38 @@
+"""R-precision: precision at rank R, the number of relevant docs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from serpeval.measures._common import REL, relevant, safe_divide
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
+
+from serpeval.measures._spec import MeasureSpec
+
+
+def r_precision(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """Rprec = (relevant docs in the top R) / R, R = relevant judged docs of the query.
+
+    Edge cases: 0 when R = 0; a ranking shorter than R counts the missing ranks as
+    non-relevant (trec_eval ``m_Rprec.c``).
+    """
+    num_rel = r.num_rel(rel)
+    top_r = r.position < num_rel[r.segment]
+    return safe_divide(r.count(relevant(r, rel) & top_r), num_rel)
+
+
+SPEC = MeasureSpec(
+    name="Rprec",
+    summary="R-precision: precision at rank R, R = number of relevant docs",
+    kernel=r_precision,
+    params=(REL,),
+    aliases=("R-prec", "RPrec"),
+    trec=("Rprec",),
+    properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "swap_improves"}),
+    reference="trec_eval m_Rprec.c",
+)

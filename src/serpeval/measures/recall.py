@@ -1,0 +1,36 @@
+"""Recall at a cutoff: R@k."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from serpeval.measures._common import REL, hits, safe_divide
+from serpeval.measures._spec import MeasureSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
+
+
+def recall(r: Rankings, *, cutoff: int, rel: int) -> NDArray[np.float64]:
+    """R@k = (relevant docs in the top k) / R, with R all relevant judged docs of the query.
+
+    Edge cases: 0 when the query has no relevant judgment (R = 0). R counts relevant
+    judged docs whether retrieved or not, so R@k < 1 whenever some are never retrieved.
+    """
+    return safe_divide(hits(r, rel, cutoff), r.num_rel(rel))
+
+
+SPEC = MeasureSpec(
+    name="R",
+    summary="recall at k: relevant docs in the top k, divided by all relevant docs",
+    kernel=recall,
+    params=(REL,),
+    cutoff="required",
+    aliases=("Recall",),
+    trec_cut=("recall",),
+    properties=frozenset({"bounded", "no_relevant_is_zero", "cutoff_monotone", "swap_improves"}),
+    reference="trec_eval m_recall.c",
+)

@@ -1,0 +1,42 @@
+"""Reciprocal rank of the first relevant doc (MRR when averaged), optionally cut at k."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from serpeval.measures._common import REL, relevant, within
+from serpeval.measures._spec import MeasureSpec
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
+
+
+def reciprocal_rank(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.float64]:
+    """RR = 1 / rank of the first relevant doc; 0 if none is retrieved (within the top k).
+
+    Without a cutoff the whole ranking counts, as trec_eval's ``recip_rank``. RR@10 is
+    MS MARCO's MRR@10.
+    """
+    first = r.first_position(relevant(r, rel) & within(r, cutoff))
+    out = np.zeros(r.n_queries)
+    found = first >= 0
+    out[found] = 1.0 / (first[found] + 1.0)
+    return out
+
+
+SPEC = MeasureSpec(
+    name="RR",
+    summary="reciprocal rank of the first relevant doc (0 if none)",
+    kernel=reciprocal_rank,
+    params=(REL,),
+    cutoff="optional",
+    aliases=("MRR",),
+    trec=("recip_rank",),
+    properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "cutoff_monotone",
+                          "swap_improves"}),
+    reference="trec_eval m_recip_rank.c",
+)

@@ -1,0 +1,64 @@
+"""Set-based measures over the whole retrieved list: SetP, SetR, SetF."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from serpeval.measures._common import REL, hits, safe_divide
+from serpeval.measures._spec import MeasureSpec, Param
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
+
+
+def set_precision(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """SetP = relevant retrieved / retrieved; 0 when nothing is retrieved (trec_eval ``set_P``)."""
+    return safe_divide(hits(r, rel, None), r.n_ret)
+
+
+def set_recall(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """SetR = relevant retrieved / R; 0 when R = 0 (trec_eval ``set_recall``)."""
+    return safe_divide(hits(r, rel, None), r.num_rel(rel))
+
+
+def set_f(r: Rankings, *, cutoff: None, rel: int, beta: float) -> NDArray[np.float64]:
+    """SetF = (1 + beta^2) P R / (beta^2 P + R) of SetP and SetR; 0 if nothing relevant is retrieved.
+
+    ``beta`` is the usual F-measure beta. (trec_eval's ``set_F.x`` takes x = beta^2.)
+    """
+    p = set_precision(r, cutoff=None, rel=rel)
+    rc = set_recall(r, cutoff=None, rel=rel)
+    b2 = beta * beta
+    return safe_divide((1.0 + b2) * p * rc, b2 * p + rc)
+
+
+SET_P = MeasureSpec(
+    name="SetP",
+    summary="precision of the whole retrieved set",
+    kernel=set_precision,
+    params=(REL,),
+    trec=("set_P",),
+    properties=frozenset({"bounded", "no_relevant_is_zero"}),
+    reference="trec_eval m_set_P.c",
+)
+SET_R = MeasureSpec(
+    name="SetR",
+    summary="recall of the whole retrieved set",
+    kernel=set_recall,
+    params=(REL,),
+    trec=("set_recall",),
+    properties=frozenset({"bounded", "no_relevant_is_zero"}),
+    reference="trec_eval m_set_recall.c",
+)
+SET_F = MeasureSpec(
+    name="SetF",
+    summary="F-measure of SetP and SetR (beta weights recall)",
+    kernel=set_f,
+    params=(REL, Param("beta", float, 1.0, "weight of recall relative to precision", minimum=0.0)),
+    trec=("set_F",),
+    properties=frozenset({"bounded", "no_relevant_is_zero"}),
+    reference="van Rijsbergen 1979; trec_eval m_set_F.c",
+)

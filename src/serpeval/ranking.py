@@ -1,0 +1,492 @@
+"""The one place that turns (qrels, run) into ranked relevance arrays.
+
+Every measure reads the :class:`Rankings` built here, so each rule is decided once:
+
+* **Order.** Score descending; ties broken by doc id **descending** in byte order
+  (trec_eval's ``comp_sim_docno``). The rank column and the order of lines are ignored.
+  ``-0.0`` and ``0.0`` tie. This lives in :func:`sort_order` and nowhere else.
+* **Relevance of a retrieved doc.** Its grade in the qrels of its query; :data:`NONPOOL`
+  (``-1``) when the doc is not in the qrels; :data:`UNJUDGED` (``-2``) when the qrels give a
+  negative grade ("in the pool but unjudged", trec_eval's and infAP's convention - *not*
+  non-relevant).
+* **Which queries.** Only judged queries are evaluated; run queries without judgments are
+  ignored (counted in :class:`Coverage`). Judged queries absent from the run follow
+  ``missing``: ``"skip"`` (trec_eval's default), ``"zero"`` (``-c``: evaluated as an empty
+  ranking, so every measure is 0), or ``"error"``.
+* **Depth** (``-M``): keep the top ``depth`` docs *after* sorting.
+* **Duplicates.** A doc retrieved twice for one evaluated query is an error naming
+  ``path:line``, checked after the depth cut (as trec_eval does).
+* **Judged only** (``-J``): drop retrieved docs that are not judged (grade < 0) and close
+  the gaps in the ranks.
+
+Cutoffs past the end of a ranking are handled by the kernels: missing ranks count as
+non-relevant (P@k divides by k).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from serpeval._arrays import factorize, fingerprint, pair_key, segment_ids, take_segments
+from serpeval.data import Qrels, Run
+from serpeval.errors import DuplicateError, InvalidParameterError, MissingQueriesError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = [
+    "NONPOOL",
+    "UNJUDGED",
+    "Coverage",
+    "QrelsIndex",
+    "Rankings",
+    "index_qrels",
+    "rank",
+    "rank_order",
+    "sort_order",
+]
+
+NONPOOL = -1
+"""Grade given to a retrieved doc that is not in the qrels of its query."""
+UNJUDGED = -2
+"""Grade given to a retrieved doc whose qrels grade is negative (pooled but unjudged)."""
+
+Missing = Literal["skip", "zero", "error"]
+MISSING_POLICIES: tuple[str, ...] = ("skip", "zero", "error")
+
+
+# ----------------------------------------------------------------------------- ordering
+
+
+def sort_order(
+    query_codes: NDArray[np.int64], scores: NDArray[np.float64], doc_ids: pa.ChunkedArray
+) -> NDArray[np.int64]:
+    """Indices that rank rows: query code ascending, score descending, doc id descending.
+
+    This is serpeval's single tie-breaking rule (trec_eval's): among equal scores the doc
+    id that is greater in byte order comes first, so ``d9`` precedes ``d10`` and ``doc_b``
+    precedes ``doc_a``. ``-0.0`` and ``0.0`` are equal.
+    """
+    table = pa.table({"q": query_codes, "s": scores + 0.0, "d": doc_ids})
+    order = pc.sort_indices(
+        table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]
+    )
+    return order.to_numpy().astype(np.int64, copy=False)
+
+
+def rank_order(run: Run) -> NDArray[np.int64]:
+    """Row indices of ``run`` in ranked order, queries in byte order of their ids."""
+    codes, names = factorize(run.query_ids)
+    by_name = np.argsort(np.array(names, dtype=object), kind="stable")
+    rank_of = np.empty(len(names), dtype=np.int64)
+    rank_of[by_name] = np.arange(len(names))
+    return sort_order(rank_of[codes], run.scores, run.doc_ids)
+
+
+# ----------------------------------------------------------------------------- qrels side
+
+
+@dataclass(frozen=True, eq=False)
+class QrelsIndex:
+    """What every evaluation against one qrels shares (built once, reused for every run).
+
+    Attributes:
+        query_ids: judged queries in byte order of their ids.
+        docs: the distinct judged doc ids.
+        keys: sorted ``query_code * len(docs) + doc_code`` of every judgment.
+        key_grades: the grade of each key.
+        ideal_offsets: ``int64[n_queries + 1]`` segments of ``ideal_grades``.
+        ideal_grades: every judgment's grade, sorted descending within its query.
+    """
+
+    query_ids: list[str]
+    code: dict[str, int]
+    docs: pa.Array
+    keys: NDArray[np.int64]
+    key_grades: NDArray[np.int64]
+    ideal_offsets: NDArray[np.int64]
+    ideal_grades: NDArray[np.int64]
+
+
+def index_qrels(qrels: Qrels) -> QrelsIndex:
+    """Build (or fetch the cached) :class:`QrelsIndex` of ``qrels``."""
+    cached = qrels._cache.get("index")
+    if cached is not None:
+        return cached
+    codes, names = factorize(qrels.query_ids)
+    order_names = sorted(range(len(names)), key=names.__getitem__)
+    remap = np.empty(len(names), dtype=np.int64)
+    remap[order_names] = np.arange(len(names))
+    qcodes = remap[codes]
+    query_ids = [names[i] for i in order_names]
+    docs = pc.unique(qrels.doc_ids.combine_chunks() if qrels.doc_ids.num_chunks != 1
+                     else qrels.doc_ids.chunk(0))
+    dcodes = pc.index_in(qrels.doc_ids, value_set=docs).to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = qcodes * max(len(docs), 1) + dcodes
+    by_key = np.argsort(keys, kind="stable")
+    grades = qrels.relevance
+    by_query_grade = np.lexsort((-grades, qcodes))
+    ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(qcodes, minlength=len(query_ids)), out=ideal_offsets[1:])
+    index = QrelsIndex(
+        query_ids=query_ids,
+        code={q: i for i, q in enumerate(query_ids)},
+        docs=docs,
+        keys=keys[by_key],
+        key_grades=grades[by_key],
+        ideal_offsets=ideal_offsets,
+        ideal_grades=grades[by_query_grade],
+    )
+    qrels._cache["index"] = index
+    return index
+
+
+# ----------------------------------------------------------------------------- result
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which queries and rows of a run were evaluated, and why others were not.
+
+    Attributes:
+        run: the run's name.
+        judged_queries: queries in the qrels.
+        run_queries: distinct queries in the run.
+        evaluated: queries evaluated (and averaged over).
+        missing: judged queries absent from the run, in byte order.
+        missing_policy: what happened to them (``skip``, ``zero``, ``error``).
+        unjudged_queries: run queries with no judgments (ignored, as trec_eval does).
+        unjudged_rows: run rows belonging to those queries.
+        truncated_rows: rows cut by ``depth``.
+        dropped_unjudged: retrieved docs dropped by ``judged_only``.
+        ties: groups of equal scores within a query that the doc id order broke.
+    """
+
+    run: str
+    judged_queries: int
+    run_queries: int
+    evaluated: int
+    missing: tuple[str, ...]
+    missing_policy: str
+    unjudged_queries: int
+    unjudged_rows: int
+    truncated_rows: int = 0
+    dropped_unjudged: int = 0
+    ties: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the missing ids listed)."""
+        return {
+            "run": self.run,
+            "judged_queries": self.judged_queries,
+            "run_queries": self.run_queries,
+            "evaluated": self.evaluated,
+            "missing": list(self.missing),
+            "missing_policy": self.missing_policy,
+            "unjudged_queries": self.unjudged_queries,
+            "unjudged_rows": self.unjudged_rows,
+            "truncated_rows": self.truncated_rows,
+            "dropped_unjudged": self.dropped_unjudged,
+            "ties": self.ties,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Rankings:
+    """Ranked relevance of one run, flat over all evaluated queries.
+
+    ``grades[offsets[i]:offsets[i+1]]`` are the grades of query ``query_ids[i]``'s docs in
+    rank order (:data:`NONPOOL`, :data:`UNJUDGED` for docs without a usable judgment).
+    ``ideal_grades`` holds the same query's judgments, all of them (retrieved or not),
+    sorted descending: the ideal ranking. Kernels combine the helpers below; none loops
+    over queries in Python.
+    """
+
+    query_ids: NDArray[Any]
+    offsets: NDArray[np.int64]
+    grades: NDArray[np.int64]
+    ideal_offsets: NDArray[np.int64]
+    ideal_grades: NDArray[np.int64]
+    coverage: Coverage
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n_queries(self) -> int:
+        """Number of evaluated queries."""
+        return len(self.query_ids)
+
+    @cached_property
+    def segment(self) -> NDArray[np.int64]:
+        """Query index of every ranked doc."""
+        return segment_ids(self.offsets)
+
+    @cached_property
+    def position(self) -> NDArray[np.int64]:
+        """0-based rank of every ranked doc within its query."""
+        return np.arange(len(self.grades), dtype=np.int64) - self.offsets[:-1][self.segment]
+
+    @cached_property
+    def n_ret(self) -> NDArray[np.int64]:
+        """Number of docs retrieved per query."""
+        return np.diff(self.offsets)
+
+    @cached_property
+    def ideal_segment(self) -> NDArray[np.int64]:
+        """Query index of every judgment in ``ideal_grades``."""
+        return segment_ids(self.ideal_offsets)
+
+    @cached_property
+    def ideal_position(self) -> NDArray[np.int64]:
+        """0-based position of every judgment in its query's ideal ranking."""
+        return np.arange(len(self.ideal_grades), dtype=np.int64) - self.ideal_offsets[:-1][self.ideal_segment]
+
+    def count(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
+        """Per query: how many ranked docs satisfy ``mask``."""
+        return np.bincount(self.segment[mask], minlength=self.n_queries).astype(np.int64)
+
+    def total(self, values: NDArray[np.float64], mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
+        """Per query: the sum of ``values`` over ranked docs (where ``mask``)."""
+        if mask is None:
+            return np.bincount(self.segment, weights=values, minlength=self.n_queries)
+        return np.bincount(self.segment[mask], weights=values[mask], minlength=self.n_queries)
+
+    def ideal_total(self, values: NDArray[np.float64], mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
+        """Per query: the sum of ``values`` over the ideal ranking (where ``mask``)."""
+        seg = self.ideal_segment
+        if mask is None:
+            return np.bincount(seg, weights=values, minlength=self.n_queries)
+        return np.bincount(seg[mask], weights=values[mask], minlength=self.n_queries)
+
+    def running_count(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
+        """For every ranked doc: how many docs at or above it in its query satisfy ``mask``."""
+        total = np.cumsum(mask, dtype=np.int64)
+        before = np.concatenate([[0], total])[self.offsets[:-1]]
+        return total - before[self.segment]
+
+    def running_sum(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """For every ranked doc: the sum of ``values`` at or above it in its query."""
+        total = np.cumsum(values)
+        before = np.concatenate([[0.0], total])[self.offsets[:-1]]
+        return total - before[self.segment]
+
+    def first_position(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
+        """Per query: 0-based rank of the first doc satisfying ``mask``, or -1."""
+        hits = np.flatnonzero(mask)
+        out = np.full(self.n_queries, -1, dtype=np.int64)
+        if hits.size:
+            seg = self.segment[hits]
+            first = np.concatenate([[True], seg[1:] != seg[:-1]])
+            out[seg[first]] = self.position[hits[first]]
+        return out
+
+    def num_rel(self, rel: int) -> NDArray[np.int64]:
+        """Per query: judged docs with grade >= ``rel`` (retrieved or not), trec_eval's R."""
+        key = ("num_rel", rel)
+        if key not in self._memo:
+            self._memo[key] = np.bincount(
+                self.ideal_segment[self.ideal_grades >= rel], minlength=self.n_queries
+            ).astype(np.int64)
+        return self._memo[key]
+
+    def num_nonrel(self, rel: int) -> NDArray[np.int64]:
+        """Per query: judged docs with ``0 <= grade < rel`` (retrieved or not)."""
+        g = self.ideal_grades
+        return np.bincount(self.ideal_segment[(g >= 0) & (g < rel)], minlength=self.n_queries).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def rank(
+    qrels: Qrels | QrelsIndex,
+    run: Run,
+    *,
+    missing: Missing = "skip",
+    depth: int | None = None,
+    judged_only: bool = False,
+    float32_scores: bool = False,
+) -> Rankings:
+    """Rank ``run`` against ``qrels`` under the rules in this module's docstring.
+
+    Args:
+        qrels: the judgments, or their prebuilt :class:`QrelsIndex` (to share the work
+            between runs).
+        run: the system output.
+        missing: policy for judged queries absent from the run.
+        depth: keep only the top ``depth`` docs of each query (trec_eval ``-M``).
+        judged_only: drop unjudged docs before measuring (trec_eval ``-J``).
+        float32_scores: round scores to 32-bit floats first, so that scores equal in
+            float32 tie (trec_eval 9.0.8 and pytrec_eval store scores that way).
+
+    Raises:
+        DuplicateError: a doc appears twice for one evaluated query.
+        MissingQueriesError: ``missing="error"`` and judged queries are absent.
+    """
+    if missing not in MISSING_POLICIES:
+        raise InvalidParameterError(
+            f"missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}."
+        )
+    if depth is not None and depth <= 0:
+        raise InvalidParameterError(f"depth must be a positive number of docs; got {depth}.")
+    index = qrels if isinstance(qrels, QrelsIndex) else index_qrels(qrels)
+    n_judged = len(index.query_ids)
+
+    run_codes, run_names = factorize(run.query_ids)
+    lut = np.fromiter((index.code.get(name, -1) for name in run_names), dtype=np.int64,
+                      count=len(run_names))
+    codes = lut[run_codes] if len(run_codes) else run_codes
+    judged_rows = codes >= 0
+    unjudged_rows = int(len(codes) - np.count_nonzero(judged_rows))
+    unjudged_queries = int(np.count_nonzero(lut < 0))
+
+    scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
+    if unjudged_rows:
+        keep = np.flatnonzero(judged_rows)
+        order = keep[sort_order(codes[keep], scores[keep], run.doc_ids.take(keep))]
+    else:
+        order = sort_order(codes, scores, run.doc_ids)
+    sorted_codes = codes[order]
+    counts = np.bincount(sorted_codes, minlength=n_judged)
+    offsets = np.zeros(n_judged + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+
+    truncated = 0
+    if depth is not None and counts.max(initial=0) > depth:
+        position = np.arange(len(order)) - offsets[:-1][sorted_codes]
+        kept = position < depth
+        truncated = int(len(order) - np.count_nonzero(kept))
+        order, sorted_codes = order[kept], sorted_codes[kept]
+        counts = np.minimum(counts, depth)
+        np.cumsum(counts, out=offsets[1:])
+
+    _check_duplicates(run, order, sorted_codes)
+    ties = _count_ties(sorted_codes, scores[order])
+    grades = _lookup_grades(index, run.doc_ids, codes, order)
+
+    dropped = 0
+    if judged_only:
+        judged = grades >= 0
+        dropped = int(len(grades) - np.count_nonzero(judged))
+        grades, sorted_codes = grades[judged], sorted_codes[judged]
+        counts = np.bincount(sorted_codes, minlength=n_judged)
+        np.cumsum(counts, out=offsets[1:])
+
+    present = np.bincount(codes[judged_rows], minlength=n_judged) > 0
+    absent = np.flatnonzero(~present)
+    missing_ids = tuple(index.query_ids[i] for i in absent)
+    if missing_ids and missing == "error":
+        shown = ", ".join(repr(q) for q in missing_ids[:5])
+        more = f" and {len(missing_ids) - 5} more" if len(missing_ids) > 5 else ""
+        raise MissingQueriesError(
+            f"{run.source}: {len(missing_ids)} judged queries have no results in run "
+            f"{run.name!r}: {shown}{more}. Use missing='skip' to leave them out or "
+            "missing='zero' to count them as 0."
+        )
+    evaluate_these = np.arange(n_judged) if missing == "zero" else np.flatnonzero(present)
+    if len(evaluate_these) == n_judged:
+        q_offsets, q_grades = offsets, grades
+        i_offsets, i_grades = index.ideal_offsets, index.ideal_grades
+    else:
+        q_offsets, take = take_segments(offsets, evaluate_these)
+        q_grades = grades[take]
+        i_offsets, take = take_segments(index.ideal_offsets, evaluate_these)
+        i_grades = index.ideal_grades[take]
+
+    coverage = Coverage(
+        run=run.name,
+        judged_queries=n_judged,
+        run_queries=len(run_names),
+        evaluated=len(evaluate_these),
+        missing=missing_ids,
+        missing_policy=missing,
+        unjudged_queries=unjudged_queries,
+        unjudged_rows=unjudged_rows,
+        truncated_rows=truncated,
+        dropped_unjudged=dropped,
+        ties=ties,
+    )
+    query_ids = np.array(index.query_ids, dtype=object)[evaluate_these]
+    return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
+
+
+def _lookup_grades(
+    index: QrelsIndex, doc_ids: pa.ChunkedArray, codes: NDArray[np.int64], order: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """Grade of every ranked row (in ``order``): its judgment, NONPOOL or UNJUDGED."""
+    grades = np.full(len(order), NONPOOL, dtype=np.int64)
+    if len(order) == 0 or len(index.docs) == 0:
+        return grades
+    doc_codes = pc.index_in(doc_ids, value_set=index.docs)
+    valid = doc_codes.is_valid().to_numpy(zero_copy_only=False)[order]
+    if not valid.any():
+        return grades
+    hit_rows = order[valid]
+    dcodes = doc_codes.take(pa.array(hit_rows)).to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = codes[hit_rows] * len(index.docs) + dcodes
+    where = np.searchsorted(index.keys, keys)
+    where[where == len(index.keys)] = 0
+    found = index.keys[where] == keys
+    looked_up = np.where(found, index.key_grades[where], NONPOOL)
+    looked_up[found & (looked_up < 0)] = UNJUDGED
+    grades[valid] = looked_up
+    return grades
+
+
+def _count_ties(sorted_codes: NDArray[np.int64], sorted_scores: NDArray[np.float64]) -> int:
+    """Number of groups of equal scores within a query (broken by doc id)."""
+    if len(sorted_codes) < 2:
+        return 0
+    same = (sorted_codes[1:] == sorted_codes[:-1]) & (sorted_scores[1:] == sorted_scores[:-1])
+    starts = same & ~np.concatenate([[False], same[:-1]])
+    return int(np.count_nonzero(starts))
+
+
+def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[np.int64]) -> None:
+    """Raise DuplicateError if a doc appears twice for one query among the ranked rows."""
+    if len(order) < 2:
+        return
+    docs = run.doc_ids if len(order) == len(run) else run.doc_ids.take(order)
+    prints = fingerprint(docs)
+    if len(order) == len(run):
+        prints = prints[order]
+    keys = pair_key(sorted_codes, prints)
+    ordered = np.sort(keys)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if repeated.size == 0:
+        return
+    candidates = order[np.isin(keys, repeated)]
+    from serpeval.io.trec import find_duplicate
+
+    sub_q = run.query_ids.take(candidates)
+    sub_d = run.doc_ids.take(candidates)
+    first, second = find_duplicate(sub_q, sub_d)
+    if first < 0:
+        return  # fingerprint collision between different docs
+    a, b = sorted((int(candidates[first]), int(candidates[second])))
+    raise DuplicateError(
+        f"{_where(run, b)}: document {run.doc_ids[b].as_py()!r} is retrieved twice for query "
+        f"{run.query_ids[b].as_py()!r} (first at {_where(run, a, short=True)}). "
+        "trec_eval refuses such runs; keep one line per (query, document)."
+    )
+
+
+def _where(run: Run, row: int, short: bool = False) -> str:
+    """``path:line`` of a run row (re-reading the file only now, on the error path)."""
+    from pathlib import Path
+
+    from serpeval.io.trec import physical_line
+
+    source = run.source
+    if run.source_kind == "trec" and Path(source).is_file():
+        from serpeval.io.trec import read_source
+
+        data, _ = read_source(source)
+        line = physical_line(data, row)
+        return f"line {line}" if short else f"{source}:{line}"
+    return f"row {row + 1}" if short else f"{source}: row {row + 1}"
