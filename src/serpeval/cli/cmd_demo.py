@@ -1,0 +1,31 @@
+"""``serpeval demo [--data FOLDER]``: the main job on embedded, generated data."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="run the whole tool on a generated collection (no data needed)",
+        description="Generate a deterministic graded test collection and two rankers, evaluate "
+                    "and compare them. --data runs the same on a real collection folder "
+                    "(qrels.txt[.gz], runs/, topics*.tsv), e.g. shared/data/trec/robust04.",
+    )
+    p.add_argument("--data", metavar="FOLDER", help="a collection folder instead of generated data")
+    p.add_argument("--seed", type=int, default=2024, help="seed of the generated collection")
+    p.add_argument("--queries", type=int, default=200, help="queries in the generated collection")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from serpeval.demo import load_collection, make_collection, run_demo
+
+    if args.data:
+        collection = load_collection(args.data)
+    else:
+        collection = make_collection(n_queries=args.queries, seed=args.seed)
+    run_demo(collection)
+    return 0

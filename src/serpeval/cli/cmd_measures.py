@@ -1,0 +1,75 @@
+"""``serpeval measures [NAME]``: the registry, one line per measure, or one measure in detail."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from typing import Any
+
+from serpeval.cli.app import write_output
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("measures", help="list the measures",
+                       description="List every registered measure with a one-line definition, "
+                                   "or show one measure (its formula and edge cases).")
+    p.add_argument("name", nargs="?", help="a measure name in any dialect, e.g. ndcg_cut_10")
+    p.add_argument("-f", "--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.set_defaults(func=run)
+
+
+def describe_rows() -> list[dict[str, Any]]:
+    """One row per registered measure."""
+    from serpeval.measures import REGISTRY
+    from serpeval.measures._spec import format_value
+
+    rows = []
+    for spec in REGISTRY:
+        usage = spec.name
+        if spec.params:
+            usage += "(" + ",".join(f"{p.name}={format_value(p.default)}" for p in spec.params) + ")"
+        if spec.cutoff == "required":
+            usage += "@k"
+        elif spec.cutoff == "optional":
+            usage += "[@k]"
+        trec = [*spec.trec, *(f"{n}_k" for n in spec.trec_cut)]
+        rows.append({
+            "measure": usage,
+            "definition": spec.summary,
+            "aggregate": spec.aggregate,
+            "aliases": ", ".join(spec.aliases),
+            "trec_eval": ", ".join(trec),
+        })
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    from serpeval.measures import parse_measure, REGISTRY
+    from serpeval.report.table import render
+
+    if args.name:
+        try:
+            measure = parse_measure(args.name)
+            spec = measure.spec
+        except Exception:
+            spec = REGISTRY[args.name]
+            measure = None
+        lines = [f"{spec.name}: {spec.summary}"]
+        if measure is not None and str(measure) != spec.name:
+            lines.append(f"parsed as: {measure}")
+        doc = inspect.getdoc(spec.kernel) or ""
+        lines += ["", doc, ""]
+        for p in spec.params:
+            lines.append(f"  {p.name} ({p.describe()}, default {p.default}): {p.description}")
+        lines.append(f"cutoff: {spec.cutoff}; aggregate: {spec.aggregate}; "
+                     f"{'higher' if spec.higher_is_better else 'lower'} is better")
+        if spec.aliases:
+            lines.append("aliases: " + ", ".join(spec.aliases))
+        if spec.trec or spec.trec_cut:
+            lines.append("trec_eval: " + ", ".join([*spec.trec, *(f"{n}_k" for n in spec.trec_cut)]))
+        if spec.reference:
+            lines.append("reference: " + spec.reference)
+        write_output("\n".join(lines) + "\n", None)
+        return 0
+    write_output(render(describe_rows(), args.format, width=160), None)
+    return 0

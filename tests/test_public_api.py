@@ -1,0 +1,21 @@
+"""The public API: a sorted, complete __all__, and a light import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import serpeval
+
+
+def test_all_is_sorted_and_resolves() -> None:
+    assert list(serpeval.__all__) == sorted(serpeval.__all__)
+    for name in serpeval.__all__:
+        assert getattr(serpeval, name) is not None
+
+
+def test_import_is_light() -> None:
+    code = ("import sys, serpeval; heavy = {'numpy', 'pyarrow', 'rich', 'pandas', 'scipy', 'polars'}; "
+            "print(sorted(heavy & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
