@@ -110,6 +110,9 @@ def _show(line: bytes, limit: int = 120) -> str:
 
 def _fast_table(data: bytes, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
     """Parse single-space separated ``data`` with Arrow, or return None if it does not fit."""
+    carriage_returns = data.count(b"\r")
+    if carriage_returns and carriage_returns != data.count(b"\r\n"):
+        return None  # a lone CR is whitespace for trec_eval but a line break for Arrow
     read = pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE)
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False)
     convert = pacsv.ConvertOptions(column_types=types, include_columns=list(types))

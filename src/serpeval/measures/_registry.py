@@ -129,8 +129,11 @@ class Registry:
         return None
 
     def _unknown_message(self, name: str, text: str) -> str:
-        candidates = self.all_names()
-        folded = {c.lower(): c for c in candidates}
+        # Canonical names first, so that suggestions use them when spellings fold together.
+        candidates = [s.name for s in self.specs] + self.all_names()
+        folded: dict[str, str] = {}
+        for c in candidates:
+            folded.setdefault(c.lower(), c)
         close = difflib.get_close_matches(name.lower(), list(folded), n=3, cutoff=0.6)
         hint = ""
         if close:

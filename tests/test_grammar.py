@@ -1,0 +1,82 @@
+"""The measure-name grammar: dialects, canonical round trip, and pinned error messages."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from serpeval.errors import InvalidParameterError, UnknownMeasureError
+from serpeval.measures import REGISTRY, parse_measure, parse_measures
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("nDCG@10", "nDCG@10"), ("NDCG@10", "nDCG@10"), ("ndcg@10", "nDCG@10"),
+        ("ndcg_cut_10", "nDCG@10"), ("ndcg_cut.10", "nDCG@10"), ("ndcg", "nDCG"),
+        ("nDCG(gain=exp)@10", "nDCG(gain=exp)@10"), ("nDCG(gain='exp')@10", "nDCG(gain=exp)@10"),
+        ("nDCG(gain=linear)@10", "nDCG@10"),
+        ("P@5", "P@5"), ("P_5", "P@5"), ("P.5", "P@5"), ("Precision@5", "P@5"),
+        ("P(rel=2)@5", "P(rel=2)@5"), ("P( rel = 2 ) @ 5", "P(rel=2)@5"),
+        ("R@100", "R@100"), ("Recall@100", "R@100"), ("recall_100", "R@100"),
+        ("MAP", "AP"), ("map", "AP"), ("AP@100", "AP@100"), ("map_cut_100", "AP@100"),
+        ("MRR", "RR"), ("mrr@10", "RR@10"), ("recip_rank", "RR"),
+        ("bpref", "Bpref"), ("Rprec", "Rprec"), ("infAP", "infAP"), ("success_10", "Success@10"),
+        ("set_F", "SetF"), ("SetF(beta=0.5)", "SetF(beta=0.5)"), ("num_rel_ret", "NumRelRet"),
+        ("ERR@20", "ERR@20"), ("Judged@10", "Judged@10"),
+    ],
+)
+def test_dialects_parse_to_the_canonical_measure(text: str, canonical: str) -> None:
+    assert str(parse_measure(text)) == canonical
+
+
+def test_equal_measures_are_equal_and_hashable() -> None:
+    assert parse_measure("ndcg_cut_10") == parse_measure("nDCG@10")
+    assert len({parse_measure("MAP"), parse_measure("AP"), parse_measure("map")}) == 1
+    assert [str(m) for m in parse_measures(["AP", "MAP", "P@5"])] == ["AP", "P@5"]
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message"),
+    [
+        ("nDGC@10", UnknownMeasureError, r"Unknown measure 'nDGC' in 'nDGC@10'\. Did you mean 'nDCG'"),
+        ("P(rel=two)@5", InvalidParameterError,
+         r"Invalid measure 'P\(rel=two\)@5': the 'rel' parameter of P must be an int >= 0\. Got 'two' instead\."),
+        ("P", InvalidParameterError, r"Invalid measure 'P': P needs a cutoff, e.g\. 'P@10'\."),
+        ("P@0", InvalidParameterError, r"the cutoff must be an integer >= 1"),
+        ("P@x", InvalidParameterError, r"the cutoff after '@' must be an integer >= 1; got 'x'"),
+        ("Bpref@10", InvalidParameterError, r"Bpref takes no cutoff"),
+        ("nDCG(gain=log)@10", InvalidParameterError, r"must be one of linear, exp\. Got 'log'"),
+        ("nDCG(cutoff=3)", InvalidParameterError, r"nDCG has no parameter 'cutoff' \(parameters: gain\)"),
+        ("P(rel)@5", InvalidParameterError, r"parameters are written name=value"),
+        ("P(rel=1,rel=2)@5", InvalidParameterError, r"parameter 'rel' given twice"),
+        ("", InvalidParameterError, r"expected Name\[\(param=value,\.\.\.\)\]\[@cutoff\]"),
+    ],
+)
+def test_errors_are_pinned(text: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        parse_measure(text)
+
+
+def _bound(spec, draw) -> object:
+    params = {}
+    for p in spec.params:
+        if p.choices:
+            params[p.name] = draw(st.sampled_from(p.choices))
+        elif p.type is int:
+            params[p.name] = draw(st.integers(int(p.minimum or 0), 5))
+        elif p.type is float:
+            params[p.name] = draw(st.floats(p.minimum or 0.0, 10.0, allow_nan=False))
+    cutoff = None
+    if spec.cutoff == "required" or (spec.cutoff == "optional" and draw(st.booleans())):
+        cutoff = draw(st.integers(1, 1000))
+    return spec.bind(params, cutoff, spec.name)
+
+
+@given(st.data())
+def test_canonical_form_round_trips(data: st.DataObject) -> None:
+    spec = data.draw(st.sampled_from(REGISTRY.specs))
+    measure = _bound(spec, data.draw)
+    assert parse_measure(str(measure)) == measure
+    assert parse_measure(str(measure)).params == measure.params

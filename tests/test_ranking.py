@@ -1,0 +1,125 @@
+"""ranking.py: the order, relevance of retrieved docs, query coverage, depth, duplicates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from serpeval.data import Qrels, Run
+from serpeval.errors import DuplicateError, InvalidParameterError, MissingQueriesError
+from serpeval.io import read_trec_run
+from serpeval.ranking import NONPOOL, UNJUDGED, rank, rank_order
+
+
+def ranked_docs(run: Run, qrels: Qrels, **options) -> dict[str, list[int]]:
+    r = rank(qrels, run, **options)
+    return {q: r.grades[r.offsets[i]:r.offsets[i + 1]].tolist() for i, q in enumerate(r.query_ids)}
+
+
+def test_ties_break_by_doc_id_descending_in_byte_order() -> None:
+    # All scores equal: trec_eval orders d9 > d10 > D2 ('9' > '1', lowercase > uppercase)
+    run = Run.from_dict({"q": {"d10": 1.0, "D2": 1.0, "d9": 1.0}})
+    order = rank_order(run)
+    assert [run.doc_ids[int(i)].as_py() for i in order] == ["d9", "d10", "D2"]
+
+
+def test_negative_zero_ties_with_zero_and_rank_column_is_ignored() -> None:
+    run = read_trec_run(b"q Q0 a 1 -0.0 t\nq Q0 b 2 0.0 t\nq Q0 c 3 0.5 t\n")
+    order = rank_order(run)
+    assert [run.doc_ids[int(i)].as_py() for i in order] == ["c", "b", "a"]
+
+
+def test_utf8_ids_sort_after_ascii() -> None:
+    run = Run.from_dict({"q": {"z": 1.0, "é": 1.0, "a": 1.0}})
+    assert [run.doc_ids[int(i)].as_py() for i in rank_order(run)] == ["é", "z", "a"]
+
+
+def test_grades_nonpool_and_unjudged() -> None:
+    qrels = Qrels.from_dict({"q": {"rel": 2, "non": 0, "neg": -1}})
+    run = Run.from_dict({"q": {"rel": 4.0, "neg": 3.0, "non": 2.0, "new": 1.0}})
+    assert ranked_docs(run, qrels) == {"q": [2, UNJUDGED, 0, NONPOOL]}
+
+
+def test_query_coverage_and_policies() -> None:
+    qrels = Qrels.from_dict({"1": {"a": 1}, "2": {"b": 1}, "3": {"c": 1}})
+    run = Run.from_dict({"1": {"a": 1.0}, "9": {"x": 1.0, "y": 0.5}}, name="r")
+    skipped = rank(qrels, run)
+    assert skipped.query_ids.tolist() == ["1"]
+    assert skipped.coverage.missing == ("2", "3")
+    assert skipped.coverage.unjudged_queries == 1
+    assert skipped.coverage.unjudged_rows == 2
+    zero = rank(qrels, run, missing="zero")
+    assert zero.query_ids.tolist() == ["1", "2", "3"]
+    assert zero.n_ret.tolist() == [1, 0, 0]
+    with pytest.raises(MissingQueriesError, match=r"2 judged queries have no results in run 'r': '2', '3'"):
+        rank(qrels, run, missing="error")
+    with pytest.raises(InvalidParameterError, match="missing must be one of"):
+        rank(qrels, run, missing="drop")  # type: ignore[arg-type]
+
+
+def test_depth_cuts_after_sorting() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1, "b": 1}})
+    run = Run.from_dict({"q": {"a": 1.0, "x": 3.0, "b": 2.0}})
+    assert ranked_docs(run, qrels, depth=2) == {"q": [NONPOOL, 1]}
+    assert rank(qrels, run, depth=2).coverage.truncated_rows == 1
+
+
+def test_duplicate_doc_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1}})
+    path = tmp_path / "dup.run"
+    path.write_text("# header\nq Q0 a 1 3.0 t\nq Q0 b 2 2.0 t\n\nq Q0 a 3 1.0 t\n")
+    from serpeval.io import read_run
+
+    with pytest.raises(DuplicateError, match=r"dup.run:5: document 'a' is retrieved twice for query 'q' "
+                                             r"\(first at line 2\)"):
+        rank(qrels, read_run(path))
+
+
+def test_duplicate_below_depth_is_accepted_like_trec_eval() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1}})
+    run = read_trec_run(b"q Q0 a 1 3.0 t\nq Q0 b 2 2.0 t\nq Q0 a 3 1.0 t\n")
+    assert ranked_docs(run, qrels, depth=2) == {"q": [1, NONPOOL]}
+
+
+def test_duplicate_in_unjudged_query_is_not_checked() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1}})
+    run = read_trec_run(b"q Q0 a 1 3.0 t\nz Q0 b 1 2.0 t\nz Q0 b 2 1.0 t\n")
+    assert ranked_docs(run, qrels) == {"q": [1]}
+
+
+def test_judged_only_closes_the_gaps() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1, "b": 0, "c": -1}})
+    run = Run.from_dict({"q": {"x": 5.0, "a": 4.0, "c": 3.0, "b": 2.0}})
+    r = rank(qrels, run, judged_only=True)
+    assert r.grades.tolist() == [1, 0]
+    assert r.coverage.dropped_unjudged == 2
+
+
+def test_float32_scores_make_close_scores_tie() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1}})
+    run = Run.from_dict({"q": {"a": 1.0, "b": 1.0 + 1e-12}})
+    assert ranked_docs(run, qrels) == {"q": [NONPOOL, 1]}
+    assert ranked_docs(run, qrels, float32_scores=True) == {"q": [NONPOOL, 1]}  # tie: b > a
+    run = Run.from_dict({"q": {"b": 1.0, "a": 1.0 + 1e-12}})
+    assert ranked_docs(run, qrels) == {"q": [1, NONPOOL]}
+    assert ranked_docs(run, qrels, float32_scores=True) == {"q": [NONPOOL, 1]}
+
+
+def test_ties_are_counted() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1}})
+    run = Run.from_dict({"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5, "e": 0.5, "f": 0.1}})
+    assert rank(qrels, run).coverage.ties == 2
+
+
+def test_shuffled_lines_give_identical_rankings() -> None:
+    rng = np.random.default_rng(0)
+    lines = [f"q{q} Q0 d{d} 0 {rng.integers(0, 4)} t" for q in range(5) for d in range(30)]
+    qrels = Qrels.from_dict({f"q{q}": {f"d{d}": int(d % 3) for d in range(0, 30, 2)} for q in range(5)})
+    base = rank(qrels, read_trec_run(("\n".join(lines) + "\n").encode()))
+    for _ in range(5):
+        rng.shuffle(lines)
+        other = rank(qrels, read_trec_run(("\n".join(lines) + "\n").encode()))
+        assert np.array_equal(other.grades, base.grades)
+        assert np.array_equal(other.offsets, base.offsets)
