@@ -17,6 +17,8 @@ line and exits non-zero (``--debug`` shows the traceback).
     │   ├── UnknownMeasureError    name not in the registry ("did you mean ...")
     │   └── InvalidParameterError  bad parameter value or cutoff
     ├── StatsError (ValueError)    statistics cannot be computed on the given data
+    ├── OptionError (ValueError)   an option is not valid: unknown method or click-model name
+    │                              ("did you mean"), a probability outside [0, 1], k < 1
     └── MissingExtraError (ImportError)  an optional dependency is not installed
 
 Warnings derive from :class:`SerpevalWarning`.
@@ -33,6 +35,7 @@ __all__ = [
     "MissingExtraError",
     "MissingQueriesError",
     "MissingQueriesWarning",
+    "OptionError",
     "ParseError",
     "SerpevalError",
     "SerpevalWarning",
@@ -79,6 +82,10 @@ class InvalidParameterError(MeasureError):
 
 class StatsError(SerpevalError, ValueError):
     """A statistic cannot be computed on the data given."""
+
+
+class OptionError(SerpevalError, ValueError):
+    """An option is not valid: an unknown name, a probability outside [0, 1], a bad size."""
 
 
 class MissingExtraError(SerpevalError, ImportError):
