@@ -24,7 +24,8 @@ def _is_run_dict(obj: Mapping[Any, Any]) -> bool:
     """True for ``{qid: {docid: score}}``, False for ``{name: run}``."""
     for value in obj.values():
         if isinstance(value, Mapping):
-            return all(isinstance(v, (int, float, np.number)) for v in list(value.values())[:5])
+            # {qid: {docid: score}} has scalars two levels down; {name: {qid: {...}}} has mappings.
+            return not any(isinstance(v, Mapping) for v in list(value.values())[:5])
         return False
     return True
 

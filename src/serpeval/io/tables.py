@@ -136,7 +136,7 @@ def qrels_from_table(
         bad = np.flatnonzero(values != np.round(values))
         if bad.size:
             raise ParseError(
-                f"{label}: row {bad[0] + 1}: relevance {values[bad[0]]!r} is not an integer grade."
+                f"{label}: row {bad[0] + 1}: relevance {float(values[bad[0]])!r} is not an integer grade."
             )
         grades = values.astype(np.int64)
     elif pa.types.is_integer(r.type) or pa.types.is_boolean(r.type):

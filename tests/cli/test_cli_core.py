@@ -1,0 +1,83 @@
+"""The core commands: evaluate, measures, demo (run through main(), as a user would)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from serpeval.cli import main
+
+QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq2 0 d 1\nq3 0 z 1\n"
+RUN_A = "q1 Q0 a 1 3 A\nq1 Q0 b 2 2 A\nq1 Q0 c 3 1 A\nq2 Q0 d 1 1 A\nq9 Q0 x 1 1 A\n"
+RUN_B = "q1 Q0 b 1 3 B\nq1 Q0 c 2 2 B\nq1 Q0 a 3 1 B\nq2 Q0 e 1 2 B\nq2 Q0 d 2 1 B\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "a.run").write_text(RUN_A)
+    (tmp_path / "b.run").write_text(RUN_B)
+    return tmp_path / "qrels.txt", tmp_path / "a.run", tmp_path / "b.run"
+
+
+def test_evaluate_table(files, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, a, b = files
+    assert main(["evaluate", str(qrels), str(a), str(b), "-m", "P@1,RR", "-m", "NumRet"]) == 0
+    out = capsys.readouterr().out
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    # q1: a ranks a(2) first -> P@1 = 1, RR = 1; q2: d first -> 1, 1. b: q1 b(0), c(1) -> P@1 0, RR 1/2;
+    # q2: e (unjudged), d -> 0, 1/2. NumRet sums: a 3 + 1 (q9 is not judged), b 3 + 2.
+    assert rows == [["a", "2", "1.0000", "1.0000", "4"], ["b", "2", "0.0000", "0.5000", "5"]]
+    assert "a: 1 of 3 judged queries have no results (skipped)" in out
+    assert "a: 1 run query (1 line) without judgments ignored" in out
+
+
+def test_evaluate_csv_and_json(files, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, a, b = files
+    assert main(["evaluate", str(qrels), str(a), "-m", "AP", "--format", "csv", "--missing", "zero"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ["run,queries,AP", "a,3,0.611111111111111"]  # (5/6 + 1 + 0) / 3, summed in order
+    assert main(["evaluate", str(qrels), str(a), "-m", "AP", "-f", "json", "-q", "--missing", "zero"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["results"][0]["AP"] == pytest.approx((5 / 6 + 1 + 0) / 3)
+    assert [row["query_id"] for row in payload["per_query"]] == ["q1", "q2", "q3"]
+    assert payload["coverage"][0]["missing"] == ["q3"]
+    assert any("doc id descending" in rule for rule in payload["rules"])
+
+
+def test_errors_print_one_line_and_exit_2(files, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, a, _ = files
+    assert main(["evaluate", str(qrels), str(a), "-m", "nDGC@10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "Unknown measure 'nDGC' in 'nDGC@10'. Did you mean 'nDCG'?" in err
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 3 A\nq1 Q0 b 2\n")
+    assert main(["evaluate", str(qrels), str(bad)]) == 2
+    assert f"{bad}:2: expected 6 columns" in capsys.readouterr().err
+    with pytest.raises(Exception, match="expected 6 columns"):
+        main(["--debug", "evaluate", str(qrels), str(bad)])
+
+
+def test_measures_listing_and_detail(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["measures"]) == 0
+    out = capsys.readouterr().out
+    assert "nDCG(gain=linear)[@k]" in out and "ndcg_cut_k" in out
+    assert main(["measures", "ndcg_cut_10"]) == 0
+    out = capsys.readouterr().out
+    assert "parsed as: nDCG@10" in out and "IDCG" in out
+
+
+def test_demo_runs_and_names_the_winner(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--queries", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "candidate beats baseline on nDCG@10" in out
+
+
+def test_console_script_is_installed() -> None:
+    out = subprocess.run([sys.executable, "-m", "serpeval", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("serpeval ")
