@@ -1,0 +1,117 @@
+"""Validation shared by the statistics: paired arrays, options, random generators.
+
+Every check raises :class:`~serpeval.errors.StatsError` with a message that says what was
+expected, what was found and how to fix it. Nothing here uses ``assert``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.errors import StatsError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["ALTERNATIVES", "RngLike", "as_generator", "check_alternative", "check_confidence",
+           "check_count", "paired_differences", "scalar_or_array", "spread", "system_scores"]
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+#: What every ``rng=`` argument accepts: a seed, a generator, or None (fresh OS entropy).
+RngLike = int | np.random.Generator | None
+
+
+def as_generator(rng: RngLike) -> np.random.Generator:
+    """A NumPy generator from a seed, a generator (used as is) or None; never global state."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise StatsError(f"rng must be an int seed, a numpy.random.Generator or None; got {rng!r}.")
+
+
+def check_alternative(alternative: str) -> str:
+    """``alternative`` if it is one of :data:`ALTERNATIVES`."""
+    if alternative not in ALTERNATIVES:
+        raise StatsError(f"alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; "
+                         f"got {alternative!r}.")
+    return alternative
+
+
+def check_confidence(confidence: float) -> float:
+    """``confidence`` if it lies strictly between 0 and 1 (0.95 for a 95% interval)."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
+            or not 0.0 < float(confidence) < 1.0:
+        raise StatsError(f"confidence must be a number between 0 and 1 (e.g. 0.95); got {confidence!r}.")
+    return float(confidence)
+
+
+def check_count(value: int, name: str, minimum: int = 1) -> int:
+    """``value`` if it is an integer >= ``minimum`` (number of permutations, resamples)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise StatsError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def _finite(array: NDArray[np.float64], name: str) -> None:
+    bad = ~np.isfinite(array)
+    if bad.any():
+        raise StatsError(f"{name} holds {int(bad.sum())} NaN or infinite value(s); per-query "
+                         "scores must be finite numbers (drop or fill those queries first).")
+
+
+def paired_differences(x: ArrayLike, y: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Per-query differences ``x - y`` (or ``x`` itself when ``y`` is None), shape ``[..., n]``.
+
+    The last axis holds the queries; leading axes (comparisons, measures) are kept, so one
+    call tests many comparisons at once. At least two queries are needed.
+    """
+    a = np.asarray(x, dtype=np.float64)
+    if y is not None:
+        b = np.asarray(y, dtype=np.float64)
+        if a.shape != b.shape:
+            raise StatsError(f"paired scores must have the same shape (one value per query, same "
+                             f"query order); got {a.shape} and {b.shape}.")
+        _finite(a, "x")
+        _finite(b, "y")
+        d = a - b
+    else:
+        _finite(a, "the differences")
+        d = a
+    if d.ndim == 0:
+        raise StatsError("paired scores must be arrays with one value per query; got a scalar.")
+    if d.shape[-1] < 2:
+        raise StatsError(f"a paired test needs at least 2 queries; got {d.shape[-1]}. "
+                         "Evaluate on more queries (a single query cannot show a real difference).")
+    return d
+
+
+def spread(d: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Standard deviation (ddof=1) along the last axis, exactly 0 where all values are equal.
+
+    ``np.std`` of equal values can be ~1e-17 from rounding; a constant difference must give
+    an exactly zero spread so that t and d_z become 0 or +-inf, not noise.
+    """
+    sd = d.std(axis=-1, ddof=1)
+    return np.where(np.ptp(d, axis=-1) == 0, 0.0, sd)
+
+
+def system_scores(scores: ArrayLike) -> NDArray[np.float64]:
+    """Scores ``[..., n_systems, n_queries]`` with at least 2 systems and 2 queries."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim < 2:
+        raise StatsError(f"scores must be a matrix [n_systems, n_queries]; got shape {s.shape}.")
+    if s.shape[-2] < 2:
+        raise StatsError(f"comparing systems needs at least 2 systems; got {s.shape[-2]}.")
+    if s.shape[-1] < 2:
+        raise StatsError(f"comparing systems needs at least 2 queries; got {s.shape[-1]}.")
+    _finite(s, "scores")
+    return s
+
+
+def scalar_or_array(value: NDArray[Any]) -> Any:
+    """A Python float for 0-d results, the array otherwise (results mirror the input shape)."""
+    return float(value) if np.ndim(value) == 0 else value

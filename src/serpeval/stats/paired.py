@@ -1,0 +1,203 @@
+"""Paired tests on per-query scores: Student's t, Wilcoxon signed-rank, and the effect size d_z.
+
+Every function takes the per-query scores of two systems, ``x`` and ``y`` (same shape, the
+last axis is the queries, in the same order), or their differences ``x - y`` alone. Leading
+axes are independent comparisons, so one call tests every (system, measure) pair at once.
+Differences are always ``x - y`` (scipy's convention for ``ttest_rel(x, y)``): a positive
+mean delta means ``x`` scored higher.
+
+Identical systems (all differences 0) give statistic 0 and p = 1 without dividing by zero.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from serpeval.stats._checks import (
+    check_alternative,
+    check_confidence,
+    paired_differences,
+    scalar_or_array,
+    spread,
+)
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["PairedTest", "cohens_dz", "paired_t", "wilcoxon"]
+
+
+class PairedTest(NamedTuple):
+    """The result of a paired test; array fields have the input's leading shape.
+
+    Attributes:
+        test: ``"t"``, ``"wilcoxon"``, ``"randomization"`` or ``"bootstrap"``.
+        alternative: ``"two-sided"``, ``"greater"`` (mean of ``x - y`` > 0) or ``"less"``.
+        n: number of queries (paired observations).
+        mean_delta: mean of ``x - y``.
+        statistic: the test statistic (t; Wilcoxon's W as scipy reports it; the sum of
+            differences for the randomization test; the studentized mean for the bootstrap).
+        p_value: the p-value for ``alternative``.
+        ci_low, ci_high: the confidence interval of the mean delta (NaN when the test has
+            none: Wilcoxon and randomization; one side infinite for one-sided tests).
+        confidence: the interval's confidence level.
+        resamples: permutations or bootstrap resamples used (0 for analytic tests).
+        method: how the p-value was obtained, in words.
+    """
+
+    test: str
+    alternative: str
+    n: int
+    mean_delta: Any
+    statistic: Any
+    p_value: Any
+    ci_low: Any
+    ci_high: Any
+    confidence: float
+    resamples: int = 0
+    method: str = ""
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """One dict per comparison (the leading axes flattened in C order)."""
+        fields = ("mean_delta", "statistic", "p_value", "ci_low", "ci_high")
+        columns = {f: np.atleast_1d(np.asarray(getattr(self, f), dtype=np.float64)).ravel()
+                   for f in fields}
+        rows = []
+        for i in range(len(columns["p_value"])):
+            row: dict[str, Any] = {"comparison": i, "test": self.test,
+                                   "alternative": self.alternative, "n": self.n}
+            row.update({f: float(columns[f][i]) for f in fields})
+            row.update({"confidence": self.confidence, "resamples": self.resamples,
+                        "method": self.method})
+            rows.append(row)
+        return rows
+
+
+def _ratio(numerator: NDArray[np.float64], denominator: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``numerator / denominator`` with 0/0 = 0 and x/0 = +-inf (no warnings)."""
+    out = np.where(numerator == 0, 0.0, np.copysign(np.inf, numerator))
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def cohens_dz(x: ArrayLike, y: ArrayLike | None = None) -> Any:
+    """Paired Cohen's d_z: the mean difference in units of the differences' standard deviation.
+
+    .. math:: d_z = \\bar d / s_d, \\quad s_d = \\sqrt{\\textstyle\\sum_q (d_q - \\bar d)^2 / (n - 1)}
+
+    Equals ``t / sqrt(n)`` of the paired t-test. Rough reading (Cohen 1988): 0.2 small,
+    0.5 medium, 0.8 large.
+
+    Edge cases: all differences equal -> 0 when they are 0, +-inf otherwise.
+
+    Returns:
+        float (1-D input) or ``float64[...]`` (one per leading index).
+    """
+    d = paired_differences(x, y)
+    return scalar_or_array(_ratio(d.mean(axis=-1), spread(d)))
+
+
+def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "two-sided",
+             confidence: float = 0.95) -> PairedTest:
+    """Student's paired t-test of the mean of ``x - y`` (scipy.stats.ttest_rel).
+
+    .. math:: t = \\bar d / (s_d / \\sqrt n), \\quad df = n - 1
+
+    The interval is :math:`\\bar d \\pm t_{df, 1-\\alpha/2}\\, s_d/\\sqrt n` (one-sided bounds
+    for one-sided alternatives), so for a two-sided test it excludes 0 exactly when
+    p < 1 - confidence.
+
+    Edge cases: all differences 0 -> t = 0, p = 1, interval [0, 0] (scipy returns NaN);
+    all differences equal and non-zero -> t = +-inf, p = 0.
+
+    Args:
+        x, y: per-query scores ``[..., n_queries]``; or ``x`` alone holding the differences.
+        alternative: ``"two-sided"``, ``"greater"`` (mean delta > 0) or ``"less"``.
+        confidence: level of the interval (0.95).
+
+    Returns:
+        :class:`PairedTest` with ``test="t"``.
+
+    Raises:
+        StatsError: fewer than 2 queries, shapes differ, non-finite scores.
+
+    Examples:
+        >>> r = paired_t([0.5, 0.6, 0.7], [0.4, 0.4, 0.5])  # d = .1, .2, .2
+        >>> round(r.statistic, 4), round(r.p_value, 4)
+        (5.0, 0.0377)
+    """
+    from scipy import stats
+
+    check_alternative(alternative)
+    level = check_confidence(confidence)
+    d = paired_differences(x, y)
+    n = d.shape[-1]
+    df = n - 1
+    mean = d.mean(axis=-1)
+    se = spread(d) / np.sqrt(n)
+    t = _ratio(mean, se)
+    if alternative == "two-sided":
+        p = 2.0 * stats.t.sf(np.abs(t), df)
+        half = stats.t.ppf(0.5 + level / 2.0, df) * se
+        low, high = mean - half, mean + half
+    elif alternative == "greater":
+        p = stats.t.sf(t, df)
+        low, high = mean - stats.t.ppf(level, df) * se, np.full_like(mean, np.inf)
+    else:
+        p = stats.t.cdf(t, df)
+        low, high = np.full_like(mean, -np.inf), mean + stats.t.ppf(level, df) * se
+    p = np.minimum(p, 1.0)
+    return PairedTest("t", alternative, n, scalar_or_array(mean), scalar_or_array(t),
+                      scalar_or_array(p), scalar_or_array(low), scalar_or_array(high), level,
+                      0, f"Student's paired t-test, df = {df}")
+
+
+def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "two-sided",
+             zero_method: str = "wilcox", confidence: float = 0.95) -> PairedTest:
+    """Wilcoxon signed-rank test of ``x - y`` (scipy.stats.wilcoxon, vectorized over comparisons).
+
+    Ranks the absolute differences; W+ is the sum of the ranks of positive differences.
+    With the default ``zero_method="wilcox"`` queries with a zero difference are dropped
+    (IR data has many: queries both systems fail). scipy chooses the exact null
+    distribution for small samples without ties or zeros and the normal approximation
+    otherwise (``method="auto"``).
+
+    Edge cases: all differences 0 -> statistic 0, p = 1 (scipy warns and divides 0/0).
+
+    Args:
+        x, y: per-query scores ``[..., n_queries]``; or ``x`` alone holding the differences.
+        alternative: ``"two-sided"``, ``"greater"`` or ``"less"``.
+        zero_method: ``"wilcox"``, ``"pratt"`` or ``"zsplit"`` (see scipy.stats.wilcoxon).
+        confidence: recorded in the result; the test has no interval of the mean (NaN).
+
+    Returns:
+        :class:`PairedTest` with ``test="wilcoxon"``; ``statistic`` is scipy's (the smaller
+        of W+ and W- for two-sided tests, W+ otherwise).
+    """
+    from scipy import stats
+
+    from serpeval.errors import StatsError
+
+    check_alternative(alternative)
+    level = check_confidence(confidence)
+    if zero_method not in ("wilcox", "pratt", "zsplit"):
+        raise StatsError(f"zero_method must be 'wilcox', 'pratt' or 'zsplit'; got {zero_method!r}.")
+    d = paired_differences(x, y)
+    n = d.shape[-1]
+    flat = d.reshape(-1, n)
+    statistic = np.zeros(len(flat))
+    p = np.ones(len(flat))
+    informative = np.any(flat != 0, axis=1)
+    if informative.any():
+        result = stats.wilcoxon(flat[informative], axis=-1, alternative=alternative,
+                                zero_method=zero_method)
+        statistic[informative] = result.statistic
+        p[informative] = result.pvalue
+    shape = d.shape[:-1]
+    nan = np.full(shape, np.nan)
+    return PairedTest("wilcoxon", alternative, n, scalar_or_array(d.mean(axis=-1)),
+                      scalar_or_array(statistic.reshape(shape)), scalar_or_array(p.reshape(shape)),
+                      scalar_or_array(nan), scalar_or_array(nan.copy()), level, 0,
+                      f"Wilcoxon signed-rank test (scipy, zero_method={zero_method!r})")
