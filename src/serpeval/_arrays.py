@@ -69,12 +69,13 @@ def fingerprint(values: pa.ChunkedArray) -> NDArray[np.uint64]:
         length = (offsets[1:] - offsets[:-1]).astype(np.int64)
         raw = chunk.buffers()[2]
         data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
-        padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+        longest = int(length.max())
+        shortest = int(length.min())
+        # Zero padding so that every window read below stays inside the buffer.
+        padded = np.concatenate([data[: int(offsets[-1])], np.zeros(longest + 8, dtype=np.uint8)])
         # Overlapping little-endian 8-byte windows starting at every byte.
         windows = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded.data, strides=(1,))
         h = length.astype(np.uint64) * _MIX
-        longest = int(length.max())
-        shortest = int(length.min())
         for j in range(0, longest, 8):
             word = windows[start + j]
             if j + 8 > shortest:
@@ -113,3 +114,65 @@ def take_segments(
     starts = offsets[:-1][which]
     index = np.arange(new_offsets[-1], dtype=np.int64) - np.repeat(new_offsets[:-1] - starts, counts)
     return new_offsets, index
+
+
+class KeyTable:
+    """A vectorized open-addressing hash table from 64-bit hash keys to row numbers.
+
+    Built once for the qrels (a few hundred thousand keys) and probed with every run row
+    at once: each probe round is one NumPy gather over the rows still unresolved, and with
+    the table at most 1/4 full most rows resolve in the first round. Keys must already be
+    well-mixed hashes (their top bits pick the slot); the lowest bit is forced to 1 so
+    that 0 can mark an empty slot. Keys are expected to be distinct; callers confirm
+    matches exactly, so a repeated key or a collision can only cost a lookup, never
+    return a wrong row unchecked.
+    """
+
+    def __init__(self, keys: NDArray[np.uint64]) -> None:
+        n = len(keys)
+        bits = max(4, int(np.ceil(np.log2(max(n, 1) * 4))))
+        self._mask = np.int64((1 << bits) - 1)
+        self._shift = np.uint64(64 - bits)
+        self._keys = np.zeros(1 << bits, dtype=np.uint64)
+        self._rows = np.full(1 << bits, -1, dtype=np.int64)
+        keys = keys | np.uint64(1)
+        pending = np.arange(n, dtype=np.int64)
+        slots = self._slot(keys)
+        while pending.size:
+            wanted = slots[pending]
+            occupant = self._keys[wanted]
+            # A repeated key finds itself already stored: it is done.
+            done = occupant == keys[pending]
+            free = occupant == 0
+            # Among the rows aiming at the same free slot, the first one takes it.
+            taken_slots, first = np.unique(wanted[free], return_index=True)
+            winners = pending[free][first]
+            self._keys[taken_slots] = keys[winners]
+            self._rows[taken_slots] = winners
+            placed = np.zeros(n, dtype=bool)
+            placed[winners] = True
+            placed[pending[done]] = True
+            pending = pending[~placed[pending]]
+            slots[pending] = (slots[pending] + 1) & self._mask
+
+    def _slot(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
+        return (keys >> self._shift).view(np.int64)
+
+    def lookup(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """The row stored under each key, or -1."""
+        keys = keys | np.uint64(1)
+        out = np.full(len(keys), -1, dtype=np.int64)
+        slots = self._slot(keys)
+        stored = self._keys[slots]
+        hit = stored == keys
+        out[hit] = self._rows[slots[hit]]
+        more = ~hit & (stored != 0)  # the slot holds another key: probe the next one
+        active, slots = np.flatnonzero(more), slots[more]
+        while active.size:
+            slots = (slots + 1) & self._mask
+            stored = self._keys[slots]
+            hit = stored == keys[active]
+            out[active[hit]] = self._rows[slots[hit]]
+            more = ~hit & (stored != 0)
+            active, slots = active[more], slots[more]
+        return out

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval._arrays import factorize, fingerprint, pair_key, segment_ids, take_segments
+from serpeval._arrays import KeyTable, factorize, fingerprint, pair_key, segment_ids, take_segments
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InvalidParameterError, MissingQueriesError
 
@@ -98,18 +98,21 @@ class QrelsIndex:
 
     Attributes:
         query_ids: judged queries in byte order of their ids.
-        docs: the distinct judged doc ids.
-        keys: sorted ``query_code * len(docs) + doc_code`` of every judgment.
-        key_grades: the grade of each key.
+        code: query id -> its index in ``query_ids``.
+        row_query: the query index of every judgment (qrels row).
+        doc_ids: the doc id of every judgment.
+        grades: the grade of every judgment.
+        table: (query, doc fingerprint) -> qrels row, to look up retrieved docs.
         ideal_offsets: ``int64[n_queries + 1]`` segments of ``ideal_grades``.
         ideal_grades: every judgment's grade, sorted descending within its query.
     """
 
     query_ids: list[str]
     code: dict[str, int]
-    docs: pa.Array
-    keys: NDArray[np.int64]
-    key_grades: NDArray[np.int64]
+    row_query: NDArray[np.int64]
+    doc_ids: pa.ChunkedArray
+    grades: NDArray[np.int64]
+    table: KeyTable
     ideal_offsets: NDArray[np.int64]
     ideal_grades: NDArray[np.int64]
 
@@ -125,11 +128,6 @@ def index_qrels(qrels: Qrels) -> QrelsIndex:
     remap[order_names] = np.arange(len(names))
     qcodes = remap[codes]
     query_ids = [names[i] for i in order_names]
-    docs = pc.unique(qrels.doc_ids.combine_chunks() if qrels.doc_ids.num_chunks != 1
-                     else qrels.doc_ids.chunk(0))
-    dcodes = pc.index_in(qrels.doc_ids, value_set=docs).to_numpy(zero_copy_only=False).astype(np.int64)
-    keys = qcodes * max(len(docs), 1) + dcodes
-    by_key = np.argsort(keys, kind="stable")
     grades = qrels.relevance
     by_query_grade = np.lexsort((-grades, qcodes))
     ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
@@ -137,9 +135,10 @@ def index_qrels(qrels: Qrels) -> QrelsIndex:
     index = QrelsIndex(
         query_ids=query_ids,
         code={q: i for i, q in enumerate(query_ids)},
-        docs=docs,
-        keys=keys[by_key],
-        key_grades=grades[by_key],
+        row_query=qcodes,
+        doc_ids=qrels.doc_ids,
+        grades=grades,
+        table=KeyTable(pair_key(qcodes, fingerprint(qrels.doc_ids))),
         ideal_offsets=ideal_offsets,
         ideal_grades=grades[by_query_grade],
     )
@@ -365,9 +364,14 @@ def rank(
         counts = np.minimum(counts, depth)
         np.cumsum(counts, out=offsets[1:])
 
-    _check_duplicates(run, order, sorted_codes)
+    if len(order) == len(run):  # fingerprint in file order (no copy of the strings), then rank
+        prints = fingerprint(run.doc_ids)[order]
+    else:
+        prints = fingerprint(run.doc_ids.take(order))
+    keys = pair_key(sorted_codes, prints)
+    _check_duplicates(run, order, keys)
     ties = _count_ties(sorted_codes, scores[order])
-    grades = _lookup_grades(index, run.doc_ids, codes, order)
+    grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
 
     dropped = 0
     if judged_only:
@@ -416,25 +420,30 @@ def rank(
 
 
 def _lookup_grades(
-    index: QrelsIndex, doc_ids: pa.ChunkedArray, codes: NDArray[np.int64], order: NDArray[np.int64]
+    index: QrelsIndex,
+    doc_ids: pa.ChunkedArray,
+    keys: NDArray[np.uint64],
+    order: NDArray[np.int64],
+    sorted_codes: NDArray[np.int64],
 ) -> NDArray[np.int64]:
-    """Grade of every ranked row (in ``order``): its judgment, NONPOOL or UNJUDGED."""
+    """Grade of every ranked row: its judgment, NONPOOL or UNJUDGED.
+
+    Rows are matched to judgments through the (query, doc fingerprint) hash table, then
+    every match is confirmed by comparing the doc id strings, so a fingerprint collision
+    can never give a doc another doc's grade.
+    """
     grades = np.full(len(order), NONPOOL, dtype=np.int64)
-    if len(order) == 0 or len(index.docs) == 0:
+    if len(order) == 0:
         return grades
-    doc_codes = pc.index_in(doc_ids, value_set=index.docs)
-    valid = doc_codes.is_valid().to_numpy(zero_copy_only=False)[order]
-    if not valid.any():
+    rows = index.table.lookup(keys)
+    hit = np.flatnonzero(rows >= 0)
+    if hit.size == 0:
         return grades
-    hit_rows = order[valid]
-    dcodes = doc_codes.take(pa.array(hit_rows)).to_numpy(zero_copy_only=False).astype(np.int64)
-    keys = codes[hit_rows] * len(index.docs) + dcodes
-    where = np.searchsorted(index.keys, keys)
-    where[where == len(index.keys)] = 0
-    found = index.keys[where] == keys
-    looked_up = np.where(found, index.key_grades[where], NONPOOL)
-    looked_up[found & (looked_up < 0)] = UNJUDGED
-    grades[valid] = looked_up
+    judgment = rows[hit]
+    same_doc = pc.equal(doc_ids.take(order[hit]), index.doc_ids.take(judgment))
+    confirmed = same_doc.to_numpy(zero_copy_only=False) & (index.row_query[judgment] == sorted_codes[hit])
+    found = index.grades[judgment[confirmed]]
+    grades[hit[confirmed]] = np.where(found < 0, UNJUDGED, found)
     return grades
 
 
@@ -447,15 +456,14 @@ def _count_ties(sorted_codes: NDArray[np.int64], sorted_scores: NDArray[np.float
     return int(np.count_nonzero(starts))
 
 
-def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[np.int64]) -> None:
-    """Raise DuplicateError if a doc appears twice for one query among the ranked rows."""
+def _check_duplicates(run: Run, order: NDArray[np.int64], keys: NDArray[np.uint64]) -> None:
+    """Raise DuplicateError if a doc appears twice for one query among the ranked rows.
+
+    Equal (query, doc fingerprint) keys are the candidates; they are confirmed on the
+    strings before anything is reported.
+    """
     if len(order) < 2:
         return
-    docs = run.doc_ids if len(order) == len(run) else run.doc_ids.take(order)
-    prints = fingerprint(docs)
-    if len(order) == len(run):
-        prints = prints[order]
-    keys = pair_key(sorted_codes, prints)
     ordered = np.sort(keys)
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     if repeated.size == 0:
@@ -463,9 +471,7 @@ def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[
     candidates = order[np.isin(keys, repeated)]
     from serpeval.io.trec import find_duplicate
 
-    sub_q = run.query_ids.take(candidates)
-    sub_d = run.doc_ids.take(candidates)
-    first, second = find_duplicate(sub_q, sub_d)
+    first, second = find_duplicate(run.query_ids.take(candidates), run.doc_ids.take(candidates))
     if first < 0:
         return  # fingerprint collision between different docs
     a, b = sorted((int(candidates[first]), int(candidates[second])))

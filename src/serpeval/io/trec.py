@@ -50,36 +50,75 @@ _BLOCK_SIZE = 1 << 24
 # ----------------------------------------------------------------------------- sources
 
 
+class Source:
+    """A file, standard input or bytes to parse, read lazily.
+
+    A plain file is handed to Arrow by path (no copy through Python); its bytes are read
+    only when the careful parser or an error message needs them.
+    """
+
+    def __init__(self, source: str | Path | bytes | IO[bytes]) -> None:
+        self.path: Path | None = None
+        self._data: bytes | None = None
+        if isinstance(source, bytes):
+            self._data, self.label = source, "<bytes>"
+        elif hasattr(source, "read"):
+            raw = source.read()  # type: ignore[union-attr]
+            self._data = raw.encode() if isinstance(raw, str) else raw
+            self.label = str(getattr(source, "name", "<stream>"))
+        elif str(source) == "-":
+            self._data, self.label = sys.stdin.buffer.read(), "<stdin>"
+        else:
+            self.path, self.label = Path(source), str(source)
+            try:
+                with self.path.open("rb") as handle:
+                    magic = handle.read(2)
+            except FileNotFoundError:
+                raise ParseError(f"{self.label}: no such file. Check the path.") from None
+            except IsADirectoryError:
+                raise ParseError(f"{self.label}: is a directory, expected a file.") from None
+            if magic == b"\x1f\x8b":
+                self._data = self.path.read_bytes()
+        if self._data is not None and self._data[:2] == b"\x1f\x8b":
+            try:
+                self._data = gzip.decompress(self._data)
+            except (OSError, EOFError) as exc:
+                raise ParseError(f"{self.label}: looks gzip-compressed but cannot be read: {exc}") from None
+
+    @property
+    def data(self) -> bytes:
+        """The (decompressed) bytes."""
+        if self._data is None:
+            assert self.path is not None  # noqa: S101 - internal invariant, not user input
+            self._data = self.path.read_bytes()
+        return self._data
+
+    def arrow_input(self) -> Any:
+        """What Arrow's CSV reader should read: the path of a plain file, else a buffer."""
+        return str(self.path) if self._data is None else pa.py_buffer(self._data)
+
+    def tail(self, size: int = 1 << 16) -> bytes:
+        """The last ``size`` bytes (to find the run tag of the last line cheaply)."""
+        if self._data is None and self.path is not None:
+            with self.path.open("rb") as handle:
+                handle.seek(0, 2)
+                handle.seek(max(0, handle.tell() - size))
+                return handle.read()
+        return self.data[-size:]
+
+
 def read_source(source: str | Path | bytes | IO[bytes]) -> tuple[bytes, str]:
-    """Return the bytes of ``source`` (decompressed if ``.gz``) and a label for messages."""
-    if isinstance(source, bytes):
-        data, label = source, "<bytes>"
-    elif hasattr(source, "read"):
-        raw = source.read()  # type: ignore[union-attr]
-        data = raw.encode() if isinstance(raw, str) else raw
-        label = str(getattr(source, "name", "<stream>"))
-    elif str(source) == "-":
-        data, label = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        path = Path(source)
-        label = str(source)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ParseError(f"{label}: no such file. Check the path.") from None
-        except IsADirectoryError:
-            raise ParseError(f"{label}: is a directory, expected a file.") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise ParseError(f"{label}: looks gzip-compressed but cannot be read: {exc}") from None
-    return data, label
+    """Return the bytes of ``source`` (decompressed if gzip) and a label for messages."""
+    src = Source(source)
+    return src.data, src.label
 
 
 def _content_lines(data: bytes, comments: bool) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(physical line number, line)`` for every non-blank, non-comment line."""
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    """Yield ``(physical line number, line)`` for every non-blank, non-comment line.
+
+    Lines end at LF, CRLF or a lone CR (as Arrow's reader and Python's universal newlines).
+    """
+    for number, line in enumerate(data.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or (comments and stripped.startswith(b"#")):
             continue
@@ -94,12 +133,6 @@ def physical_line(data: bytes, row: int, comments: bool = True) -> int:
     return -1
 
 
-def _count_skipped(data: bytes, rows: int) -> int:
-    """Number of physical lines that are not data rows (blank lines and comments)."""
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    return n_lines - rows
-
-
 def _show(line: bytes, limit: int = 120) -> str:
     text = line.decode("utf-8", "replace").rstrip("\r")
     return repr(text if len(text) <= limit else text[:limit] + "...")
@@ -108,22 +141,35 @@ def _show(line: bytes, limit: int = 120) -> str:
 # ----------------------------------------------------------------------------- fast path
 
 
-def _fast_table(data: bytes, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
-    """Parse single-space separated ``data`` with Arrow, or return None if it does not fit."""
-    carriage_returns = data.count(b"\r")
-    if carriage_returns and carriage_returns != data.count(b"\r\n"):
-        return None  # a lone CR is whitespace for trec_eval but a line break for Arrow
+def _fast_table(
+    source: Source, names: list[str], types: dict[str, pa.DataType], number: str
+) -> tuple[pa.Table, int] | None:
+    """Parse a single-space separated file with Arrow; None if it does not fit that shape.
+
+    Returns the table and the number of blank lines skipped. Blank lines come back from
+    Arrow as rows whose ``number`` column is null (no real row can have an empty field:
+    that would need two adjacent separators, which Arrow reports as a wrong column count).
+    Comment lines, tabs, runs of spaces, leading blanks and bad values all make Arrow
+    fail or show up here, and the careful parser takes over.
+    """
     read = pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE)
-    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False)
+    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False,
+                               ignore_empty_lines=False)
     convert = pacsv.ConvertOptions(column_types=types, include_columns=list(types))
     try:
-        table = pacsv.read_csv(pa.py_buffer(data), read_options=read, parse_options=parse,
+        table = pacsv.read_csv(source.arrow_input(), read_options=read, parse_options=parse,
                                convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    blank = table[number].null_count
+    if blank:
+        missing = table[number].is_null()
+        if not pc.all(pc.equal(table["query_id"].filter(missing), "")).as_py():
+            return None  # a real line whose number Arrow read as null ("nan", ...)
+        table = table.filter(pc.invert(missing))
     if table.num_rows and pc.any(pc.starts_with(table["query_id"], "#")).as_py():
         return None  # comment lines: let the careful path skip and count them
-    return table
+    return table, blank
 
 
 # ----------------------------------------------------------------------------- careful path
@@ -134,7 +180,7 @@ def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], li
     docs: list[str] = []
     scores: list[float] = []
     lines: list[int] = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    for number, line in enumerate(data.splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue
@@ -173,7 +219,7 @@ def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[
     docs: list[str] = []
     grades: list[int] = []
     lines: list[int] = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    for number, line in enumerate(data.splitlines(), start=1):
         fields = line.split()
         if not fields or fields[0].startswith(b"#"):
             continue
@@ -207,19 +253,18 @@ def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[
 # ----------------------------------------------------------------------------- readers
 
 
-def _last_tag(data: bytes, comments: bool) -> str:
+def _last_tag(tail: bytes, comments: bool) -> str:
     """The run tag (6th field) of the last content line, as trec_eval reports it."""
-    end = len(data)
-    while end > 0:
-        start = data.rfind(b"\n", 0, end - 1) + 1
-        line = data[start:end]
+    for line in reversed(tail.splitlines()):
         fields = line.split()
-        if fields and not (comments and fields[0].startswith(b"#")) and len(fields) >= 6:
+        if len(fields) >= 6 and not (comments and fields[0].startswith(b"#")):
             return fields[5].decode("utf-8", "replace")
-        end = start - 1 if start > 0 else 0
-        if start == 0:
-            break
     return ""
+
+
+def _count_skipped(data: bytes, rows: int) -> int:
+    """Number of physical lines that are not data rows (blank lines and comments)."""
+    return len(data.splitlines()) - rows
 
 
 def read_trec_run(
@@ -240,32 +285,32 @@ def read_trec_run(
         ParseError: a malformed line (``path:line``, what was expected and found).
         EmptyInputError: the file has no data lines.
     """
-    data, label = read_source(source)
-    table = _fast_table(data, _RUN_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
-                                           "score": pa.float64()})
-    if table is not None:
+    src = Source(source)
+    fast = _fast_table(src, _RUN_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
+                                         "score": pa.float64()}, number="score")
+    if fast is not None:
+        table, skipped = fast
         qids, docs, scores = table["query_id"], table["doc_id"], table["score"].to_numpy()
-        skipped = _count_skipped(data, table.num_rows)
     else:
-        q, d, s, _lines = _careful_run(data, label, comments)
+        q, d, s, _lines = _careful_run(src.data, src.label, comments)
         qids, docs, scores = pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(s, dtype=np.float64)
-        skipped = _count_skipped(data, len(s))
+        skipped = _count_skipped(src.data, len(s))
     if len(scores) == 0:
         raise EmptyInputError(
-            f"{label}: the run has no data lines; expected lines '{RUN_COLUMNS}'."
+            f"{src.label}: the run has no data lines; expected lines '{RUN_COLUMNS}'."
         )
     bad = np.flatnonzero(np.isnan(scores))
     if bad.size:
-        number = physical_line(data, int(bad[0]), comments)
+        number = physical_line(src.data, int(bad[0]), comments)
         raise ParseError(
-            f"{label}:{number}: the score is NaN; scores must be numbers (NaN has no rank). "
+            f"{src.label}:{number}: the score is NaN; scores must be numbers (NaN has no rank). "
             f"{bad.size} line(s) have a NaN score."
         )
-    tag = _last_tag(data, comments)
+    tag = _last_tag(src.tail(), comments)
     if name is None:
-        name = _stem(label)
-    return Run(qids, docs, scores, name=name, tag=tag or name, source=label, skipped_lines=skipped,
-               source_kind="trec")
+        name = _stem(src.label)
+    return Run(qids, docs, scores, name=name, tag=tag or name, source=src.label,
+               skipped_lines=skipped, source_kind="trec")
 
 
 def read_trec_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
@@ -276,30 +321,32 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
         DuplicateError: the same (query, document) is judged twice.
         EmptyInputError: the file has no data lines.
     """
-    data, label = read_source(source)
-    table = _fast_table(data, _QRELS_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
-                                             "relevance": pa.int64()})
-    if table is not None:
+    src = Source(source)
+    fast = _fast_table(src, _QRELS_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
+                                           "relevance": pa.int64()}, number="relevance")
+    if fast is not None:
+        table, skipped = fast
         qids, docs, grades = table["query_id"], table["doc_id"], table["relevance"].to_numpy()
         lines = None
     else:
-        q, d, g, lines = _careful_qrels(data, label)
+        q, d, g, lines = _careful_qrels(src.data, src.label)
         qids, docs, grades = pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(g, dtype=np.int64)
+        skipped = _count_skipped(src.data, len(g))
     if len(grades) == 0:
         raise EmptyInputError(
-            f"{label}: the qrels have no data lines; expected lines '{QRELS_COLUMNS}'."
+            f"{src.label}: the qrels have no data lines; expected lines '{QRELS_COLUMNS}'."
         )
-    qrels = Qrels(qids, docs, grades, source=label, skipped_lines=_count_skipped(data, len(grades)))
+    qrels = Qrels(qids, docs, grades, source=src.label, skipped_lines=skipped)
     first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
     if first >= 0:
         if lines is not None:
             a, b = lines[first], lines[second]
         else:
-            a, b = physical_line(data, first), physical_line(data, second)
+            a, b = physical_line(src.data, first), physical_line(src.data, second)
         qid = qrels.query_ids[first].as_py()
         doc = qrels.doc_ids[first].as_py()
         raise DuplicateError(
-            f"{label}:{b}: document {doc!r} is judged twice for query {qid!r} (first at line {a}). "
+            f"{src.label}:{b}: document {doc!r} is judged twice for query {qid!r} (first at line {a}). "
             "Keep one judgment per (query, document)."
         )
     return qrels

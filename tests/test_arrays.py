@@ -1,0 +1,52 @@
+"""The vectorized building blocks: factorize, fingerprint, the hash table, segments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from serpeval._arrays import KeyTable, factorize, fingerprint, take_segments
+
+
+@given(st.lists(st.text(max_size=20), min_size=1, max_size=60))
+def test_fingerprint_equal_strings_equal_prints(values: list[str]) -> None:
+    prints = fingerprint(pa.chunked_array([pa.array(values, pa.string())]))
+    by_value: dict[str, int] = {}
+    for v, p in zip(values, prints.tolist(), strict=True):
+        assert by_value.setdefault(v, p) == p
+    # distinct strings get distinct prints (a 64-bit collision here would be a bug, not luck)
+    assert len(set(prints.tolist())) == len(set(values))
+
+
+def test_fingerprint_sees_every_byte_and_the_length() -> None:
+    values = ["a" * 24, "a" * 23 + "b", "b" + "a" * 23, "a" * 12 + "b" + "a" * 11, "", "\x00", "a" * 25]
+    chunks = pa.chunked_array([pa.array(values[:3]), pa.array(values[3:])])
+    assert len(set(fingerprint(chunks).tolist())) == len(values)
+
+
+def test_factorize_grouped_and_shuffled() -> None:
+    grouped = pa.chunked_array([pa.array(["b", "b", "a"]), pa.array(["a", "c"])])
+    codes, names = factorize(grouped)
+    assert names == ["b", "a", "c"] and codes.tolist() == [0, 0, 1, 1, 2]
+    shuffled = pa.chunked_array([pa.array([str(i % 7) for i in range(5000)])])
+    codes, names = factorize(shuffled)
+    assert [names[c] for c in codes[:9].tolist()] == [str(i % 7) for i in range(9)]
+
+
+def test_key_table_finds_every_key_and_nothing_else() -> None:
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 2**63, 20_000, dtype=np.uint64) * np.uint64(2)
+    table = KeyTable(np.concatenate([keys, keys[:5]]))  # a repeated key keeps its first row
+    probe = np.concatenate([keys, rng.integers(0, 2**63, 5_000, dtype=np.uint64) | np.uint64(1) << np.uint64(62)])
+    rows = table.lookup(probe)
+    assert np.array_equal(rows[:20_000], np.arange(20_000))
+    assert (rows[20_000:] == -1).all()
+    assert KeyTable(np.zeros(0, np.uint64)).lookup(keys[:3]).tolist() == [-1, -1, -1]
+
+
+def test_take_segments() -> None:
+    offsets = np.array([0, 2, 2, 5])
+    new_offsets, index = take_segments(offsets, np.array([2, 0]))
+    assert new_offsets.tolist() == [0, 3, 5] and index.tolist() == [2, 3, 4, 0, 1]
