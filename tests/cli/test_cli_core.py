@@ -66,7 +66,7 @@ def test_errors_print_one_line_and_exit_2(files, tmp_path: Path, capsys: pytest.
 def test_measures_listing_and_detail(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["measures"]) == 0
     out = capsys.readouterr().out
-    assert "nDCG(gain=linear)[@k]" in out and "ndcg_cut_k" in out
+    assert "nDCG(gain=linear" in out and "ndcg_cut_k" in out and "Bpref(rel=1)" in out
     assert main(["measures", "ndcg_cut_10"]) == 0
     out = capsys.readouterr().out
     assert "parsed as: nDCG@10" in out and "IDCG" in out
