@@ -19,6 +19,8 @@ COMMANDS: tuple[str, ...] = (
     "evaluate",
     "measures",
     "demo",
+    "compare",
+    "gate",
 )
 
 EXIT_USAGE = 2

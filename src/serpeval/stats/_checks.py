@@ -1,7 +1,9 @@
 """Validation shared by the statistics: paired arrays, options, random generators.
 
-Every check raises :class:`~serpeval.errors.StatsError` with a message that says what was
-expected, what was found and how to fix it. Nothing here uses ``assert``.
+A bad option (an unknown name, a confidence outside (0, 1), a count < 1) raises
+:class:`~serpeval.errors.OptionError`; data a test cannot use (one query, shapes that differ,
+NaN scores) raises :class:`~serpeval.errors.StatsError`. Messages say what was expected,
+what was found and how to fix it. Nothing here uses ``assert``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.errors import StatsError
+from serpeval.errors import OptionError, StatsError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -30,13 +32,13 @@ def as_generator(rng: RngLike) -> np.random.Generator:
         return rng
     if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
-    raise StatsError(f"rng must be an int seed, a numpy.random.Generator or None; got {rng!r}.")
+    raise OptionError(f"rng must be an int seed, a numpy.random.Generator or None; got {rng!r}.")
 
 
 def check_alternative(alternative: str) -> str:
     """``alternative`` if it is one of :data:`ALTERNATIVES`."""
     if alternative not in ALTERNATIVES:
-        raise StatsError(f"alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; "
+        raise OptionError(f"alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; "
                          f"got {alternative!r}.")
     return alternative
 
@@ -45,14 +47,14 @@ def check_confidence(confidence: float) -> float:
     """``confidence`` if it lies strictly between 0 and 1 (0.95 for a 95% interval)."""
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
             or not 0.0 < float(confidence) < 1.0:
-        raise StatsError(f"confidence must be a number between 0 and 1 (e.g. 0.95); got {confidence!r}.")
+        raise OptionError(f"confidence must be a number between 0 and 1 (e.g. 0.95); got {confidence!r}.")
     return float(confidence)
 
 
 def check_count(value: int, name: str, minimum: int = 1) -> int:
     """``value`` if it is an integer >= ``minimum`` (number of permutations, resamples)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise StatsError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+        raise OptionError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.errors import StatsError
+from serpeval.errors import OptionError
 from serpeval.stats._checks import (
     RngLike,
     as_generator,
@@ -147,13 +147,14 @@ def paired_bootstrap(
         studentized mean ``t``.
 
     Raises:
-        StatsError: bad options, fewer than 2 queries, non-finite scores.
+        OptionError: an unknown ``ci`` or ``alternative``, a bad count or confidence.
+        StatsError: fewer than 2 queries, shapes differ, non-finite scores.
     """
     check_alternative(alternative)
     level = check_confidence(confidence)
     b = check_count(n_resamples, "n_resamples", minimum=2)
     if ci not in CI_METHODS:
-        raise StatsError(f"ci must be one of {', '.join(map(repr, CI_METHODS))}; got {ci!r}.")
+        raise OptionError(f"ci must be one of {', '.join(map(repr, CI_METHODS))}; got {ci!r}.")
     d = paired_differences(x, y)
     shape, n = d.shape[:-1], d.shape[-1]
     flat = d.reshape(-1, n)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.errors import StatsError
+from serpeval.errors import OptionError, StatsError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -103,7 +103,7 @@ _ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh", "bonf": "bonferroni"}
 
 
 def canonical_correction(name: str | None, extra: tuple[str, ...] = ()) -> str:
-    """The canonical name of a correction (None means ``none``), or :class:`StatsError`.
+    """The canonical name of a correction (None means ``none``), or :class:`OptionError`.
 
     ``extra`` names further corrections the caller handles itself (``tukey`` in compare).
     """
@@ -112,7 +112,7 @@ def canonical_correction(name: str | None, extra: tuple[str, ...] = ()) -> str:
     if key in CORRECTIONS or key in extra:
         return key
     choices = ", ".join([*CORRECTIONS, *extra])
-    raise StatsError(f"unknown correction {name!r}; choose one of: {choices}.")
+    raise OptionError(f"unknown correction {name!r}; choose one of: {choices}.")
 
 
 def adjust(p: ArrayLike, method: str = "holm") -> NDArray[np.float64]:

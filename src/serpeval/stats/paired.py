@@ -178,12 +178,12 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
     """
     from scipy import stats
 
-    from serpeval.errors import StatsError
+    from serpeval.errors import OptionError
 
     check_alternative(alternative)
     level = check_confidence(confidence)
     if zero_method not in ("wilcox", "pratt", "zsplit"):
-        raise StatsError(f"zero_method must be 'wilcox', 'pratt' or 'zsplit'; got {zero_method!r}.")
+        raise OptionError(f"zero_method must be 'wilcox', 'pratt' or 'zsplit'; got {zero_method!r}.")
     d = paired_differences(x, y)
     n = d.shape[-1]
     flat = d.reshape(-1, n)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.errors import StatsError
+from serpeval.errors import OptionError
 from serpeval.stats._checks import (
     RngLike,
     as_generator,
@@ -70,7 +70,7 @@ def sign_flips(n: int, m: int | None, rng: np.random.Generator | None,
             yield ((codes[:, None] >> bits) & 1).astype(np.float64)
         return
     if rng is None:
-        raise StatsError("random sign flips need a random generator.")
+        raise ValueError("sign_flips: random rows need a generator")  # internal misuse only
     n_bytes = (n + 7) // 8
     for start in range(0, m, chunk):
         rows = min(chunk, m - start)
@@ -131,7 +131,7 @@ def randomization_test(
     if exact is None:
         exact = n <= MAX_EXACT_QUERIES and (1 << n) <= m
     if exact and n > MAX_EXACT_QUERIES:
-        raise StatsError(f"exact enumeration of 2^{n} sign flips is too large (at most "
+        raise OptionError(f"exact enumeration of 2^{n} sign flips is too large (at most "
                          f"{MAX_EXACT_QUERIES} queries); use exact=False with n_permutations.")
     shape = d.shape[:-1]
     flat = d.reshape(-1, n)

@@ -1,0 +1,152 @@
+"""``serpeval compare QRELS RUN RUN... [--baseline NAME] -m nDCG@10 -m AP [--test ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from serpeval.cli.app import split_measures, write_output
+
+FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+CORRECTIONS = ("holm", "bonferroni", "bh", "tukey", "none")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare runs with significance tests",
+        description="Compare two or more runs: per measure and system the mean, the delta to "
+                    "the baseline with its 95%% CI, the p-value of a paired test, the p-value "
+                    "corrected for multiple comparisons, the effect size d_z and wins/ties/losses "
+                    "over queries. Runs evaluated on different queries are compared on the common "
+                    "ones (--strict refuses).",
+    )
+    p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="two or more run files")
+    p.add_argument("-b", "--baseline", metavar="NAME",
+                   help="baseline run: its name (file stem) or path; default the first run")
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure (repeatable or comma-separated); default nDCG@10 and AP")
+    p.add_argument("-t", "--test", choices=TESTS, default="t",
+                   help="paired test: t (default), wilcoxon, randomization (Fisher, sign flips), "
+                        "bootstrap (studentized)")
+    p.add_argument("-c", "--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction within each measure (default holm; "
+                        "tukey needs --test t or randomization)")
+    p.add_argument("--all-pairs", action="store_true", help="compare every pair, not each run "
+                                                            "with the baseline")
+    p.add_argument("-q", "--per-query", action="store_true", help="print the per-query deltas")
+    p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--ci", choices=("t", "bca", "percentile"),
+                   help="CI method for the delta (default t; bca for --test bootstrap)")
+    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
+                   help="permutations / bootstrap resamples (default 10000)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the resampling tests (default 0: reruns give the same p-values)")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse runs evaluated on different queries")
+    add_evaluation_options(p)
+    p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=run)
+
+
+def add_evaluation_options(p: argparse.ArgumentParser) -> None:
+    """``--missing``, ``--depth``, ``--judged-only`` (shared with ``gate``)."""
+    p.add_argument("--missing", choices=("skip", "zero", "error"), default="skip",
+                   help="judged queries absent from a run: skip (trec_eval default), "
+                        "zero (trec_eval -c), error")
+    p.add_argument("--depth", type=int, metavar="N", help="keep the top N docs per query (-M)")
+    p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+
+
+def progress() -> Any:
+    """A transient rich progress display on a terminal's stderr, or a silent stand-in."""
+    from contextlib import nullcontext
+
+    if not sys.stderr.isatty():
+        return nullcontext(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
+def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Sequence[str],
+                      args: argparse.Namespace, then: Callable[[Any], Any] | None = None
+                      ) -> tuple[Any, list[Any], Any, Any]:
+    """Read the qrels and runs, evaluate, then run ``then(results)``; a progress bar on a terminal.
+
+    Returns ``(qrels, runs, results, then(results))``.
+    """
+    from serpeval.errors import MissingQueriesWarning
+    from serpeval.evaluate import evaluate
+    from serpeval.io import read_qrels, read_run
+
+    with progress() as bar:
+        task = bar.add_task("reading qrels", total=len(run_paths) + 3) if bar else None
+
+        def step(text: str) -> None:
+            if bar is not None:
+                bar.update(task, advance=1, description=text)
+
+        qrels = read_qrels(qrels_path)
+        runs = []
+        for path in run_paths:
+            step(f"reading {path}")
+            runs.append(read_run(path))
+        step("evaluating")
+        with warnings.catch_warnings():
+            # The notes report the same counts next to the table.
+            warnings.simplefilter("ignore", MissingQueriesWarning)
+            results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
+                               judged_only=args.judged_only)
+        step("testing")
+        outcome = then(results) if then else None
+        step("done")
+    return qrels, runs, results, outcome
+
+
+def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -> str | None:
+    """A run name from ``--baseline`` given as a name or as one of the paths."""
+    if value is None or value in names:
+        return value
+    for path, name in zip(paths, names, strict=True):
+        if value == path:
+            return name
+    return value  # compare_results reports the unknown name with the choices
+
+
+def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.cmd_evaluate import coverage_notes
+    from serpeval.comparison import compare_results
+
+    measures = split_measures(args.measures) or ["nDCG@10", "AP"]
+
+    def test(results: Any) -> Any:
+        baseline = resolve_run(args.baseline, args.runs, results.run_names)
+        return compare_results(results, baseline=baseline, test=args.test,
+                               correction=args.correction,
+                               pairs="all" if args.all_pairs else "baseline", alpha=args.alpha,
+                               confidence=args.confidence, ci=args.ci, n_resamples=args.resamples,
+                               rng=args.seed, strict=args.strict)
+
+    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args, test)
+    color = args.output is None and sys.stdout.isatty()
+    text = comparison.render(args.format, per_query=args.per_query, digits=args.digits, color=color)
+    notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]
+    if args.format in ("table", "markdown") and notes:
+        text += "".join(f"{note}\n" for note in notes)
+    elif notes:
+        for note in notes:
+            print(note, file=sys.stderr)
+    write_output(text, args.output)
+    return 0

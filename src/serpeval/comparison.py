@@ -1,0 +1,558 @@
+"""``compare(qrels, runs, measures)``: is the difference between systems real?
+
+For every system and measure: the mean, the difference to the baseline (delta), its 95%
+confidence interval, the p-value of a paired test, the p-value corrected for the number of
+comparisons, the effect size d_z and the wins / ties / losses over queries. Built on
+:func:`serpeval.evaluate` (the qrels work is shared by all runs) and the vectorized tests
+of :mod:`serpeval.stats`: one call tests every (system, measure) pair at once.
+
+Decisions, each a named option:
+
+- ``pairs="baseline"`` (default) compares every system with the baseline (the first run
+  unless ``baseline=`` names another); ``pairs="all"`` compares every pair.
+- ``correction`` (default ``holm``) adjusts the p-values *within each measure* over the
+  comparisons made (PyTerrier's convention): ``holm``, ``bonferroni``, ``bh``, ``tukey``
+  (with ``test="t"``: Tukey HSD over all systems from the systems x queries ANOVA; with
+  ``test="randomization"``: the randomized Tukey test), ``none``.
+- A comparison is significant when its corrected p-value is ``<= alpha``.
+- The interval is for the difference of means, from the t distribution (``ci="t"``, the
+  default except for the bootstrap test) or the paired bootstrap (``"bca"``,
+  ``"percentile"``); it is not widened for multiplicity.
+- Runs evaluated on different queries (judged queries missing from a run are skipped by
+  default) are compared on the queries common to all of them, and the counts are
+  reported; ``strict=True`` refuses instead.
+- Measures aggregated by a sum (``NumRet``...) report the delta of the sums; the tests use
+  the per-query values either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.errors import InputError, OptionError, StatsError
+from serpeval.stats._checks import RngLike, as_generator, check_confidence, check_count
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from serpeval.measures import Measure
+    from serpeval.stats import PairedTest
+    from serpeval.results import Results, Settings
+
+__all__ = ["CI_METHODS", "PAIRS", "TESTS", "Comparison", "PairResult", "SystemCoverage",
+           "align_queries", "canonical_test", "compare", "compare_results", "paired_test",
+           "wins_ties_losses"]
+
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+_TEST_ALIASES = {"student": "t", "t-test": "t", "ttest": "t", "fisher": "randomization",
+                 "permutation": "randomization", "signed-rank": "wilcoxon"}
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "randomization": "randomization test", "bootstrap": "paired bootstrap test"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+                    "tukey": "Tukey HSD", "none": "no"}
+PAIRS = ("baseline", "all")
+CI_METHODS = ("t", "bca", "percentile")
+
+#: Differences smaller than this are ties (values from the same kernel on equal rankings
+#: are bit-identical; this only absorbs rounding in sums).
+TIE_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class SystemCoverage:
+    """Which of a system's evaluated queries entered the comparison.
+
+    Attributes:
+        system: the run's name.
+        evaluated: queries the run was evaluated on.
+        compared: queries common to all runs (the ones compared).
+        dropped: evaluated queries left out because another run lacks them.
+    """
+
+    system: str
+    evaluated: int
+    compared: int
+    dropped: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"system": self.system, "evaluated": self.evaluated, "compared": self.compared,
+                "dropped": list(self.dropped)}
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One comparison: ``system`` against ``baseline`` on one measure.
+
+    In ``pairs="all"`` mode ``baseline`` is the row's reference system (the earlier run).
+
+    Attributes:
+        measure: canonical measure name.
+        system, baseline: run names; ``delta = mean - baseline_mean``.
+        queries: queries compared.
+        mean, baseline_mean: aggregates (means, or sums for count measures).
+        delta: difference of the aggregates.
+        ci_low, ci_high: confidence interval of ``delta``.
+        statistic: the test statistic (see :class:`serpeval.stats.PairedTest`).
+        p_value: two-sided p-value of the paired test.
+        p_value_corrected: after the multiple-comparison correction.
+        significant: ``p_value_corrected <= alpha``.
+        effect_size: paired Cohen's d_z of the per-query differences.
+        wins, ties, losses: queries where ``system`` is better, equal, worse (by the
+            measure's direction).
+        improved: the delta is an improvement (by the measure's direction).
+    """
+
+    measure: str
+    system: str
+    baseline: str
+    queries: int
+    mean: float
+    baseline_mean: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    statistic: float
+    p_value: float
+    p_value_corrected: float
+    significant: bool
+    effect_size: float
+    wins: int
+    ties: int
+    losses: int
+    improved: bool
+
+    @property
+    def marker(self) -> str:
+        """``▲`` significantly better, ``▼`` significantly worse, ``""`` otherwise."""
+        if not self.significant or self.delta == 0:
+            return ""
+        return "▲" if self.improved else "▼"
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a dict (p-value fields are named ``p_value*``)."""
+        return {field: getattr(self, field) for field in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """What :func:`compare` returns; every renderer derives from :meth:`to_dicts`.
+
+    Attributes:
+        measures: the measures compared.
+        systems: run names, in the order given.
+        baseline: the baseline's name (None when ``pairs="all"``).
+        pairs: ``"baseline"`` or ``"all"``.
+        test: ``t``, ``wilcoxon``, ``randomization`` or ``bootstrap``.
+        method: how the p-values were obtained, in words.
+        correction: ``holm``, ``bonferroni``, ``bh``, ``tukey`` or ``none``.
+        alpha: significance level for the corrected p-values.
+        confidence: level of the intervals.
+        ci: interval method (``t``, ``bca``, ``percentile``).
+        resamples: permutations / bootstrap resamples (0 for analytic tests).
+        rows: one :class:`PairResult` per (measure, comparison), measure-major.
+        query_ids: the compared queries (common to all runs).
+        values: per-query values ``float64[n_systems, n_measures, n_queries]``.
+        coverage: per system, evaluated vs compared queries.
+        settings: the evaluation options (``Settings.rules()`` states them).
+    """
+
+    measures: tuple[Measure, ...]
+    systems: tuple[str, ...]
+    baseline: str | None
+    pairs: str
+    test: str
+    method: str
+    correction: str
+    alpha: float
+    confidence: float
+    ci: str
+    resamples: int
+    rows: tuple[PairResult, ...]
+    query_ids: NDArray[Any]
+    values: NDArray[np.float64]
+    coverage: tuple[SystemCoverage, ...]
+    settings: Settings
+
+    # ------------------------------------------------------------------ access
+    def row(self, system: str, measure: str | Measure, baseline: str | None = None) -> PairResult:
+        """The comparison of ``system`` (against ``baseline``, default the baseline) on ``measure``."""
+        from serpeval.measures import parse_measure
+
+        name = str(parse_measure(measure))
+        for row in self.rows:
+            if row.measure == name and row.system == system and baseline in (None, row.baseline):
+                return row
+        raise KeyError(f"no comparison of {system!r} on {name}"
+                       + (f" against {baseline!r}" if baseline else ""))
+
+    def means(self) -> dict[str, dict[str, float]]:
+        """``{system: {measure: aggregate}}`` over the compared queries."""
+        return {system: {str(m): m.aggregate(self.values[i, j]) for j, m in enumerate(self.measures)}
+                for i, system in enumerate(self.systems)}
+
+    def significant(self) -> list[PairResult]:
+        """The comparisons whose corrected p-value is ``<= alpha``."""
+        return [row for row in self.rows if row.significant]
+
+    def description(self) -> str:
+        """One line: the test, the correction, alpha and the number of queries."""
+        against = f"against baseline {self.baseline}" if self.pairs == "baseline" else "all pairs"
+        return (f"{TEST_NAMES[self.test]} {against}; {CORRECTION_NAMES[self.correction]} "
+                f"correction within each measure; significant: corrected p <= {self.alpha:g}; "
+                f"{len(self.query_ids)} queries")
+
+    def notes(self) -> list[str]:
+        """What a reader must know: the method, the interval, dropped queries."""
+        notes = [f"p-values: {self.method}"]
+        interval = {"t": "t distribution", "bca": "paired bootstrap, BCa",
+                    "percentile": "paired bootstrap, percentile"}[self.ci]
+        notes.append(f"{self.confidence:.0%} CI of the delta from the {interval} (not adjusted "
+                     "for multiple comparisons); d_z = mean delta / sd of the per-query deltas")
+        if self.correction == "tukey" and self.pairs == "baseline":
+            notes.append("Tukey HSD adjusts over all pairs of systems (conservative for "
+                         "comparisons with one baseline)")
+        for c in self.coverage:
+            if c.dropped:
+                shown = ", ".join(c.dropped[:5]) + (", ..." if len(c.dropped) > 5 else "")
+                notes.append(f"{c.system}: {len(c.dropped)} of {c.evaluated} evaluated queries are "
+                             f"not in every run and were left out ({shown})")
+        if any(c.dropped for c in self.coverage):
+            notes.append(f"compared on the {len(self.query_ids)} queries common to all runs "
+                         "(strict=True / --strict refuses instead)")
+        return notes
+
+    # ------------------------------------------------------------------ export
+    def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
+        """Rows as dicts: one per comparison, or (``per_query``) one per comparison and query.
+
+        Per-query rows: ``measure, query_id, system, baseline, value, baseline_value, delta``.
+        """
+        if not per_query:
+            return [row.to_dict() for row in self.rows]
+        index = {name: i for i, name in enumerate(self.systems)}
+        measure_index = {str(m): j for j, m in enumerate(self.measures)}
+        out = []
+        qids = self.query_ids.tolist()
+        for row in self.rows:
+            j = measure_index[row.measure]
+            mine = self.values[index[row.system], j].tolist()
+            theirs = self.values[index[row.baseline], j].tolist()
+            for qid, value, reference in zip(qids, mine, theirs, strict=True):
+                out.append({"measure": row.measure, "query_id": qid, "system": row.system,
+                            "baseline": row.baseline, "value": value, "baseline_value": reference,
+                            "delta": value - reference})
+        return out
+
+    def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """Everything as JSON-ready data (non-finite numbers become None)."""
+        out: dict[str, Any] = {
+            "test": self.test, "method": self.method, "correction": self.correction,
+            "alpha": self.alpha, "confidence": self.confidence, "ci": self.ci,
+            "pairs": self.pairs, "baseline": self.baseline, "resamples": self.resamples,
+            "systems": list(self.systems), "measures": [str(m) for m in self.measures],
+            "queries": len(self.query_ids), "means": self.means(),
+            "comparisons": self.to_dicts(), "coverage": [c.to_dict() for c in self.coverage],
+            "notes": self.notes(), "rules": self.settings.rules(),
+        }
+        if per_query:
+            out["per_query"] = self.to_dicts(per_query=True)
+        return _finite_or_none(out)
+
+    def render(self, fmt: str = "table", *, per_query: bool = False, digits: int = 4,
+               color: bool = False) -> str:
+        """The comparison as text (see :func:`serpeval.report.comparison.render_comparison`)."""
+        from serpeval.report.comparison import render_comparison
+
+        return render_comparison(self, fmt, per_query=per_query, digits=digits, color=color)
+
+    def __repr__(self) -> str:
+        return (f"Comparison({len(self.systems)} systems x {len(self.measures)} measures, "
+                f"{TEST_NAMES[self.test]}, {self.correction}, {len(self.significant())} significant)")
+
+
+def _finite_or_none(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_or_none(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def canonical_test(test: str) -> str:
+    """``t``, ``wilcoxon``, ``randomization`` or ``bootstrap`` (ranx's ``student``/``fisher`` accepted)."""
+    key = _TEST_ALIASES.get(str(test).lower(), str(test).lower())
+    if key not in TESTS:
+        raise OptionError(f"unknown test {test!r}; choose one of: {', '.join(TESTS)}.")
+    return key
+
+
+def paired_test(test: str, x: NDArray[np.float64], y: NDArray[np.float64] | None = None, *,
+                alternative: str = "two-sided", confidence: float = 0.95,
+                n_resamples: int = 10_000, ci: str = "bca", rng: RngLike = None) -> PairedTest:
+    """Run the paired test named ``test`` (see :data:`TESTS`) on ``x - y`` (or ``x``)."""
+    from serpeval.stats import paired_bootstrap, paired_t, randomization_test, wilcoxon
+
+    test = canonical_test(test)
+    if test == "t":
+        return paired_t(x, y, alternative=alternative, confidence=confidence)
+    if test == "wilcoxon":
+        return wilcoxon(x, y, alternative=alternative, confidence=confidence)
+    if test == "randomization":
+        return randomization_test(x, y, alternative=alternative, n_permutations=n_resamples,
+                                  rng=rng, confidence=confidence)
+    return paired_bootstrap(x, y, alternative=alternative, n_resamples=n_resamples, ci=ci,
+                            confidence=confidence, rng=rng)
+
+
+def align_queries(results: Results, *, strict: bool = False
+                  ) -> tuple[NDArray[Any], NDArray[np.float64], tuple[SystemCoverage, ...]]:
+    """The queries every run was evaluated on, the values there, and what was left out.
+
+    Returns:
+        ``(query_ids, values[n_runs, n_measures, n_common], coverage)``.
+
+    Raises:
+        InputError: ``strict`` and the runs were evaluated on different queries.
+        StatsError: fewer than 2 common queries.
+    """
+    common = results.runs[0].query_ids
+    for run in results.runs[1:]:
+        common = np.intersect1d(common, run.query_ids)
+    coverage = []
+    values = []
+    for run in results.runs:
+        keep = np.isin(run.query_ids, common)
+        coverage.append(SystemCoverage(run.name, len(run.query_ids), int(keep.sum()),
+                                       tuple(run.query_ids[~keep].tolist())))
+        order = np.argsort(run.query_ids[keep], kind="stable")
+        values.append(run.values[keep][order].T)
+    if strict and any(c.dropped for c in coverage):
+        counts = ", ".join(f"{c.system}: {c.evaluated}" for c in coverage)
+        raise InputError(f"the runs were evaluated on different queries ({counts}; "
+                         f"{len(common)} in common). Compare on the common queries "
+                         "(strict=False, without --strict) or evaluate with missing='zero' "
+                         "(-c) so that every judged query counts.")
+    if len(common) < 2:
+        counts = ", ".join(f"{c.system}: {c.evaluated}" for c in coverage)
+        raise StatsError(f"a comparison needs at least 2 queries evaluated in every run; "
+                         f"{len(common)} in common ({counts}). Check that the runs and the "
+                         "qrels use the same query ids.")
+    return np.sort(common), np.stack(values), tuple(coverage)
+
+
+def wins_ties_losses(delta: NDArray[np.float64], higher_is_better: bool = True
+                     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Counts over the last axis of queries where the system is better, equal, worse."""
+    better = delta > TIE_TOLERANCE if higher_is_better else delta < -TIE_TOLERANCE
+    worse = delta < -TIE_TOLERANCE if higher_is_better else delta > TIE_TOLERANCE
+    wins, losses = better.sum(axis=-1), worse.sum(axis=-1)
+    return wins, delta.shape[-1] - wins - losses, losses
+
+
+def _pairs(systems: tuple[str, ...], pairs: str, baseline: str | int | None) -> tuple[list[tuple[int, int]], str | None]:
+    """Index pairs ``(system, reference)`` and the baseline's name."""
+    if pairs == "all":
+        if baseline is not None:
+            raise OptionError("baseline= and pairs='all' exclude each other: all pairs have no "
+                              "baseline. Drop one of them.")
+        return [(j, i) for i in range(len(systems)) for j in range(i + 1, len(systems))], None
+    if baseline is None:
+        base = 0
+    elif isinstance(baseline, int) and not isinstance(baseline, bool):
+        if not 0 <= baseline < len(systems):
+            raise OptionError(f"baseline index {baseline} is out of range for {len(systems)} runs.")
+        base = baseline
+    elif baseline in systems:
+        base = systems.index(str(baseline))
+    else:
+        raise OptionError(f"no run named {baseline!r} to use as the baseline; runs: "
+                          f"{', '.join(systems)}.")
+    return [(i, base) for i in range(len(systems)) if i != base], systems[base]
+
+
+def _tukey_p(values: NDArray[np.float64], index: list[tuple[int, int]], test: str,
+             n_permutations: int, rng: np.random.Generator) -> tuple[NDArray[np.float64], str]:
+    """Tukey-adjusted p-values ``[n_measures, n_pairs]`` for the pairs in ``index``."""
+    from serpeval.stats.tukey import randomized_tukey, tukey_hsd
+
+    scores = values.transpose(1, 0, 2)                       # [measures, systems, queries]
+    if test == "randomization":
+        result = randomized_tukey(scores, n_permutations=n_permutations, rng=rng)
+        how = f"randomized Tukey HSD ({n_permutations} permutations)"
+    else:
+        result = tukey_hsd(scores, blocked=True)
+        how = f"Tukey HSD (systems x queries ANOVA, df = {result.df})"
+    rows = np.array([i for i, _ in index])
+    cols = np.array([j for _, j in index])
+    return np.asarray(result.p_value)[:, rows, cols], how
+
+
+def compare_results(
+    results: Results,
+    *,
+    baseline: str | int | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    pairs: str = "baseline",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    ci: str | None = None,
+    n_resamples: int = 10_000,
+    rng: RngLike = None,
+    strict: bool = False,
+) -> Comparison:
+    """Compare the runs of an evaluation already done (see :func:`compare` for the options)."""
+    from serpeval.stats import cohens_dz, paired_bootstrap, paired_t
+    from serpeval.stats.multiplicity import adjust, canonical_correction
+
+    test = canonical_test(test)
+    correction = canonical_correction(correction, extra=("tukey",))
+    if pairs not in PAIRS:
+        raise OptionError(f"pairs must be 'baseline' or 'all'; got {pairs!r}.")
+    level = check_confidence(confidence)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise OptionError(f"alpha must be a number between 0 and 1 (e.g. 0.05); got {alpha!r}.")
+    ci = ci or ("bca" if test == "bootstrap" else "t")
+    if ci not in CI_METHODS:
+        raise OptionError(f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}.")
+    resamples = check_count(n_resamples, "n_resamples")
+    systems = tuple(results.run_names)
+    if len(systems) < 2:
+        raise StatsError(f"comparing needs at least two runs; got {len(systems)} "
+                         f"({', '.join(systems) or 'none'}). Pass a baseline and a candidate.")
+    if len(set(systems)) != len(systems):
+        raise InputError(f"run names must differ to tell the systems apart; got {', '.join(systems)}.")
+    for m in results.measures:
+        if m.spec.aggregate == "gmean":
+            raise StatsError(f"{m} is a geometric mean; compare tests arithmetic means of per-query "
+                             "values. Compare the underlying measure instead.")
+    if correction == "tukey" and test not in ("t", "randomization"):
+        raise OptionError(f"correction='tukey' goes with test='t' (Tukey HSD) or "
+                          f"test='randomization' (randomized Tukey HSD), not {test!r}; choose "
+                          "holm, bonferroni or bh for that test.")
+    index, base = _pairs(systems, pairs, baseline)
+    query_ids, values, coverage = align_queries(results, strict=strict)
+    generator = as_generator(rng)
+
+    n = len(query_ids)
+    x = values[[i for i, _ in index]].transpose(1, 0, 2)      # [measures, pairs, queries]
+    y = values[[j for _, j in index]].transpose(1, 0, 2)
+    tested = paired_test(test, x, y, confidence=level, n_resamples=resamples,
+                         ci=ci if ci != "t" else "bca", rng=generator)
+    if ci == "t":
+        interval = tested if test == "t" else paired_t(x, y, confidence=level)
+    elif test == "bootstrap" and ci in ("bca", "percentile"):
+        interval = tested
+    else:
+        interval = paired_bootstrap(x, y, n_resamples=resamples, ci=ci, confidence=level,
+                                    rng=generator)
+    method = tested.method
+    p = np.asarray(tested.p_value).reshape(len(results.measures), len(index))
+    if correction == "tukey":
+        corrected, how = _tukey_p(values, index, test, resamples, generator)
+        method += f"; corrected by {how}"
+    else:
+        corrected = adjust(p, correction)
+    effect = np.asarray(cohens_dz(x, y))
+
+    rows = []
+    for j, m in enumerate(results.measures):
+        scale = n if m.spec.aggregate == "sum" else 1.0
+        wins, ties, losses = wins_ties_losses(x[j] - y[j], m.spec.higher_is_better)
+        for k, (a, b) in enumerate(index):
+            mean_a, mean_b = m.aggregate(values[a, j]), m.aggregate(values[b, j])
+            delta = mean_a - mean_b
+            rows.append(PairResult(
+                measure=str(m), system=systems[a], baseline=systems[b], queries=n,
+                mean=mean_a, baseline_mean=mean_b, delta=delta,
+                ci_low=float(np.asarray(interval.ci_low)[j, k]) * scale,
+                ci_high=float(np.asarray(interval.ci_high)[j, k]) * scale,
+                statistic=float(np.asarray(tested.statistic)[j, k]), p_value=float(p[j, k]),
+                p_value_corrected=float(corrected[j, k]),
+                significant=bool(corrected[j, k] <= alpha), effect_size=float(effect[j, k]),
+                wins=int(wins[k]), ties=int(ties[k]), losses=int(losses[k]),
+                improved=(delta > 0) == m.spec.higher_is_better and delta != 0,
+            ))
+    return Comparison(
+        measures=tuple(results.measures), systems=systems, baseline=base, pairs=pairs, test=test,
+        method=method, correction=correction, alpha=float(alpha), confidence=level, ci=ci,
+        resamples=0 if test in ("t", "wilcoxon") else tested.resamples, rows=tuple(rows),
+        query_ids=query_ids, values=values, coverage=coverage, settings=results.settings,
+    )
+
+
+def compare(
+    qrels: Any,
+    runs: Any,
+    measures: str | Measure | Iterable[str | Measure] = ("nDCG@10", "AP"),
+    *,
+    baseline: str | int | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    pairs: str = "baseline",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    ci: str | None = None,
+    n_resamples: int = 10_000,
+    rng: RngLike = None,
+    strict: bool = False,
+    missing: str = "skip",
+    depth: int | None = None,
+    judged_only: bool = False,
+) -> Comparison:
+    """Compare runs with paired significance tests, corrected for multiple comparisons.
+
+    Args:
+        qrels: judgments (anything :func:`serpeval.evaluate` accepts).
+        runs: two or more runs: a list (names from the files) or ``{name: run}``.
+        measures: measure names in any dialect.
+        baseline: name (or index) of the baseline run; default the first.
+        test: ``"t"`` (paired t-test, default), ``"wilcoxon"``, ``"randomization"``
+            (Fisher's sign-flip test, p = (b+1)/(m+1)) or ``"bootstrap"`` (studentized).
+        correction: ``"holm"`` (default), ``"bonferroni"``, ``"bh"``, ``"tukey"``,
+            ``"none"``/None; applied within each measure.
+        pairs: ``"baseline"`` (each system vs the baseline) or ``"all"`` (every pair).
+        alpha: significance level of the corrected p-values.
+        confidence: level of the delta's interval.
+        ci: ``"t"``, ``"bca"`` or ``"percentile"``; default ``"t"`` (``"bca"`` for the
+            bootstrap test).
+        n_resamples: permutations / bootstrap resamples.
+        rng: seed or generator for the resampling tests (never global state).
+        strict: refuse runs evaluated on different queries instead of comparing on the
+            common ones.
+        missing, depth, judged_only: evaluation options (see :func:`serpeval.evaluate`).
+
+    Returns:
+        :class:`Comparison`: ``.rows``, ``.to_dicts()``, ``.render("table")``.
+
+    Raises:
+        StatsError: fewer than two runs, fewer than two common queries.
+        InputError: ``strict`` and different query sets; duplicate run names.
+        OptionError: an unknown test, correction, baseline or interval method.
+
+    Examples:
+        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+        >>> good = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
+        >>> bad = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"x": 2.0, "b": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
+        >>> c = compare(qrels, {"bad": bad, "good": good}, ["RR"])
+        >>> row = c.row("good", "RR")
+        >>> round(row.delta, 4), (row.wins, row.ties, row.losses)
+        (0.3333, (2, 1, 0))
+    """
+    from serpeval.evaluate import evaluate
+
+    results = evaluate(qrels, runs, measures, missing=missing, depth=depth,  # type: ignore[arg-type]
+                       judged_only=judged_only)
+    return compare_results(results, baseline=baseline, test=test, correction=correction,
+                           pairs=pairs, alpha=alpha, confidence=confidence, ci=ci,
+                           n_resamples=n_resamples, rng=rng, strict=strict)
