@@ -37,3 +37,34 @@ def reference() -> Path:
 def trec() -> Path:
     """Real TREC qrels and runs."""
     return need(TREC)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local-mode SparkSession for the whole test run (2 cores, 4 shuffle partitions).
+
+    Skips with the reason when pyspark or Java is not installed.
+    """
+    import shutil
+    import sys
+
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install '.[test]')")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java (17) and none was found on PATH or in JAVA_HOME")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("serpeval-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.pyspark.driver.python", sys.executable)
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -32,6 +32,12 @@ def register(sub: Any) -> None:
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
     p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--backend", choices=("local", "spark"), default="local",
+                   help="local (default), or spark: read the files (TREC, JSONL, Parquet; local "
+                        "or object storage) and evaluate through Spark (needs serpeval[spark])")
+    p.add_argument("--spark-master", metavar="URL",
+                   help="Spark master for --backend spark (default: the active session, "
+                        "spark-submit's setting, or local[*])")
     p.set_defaults(func=run)
 
 
@@ -40,15 +46,20 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.io import read_qrels, read_run
 
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
-    qrels = read_qrels(args.qrels)
-    runs = [read_run(path) for path in args.runs]
-    from serpeval.errors import MissingQueriesWarning
+    if args.backend == "spark":
+        from serpeval.spark.cli import evaluate_files
 
-    with warnings.catch_warnings():
-        # The notes below report the same counts, next to the table.
-        warnings.simplefilter("ignore", MissingQueriesWarning)
-        results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
-                           judged_only=args.judged_only)
+        qrels, runs, results = evaluate_files(args, measures)
+    else:
+        qrels = read_qrels(args.qrels)
+        runs = [read_run(path) for path in args.runs]
+        from serpeval.errors import MissingQueriesWarning
+
+        with warnings.catch_warnings():
+            # The notes below report the same counts, next to the table.
+            warnings.simplefilter("ignore", MissingQueriesWarning)
+            results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
+                               judged_only=args.judged_only)
     notes = coverage_notes(results, qrels, runs)
     if args.format == "json":
         import json

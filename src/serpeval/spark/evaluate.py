@@ -1,0 +1,282 @@
+"""``serpeval.spark.evaluate(qrels_df, run_df, measures)``: the local evaluation, partitioned.
+
+How it works:
+
+1. The run and the qrels are normalised (:mod:`serpeval.spark.frames`) and every row gets
+   a bucket, ``pmod(xxhash64(query_id), buckets)``: all rows of a query share a bucket.
+2. ``run.groupBy(bucket).cogroup(qrels.groupBy(bucket)).applyInArrow(...)`` hands each
+   bucket's rows to :func:`serpeval.spark.groups.evaluate_group`, which runs
+   :func:`serpeval.ranking.rank` and the measure kernels of the local path on many queries
+   at once (one Python call per bucket, not per query).
+3. The output (per-query values, per-bucket coverage counters, errors) is persisted and
+   summarised in one Spark job: aggregates as each measure's spec says, coverage sums,
+   errors. Errors are raised on the driver with their serpeval class.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+
+import serpeval.errors as errors_module
+from serpeval.errors import (
+    EmptyInputError,
+    InputError,
+    InvalidParameterError,
+    MissingQueriesError,
+    MissingQueriesWarning,
+    SerpevalError,
+)
+from serpeval.measures import Measure, parse_measures
+from serpeval.ranking import MISSING_POLICIES, Coverage, Missing
+from serpeval.results import Settings
+from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
+from serpeval.spark.groups import COUNTERS, ERROR, QUERY, STATS, GroupPlan, evaluate_group
+from serpeval.spark.results import SparkResults, SparkRunResult
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column
+
+__all__ = ["evaluate"]
+
+RUN_LABEL = "run DataFrame"
+QRELS_LABEL = "qrels DataFrame"
+
+
+def evaluate(
+    qrels: DataFrame | SparkSource,
+    run: DataFrame | SparkSource | Mapping[str, DataFrame | SparkSource],
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    query_col: str | None = None,
+    doc_col: str | None = None,
+    score_col: str | None = None,
+    relevance_col: str | None = None,
+    run_col: str | None = None,
+    name: str | None = None,
+    missing: Missing = "skip",
+    depth: int | None = None,
+    judged_only: bool = False,
+    float32_scores: bool = False,
+    buckets: int | None = None,
+) -> SparkResults:
+    """Evaluate runs held in Spark DataFrames; the same numbers as :func:`serpeval.evaluate`.
+
+    Args:
+        qrels: judgments, columns ``query_id, doc_id, relevance`` (names configurable).
+        run: system output, columns ``query_id, doc_id, score``; or ``{name: DataFrame}``
+            for several runs, evaluated in one pass against the same qrels.
+        measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``).
+        query_col, doc_col, score_col, relevance_col: column names; by default the names
+            the local readers accept (``query_id``/``qid``/``topic``..., ``doc_id``/
+            ``docno``/``pid``..., ``score``/``sim``, ``relevance``/``rel``/``label``...).
+        run_col: a column of ``run`` that names the run of each row: evaluates every run
+            in it (one extra Spark job lists the names).
+        name: the run's name when ``run`` is one DataFrame (default ``run``).
+        missing: judged queries absent from a run: ``"skip"`` (warning with the count),
+            ``"zero"`` or ``"error"``.
+        depth: keep only the top ``depth`` docs per query (trec_eval ``-M``).
+        judged_only: drop unjudged docs before measuring (trec_eval ``-J``).
+        float32_scores: compare scores as 32-bit floats (trec_eval 9.0.8 / pytrec_eval).
+        buckets: number of query groups, each evaluated by one vectorized Python call
+            (default ``spark.sql.shuffle.partitions``). Every group's rows must fit in a
+            Python worker's memory: aim for at most a few million rows per group.
+
+    Returns:
+        :class:`~serpeval.spark.results.SparkResults`: ``per_query`` (a persisted Spark
+        DataFrame), aggregates and coverage.
+
+    Raises:
+        InputError: a missing column or a column of the wrong type; null ids or scores.
+        ParseError: NaN scores, fractional grades.
+        DuplicateError: a doc retrieved twice for one query, or judged twice.
+        MissingQueriesError: ``missing="error"`` and judged queries are absent.
+        EmptyInputError: no qrels rows, or no rows in a run.
+    """
+    parsed = parse_measures(measures)
+    _check_options(missing, depth, buckets)
+    qrels_df, qrels_label, qrels_source = unwrap(qrels, QRELS_LABEL)
+    judgments = qrels_frame(qrels_df, label=qrels_label, query_col=query_col, doc_col=doc_col,
+                            relevance_col=relevance_col)
+    rows, run_names, run_label = _run_rows(run, run_col, name, query_col, doc_col, score_col)
+    spark = qrels_df.sparkSession
+    plan = GroupPlan(
+        measures=tuple(str(m) for m in parsed), runs=run_names,
+        missing="zero" if missing == "zero" else "skip", depth=depth, judged_only=judged_only,
+        float32_scores=float32_scores, run_label=run_label, qrels_label=qrels_label,
+    )
+    n_buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    raw = _grouped(rows, judgments, plan, n_buckets).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        summaries = _summarise(raw, parsed)
+        _raise_errors(summaries)
+        results = _results(summaries, parsed, plan, missing, run_label)
+    except SerpevalError:
+        raw.unpersist()
+        raise
+    settings = Settings(
+        missing=missing, depth=depth, judged_only=judged_only, float32_scores=float32_scores,
+        qrels=qrels_label, qrels_skipped_lines=qrels_source.skipped_lines if qrels_source else 0,
+    )
+    per_query = raw.where(F.col("kind") == QUERY).select(
+        "run", "query_id", *[F.col(f"m{i}").alias(str(m)) for i, m in enumerate(parsed)]
+    )
+    return SparkResults(parsed, per_query, results, settings, raw)
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _check_options(missing: str, depth: int | None, buckets: int | None) -> None:
+    if missing not in MISSING_POLICIES:
+        raise InvalidParameterError(
+            f"missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}."
+        )
+    for option, value in (("depth", depth), ("buckets", buckets)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise InvalidParameterError(f"{option} must be a positive integer; got {value!r}.")
+
+
+def _run_rows(
+    run: Any, run_col: str | None, name: str | None, query_col: str | None,
+    doc_col: str | None, score_col: str | None,
+) -> tuple[DataFrame, tuple[str, ...], str]:
+    """The rows of every run (with a ``run`` column when there are several), the run
+    names in order, and the label error messages use."""
+    columns = {"query_col": query_col, "doc_col": doc_col, "score_col": score_col}
+    if isinstance(run, Mapping):
+        if not run:
+            raise InputError(f"{RUN_LABEL}: no runs given; pass a DataFrame or {{name: DataFrame}}.")
+        frames = []
+        for run_name, value in run.items():
+            frame, label, _ = unwrap(value, f"{RUN_LABEL} {run_name!r}")
+            rows = run_frame(frame, label=label, **columns)
+            frames.append(rows.withColumn("run", F.lit(str(run_name))))
+        union = frames[0]
+        for frame in frames[1:]:
+            union = union.unionByName(frame)
+        return union, tuple(str(n) for n in run), RUN_LABEL
+    frame, label, source = unwrap(run, RUN_LABEL)
+    if run_col is None:
+        display = name or (source.name if source else "run")
+        return run_frame(frame, label=label, **columns), (display,), label
+    if run_col not in frame.columns:
+        raise InputError(f"{label}: no column {run_col!r} (run_col); found columns "
+                         f"{', '.join(frame.columns)}.")
+    rows = run_frame(frame, label=label, **columns).withColumn(
+        "run", frame[run_col].cast("string"))
+    names = sorted(r[0] for r in rows.select("run").distinct().collect() if r[0] is not None)
+    if rows.where(F.col("run").isNull()).limit(1).count():
+        raise InputError(f"{label}: some rows have no run name (null in column {run_col!r}).")
+    return rows, tuple(names), label
+
+
+# ----------------------------------------------------------------------------- the job
+
+
+def _grouped(run: DataFrame, qrels: DataFrame, plan: GroupPlan, buckets: int) -> DataFrame:
+    """The output rows of :func:`evaluate_group` for every bucket of queries."""
+    def bucket(frame: DataFrame) -> DataFrame:
+        return frame.withColumn("bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets)))
+
+    def apply(run_table: pa.Table, qrels_table: pa.Table) -> pa.Table:
+        return evaluate_group(run_table, qrels_table, plan)
+
+    return (bucket(run).groupBy("bucket")
+            .cogroup(bucket(qrels).groupBy("bucket"))
+            .applyInArrow(apply, schema=from_arrow_schema(plan.schema())))
+
+
+_AGGREGATES = {
+    # Spark's form of serpeval.measures._spec.aggregate (tests check they agree).
+    "mean": F.avg,
+    "sum": F.sum,
+    "gmean": lambda c: F.exp(F.avg(F.log(F.greatest(c, F.lit(1e-5))))),
+}
+
+
+def _aggregate(how: str, column: Column) -> Column:
+    if how not in _AGGREGATES:
+        raise InvalidParameterError(f"no Spark form of the {how!r} aggregate.")
+    return _AGGREGATES[how](column)
+
+
+def _summarise(raw: DataFrame, measures: tuple[Measure, ...]) -> list[dict[str, Any]]:
+    """One Spark job: per run, aggregates, coverage counters, missing ids and errors."""
+    kind = F.col("kind")
+    columns = [F.count(F.when(kind == QUERY, 1)).alias("queries")]
+    columns += [_aggregate(m.spec.aggregate, F.when(kind == QUERY, F.col(f"m{i}"))).alias(f"m{i}")
+                for i, m in enumerate(measures)]
+    columns += [F.sum(F.when(kind == STATS, F.col(c))).alias(c) for c in COUNTERS]
+    columns += [
+        F.flatten(F.collect_list(F.when(kind == STATS, F.col("missing_ids")))).alias("missing_ids"),
+        F.collect_list(F.when(kind == ERROR, F.struct("error_type", "message"))).alias("errors"),
+    ]
+    return [row.asDict(recursive=True) for row in raw.groupBy("run").agg(*columns).collect()]
+
+
+def _raise_errors(summaries: list[dict[str, Any]]) -> None:
+    found = sorted((e["message"], e["error_type"]) for s in summaries for e in s["errors"])
+    if not found:
+        return
+    message, kind = found[0]
+    cls = getattr(errors_module, kind, None)
+    if not (isinstance(cls, type) and issubclass(cls, SerpevalError)):
+        cls = InputError
+    more = f" ({len(found) - 1} more error(s) in other query groups.)" if len(found) > 1 else ""
+    raise cls(message + more)
+
+
+def _results(summaries: list[dict[str, Any]], measures: tuple[Measure, ...],
+             plan: GroupPlan, missing: str, run_label: str) -> tuple[SparkRunResult, ...]:
+    by_run = {s["run"]: s for s in summaries if s["run"] is not None}
+    judged = max((s["judged_queries"] or 0 for s in by_run.values()), default=0)
+    if judged == 0:
+        raise EmptyInputError(f"{plan.qrels_label}: the qrels have no rows.")
+    results = []
+    for name in plan.runs:
+        s = by_run[name]
+        label = run_label if len(plan.runs) == 1 else f"{run_label} (run {name!r})"
+        if not s["run_queries"]:
+            raise EmptyInputError(f"{label}: the run has no rows.")
+        coverage = Coverage(run=name, missing=tuple(sorted(s["missing_ids"])),
+                            missing_policy=missing, **{c: int(s[c] or 0) for c in COUNTERS})
+        _report_missing(coverage, missing, label)
+        aggregates = {str(m): _number(s[f"m{i}"]) for i, m in enumerate(measures)}
+        results.append(SparkRunResult(name, int(s["queries"]), aggregates, coverage))
+    return tuple(results)
+
+
+def _report_missing(coverage: Coverage, missing: str, label: str) -> None:
+    """The local path's warning (``skip``) or error (``error``) for absent judged queries."""
+    ids = coverage.missing
+    if not ids:
+        return
+    if missing == "error":
+        shown = ", ".join(repr(q) for q in ids[:5])
+        more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+        raise MissingQueriesError(
+            f"{label}: {len(ids)} judged queries have no results in run {coverage.run!r}: "
+            f"{shown}{more}. Use missing='skip' to leave them out or missing='zero' to count "
+            "them as 0."
+        )
+    if missing == "skip":
+        warnings.warn(
+            MissingQueriesWarning(
+                f"run {coverage.run!r}: {len(ids)} of {coverage.judged_queries} judged queries "
+                "have no results and were skipped (missing='skip', trec_eval's default); use "
+                "missing='zero' (trec_eval -c) to count them as 0."
+            ),
+            stacklevel=4,
+        )
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)

@@ -1,0 +1,248 @@
+"""What each Spark task runs: one group of queries through the local machinery.
+
+Spark co-groups the run rows and the judgments of a group of queries (a hash bucket of the
+query id, so a query never straddles two groups) and hands them to :func:`evaluate_group`
+as two Arrow tables. The function builds :class:`~serpeval.data.Qrels` and
+:class:`~serpeval.data.Run`, ranks them with :func:`serpeval.ranking.rank` and computes
+every measure with its one kernel: exactly what :func:`serpeval.evaluate` does, so every
+registered measure works on Spark with no Spark-specific code per measure.
+
+It returns one Arrow table (schema :meth:`GroupPlan.schema`) holding three kinds of rows:
+
+* ``kind="query"``: one per evaluated query and run, the value of every measure in
+  columns ``m0, m1, ...`` (in the order of :attr:`GroupPlan.measures`);
+* ``kind="stats"``: one per run and group, the :class:`~serpeval.ranking.Coverage`
+  counters of the group (they add up over groups) and the ids of its missing queries;
+* ``kind="error"``: a :class:`~serpeval.errors.SerpevalError` found in the group (a null
+  id, a NaN score, a document retrieved or judged twice), raised again on the driver with
+  the same class. Raising inside a Spark task would reach the user as a Java stack trace.
+
+This module imports no pyspark: it is a plain Arrow-in, Arrow-out function, tested
+without Spark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from serpeval._arrays import segment_ids
+from serpeval.data import Qrels, Run
+from serpeval.errors import DuplicateError, InputError, ParseError, SerpevalError
+from serpeval.io.trec import find_duplicate
+from serpeval.measures import parse_measures
+from serpeval.ranking import Coverage, index_qrels, rank, rank_order
+
+if TYPE_CHECKING:
+    from serpeval.measures import Measure
+
+__all__ = ["COUNTERS", "QUERY", "STATS", "ERROR", "GroupPlan", "evaluate_group"]
+
+QUERY, STATS, ERROR = "query", "stats", "error"
+
+#: The integer counters of :class:`Coverage`; each adds up over query groups.
+COUNTERS: tuple[str, ...] = tuple(f.name for f in fields(Coverage) if f.type in ("int", int))
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """Everything a task needs besides its rows (small, pickled into every task).
+
+    Attributes:
+        measures: canonical measure names, in output order.
+        runs: the run names; a group evaluates every one of them, also those with no rows
+            in the group (their judged queries there are missing).
+        missing: ``skip`` or ``zero``; ``error`` is decided on the driver from the counts.
+        depth, judged_only, float32_scores: as in :func:`serpeval.evaluate`.
+        run_label, qrels_label: how error messages name the two inputs.
+    """
+
+    measures: tuple[str, ...]
+    runs: tuple[str, ...] = ("run",)
+    missing: str = "skip"
+    depth: int | None = None
+    judged_only: bool = False
+    float32_scores: bool = False
+    run_label: str = "run DataFrame"
+    qrels_label: str = "qrels DataFrame"
+
+    @cached_property
+    def parsed(self) -> tuple[Measure, ...]:
+        """The bound measures (parsed once per task process)."""
+        return parse_measures(list(self.measures))
+
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of :func:`evaluate_group`'s output."""
+        return pa.schema(
+            [("kind", pa.string()), ("run", pa.string()), ("query_id", pa.string())]
+            + [(f"m{i}", pa.float64()) for i in range(len(self.measures))]
+            + [(name, pa.int64()) for name in COUNTERS]
+            + [("missing_ids", pa.list_(pa.string())), ("error_type", pa.string()),
+               ("message", pa.string())]
+        )
+
+
+def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
+    """Evaluate the queries of one group.
+
+    Args:
+        run: columns ``query_id`` (string), ``doc_id`` (string), ``score`` (float64) and,
+            when several runs are evaluated, ``run`` (string). Other columns are ignored.
+        qrels: columns ``query_id``, ``doc_id`` and ``relevance`` (int64, or float64 with
+            integral values).
+        plan: the measures and options.
+
+    Returns:
+        A table with :meth:`GroupPlan.schema`: per-query rows, one stats row per run, or a
+        single error row.
+    """
+    try:
+        judgments = _qrels(qrels, plan.qrels_label)
+        index = index_qrels(judgments)
+        parts = [_evaluate_run(index, judgments, name, _run_rows(run, name, plan), plan)
+                 for name in plan.runs]
+    except SerpevalError as exc:
+        return _error_table(exc, plan)
+    return pa.concat_tables(table for part in parts for table in part)
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _qrels(table: pa.Table, label: str) -> Qrels:
+    """Qrels from the group's judgments, refusing nulls, fractional grades, duplicates."""
+    _refuse_nulls(table, ("query_id", "doc_id", "relevance"), label)
+    relevance = table["relevance"]
+    grades = relevance.to_numpy()
+    if pa.types.is_floating(relevance.type):
+        bad = np.flatnonzero(grades != np.round(grades))
+        if bad.size:
+            raise ParseError(
+                f"{label}: relevance {grades[bad[0]]!r} of document "
+                f"{table['doc_id'][int(bad[0])].as_py()!r} for query "
+                f"{table['query_id'][int(bad[0])].as_py()!r} is not an integer grade."
+            )
+    qrels = Qrels(table["query_id"], table["doc_id"], grades.astype(np.int64), source=label)
+    first, _second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    if first >= 0:
+        raise DuplicateError(
+            f"{label}: document {qrels.doc_ids[first].as_py()!r} is judged twice for query "
+            f"{qrels.query_ids[first].as_py()!r}. Keep one judgment per (query, document)."
+        )
+    return qrels
+
+
+def _run_rows(table: pa.Table, name: str, plan: GroupPlan) -> Run:
+    """The rows of run ``name`` in this group, refusing nulls and NaN scores."""
+    if "run" in table.column_names:
+        table = table.filter(pc.equal(table["run"], name))
+    label = plan.run_label if len(plan.runs) == 1 else f"{plan.run_label} (run {name!r})"
+    _refuse_nulls(table, ("query_id", "doc_id", "score"), label)
+    scores = table["score"].to_numpy()
+    nan = np.flatnonzero(np.isnan(scores))
+    if nan.size:
+        raise ParseError(
+            f"{label}: the score of document {table['doc_id'][int(nan[0])].as_py()!r} for query "
+            f"{table['query_id'][int(nan[0])].as_py()!r} is NaN (at least {nan.size} such "
+            "row(s)); scores must be numbers (NaN has no rank)."
+        )
+    return Run(table["query_id"], table["doc_id"], scores, name=name, source=label,
+               source_kind="table")
+
+
+def _refuse_nulls(table: pa.Table, columns: tuple[str, ...], label: str) -> None:
+    for column in columns:
+        values = table[column]
+        if values.null_count:
+            row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+            query = table["query_id"][row].as_py()
+            example = f" (e.g. a row of query {query!r})" if query is not None else ""
+            role = column.replace("_", " ")
+            raise InputError(
+                f"{label}: at least {values.null_count} row(s) have no {role} (null){example}. "
+                "Fill or drop them before evaluating."
+            )
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def _evaluate_run(index: Any, qrels: Qrels, name: str, run: Run, plan: GroupPlan) -> list[pa.Table]:
+    try:
+        rankings = rank(index, run, missing=plan.missing, depth=plan.depth,  # type: ignore[arg-type]
+                        judged_only=plan.judged_only, float32_scores=plan.float32_scores)
+    except DuplicateError:
+        query, doc = _refused_duplicate(run, qrels, plan)
+        raise DuplicateError(
+            f"{run.source}: document {doc!r} is retrieved twice for query {query!r}. trec_eval "
+            "refuses such runs; keep one row per (query, document), e.g. with "
+            "dropDuplicates on the query and doc columns."
+        ) from None
+    n = rankings.n_queries
+    values = [m.compute(rankings) for m in plan.parsed]
+    per_query = {
+        "kind": pa.repeat(pa.scalar(QUERY), n),
+        "run": pa.repeat(pa.scalar(name), n),
+        "query_id": pa.array(rankings.query_ids, type=pa.string()),
+        **{f"m{i}": pa.array(column, type=pa.float64()) for i, column in enumerate(values)},
+    }
+    stats = _stats_row(rankings.coverage, plan)
+    return [_complete(per_query, n, plan), stats]
+
+
+def _stats_row(coverage: Coverage, plan: GroupPlan) -> pa.Table:
+    row = {
+        "kind": [STATS],
+        "run": [coverage.run],
+        **{name: [getattr(coverage, name)] for name in COUNTERS},
+        "missing_ids": pa.array([list(coverage.missing)], type=pa.list_(pa.string())),
+    }
+    return _complete(row, 1, plan)
+
+
+def _error_table(exc: SerpevalError, plan: GroupPlan) -> pa.Table:
+    return _complete({"kind": [ERROR], "error_type": [type(exc).__name__], "message": [str(exc)]},
+                     1, plan)
+
+
+def _complete(columns: dict[str, Any], n: int, plan: GroupPlan) -> pa.Table:
+    """A table with the full output schema: the given columns, nulls elsewhere."""
+    schema = plan.schema()
+    arrays = []
+    for f in schema:
+        value = columns.get(f.name)
+        if value is None:
+            arrays.append(pa.nulls(n, type=f.type))
+        elif isinstance(value, pa.Array):
+            arrays.append(value)
+        else:
+            arrays.append(pa.array(value, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _refused_duplicate(run: Run, qrels: Qrels, plan: GroupPlan) -> tuple[str, str]:
+    """The (query, doc) that :func:`rank` refused: retrieved twice for a judged query, within
+    the depth cut (trec_eval checks after the cut). Only called on that error path."""
+    judged = pc.is_in(run.query_ids, value_set=pc.unique(qrels.query_ids))
+    keep = judged.to_numpy(zero_copy_only=False)
+    scores = run.scores[keep]
+    if plan.float32_scores:
+        scores = scores.astype(np.float32).astype(np.float64)
+    candidates = Run(run.query_ids.filter(judged), run.doc_ids.filter(judged), scores)
+    order = rank_order(candidates)
+    queries, docs = candidates.query_ids.take(order), candidates.doc_ids.take(order)
+    if plan.depth is not None:
+        starts = np.flatnonzero(
+            np.concatenate([[True], pc.not_equal(queries[1:], queries[:-1]).to_numpy(zero_copy_only=False)])
+        )
+        offsets = np.append(starts, len(order))
+        position = np.arange(len(order)) - starts[segment_ids(offsets)]
+        within = pa.array(position < plan.depth)
+        queries, docs = queries.filter(within), docs.filter(within)
+    first, _second = find_duplicate(queries, docs)
+    return queries[first].as_py(), docs[first].as_py()

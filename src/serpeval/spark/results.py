@@ -1,0 +1,141 @@
+"""What :func:`serpeval.spark.evaluate` returns: per-query values as a Spark DataFrame,
+aggregates and coverage on the driver.
+
+:class:`SparkResults` answers the same questions as :class:`serpeval.results.Results`
+(``means``, ``to_dicts``, ``to_json_dict``, ``coverage``), so the same renderers and the
+command line's table work on it; :meth:`SparkResults.to_local` collects the per-query values
+into a local :class:`~serpeval.results.Results` for significance tests and reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.measures import Measure, parse_measure
+from serpeval.results import Results, RunResult, Settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from serpeval.ranking import Coverage
+
+__all__ = ["SparkResults", "SparkRunResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class SparkRunResult:
+    """Aggregates and coverage of one run.
+
+    Attributes:
+        name: the run's name.
+        queries: number of evaluated queries.
+        aggregates: ``{measure: value}`` combined as each measure's spec says (mean, sum for
+            counts, geometric mean); NaN when no query was evaluated.
+        coverage: which queries were evaluated, missing or ignored, summed over all groups.
+    """
+
+    name: str
+    queries: int
+    aggregates: dict[str, float]
+    coverage: Coverage
+
+
+@dataclass(frozen=True, eq=False)
+class SparkResults:
+    """Results of an evaluation on Spark.
+
+    Attributes:
+        measures: the measures, in the order asked.
+        per_query: Spark DataFrame ``run, query_id, <measure>...`` with one row per evaluated
+            (run, query); column names are the canonical measure names (write
+            ``F.col("`nDCG@10`")`` in Spark SQL expressions). It is persisted (memory and
+            disk) so reading it does not evaluate again; :meth:`unpersist` frees it.
+        runs: one :class:`SparkRunResult` per run.
+        settings: the options used (the report header's rules).
+    """
+
+    measures: tuple[Measure, ...]
+    per_query: DataFrame
+    runs: tuple[SparkRunResult, ...]
+    settings: Settings
+    _cached: Any = None
+
+    @property
+    def run_names(self) -> list[str]:
+        """Display names of the runs."""
+        return [r.name for r in self.runs]
+
+    @property
+    def aggregates(self) -> dict[str, dict[str, float]]:
+        """``{run: {measure: aggregate}}``."""
+        return {r.name: dict(r.aggregates) for r in self.runs}
+
+    def __getitem__(self, name: str) -> SparkRunResult:
+        for run in self.runs:
+            if run.name == name:
+                return run
+        raise KeyError(f"no run named {name!r}; runs: {', '.join(self.run_names)}")
+
+    def means(self, run: str | None = None) -> dict[str, float]:
+        """``{measure: aggregate}`` of ``run`` (the only run when there is one)."""
+        if run is None:
+            if len(self.runs) != 1:
+                raise KeyError(f"several runs; name one of {', '.join(self.run_names)}")
+            return dict(self.runs[0].aggregates)
+        return dict(self[run].aggregates)
+
+    def aggregate(self, run: str, measure: str | Measure) -> float:
+        """The aggregate of one run and measure."""
+        return self[run].aggregates[str(parse_measure(measure))]
+
+    def coverage(self) -> list[dict[str, Any]]:
+        """One coverage dict per run (missing, ignored, truncated, ties)."""
+        return [run.coverage.to_dict() for run in self.runs]
+
+    # ------------------------------------------------------------------ export
+    def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
+        """Rows as :meth:`serpeval.results.Results.to_dicts` gives them.
+
+        ``per_query=True`` collects every per-query row to the driver (runs in order,
+        queries in byte order); for large evaluations write :attr:`per_query` instead.
+        """
+        if not per_query:
+            return [{"run": r.name, "queries": r.queries, **r.aggregates} for r in self.runs]
+        return self.to_local().to_dicts(per_query=True)
+
+    def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """Everything as a JSON-ready dict: measures, aggregates, coverage, rules."""
+        out: dict[str, Any] = {
+            "measures": [str(m) for m in self.measures],
+            "results": self.to_dicts(),
+            "coverage": self.coverage(),
+            "rules": self.settings.rules(),
+        }
+        if per_query:
+            out["per_query"] = self.to_dicts(per_query=True)
+        return out
+
+    def to_local(self) -> Results:
+        """Collect the per-query values into a local :class:`~serpeval.results.Results`."""
+        names = [str(m) for m in self.measures]
+        table = self.per_query.orderBy("run", "query_id").toArrow()
+        runs = []
+        for run in self.runs:
+            rows = table.filter(np.asarray(table["run"].to_numpy(zero_copy_only=False) == run.name))
+            values = np.column_stack([rows[name].to_numpy() for name in names]) if names else \
+                np.zeros((rows.num_rows, 0))
+            query_ids = np.array(rows["query_id"].to_pylist(), dtype=object)
+            runs.append(RunResult(run.name, run.name, query_ids, values, run.coverage))
+        return Results(self.measures, tuple(runs), self.settings)
+
+    def unpersist(self) -> None:
+        """Free the cached per-query values (Spark evaluates them again if read later)."""
+        if self._cached is not None:
+            self._cached.unpersist()
+
+    def __repr__(self) -> str:
+        return (f"SparkResults({len(self.runs)} run(s) x {len(self.measures)} measure(s): "
+                f"{', '.join(self.run_names)})")
