@@ -26,8 +26,10 @@ __all__ = [
     "Results",
     "Run",
     "__version__",
+    "compare",
     "dcg",
     "evaluate",
+    "gate",
     "ndcg",
     "parse_measure",
     "read_qrels",
@@ -43,6 +45,8 @@ _LAZY = {
     "Run": "serpeval.data",
     "Results": "serpeval.results",
     "evaluate": "serpeval.evaluate",
+    "compare": "serpeval.comparison",
+    "gate": "serpeval.ci_gate",
     "read_qrels": "serpeval.io",
     "read_run": "serpeval.io",
     "dcg": "serpeval.formulas",
@@ -51,6 +55,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from serpeval.ci_gate import gate
+    from serpeval.comparison import compare
     from serpeval.data import Qrels, Run
     from serpeval.evaluate import evaluate
     from serpeval.formulas import dcg, ndcg, reciprocal_rank

@@ -224,6 +224,7 @@ def _p_is(value: float, digits: int) -> str:
 
 def gate_results(
     results: Results,
+    measures: str | Measure | Iterable[str | Measure] | None = None,
     *,
     max_drop: float = 0.01,
     relative: bool = False,
@@ -237,8 +238,10 @@ def gate_results(
 ) -> GateResult:
     """The gate on an evaluation already done: run 0 is the baseline, run 1 the candidate.
 
-    See :func:`gate` for the options.
+    ``measures`` picks some of the evaluated measures (default all); see :func:`gate` for
+    the other options.
     """
+    from serpeval.measures import parse_measures
     from serpeval.stats import paired_t
     from serpeval.stats.multiplicity import holm
 
@@ -253,9 +256,14 @@ def gate_results(
     if len(results.runs) != 2:
         raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
                           f"{len(results.runs)}.")
+    measures_ = results.measures if measures is None else parse_measures(measures)  # type: ignore[arg-type]
+    absent = [str(m) for m in measures_ if m not in results.measures]
+    if absent:
+        raise OptionError(f"{', '.join(absent)} not evaluated; evaluated: "
+                          f"{', '.join(map(str, results.measures))}.")
     query_ids, values, coverage = align_queries(results, strict=strict)
+    values = values[:, [results.measures.index(m) for m in measures_]]
     n = len(query_ids)
-    measures_ = results.measures
     orient = np.array([1.0 if m.spec.higher_is_better else -1.0 for m in measures_])
     gain = (values[1] - values[0]) * orient[:, None]              # [measures, queries]
     base_means = np.array([m.aggregate(values[0, j]) for j, m in enumerate(measures_)])

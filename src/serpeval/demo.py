@@ -175,10 +175,38 @@ def section_offline(collection: DemoCollection, console: Console, state: dict[st
     state["better"], state["worse"] = better, worse
 
 
+def section_compare(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
+    """Is the difference real? Randomization test, Holm correction, CI, d_z; then the CI gate."""
+    from serpeval.ci_gate import gate_results
+    from serpeval.comparison import compare_results
+    from serpeval.evaluate import evaluate
+    from serpeval.report.comparison import human_rows, legend, rich_comparison_table
+
+    results = state.get("results") or evaluate(collection.qrels, collection.runs, collection.measures)
+    comparison = compare_results(results, test="randomization", rng=0)
+    state["comparison"] = comparison
+    console.print(f"[bold]Significance[/bold] - {comparison.description()}")
+    rows, cols, styles = human_rows(comparison)
+    console.print(rich_comparison_table(rows, cols, styles))
+    for note in [*comparison.notes(), legend(comparison)]:
+        console.print(note, markup=False)
+    key = str(comparison.measures[0])
+    row = comparison.rows[0]
+    verdict = "a real difference" if row.significant else "not distinguishable from chance"
+    console.print(f"{row.system} vs {row.baseline} on {key}: {row.delta:+.4f} "
+                  f"(95% CI [{row.ci_low:+.4f}, {row.ci_high:+.4f}], p = {row.p_value:.4f}, "
+                  f"d_z = {row.effect_size:+.2f}): {verdict}.", markup=False)
+    first, second = results.runs[0].name, results.runs[1].name
+    decision = gate_results(results, [key], max_drop=0.01)
+    console.print(f"serpeval gate --baseline {first} --candidate {second} -m {key} --max-drop 0.01 "
+                  f"would {'PASS (exit 0)' if decision.passed else 'FAIL (exit 1)'}: one-sided 95% "
+                  f"lower bound of the delta {decision.checks[0].bound:+.4f} vs -0.0100.", markup=False)
+
+
 Section = Callable[[DemoCollection, "Console", dict[str, Any]], None]
 
 #: The demo's sections, in order. Later features append theirs.
-SECTIONS: list[Section] = [section_offline]
+SECTIONS: list[Section] = [section_offline, section_compare]
 
 
 def run_demo(collection: DemoCollection | None = None, console: Console | None = None) -> dict[str, Any]:

@@ -22,8 +22,8 @@ from serpeval.report.table import FORMATS, latex_escape, render
 if TYPE_CHECKING:
     from serpeval.comparison import Comparison, PairResult
 
-__all__ = ["FORMATS", "format_p", "human_rows", "latex_table", "render_comparison", "system_letter",
-           "text_table"]
+__all__ = ["FORMATS", "format_p", "human_rows", "latex_table", "legend", "render_comparison",
+           "rich_comparison_table", "system_letter", "text_table"]
 
 
 def _signed(value: float, digits: int) -> str:
@@ -66,7 +66,7 @@ def human_rows(c: Comparison, digits: int = 4) -> tuple[list[dict[str, Any]], li
         by_measure.setdefault(row.measure, []).append(row)
     for measure, group in by_measure.items():
         if c.pairs == "baseline":
-            rows.append({"measure": measure, "system": f"{c.baseline} (baseline)",
+            rows.append({"measure": measure, "system": c.baseline, ci_col: "(baseline)",
                          "mean": f"{group[0].baseline_mean:.{digits}f}"})
         for r in group:
             out: dict[str, Any] = {"measure": measure, "system": r.system}
@@ -87,7 +87,7 @@ def human_rows(c: Comparison, digits: int = 4) -> tuple[list[dict[str, Any]], li
     return rows, cols, styles
 
 
-def _legend(c: Comparison) -> str:
+def legend(c: Comparison) -> str:
     reference = "the baseline" if c.pairs == "baseline" else "the vs system"
     return (f"sig: ▲ significantly better / ▼ worse than {reference} "
             f"(corrected p <= {c.alpha:g}); W/T/L: queries won/tied/lost")
@@ -107,7 +107,7 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
         return json.dumps(c.to_json_dict(per_query=per_query), indent=2) + "\n"
     if fmt in ("csv", "tsv"):
         return render(c.to_dicts(per_query=per_query), fmt)
-    notes = [*c.notes(), _legend(c)]
+    notes = [*c.notes(), legend(c)]
     if per_query:
         return render(_per_query_rows(c, digits), fmt, digits=digits, title=c.description(),
                       notes=notes, color=color, width=width)
@@ -122,7 +122,7 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-_TEXT_COLUMNS = ("measure", "system", "vs", "query_id", "query", "baseline", "result")
+_TEXT_COLUMNS = ("measure", "system", "vs", "query_id", "query", "result")
 
 
 def _markdown(rows: Sequence[dict[str, Any]], cols: list[str], *, title: str,
@@ -135,18 +135,16 @@ def _markdown(rows: Sequence[dict[str, Any]], cols: list[str], *, title: str,
     return "\n".join(lines) + "\n"
 
 
-def text_table(rows: Sequence[dict[str, Any]], cols: list[str],
-               styles: dict[tuple[int, str], str] | None = None, *, notes: Sequence[str] = (),
-               color: bool = False, width: int | None = None) -> str:
-    """A terminal table of preformatted cells: names left, numbers right; nothing wraps.
+def rich_comparison_table(rows: Sequence[dict[str, Any]], cols: list[str],
+                          styles: dict[tuple[int, str], str] | None = None) -> Any:
+    """A :class:`rich.table.Table` of preformatted cells: names left, numbers right, no wrapping.
 
     A new section (a rule) starts wherever the ``measure`` column changes.
     """
-    styles = styles or {}
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    styles = styles or {}
     table = Table(header_style="bold")
     for col in cols:
         table.add_column(col, justify="left" if col in _TEXT_COLUMNS else "right", no_wrap=True)
@@ -161,10 +159,19 @@ def text_table(rows: Sequence[dict[str, Any]], cols: list[str],
             style = styles.get((i, col))
             cells.append(f"[{style}]{text}[/{style}]" if style else text)
         table.add_row(*cells)
+    return table
+
+
+def text_table(rows: Sequence[dict[str, Any]], cols: list[str],
+               styles: dict[tuple[int, str], str] | None = None, *, notes: Sequence[str] = (),
+               color: bool = False, width: int | None = None) -> str:
+    """:func:`rich_comparison_table` as text (ANSI colours only when ``color``), then ``notes``."""
+    from rich.console import Console
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width or 200, color_system="standard" if color else None,
                       force_terminal=color, highlight=False)
-    console.print(table)
+    console.print(rich_comparison_table(rows, cols, styles))
     text = "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
     return text + "".join(f"{note}\n" for note in notes)
 
