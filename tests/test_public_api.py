@@ -19,3 +19,10 @@ def test_import_is_light() -> None:
             "print(sorted(heavy & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_evaluate_stays_the_function_after_its_module_is_imported() -> None:
+    import serpeval.evaluate  # noqa: F401 - the submodule of the same name
+
+    assert callable(serpeval.evaluate)
+    assert serpeval.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["AP"]).means("run") == {"AP": 1.0}

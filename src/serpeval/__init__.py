@@ -15,6 +15,8 @@ Examples:
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -76,3 +78,21 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """Keeps ``serpeval.evaluate`` the function when the submodule of the same name loads.
+
+    Importing ``serpeval.evaluate`` (the module) makes Python set the package attribute
+    ``evaluate`` to that module; this refuses that one overwrite, so the public function
+    stays reachable. The module is still importable (``from serpeval.evaluate import ...``
+    reads it from ``sys.modules``).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

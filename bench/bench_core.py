@@ -1,0 +1,139 @@
+"""End-to-end speed and peak memory: serpeval vs ranx vs pytrec_eval, and the parsing floor.
+
+Each tool runs in a fresh process (import + parse qrels and run + evaluate nDCG@10, AP,
+P@10, R@100, RR) on the same generated files; wall time and peak RSS (from ``wait4``) are
+taken by this parent. ranx gets one untimed warm-up run first so that its numba cache is
+on disk (its per-process JIT load is still counted, as users pay it). The "floor" is
+Arrow's CSV reader tokenizing the run into (query, doc, score) columns, the least any
+reader must do.
+
+    python bench/data.py --queries 10000 --docs 1000
+    python bench/bench_core.py --queries 10000 --docs 1000 --repeat 5
+
+Prints a table of medians and writes it to ``bench/results/core_<q>x<d>.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from data import generate  # noqa: E402
+
+MEASURES = ["nDCG@10", "AP", "P@10", "R@100", "RR"]
+
+CHILD = {
+    "serpeval": """
+import serpeval, json, sys
+res = serpeval.evaluate(sys.argv[1], sys.argv[2], {measures})
+print(json.dumps(res.means(res.run_names[0])))
+""",
+    "pytrec_eval": """
+import json, sys
+import pytrec_eval
+def load(path, n):
+    out = {{}}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            out.setdefault(parts[0], {{}})[parts[2]] = int(parts[3]) if n == 4 else float(parts[4])
+    return out
+qrels, run = load(sys.argv[1], 4), load(sys.argv[2], 6)
+names = {{"ndcg_cut.10": "nDCG@10", "map": "AP", "P.10": "P@10", "recall.100": "R@100", "recip_rank": "RR"}}
+per_query = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)
+keys = {{"ndcg_cut_10": "nDCG@10", "map": "AP", "P_10": "P@10", "recall_100": "R@100", "recip_rank": "RR"}}
+print(json.dumps({{v: sum(q[k] for q in per_query.values()) / len(per_query) for k, v in keys.items()}}))
+""",
+    "ranx": """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from ranx import Qrels, Run, evaluate
+qrels = Qrels.from_file(sys.argv[1], kind="trec")
+run = Run.from_file(sys.argv[2], kind="trec")
+names = {{"ndcg@10": "nDCG@10", "map": "AP", "precision@10": "P@10", "recall@100": "R@100", "mrr": "RR"}}
+res = evaluate(qrels, run, list(names))
+print(json.dumps({{names[k]: float(v) for k, v in res.items()}}))
+""",
+    "floor (Arrow CSV tokenize)": """
+import json, sys
+import pyarrow as pa, pyarrow.csv as csv
+read = csv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"], block_size=1 << 24)
+parse = csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False)
+convert = csv.ConvertOptions(column_types={{"q": pa.string(), "d": pa.string(), "s": pa.float64()}},
+                             include_columns=["q", "d", "s"])
+table = csv.read_csv(sys.argv[2], read_options=read, parse_options=parse, convert_options=convert)
+print(json.dumps({{"rows": table.num_rows}}))
+""",
+}
+
+
+def run_child(tool: str, qrels: Path, run: Path) -> tuple[float, float, dict]:
+    """Wall seconds, peak RSS in MB and the printed JSON of one fresh process."""
+    code = CHILD[tool].format(measures=MEASURES)
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, str(qrels), str(run)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    out = proc.stdout.read().decode()  # type: ignore[union-attr]
+    err = proc.stderr.read().decode()  # type: ignore[union-attr]
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{tool} failed:\n{err}")
+    return wall, usage.ru_maxrss / 1024, json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--docs", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tools", default=",".join(CHILD))
+    args = parser.parse_args()
+    qrels, run = generate(args.queries, args.docs)
+    tools = [t.strip() for t in args.tools.split(",")]
+    if "ranx" in tools:
+        run_child("ranx", qrels, run)  # warm the numba cache (not timed)
+    rows = {}
+    values = {}
+    for tool in tools:
+        walls, peaks = [], []
+        for _ in range(args.repeat):
+            wall, peak, out = run_child(tool, qrels, run)
+            walls.append(wall)
+            peaks.append(peak)
+            values[tool] = out
+            print(f"{tool:28s} {wall:7.2f} s  {peak:7.0f} MB", flush=True)
+        rows[tool] = (statistics.median(walls), min(walls), max(peaks))
+    ours = rows.get("serpeval", (float("nan"),) * 3)[0]
+    lines = [
+        f"End-to-end on {args.queries:,} queries x {args.docs:,} docs ({run.stat().st_size / 1e6:.0f} MB run), "
+        f"fresh process each, median of {args.repeat} (machine: {os.cpu_count()} cores, shared)",
+        "",
+        "| tool | median s | min s | peak MB | time / serpeval's |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for tool, (median, low, peak) in rows.items():
+        lines.append(f"| {tool} | {median:.2f} | {low:.2f} | {peak:.0f} | {median / ours:.2f} |")
+    if "serpeval" in values:
+        lines += ["", "Means agree: " + ", ".join(
+            f"{tool}: max |diff| {max(abs(values[tool][m] - values['serpeval'][m]) for m in MEASURES):.1e}"
+            for tool in values if tool not in ("serpeval",) and "floor" not in tool)]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = HERE / "results" / f"core_{args.queries}x{args.docs}.md"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
