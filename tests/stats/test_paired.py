@@ -1,0 +1,122 @@
+"""Paired t-test, Wilcoxon and d_z against scipy.stats on the same numbers, plus hand-worked cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from serpeval.errors import OptionError, StatsError
+from serpeval.stats import cohens_dz, paired_t, wilcoxon
+
+ALTERNATIVES = ["two-sided", "greater", "less"]
+
+
+def _pair(seed: int, n: int = 40, shift: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.random(n)
+    return np.clip(y + shift + rng.normal(0, 0.15, n), 0, 1), y
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_t_equals_scipy_ttest_rel(seed: int, alternative: str) -> None:
+    x, y = _pair(seed)
+    ours = paired_t(x, y, alternative=alternative, confidence=0.9)
+    ref = stats.ttest_rel(x, y, alternative=alternative)
+    ci = ref.confidence_interval(confidence_level=0.9)
+    assert ours.statistic == pytest.approx(ref.statistic, rel=1e-12)
+    assert ours.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert ours.ci_low == pytest.approx(ci.low, rel=1e-12)
+    assert ours.ci_high == pytest.approx(ci.high, rel=1e-12)
+    assert ours.mean_delta == pytest.approx(np.mean(x - y), rel=1e-12)
+
+
+def test_t_is_vectorized_over_leading_axes() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.random((3, 4, 25))
+    y = rng.random((3, 4, 25))
+    ours = paired_t(x, y)
+    ref = stats.ttest_rel(x, y, axis=-1)
+    assert ours.p_value.shape == (3, 4)
+    np.testing.assert_allclose(ours.p_value, ref.pvalue, rtol=1e-10)
+    np.testing.assert_allclose(ours.statistic, ref.statistic, rtol=1e-12)
+    assert len(ours.to_dicts()) == 12
+    assert ours.to_dicts()[5]["p_value"] == pytest.approx(float(ref.pvalue[1, 1]), rel=1e-10)
+
+
+def test_t_hand_worked() -> None:
+    # d = .1, .2, .2: mean 1/6, sd = sqrt(((-1/15)^2 + 2 (1/30)^2) / 2) = 1/sqrt(300),
+    # se = sd / sqrt(3) = 1/30, t = (1/6) / (1/30) = 5, df = 2, two-sided p = 2 * P(T_2 > 5).
+    r = paired_t([0.5, 0.6, 0.7], [0.4, 0.4, 0.5])
+    assert r.statistic == pytest.approx(5.0, rel=1e-12)
+    # P(T_2 > t) = (1 - t / sqrt(t^2 + 2)) / 2 in closed form for 2 degrees of freedom.
+    assert r.p_value == pytest.approx(1 - 5 / np.sqrt(27), rel=1e-12)
+
+
+def test_identical_systems_give_p_one_without_warnings() -> None:
+    x = np.array([0.1, 0.5, 0.9, 0.3])
+    for result in (paired_t(x, x), wilcoxon(x, x)):
+        assert result.p_value == 1.0
+        assert result.statistic == 0.0
+    r = paired_t(x, x)
+    assert (r.ci_low, r.ci_high) == (0.0, 0.0)
+    assert cohens_dz(x, x) == 0.0
+
+
+def test_constant_nonzero_difference_is_certain() -> None:
+    x = np.array([0.1, 0.5, 0.9, 0.3])
+    r = paired_t(x + 0.1, x)  # rounding makes some differences 0.09999999999999998
+    assert r.p_value < 1e-12
+    exact = paired_t(np.full(5, 0.2), np.full(5, 0.1))  # all differences bit-identical
+    assert exact.statistic == np.inf and exact.p_value == 0.0
+    assert cohens_dz(np.full(5, 0.2), np.full(5, 0.1)) == np.inf
+
+
+def test_cohens_dz_is_t_over_sqrt_n() -> None:
+    x, y = _pair(3, n=60)
+    assert cohens_dz(x, y) == pytest.approx(stats.ttest_rel(x, y).statistic / np.sqrt(60), rel=1e-12)
+    # hand-worked: d = 1, 2, 3 -> mean 2, sd 1 -> d_z = 2
+    assert cohens_dz([1.0, 2.0, 3.0]) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+def test_wilcoxon_equals_scipy(alternative: str, zero_method: str) -> None:
+    rng = np.random.default_rng(11)
+    d = np.round(rng.normal(0.02, 0.1, (4, 30)), 2)  # rounded: ties and zeros, as in IR
+    d[:, :4] = 0.0
+    ours = wilcoxon(d, alternative=alternative, zero_method=zero_method)
+    ref = stats.wilcoxon(d, axis=-1, alternative=alternative, zero_method=zero_method)
+    np.testing.assert_allclose(ours.p_value, ref.pvalue, rtol=1e-12)
+    np.testing.assert_allclose(ours.statistic, ref.statistic, rtol=1e-12)
+    assert np.isnan(ours.ci_low).all()
+
+
+def test_wilcoxon_hand_worked_exact() -> None:
+    # d = 1..5, all positive: W+ = 15, the largest of the 2^5 equally likely sign patterns,
+    # so the exact one-sided p is 1/32 and the two-sided p is 2/32.
+    assert wilcoxon([1.0, 2, 3, 4, 5], alternative="greater").p_value == pytest.approx(1 / 32)
+    assert wilcoxon([1.0, 2, 3, 4, 5]).p_value == pytest.approx(2 / 32)
+
+
+def test_wilcoxon_mixed_rows_keep_zero_rows_at_one() -> None:
+    d = np.array([[0.0, 0.0, 0.0, 0.0], [0.1, -0.2, 0.3, 0.05]])
+    r = wilcoxon(d)
+    assert r.p_value[0] == 1.0
+    assert r.p_value[1] == pytest.approx(stats.wilcoxon(d[1]).pvalue)
+
+
+def test_bad_input_is_refused_clearly() -> None:
+    with pytest.raises(StatsError, match="at least 2 queries; got 1"):
+        paired_t([0.5], [0.4])
+    with pytest.raises(StatsError, match=r"same shape .* got \(3,\) and \(2,\)"):
+        paired_t([0.5, 0.4, 0.3], [0.4, 0.1])
+    with pytest.raises(StatsError, match="1 NaN or infinite"):
+        paired_t([0.5, np.nan, 0.3], [0.4, 0.1, 0.2])
+    with pytest.raises(OptionError, match="alternative must be one of"):
+        paired_t([0.5, 0.4], [0.4, 0.1], alternative="bigger")
+    with pytest.raises(OptionError, match="confidence must be a number between 0 and 1"):
+        paired_t([0.5, 0.4], [0.4, 0.1], confidence=95)
+    with pytest.raises(OptionError, match="zero_method"):
+        wilcoxon([0.5, 0.4], [0.4, 0.1], zero_method="drop")
