@@ -48,7 +48,7 @@ def test_equal_measures_are_equal_and_hashable() -> None:
         ("P@x", InvalidParameterError, r"the cutoff after '@' must be an integer >= 1; got 'x'"),
         ("Bpref@10", InvalidParameterError, r"Bpref takes no cutoff"),
         ("nDCG(gain=log)@10", InvalidParameterError, r"must be one of linear, exp\. Got 'log'"),
-        ("nDCG(cutoff=3)", InvalidParameterError, r"nDCG has no parameter 'cutoff' \(parameters: gain\)"),
+        ("nDCG(cutoff=3)", InvalidParameterError, r"nDCG has no parameter 'cutoff' \(parameters: gain, gains\)"),
         ("P(rel)@5", InvalidParameterError, r"parameters are written name=value"),
         ("P(rel=1,rel=2)@5", InvalidParameterError, r"parameter 'rel' given twice"),
         ("", InvalidParameterError, r"expected Name\[\(param=value,\.\.\.\)\]\[@cutoff\]"),
@@ -67,7 +67,8 @@ def _bound(spec, draw) -> object:
         elif p.type is int:
             params[p.name] = draw(st.integers(int(p.minimum or 0), 5))
         elif p.type is float:
-            params[p.name] = draw(st.floats(p.minimum or 0.0, 10.0, allow_nan=False))
+            high = 10.0 if p.maximum is None else p.maximum
+            params[p.name] = draw(st.floats(p.minimum or 0.0, high, allow_nan=False))
     cutoff = None
     if spec.cutoff == "required" or (spec.cutoff == "optional" and draw(st.booleans())):
         cutoff = draw(st.integers(1, 1000))

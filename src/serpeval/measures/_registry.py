@@ -4,7 +4,10 @@ Grammar: ``Name[(param=value,...)][@cutoff]`` - ``P@10``, ``AP``, ``nDCG(gain=ex
 ``P(rel=2)@5``. Names match canonical names and aliases exactly first, then ignoring case
 (``ndcg@10``, ``map``, ``mrr@10`` as recommender-systems code writes them). trec_eval names
 (``ndcg_cut_10``, ``ndcg_cut.10``, ``P_5``, ``map``, ``recip_rank``) parse to the same
-measures. The canonical form printed everywhere is ``str(measure)``, and
+measures, and so do parameterised trec_eval names, in the ``-m name.params`` spelling and
+in the ``name_params`` spelling trec_eval prints (``iprec_at_recall_0.10``, ``set_F.0.5``,
+``rbp.p=0.5``, ``ndcg_1=3,2=9``): the spec's ``trec_params`` turns the text after the
+name into grammar parameters. The canonical form printed everywhere is ``str(measure)``, and
 ``parse(str(m)) == m`` for every measure.
 """
 
@@ -26,6 +29,7 @@ _GRAMMAR = re.compile(
     r"(?:@\s*(?P<cutoff>[^\s@]+))?\s*$"
 )
 _TREC_CUT = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)[_.](?P<cutoff>\d+)$")
+_TREC_PARAMS = re.compile(r"^[A-Za-z0-9_]+[._][A-Za-z0-9_.,=+-]+$")
 
 
 class Registry:
@@ -41,6 +45,7 @@ class Registry:
         self._folded: dict[str, MeasureSpec] = {}
         self._trec: dict[str, MeasureSpec] = {}
         self._trec_cut: dict[str, MeasureSpec] = {}
+        self._trec_param: dict[str, MeasureSpec] = {}
         for spec in self.specs:
             for name in (spec.name, *spec.aliases):
                 for table, key in ((self._exact, name), (self._folded, name.lower())):
@@ -51,6 +56,9 @@ class Registry:
                 self._trec[name] = spec
             for name in spec.trec_cut:
                 self._trec_cut[name] = spec
+            if spec.trec_params is not None:
+                for name in spec.trec:
+                    self._trec_param[name] = spec
 
     def __iter__(self) -> Iterator[MeasureSpec]:
         return iter(self.specs)
@@ -126,6 +134,29 @@ class Registry:
             spec = self._trec_cut.get(match["base"])
             if spec is not None:
                 return spec.bind({}, int(match["cutoff"]), text)
+        return self._parse_trec_params(text)
+
+    def _parse_trec_params(self, text: str) -> Measure | None:
+        """``iprec_at_recall_0.10``, ``set_F.0.5``, ``rbp.p=0.5``, ``ndcg_1=3,2=9``.
+
+        The longest trec_eval name followed by ``.`` or ``_`` wins; the rest must start
+        like a number or contain ``=``, so that ``ndcg_rel`` never reads as ``ndcg`` with
+        parameter ``rel``.
+        """
+        match = _TREC_PARAMS.match(text)
+        if match is None:
+            return None
+        for end in sorted((m.end() for m in re.finditer(r"[._]", text)), reverse=True):
+            name, rest = text[: end - 1], text[end:]
+            spec = self._trec_param.get(name)
+            if spec is None or not rest or not (rest[0] in "0123456789.+-" or "=" in rest):
+                continue
+            assert spec.trec_params is not None
+            try:
+                params = spec.trec_params(rest)
+            except ValueError as exc:
+                raise InvalidParameterError(f"Invalid measure {text!r}: {exc}") from None
+            return spec.bind(params, None, text)
         return None
 
     def _unknown_message(self, name: str, text: str) -> str:

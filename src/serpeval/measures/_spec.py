@@ -47,6 +47,9 @@ class Param:
         choices: allowed values for ``str`` parameters.
         minimum: smallest allowed value (inclusive) for numbers.
         maximum: largest allowed value (inclusive) for numbers.
+        normalize: for structured ``str`` values (a gain table, a list of levels): checks
+            the text and returns its canonical spelling; raises ``ValueError`` with the
+            reason when the text is invalid.
     """
 
     name: str
@@ -56,6 +59,7 @@ class Param:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    normalize: Callable[[str], str] | None = None
 
     def describe(self) -> str:
         """``an int >= 0``, ``one of linear, exp`` and so on, for error messages."""
@@ -109,6 +113,13 @@ class Param:
             raise fail()
         if self.maximum is not None and value > self.maximum:
             raise fail()
+        if self.normalize is not None and value != self.default:
+            try:
+                value = self.normalize(value)
+            except ValueError as exc:
+                raise InvalidParameterError(
+                    f"Invalid measure {text!r}: the {self.name!r} parameter of {measure}: {exc}"
+                ) from None
         return self.type(value)
 
 
@@ -142,6 +153,10 @@ class MeasureSpec:
         higher_is_better: the direction of improvement.
         properties: property tags from :data:`PROPERTIES` that hold for this measure.
         reference: citation and/or trec_eval source file.
+        trec_params: turns the parameter text of a trec_eval name (``0.10`` in
+            ``iprec_at_recall_0.10``, ``1=3,2=9`` in ``ndcg.1=3,2=9``) into grammar
+            parameters; ``None`` when the trec_eval names take no parameters. Raises
+            ``ValueError`` when the text does not fit.
     """
 
     name: str
@@ -157,6 +172,7 @@ class MeasureSpec:
     higher_is_better: bool = True
     properties: frozenset[str] = field(default_factory=frozenset)
     reference: str = ""
+    trec_params: Callable[[str], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.properties) - PROPERTIES

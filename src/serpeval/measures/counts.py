@@ -43,3 +43,16 @@ NUM_REL_RET = MeasureSpec(
     kernel=num_rel_ret, params=(REL,), trec=("num_rel_ret",), aggregate="sum", bounds=None,
     properties=frozenset({"no_relevant_is_zero"}), reference="trec_eval m_num_rel_ret.c",
 )
+
+
+def num_nonrel_judged_ret(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """Retrieved docs judged non-relevant (0 <= grade < rel); unjudged docs do not count."""
+    return r.count((r.grades >= 0) & (r.grades < rel)).astype(float)
+
+
+NUM_NONREL_JUDGED_RET = MeasureSpec(
+    name="NumNonrelJudgedRet",
+    summary="number of retrieved docs judged non-relevant (summed over queries)",
+    kernel=num_nonrel_judged_ret, params=(REL,), trec=("num_nonrel_judged_ret",),
+    aggregate="sum", bounds=None, reference="trec_eval m_num_nonrel_judged_ret.c",
+)

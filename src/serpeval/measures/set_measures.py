@@ -1,10 +1,12 @@
-"""Set-based measures over the whole retrieved list: SetP, SetR, SetF."""
+"""Set-based measures over the whole retrieved list: SetP, SetR, SetF, SetAP."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from serpeval.measures._common import REL, hits, safe_divide
+from serpeval.measures._cparse import atof
 from serpeval.measures._spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
@@ -35,6 +37,18 @@ def set_f(r: Rankings, *, cutoff: None, rel: int, beta: float) -> NDArray[np.flo
     return safe_divide((1.0 + b2) * p * rc, b2 * p + rc)
 
 
+def trec_beta(text: str) -> dict[str, float]:
+    """trec_eval's ``set_F.x`` weighs recall by x = beta^2: ``set_F.0.25`` is ``SetF(beta=0.5)``.
+
+    beta = sqrt(x), so SetF squares it back to x (exactly for x = 1, the default, and for
+    squares such as 0.25 or 4; otherwise within one unit in the last place).
+    """
+    x = atof(text)
+    if x < 0:
+        raise ValueError(f"set_F's parameter is beta squared and cannot be negative, got {text!r}")
+    return {"beta": math.sqrt(x)}
+
+
 SET_P = MeasureSpec(
     name="SetP",
     summary="precision of the whole retrieved set",
@@ -59,6 +73,28 @@ SET_F = MeasureSpec(
     kernel=set_f,
     params=(REL, Param("beta", float, 1.0, "weight of recall relative to precision", minimum=0.0)),
     trec=("set_F",),
+    trec_params=trec_beta,
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979; trec_eval m_set_F.c",
+)
+
+
+def set_average_precision(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """SetAP = (relevant retrieved)^2 / (retrieved * R) = SetP * SetR; 0 when either is 0.
+
+    Unranked AP: every relevant retrieved doc has the set's precision, the missed ones 0
+    (trec_eval ``set_map``, formerly exact_unranked_avg_prec).
+    """
+    rel_ret = hits(r, rel, None).astype(float)
+    return safe_divide(rel_ret * rel_ret, r.n_ret.astype(float) * r.num_rel(rel).astype(float))
+
+
+SET_AP = MeasureSpec(
+    name="SetAP",
+    summary="unranked AP of the retrieved set: SetP * SetR",
+    kernel=set_average_precision,
+    params=(REL,),
+    trec=("set_map",),
+    properties=frozenset({"bounded", "no_relevant_is_zero"}),
+    reference="trec_eval m_set_map.c",
 )

@@ -1,0 +1,30 @@
+"""C's ``atof`` / ``atol``, as trec_eval reads numbers in measure parameters and options.
+
+trec_eval never rejects a number: ``atol("5abc")`` is 5, ``atol("abc")`` is 0,
+``atof(".25")`` is 0.25. The trec_eval names of the registry (``iprec_at_recall.0.1``) and
+the ``serpeval trec_eval`` command read their numbers the same way, so that the same
+command line means the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["atof", "atol"]
+
+_FLOAT = re.compile(
+    r"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE
+)
+_INT = re.compile(r"\s*([+-]?\d+)")
+
+
+def atof(text: str) -> float:
+    """The longest number at the start of ``text`` (after blanks); 0.0 when there is none."""
+    match = _FLOAT.match(text)
+    return float(match[1]) if match else 0.0
+
+
+def atol(text: str) -> int:
+    """The integer at the start of ``text`` (after blanks); 0 when there is none."""
+    match = _INT.match(text)
+    return int(match[1]) if match else 0

@@ -1,0 +1,132 @@
+"""nDCG averaged over points of the ranking (trec_eval's experimental ``ndcg_rel``, ``Rndcg``).
+
+nDCG at a fixed k falls and rises along a ranking (it jumps up where the ideal runs out of
+a gain level), so the value at one k depends on where those jumps fall for each topic.
+These variants average nDCG at points that mean the same thing for every topic.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from serpeval.measures._common import REL
+from serpeval.measures._gains import GAINS, apply_gains, ideal_gains, parse_gain_table
+from serpeval.measures._segments import prefix_sums
+from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.ndcg import trec_gains
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
+
+
+def _cumulative(r: Rankings, gains: str) -> tuple[NDArray[np.float64], ...]:
+    """Gains of the ranking, its running DCG, the number P of positive ideal gains per
+    query and the ideal's running DCG (all running sums exact, in rank order)."""
+    table = parse_gain_table(gains) if gains else {}
+    gain = apply_gains(r.grades, "linear", table)
+    dcg = prefix_sums(gain / np.log2(r.position + 2.0), r.offsets)
+    ideal = ideal_gains(r, "linear", table)
+    positive = ideal > 0
+    n_positive = np.bincount(r.ideal_segment[positive], minlength=r.n_queries).astype(np.int64)
+    idcg = prefix_sums(np.where(positive, ideal / np.log2(r.ideal_position + 2.0), 0.0),
+                       r.ideal_offsets)
+    return gain, dcg, ideal, n_positive, idcg
+
+
+def _dcg_at(r: Rankings, dcg: NDArray[np.float64], seg: NDArray[np.int64], depth: NDArray[np.int64]
+            ) -> NDArray[np.float64]:
+    """DCG of query ``seg`` over its top ``depth`` docs (0 for depth 0), element-wise."""
+    depth = np.minimum(depth, r.n_ret[seg])
+    out = np.zeros(len(seg))
+    has = depth > 0
+    out[has] = dcg[(r.offsets[:-1][seg] + depth - 1)[has]]
+    return out
+
+
+def ndcg_rel(r: Rankings, *, cutoff: None, gains: str) -> NDArray[np.float64]:
+    """nDCG averaged over the P docs with positive gain (P = positive ideal gains).
+
+    Sum, over retrieved docs with positive gain at rank i, of DCG@i / IDCG@min(i, P); each
+    of the P - (such docs retrieved) missing ones adds DCG@n / IDCG@P (n = docs retrieved);
+    divide by P. Gains are the grades unless ``gains`` overrides them. Edge cases: 0 when
+    the query has no positive gain.
+    """
+    gain, dcg, _, n_positive, idcg = _cumulative(r, gains)
+    hit = gain > 0
+    seg = r.segment[hit]
+    ok = n_positive[seg] > 0
+    seg, rank0 = seg[ok], r.position[hit][ok]
+    at = np.minimum(rank0, n_positive[seg] - 1)
+    term = dcg[hit][ok] / idcg[r.ideal_offsets[:-1][seg] + at]
+    total = np.bincount(seg, weights=term, minlength=r.n_queries)
+    found = np.bincount(seg, minlength=r.n_queries)
+    has = n_positive > 0
+    queries = np.flatnonzero(has)
+    full_dcg = _dcg_at(r, dcg, queries, r.n_ret[queries])
+    full_idcg = idcg[r.ideal_offsets[:-1][queries] + n_positive[queries] - 1]
+    missing = (n_positive[queries] - found[queries]).astype(np.float64)
+    total[queries] = total[queries] + missing * full_dcg / full_idcg
+    out = np.zeros(r.n_queries)
+    good = total > 0
+    out[good] = total[good] / n_positive[good].astype(np.float64)
+    return out
+
+
+def rndcg(r: Rankings, *, cutoff: None, rel: int, gains: str) -> NDArray[np.float64]:
+    """nDCG averaged at the R-levels: the ranks where the ideal ranking changes gain level.
+
+    With 5 docs of gain 3, 3 of gain 2, 10 of gain 1 (P = 18 positive), the points are
+    5, 8 and 18, and (if more than P + 1 docs are retrieved) the end of the ranking:
+    Rndcg = mean of DCG@j / IDCG@j over them, a ranking shorter than j read at its end.
+    Gains are the grades unless ``gains`` overrides them. Edge cases: 0 when the query has
+    no relevant doc (grade >= rel, the only use of ``rel``) or no positive gain. (trec_eval
+    divides 0/0 and prints -nan for a topic with relevant docs but no positive gain, e.g.
+    ``-l 0`` with only grade-0 judgments; serpeval gives 0.)
+    """
+    _, dcg, ideal, n_positive, idcg = _cumulative(r, gains)
+    pos, iseg = r.ideal_position, r.ideal_segment
+    previous = np.concatenate([[np.nan], ideal[:-1]])
+    change = (pos >= 1) & (pos < n_positive[iseg]) & (ideal != previous)
+    ends = np.flatnonzero(n_positive > 0)
+    seg = np.concatenate([iseg[change], ends])
+    at = np.concatenate([pos[change], n_positive[ends]])
+    order = np.lexsort((at, seg))
+    seg, at = seg[order], at[order]
+    terms = _dcg_at(r, dcg, seg, at) / idcg[r.ideal_offsets[:-1][seg] + at - 1]
+    tail = np.flatnonzero((n_positive > 0) & (r.n_ret > n_positive + 1))
+    tail_terms = (_dcg_at(r, dcg, tail, r.n_ret[tail])
+                  / idcg[r.ideal_offsets[:-1][tail] + n_positive[tail] - 1])
+    seg = np.concatenate([seg, tail])
+    total = np.bincount(seg, weights=np.concatenate([terms, tail_terms]), minlength=r.n_queries)
+    count = np.bincount(seg, minlength=r.n_queries)
+    out = np.zeros(r.n_queries)
+    good = (count > 0) & (r.num_rel(rel) > 0)
+    out[good] = total[good] / count[good].astype(np.float64)
+    return out
+
+
+REL_SPEC = MeasureSpec(
+    name="nDCGRel",
+    summary="nDCG averaged over the docs with positive gain (missing ones at the end of the run)",
+    kernel=ndcg_rel,
+    params=(GAINS,),
+    trec=("ndcg_rel",),
+    properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
+    reference="trec_eval m_ndcg_rel.c (experimental)",
+    trec_params=trec_gains,
+)
+
+R_SPEC = MeasureSpec(
+    name="RnDCG",
+    summary="nDCG averaged at the ranks where the ideal ranking changes gain level",
+    kernel=rndcg,
+    params=(REL, GAINS),
+    trec=("Rndcg",),
+    properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
+    reference="trec_eval m_Rndcg.c (experimental)",
+    trec_params=trec_gains,
+)

@@ -1,0 +1,125 @@
+"""Rank-biased precision (Moffat & Zobel 2008) and its residual (trec_eval 10.0)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table, trec_gain_pairs
+from serpeval.measures._segments import powers
+from serpeval.measures._spec import MeasureSpec, Param
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
+
+PERSISTENCE = Param(
+    "p", float, 0.9,
+    "persistence: the probability of looking at the next doc (0.9 is close to P@10, "
+    "0.95-0.98 closer to AP)",
+    minimum=0.0, maximum=1.0,
+)
+
+
+def normalized_gains(r: Rankings, table: dict[int, float]) -> NDArray[np.float64]:
+    """Gain of each ranked doc, rescaled per query to [0, 1] as trec_eval's ``m_rbp.c`` does.
+
+    A query's gain table holds its grades 0..G (G = its highest grade >= 0, gain = grade)
+    and the listed ``table`` entries. With lo = min(0, table gains) and hi = max(0, table
+    gains), when lo < 0 or hi > 1 every gain becomes (gain - lo) / (hi - lo): grades 0..4
+    give grade/4, binary grades stay 0/1. Docs whose grade is not in the table (unjudged,
+    unless listed) have gain 0.
+    """
+    top = np.full(r.n_queries, -1, dtype=np.int64)
+    judged = r.ideal_grades >= 0
+    np.maximum.at(top, r.ideal_segment[judged], r.ideal_grades[judged])
+    listed = np.array(sorted(table.values()), dtype=np.float64)
+    lo = np.full(r.n_queries, min(0.0, listed.min(initial=0.0)))
+    hi = np.full(r.n_queries, max(0.0, listed.max(initial=0.0)))
+    # The highest grade 0..G that keeps its own gain (is not listed).
+    for grade in np.unique(top[top >= 0]):
+        free = [g for g in range(int(grade), -1, -1) if g not in table]
+        if free:
+            hi[top == grade] = np.maximum(hi[top == grade], float(free[0]))
+    gain = apply_gains(r.grades, "linear", table)
+    in_table = (r.grades >= 0) & (r.grades <= top[r.segment])
+    for grade in table:
+        in_table |= r.grades == grade
+    gain[~in_table] = 0.0
+    rescale = ((lo < 0) | (hi > 1))[r.segment] & in_table
+    seg = r.segment[rescale]
+    gain[rescale] = (gain[rescale] - lo[seg]) / (hi[seg] - lo[seg])
+    return gain
+
+
+def rbp(r: Rankings, *, cutoff: None, p: float, gains: str) -> NDArray[np.float64]:
+    """RBP = (1 - p) * sum over ranks i >= 1 of gain_i * p^(i-1).
+
+    The expected rate of gain of a user who looks at the next doc with probability p.
+    Gains are rescaled per query to [0, 1] (:func:`normalized_gains`; grades 0..4 give
+    grade/4); unjudged docs give 0, and their weight is what ``RBPResid`` reports.
+    p^(i-1) is computed by repeated multiplication, as trec_eval does. trec_eval 10.0 reads
+    two uninitialised variables in this rescaling, so ``-m rbp`` alone can print different
+    numbers than inside ``-m all_trec``; this is the definition those all_trec outputs follow
+    (min = max = 0 before looking at the gains).
+    """
+    table = parse_gain_table(gains) if gains else {}
+    gain = normalized_gains(r, table)
+    weight = powers(p, int(r.n_ret.max(initial=0)))[r.position]
+    return (1.0 - p) * r.total(gain * weight)
+
+
+def rbp_residual(r: Rankings, *, cutoff: None, p: float) -> NDArray[np.float64]:
+    """RBPResid = p^n + (1 - p) * sum over unjudged docs at rank i of p^(i-1), n = docs retrieved.
+
+    The most RBP could still grow if every unjudged retrieved doc (not in the qrels, or a
+    negative grade) and everything past the end of the ranking had gain 1. Edge cases: 0
+    when no retrieved doc is unjudged (trec_eval then drops the p^n tail too).
+    """
+    table = powers(p, int(r.n_ret.max(initial=0)))
+    unjudged = r.grades < 0
+    total = np.bincount(r.segment[unjudged], weights=table[r.position[unjudged]],
+                        minlength=r.n_queries)
+    any_unjudged = np.bincount(r.segment[unjudged], minlength=r.n_queries) > 0
+    return np.where(any_unjudged, table[r.n_ret] + (1 - p) * total, 0.0)
+
+
+def _trec_rbp(text: str) -> dict[str, object]:
+    table, named = trec_gain_pairs(text, extra=("p",))
+    params: dict[str, object] = {}
+    if "p" in named:
+        params["p"] = named["p"]
+    if table:
+        params["gains"] = ";".join(f"{g}:{v!r}" for g, v in table.items())
+    return params
+
+
+def _trec_p(text: str) -> dict[str, object]:
+    _, named = trec_gain_pairs(text, extra=("p",))
+    return {"p": named["p"]} if "p" in named else {}
+
+
+SPEC = MeasureSpec(
+    name="RBP",
+    summary="rank-biased precision: expected gain rate of a user continuing with probability p",
+    kernel=rbp,
+    params=(PERSISTENCE, GAINS),
+    trec=("rbp",),
+    properties=frozenset({"bounded", "no_relevant_is_zero", "swap_improves"}),
+    reference="Moffat & Zobel, TOIS 2008; trec_eval 10.0 m_rbp.c",
+    trec_params=_trec_rbp,
+)
+
+RESID_SPEC = MeasureSpec(
+    name="RBPResid",
+    summary="RBP residual: how much RBP could still grow from unjudged docs and the unseen tail",
+    kernel=rbp_residual,
+    params=(PERSISTENCE,),
+    trec=("rbp_resid",),
+    higher_is_better=False,
+    properties=frozenset({"bounded"}),
+    reference="Moffat & Zobel, TOIS 2008; trec_eval 10.0 m_rbp_resid.c",
+    trec_params=_trec_p,
+)
