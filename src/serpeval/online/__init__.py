@@ -1,0 +1,45 @@
+"""Online evaluation: interleaving, click models, sensitivity simulation (and A/B analysis).
+
+A small lazy index: ``import serpeval.online`` loads nothing heavy; each name is imported
+from its module on first use. Subpackages: :mod:`serpeval.online.interleaving`,
+:mod:`serpeval.online.click_models`; modules: :mod:`serpeval.online.stats` (deciding a
+winner from logged outcomes) and :mod:`serpeval.online.simulate` (the sensitivity
+simulator).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    # interleaving at serving time
+    "interleave": "serpeval.online.interleaving",
+    "credit": "serpeval.online.interleaving",
+    "Interleaving": "serpeval.online.interleaving",
+    "Outcome": "serpeval.online.interleaving",
+    "METHODS": "serpeval.online.interleaving",
+    # deciding a winner
+    "analyze_outcomes": "serpeval.online.stats",
+    "sample_size": "serpeval.online.stats",
+    # click models
+    "click_model": "serpeval.online.click_models",
+    "ClickLog": "serpeval.online.click_models",
+    # sensitivity simulator
+    "simulate": "serpeval.online.simulate",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'serpeval.online' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

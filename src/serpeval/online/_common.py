@@ -1,0 +1,72 @@
+"""Small helpers shared by the online modules: RNG coercion, option checks, name lookup."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+from serpeval.errors import OptionError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+T = TypeVar("T")
+
+
+def as_rng(rng: int | np.random.Generator | None) -> np.random.Generator:
+    """A NumPy Generator from a seed, a Generator (used as is) or None (fresh entropy)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (int, np.integer)):
+        return np.random.default_rng(rng)
+    raise OptionError(
+        f"rng must be an int seed, a numpy.random.Generator or None; got {type(rng).__name__}."
+    )
+
+
+def lookup(kind: str, name: str, table: Mapping[str, T]) -> T:
+    """``table[name]`` ignoring case, ``-`` vs ``_`` and spaces; unknown names get "did you mean"."""
+    if not isinstance(name, str):
+        raise OptionError(f"{kind} must be a name (str); got {type(name).__name__}.")
+    key = normalize_name(name)
+    folded = {normalize_name(k): v for k, v in table.items()}
+    if key in folded:
+        return folded[key]
+    close = difflib.get_close_matches(key, list(folded), n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise OptionError(
+        f"unknown {kind} {name!r}.{hint} Known: {', '.join(sorted(table))}."
+    )
+
+
+def normalize_name(name: str) -> str:
+    """``Team-Draft`` -> ``team_draft``."""
+    return name.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def probabilities(values: ArrayLike, what: str) -> NDArray[np.float64]:
+    """``values`` as a float array, every entry in [0, 1] (else :class:`OptionError`)."""
+    arr = np.asarray(values, dtype=np.float64)
+    bad = ~((arr >= 0.0) & (arr <= 1.0))  # also catches NaN
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        at = f" at index {tuple(int(i) for i in where)}" if arr.ndim else ""
+        raise OptionError(
+            f"{what} must be probabilities in [0, 1]; found {float(arr[tuple(where)])!r}{at}."
+        )
+    return arr
+
+
+def positive_int(value: Any, what: str, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum`` (else :class:`OptionError`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise OptionError(f"{what} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def names(values: Iterable[str]) -> str:
+    """``a, b, c`` for messages."""
+    return ", ".join(values)

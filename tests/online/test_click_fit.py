@@ -1,0 +1,161 @@
+"""Click logs and EM fitting: parameter recovery on simulated logs, and the real Yandex sample."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from serpeval.errors import OptionError, ParseError
+from serpeval.online.click_models import (
+    DBN,
+    DCM,
+    PBM,
+    YANDEX_DBN_GAMMA,
+    YANDEX_DCM_CONTINUATION,
+    YANDEX_PBM_EXAMINATION,
+    ClickLog,
+    evaluate_model,
+    fit_dbn,
+    fit_dcm,
+    fit_pbm,
+    rank_ctr_baseline,
+)
+from tests.conftest import DATA, need
+
+YANDEX = DATA / "clicks-yandex-wscd2012-sample"
+
+N_ITEMS, K = 40, 10
+
+
+def _simulated_log(model, n: int = 30_000, seed: int = 0) -> ClickLog:
+    """Impressions showing 10 of 40 items in random order (so every item is seen at every rank)."""
+    rng = np.random.default_rng(seed)
+    items = np.argsort(rng.random((n, N_ITEMS)), axis=1)[:, :K]
+    clicks = model.sample(items, rng=seed + 1)
+    keys = pa.array([f"q\x1fd{i}" for i in range(N_ITEMS)])
+    return ClickLog(items, clicks, np.zeros(n, dtype=np.int64), ["q"], keys)
+
+
+@pytest.fixture(scope="module")
+def truth() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(42)
+    return {"alpha": rng.uniform(0.05, 0.9, N_ITEMS), "sigma": rng.uniform(0.1, 0.9, N_ITEMS)}
+
+
+def test_pbm_recovers_position_bias(truth: dict[str, np.ndarray]) -> None:
+    gamma = np.array([1.0, 0.8, 0.6, 0.5, 0.4, 0.35, 0.3, 0.25, 0.2, 0.2])
+    fitted, report = fit_pbm(_simulated_log(PBM(attractiveness=truth["alpha"], examination=gamma)))
+    assert report.converged
+    # PBM is identified up to a common scale of examination and attractiveness: compare ratios.
+    np.testing.assert_allclose(fitted.examination / fitted.examination[0], gamma, atol=0.03)
+    np.testing.assert_allclose(fitted.attractiveness[:-1] * fitted.examination[0], truth["alpha"],
+                               atol=0.05)
+
+
+def test_dbn_recovers_parameters(truth: dict[str, np.ndarray]) -> None:
+    model = DBN(attractiveness=truth["alpha"], satisfaction=truth["sigma"], gamma=0.7)
+    fitted, report = fit_dbn(_simulated_log(model), iterations=300)
+    assert report.converged
+    assert fitted.gamma == pytest.approx(0.7, abs=0.02)
+    np.testing.assert_allclose(fitted.attractiveness[:-1], truth["alpha"], atol=0.04)
+    np.testing.assert_allclose(fitted.satisfaction[:-1], truth["sigma"], atol=0.1)
+
+
+def test_sdbn_fixes_gamma_and_dcm_recovers_continuation(truth: dict[str, np.ndarray]) -> None:
+    lam = np.array([0.6, 0.7, 0.8, 0.85, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
+    log = _simulated_log(DCM(attractiveness=truth["alpha"], continuation=lam))
+    fitted, _ = fit_dcm(log, iterations=300)
+    np.testing.assert_allclose(fitted.continuation[:-1], lam[:-1], atol=0.03)
+    np.testing.assert_allclose(fitted.attractiveness[:-1], truth["alpha"], atol=0.04)
+    sdbn, _ = fit_dbn(log, gamma=1.0, iterations=5)
+    assert sdbn.gamma == 1.0
+
+
+def test_em_log_likelihood_never_decreases(truth: dict[str, np.ndarray]) -> None:
+    log = _simulated_log(DBN(attractiveness=truth["alpha"], satisfaction=truth["sigma"], gamma=0.8),
+                         n=5_000)
+    lls = [fit_dbn(log, iterations=i, tol=1e-12)[1].log_likelihood for i in (1, 2, 4, 8, 16)]
+    assert all(b >= a - 1e-6 for a, b in zip(lls, lls[1:], strict=False))
+
+
+def test_fit_option_errors(truth: dict[str, np.ndarray]) -> None:
+    log = _simulated_log(PBM(attractiveness=truth["alpha"], examination=np.ones(10)), n=100)
+    with pytest.raises(OptionError, match="gamma must be a probability"):
+        fit_dbn(log, gamma=1.5)
+    with pytest.raises(OptionError, match="iterations"):
+        fit_pbm(log, iterations=0)
+    with pytest.raises(OptionError, match="ClickLog"):
+        fit_pbm([[1, 2]])  # type: ignore[arg-type]
+
+
+def _write(tmp_path: Path, lines: list[dict]) -> Path:
+    path = tmp_path / "log.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        for line in lines:
+            fh.write(json.dumps(line) + "\n")
+    return path
+
+
+def test_log_reader_counts_and_errors(tmp_path: Path) -> None:
+    path = _write(tmp_path, [
+        {"query": "q1", "docs": ["a", "b", "c"], "clicks": ["b", "x", "b"], "clicked_ranks": [2]},
+        {"query": "q1", "docs": ["b", "a"], "clicks": [], "clicked_ranks": []},
+    ])
+    log = ClickLog.read_jsonl(path)
+    assert log.items.shape == (2, 3)
+    assert log.items[1, 2] == -1  # the shorter page is padded
+    assert log.clicks.tolist() == [[False, True, False], [False, False, False]]
+    # "x" was never shown and "b" was clicked twice: counted, not silently dropped.
+    assert log.counts["clicks_not_shown"] == 1
+    assert log.counts["repeat_clicks"] == 1
+    bad = _write(tmp_path, [{"query": "q", "docs": ["a"], "clicked_ranks": [2]}])
+    with pytest.raises(ParseError, match=r"line 1: clicked rank 2 is not a shown position \(1..1\)"):
+        ClickLog.read_jsonl(bad)
+    dup = _write(tmp_path, [{"query": "q", "docs": ["a", "a"], "clicked_ranks": []}])
+    with pytest.raises(ParseError, match="listed twice"):
+        ClickLog.read_jsonl(dup)
+
+
+def test_encode_like_maps_unseen_items_to_the_prior(tmp_path: Path) -> None:
+    train = ClickLog.from_records([{"query": "q", "docs": ["a", "b"], "clicked_ranks": [1]}])
+    test = ClickLog.from_records([{"query": "q", "docs": ["b", "z"], "clicked_ranks": []}])
+    enc = test.encode_like(train)
+    assert enc.items.tolist() == [[train.items[0, 1], train.n_items]]
+    assert enc.counts["unseen_cells"] == 1
+
+
+@pytest.fixture(scope="module")
+def yandex() -> tuple[ClickLog, ClickLog]:
+    folder = need(YANDEX)
+    train = ClickLog.read_jsonl(folder / "serps.train.jsonl.gz")
+    test = ClickLog.read_jsonl(folder / "serps.test.jsonl.gz").encode_like(train)
+    return train, test
+
+
+def test_yandex_sample_reads_as_documented(yandex: tuple[ClickLog, ClickLog]) -> None:
+    train, test = yandex
+    assert len(train) == 35_064 and len(test) == 21_413  # data/README.md statistics
+    assert train.counts["clicks_not_shown"] == 417 and test.counts["clicks_not_shown"] == 276
+    np.testing.assert_allclose(train.ctr_by_rank()[:3], [0.257, 0.249, 0.170], atol=5e-4)
+
+
+def test_yandex_fitted_models_beat_the_rank_ctr_baseline(yandex: tuple[ClickLog, ClickLog]) -> None:
+    train, test = yandex
+    baseline = evaluate_model(rank_ctr_baseline(train), test)
+    pbm, _ = fit_pbm(train)
+    dbn, _ = fit_dbn(train, iterations=200)
+    for model in (pbm, dbn):
+        held_out = evaluate_model(model, test)
+        assert held_out["perplexity"] < baseline["perplexity"]
+        assert held_out["log_likelihood"] > baseline["log_likelihood"]
+    # The presets ship these fitted values (rounded); re-fitting reproduces them.
+    np.testing.assert_allclose(pbm.examination, YANDEX_PBM_EXAMINATION, atol=0.01)
+    assert np.all(np.diff(pbm.examination[:8]) < 0)  # position bias falls with rank
+    assert dbn.gamma == pytest.approx(YANDEX_DBN_GAMMA, abs=0.01)
+    dcm, _ = fit_dcm(train)
+    np.testing.assert_allclose(dcm.continuation[:9], YANDEX_DCM_CONTINUATION[:9], atol=0.01)
