@@ -109,8 +109,9 @@ def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
     for one-sided alternatives), so for a two-sided test it excludes 0 exactly when
     p < 1 - confidence.
 
-    Edge cases: all differences 0 -> t = 0, p = 1, interval [0, 0] (scipy returns NaN);
-    all differences equal and non-zero -> t = +-inf, p = 0.
+    Edge cases: all differences 0 -> t = 0, p = 1 for every alternative, interval [0, 0]
+    (scipy returns NaN); all differences equal and non-zero -> t = +-inf, p = 0 (or 1 for
+    the alternative pointing the other way).
 
     Args:
         x, y: per-query scores ``[..., n_queries]``; or ``x`` alone holding the differences.
@@ -148,7 +149,9 @@ def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
     else:
         p = stats.t.cdf(t, df)
         low, high = np.full_like(mean, -np.inf), mean + stats.t.ppf(level, df) * se
-    p = np.minimum(p, 1.0)
+    # No difference at all is no evidence for any alternative (the one-sided t formula would
+    # say 0.5); the permutation, rank and bootstrap tests give 1 there too.
+    p = np.where((se == 0) & (mean == 0), 1.0, np.minimum(p, 1.0))
     return PairedTest("t", alternative, n, scalar_or_array(mean), scalar_or_array(t),
                       scalar_or_array(p), scalar_or_array(low), scalar_or_array(high), level,
                       0, f"Student's paired t-test, df = {df}")

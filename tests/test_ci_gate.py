@@ -1,0 +1,128 @@
+"""gate(): the one-sided non-inferiority decision against scipy on the same per-query values."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import serpeval
+from serpeval.ci_gate import gate, gate_results
+from serpeval.demo import make_collection
+from serpeval.errors import OptionError
+from serpeval.evaluate import evaluate
+
+
+@pytest.fixture(scope="module")
+def collection():
+    return make_collection(n_queries=200)
+
+
+def _values(collection, run: str, measure: str = "nDCG@10") -> np.ndarray:
+    res = evaluate(collection.qrels, collection.runs, [measure])
+    return res[run].column(0)
+
+
+def test_non_inferiority_p_and_bound_equal_scipy(collection) -> None:
+    base, cand = collection.runs["candidate"], collection.runs["baseline"]  # a real drop
+    x, y = _values(collection, "baseline"), _values(collection, "candidate")
+    for margin in (0.0, 0.05, 0.2):
+        result = gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=margin)
+        check = result.checks[0]
+        # H0: mean(x - y) <= -margin  <=>  one-sided t-test of (x + margin) vs y, "greater".
+        ref = stats.ttest_rel(x + margin, y, alternative="greater")
+        assert check.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+        low = stats.ttest_rel(x, y, alternative="greater").confidence_interval(0.95).low
+        assert check.bound == pytest.approx(low, rel=1e-9)
+        assert check.passed == (ref.pvalue <= 0.05) == (low > -margin)
+        assert result.exit_code == (0 if check.passed else 1)
+        assert check.delta == pytest.approx(x.mean() - y.mean())
+    assert not gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.0).passed
+    assert gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.2).passed
+
+
+def test_identical_runs_pass_with_a_margin_and_fail_superiority(collection) -> None:
+    run = collection.runs["baseline"]
+    ok = gate(collection.qrels, run, run, ["nDCG@10", "AP"], max_drop=0.01)
+    assert ok.passed and all(c.p_value == 0.0 for c in ok.checks)
+    strict = gate(collection.qrels, run, run, ["nDCG@10"], max_drop=0.0)
+    assert not strict.passed and strict.checks[0].p_value == 1.0
+    assert any("margin 0" in note for note in strict.notes())
+
+
+def test_every_measure_must_pass(collection) -> None:
+    # candidate vs baseline: large gains in both -> pass; swapped: both fail.
+    better = gate(collection.qrels, collection.runs["baseline"], collection.runs["candidate"],
+                  ["nDCG@10", "AP"])
+    assert better.passed and len(better.checks) == 2
+    worse = gate(collection.qrels, collection.runs["candidate"], collection.runs["baseline"],
+                 ["nDCG@10", "AP"])
+    assert not worse.passed and not any(c.passed for c in worse.checks)
+    regressions = worse.checks[0].regressions
+    assert len(regressions) == 10
+    assert [r.delta for r in regressions] == sorted(r.delta for r in regressions)
+    assert all(r.delta < 0 for r in regressions)
+    assert regressions[0].delta == pytest.approx(regressions[0].candidate - regressions[0].baseline)
+
+
+def test_no_significant_drop_rule(collection) -> None:
+    base, cand = collection.runs["candidate"], collection.runs["baseline"]
+    x, y = _values(collection, "baseline"), _values(collection, "candidate")
+    result = gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.01, rule="no-significant-drop")
+    ref = stats.ttest_rel(x + 0.01, y, alternative="less")
+    assert result.checks[0].p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    assert result.passed == (ref.pvalue > 0.05)
+    up = stats.ttest_rel(x, y, alternative="less").confidence_interval(0.95).high
+    assert result.checks[0].bound == pytest.approx(up, rel=1e-9)
+    # A tiny drop in a noisy measure: not shown non-inferior, and not shown worse either.
+    tiny = gate(collection.qrels, base, base, ["nDCG@10"], max_drop=0.0, rule="no-significant-drop")
+    assert tiny.passed
+
+
+def test_relative_margin(collection) -> None:
+    base, cand = collection.runs["candidate"], collection.runs["baseline"]
+    absolute = gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.1)
+    mean = absolute.checks[0].baseline_mean
+    relative = gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.1 / mean, relative=True)
+    assert relative.checks[0].margin == pytest.approx(0.1)
+    assert relative.checks[0].p_value == pytest.approx(absolute.checks[0].p_value)
+    assert any("of the baseline mean" in n for n in relative.notes())
+
+
+@pytest.mark.parametrize("test", ["wilcoxon", "randomization", "bootstrap"])
+def test_other_tests_agree_with_t_on_clear_cases(collection, test: str) -> None:
+    run_a, run_b = collection.runs["baseline"], collection.runs["candidate"]
+    assert gate(collection.qrels, run_a, run_b, ["nDCG@10"], test=test, rng=0).passed
+    assert not gate(collection.qrels, run_b, run_a, ["nDCG@10"], test=test, rng=0).passed
+
+
+def test_report_and_explanation(collection) -> None:
+    result = gate(collection.qrels, collection.runs["candidate"], collection.runs["baseline"],
+                  ["nDCG@10"], max_drop=0.01)
+    report = result.to_dict()
+    assert report["decision"] == "fail" and report["exit_code"] == 1
+    assert {"p_value", "p_value_corrected", "bound", "margin", "regressions"} <= set(report["checks"][0])
+    json.dumps(report, allow_nan=False)
+    text = result.explain(top=3)
+    assert text.startswith("serpeval gate: FAIL - candidate baseline vs baseline candidate")
+    assert "cannot rule out a drop of more than 0.0100" in text
+    assert "Largest per-query drops on nDCG@10" in text
+    assert len(text.splitlines()) < 25  # one screen
+
+
+def test_gate_results_picks_measures_and_checks_options(collection) -> None:
+    res = evaluate(collection.qrels, collection.runs, ["nDCG@10", "AP"])
+    only = gate_results(res, ["AP"])
+    assert [c.measure for c in only.checks] == ["AP"]
+    with pytest.raises(OptionError, match="P@5 not evaluated"):
+        gate_results(res, ["P@5"])
+    with pytest.raises(OptionError, match="max_drop must be a number >= 0"):
+        gate_results(res, max_drop=-0.1)
+    with pytest.raises(OptionError, match="rule must be one of"):
+        gate_results(res, rule="lenient")
+    three = evaluate(collection.qrels, {**collection.runs, "c": collection.runs["baseline"]}, ["AP"])
+    with pytest.raises(OptionError, match="exactly two runs"):
+        gate_results(three)
+    assert serpeval.gate is gate
