@@ -1,0 +1,92 @@
+"""Interleaving and multileaving at serving time.
+
+``interleave(rankings, method=..., k=..., rng=...)`` returns an :class:`Interleaving`: the
+composite list to show and, per slot, what credit needs (the contributing team, each
+document's rank in every ranking, the drawing probabilities). ``credit(result,
+clicked_positions)`` turns the clicks (0-based positions) into an :class:`Outcome`.
+
+=================  ========  ==================================================================
+method             rankers   notes
+=================  ========  ==================================================================
+``team_draft``     2 or more team draft interleaving; multileaving for 3+ (``ignore_shared``)
+``balanced``       2         Joachims' balanced interleaving (biased; a baseline)
+``probabilistic``  2 or more softmax drafting (``tau``), marginalised credit
+``optimized``      2         LP over prefix-constrained lists (``credit_function``)
+=================  ========  ==================================================================
+
+Aliases: ``tdi``, ``tdm``, ``multileave``, ``team_draft_multileave``; ``pi``, ``pm``; ``oi``.
+For simulations and benchmarks, :mod:`.batch` interleaves many impressions at once.
+
+Examples:
+    >>> from serpeval.online.interleaving import interleave, credit
+    >>> shown = interleave([["a", "b", "c"], ["b", "d", "a"]], k=3, rng=7)
+    >>> len(shown.docs), sorted(set(shown.docs)) <= ["a", "b", "c", "d"]
+    (3, True)
+    >>> credit(shown, [0]).outcome in (-1, 0, 1)
+    True
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from serpeval.errors import OptionError
+from serpeval.online._common import as_rng, lookup
+from serpeval.online.interleaving import balanced, optimized, probabilistic, team_draft
+from serpeval.online.interleaving._result import NEUTRAL, Interleaving, Outcome, check_k, check_rankings
+
+__all__ = ["METHODS", "NEUTRAL", "Interleaving", "Outcome", "credit", "interleave"]
+
+#: Canonical method name -> implementing module (``interleave`` and ``credit`` functions).
+METHODS: dict[str, ModuleType] = {
+    team_draft.NAME: team_draft,
+    balanced.NAME: balanced,
+    probabilistic.NAME: probabilistic,
+    optimized.NAME: optimized,
+}
+
+_ALIASES: dict[str, ModuleType] = {
+    **METHODS,
+    "tdi": team_draft, "tdm": team_draft, "multileave": team_draft,
+    "team_draft_multileave": team_draft, "team_draft_multileaving": team_draft,
+    "pi": probabilistic, "pm": probabilistic, "probabilistic_multileave": probabilistic,
+    "oi": optimized,
+}
+
+
+def interleave(rankings: Any, method: str = "team_draft", k: int | None = 10,
+               rng: int | np.random.Generator | None = None, **options: Any) -> Interleaving:
+    """Interleave (or multileave) ``rankings`` into one list of ``k`` documents.
+
+    Args:
+        rankings: two or more rankings, each a list of document ids (str or int), best first;
+            they may differ in length and need not overlap.
+        method: see the module docstring; unknown names get "did you mean".
+        k: how many documents to show (None: the union of all rankings). Larger than the
+            number of distinct documents is an error.
+        rng: a seed or a ``numpy.random.Generator``: the same seed gives the same list.
+        options: method options: ``ignore_shared`` (team draft), ``tau`` (probabilistic),
+            ``credit_function`` (optimized).
+    """
+    module = _ALIASES.get(method) or lookup("interleaving method", method, _ALIASES)
+    checked = check_rankings(rankings, module.MAX_RANKERS, module.NAME)
+    size = check_k(k, checked)
+    generator = as_rng(rng)
+    try:
+        return module.interleave(checked, size, generator, **options)
+    except TypeError as exc:
+        if "unexpected keyword" not in str(exc):
+            raise
+        raise OptionError(f"{module.NAME} interleaving does not take option(s) "
+                          f"{', '.join(sorted(options))}.") from exc
+
+
+def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
+    """Credit the clicks (0-based positions in ``result.docs``) with the method that made ``result``."""
+    if not isinstance(result, Interleaving):
+        raise OptionError(f"credit needs the Interleaving that was shown; got {type(result).__name__}.")
+    module = _ALIASES.get(result.method) or lookup("interleaving method", result.method, _ALIASES)
+    return module.credit(result, clicked_positions)
