@@ -183,7 +183,7 @@ def allow_arrow_lambdas(con: Any) -> None:
 
 def spark_session() -> Any:
     """The active SparkSession, or a new local one (``local[*]``, UTC, quiet, no UI)."""
-    require("pyspark", "ab")
+    require("pyspark", "spark")
     import os
     import tempfile
 
