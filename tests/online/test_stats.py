@@ -1,0 +1,149 @@
+"""Deciding a winner: Δ, sign test, clustered bootstrap, preference, checks, sample size."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+from scipy.stats import binom, binomtest
+from statsmodels.stats.multitest import multipletests
+
+import serpeval.online.click_models
+import serpeval.online.click_models.tables
+import serpeval.online.interleaving
+import serpeval.online.stats
+from serpeval.errors import InputError, OptionError
+from serpeval.online.interleaving import Interleaving
+from serpeval.online.interleaving.batch import interleave_batch
+from serpeval.online.stats import (
+    aa_check,
+    analyze_outcomes,
+    preference_matrix,
+    sample_size,
+    sanity_checks,
+)
+
+
+@pytest.mark.parametrize("module", [serpeval.online.stats, serpeval.online.interleaving,
+                                    serpeval.online.click_models,
+                                    serpeval.online.click_models.tables])
+def test_docstring_examples(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_delta_and_sign_test_against_scipy() -> None:
+    outcomes = [1] * 30 + [-1] * 18 + [0] * 52
+    res = analyze_outcomes(outcomes, rng=0, n_resamples=2000)
+    assert (res.wins_a, res.wins_b, res.ties, res.impressions) == (30, 18, 52, 100)
+    assert res.delta == pytest.approx((30 + 52 / 2) / 100 - 0.5)  # = .06
+    assert res.p_value == pytest.approx(binomtest(30, 48, 0.5).pvalue)
+    assert res.ci_low < res.delta < res.ci_high
+    assert res.unit == "impression" and res.units == 100
+
+
+def test_bootstrap_resamples_users_not_impressions() -> None:
+    rng = np.random.default_rng(3)
+    # 200 users with 20 impressions each; each user always gives the same outcome, so the
+    # effective sample is 200, not 4000: the clustered CI must be much wider.
+    per_user = rng.choice([1, -1, 0], size=200, p=[0.4, 0.3, 0.3])
+    outcomes = np.repeat(per_user, 20)
+    users = np.repeat(np.arange(200), 20)
+    naive = analyze_outcomes(outcomes, rng=1, n_resamples=4000)
+    clustered = analyze_outcomes(outcomes, users, rng=1, n_resamples=4000)
+    assert clustered.delta == naive.delta
+    width_naive = naive.ci_high - naive.ci_low
+    width_clustered = clustered.ci_high - clustered.ci_low
+    # Standard errors differ by sqrt(20) = 4.5 (design effect of identical outcomes).
+    assert 3.5 < width_clustered / width_naive < 5.5
+    assert clustered.units == 200 and clustered.unit == "user"
+
+
+def test_per_user_preference_hand_worked() -> None:
+    # user u1: A, A, B -> prefers A; u2: B, tie -> prefers B; u3: tie -> indifferent; u4: A.
+    outcomes = [1, 1, -1, -1, 0, 0, 1]
+    users = ["u1", "u1", "u1", "u2", "u2", "u3", "u4"]
+    res = analyze_outcomes(outcomes, users, n_resamples=100, rng=0)
+    assert (res.prefer_a, res.prefer_b, res.units) == (2, 1, 4)
+    assert res.preference == pytest.approx((2 - 1) / 4)
+    assert res.preference_p_value == pytest.approx(binomtest(2, 3, 0.5).pvalue)
+    assert res.to_dicts()[0]["winner"] == "none"
+
+
+def test_outcome_input_forms_and_errors() -> None:
+    from serpeval.online.interleaving import credit, interleave
+
+    shown = interleave([["a", "b"], ["b", "c"]], k=3, rng=0)
+    objects = [credit(shown, [0]), credit(shown, [])]
+    assert analyze_outcomes(objects, n_resamples=10).impressions == 2
+    assert analyze_outcomes([o.to_dict() for o in objects], n_resamples=10).impressions == 2
+    with pytest.raises(InputError, match="found 2"):
+        analyze_outcomes([1, 2, 0])
+    with pytest.raises(InputError, match="non-empty"):
+        analyze_outcomes([])
+    with pytest.raises(InputError, match="one user/query id per outcome"):
+        analyze_outcomes([1, 0], units=["u"])
+    with pytest.raises(OptionError, match="confidence"):
+        analyze_outcomes([1, 0], confidence=95)
+
+
+def test_sample_size_formula_and_exact_power() -> None:
+    plan = sample_size(0.51)
+    assert plan.non_tied == 19620  # docs/online_methods.md §1.8: about 19,600
+    assert sample_size(delta=0.0025, tie_rate=0.5).p_win == pytest.approx(0.505)
+    # The exact two-sided binomial test at the planned size has about 80% power.
+    p = 0.55
+    size = sample_size(p).non_tied
+    upper = binom.isf(0.025, size, 0.5)  # reject when wins > upper or wins < lower
+    lower = binom.ppf(0.025, size, 0.5)
+    power = binom.sf(upper, size, p) + binom.cdf(lower - 1, size, p)
+    assert power == pytest.approx(0.8, abs=0.02)
+    with pytest.raises(OptionError, match="exactly one"):
+        sample_size(0.51, delta=0.01)
+    with pytest.raises(OptionError, match="differ from 1/2"):
+        sample_size(0.5)
+    with pytest.raises(OptionError, match="tie_rate"):
+        sample_size(0.6, tie_rate=1.0)
+
+
+def test_sanity_checks_pass_on_team_draft_and_catch_a_fixed_alternation() -> None:
+    rng = np.random.default_rng(0)
+    n = 5000
+    a = np.argsort(rng.random((n, 20)), axis=1)[:, :10]
+    b = np.argsort(rng.random((n, 20)), axis=1)[:, :10]
+    checks = {c.name: c for c in sanity_checks(interleave_batch(a, b, rng=1))}
+    assert all(c.ok for c in checks.values())
+    assert checks["competitive coverage"].value == 1.0
+    # The classic bug: A always drafts first (no coin). Both balance checks fail.
+    fixed = [Interleaving("team_draft", tuple("abcd"), (0, 1, 0, 1), ((1, 0, 2, 0), (0, 1, 0, 2)),
+                          (2, 2), 0)] * 200
+    bad = {c.name: c for c in sanity_checks(fixed)}
+    assert not bad["first-pick balance"].ok and not bad["per-position team balance"].ok
+
+
+def test_aa_and_random_clicker_checks() -> None:
+    queries = [["x", "y", "z"]] * 5
+    assert aa_check(queries, impressions=2000, rng=0).ok
+    # Balanced interleaving on A = (x, y, z), B = (y, z, x) prefers B under random clicks.
+    other = [["y", "z", "x"]] * 5
+    biased = aa_check(queries, other, method="balanced", impressions=3000, rng=0)
+    assert not biased.ok and biased.value < 0
+    fair = aa_check(queries, other, method="team_draft", impressions=3000, rng=0)
+    assert fair.ok
+
+
+def test_preference_matrix_with_holm_against_statsmodels() -> None:
+    rng = np.random.default_rng(2)
+    credits = rng.poisson([0.6, 0.5, 0.3], size=(3000, 3))
+    res = preference_matrix(credits, ["bm25", "rm3", "dense"])
+    wins = res.wins
+    assert wins[0, 1] == int((credits[:, 0] > credits[:, 1]).sum())
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    raw = [binomtest(int(wins[i, j]), int(wins[i, j] + wins[j, i]), 0.5).pvalue for i, j in pairs]
+    expected = multipletests(raw, method="holm")[1]
+    np.testing.assert_allclose([res.adjusted[i, j] for i, j in pairs], expected)
+    rows = res.to_dicts()
+    assert rows[1]["ranker"] == "bm25" and rows[1]["vs"] == "dense" and rows[1]["better"] == "bm25"
+    with pytest.raises(InputError, match="rankers"):
+        preference_matrix([[1.0], [2.0]])
