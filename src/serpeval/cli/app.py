@@ -21,6 +21,7 @@ COMMANDS: tuple[str, ...] = (
     "demo",
     "compare",
     "gate",
+    "trec_eval",
 )
 
 EXIT_USAGE = 2
