@@ -1,0 +1,186 @@
+"""The sensitivity simulator: exact tables against direct simulation with the serving code,
+the sample-size formulas by hand, Monte Carlo power at the planned size, real TREC runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from serpeval.errors import EmptyInputError, InputError, OptionError
+from serpeval.online import _sensitivity as engine
+from serpeval.online.click_models import click_model
+from serpeval.online.interleaving import credit, interleave
+from serpeval.online.simulate import make_world, simulate, synthetic_pair
+from tests.conftest import TREC, need
+
+QRELS = {
+    "q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d5": 2, "d6": 1},
+    "q2": {"e1": 0, "e2": 1, "e3": 0, "e4": 2},
+}
+RUN_A = {"q1": {"d1": 6, "d2": 5, "d3": 4, "d4": 3, "d6": 2},
+         "q2": {"e1": 4, "e2": 3, "e3": 2, "e4": 1}}
+RUN_B = {"q1": {"d5": 6, "d4": 5, "d1": 4, "x9": 3},  # x9: retrieved, not judged -> grade 0
+         "q2": {"e4": 4, "e2": 3, "e1": 2}}
+
+
+@pytest.fixture(scope="module")
+def world():
+    return make_world(QRELS, RUN_A, RUN_B, k=4)
+
+
+def test_world_codes_and_grades(world) -> None:
+    assert world.query_ids == ["q1", "q2"]
+    # q1: A = d1 d2 d3 d4 -> codes 0..3; B = d5 d4 d1 x9 -> d4 and d1 share A's codes.
+    assert world.a[0].tolist() == [0, 1, 2, 3]
+    assert world.b[0].tolist() == [4, 3, 0, 7]
+    assert world.grades[0, [0, 1, 2, 3, 4, 7]].tolist() == [2, 0, 1, 0, 2, 0]
+    assert world.b[1].tolist() == [3, 1, 0, -1]  # B retrieved only 3 documents for q2
+    assert world.levels == 3
+
+
+def _direct_interleaving(world, model, n: int, seed: int) -> np.ndarray:
+    """P(A wins), P(B wins) per query with the serving code, impression by impression."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((len(world.query_ids), 2))
+    for q in range(len(world.query_ids)):
+        a = [d for d in world.a[q].tolist() if d >= 0]
+        b = [d for d in world.b[q].tolist() if d >= 0]
+        k = min(world.k, len(set(a) | set(b)))
+        lists = [interleave([a, b], k=k, rng=rng) for _ in range(n)]
+        grades = np.array([[world.grades[q, d] for d in shown.docs] for shown in lists])
+        clicks = model.sample(grades, rng=rng)
+        outcomes = np.array([credit(shown, np.flatnonzero(c).tolist()).outcome
+                             for shown, c in zip(lists, clicks, strict=True)])
+        out[q] = (outcomes == 1).mean(), (outcomes == -1).mean()
+    return out
+
+
+@pytest.mark.parametrize("name", ["navigational", "informational", "dbn", "pbm"])
+def test_exact_interleaving_table_matches_the_serving_code(world, name: str) -> None:
+    model = click_model(name, world.levels)
+    tables = engine.build_tables(model, world.a, world.b, world.grades, 0.0, False)
+    m = engine.exact_moments(tables)["interleaving"]
+    win, loss = ((m.square + m.mean) / 2)[:, 0], ((m.square - m.mean) / 2)[:, 0]
+    n = 4000
+    direct = _direct_interleaving(world, model, n, seed=1)
+    se = np.sqrt(0.25 / n)
+    np.testing.assert_allclose(direct[:, 0], win, atol=5 * se)
+    np.testing.assert_allclose(direct[:, 1], loss, atol=5 * se)
+
+
+def test_exact_ab_moments_match_sampling(world) -> None:
+    model = click_model("informational", world.levels)
+    tables = engine.build_tables(model, world.a, world.b, world.grades, 0.0, False)
+    moments = engine.exact_moments(tables)
+    grades = np.where(world.a >= 0, np.take_along_axis(world.grades, np.maximum(world.a, 0), 1), -1)
+    clicks = model.sample(np.repeat(grades, 50_000, axis=0), rng=3).reshape(2, 50_000, -1)
+    count = clicks.sum(axis=2)
+    np.testing.assert_allclose(count.mean(axis=1), moments["CTR"][0].mean[:, 0], atol=0.02)
+    np.testing.assert_allclose((count**2).mean(axis=1), moments["CTR"][0].square[:, 0], atol=0.06)
+    np.testing.assert_allclose((count == 0).mean(axis=1), moments["abandonment"][0].mean[:, 0], atol=0.01)
+    np.testing.assert_allclose(clicks[:, :, 0].mean(axis=1), moments["clicks@1"][0].mean[:, 0], atol=0.01)
+
+
+def test_required_impressions_by_hand(world) -> None:
+    """Independent identical impressions (user_sd = 0, one impression per user):
+    interleaving N = z² Var(o) / E[o]², A/B N = 2 z² (Var_A + Var_B) / (μ_A - μ_B)²."""
+    res = simulate(world=world, click_model="navigational", user_sd=0.0, impressions_per_user=1,
+                   mc_impressions=0, rng=0, bootstrap=50)
+    model = click_model("navigational", world.levels)
+    moments = engine.exact_moments(engine.build_tables(model, world.a, world.b, world.grades, 0.0, False))
+    z = norm.ppf(0.975) + norm.ppf(0.8)
+    il = moments["interleaving"]
+    e, e2 = il.mean.mean(), il.square.mean()  # queries equally likely
+    assert res["interleaving"].required == pytest.approx(z**2 * (e2 - e**2) / e**2)
+    ma, mb = moments["CTR"]
+    var = [x.square.mean() - x.mean.mean() ** 2 for x in (ma, mb)]
+    expected = 2 * z**2 * sum(var) / (ma.mean.mean() - mb.mean.mean()) ** 2
+    assert res["CTR"].required == pytest.approx(expected)
+    assert res.ratio("CTR") == pytest.approx(expected / res["interleaving"].required)
+
+
+def test_user_clustering_inflates_ab_more_than_interleaving(world) -> None:
+    """With heterogeneous users issuing several queries, A/B variance grows with the
+    between-user spread; interleaving compares A and B within each impression."""
+    plain = simulate(world=world, click_model="informational", user_sd=0.0, impressions_per_user=1,
+                     mc_impressions=0, rng=0, bootstrap=50)
+    clustered = simulate(world=world, click_model="informational", user_sd=1.5, impressions_per_user=8,
+                         mc_impressions=0, rng=0, bootstrap=50)
+    growth_ab = clustered["CTR"].required / plain["CTR"].required
+    growth_il = clustered["interleaving"].required / plain["interleaving"].required
+    assert growth_ab > 1.5 and growth_ab > growth_il
+
+
+def test_monte_carlo_power_at_the_planned_size() -> None:
+    qrels, a, b = synthetic_pair(0.03, n_queries=60, rng=5)
+    res = simulate(qrels, b, a, click_model="navigational", mc_impressions=4_000_000, replicates=150,
+                   rng=2, bootstrap=100, progress=False)
+    il = res["interleaving"]
+    curve = res.curves["interleaving"]
+    at = np.searchsorted(curve.grid, il.required)
+    # Simulated experiments at the planned size reach about the planned 80% power.
+    power = np.interp(il.required, curve.grid, curve.power)
+    assert 0.65 < power < 0.93, (power, curve.grid[at - 1:at + 1], curve.power[at - 1:at + 1])
+    assert il.mc_required is not None and 0.6 < il.mc_required / il.required < 1.5
+    assert il.agrees  # B was built 3% better in nDCG and passed as A here
+
+
+def test_a_clearly_better_ranker_wins_everywhere() -> None:
+    qrels = {f"q{i}": {f"d{i}_{j}": (2 if j < 3 else 0) for j in range(10)} for i in range(20)}
+    good = {q: {d: -j for j, d in enumerate(docs)} for q, docs in qrels.items()}
+    bad = {q: {d: j for j, d in enumerate(docs)} for q, docs in qrels.items()}
+    res = simulate(qrels, good, bad, click_model="navigational", mc_impressions=0, rng=0, bootstrap=50)
+    assert res.offline["delta"] > 0
+    assert res["interleaving"].agrees and res["clicks@1"].agrees
+    # Navigational users find the relevant results at once on the good ranking and stop:
+    # fewer clicks per impression for the better ranker - CTR points the wrong way.
+    assert res["CTR"].agrees is False and res["CTR"].effect < 0
+    # Both rankings show the same 10 documents and users stop only after a click, so
+    # P(no click) is the same product over all 10: abandonment cannot tell them apart.
+    assert res["abandonment"].agrees is None and res["abandonment"].required == np.inf
+    assert res["interleaving"].required < res["clicks@1"].required < res["CTR"].required
+
+
+def test_synthetic_pair_hits_the_gap() -> None:
+    qrels, a, b = synthetic_pair(0.01, n_queries=80, rng=1)
+    from serpeval.evaluate import evaluate
+
+    res = evaluate(qrels, [a, b], ["nDCG@10"])
+    ratio = res.aggregate(b.name, "nDCG@10") / res.aggregate(a.name, "nDCG@10") - 1
+    assert ratio == pytest.approx(0.01, abs=0.003)
+    assert f"{ratio:+.2%}" in b.name
+
+
+def test_option_errors(world) -> None:
+    with pytest.raises(OptionError, match="Did you mean 'navigational'"):
+        simulate(world=world, click_model="navigationl")
+    with pytest.raises(OptionError, match="alpha"):
+        simulate(world=world, alpha=5)
+    with pytest.raises(InputError, match="needs qrels, run_a and run_b"):
+        simulate(QRELS)
+    with pytest.raises(EmptyInputError, match="no query is judged and retrieved by both"):
+        make_world(QRELS, {"zz": {"d": 1.0}}, RUN_B)
+
+
+def test_report_rows_and_plot(world, tmp_path) -> None:
+    res = simulate(world=world, click_model="navigational", mc_impressions=200_000, replicates=20,
+                   rng=0, bootstrap=50, progress=False)
+    rows = res.to_dicts()
+    assert [r["metric"] for r in rows] == ["interleaving", "CTR", "abandonment", "clicks@1"]
+    assert any("offline nDCG@4" in line for line in res.notes())
+    pytest.importorskip("matplotlib")
+    path = res.plot(tmp_path / "power.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_real_robust04_pair() -> None:
+    folder = need(TREC / "robust04")
+    world = make_world(folder / "qrels.txt.gz", folder / "runs" / "bm25.run.gz",
+                       folder / "runs" / "bm25-rm3.run.gz")
+    # The reference scores in shared/data/trec/robust04/README.md (pytrec_eval).
+    assert world.ndcg_a.mean() == pytest.approx(0.4463, abs=5e-5)
+    assert world.ndcg_b.mean() == pytest.approx(0.4639, abs=5e-5)
+    assert len(world.query_ids) == 249 and world.skipped == {"retrieved but not judged": 1}
+    res = simulate(world=world, click_model="informational", mc_impressions=0, rng=0, bootstrap=200)
+    assert all(np.isfinite(m.required) for m in res.methods)
