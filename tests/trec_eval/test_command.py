@@ -1,0 +1,239 @@
+"""``serpeval trec_eval``: options, exit codes, stdin, warnings, help, and output properties."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from serpeval.trec_eval import run
+from serpeval.trec_eval.options import TrecEvalError, parse_options
+
+CASES = Path(__file__).parent / "fixtures" / "cases"
+QRELS = str(CASES / "ties" / "qrels")
+RUN = str(CASES / "ties" / "run")
+
+
+def trec_eval(args: list[str], stdin: bytes | None = None, monkeypatch=None) -> tuple[int, str, str]:
+    out, err = io.BytesIO(), io.StringIO()
+    status = run(args, stdout=out, stderr=err)
+    return status, out.getvalue().decode("utf-8"), err.getvalue()
+
+
+# ----------------------------------------------------------------------------- options
+
+
+def test_getopt_spellings_are_equivalent() -> None:
+    reference = trec_eval(["-q", "-m", "P.5,10", "-c", "-l", "2", "-M", "50", QRELS, RUN])[1]
+    for args in (["-qc", "-mP.5,10", "-l2", "-M50", QRELS, RUN],
+                 [QRELS, "-q", RUN, "--measure=P.5,10", "-c", "--level_for_rel", "2", "-M", "50"],
+                 ["--query_eval_wanted", "--meas", "P.5,10", "--complete", "-l2", "--Max=50", QRELS, RUN],
+                 ["-q", "-m", "P.5,10", "-c", "-l2x", "-M", "50", "--", QRELS, RUN]):
+        status, out, err = trec_eval(args)
+        assert (status, out) == (0, reference), (args, err)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-x", QRELS, RUN], "invalid option -- 'x'"),
+    (["-m"], "option requires an argument -- 'm'"),
+    (["--nosuch", QRELS, RUN], "unrecognized option '--nosuch'"),
+    (["--Num", "5", QRELS, RUN], None),          # unique prefix of --Number_docs_in_coll
+    (["--Re", "qrels", QRELS, RUN], "is ambiguous"),  # --Rel_info_format or --Results_format
+    (["--compat", "8", QRELS, RUN], "--compat must be one of 10.0, 9.0.8"),
+    ([QRELS], "Usage: trec_eval"),
+])
+def test_usage_errors_exit_1(args: list[str], message: str | None) -> None:
+    status, out, err = trec_eval(args)
+    if message is None:
+        assert status == 0, err
+        return
+    assert status == 1 and out == ""
+    assert message in err
+
+
+def test_options_are_read_with_atol() -> None:
+    opts = parse_options(["-l2.7", "-M", "10x", "-N", "-5", "-D", "1.301"])
+    assert (opts.rel_level, opts.depth, opts.collection_size) == (2, 10, -5)
+    assert (opts.debug_level, opts.debug_query) == (1, "301")
+    with pytest.raises(TrecEvalError):
+        parse_options(["--measure"])
+
+
+# ----------------------------------------------------------------------------- exit codes
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(("args", "status", "message"), [
+    (["-m", "nosuch"], 1, "illegal measure 'nosuch'"),
+    (["-m", "P."], 1, "improper measure in parameter 'P'"),
+    (["-m", "prefs_simp"], 1, "does not support"),
+    (["-m", "P.0,5"], 2, "cutoffs of P must be positive"),
+    (["-m", "P.5,5"], 2, "duplicate cutoffs"),
+    (["-m", "iprec_at_recall.0.1,.1"], 2, "duplicate cutoffs"),
+    (["-m", "ndcg.1=3,,2=4"], 2, "malformed pair parameters"),
+    (["-m", "ndcg.1"], 2, "malformed pair parameters"),
+    (["-m", "utility.1,2,3"], 4, "utility takes 4 coefficients"),
+    (["-m", "rbp.p=1.5"], 1, "must be a number in [0, 1]"),
+    (["-l", "-1"], 1, "-l must be >= 0"),
+    (["-M", "0"], 1, "-M must be a positive number"),
+    (["-R", "prefs"], 2, "not supported"),
+    (["-T", "other"], 2, "Illegal retrieval results format"),
+    (["-Z", "zscores"], 1, "not supported"),
+    (["--compat", "9.0.8", "-m", "rbp"], 1, "new in trec_eval 10.0"),
+])
+def test_measure_and_option_errors(args: list[str], status: int, message: str) -> None:
+    got, out, err = trec_eval([*args, QRELS, RUN])
+    assert (got, out) == (status, "")
+    assert message in err
+
+
+def test_input_errors(tmp_path: Path) -> None:
+    qrels = _write(tmp_path, "qrels", "1 0 a 1\n1 0 b 0\n")
+    cases = {
+        "malformed": ("1 Q0 a 1 1.0 r\n1 Q0 b 2 0.5\n", 2, ":2: expected 6 columns"),
+        "empty": ("\n\n", 2, "the run has no data lines"),
+        "not a number": ("1 Q0 a 1 high r\n", 2, "expected a number in column 5"),
+        "duplicate": ("1 Q0 a 1 1.0 r\n1 Q0 a 2 0.5 r\n", 4, "is retrieved twice"),
+        "no common topic": ("2 Q0 a 1 1.0 r\n", 7, "No queries with both results and relevance info"),
+    }
+    for name, (text, status, message) in cases.items():
+        got, out, err = trec_eval([qrels, _write(tmp_path, "run", text)])
+        assert (got, out) == (status, ""), name
+        assert message in err, (name, err)
+    got, _, err = trec_eval([str(tmp_path / "nope"), qrels])
+    assert got == 2 and "no such file" in err
+    got, _, err = trec_eval([_write(tmp_path, "dq", "1 0 a 1\n1 0 a 0\n"), _write(tmp_path, "r", "1 Q0 a 1 1 r\n")])
+    assert got == 4 and "judged twice" in err
+
+
+def test_comments_are_refused_in_9_0_8_only(tmp_path: Path) -> None:
+    qrels = _write(tmp_path, "qrels", "1 0 a 1\n")
+    runf = _write(tmp_path, "run", "# header\n1 Q0 a 1 1.0 r\n")
+    assert trec_eval([qrels, runf])[0] == 0
+    status, _, err = trec_eval(["--compat", "9.0.8", qrels, runf])
+    assert status == 2 and "comment lines are not allowed" in err
+
+
+# ----------------------------------------------------------------------------- behaviour
+
+
+def test_missing_topics_are_skipped_with_one_warning() -> None:
+    qrels, runf = str(CASES / "missing" / "qrels"), str(CASES / "missing" / "run")
+    status, out, err = trec_eval(["-q", "-m", "num_q", "-m", "map", qrels, runf])
+    assert status == 0
+    assert err.count("\n") == 1
+    assert "2 of 5 topics in the qrels have no results in the run and were skipped" in err
+    assert "num_q                 \tall\t3\n" in out
+    # -c: no warning, the missing topics count (10.0 prints their rows, 9.0.8 does not).
+    for compat, rows in (("10.0", 5), ("9.0.8", 3)):
+        status, out, err = trec_eval(["--compat", compat, "-c", "-q", "-m", "map", "-m", "num_q",
+                                      qrels, runf])
+        assert status == 0 and err == ""
+        assert out.count("map                   \t5") == rows
+        assert "num_q                 \tall\t5\n" in out
+
+
+def test_run_from_stdin_equals_run_from_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = trec_eval(["-q", "-m", "all_trec", QRELS, RUN])[1]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(Path(RUN).read_bytes())))
+    assert trec_eval(["-q", "-m", "all_trec", QRELS, "-"])[1] == expected
+
+
+def test_debug_query_evaluates_one_topic() -> None:
+    status, out, _ = trec_eval(["-q", "-D", "0.102", "-m", "map", QRELS, RUN])
+    assert status == 0
+    assert {line.split("\t")[1] for line in out.splitlines()} == {"102", "all"}
+
+
+def test_version_and_help() -> None:
+    status, out, err = trec_eval(["-v"])
+    assert (status, out) == (0, "") and err.startswith("trec_eval version 10.0 (serpeval ")
+    status, out, err = trec_eval(["-h", "-m", "rbp", "-m", "P"])
+    assert status == 0
+    for text in ("--compat 10.0", "is skipped, as in 9.0.8", "rbp uses its clean definition",
+                 "num_rel's 'all' row", "\nP  (serpeval: P;", "\nrbp  (serpeval: RBP;"):
+        assert text in out
+    assert "No measures indicated" in trec_eval(["-h"])[1]
+
+
+def test_console_script_and_module_entry(tmp_path: Path) -> None:
+    """The installed command and ``python -m serpeval trec_eval`` read stdin and exit like trec_eval."""
+    expected = trec_eval(["-m", "official", QRELS, RUN])[1]
+    done = subprocess.run([sys.executable, "-m", "serpeval", "trec_eval", QRELS, "-"],
+                          input=Path(RUN).read_bytes(), capture_output=True, check=False)
+    assert (done.returncode, done.stdout.decode()) == (0, expected)
+    done = subprocess.run([sys.executable, "-c", "from serpeval.cli.cmd_trec_eval import main; main()",
+                           "-m", "nosuch", QRELS, RUN], capture_output=True, check=False)
+    assert done.returncode == 1 and b"illegal measure" in done.stderr
+
+
+# ----------------------------------------------------------------------------- properties
+
+LINE = re.compile(r"^(?P<name>\S+ *)\t(?P<qid>\S+)\t(?P<value>.*)$")
+
+
+@st.composite
+def collections(draw):
+    """TREC qrels and run text: grades -1..3, few distinct scores (ties), odd ids."""
+    topics = draw(st.lists(st.sampled_from(["1", "01", "b", "Q-2", "é", "10"]), min_size=1,
+                           max_size=4, unique=True))
+    qrels, runs = [], []
+    for t in topics:
+        docs = draw(st.lists(st.sampled_from([f"d{i}" for i in range(15)]), min_size=1,
+                             max_size=10, unique=True))
+        qrels += [f"{t} 0 {d} {draw(st.integers(-1, 3))}" for d in docs]
+        ranked = draw(st.lists(st.sampled_from([f"d{i}" for i in range(15)]), min_size=1,
+                               max_size=12, unique=True))
+        runs += [f"{t} Q0 {d} 0 {draw(st.integers(0, 5)) / 2} tag" for d in ranked]
+    return qrels, runs
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=collections(), seed=st.integers(0, 2**32 - 1),
+       flags=st.sampled_from([[], ["-c"], ["-J"], ["-l2"], ["-M", "3"], ["--compat", "9.0.8"]]))
+def test_output_parses_back_and_ignores_line_order(tmp_path_factory, data, seed: int, flags) -> None:
+    qrels, runs = data
+    folder = tmp_path_factory.mktemp("prop")
+    args = ["-q", "-m", "all_trec", *flags]
+    (folder / "q").write_text("\n".join(qrels) + "\n")
+    (folder / "r").write_text("\n".join(runs) + "\n")
+    status, out, err = trec_eval([*args, str(folder / "q"), str(folder / "r")])
+    if status == 7:  # no topic in common without -c
+        assert "No queries" in err
+        return
+    assert status == 0, err
+    shuffled_q, shuffled_r = qrels[:], runs[:]
+    rng = random.Random(seed)
+    rng.shuffle(shuffled_q)
+    rng.shuffle(shuffled_r)
+    (folder / "q2").write_text("\n".join(shuffled_q) + "\n")
+    (folder / "r2").write_text("\n".join(shuffled_r) + "\n")
+    # The runid is the tag of the last line: every line has the same tag here.
+    assert trec_eval([*args, str(folder / "q2"), str(folder / "r2")])[1] == out
+    topics = {line.split()[0] for line in qrels}
+    for line in out.splitlines():
+        match = LINE.match(line)
+        assert match, line
+        name, qid, value = match["name"], match["qid"], match["value"]
+        assert len(name) >= 22 and (len(name) == 22 or not name.endswith(" "))
+        assert qid == "all" or qid in topics
+        if name.startswith("relstring"):
+            assert re.fullmatch(r"'[0-9>.\-<]*'", value)
+        elif name.strip() == "runid":
+            assert value == "tag"
+        elif name.startswith("num_"):
+            assert re.fullmatch(r"\d+", value)
+        else:
+            assert re.fullmatch(r"-?\d+\.\d{4}", value), line
