@@ -310,7 +310,8 @@ class SimulationResult:
             ax.plot(xs, power, color=colors[m.metric], label=label)
             curve = self.curves.get(m.metric)
             if curve is not None and len(curve.grid):
-                ax.errorbar(curve.grid, curve.power, yerr=[curve.power - curve.low, curve.high - curve.power],
+                yerr = np.maximum(0.0, [curve.power - curve.low, curve.high - curve.power])
+                ax.errorbar(curve.grid, curve.power, yerr=yerr,
                             fmt="o", ms=3, color=colors[m.metric], alpha=0.8)
         ax.axhline(self.settings["power"], color="grey", lw=0.8, ls="--")
         ax.set_xscale("log")

@@ -1,0 +1,102 @@
+"""``serpeval simulate QRELS --run-a A --run-b B --click-model navigational``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from serpeval.report.table import FORMATS
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="how many impressions interleaving and A/B tests need to tell two rankers apart",
+        description="Treat the judgments as the true relevance, let simulated users (a click "
+                    "model) use run A and run B, and compute for team draft interleaving and an "
+                    "A/B test on CTR, abandonment and clicks@1 the impressions needed to detect "
+                    "the true difference (exact click-model expectations), the ratio A/B / "
+                    "interleaving with a bootstrap CI over queries, and whether each agrees "
+                    "with the offline nDCG@k sign; then simulate whole experiments to check the "
+                    "power. --generate GAP replaces QRELS and the runs with a generated pair "
+                    "whose nDCG@k differs by GAP (relative, e.g. 0.01).",
+    )
+    p.add_argument("qrels", nargs="?", help="judgments (TREC qrels, JSONL, Parquet ...)")
+    p.add_argument("--run-a", metavar="RUN", help="ranker A's run")
+    p.add_argument("--run-b", metavar="RUN", help="ranker B's run")
+    p.add_argument("--generate", type=float, metavar="GAP",
+                   help="simulate a generated pair whose nDCG@k differs by GAP (relative)")
+    p.add_argument("--queries", type=int, default=200, help="queries of a generated pair (default 200)")
+    p.add_argument("-c", "--click-model", action="append", metavar="NAME",
+                   help="click model preset (repeat or comma-separate for several; default "
+                        "navigational): perfect, navigational, informational, almost_random, "
+                        "random, cascade, pbm, dcm, dbn, sdbn")
+    p.add_argument("-k", type=int, default=10, help="results per impression (default 10)")
+    p.add_argument("--impressions-per-user", type=int, default=4,
+                   help="queries each simulated user issues (default 4)")
+    p.add_argument("--user-sd", type=float, default=1.0,
+                   help="spread of users' click propensity, sd of a logit shift (default 1.0)")
+    p.add_argument("--stop-at-every-result", action="store_true",
+                   help="grade-table users flip the stop coin at every result, not only after "
+                        "a click")
+    p.add_argument("--ignore-shared", action="store_true",
+                   help="team draft: show documents both rankers pick at once on no team")
+    p.add_argument("--alpha", type=float, default=0.05, help="test level (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="power to plan for (default 0.8)")
+    p.add_argument("--bootstrap", type=int, default=2000,
+                   help="bootstrap resamples over queries for the CIs (default 2000)")
+    p.add_argument("--mc-impressions", type=int, default=10_000_000,
+                   help="impressions the Monte Carlo power check may simulate (default 10M; 0: off)")
+    p.add_argument("--replicates", type=int, default=200,
+                   help="at most this many simulated experiments per method (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--plot", metavar="PNG", help="write power vs impressions (needs matplotlib)")
+    p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.app import split_measures, write_output
+    from serpeval.errors import InputError
+    from serpeval.online.simulate import make_world, simulate, synthetic_pair
+    from serpeval.report.table import render
+
+    if args.generate is not None:
+        if args.qrels or args.run_a or args.run_b:
+            raise InputError("--generate replaces QRELS, --run-a and --run-b; give one or the other.")
+        qrels, run_b, run_a = synthetic_pair(args.generate, n_queries=args.queries, k=args.k,
+                                             rng=args.seed)
+        world = make_world(qrels, run_a, run_b, k=args.k)  # A: the generated better ranker
+    else:
+        if not (args.qrels and args.run_a and args.run_b):
+            raise InputError("simulate needs QRELS, --run-a and --run-b (or --generate GAP).")
+        world = make_world(args.qrels, args.run_a, args.run_b, k=args.k)
+    models = split_measures(args.click_model) or ["navigational"]
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for i, name in enumerate(models):
+        result = simulate(
+            world=world, click_model=name, impressions_per_user=args.impressions_per_user,
+            user_sd=args.user_sd, stop_requires_click=False if args.stop_at_every_result else None,
+            ignore_shared=args.ignore_shared, alpha=args.alpha, power=args.power,
+            bootstrap=args.bootstrap, mc_impressions=args.mc_impressions,
+            replicates=args.replicates, rng=args.seed,
+        )
+        for row in result.to_dicts():
+            rows.append({"click model": result.click_model, **row} if len(models) > 1 else row)
+        notes.extend(result.notes() if i == 0 else result.notes()[:1])
+        if args.plot:
+            path = args.plot if len(models) == 1 else _suffixed(args.plot, name)
+            result.plot(path)
+            notes.append(f"power plot: {path}")
+    title = f"interleaving vs A/B: {world.names[0]} (A) vs {world.names[1]} (B)"
+    write_output(render(rows, args.format, title=title, notes=notes), args.output)
+    return 0
+
+
+def _suffixed(path: str, model: str) -> str:
+    from pathlib import Path
+
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}-{model}{p.suffix}"))
