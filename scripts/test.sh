@@ -5,4 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet -e '.[test]'
+# The HTML report test drives Debian's Chromium through Playwright (never a browser download).
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+        || echo "scripts/test.sh: could not install chromium; the browser test will be skipped" >&2
+fi
 exec python3 -m pytest "$@"

@@ -113,21 +113,20 @@ def load_collection(folder: str) -> DemoCollection:
 
     from serpeval.errors import InputError
     from serpeval.io import read_qrels, read_run
+    from serpeval.report.topics import read_topics
 
     root = Path(folder)
     qrels_files = sorted(root.glob("qrels*.txt*")) or sorted(root.glob("qrels*"))
     if not qrels_files:
         raise InputError(f"{folder}: no qrels file (expected qrels.txt or qrels.txt.gz).")
-    run_files = sorted(p for p in (root / "runs").glob("*") if p.is_file()) if (root / "runs").is_dir() else []
+    run_files = [p for p in (root / "runs").glob("*") if p.is_file()] if (root / "runs").is_dir() else []
+    # By name before the first dot, so that "bm25" (the baseline) comes before "bm25-rm3".
+    run_files.sort(key=lambda p: (p.name.split(".")[0], p.name))
     if len(run_files) < 2:
         raise InputError(f"{folder}/runs: need at least two run files to compare; found {len(run_files)}.")
-    topics: dict[str, str] = {}
-    topic_files = sorted(root.glob("topics*.tsv"))
-    if topic_files:
-        for line in topic_files[0].read_text(encoding="utf-8").splitlines():
-            if "\t" in line:
-                qid, text = line.split("\t", 1)
-                topics[qid] = text
+    # topics.tsv (short titles) reads best in reports; else the first other topics file.
+    topic_files = sorted(root.glob("topics*.tsv"), key=lambda p: (p.name != "topics.tsv", p.name))
+    topics = read_topics(topic_files[0]) if topic_files else {}
     runs = {}
     for path in run_files[:2]:
         run = read_run(path)
@@ -203,21 +202,35 @@ def section_compare(collection: DemoCollection, console: Console, state: dict[st
                   f"lower bound of the delta {decision.checks[0].bound:+.4f} vs -0.0100.", markup=False)
 
 
+def section_report(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
+    """Write what the sections above stored in ``state`` as one HTML report; print its path."""
+    from serpeval.report.html import save_demo_report
+
+    path = save_demo_report(collection, state)
+    console.print(f"[bold]Report[/bold] - wrote {path} ({path.stat().st_size / 1024:,.0f} KB); "
+                  "open it in a browser (it needs no network).")
+
+
 Section = Callable[[DemoCollection, "Console", dict[str, Any]], None]
 
-#: The demo's sections, in order. Later features append theirs.
-SECTIONS: list[Section] = [section_offline, section_compare]
+#: The demo's sections, in order. Later features add theirs before section_report, which
+#: gathers what the others stored and must stay last.
+SECTIONS: list[Section] = [section_offline, section_compare, section_report]
 
 
-def run_demo(collection: DemoCollection | None = None, console: Console | None = None) -> dict[str, Any]:
-    """Run every section on ``collection`` (default: :func:`make_collection`); return the state."""
+def run_demo(collection: DemoCollection | None = None, console: Console | None = None,
+             state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run every section on ``collection`` (default: :func:`make_collection`); return the state.
+
+    ``state`` seeds the shared state, e.g. ``{"report_path": "report.html"}``.
+    """
     from rich.console import Console
 
     import sys
 
     console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     collection = collection or make_collection()
-    state: dict[str, Any] = {}
+    state = dict(state or {})
     for section in SECTIONS:
         section(collection, console, state)
         console.print()

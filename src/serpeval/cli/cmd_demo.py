@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from serpeval.report import DEFAULT_HTML_PATH
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -17,6 +19,8 @@ def register(sub: Any) -> None:
     p.add_argument("--data", metavar="FOLDER", help="a collection folder instead of generated data")
     p.add_argument("--seed", type=int, default=2024, help="seed of the generated collection")
     p.add_argument("--queries", type=int, default=200, help="queries in the generated collection")
+    p.add_argument("-o", "--output", metavar="FILE", default=DEFAULT_HTML_PATH,
+                   help=f"where the demo writes its HTML report (default {DEFAULT_HTML_PATH})")
     p.set_defaults(func=run)
 
 
@@ -27,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
         collection = load_collection(args.data)
     else:
         collection = make_collection(n_queries=args.queries, seed=args.seed)
-    run_demo(collection)
+    run_demo(collection, state={"report_path": args.output})
     return 0

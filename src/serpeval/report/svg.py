@@ -1,0 +1,331 @@
+"""Small interactive charts as inline SVG, for the HTML report.
+
+Why hand-made SVG rather than a plotting library: a report must be one file that opens
+offline, loads fast and can be attached to a review. Plotly inlines ~3.5 MB of JavaScript
+per report and Vega-Lite ~0.8 MB (and needs a JavaScript runtime to draw anything); the
+charts a search team reads here are four simple kinds (dots per query, sorted bars,
+intervals, lines), which SVG draws directly. The result is a few hundred KB for a 250-query
+comparison, visible with JavaScript disabled, printable, and every mark carries a
+``<title>`` (the browser's own tooltip; ``report.js`` turns it into an instant styled one)
+naming the query and its values.
+
+Every chart takes the values to draw and the tooltip text of each mark; it draws, it never
+computes a statistic. All text is escaped (``markupsafe``): query text and run names are
+user input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+__all__ = ["Bar", "Interval", "LinePoint", "Series", "StripPoint", "StripRow", "bar_chart",
+           "interval_chart", "line_chart", "nice_ticks", "strip_chart"]
+
+FONT = 12
+MARGIN_LEFT = 64
+MARGIN_RIGHT = 16
+MARGIN_TOP = 12
+MARGIN_BOTTOM = 40
+
+
+# ----------------------------------------------------------------------------- marks
+
+
+@dataclass(frozen=True)
+class StripPoint:
+    """One query's value in a strip of dots."""
+
+    value: float
+    tip: str
+
+
+@dataclass(frozen=True)
+class StripRow:
+    """One system's dots, and its aggregate drawn as a vertical tick."""
+
+    label: str
+    points: Sequence[StripPoint]
+    mean: float | None = None
+    mean_tip: str = ""
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a sorted bar chart; ``kind`` is a CSS class (``better``, ``worse``, ``tie``)."""
+
+    value: float
+    tip: str
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its confidence interval, one row of an interval chart."""
+
+    label: str
+    estimate: float
+    low: float | None
+    high: float | None
+    tip: str
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class LinePoint:
+    """One point of a line, with an optional interval drawn as a band."""
+
+    x: float
+    y: float
+    tip: str
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Series:
+    """A named line; ``index`` picks its colour from the palette in ``report.css``."""
+
+    name: str
+    points: Sequence[LinePoint]
+    index: int = 0
+
+
+# ----------------------------------------------------------------------------- scales
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering ``[low, high]`` (steps of 1, 2, 2.5 or 5 times a power of 10)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return [0.0, 1.0]
+    if high < low:
+        low, high = high, low
+    if high == low:
+        pad = abs(low) * 0.1 or 0.5
+        low, high = low - pad, high + pad
+    raw = (high - low) / max(count, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    first = math.floor(low / step + 1e-9) * step
+    last = math.ceil(high / step - 1e-9) * step
+    n = round((last - first) / step)
+    return [round(first + i * step, 12) for i in range(n + 1)]
+
+
+class _Linear:
+    """Maps a domain linearly onto pixels."""
+
+    def __init__(self, domain: tuple[float, float], pixels: tuple[float, float]) -> None:
+        self.d0, self.d1 = domain
+        self.p0, self.p1 = pixels
+
+    def __call__(self, value: float) -> float:
+        if self.d1 == self.d0:
+            return (self.p0 + self.p1) / 2
+        return self.p0 + (value - self.d0) / (self.d1 - self.d0) * (self.p1 - self.p0)
+
+
+def _domain(values: Sequence[float], include: Sequence[float] = ()) -> list[float]:
+    finite = [v for v in [*values, *include] if v is not None and math.isfinite(v)]
+    if not finite:
+        return [0.0, 1.0]
+    return nice_ticks(min(finite), max(finite))
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _tick_label(value: float) -> str:
+    if value == 0:
+        return "0"
+    text = f"{value:.4g}"
+    return text
+
+
+# ----------------------------------------------------------------------------- frame
+
+
+def _svg(width: int, height: int, label: str, body: list[str]) -> Markup:
+    head = Markup('<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+                  'aria-label="{label}" xmlns="http://www.w3.org/2000/svg">').format(
+        w=width, h=height, label=label)
+    return head + Markup("".join(body)) + Markup("</svg>")
+
+
+def _title(tip: str) -> str:
+    return f"<title>{escape(tip)}</title>" if tip else ""
+
+
+def _x_axis(scale: _Linear, ticks: list[float], top: float, bottom: float, label: str,
+            grid: bool = True) -> list[str]:
+    out = []
+    for t in ticks:
+        x = _fmt(scale(t))
+        if grid:
+            out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{_fmt(top)}" y2="{_fmt(bottom)}"/>')
+        out.append(f'<text class="tick" x="{x}" y="{_fmt(bottom + 15)}" '
+                   f'text-anchor="middle">{escape(_tick_label(t))}</text>')
+    mid = _fmt((scale.p0 + scale.p1) / 2)
+    out.append(f'<text class="axis-label" x="{mid}" y="{_fmt(bottom + 32)}" '
+               f'text-anchor="middle">{escape(label)}</text>')
+    return out
+
+
+def _y_axis(scale: _Linear, ticks: list[float], left: float, right: float, label: str,
+            height: float) -> list[str]:
+    out = []
+    for t in ticks:
+        y = _fmt(scale(t))
+        out.append(f'<line class="grid" x1="{_fmt(left)}" x2="{_fmt(right)}" y1="{y}" y2="{y}"/>')
+        out.append(f'<text class="tick" x="{_fmt(left - 6)}" y="{y}" text-anchor="end" '
+                   f'dominant-baseline="middle">{escape(_tick_label(t))}</text>')
+    mid = _fmt(height / 2)
+    out.append(f'<text class="axis-label" transform="translate(14 {mid}) rotate(-90)" '
+               f'text-anchor="middle">{escape(label)}</text>')
+    return out
+
+
+def _zero_line_x(scale: _Linear, ticks: list[float], top: float, bottom: float) -> list[str]:
+    if ticks[0] <= 0 <= ticks[-1]:
+        x = _fmt(scale(0.0))
+        return [f'<line class="zero" x1="{x}" x2="{x}" y1="{_fmt(top)}" y2="{_fmt(bottom)}"/>']
+    return []
+
+
+# ----------------------------------------------------------------------------- charts
+
+
+def strip_chart(rows: Sequence[StripRow], *, x_label: str, width: int = 560,
+                row_height: int = 44, label_width: int = 120,
+                domain: tuple[float, float] | None = None) -> Markup:
+    """Dots of per-query values, one strip per system, with the aggregate as a tick.
+
+    Dots are spread vertically in a fixed, value-independent pattern so that equal values
+    stay visible; hovering a dot shows its query and value.
+    """
+    values = [p.value for row in rows for p in row.points]
+    ticks = nice_ticks(*domain) if domain else _domain(values)
+    top, left = MARGIN_TOP, label_width
+    bottom = top + row_height * len(rows)
+    height = bottom + MARGIN_BOTTOM
+    scale = _Linear((ticks[0], ticks[-1]), (left, width - MARGIN_RIGHT))
+    body = _x_axis(scale, ticks, top, bottom, x_label)
+    for i, row in enumerate(rows):
+        y0 = top + i * row_height
+        mid = y0 + row_height / 2
+        body.append(f'<text class="row-label" x="{_fmt(left - 8)}" y="{_fmt(mid)}" '
+                    f'text-anchor="end" dominant-baseline="middle">{escape(_shorten(row.label, 18))}'
+                    f'{_title(row.label)}</text>')
+        for j, p in enumerate(row.points):
+            if not math.isfinite(p.value):
+                continue
+            offset = ((j * 0.618034) % 1.0 - 0.5) * (row_height - 14)
+            body.append(f'<circle class="dot s{i % 8}" cx="{_fmt(scale(p.value))}" '
+                        f'cy="{_fmt(mid + offset)}" r="3">{_title(p.tip)}</circle>')
+        if row.mean is not None and math.isfinite(row.mean):
+            x = _fmt(scale(row.mean))
+            body.append(f'<line class="mean" x1="{x}" x2="{x}" y1="{_fmt(y0 + 3)}" '
+                        f'y2="{_fmt(y0 + row_height - 3)}">{_title(row.mean_tip)}</line>')
+    return _svg(width, int(height), f"distribution of {x_label}", body)
+
+
+def bar_chart(bars: Sequence[Bar], *, y_label: str, x_label: str, width: int = 1080,
+              height: int = 240) -> Markup:
+    """Bars in the order given (e.g. per-query deltas sorted), around a zero line."""
+    ticks = _domain([b.value for b in bars], include=[0.0])
+    left, right = MARGIN_LEFT, width - MARGIN_RIGHT
+    top, bottom = MARGIN_TOP, height - MARGIN_BOTTOM
+    y = _Linear((ticks[0], ticks[-1]), (bottom, top))
+    body = _y_axis(y, ticks, left, right, y_label, bottom + MARGIN_TOP)
+    slot = (right - left) / max(len(bars), 1)
+    gap = min(1.0, slot * 0.15)
+    zero = y(0.0)
+    for i, bar in enumerate(bars):
+        if not math.isfinite(bar.value):
+            continue
+        y1 = y(bar.value)
+        top_y, h = min(y1, zero), max(abs(zero - y1), 0.8)
+        body.append(f'<rect class="bar {escape(bar.kind)}" x="{_fmt(left + i * slot + gap / 2)}" '
+                    f'y="{_fmt(top_y)}" width="{_fmt(max(slot - gap, 0.6))}" height="{_fmt(h)}">'
+                    f'{_title(bar.tip)}</rect>')
+    body.append(f'<line class="zero" x1="{left}" x2="{right}" y1="{_fmt(zero)}" y2="{_fmt(zero)}"/>')
+    body.append(f'<text class="axis-label" x="{_fmt((left + right) / 2)}" y="{height - 8}" '
+                f'text-anchor="middle">{escape(x_label)}</text>')
+    return _svg(width, height, y_label, body)
+
+
+def interval_chart(rows: Sequence[Interval], *, x_label: str, width: int = 560,
+                   row_height: int = 26, label_width: int = 200) -> Markup:
+    """Estimates with confidence intervals (a forest plot) against a zero line."""
+    values = [v for r in rows for v in (r.estimate, r.low, r.high) if v is not None]
+    ticks = _domain(values, include=[0.0])
+    top, left = MARGIN_TOP, label_width
+    bottom = top + row_height * len(rows)
+    scale = _Linear((ticks[0], ticks[-1]), (left, width - MARGIN_RIGHT))
+    body = _x_axis(scale, ticks, top, bottom, x_label)
+    body += _zero_line_x(scale, ticks, top, bottom)
+    for i, row in enumerate(rows):
+        mid = _fmt(top + (i + 0.5) * row_height)
+        body.append(f'<text class="row-label" x="{_fmt(left - 8)}" y="{mid}" text-anchor="end" '
+                    f'dominant-baseline="middle">{escape(_shorten(row.label, 30))}'
+                    f'{_title(row.label)}</text>')
+        group = [f'<g class="interval {escape(row.kind)}">{_title(row.tip)}']
+        if row.low is not None and row.high is not None and math.isfinite(row.low) \
+                and math.isfinite(row.high):
+            group.append(f'<line class="ci" x1="{_fmt(scale(row.low))}" x2="{_fmt(scale(row.high))}" '
+                         f'y1="{mid}" y2="{mid}"/>')
+        if math.isfinite(row.estimate):
+            group.append(f'<circle class="estimate" cx="{_fmt(scale(row.estimate))}" cy="{mid}" r="4.5"/>')
+        body.append("".join(group) + "</g>")
+    return _svg(width, int(bottom + MARGIN_BOTTOM), x_label, body)
+
+
+def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, width: int = 560,
+               height: int = 260, reference: float | None = None,
+               y_domain: tuple[float, float] | None = None) -> Markup:
+    """Lines with optional interval bands, a legend, and an optional horizontal reference."""
+    xs = [p.x for s in series for p in s.points]
+    ys = [v for s in series for p in s.points for v in (p.y, p.low, p.high) if v is not None]
+    x_ticks = _domain(xs)
+    y_ticks = nice_ticks(*y_domain) if y_domain else _domain(
+        ys, include=[reference] if reference is not None else [])
+    left, right = MARGIN_LEFT, width - MARGIN_RIGHT
+    legend_height = 18 if len(series) > 1 else 0
+    top, bottom = MARGIN_TOP + legend_height, height - MARGIN_BOTTOM
+    x = _Linear((x_ticks[0], x_ticks[-1]), (left, right))
+    y = _Linear((y_ticks[0], y_ticks[-1]), (bottom, top))
+    body = _y_axis(y, y_ticks, left, right, y_label, bottom + top)
+    body += _x_axis(x, x_ticks, top, bottom, x_label, grid=False)
+    if reference is not None and y_ticks[0] <= reference <= y_ticks[-1]:
+        ry = _fmt(y(reference))
+        body.append(f'<line class="zero" x1="{left}" x2="{right}" y1="{ry}" y2="{ry}"/>')
+    for s in series:
+        cls = f"s{s.index % 8}"
+        banded = [p for p in s.points if p.low is not None and p.high is not None]
+        if len(banded) > 1:
+            upper = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.high))}" for p in banded)  # type: ignore[arg-type]
+            lower = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.low))}" for p in reversed(banded))  # type: ignore[arg-type]
+            body.append(f'<polygon class="band {cls}" points="{upper} {lower}"/>')
+        path = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.y))}" for p in s.points if math.isfinite(p.y))
+        body.append(f'<polyline class="line {cls}" points="{path}"/>')
+        for p in s.points:
+            if math.isfinite(p.y):
+                body.append(f'<circle class="dot {cls}" cx="{_fmt(x(p.x))}" cy="{_fmt(y(p.y))}" '
+                            f'r="3">{_title(p.tip)}</circle>')
+    if legend_height:
+        cursor = float(left)
+        for s in series:
+            cls = f"s{s.index % 8}"
+            body.append(f'<rect class="swatch {cls}" x="{_fmt(cursor)}" y="{MARGIN_TOP - 2}" '
+                        f'width="10" height="10"/><text class="tick" x="{_fmt(cursor + 14)}" '
+                        f'y="{MARGIN_TOP + 7}">{escape(s.name)}</text>')
+            cursor += 24 + 7 * len(s.name)
+    return _svg(width, height, y_label, body)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

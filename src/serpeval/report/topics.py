@@ -1,0 +1,83 @@
+"""Read query texts (topics) so that reports can show them next to query ids.
+
+Formats, chosen by content:
+
+- TSV: ``qid<TAB>text`` per line (the format of ``shared/data/*/topics*.tsv``, Anserini's
+  and ir_datasets' exports); blank lines and ``#`` comments are skipped.
+- JSONL: one object per line with an id (``query_id``, ``qid``, ``_id`` or ``id``) and a
+  text (``text``, ``query`` or ``title``), as BEIR's ``queries.jsonl``.
+
+Either may be gzipped (``.gz``). Bad lines are errors naming ``path:line``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+
+__all__ = ["read_topics"]
+
+ID_KEYS = ("query_id", "qid", "_id", "id")
+TEXT_KEYS = ("text", "query", "title")
+
+
+def read_topics(path: str | Path) -> dict[str, str]:
+    """``{query_id: text}`` from a TSV or JSONL topics file (optionally ``.gz``).
+
+    Raises:
+        InputError: the file is missing or unreadable.
+        ParseError: a line has no tab (TSV) or is not an object with an id and a text (JSONL).
+        DuplicateError: a query id appears twice.
+        EmptyInputError: the file holds no topics.
+    """
+    source = Path(path)
+    try:
+        raw = gzip.decompress(source.read_bytes()) if source.suffix == ".gz" else source.read_bytes()
+        text = raw.decode("utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(f"{source}: topics file not found.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{source}: cannot read the topics file as UTF-8 text ({exc}).") from exc
+    topics: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        qid, query = _parse_json(stripped, source, number) if stripped.startswith("{") else \
+            _parse_tsv(line, source, number)
+        if qid in topics:
+            raise DuplicateError(f"{source}:{number}: query {qid!r} appears again (first on line "
+                                 f"{first_line[qid]}); each query needs one text.")
+        topics[qid] = query
+        first_line[qid] = number
+    if not topics:
+        raise EmptyInputError(f"{source}: no topics found (expected lines 'qid<TAB>text' or "
+                              "JSON objects with an id and a text).")
+    return topics
+
+
+def _parse_tsv(line: str, source: Path, number: int) -> tuple[str, str]:
+    if "\t" not in line:
+        raise ParseError(f"{source}:{number}: expected 'query_id<TAB>text', found no tab in "
+                         f"{line[:60]!r}.")
+    qid, query = line.split("\t", 1)
+    return qid.strip(), " ".join(query.split())
+
+
+def _parse_json(line: str, source: Path, number: int) -> tuple[str, str]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"{source}:{number}: not valid JSON ({exc.msg}).") from None
+    if not isinstance(record, dict):
+        raise ParseError(f"{source}:{number}: expected a JSON object with an id and a text.")
+    qid = next((record[k] for k in ID_KEYS if k in record), None)
+    query = next((record[k] for k in TEXT_KEYS if k in record), None)
+    if qid is None or not isinstance(query, str):
+        raise ParseError(f"{source}:{number}: a topic needs an id ({', '.join(ID_KEYS)}) and a "
+                         f"text ({', '.join(TEXT_KEYS)}); found keys {', '.join(record) or 'none'}.")
+    return str(qid), " ".join(query.split())

@@ -1,0 +1,178 @@
+"""The HTML report read back without a browser: its numbers are the results' numbers."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import pytest
+
+import serpeval
+from serpeval.comparison import compare_results
+from serpeval.demo import make_collection
+from serpeval.errors import InputError, MissingQueriesWarning
+from serpeval.report.html import html_report, save_html
+from serpeval.report.sections_offline import number, signed
+
+
+@pytest.fixture(scope="module")
+def collection():
+    return make_collection(n_queries=40, seed=7)
+
+
+@pytest.fixture(scope="module")
+def results(collection):
+    return serpeval.evaluate(collection.qrels, collection.runs, ["nDCG@10", "AP", "P@10", "NumRet"])
+
+
+@pytest.fixture(scope="module")
+def comparison(results):
+    return compare_results(results, test="t")
+
+
+@pytest.fixture(scope="module")
+def report(results, comparison, collection) -> str:
+    return html_report(results, comparison, topics=collection.topics)
+
+
+def test_sections_in_order(report, parse) -> None:
+    sections = parse(report).sections
+    assert list(sections) == ["overview", "metrics", "per-query", "distributions", "rules"]
+    assert sections["metrics"].title == "Metrics"
+
+
+def test_means_table_shows_the_comparison_means_and_markers(report, parse, comparison) -> None:
+    means = parse(report).sections["metrics"].tables[0]
+    assert means.header == ["run", "queries", "nDCG@10", "AP", "P@10", "NumRet"]
+    assert means.column("run") == ["baseline", "candidate"]
+    expected = comparison.means()
+    for row in means.rows:
+        system = row[0]
+        for j, measure in enumerate(means.header[2:], start=2):
+            marker = comparison.row(system, measure).marker if system == "candidate" else ""
+            assert row[j] == f"{number(expected[system][measure])} {marker}".strip()
+    # The candidate is better by construction; the markers say which differences are real.
+    assert means.rows[1][2].endswith("▲")
+
+
+def test_differences_table_is_the_comparison(report, parse, comparison) -> None:
+    table = parse(report).sections["metrics"].tables[1]
+    assert table.header[:5] == ["measure", "system", "mean", "baseline mean", "Δ"]
+    for row, pair in zip(table.rows, comparison.rows, strict=True):
+        assert row[0] == pair.measure and row[1] == pair.system
+        assert row[4] == signed(pair.delta)
+        assert row[5] == f"[{signed(pair.ci_low)}, {signed(pair.ci_high)}]"
+        assert row[-2] == f"{pair.wins}/{pair.ties}/{pair.losses}"
+        assert row[-1] == pair.marker
+
+
+def test_per_query_deltas_are_sorted_and_complete(report, parse, comparison, collection) -> None:
+    section = parse(report).sections["per-query"]
+    # One panel (bar chart + table) per comparison row.
+    assert len(section.tables) == len(comparison.rows) == section.svgs
+    first = section.tables[0]
+    assert first.header == ["#", "query", "text", "baseline", "candidate", "Δ"]
+    per_query = {r["query_id"]: r for r in comparison.to_dicts(per_query=True)
+                 if r["measure"] == "nDCG@10"}
+    assert len(first.rows) == len(per_query) == len(comparison.query_ids)
+    deltas = [float(keys[-1]) for keys in first.sort_keys]
+    assert deltas == sorted(deltas, reverse=True)           # best query first
+    for row in first.rows:
+        truth = per_query[row[1]]
+        assert row[2] == collection.topics[row[1]]
+        assert row[3:] == [number(truth["baseline_value"]), number(truth["value"]), signed(truth["delta"])]
+    won = sum(1 for c in first.row_classes if c == "better")
+    lost = sum(1 for c in first.row_classes if c == "worse")
+    pair = comparison.row("candidate", "nDCG@10")
+    assert (won, lost) == (pair.wins, pair.losses)
+    # One bar per query, each with a tooltip naming the query and its text.
+    assert any(tip.startswith(f"{first.rows[0][1]} — {first.rows[0][2]}\n") for tip in section.tips)
+
+
+def test_distributions_draw_every_query(report, parse, results) -> None:
+    section = parse(report).sections["distributions"]
+    n_points = sum(len(r.query_ids) for r in results.runs) * len(results.measures)
+    assert section.svgs == len(results.measures)
+    assert section.marks["circle"] == n_points
+    # The mean ticks: one per run for measures averaged over queries (not NumRet, a sum).
+    mean_tips = [t for t in section.tips if ": mean " in t]
+    assert len(mean_tips) == len(results.runs) * 3
+    assert f"baseline: mean AP = {number(results.aggregate('baseline', 'AP'))} over 40 queries" in mean_tips
+
+
+def test_rules_state_the_evaluation_and_the_test(report, parse, results, comparison) -> None:
+    rules = parse(report).sections["rules"]
+    assert set(results.settings.rules()) <= set(rules.items)
+    assert f"p-values: {comparison.method}" in rules.items       # Student's paired t-test, df = 39
+    assert set(comparison.notes()) <= set(rules.items)
+    coverage = rules.tables[0]
+    assert coverage.column("evaluated") == ["40", "40"]
+
+
+def test_self_contained_and_offline(report, parse) -> None:
+    parsed = parse(report)
+    assert all("src" not in s for s in parsed.scripts)       # scripts inline
+    assert parsed.links == []                                # no stylesheets, images, frames
+    assert "Content-Security-Policy" in report and "default-src 'none'" in report
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", report)
+
+
+def test_user_text_is_escaped() -> None:
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"b": 1}, "q3": {"c": 1}}
+    evil = "<script>alert('run')</script>"
+    runs = {evil: {"q1": {"a": 2.0, "b": 1.0}, "q2": {"a": 2.0, "b": 1.0}, "q3": {"c": 1.0}},
+            "plain & simple": {"q1": {"b": 2.0, "a": 1.0}, "q2": {"b": 2.0}, "q3": {"x": 1.0}}}
+    topics = {"q1": "<img src=x onerror=alert(1)>", "q2": 'quotes " and \' and &amp;'}
+    res = serpeval.evaluate(qrels, runs, ["RR"])
+    html = res.to_html(topics=topics)
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "plain &amp; simple" in html and "&amp;amp;" in html
+
+
+def test_single_run_report_has_no_comparison(collection, parse) -> None:
+    res = serpeval.evaluate(collection.qrels, {"only": collection.runs["baseline"]}, ["AP", "P@10"])
+    parsed = parse(res.to_html())
+    assert list(parsed.sections) == ["overview", "metrics", "per-query", "distributions", "rules"]
+    assert parsed.sections["per-query"].title == "Per-query values"
+    table = parsed.sections["per-query"].tables[0]
+    values = [float(k[1]) for k in table.sort_keys]            # worst AP first
+    assert values == sorted(values) and len(values) == 40
+    assert parsed.sections["metrics"].tables[0].column("AP") == [number(res.aggregate("only", "AP"))]
+
+
+def test_uncomparable_runs_still_report_and_say_why(parse) -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    runs = {"one": {"q1": {"a": 1.0}}, "two": {"q2": {"b": 1.0}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        res = serpeval.evaluate(qrels, runs, ["AP"])
+    html = res.to_html()
+    assert "no significance tests: a comparison needs at least 2 queries" in html
+    coverage = parse(html).sections["rules"].tables[0]
+    assert coverage.column("missing") == ["1", "1"]
+    assert coverage.column("missing queries") == ["q2 (skipped)", "q1 (skipped)"]
+
+
+def test_all_pairs_names_both_systems(collection, parse) -> None:
+    runs = {"a": collection.runs["baseline"], "b": collection.runs["candidate"],
+            "c": collection.runs["baseline"]}
+    res = serpeval.evaluate(collection.qrels, runs, ["AP"])
+    pairwise = compare_results(res, pairs="all", correction="none")
+    table = parse(html_report(res, pairwise)).sections["metrics"].tables[1]
+    assert table.header[:3] == ["measure", "system", "vs"] and "p (uncorrected)" in table.header
+    assert [row[1:3] for row in table.rows] == [["b", "a"], ["c", "a"], ["c", "b"]]
+    assert table.rows[1][5] == "+0.0000"                    # c is a copy of a
+
+
+def test_nothing_to_report_is_an_error() -> None:
+    with pytest.raises(InputError, match="nothing to report"):
+        html_report()
+
+
+def test_save_html_writes_utf8(tmp_path, results) -> None:
+    path = save_html(tmp_path / "r.html", results, title="Ünïcode ✓")
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("<!doctype html>") and "<title>Ünïcode ✓</title>" in text
+    assert results.save_html(str(tmp_path / "s.html"), compare=False) == str(tmp_path / "s.html")
+    assert "Per-query values" in (tmp_path / "s.html").read_text(encoding="utf-8")
