@@ -22,6 +22,7 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "gate",
     "trec_eval",
+    "report",
     "simulate",
 )
 
