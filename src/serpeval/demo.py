@@ -211,11 +211,18 @@ def section_report(collection: DemoCollection, console: Console, state: dict[str
                   "open it in a browser (it needs no network).")
 
 
+def section_online(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
+    """Interleaving vs an A/B test on the two rankers with simulated users."""
+    from serpeval.online._demo import section
+
+    section(collection, console, state)
+
+
 Section = Callable[[DemoCollection, "Console", dict[str, Any]], None]
 
 #: The demo's sections, in order. Later features add theirs before section_report, which
 #: gathers what the others stored and must stay last.
-SECTIONS: list[Section] = [section_offline, section_compare, section_report]
+SECTIONS: list[Section] = [section_offline, section_compare, section_online, section_report]
 
 
 def run_demo(collection: DemoCollection | None = None, console: Console | None = None,
