@@ -23,7 +23,7 @@ import numpy as np
 
 from serpeval.errors import InputError, OptionError, StatsError
 from serpeval.online.ab.effects import Effect, compare_means, cuped, two_proportion_ztest
-from serpeval.online.ab.features import Prepared, prepare
+from serpeval.online.ab.features import prepare
 from serpeval.online.ab.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.ab.moments import Moments, fetch_moments, unit_table
 from serpeval.online.ab.results import ABResults, Comparison, PowerPlan, SequentialResults

@@ -15,7 +15,8 @@ column               value per impression
 ``rr``               1 / position of the first click; 0 without clicks
 ``ttfc``, ``timed``  seconds to the first click (NULL if unknown) and 1 where known
 ``long_clicks``      valid clicks with dwell >= ``long_click_seconds``
-``credit_a/_b``      clicks on results of team A / team B (interleaving logs)
+``credit_a/_b``      clicks on results of team A / team B (interleaving logs, which also
+                     keep ``n_shown`` and ``teams``)
 ==================== =========================================================================
 
 Nothing is pulled into Python but one row of counts (:class:`Exclusions`) per query.
@@ -30,10 +31,14 @@ from serpeval.errors import DuplicateError, EmptyInputError, InputError, OptionE
 from serpeval.online.ab.schema import LogSchema, check_columns
 from serpeval.online.ab.sources import Logs
 
-__all__ = ["Exclusions", "Prepared", "prepare"]
+__all__ = ["ALL_EXPERIMENTS", "Exclusions", "Prepared", "prepare"]
+
+#: ``prepare(logs, ALL_EXPERIMENTS)`` keeps every experiment (features get an ``experiment``
+#: column): many A/A tests in one log are analysed in one query.
+ALL_EXPERIMENTS = "*"
 
 _KEYS = ["impression_id", "variant", "unit"]
-_OPTIONAL = ("query_id", "timestamp", "n_shown", "shown", "click_seconds", "dwell_seconds", "teams")
+_OPTIONAL = ("variant", "query_id", "timestamp", "n_shown", "shown", "click_seconds", "dwell_seconds", "teams")
 
 
 @dataclass(frozen=True)
@@ -91,12 +96,11 @@ class Prepared:
     features: Any
     exclusions: Exclusions
     experiment: str | None
-    variants: tuple[str, ...]
     present: frozenset[str]
     logs: Logs
 
 
-def _list(column: Any, value_type: str) -> Any:
+def parse_list(column: Any, value_type: str) -> Any:
     """A list column, parsing text (``1;3`` or ``[1, 3]``) when the file format has no lists."""
     if column.type().is_array():
         return column
@@ -104,8 +108,18 @@ def _list(column: Any, value_type: str) -> Any:
     return text.split(",").filter(lambda s: s != "").map(lambda s: s.cast(value_type))
 
 
-def _count(expr: Any) -> Any:
-    return expr.cast("int64").sum().fill_null(0)
+def count(condition: Any, where: Any = None) -> Any:
+    """``SUM(CAST(condition AS BIGINT))`` with 0 for no rows."""
+    return condition.cast("int64").sum(where=where).fill_null(0)
+
+
+def first_row(expr: Any) -> dict[str, Any]:
+    """The only row of an aggregate expression, as a dict (runs the query)."""
+    rows = expr.to_pyarrow().to_pylist()
+    return rows[0] if rows else {}
+
+
+_DUPLICATES = ("error", "exclude", "unchecked")
 
 
 def prepare(
@@ -117,26 +131,90 @@ def prepare(
     teams: tuple[str, str] | None = None,
     need: tuple[str, ...] = (),
 ) -> Prepared:
-    """Features of ``experiment`` (None: the log's only experiment; ``""``: no filter).
+    """Features of ``experiment`` (None: the log's only experiment; ``""``: a log without
+    experiments, every row; :data:`ALL_EXPERIMENTS`: every experiment, with its name).
+
+    Runs one query for the experiment names and one for the counts of
+    :class:`Exclusions`; the features themselves stay lazy.
 
     Args:
         logs: the opened log.
         experiment: which experiment to analyse.
-        duplicates: ``error`` (default) or ``exclude`` rows whose impression id repeats.
+        duplicates: ``error`` (default) or ``exclude`` rows whose impression id repeats;
+            ``unchecked`` skips the check (a ``COUNT(DISTINCT)`` over all ids) for logs whose
+            ids are unique by construction.
         long_click_seconds: dwell threshold of a long (satisfied) click.
         teams: the two team labels of an interleaving log (credit columns are added).
         need: optional roles the caller requires (``timestamp``, ``click_seconds``, ...).
     """
     import ibis
 
-    if duplicates not in ("error", "exclude"):
-        raise OptionError(f"duplicates must be 'error' or 'exclude'; got {duplicates!r}.")
+    if duplicates not in _DUPLICATES:
+        raise OptionError(f"duplicates must be one of {', '.join(_DUPLICATES)}; got {duplicates!r}.")
     s = logs.schema
     imp = logs.impressions
-    if experiment is None and s.experiment not in imp.columns and s.variant not in imp.columns:
+    if experiment is None and s.experiment not in imp.columns and (s.variant not in imp.columns
+                                                                   or teams is not None):
         experiment = ""  # a log without experiments (pre-period, pre-launch): all rows
-    roles = ["impression_id", "unit"] if experiment == "" else ["impression_id", "experiment",
-                                                                  "variant", "unit"]
+    present = _check(logs, experiment, teams, need)
+    experiment = _pick_experiment(imp, s, experiment, logs.source)
+    if experiment and experiment != ALL_EXPERIMENTS:
+        imp = imp.filter(imp[s.experiment].cast("string") == experiment)
+
+    has_variant = experiment != "" and s.variant in imp.columns
+    nested = logs.clicks is None
+    base = imp.select(
+        iid=imp[s.impression_id],
+        experiment=imp[s.experiment].cast("string") if experiment != "" else ibis.literal(""),
+        variant=imp[s.variant].cast("string") if has_variant else ibis.literal("all"),
+        unit=imp[s.unit],
+        ts=imp[s.timestamp] if "timestamp" in present else ibis.null("timestamp"),
+        n_shown=imp[s.n_shown] if "n_shown" in present else imp[s.shown].length(),
+        teams=parse_list(imp[s.teams], "string") if teams is not None else ibis.null("array<string>"),
+        **(_nested_lists(imp, s, present) if nested else {}),
+    )
+    bad_key = base.iid.isnull() | base.unit.isnull() | base.variant.isnull()
+    bad_shown = ~bad_key & (base.n_shown.isnull() | (base.n_shown < 0))
+    base = base.mutate(keep=~bad_key & ~bad_shown)
+    checks: dict[str, Any] = {"rows": base.count(), "missing_keys": count(bad_key),
+                              "negative_n_shown": count(bad_shown)}
+    if duplicates != "unchecked":
+        checks["distinct_ids"] = base.iid.nunique()
+    if nested:
+        checks.update(_nested_checks(base))
+    counts = {k: int(v or 0) for k, v in first_row(base.aggregate(**checks)).items()}
+    if counts["rows"] == 0:
+        raise EmptyInputError(f"{logs.source}: no impressions"
+                              + (f" for experiment {experiment!r}." if experiment else "."))
+    kept = base.filter(base.keep)
+    duplicate_rows = 0
+    if duplicates != "unchecked" and counts.pop("distinct_ids") + counts["missing_keys"] < counts["rows"]:
+        kept, duplicate_rows = _drop_duplicates(kept, duplicates, logs.source)
+    if nested:
+        features = _nested_features(kept, long_click_seconds, teams,
+                                    all_valid=counts["invalid_clicks"] == 0)
+        click_counts = {k: counts.pop(k) for k in ("clicks", "invalid_clicks", "negative_times",
+                                                   "negative_dwell")}
+    else:
+        from serpeval.online.ab.events import events_features
+
+        features, click_counts = events_features(kept, logs, long_click_seconds, teams)
+    exclusions = Exclusions(rows=counts["rows"], missing_keys=counts["missing_keys"],
+                            negative_n_shown=counts["negative_n_shown"], duplicate_rows=duplicate_rows,
+                            **click_counts)
+    return Prepared(select_features(features), exclusions, experiment or None, frozenset(present), logs)
+
+
+def _check(logs: Logs, experiment: str | None, teams: tuple[str, str] | None,
+           need: tuple[str, ...]) -> set[str]:
+    """The roles present in the impressions; clear errors for what is missing or mistyped."""
+    s = logs.schema
+    imp = logs.impressions
+    roles = ["impression_id", "unit"]
+    if experiment != "":
+        roles.append("experiment")
+    if experiment != "" and teams is None:
+        roles.append("variant")  # an interleaving log has no arms: every user sees both rankers
     if logs.clicks is None:
         roles.append("clicks")
     present = check_columns(imp, s, roles, source=f"{logs.source} (impressions)", optional=_OPTIONAL)
@@ -148,74 +226,17 @@ def prepare(
         raise InputError(f"{logs.source}: an interleaving log needs column {s.teams!r} (the team of "
                          "each shown position).")
     for role in need:
-        if role not in present and not (logs.clicks is not None and role in ("click_seconds", "dwell_seconds")
-                                        and getattr(s, role) in logs.clicks.columns):
+        in_clicks = logs.clicks is not None and getattr(s, role) in logs.clicks.columns
+        if role not in present and not in_clicks:
             raise InputError(f"{logs.source}: this analysis needs column {getattr(s, role)!r} ({role}); "
                              f"found {', '.join(imp.columns)}.")
-
-    experiment = _pick_experiment(imp, s, experiment, logs.source)
-    if experiment:
-        imp = imp.filter(imp[s.experiment].cast("string") == experiment)
-
-    n_shown = imp[s.n_shown] if "n_shown" in present else imp[s.shown].length()
-    variant = imp[s.variant].cast("string") if experiment != "" else ibis.literal("all")
-    base = imp.select(
-        iid=imp[s.impression_id],
-        variant=variant,
-        unit=imp[s.unit],
-        ts=imp[s.timestamp] if "timestamp" in present else ibis.null("timestamp"),
-        n_shown=n_shown,
-        teams=_list(imp[s.teams], "string") if teams is not None else ibis.null("array<string>"),
-        **({} if logs.clicks is not None else _nested_click_columns(imp, s, present)),
-    ).mutate(
-        bad_key=lambda t: t.iid.isnull() | t.unit.isnull() | t.variant.isnull(),
-    ).mutate(bad_shown=lambda t: ~t.bad_key & (t.n_shown.isnull() | (t.n_shown < 0)))
-
-    counts = _first_row(base.aggregate(
-        rows=base.count(),
-        missing_keys=_count(base.bad_key),
-        negative_n_shown=_count(base.bad_shown),
-        distinct_ids=base.iid.nunique(),
-    ))
-    if counts["rows"] == 0:
-        raise EmptyInputError(f"{logs.source}: no impressions"
-                              + (f" for experiment {experiment!r}." if experiment else "."))
-    kept = base.filter(~base.bad_key & ~base.bad_shown)
-    duplicate_rows = 0
-    if counts["distinct_ids"] + counts["missing_keys"] < counts["rows"]:
-        repeated = kept.group_by("iid").aggregate(copies=kept.count()).filter(lambda t: t.copies > 1)
-        if duplicates == "error":
-            found = _first_row(repeated.aggregate(ids=repeated.count(), rows=repeated.copies.sum()))
-            examples = repeated.order_by("iid").limit(3).iid.to_pyarrow().to_pylist()
-            raise DuplicateError(
-                f"{logs.source}: {found['ids']:,} impression id(s) appear more than once "
-                f"({found['rows']:,} rows), e.g. {', '.join(map(repr, examples))}. Each page view "
-                "needs its own id; fix the logging, or pass duplicates='exclude' "
-                "(--duplicates exclude) to leave all their rows out."
-            )
-        duplicate_rows = int(_first_row(repeated.aggregate(rows=repeated.copies.sum()))["rows"] or 0)
-        kept = kept.anti_join(repeated.select("iid"), "iid")
-
-    if logs.clicks is not None:
-        kept, click_counts = _events_features(kept, logs, long_click_seconds, teams)
-    else:
-        kept, click_counts = _nested_features(kept, long_click_seconds, teams)
-    exclusions = Exclusions(
-        rows=int(counts["rows"]),
-        missing_keys=int(counts["missing_keys"]),
-        negative_n_shown=int(counts["negative_n_shown"]),
-        duplicate_rows=duplicate_rows,
-        **click_counts,
-    )
-    variants = tuple(sorted(v for v in kept.select("variant").distinct().variant.to_pyarrow().to_pylist()
-                            if v is not None))
-    return Prepared(kept, exclusions, experiment or None, variants, frozenset(present), logs)
+    return present
 
 
 def _pick_experiment(imp: Any, s: LogSchema, experiment: str | None, source: str) -> str:
     """The experiment to analyse; a clear error when it is not in the log."""
-    if experiment == "":
-        return ""
+    if experiment in ("", ALL_EXPERIMENTS):
+        return experiment
     names = imp.group_by(exp=imp[s.experiment].cast("string")).aggregate(rows=imp.count())
     found = {row["exp"]: row["rows"] for row in names.to_pyarrow().to_pylist()}
     if experiment is None:
@@ -234,136 +255,118 @@ def _pick_experiment(imp: Any, s: LogSchema, experiment: str | None, source: str
     return experiment
 
 
-def _first_row(expr: Any) -> dict[str, Any]:
-    rows = expr.to_pyarrow().to_pylist()
-    return rows[0] if rows else {}
+def _drop_duplicates(kept: Any, duplicates: str, source: str) -> tuple[Any, int]:
+    """Raise on repeated impression ids, or leave all their rows out (and count them)."""
+    repeated = kept.group_by("iid").aggregate(copies=kept.count()).filter(lambda t: t.copies > 1)
+    found = first_row(repeated.aggregate(ids=repeated.count(), rows=repeated.copies.sum()))
+    if duplicates == "error":
+        examples = repeated.order_by("iid").limit(3).iid.to_pyarrow().to_pylist()
+        raise DuplicateError(
+            f"{source}: {found['ids']:,} impression id(s) appear more than once "
+            f"({found['rows']:,} rows), e.g. {', '.join(map(repr, examples))}. Each page view "
+            "needs its own id; fix the logging, or pass duplicates='exclude' "
+            "(--duplicates exclude) to leave all their rows out."
+        )
+    return kept.anti_join(repeated.select("iid"), "iid"), int(found["rows"] or 0)
 
 
-def _nested_click_columns(imp: Any, s: LogSchema, present: set[str]) -> dict[str, Any]:
-    """The click lists of the nested layout, zipped with their times and dwell."""
+# ----------------------------------------------------------------------------- nested layout
+
+
+def _nested_lists(imp: Any, s: LogSchema, present: set[str]) -> dict[str, Any]:
+    """Click positions, times and dwell as lists (empty, never NULL, when absent)."""
     import ibis
 
-    clicks = _list(imp[s.clicks], "int64")
-    secs = _list(imp[s.click_seconds], "float64") if "click_seconds" in present else None
-    dwell = _list(imp[s.dwell_seconds], "float64") if "dwell_seconds" in present else None
-    if secs is None:
-        secs = clicks.map(lambda p: ibis.null("float64"))
-    if dwell is None:
-        dwell = clicks.map(lambda p: ibis.null("float64"))
-    return {"events": clicks.zip(secs, dwell), "raw_clicks": clicks.length().fill_null(0)}
+    def as_list(role: str, value_type: str) -> Any:
+        if role not in present:
+            return ibis.literal([], f"array<{value_type}>")
+        column = parse_list(imp[getattr(s, role)], value_type)
+        return column.fill_null(ibis.literal([], f"array<{value_type}>"))
+
+    return {"pos": as_list("clicks", "int64"), "secs": as_list("click_seconds", "float64"),
+            "dwell": as_list("dwell_seconds", "float64")}
 
 
-def _team_credit(valid: Any, teams: Any, label: str, position: Any) -> Any:
-    """Valid clicks whose position belongs to team ``label``."""
-    return valid.filter(lambda e: (position(e) <= teams.length())
-                        & (teams[(position(e) - 1).cast("int32")] == label)).length()
+def _valid_positions(t: Any, all_valid: bool = False) -> tuple[Any, Any]:
+    """(every click is on a shown position, the valid positions).
 
-
-def _nested_features(t: Any, long_click_seconds: float,
-                     teams: tuple[str, str] | None) -> tuple[Any, dict[str, int]]:
+    ``all_valid``: the counting pass found no bad click, so no check is needed. Otherwise
+    the common case is decided per impression with ``list_min``/``list_max`` (no lambda);
+    only impressions with a bad click filter their list (CASE evaluates lazily).
+    """
     import ibis
 
-    valid = t.events.filter(lambda e: (e.f1 >= 1) & (e.f1 <= t.n_shown))
-    n_valid = valid.length().fill_null(0)
-    first = ibis.ifelse(n_valid > 0, valid[0], ibis.null(valid.type().value_type))
-    ttfc = ibis.ifelse(first.f2 >= 0, first.f2, ibis.null("float64"))
-    out = t.mutate(
+    pos = t.pos
+    if all_valid:
+        return ibis.literal(True), pos
+    all_ok = (pos.length() == 0) | ((pos.mins() >= 1) & (pos.maxs() <= t.n_shown))
+    valid = ibis.ifelse(all_ok, pos, pos.filter(lambda p: (p >= 1) & (p <= t.n_shown)))
+    return all_ok, valid
+
+
+def _nested_checks(base: Any) -> dict[str, Any]:
+    """Counts of clicks, clicks on positions not shown, negative times and dwell (kept rows)."""
+    import ibis
+
+    _, valid = _valid_positions(base)
+    keep = base.keep
+
+    def negatives(values: Any) -> Any:
+        return ibis.ifelse(values.mins() < 0, values.filter(lambda x: x < 0).length(), 0)
+
+    return {
+        "clicks": base.pos.length().sum(where=keep).fill_null(0),
+        "invalid_clicks": (base.pos.length() - valid.length()).sum(where=keep).fill_null(0),
+        "negative_times": negatives(base.secs).sum(where=keep).fill_null(0),
+        "negative_dwell": negatives(base.dwell).sum(where=keep).fill_null(0),
+    }
+
+
+def _nested_features(t: Any, long_click_seconds: float, teams: tuple[str, str] | None, *,
+                     all_valid: bool) -> Any:
+    """Per-impression features from the click lists (see the module docstring)."""
+    import ibis
+
+    all_ok, valid = _valid_positions(t, all_valid)
+    n_valid = valid.length()
+    shown_ok = lambda e: (e.f1 >= 1) & (e.f1 <= t.n_shown)  # noqa: E731
+    first_secs = ibis.ifelse(t.secs.length() > 0, t.secs[0], ibis.null("float64"))
+    long_clicks = t.dwell.filter(lambda d: d >= long_click_seconds).length()
+    if not all_valid:
+        # Times and dwell are aligned with the raw click list; only impressions with a bad
+        # click need the (costly) zip that keeps them aligned after filtering.
+        bad_secs = t.pos.zip(t.secs).filter(shown_ok)
+        first_secs = ibis.ifelse(
+            all_ok, first_secs, ibis.ifelse(bad_secs.length() > 0, bad_secs[0].f2, ibis.null("float64")))
+        long_clicks = ibis.ifelse(
+            all_ok, long_clicks,
+            t.pos.zip(t.dwell).filter(lambda e: shown_ok(e) & (e.f2 >= long_click_seconds)).length())
+    ttfc = ibis.ifelse((n_valid > 0) & (first_secs >= 0), first_secs, ibis.null("float64"))
+    credit = {}
+    if teams is not None:
+        def team_clicks(label: str) -> Any:
+            return valid.filter(lambda p: (p <= t.teams.length())
+                                & (t.teams[(p - 1).cast("int32")] == label)).length()
+
+        credit = {"credit_a": team_clicks(teams[0]), "credit_b": team_clicks(teams[1])}
+    return t.mutate(
         impressions=ibis.literal(1, "int64"),
         clicks=n_valid,
         abandoned=(n_valid == 0).cast("int64"),
-        click_at_1=(valid.filter(lambda e: e.f1 == 1).length().fill_null(0) > 0).cast("int64"),
-        rr=ibis.ifelse(n_valid > 0, 1.0 / first.f1.cast("float64"), 0.0),
+        click_at_1=valid.contains(1).cast("int64"),
+        rr=ibis.ifelse(n_valid > 0, 1.0 / valid[0].cast("float64"), 0.0),
         ttfc=ttfc,
         timed=ttfc.notnull().cast("int64"),
-        long_clicks=valid.filter(lambda e: e.f3 >= long_click_seconds).length().fill_null(0),
-        invalid=t.raw_clicks - n_valid,
-        neg_times=valid.filter(lambda e: e.f2 < 0).length().fill_null(0),
-        neg_dwell=valid.filter(lambda e: e.f3 < 0).length().fill_null(0),
-        **_credit_columns(t, valid, teams, lambda e: e.f1),
+        long_clicks=long_clicks,
+        **credit,
     )
-    sums = _first_row(out.aggregate(clicks=out.raw_clicks.sum(), invalid_clicks=out.invalid.sum(),
-                                    negative_times=out.neg_times.sum(),
-                                    negative_dwell=out.neg_dwell.sum()))
-    return _features(out), {k: int(v or 0) for k, v in sums.items()}
 
 
-def _credit_columns(t: Any, valid: Any, teams: tuple[str, str] | None, position: Any) -> dict[str, Any]:
-    if teams is None:
-        return {}
-    a = _team_credit(valid, t.teams, teams[0], position).fill_null(0)
-    b = _team_credit(valid, t.teams, teams[1], position).fill_null(0)
-    return {"credit_a": a, "credit_b": b}
+_FEATURES = ["iid", "experiment", "variant", "unit", "ts", "impressions", "clicks", "abandoned",
+             "click_at_1", "rr", "ttfc", "timed", "long_clicks"]
 
 
-_FEATURES = ["iid", "variant", "unit", "ts", "impressions", "clicks", "abandoned", "click_at_1",
-             "rr", "ttfc", "timed", "long_clicks"]
-
-
-def _features(t: Any) -> Any:
-    extra = [c for c in ("credit_a", "credit_b") if c in t.columns]
+def select_features(t: Any) -> Any:
+    """The feature columns (interleaving logs also keep credit, ``n_shown`` and ``teams``)."""
+    extra = ["credit_a", "credit_b", "n_shown", "teams"] if "credit_a" in t.columns else []
     return t.select(*_FEATURES, *extra)
-
-
-def _events_features(kept: Any, logs: Logs, long_click_seconds: float,
-                     teams: tuple[str, str] | None) -> tuple[Any, dict[str, int]]:
-    """Features of the events layout: clicks joined to their impressions, then per impression."""
-    import ibis
-
-    s = logs.schema
-    c = logs.clicks
-    present = check_columns(c, s, ["impression_id", "position"], source=f"{logs.source} (clicks)",
-                            optional=("click_seconds", "dwell_seconds"))
-    all_ids = logs.impressions.select(iid=logs.impressions[s.impression_id]).distinct()
-    clicks = c.select(
-        iid=c[s.impression_id],
-        position=c[s.position],
-        click_secs=c[s.click_seconds] if "click_seconds" in present else ibis.null("float64"),
-        dwell=c[s.dwell_seconds].cast("float64") if "dwell_seconds" in present else ibis.null("float64"),
-    )
-    orphans = _first_row(clicks.anti_join(all_ids, "iid").aggregate(n=lambda t: t.count()))["n"]
-    cols = ["iid", "n_shown", "ts", "teams"]
-    joined = clicks.inner_join(kept.select(*cols), "iid")
-    if clicks.click_secs.type().is_timestamp():
-        secs = joined.click_secs.epoch_seconds().cast("float64") - joined.ts.epoch_seconds().cast("float64")
-    else:
-        secs = joined.click_secs.cast("float64")
-    joined = joined.mutate(secs=secs, ok=(joined.position >= 1) & (joined.position <= joined.n_shown))
-    counts = _first_row(joined.aggregate(
-        clicks=joined.count(),
-        invalid_clicks=_count(~joined.ok.fill_null(False)),
-        negative_times=_count(joined.ok & (joined.secs < 0)),
-        negative_dwell=_count(joined.ok & (joined.dwell < 0)),
-    ))
-    valid = joined.filter(joined.ok).mutate(secs=lambda t: ibis.ifelse(t.secs >= 0, t.secs, None))
-    valid = valid.mutate(first_secs=valid.secs.min().over(group_by=valid.iid))
-    is_first = (valid.secs == valid.first_secs) | valid.first_secs.isnull()
-    team = (valid.teams[(valid.position - 1).cast("int32")]
-            if teams is not None else None)
-    in_range = valid.position <= valid.teams.length()
-    per_click = valid.group_by("iid").aggregate(
-        clicks=valid.count(),
-        click_at_1=_count(valid.position == 1),
-        first_pos=valid.position.min(where=is_first),
-        ttfc=valid.first_secs.min(),
-        long_clicks=_count(valid.dwell >= long_click_seconds),
-        **({} if team is None else {
-            "credit_a": _count(in_range & (team == teams[0])),
-            "credit_b": _count(in_range & (team == teams[1])),
-        }),
-    )
-    out = kept.left_join(per_click, "iid").mutate(
-        impressions=ibis.literal(1, "int64"),
-        clicks=lambda t: t.clicks.fill_null(0),
-    )
-    out = out.mutate(
-        abandoned=(out.clicks == 0).cast("int64"),
-        click_at_1=(out.click_at_1.fill_null(0) > 0).cast("int64"),
-        rr=ibis.ifelse(out.clicks > 0, 1.0 / out.first_pos.cast("float64"), 0.0),
-        timed=out.ttfc.notnull().cast("int64"),
-        long_clicks=out.long_clicks.fill_null(0),
-        **({} if teams is None else {"credit_a": out.credit_a.fill_null(0),
-                                     "credit_b": out.credit_b.fill_null(0)}),
-    )
-    result = {k: int(v or 0) for k, v in counts.items()}
-    result["orphan_clicks"] = int(orphans or 0)
-    return _features(out), result
