@@ -22,6 +22,9 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "gate",
     "trec_eval",
+    "ab",
+    "interleaving-report",
+    "generate-logs",
     "report",
     "simulate",
 )
