@@ -167,11 +167,7 @@ def _run_rows(
     if run_col is None:
         display = name or (source.name if source else "run")
         return run_frame(frame, label=label, **columns), (display,), label
-    if run_col not in frame.columns:
-        raise InputError(f"{label}: no column {run_col!r} (run_col); found columns "
-                         f"{', '.join(frame.columns)}.")
-    rows = run_frame(frame, label=label, **columns).withColumn(
-        "run", frame[run_col].cast("string"))
+    rows = run_frame(frame, label=label, run_col=run_col, **columns)
     names = sorted(r[0] for r in rows.select("run").distinct().collect() if r[0] is not None)
     if rows.where(F.col("run").isNull()).limit(1).count():
         raise InputError(f"{label}: some rows have no run name (null in column {run_col!r}).")
@@ -195,10 +191,11 @@ def _grouped(run: DataFrame, qrels: DataFrame, plan: GroupPlan, buckets: int) ->
 
 
 _AGGREGATES = {
-    # Spark's form of serpeval.measures._spec.aggregate (tests check they agree).
+    # Spark's form of serpeval.measures._spec.aggregate (tests check they agree). Nulls
+    # (rows that are not per-query values) must stay out: greatest() would replace them.
     "mean": F.avg,
     "sum": F.sum,
-    "gmean": lambda c: F.exp(F.avg(F.log(F.greatest(c, F.lit(1e-5))))),
+    "gmean": lambda c: F.exp(F.avg(F.when(c.isNotNull(), F.log(F.greatest(c, F.lit(1e-5)))))),
 }
 
 

@@ -65,8 +65,10 @@ def _id_column(frame: DataFrame, name: str, role: str, label: str) -> Column:
 
 
 def run_frame(frame: DataFrame, *, label: str, query_col: str | None = None,
-              doc_col: str | None = None, score_col: str | None = None) -> DataFrame:
-    """``query_id string, doc_id string, score double`` from a run DataFrame."""
+              doc_col: str | None = None, score_col: str | None = None,
+              run_col: str | None = None) -> DataFrame:
+    """``query_id string, doc_id string, score double`` (and ``run string`` from ``run_col``)
+    from a run DataFrame."""
     q = _resolve(frame, "query_id", query_col, label, "query_col")
     d = _resolve(frame, "doc_id", doc_col, label, "doc_col")
     s = _resolve(frame, "score", score_col, label, "score_col")
@@ -74,8 +76,14 @@ def run_frame(frame: DataFrame, *, label: str, query_col: str | None = None,
     if not isinstance(kind, T.NumericType):
         raise ParseError(f"{label}: the score column {s!r} has type {kind.simpleString()}; "
                          "expected numbers.")
-    return frame.select(_id_column(frame, q, "query_id", label), _id_column(frame, d, "doc_id", label),
-                        F.col(s).cast("double").alias("score"))
+    columns = [_id_column(frame, q, "query_id", label), _id_column(frame, d, "doc_id", label),
+               F.col(s).cast("double").alias("score")]
+    if run_col is not None:
+        if run_col not in frame.columns:
+            raise InputError(f"{label}: no column {run_col!r} (run_col); found columns "
+                             f"{', '.join(frame.columns)}.")
+        columns.append(F.col(run_col).cast("string").alias("run"))
+    return frame.select(*columns)
 
 
 def qrels_frame(frame: DataFrame, *, label: str, query_col: str | None = None,

@@ -123,7 +123,7 @@ def _qrels(table: pa.Table, label: str) -> Qrels:
         bad = np.flatnonzero(grades != np.round(grades))
         if bad.size:
             raise ParseError(
-                f"{label}: relevance {grades[bad[0]]!r} of document "
+                f"{label}: relevance {float(grades[bad[0]])!r} of document "
                 f"{table['doc_id'][int(bad[0])].as_py()!r} for query "
                 f"{table['query_id'][int(bad[0])].as_py()!r} is not an integer grade."
             )
