@@ -9,7 +9,8 @@ floats, broadcast together) and returns an :class:`Effect`; none sees a raw row.
   ``se^4 / ((s_C^2/n_C)^2 / (n_C - 1) + (s_T^2/n_T)^2 / (n_T - 1))``.
 - Relative effect ``m_T / m_C - 1`` with a CI from the delta method on the log scale:
   ``se_log = sqrt(s_C^2 / (m_C^2 n_C) + s_T^2 / (m_T^2 n_T))``, CI
-  ``(m_T / m_C) * exp(+-q se_log) - 1`` (asymmetric, never below -100%; tea-tasting's rule).
+  ``(m_T / m_C) * exp(+-q se_log) - 1`` (asymmetric, never below -100%; with Welch's t, q
+  uses the degrees of freedom of the log-scale variances: tea-tasting's rule).
 - :func:`two_proportion_ztest` - pooled z for the p-value,
   ``z = (p_T - p_C) / sqrt(p (1 - p) (1/n_C + 1/n_T))`` with ``p`` the pooled share, and
   the unpooled (Wald) interval for the difference.
@@ -94,6 +95,16 @@ def _p_two_sided(statistic: Any, df: Any) -> Any:
     return 2.0 * stats.norm.sf(np.abs(statistic))
 
 
+def _scale(var_c: Any, n_c: Any, var_t: Any, n_t: Any, use_t: bool) -> tuple[Any, Any]:
+    """Standard error of a difference of means, and Welch's df (``inf`` for a z-test)."""
+    mean_var_c, mean_var_t = var_c / n_c, var_t / n_t
+    se = np.sqrt(mean_var_c + mean_var_t)
+    if not use_t:
+        return se, np.full_like(se, np.inf)
+    df = (mean_var_c + mean_var_t) ** 2 / (mean_var_c ** 2 / (n_c - 1) + mean_var_t ** 2 / (n_t - 1))
+    return se, np.where(se > 0, df, np.inf)
+
+
 def compare_means(
     mean_c: ArrayLike, var_c: ArrayLike, n_c: ArrayLike,
     mean_t: ArrayLike, var_t: ArrayLike, n_t: ArrayLike,
@@ -109,20 +120,15 @@ def compare_means(
     if np.any(nc < 2) or np.any(nt < 2):
         raise StatsError("each arm needs at least 2 units for a variance; got "
                          f"{int(np.min(nc))} and {int(np.min(nt))}.")
-    mean_var_c, mean_var_t = vc / nc, vt / nt
-    se = np.sqrt(mean_var_c + mean_var_t)
     effect = mt - mc
     with np.errstate(divide="ignore", invalid="ignore"):
-        if use_t:
-            df = (mean_var_c + mean_var_t) ** 2 / (mean_var_c ** 2 / (nc - 1) + mean_var_t ** 2 / (nt - 1))
-            df = np.where(se > 0, df, np.inf)
-        else:
-            df = np.full_like(se, np.inf)
+        se, df = _scale(vc, nc, vt, nt, use_t)
         statistic = np.where(se > 0, effect / se, np.where(effect == 0, 0.0, np.sign(effect) * np.inf))
         q = _quantile(alpha, df)
-        se_log = np.sqrt(vc / (mc * mc * nc) + vt / (mt * mt * nt))
+        # the relative interval: the same test on the log scale, Var(log m) = s^2 / (m^2 n)
+        se_log, df_log = _scale(vc / (mc * mc), nc, vt / (mt * mt), nt, use_t)
         ratio = mt / mc
-        rel_half = np.exp(q * se_log)
+        rel_half = np.exp(_quantile(alpha, df_log) * se_log)
     return Effect(
         control=mc, treatment=mt, effect=effect,
         ci_lower=effect - q * se, ci_upper=effect + q * se,
