@@ -96,14 +96,19 @@ def _rankings(values: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr
 
 
-def _positions(a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.int64]:
-    """For every entry of ``a``: its 0-based position in the same row of ``b``, -1 if absent."""
-    out = np.full(a.shape, -1, dtype=np.int64)
+def _positions(a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """For every entry of ``a`` its 0-based position in the same row of ``b`` (-1 if absent),
+    and the same for ``b`` in ``a``: one comparison cube per chunk serves both directions."""
+    a_in_b = np.full(a.shape, -1, dtype=np.int64)
+    b_in_a = np.full(b.shape, -1, dtype=np.int64)
     for start in range(0, len(a), _CHUNK):
         sa, sb = a[start:start + _CHUNK], b[start:start + _CHUNK]
         eq = (sa[:, :, None] == sb[:, None, :]) & (sa[:, :, None] >= 0)
-        out[start:start + _CHUNK] = np.where(eq.any(axis=2), eq.argmax(axis=2), -1)
-    return out
+        for cube, out, axis in ((eq, a_in_b, 2), (eq, b_in_a, 1)):
+            first = cube.argmax(axis=axis)  # 0 both when found at 0 and when absent
+            at_zero = cube[:, :, 0] if axis == 2 else cube[:, 0, :]
+            out[start:start + _CHUNK] = np.where((first > 0) | at_zero, first, -1)
+    return a_in_b, b_in_a
 
 
 def _bits(valid: NDArray[np.bool_]) -> NDArray[np.int64]:
@@ -168,7 +173,7 @@ def _team_draft(a: NDArray[np.int64], b: NDArray[np.int64], k: int, rng: np.rand
                 ignore_shared: bool, coins: NDArray[np.bool_] | None) -> BatchInterleaving:
     n = len(a)
     rows = np.arange(n)
-    pos_b_of_a, pos_a_of_b = _positions(a, b), _positions(b, a)
+    pos_b_of_a, pos_a_of_b = _positions(a, b)
     mask_a, mask_b = _bits(a >= 0), _bits(b >= 0)
     used_a = np.zeros(n, dtype=np.int64)
     used_b = np.zeros(n, dtype=np.int64)
@@ -218,7 +223,7 @@ def _balanced(a: NDArray[np.int64], b: NDArray[np.int64], k: int,
     n = len(a)
     rows = np.arange(n)
     len_a, len_b = (a >= 0).sum(axis=1), (b >= 0).sum(axis=1)
-    pos_b_of_a, pos_a_of_b = _positions(a, b), _positions(b, a)
+    pos_b_of_a, pos_a_of_b = _positions(a, b)
     a_first = rng.random(n) < 0.5
     ka = np.zeros(n, dtype=np.int64)
     kb = np.zeros(n, dtype=np.int64)
