@@ -101,11 +101,14 @@ class Prepared:
 
 
 def parse_list(column: Any, value_type: str) -> Any:
-    """A list column, parsing text (``1;3`` or ``[1, 3]``) when the file format has no lists."""
+    """A list column, parsing text (``1;3`` or ``[1, 3]``) when the file format has no lists.
+
+    An element that is not a number becomes NULL (and then counts as an invalid click).
+    """
     if column.type().is_array():
         return column
     text = column.re_replace(r"""[\[\]\s"']""", "").replace(";", ",")
-    return text.split(",").filter(lambda s: s != "").map(lambda s: s.cast(value_type))
+    return text.split(",").filter(lambda s: s != "").map(lambda s: s.try_cast(value_type))
 
 
 def count(condition: Any, where: Any = None) -> Any:
@@ -287,28 +290,16 @@ def _nested_lists(imp: Any, s: LogSchema, present: set[str]) -> dict[str, Any]:
             "dwell": as_list("dwell_seconds", "float64")}
 
 
-def _valid_positions(t: Any, all_valid: bool = False) -> tuple[Any, Any]:
-    """(every click is on a shown position, the valid positions).
-
-    ``all_valid``: the counting pass found no bad click, so no check is needed. Otherwise
-    the common case is decided per impression with ``list_min``/``list_max`` (no lambda);
-    only impressions with a bad click filter their list (CASE evaluates lazily).
-    """
-    import ibis
-
-    pos = t.pos
-    if all_valid:
-        return ibis.literal(True), pos
-    all_ok = (pos.length() == 0) | ((pos.mins() >= 1) & (pos.maxs() <= t.n_shown))
-    valid = ibis.ifelse(all_ok, pos, pos.filter(lambda p: (p >= 1) & (p <= t.n_shown)))
-    return all_ok, valid
+def _valid_positions(t: Any) -> Any:
+    """The clicked positions that were shown (``1..n_shown``; NULL elements drop out)."""
+    return t.pos.filter(lambda p: (p >= 1) & (p <= t.n_shown))
 
 
 def _nested_checks(base: Any) -> dict[str, Any]:
     """Counts of clicks, clicks on positions not shown, negative times and dwell (kept rows)."""
     import ibis
 
-    _, valid = _valid_positions(base)
+    valid = _valid_positions(base)
     keep = base.keep
 
     def negatives(values: Any) -> Any:
@@ -327,20 +318,17 @@ def _nested_features(t: Any, long_click_seconds: float, teams: tuple[str, str] |
     """Per-impression features from the click lists (see the module docstring)."""
     import ibis
 
-    all_ok, valid = _valid_positions(t, all_valid)
+    if all_valid:  # the counting pass found no bad click: the lists are used as they are
+        valid = t.pos
+        first_secs = ibis.ifelse(t.secs.length() > 0, t.secs[0], ibis.null("float64"))
+        long_clicks = t.dwell.filter(lambda d: d >= long_click_seconds).length()
+    else:  # times and dwell stay aligned with the kept clicks through a (costlier) zip
+        shown = lambda e: (e.f1 >= 1) & (e.f1 <= t.n_shown)  # noqa: E731
+        valid = _valid_positions(t)
+        timed_clicks = t.pos.zip(t.secs).filter(shown)
+        first_secs = ibis.ifelse(timed_clicks.length() > 0, timed_clicks[0].f2, ibis.null("float64"))
+        long_clicks = t.pos.zip(t.dwell).filter(lambda e: shown(e) & (e.f2 >= long_click_seconds)).length()
     n_valid = valid.length()
-    shown_ok = lambda e: (e.f1 >= 1) & (e.f1 <= t.n_shown)  # noqa: E731
-    first_secs = ibis.ifelse(t.secs.length() > 0, t.secs[0], ibis.null("float64"))
-    long_clicks = t.dwell.filter(lambda d: d >= long_click_seconds).length()
-    if not all_valid:
-        # Times and dwell are aligned with the raw click list; only impressions with a bad
-        # click need the (costly) zip that keeps them aligned after filtering.
-        bad_secs = t.pos.zip(t.secs).filter(shown_ok)
-        first_secs = ibis.ifelse(
-            all_ok, first_secs, ibis.ifelse(bad_secs.length() > 0, bad_secs[0].f2, ibis.null("float64")))
-        long_clicks = ibis.ifelse(
-            all_ok, long_clicks,
-            t.pos.zip(t.dwell).filter(lambda e: shown_ok(e) & (e.f2 >= long_click_seconds)).length())
     ttfc = ibis.ifelse((n_valid > 0) & (first_secs >= 0), first_secs, ibis.null("float64"))
     credit = {}
     if teams is not None:

@@ -47,12 +47,14 @@ class AlwaysValid:
     rho2: Any
 
 
-def mixture_rho2(tuning_n: float, alpha: float) -> float:
-    """``rho^2`` that makes the confidence sequence narrowest at ``tuning_n`` units."""
-    if not tuning_n > 0:
+def mixture_rho2(tuning_n: Any, alpha: float) -> Any:
+    """``rho^2`` that makes the confidence sequence narrowest at ``tuning_n`` units (any shape)."""
+    units = np.asarray(tuning_n, dtype=np.float64)
+    if not np.all(units > 0):
         raise OptionError(f"tuning_n must be > 0; got {tuning_n!r}.")
     a = -2.0 * np.log(alpha)
-    return float((a + np.log(1.0 + a)) / tuning_n)
+    rho2 = (a + np.log(1.0 + a)) / units
+    return float(rho2) if rho2.ndim == 0 else rho2
 
 
 def always_valid(effect: ArrayLike, variance: ArrayLike, n: ArrayLike, *, alpha: float = 0.05,

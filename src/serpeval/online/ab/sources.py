@@ -146,7 +146,8 @@ def _read_database(path: Path, table: str, clicks_table: str, engine: _Engine, s
         raise OptionError(f"{path}: a DuckDB database can only be analysed with backend='duckdb'; "
                           "export the tables to Parquet for Spark.")
     con = duckdb_connection(str(path), read_only=True)
-    tables = set(con.list_tables())
+    # (ibis 12's list_tables() calls a method DuckDB 2 connections no longer have)
+    tables = {row[0] for row in con.raw_sql("SELECT table_name FROM information_schema.tables").fetchall()}
     if table not in tables:
         raise InputError(f"{path}: no table {table!r}; tables: {', '.join(sorted(tables)) or 'none'}. "
                          "Pass table=... (--table) to name the impressions table.")
