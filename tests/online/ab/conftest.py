@@ -13,10 +13,10 @@ pytest.importorskip("duckdb", reason="the A/B analysis needs DuckDB (pip install
 
 @pytest.fixture(scope="session")
 def ab_logs() -> Any:
-    """4,000 users, a known effect (logit shift 0.1), a 14-day pre-period."""
+    """4,000 users, a known effect (logit shift 0.2), a 14-day pre-period."""
     from serpeval.online.ab.generate import LogGenerator
 
-    return LogGenerator(4_000, effect=0.1, pre_days=14).generate(rng=5)
+    return LogGenerator(4_000, effect=0.2, pre_days=14).generate(rng=5)
 
 
 @pytest.fixture(scope="session")

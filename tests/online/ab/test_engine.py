@@ -129,7 +129,7 @@ def test_results_render_from_to_dicts(ab_logs) -> None:
     res = analyze_ab(ab_logs.impressions, metrics=["ctr", "abandonment"])
     rows = res.to_dicts()
     assert [r["metric"] for r in rows] == ["ctr", "abandonment"]
-    assert rows[0]["verdict"] == "better"  # the injected effect (+0.1 logit) is real
+    assert rows[0]["verdict"] == "better"  # the injected effect (+0.2 logit) is real
     assert rows[1]["effect"] < 0  # fewer abandoned pages (lower is better for abandonment)
     text = render(rows, "markdown")
     assert "| ctr |" in text
