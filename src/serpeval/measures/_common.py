@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.measures._segments import at_rank, relevant_running
 from serpeval.measures._spec import Param
 
 if TYPE_CHECKING:
@@ -38,8 +39,9 @@ def relevant(r: Rankings, rel: int) -> NDArray[np.bool_]:
 
 
 def hits(r: Rankings, rel: int, cutoff: int | None) -> NDArray[np.int64]:
-    """Per query: relevant docs retrieved at rank <= cutoff."""
-    return r.count(relevant(r, rel) & within(r, cutoff))
+    """Per query: relevant docs retrieved at rank <= cutoff (read off the running count of
+    relevant docs, shared by every cutoff of the evaluation)."""
+    return at_rank(r, relevant_running(r, rel), cutoff)
 
 
 def safe_divide(num: NDArray[np.float64], den: NDArray[np.float64] | float) -> NDArray[np.float64]:

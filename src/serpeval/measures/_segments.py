@@ -11,8 +11,9 @@ order of every floating-point operation, while still working on all queries at o
 * :func:`powers` - ``1, p, p*p, ...`` by repeated multiplication, as ``cur_p *= p`` does;
 * :func:`at_rank` - a per-query prefix value read at rank ``k`` (clamped to the ranking's
   length), so that a measure at nine cutoffs costs one pass over the documents, not nine;
-* :func:`relevant_running` - the running count of relevant docs, computed once per
-  rankings and relevance threshold.
+* :func:`relevant_running`, :func:`rank_log2`, :func:`memo` - arrays computed once per
+  rankings (the running count of relevant docs, log2(rank + 1), any keyed prefix), so the
+  measures of one evaluation share them.
 
 Per-query totals use ``numpy.bincount`` with weights, which adds in index order (the same
 order as the C loop), so they need nothing special.
@@ -20,7 +21,8 @@ order as the C loop), so they need nothing special.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,11 +34,16 @@ if TYPE_CHECKING:
     from serpeval.ranking import Rankings
 
 __all__ = [
+    "at_depth",
     "at_rank",
     "c_round",
     "c_trunc",
+    "ideal_log2",
+    "memo",
+    "nonrelevant_running",
     "powers",
     "prefix_sums",
+    "rank_log2",
     "relevant_running",
     "suffix_max",
 ]
@@ -100,26 +107,50 @@ def powers(p: float, n: int) -> NDArray[np.float64]:
     return out
 
 
-def at_rank(r: Rankings, prefix: NDArray[np.float64] | NDArray[np.int64], k: int | NDArray[np.int64]
-            ) -> NDArray[np.float64]:
-    """Per query: ``prefix`` at rank ``min(k, n_ret)`` (1-based); 0 where that rank is 0.
-
-    ``prefix`` holds a running value per ranked doc (a count or a sum in rank order), so
-    this is the value over the top ``k`` docs, a shorter ranking counting as padded.
-    """
-    depth = np.minimum(k, r.n_ret)
-    out = np.zeros(r.n_queries, dtype=np.float64)
+def at_depth(prefix: NDArray[Any], offsets: NDArray[np.int64], k: int | NDArray[np.int64] | None
+             ) -> NDArray[Any]:
+    """Per segment: ``prefix`` at position ``min(k, length)`` (1-based; all when ``k`` is
+    None); 0 where that position is 0. ``prefix`` keeps its dtype (counts stay integers)."""
+    lengths = np.diff(offsets)
+    depth = lengths if k is None else np.minimum(k, lengths)
+    out = np.zeros(len(lengths), dtype=prefix.dtype)
     has = depth > 0
-    out[has] = prefix[(r.offsets[:-1] + depth - 1)[has]]
+    out[has] = prefix[(offsets[:-1] + depth - 1)[has]]
     return out
+
+
+def at_rank(r: Rankings, prefix: NDArray[Any], k: int | NDArray[np.int64] | None) -> NDArray[Any]:
+    """Per query: ``prefix`` (a running count or sum in rank order) over the top ``k`` docs,
+    a shorter ranking counting as padded; the whole ranking when ``k`` is None."""
+    return at_depth(prefix, r.offsets, k)
+
+
+def memo(r: Rankings, key: Hashable, make: Callable[[], Any]) -> Any:
+    """``make()``, computed once per rankings under ``key`` and shared by every measure."""
+    if key not in r._memo:
+        r._memo[key] = make()
+    return r._memo[key]
 
 
 def relevant_running(r: Rankings, rel: int) -> NDArray[np.int64]:
     """For each ranked doc: relevant docs (grade >= rel) at or above it (memoised)."""
-    key = ("relevant_running", rel)
-    if key not in r._memo:
-        r._memo[key] = r.running_count(r.grades >= rel)
-    return r._memo[key]
+    return memo(r, ("relevant_running", rel), lambda: r.running_count(r.grades >= rel))
+
+
+def nonrelevant_running(r: Rankings, rel: int) -> NDArray[np.int64]:
+    """For each ranked doc: judged non-relevant docs (0 <= grade < rel) at or above it (memoised)."""
+    return memo(r, ("nonrelevant_running", rel),
+                lambda: r.running_count((r.grades >= 0) & (r.grades < rel)))
+
+
+def rank_log2(r: Rankings) -> NDArray[np.float64]:
+    """``log2(rank + 1)`` of every ranked doc (rank 1-based), the DCG discount (memoised)."""
+    return memo(r, "rank_log2", lambda: np.log2(r.position + 2.0))
+
+
+def ideal_log2(r: Rankings) -> NDArray[np.float64]:
+    """``log2(position + 1)`` of every judgment in the ideal rankings (memoised)."""
+    return memo(r, "ideal_log2", lambda: np.log2(r.ideal_position + 2.0))
 
 
 def c_round(x: NDArray[np.float64]) -> NDArray[np.int64]:

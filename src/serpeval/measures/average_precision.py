@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL, relevant, safe_divide, within
+from serpeval.measures._common import REL, safe_divide
+from serpeval.measures._segments import at_rank, memo, prefix_sums, relevant_running
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -20,11 +21,16 @@ def average_precision(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[n
 
     R is the number of relevant judged docs of the query, retrieved or not, also for AP@k
     (trec_eval's ``map_cut``), so AP@k is non-decreasing in k. Edge cases: 0 when R = 0 or
-    no relevant doc is retrieved.
+    no relevant doc is retrieved. The sum runs down the ranking once per evaluation
+    (exactly in trec_eval's order) and every cutoff reads its running value at rank k.
     """
-    is_rel = relevant(r, rel) & within(r, cutoff)
-    precision_at = r.running_count(is_rel) / (r.position + 1.0)
-    return safe_divide(r.total(precision_at, is_rel), r.num_rel(rel))
+    def running_sum() -> NDArray[np.float64]:
+        is_rel = r.grades >= rel
+        precision_at = np.where(is_rel, relevant_running(r, rel) / (r.position + 1.0), 0.0)
+        return prefix_sums(precision_at, r.offsets)
+
+    found = at_rank(r, memo(r, ("ap_running", rel), running_sum), cutoff)
+    return safe_divide(found, r.num_rel(rel))
 
 
 SPEC = MeasureSpec(

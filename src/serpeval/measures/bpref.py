@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
+from serpeval.measures._segments import memo, nonrelevant_running
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -25,11 +26,13 @@ def bpref(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     with n_d = 0 is 1 (this also avoids 0/0 when N = 0). 0 when R = 0.
     Buckley & Voorhees, SIGIR 2004; trec_eval ``m_bpref.c``.
     """
-    g = r.grades
-    is_rel = g >= rel
-    is_nonrel = (g >= 0) & (g < rel)
+    return memo(r, ("bpref", rel), lambda: _bpref(r, rel)).copy()  # shared with GMBpref
+
+
+def _bpref(r: Rankings, rel: int) -> NDArray[np.float64]:
+    is_rel = r.grades >= rel
     num_rel = r.num_rel(rel).astype(np.float64)
-    nonrel_above = r.running_count(is_nonrel)[is_rel].astype(np.float64)
+    nonrel_above = nonrelevant_running(r, rel)[is_rel].astype(np.float64)
     seg = r.segment[is_rel]
     R = num_rel[seg]
     denominator = np.minimum(r.num_nonrel(rel)[seg], R)

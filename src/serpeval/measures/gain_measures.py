@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
-from serpeval.measures._gains import GAINS, apply_gains, ideal_gains, parse_gain_table
+from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table
 from serpeval.measures._segments import prefix_sums, relevant_running
 from serpeval.measures._spec import MeasureSpec
-from serpeval.measures.ndcg import trec_gains
+from serpeval.measures.ndcg import sorted_ideal_gains, trec_gains
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -57,7 +57,7 @@ def g_measure(r: Rankings, *, cutoff: None, gains: str) -> NDArray[np.float64]:
     """
     table = parse_gain_table(gains) if gains else {}
     gain = apply_gains(r.grades, "linear", table)
-    ideal = ideal_gains(r, "linear", table)
+    ideal = sorted_ideal_gains(r, "linear", gains)
     cost = np.maximum(ideal_at_ranks(r, ideal), 1.0)
     spent = prefix_sums(cost, r.offsets)
     gained = prefix_sums(gain, r.offsets)

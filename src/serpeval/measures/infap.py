@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
+from serpeval.measures._segments import nonrelevant_running, relevant_running
 from serpeval.ranking import UNJUDGED
 
 if TYPE_CHECKING:
@@ -33,11 +34,9 @@ def infap(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     """
     g = r.grades
     is_rel = g >= rel
-    is_nonrel = (g >= 0) & (g < rel)
-    is_unjudged = g == UNJUDGED
-    rel_above = (r.running_count(is_rel) - is_rel)[is_rel].astype(np.float64)
-    nonrel_above = r.running_count(is_nonrel)[is_rel].astype(np.float64)
-    unjudged_above = r.running_count(is_unjudged)[is_rel].astype(np.float64)
+    rel_above = (relevant_running(r, rel)[is_rel] - 1).astype(np.float64)
+    nonrel_above = nonrelevant_running(r, rel)[is_rel].astype(np.float64)
+    unjudged_above = r.running_count(g == UNJUDGED)[is_rel].astype(np.float64)
     j = r.position[is_rel].astype(np.float64)
     term = np.ones(len(j))
     later = j > 0

@@ -6,8 +6,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import GAIN, discounted, safe_divide, within
-from serpeval.measures._gains import GAINS, apply_gains, ideal_gains, parse_gain_table, trec_gain_pairs
+from serpeval.measures._common import GAIN, safe_divide
+from serpeval.measures._gains import (
+    GAINS,
+    apply_gains,
+    ideal_gains,
+    parse_gain_table,
+    trec_gain_pairs,
+)
+from serpeval.measures._segments import at_depth, at_rank, ideal_log2, memo, prefix_sums, rank_log2
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -23,19 +30,41 @@ def dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArr
     Grades <= 0 and unjudged docs give 0, unless ``gains`` lists them (``gains=1:3;2:9``
     overrides the gain of the listed grades, trec_eval's ``-m ndcg.1=3,2=9``; listed gains
     may be negative and then lower the DCG). Without a cutoff the whole ranking counts.
+    The running DCG is summed down the ranking once per evaluation (in trec_eval's order);
+    every cutoff reads it at rank k.
     """
-    keep = within(r, cutoff)
-    table = parse_gain_table(gains) if gains else {}
-    return r.total(discounted(apply_gains(r.grades, gain, table), r.position), keep)
+    return at_rank(r, dcg_running(r, gain, gains), cutoff)
 
 
 def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArray[np.float64]:
     """DCG of the ideal ranking: every judged doc of the query (retrieved or not) by gain,
     descending, cut at k; only positive gains count (trec_eval's ``ideal_dcg``)."""
-    keep = None if cutoff is None else r.ideal_position < cutoff
+    return at_depth(idcg_running(r, gain, gains), r.ideal_offsets, cutoff)
+
+
+def dcg_running(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
+    """For each ranked doc, the DCG of its query down to it (summed in rank order, once per
+    rankings and gain)."""
+    def make() -> NDArray[np.float64]:
+        table = parse_gain_table(gains) if gains else {}
+        return prefix_sums(apply_gains(r.grades, gain, table) / rank_log2(r), r.offsets)
+
+    return memo(r, ("dcg_running", gain, gains), make)
+
+
+def idcg_running(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
+    """For each position of the ideal rankings, the ideal DCG down to it (positive gains)."""
+    def make() -> NDArray[np.float64]:
+        ideal = np.maximum(sorted_ideal_gains(r, gain, gains), 0.0)
+        return prefix_sums(ideal / ideal_log2(r), r.ideal_offsets)
+
+    return memo(r, ("idcg_running", gain, gains), make)
+
+
+def sorted_ideal_gains(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
+    """The gains of each query's judgments sorted descending (see ``_gains.ideal_gains``)."""
     table = parse_gain_table(gains) if gains else {}
-    ideal = np.maximum(ideal_gains(r, gain, table), 0.0)
-    return r.ideal_total(discounted(ideal, r.ideal_position), keep)
+    return memo(r, ("ideal_gains", gain, gains), lambda: ideal_gains(r, gain, table))
 
 
 def ndcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArray[np.float64]:

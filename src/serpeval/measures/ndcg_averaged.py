@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL
-from serpeval.measures._gains import GAINS, apply_gains, ideal_gains, parse_gain_table
-from serpeval.measures._segments import prefix_sums
+from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table
 from serpeval.measures._spec import MeasureSpec
-from serpeval.measures.ndcg import trec_gains
+from serpeval.measures.ndcg import dcg_running, idcg_running, sorted_ideal_gains, trec_gains
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -24,17 +23,14 @@ if TYPE_CHECKING:
 
 
 def _cumulative(r: Rankings, gains: str) -> tuple[NDArray[np.float64], ...]:
-    """Gains of the ranking, its running DCG, the number P of positive ideal gains per
-    query and the ideal's running DCG (all running sums exact, in rank order)."""
+    """Gains of the ranking, its running DCG, the sorted ideal gains, the number P of
+    positive ideal gains per query and the ideal's running DCG (shared with nDCG)."""
     table = parse_gain_table(gains) if gains else {}
     gain = apply_gains(r.grades, "linear", table)
-    dcg = prefix_sums(gain / np.log2(r.position + 2.0), r.offsets)
-    ideal = ideal_gains(r, "linear", table)
-    positive = ideal > 0
-    n_positive = np.bincount(r.ideal_segment[positive], minlength=r.n_queries).astype(np.int64)
-    idcg = prefix_sums(np.where(positive, ideal / np.log2(r.ideal_position + 2.0), 0.0),
-                       r.ideal_offsets)
-    return gain, dcg, ideal, n_positive, idcg
+    ideal = sorted_ideal_gains(r, "linear", gains)
+    n_positive = np.bincount(r.ideal_segment[ideal > 0], minlength=r.n_queries).astype(np.int64)
+    return (gain, dcg_running(r, "linear", gains), ideal, n_positive,
+            idcg_running(r, "linear", gains))
 
 
 def _dcg_at(r: Rankings, dcg: NDArray[np.float64], seg: NDArray[np.int64], depth: NDArray[np.int64]
