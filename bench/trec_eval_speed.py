@@ -44,7 +44,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", default=os.environ.get("SERPEVAL_TREC_EVAL"),
                         help="the C trec_eval binary (default: $SERPEVAL_TREC_EVAL)")
-    parser.add_argument("--sizes", default="2000x1000,10000x1000", help="topics x docs, comma-separated")
+    parser.add_argument("--sizes", default="2000x1000,10000x1000",
+                        help="topics x docs, comma-separated")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compat", default="10.0", choices=("10.0", "9.0.8"))
     parser.add_argument("--flags", default="-q -m all_trec", help="trec_eval flags")
@@ -73,10 +74,12 @@ def main() -> None:
               f"ratio {c_med / ours_med:.2f}x, output identical: {same}", flush=True)
     print(f"\n`trec_eval {' '.join(flags)}`, median of {args.repeats} runs, fresh processes, "
           f"--compat {args.compat}:\n")
-    print("| topics x docs | run lines | output lines | C trec_eval | serpeval trec_eval | speed-up | identical |")
+    print("| topics x docs | run lines | output lines | C trec_eval | serpeval trec_eval "
+          "| speed-up | identical |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for size, n, lines, c_med, ours_med, ratio, same in rows:
-        print(f"| {size} | {n:,} | {lines:,} | {c_med:.2f} s | {ours_med:.2f} s | {ratio:.2f}x | {same} |")
+        print(f"| {size} | {n:,} | {lines:,} | {c_med:.2f} s | {ours_med:.2f} s "
+              f"| {ratio:.2f}x | {same} |")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ QRELS = str(CASES / "ties" / "qrels")
 RUN = str(CASES / "ties" / "run")
 
 
-def trec_eval(args: list[str], stdin: bytes | None = None, monkeypatch=None) -> tuple[int, str, str]:
+def trec_eval(args: list[str]) -> tuple[int, str, str]:
     out, err = io.BytesIO(), io.StringIO()
     status = run(args, stdout=out, stderr=err)
     return status, out.getvalue().decode("utf-8"), err.getvalue()
@@ -34,7 +34,8 @@ def test_getopt_spellings_are_equivalent() -> None:
     reference = trec_eval(["-q", "-m", "P.5,10", "-c", "-l", "2", "-M", "50", QRELS, RUN])[1]
     for args in (["-qc", "-mP.5,10", "-l2", "-M50", QRELS, RUN],
                  [QRELS, "-q", RUN, "--measure=P.5,10", "-c", "--level_for_rel", "2", "-M", "50"],
-                 ["--query_eval_wanted", "--meas", "P.5,10", "--complete", "-l2", "--Max=50", QRELS, RUN],
+                 ["--query_eval_wanted", "--meas", "P.5,10", "--complete", "-l2", "--Max=50",
+                  QRELS, RUN],
                  ["-q", "-m", "P.5,10", "-c", "-l2x", "-M", "50", "--", QRELS, RUN]):
         status, out, err = trec_eval(args)
         assert (status, out) == (0, reference), (args, err)
@@ -54,7 +55,8 @@ def test_usage_errors_exit_1(args: list[str], message: str | None) -> None:
     if message is None:
         assert status == 0, err
         return
-    assert status == 1 and out == ""
+    assert status == 1
+    assert out == ""
     assert message in err
 
 
@@ -106,16 +108,19 @@ def test_input_errors(tmp_path: Path) -> None:
         "empty": ("\n\n", 2, "the run has no data lines"),
         "not a number": ("1 Q0 a 1 high r\n", 2, "expected a number in column 5"),
         "duplicate": ("1 Q0 a 1 1.0 r\n1 Q0 a 2 0.5 r\n", 4, "is retrieved twice"),
-        "no common topic": ("2 Q0 a 1 1.0 r\n", 7, "No queries with both results and relevance info"),
+        "no common topic": ("2 Q0 a 1 1.0 r\n", 7, "No queries with both results and relevance"),
     }
     for name, (text, status, message) in cases.items():
         got, out, err = trec_eval([qrels, _write(tmp_path, "run", text)])
         assert (got, out) == (status, ""), name
         assert message in err, (name, err)
     got, _, err = trec_eval([str(tmp_path / "nope"), qrels])
-    assert got == 2 and "no such file" in err
-    got, _, err = trec_eval([_write(tmp_path, "dq", "1 0 a 1\n1 0 a 0\n"), _write(tmp_path, "r", "1 Q0 a 1 1 r\n")])
-    assert got == 4 and "judged twice" in err
+    assert got == 2
+    assert "no such file" in err
+    got, _, err = trec_eval([_write(tmp_path, "dq", "1 0 a 1\n1 0 a 0\n"),
+                             _write(tmp_path, "r", "1 Q0 a 1 1 r\n")])
+    assert got == 4
+    assert "judged twice" in err
 
 
 def test_comments_are_refused_in_9_0_8_only(tmp_path: Path) -> None:
@@ -123,7 +128,8 @@ def test_comments_are_refused_in_9_0_8_only(tmp_path: Path) -> None:
     runf = _write(tmp_path, "run", "# header\n1 Q0 a 1 1.0 r\n")
     assert trec_eval([qrels, runf])[0] == 0
     status, _, err = trec_eval(["--compat", "9.0.8", qrels, runf])
-    assert status == 2 and "comment lines are not allowed" in err
+    assert status == 2
+    assert "comment lines are not allowed" in err
 
 
 # ----------------------------------------------------------------------------- behaviour
@@ -140,7 +146,8 @@ def test_missing_topics_are_skipped_with_one_warning() -> None:
     for compat, rows in (("10.0", 5), ("9.0.8", 3)):
         status, out, err = trec_eval(["--compat", compat, "-c", "-q", "-m", "map", "-m", "num_q",
                                       qrels, runf])
-        assert status == 0 and err == ""
+        assert status == 0
+        assert err == ""
         assert out.count("map                   \t5") == rows
         assert "num_q                 \tall\t5\n" in out
 
@@ -159,7 +166,8 @@ def test_debug_query_evaluates_one_topic() -> None:
 
 def test_version_and_help() -> None:
     status, out, err = trec_eval(["-v"])
-    assert (status, out) == (0, "") and err.startswith("trec_eval version 10.0 (serpeval ")
+    assert (status, out) == (0, "")
+    assert err.startswith("trec_eval version 10.0 (serpeval ")
     status, out, err = trec_eval(["-h", "-m", "rbp", "-m", "P"])
     assert status == 0
     for text in ("--compat 10.0", "is skipped, as in 9.0.8", "rbp uses its clean definition",
@@ -169,14 +177,16 @@ def test_version_and_help() -> None:
 
 
 def test_console_script_and_module_entry(tmp_path: Path) -> None:
-    """The installed command and ``python -m serpeval trec_eval`` read stdin and exit like trec_eval."""
+    """``python -m serpeval trec_eval`` and the console script read stdin, exit as trec_eval."""
     expected = trec_eval(["-m", "official", QRELS, RUN])[1]
     done = subprocess.run([sys.executable, "-m", "serpeval", "trec_eval", QRELS, "-"],
                           input=Path(RUN).read_bytes(), capture_output=True, check=False)
     assert (done.returncode, done.stdout.decode()) == (0, expected)
-    done = subprocess.run([sys.executable, "-c", "from serpeval.cli.cmd_trec_eval import main; main()",
-                           "-m", "nosuch", QRELS, RUN], capture_output=True, check=False)
-    assert done.returncode == 1 and b"illegal measure" in done.stderr
+    script = "from serpeval.cli.cmd_trec_eval import main; main()"
+    done = subprocess.run([sys.executable, "-c", script, "-m", "nosuch", QRELS, RUN],
+                          capture_output=True, check=False)
+    assert done.returncode == 1
+    assert b"illegal measure" in done.stderr
 
 
 # ----------------------------------------------------------------------------- properties
@@ -203,7 +213,7 @@ def collections(draw):
 @settings(max_examples=25, deadline=None)
 @given(data=collections(), seed=st.integers(0, 2**32 - 1),
        flags=st.sampled_from([[], ["-c"], ["-J"], ["-l2"], ["-M", "3"], ["--compat", "9.0.8"]]))
-def test_output_parses_back_and_ignores_line_order(tmp_path_factory, data, seed: int, flags) -> None:
+def test_output_parses_back_and_ignores_line_order(tmp_path_factory, data, seed, flags) -> None:
     qrels, runs = data
     folder = tmp_path_factory.mktemp("prop")
     args = ["-q", "-m", "all_trec", *flags]
@@ -227,7 +237,8 @@ def test_output_parses_back_and_ignores_line_order(tmp_path_factory, data, seed:
         match = LINE.match(line)
         assert match, line
         name, qid, value = match["name"], match["qid"], match["value"]
-        assert len(name) >= 22 and (len(name) == 22 or not name.endswith(" "))
+        assert len(name) >= 22
+        assert (len(name) == 22 or not name.endswith(" "))
         assert qid == "all" or qid in topics
         if name.startswith("relstring"):
             assert re.fullmatch(r"'[0-9>.\-<]*'", value)

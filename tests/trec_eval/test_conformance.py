@@ -20,7 +20,8 @@ import pytest
 from serpeval.trec_eval import run
 
 FIXTURES = Path(__file__).parent / "fixtures"
-RECORDS = [json.loads(line) for line in gzip.open(FIXTURES / "expected.jsonl.gz", "rt", encoding="utf-8")]
+with gzip.open(FIXTURES / "expected.jsonl.gz", "rt", encoding="utf-8") as _lines:
+    RECORDS = [json.loads(line) for line in _lines]
 
 
 def trec_eval(args: list[str]) -> tuple[int, str, str]:

@@ -38,7 +38,8 @@ REAL = [
 NOT_NUMERIC = {"runid", "num_q", "relstring"}
 
 
-def serpeval_values(qrels: Qrels, run: Run, rel: int, judged_only: bool) -> dict[str, dict[str, float]]:
+def serpeval_values(qrels: Qrels, run: Run, rel: int, judged_only: bool
+                    ) -> dict[str, dict[str, float]]:
     """Per-topic values of ``trec_eval --compat 9.0.8 -q -m all_trec``, keyed like pytrec_eval."""
     opts = Options(per_query=True, measures=["all_trec"], compat="9.0.8", rel_level=rel,
                    judged_only=judged_only)
@@ -81,7 +82,8 @@ def test_generated_cases_equal_pytrec_eval(case: str, rel: int, judged_only: boo
 
 
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), REAL, ids=lambda x: str(x))
-def test_real_runs_equal_pytrec_eval(trec: Path, folder: str, qrels_name: str, run_name: str) -> None:
+def test_real_runs_equal_pytrec_eval(trec: Path, folder: str, qrels_name: str, run_name: str
+                                     ) -> None:
     qrels = read_qrels(trec / folder / qrels_name)
     run = read_run(trec / folder / "runs" / run_name)
     for rel, judged_only in [(1, False), (2, False), (1, True)]:

@@ -102,7 +102,8 @@ def _is_int(text: str) -> bool:
     return body.isdigit() and body.isascii()
 
 
-def apply_gains(grades: NDArray[np.int64], base: str, table: dict[int, float]) -> NDArray[np.float64]:
+def apply_gains(grades: NDArray[np.int64], base: str, table: dict[int, float]
+                ) -> NDArray[np.float64]:
     """Gain of each grade: the table's value where listed, else the base gain (0 for grade <= 0)."""
     g = np.maximum(grades, 0).astype(np.float64)
     out = np.exp2(g) - 1.0 if base == "exp" else g

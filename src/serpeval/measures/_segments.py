@@ -99,7 +99,7 @@ def suffix_max(values: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArr
 
 
 def powers(p: float, n: int) -> NDArray[np.float64]:
-    """``[1, p, p*p, ...]`` (``n + 1`` entries) by repeated multiplication, as C's ``cur_p *= p``."""
+    """``[1, p, p*p, ...]`` (``n + 1`` entries), multiplied out as C's ``cur_p *= p`` does."""
     out = np.empty(n + 1)
     out[0] = 1.0
     if n:
@@ -138,7 +138,7 @@ def relevant_running(r: Rankings, rel: int) -> NDArray[np.int64]:
 
 
 def nonrelevant_running(r: Rankings, rel: int) -> NDArray[np.int64]:
-    """For each ranked doc: judged non-relevant docs (0 <= grade < rel) at or above it (memoised)."""
+    """For each ranked doc: judged non-relevant docs (0 <= grade < rel) at or above it."""
     return memo(r, ("nonrelevant_running", rel),
                 lambda: r.running_count((r.grades >= 0) & (r.grades < rel)))
 

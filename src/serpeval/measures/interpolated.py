@@ -62,7 +62,8 @@ def interpolated_precisions(r: Rankings, rel: int, levels: Sequence[float], roun
     return out
 
 
-def iprec(r: Rankings, *, cutoff: None, rel: int, recall: float, rounding: str) -> NDArray[np.float64]:
+def iprec(r: Rankings, *, cutoff: None, rel: int, recall: float, rounding: str
+          ) -> NDArray[np.float64]:
     """Interpolated precision at recall level x: the best precision at any rank from the
     c-th relevant doc down, c = the number of relevant docs that recall x stands for.
 
@@ -86,7 +87,9 @@ def parse_levels(text: str) -> tuple[float, ...]:
     try:
         levels = [float(p) for p in parts]
     except ValueError:
-        raise ValueError(f"expected recall levels separated by ';' such as '0.2;0.5;0.8', got {text!r}") from None
+        raise ValueError(
+            f"expected recall levels separated by ';' such as '0.2;0.5;0.8', got {text!r}"
+        ) from None
     if not all(np.isfinite(levels)):
         raise ValueError(f"recall levels must be finite numbers, got {text!r}")
     return tuple(sorted(levels))
@@ -99,7 +102,8 @@ LEVELS = Param(
 )
 
 
-def iprec_average(r: Rankings, *, cutoff: None, rel: int, levels: str, rounding: str) -> NDArray[np.float64]:
+def iprec_average(r: Rankings, *, cutoff: None, rel: int, levels: str, rounding: str
+                  ) -> NDArray[np.float64]:
     """The mean of interpolated precision over recall levels (11-point average by default).
 
     (1/L) * sum over levels x of IPrec(x), summed from the highest level down, in the order
@@ -116,7 +120,8 @@ def iprec_average(r: Rankings, *, cutoff: None, rel: int, levels: str, rounding:
 
 def _trec_level(text: str) -> dict[str, float]:
     if "," in text:
-        raise ValueError("one recall level per measure; write iprec_at_recall_0.10, iprec_at_recall_0.20, ...")
+        raise ValueError("one recall level per measure; write iprec_at_recall_0.10, "
+                         "iprec_at_recall_0.20, ...")
     return {"recall": atof(text)}
 
 
@@ -126,7 +131,8 @@ def _trec_levels(text: str) -> dict[str, str]:
 
 SPEC = MeasureSpec(
     name="IPrec",
-    summary="interpolated precision at a recall level: best precision from the c-th relevant doc down",
+    summary="interpolated precision at a recall level: best precision from the c-th relevant "
+            "doc down",
     kernel=iprec,
     params=(REL, Param("recall", float, 0.0, "recall level x, usually in [0, 1] (c = round(x*R) "
                        "relevant docs; levels above 1 are never reached)"), ROUNDING),

@@ -36,7 +36,8 @@ def dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArr
     return at_rank(r, dcg_running(r, gain, gains), cutoff)
 
 
-def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArray[np.float64]:
+def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = ""
+              ) -> NDArray[np.float64]:
     """DCG of the ideal ranking: every judged doc of the query (retrieved or not) by gain,
     descending, cut at k; only positive gains count (trec_eval's ``ideal_dcg``)."""
     return at_depth(idcg_running(r, gain, gains), r.ideal_offsets, cutoff)

@@ -52,7 +52,7 @@ SPEC = MeasureSpec(
 
 SET_SPEC = MeasureSpec(
     name="SetRelP",
-    summary="relative precision of the whole retrieved set: relevant retrieved over min(retrieved, R)",
+    summary="relative precision of the retrieved set: relevant retrieved over min(retrieved, R)",
     kernel=set_relative_precision,
     params=(REL,),
     trec=("set_relative_P",),

@@ -38,7 +38,8 @@ def utility(r: Rankings, *, cutoff: None, rel: int, a: float, b: float, c: float
 def _trec_coefficients(text: str) -> dict[str, float]:
     values = [atof(p) for p in text.split(",")]
     if len(values) != 4:
-        raise ValueError(f"utility takes 4 coefficients a,b,c,d (e.g. utility.1,-1,0,0), got {len(values)}")
+        raise ValueError(
+            f"utility takes 4 coefficients a,b,c,d (e.g. utility.1,-1,0,0), got {len(values)}")
     return dict(zip("abcd", values, strict=True))
 
 

@@ -24,7 +24,8 @@ from serpeval.trec_eval.options import EXIT_USAGE, USAGE, Options, TrecEvalError
 __all__ = ["Options", "TrecEvalError", "format_evaluation", "parse_options", "run"]
 
 
-def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:
+def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
+        stderr: IO[str] | None = None) -> int:
     """Run ``trec_eval argv`` and return its exit status (0, or trec_eval's error codes).
 
     Output goes to ``stdout`` (bytes) and messages to ``stderr`` (default: the process's).

@@ -197,8 +197,9 @@ def _eleven_point(name: str, spec: str | None, ctx: Context, text: str | None) -
 def _set_f(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
     x = double_params(text)[0] if text is not None else 1.0
     if x < 0:
-        raise TrecEvalError(f"trec_eval: set_F's parameter (beta squared) cannot be negative; got {text!r}",
-                            EXIT_USAGE)
+        raise TrecEvalError(
+            f"trec_eval: set_F's parameter (beta squared) cannot be negative; got {text!r}",
+            EXIT_USAGE)
     label = f"{name}_{text}" if text is not None else name
     return [Column(label, _bind(spec, ctx, {"beta": math.sqrt(x)}))]
 

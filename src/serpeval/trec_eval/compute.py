@@ -193,7 +193,8 @@ def relstrings(rankings: Rankings, length: int) -> pa.Array:
     counts = np.minimum(rankings.n_ret, length)
     offsets = np.zeros(rankings.n_queries + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    return pa.StringArray.from_buffers(rankings.n_queries, pa.py_buffer(offsets), pa.py_buffer(chars))
+    return pa.StringArray.from_buffers(rankings.n_queries, pa.py_buffer(offsets),
+                                       pa.py_buffer(chars))
 
 
 def read_inputs(opts: Options) -> tuple[Qrels, Run]:

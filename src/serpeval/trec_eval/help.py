@@ -83,7 +83,8 @@ def help_text(measures: Sequence[str], compat: str) -> str:
     for argument in measures:
         name = argument.partition(".")[0]
         wanted.update(NICKNAMES.get(name, (name,)))
-    parts = [HELP, "-----------------------", "Individual measure documentation for requested measures"]
+    parts = [HELP, "-----------------------",
+             "Individual measure documentation for requested measures"]
     shown = False
     for name in known:
         if name not in wanted:

@@ -211,6 +211,7 @@ def _apply(opts: Options, letter: str, value: str) -> None:
         opts.zscores = value
     elif letter == "compat":
         if value not in COMPAT_VERSIONS:
-            raise _usage_error(f"--compat must be one of {', '.join(COMPAT_VERSIONS)}; got {value!r}")
+            raise _usage_error(
+                f"--compat must be one of {', '.join(COMPAT_VERSIONS)}; got {value!r}")
         opts.compat = value
     # "o": obsolete in trec_eval, accepted and ignored.

@@ -49,7 +49,7 @@ def fixed4(values: np.ndarray) -> pa.Array:
     out = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text))
     if not fast.all():
         slow = ~fast
-        exact = pa.array(["%6.4f" % v for v in values[slow].tolist()], pa.string())
+        exact = pa.array(["%6.4f" % v for v in values[slow].tolist()], pa.string())  # noqa: UP031
         out = pc.replace_with_mask(out, pa.array(slow), exact)
     return out
 
@@ -75,7 +75,8 @@ def lines(names: Sequence[str], qids: pa.Array, columns: Sequence[pa.Array]) -> 
         t = stop - start
         row = np.repeat(np.arange(t), n_columns)
         col = np.tile(np.arange(n_columns), t)
-        values = pa.concat_arrays([c.slice(start, t) for c in columns]).take(pa.array(col * t + row))
+        stacked = pa.concat_arrays([c.slice(start, t) for c in columns])
+        values = stacked.take(pa.array(col * t + row))
         joined = pc.binary_join_element_wise(
             prefixes.take(pa.array(col)), qids.slice(start, t).take(pa.array(row)), "\t", values,
             "\n", "")
@@ -84,6 +85,7 @@ def lines(names: Sequence[str], qids: pa.Array, columns: Sequence[pa.Array]) -> 
 
 def _contents(strings: pa.Array) -> bytes:
     """The concatenation of all strings of an Arrow string array (its data buffer)."""
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset: strings.offset + len(strings) + 1]
+    first, last = strings.offset, strings.offset + len(strings)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[first: last + 1]
     data = strings.buffers()[2]
     return data.to_pybytes()[offsets[0]: offsets[-1]] if data is not None else b""
