@@ -83,7 +83,7 @@ def test_every_run_of_the_plan_is_evaluated_in_every_group(tied) -> None:
     q1 = run.filter(pc.equal(run["query_id"], "q1"))
     both = q1.append_column("run", pa.array(["a"] * q1.num_rows))
     out = evaluate_group(both, qrels.filter(pc.equal(qrels["query_id"], "q1")),
-                         GroupPlan(measures=("AP",), runs=("a", "b")))
+                         GroupPlan(measures=("AP",), runs=("a", "b"), run_labels=("a.run", "b.run")))
     stats = out.filter(pc.equal(out["kind"], "stats")).sort_by("run")
     assert stats["run"].to_pylist() == ["a", "b"]
     assert stats["missing_ids"].to_pylist() == [[], ["q1"]]  # run b has no rows for q1

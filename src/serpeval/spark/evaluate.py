@@ -105,19 +105,19 @@ def evaluate(
     qrels_df, qrels_label, qrels_source = unwrap(qrels, QRELS_LABEL)
     judgments = qrels_frame(qrels_df, label=qrels_label, query_col=query_col, doc_col=doc_col,
                             relevance_col=relevance_col)
-    rows, run_names, run_label = _run_rows(run, run_col, name, query_col, doc_col, score_col)
+    rows, run_names, run_labels = _run_rows(run, run_col, name, query_col, doc_col, score_col)
     spark = qrels_df.sparkSession
     plan = GroupPlan(
         measures=tuple(str(m) for m in parsed), runs=run_names,
         missing="zero" if missing == "zero" else "skip", depth=depth, judged_only=judged_only,
-        float32_scores=float32_scores, run_label=run_label, qrels_label=qrels_label,
+        float32_scores=float32_scores, run_labels=run_labels, qrels_label=qrels_label,
     )
     n_buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     raw = _grouped(rows, judgments, plan, n_buckets).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         summaries = _summarise(raw, parsed)
         _raise_errors(summaries)
-        results = _results(summaries, parsed, plan, missing, run_label)
+        results = _results(summaries, parsed, plan, missing)
     except SerpevalError:
         raw.unpersist()
         raise
@@ -147,31 +147,33 @@ def _check_options(missing: str, depth: int | None, buckets: int | None) -> None
 def _run_rows(
     run: Any, run_col: str | None, name: str | None, query_col: str | None,
     doc_col: str | None, score_col: str | None,
-) -> tuple[DataFrame, tuple[str, ...], str]:
+) -> tuple[DataFrame, tuple[str, ...], tuple[str, ...]]:
     """The rows of every run (with a ``run`` column when there are several), the run
-    names in order, and the label error messages use."""
+    names in order, and how error messages name each run."""
     columns = {"query_col": query_col, "doc_col": doc_col, "score_col": score_col}
     if isinstance(run, Mapping):
         if not run:
             raise InputError(f"{RUN_LABEL}: no runs given; pass a DataFrame or {{name: DataFrame}}.")
-        frames = []
+        frames, labels = [], []
         for run_name, value in run.items():
             frame, label, _ = unwrap(value, f"{RUN_LABEL} {run_name!r}")
             rows = run_frame(frame, label=label, **columns)
             frames.append(rows.withColumn("run", F.lit(str(run_name))))
+            labels.append(label)
         union = frames[0]
         for frame in frames[1:]:
             union = union.unionByName(frame)
-        return union, tuple(str(n) for n in run), RUN_LABEL
+        return union, tuple(str(n) for n in run), tuple(labels)
     frame, label, source = unwrap(run, RUN_LABEL)
     if run_col is None:
         display = name or (source.name if source else "run")
-        return run_frame(frame, label=label, **columns), (display,), label
+        return run_frame(frame, label=label, **columns), (display,), (label,)
     rows = run_frame(frame, label=label, run_col=run_col, **columns)
-    names = sorted(r[0] for r in rows.select("run").distinct().collect() if r[0] is not None)
-    if rows.where(F.col("run").isNull()).limit(1).count():
+    found = [r[0] for r in rows.select("run").distinct().collect()]
+    if None in found:
         raise InputError(f"{label}: some rows have no run name (null in column {run_col!r}).")
-    return rows, tuple(names), label
+    names = sorted(found)
+    return rows, tuple(names), tuple(f"{label} (run {n!r})" for n in names)
 
 
 # ----------------------------------------------------------------------------- the job
@@ -232,15 +234,14 @@ def _raise_errors(summaries: list[dict[str, Any]]) -> None:
 
 
 def _results(summaries: list[dict[str, Any]], measures: tuple[Measure, ...],
-             plan: GroupPlan, missing: str, run_label: str) -> tuple[SparkRunResult, ...]:
+             plan: GroupPlan, missing: str) -> tuple[SparkRunResult, ...]:
     by_run = {s["run"]: s for s in summaries if s["run"] is not None}
     judged = max((s["judged_queries"] or 0 for s in by_run.values()), default=0)
     if judged == 0:
         raise EmptyInputError(f"{plan.qrels_label}: the qrels have no rows.")
     results = []
-    for name in plan.runs:
+    for name, label in zip(plan.runs, plan.run_labels, strict=True):
         s = by_run[name]
-        label = run_label if len(plan.runs) == 1 else f"{run_label} (run {name!r})"
         if not s["run_queries"]:
             raise EmptyInputError(f"{label}: the run has no rows.")
         coverage = Coverage(run=name, missing=tuple(sorted(s["missing_ids"])),

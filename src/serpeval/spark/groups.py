@@ -59,7 +59,8 @@ class GroupPlan:
             in the group (their judged queries there are missing).
         missing: ``skip`` or ``zero``; ``error`` is decided on the driver from the counts.
         depth, judged_only, float32_scores: as in :func:`serpeval.evaluate`.
-        run_label, qrels_label: how error messages name the two inputs.
+        run_labels: how error messages name each run (a path, ``run DataFrame``), in the
+            order of ``runs``; ``qrels_label`` names the qrels.
     """
 
     measures: tuple[str, ...]
@@ -68,7 +69,7 @@ class GroupPlan:
     depth: int | None = None
     judged_only: bool = False
     float32_scores: bool = False
-    run_label: str = "run DataFrame"
+    run_labels: tuple[str, ...] = ("run DataFrame",)
     qrels_label: str = "qrels DataFrame"
 
     @cached_property
@@ -104,8 +105,8 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
     try:
         judgments = _qrels(qrels, plan.qrels_label)
         index = index_qrels(judgments)
-        parts = [_evaluate_run(index, judgments, name, _run_rows(run, name, plan), plan)
-                 for name in plan.runs]
+        parts = [_evaluate_run(index, judgments, name, _run_rows(run, name, label), plan)
+                 for name, label in zip(plan.runs, plan.run_labels, strict=True)]
     except SerpevalError as exc:
         return _error_table(exc, plan)
     return pa.concat_tables(table for part in parts for table in part)
@@ -137,11 +138,10 @@ def _qrels(table: pa.Table, label: str) -> Qrels:
     return qrels
 
 
-def _run_rows(table: pa.Table, name: str, plan: GroupPlan) -> Run:
+def _run_rows(table: pa.Table, name: str, label: str) -> Run:
     """The rows of run ``name`` in this group, refusing nulls and NaN scores."""
     if "run" in table.column_names:
         table = table.filter(pc.equal(table["run"], name))
-    label = plan.run_label if len(plan.runs) == 1 else f"{plan.run_label} (run {name!r})"
     _refuse_nulls(table, ("query_id", "doc_id", "score"), label)
     scores = table["score"].to_numpy()
     nan = np.flatnonzero(np.isnan(scores))
