@@ -242,6 +242,8 @@ def _pick_experiment(imp: Any, s: LogSchema, experiment: str | None, source: str
         return experiment
     names = imp.group_by(exp=imp[s.experiment].cast("string")).aggregate(rows=imp.count())
     found = {row["exp"]: row["rows"] for row in names.to_pyarrow().to_pylist()}
+    if not found:
+        raise EmptyInputError(f"{source}: the log has no impressions.")
     if experiment is None:
         if len(found) == 1:
             return str(next(iter(found)))
