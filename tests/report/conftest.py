@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +138,82 @@ def parse_report(html: str) -> ParsedReport:
 def parse() -> Callable[[str], ParsedReport]:
     """:func:`parse_report`: a report's sections, tables, marks, scripts and links."""
     return parse_report
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium (``apt-get install -y chromium``), or ``$SERPEVAL_CHROMIUM``."""
+    import os
+    import shutil
+
+    return os.environ.get("SERPEVAL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session, driven by Playwright (never a downloaded browser)."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright is not installed (pip install '.[test]')")
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no chromium binary on PATH: install Debian's package (apt-get install -y "
+                    "chromium; scripts/test.sh does this when run as root)")
+    with sync_api.sync_playwright() as playwright:
+        # Playwright adds its own profile directory: a new, empty user-data-dir per launch.
+        instance = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture(scope="session")
+def online_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Online results as the commands write them (-f json), from generated logs:
+    ``ab``, ``ab_srm`` (a planned 80/20 split the 50/50 log contradicts), ``ab_monitor``,
+    ``ab_plan``, ``interleaving`` and ``simulation``."""
+    pytest.importorskip("ibis", reason="the A/B analysis needs the ab extra (pip install '.[test]')")
+    pytest.importorskip("duckdb", reason="the A/B analysis needs DuckDB (pip install '.[test]')")
+    from serpeval.cli import main
+    from serpeval.demo import make_collection
+    from serpeval.io import write_trec_qrels, write_trec_run
+
+    folder = tmp_path_factory.mktemp("online")
+    ab_logs, il_logs = folder / "ab-logs", folder / "il-logs"
+    assert main(["generate-logs", str(ab_logs), "--users", "2000", "--effect", "0.5",
+                 "--pre-days", "7", "--days", "7", "--seed", "5"]) == 0
+    assert main(["generate-logs", str(il_logs), "--users", "1000", "--interleaving", "--seed", "6"]) == 0
+    out = {kind: folder / f"{kind}.json" for kind in
+           ("ab", "ab_srm", "ab_monitor", "ab_plan", "interleaving", "simulation")}
+    impressions = str(ab_logs / "impressions.parquet")
+    commands = {
+        "ab": ["ab", impressions, "--pre", str(ab_logs / "pre.parquet")],
+        "ab_srm": ["ab", impressions, "--split", "control=0.8,treatment=0.2"],
+        "ab_monitor": ["ab", impressions, "--monitor"],
+        "ab_plan": ["ab", impressions, "--plan"],
+        "interleaving": ["interleaving-report", str(il_logs / "impressions.parquet"),
+                         "--resamples", "1000"],
+    }
+    for kind, command in commands.items():
+        assert main([*command, "-f", "json", "-o", str(out[kind])]) == 0
+    collection = make_collection(n_queries=30, seed=4)
+    write_trec_qrels(collection.qrels, folder / "qrels.txt")
+    write_trec_run(collection.runs["candidate"], folder / "a.run")
+    write_trec_run(collection.runs["baseline"], folder / "b.run")
+    assert main(["simulate", str(folder / "qrels.txt"), "--run-a", str(folder / "a.run"), "--run-b",
+                 str(folder / "b.run"), "--mc-impressions", "0", "--bootstrap", "100", "-f", "json",
+                 "-o", str(out["simulation"])]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def simulation_result():
+    """A real :class:`SimulationResult` (with Monte Carlo power curves) on a small collection."""
+    from serpeval.demo import make_collection
+    from serpeval.online.simulate import simulate
+
+    collection = make_collection(n_queries=40, seed=3)
+    return simulate(collection.qrels, collection.runs["candidate"], collection.runs["baseline"],
+                    click_model="navigational", mc_impressions=200_000, replicates=40,
+                    bootstrap=100, rng=0)

@@ -12,7 +12,7 @@ from serpeval.comparison import compare_results
 from serpeval.demo import make_collection
 from serpeval.errors import InputError, MissingQueriesWarning
 from serpeval.report.html import html_report, save_html
-from serpeval.report.sections_offline import number, signed
+from serpeval.report.formatting import number, signed
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""``serpeval report QRELS RUN [RUN...] [-m ...] [--baseline NAME] [--topics FILE] -o report.html``."""
+"""``serpeval report [QRELS RUN...] [-m ...] [--baseline NAME] [--topics FILE] [--ab JSON ...] -o report.html``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from serpeval.cli.app import split_measures
 from serpeval.cli.cmd_compare import CORRECTIONS, TESTS, add_evaluation_options
 from serpeval.report import DEFAULT_HTML_PATH
+from serpeval.report.online_inputs import KINDS
 
 
 
@@ -19,10 +20,12 @@ def register(sub: Any) -> None:
         description="Evaluate and compare runs, then write one self-contained HTML file (no "
                     "network needed to view it): means with significance markers and CIs, the "
                     "per-query differences sorted (with the query text from --topics), the "
-                    "distribution of every measure per run, and the evaluation rules used.",
+                    "distribution of every measure per run, and the evaluation rules used. "
+                    "Online results saved with -f json (--interleaving, --ab, --ab-monitor, "
+                    "--ab-plan, --simulation) add their sections; they need no qrels.",
     )
-    p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (the first is the baseline "
+    p.add_argument("qrels", nargs="?", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="run files (the first is the baseline "
                                                           "unless --baseline says otherwise)")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure (repeatable or comma-separated); default nDCG@10, AP, P@10, "
@@ -40,6 +43,10 @@ def register(sub: Any) -> None:
                    help="permutations / bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default 0)")
     add_evaluation_options(p)
+    online = p.add_argument_group("online results (JSON files written with -f json; repeatable)")
+    for kind, what in KINDS.items():
+        online.add_argument(f"--{kind.replace('_', '-')}", dest=f"online_{kind}", action="append",
+                            metavar="JSON", default=[], help=what)
     p.add_argument("--title", help="page title (default: the run names)")
     p.add_argument("-o", "--output", metavar="FILE", default=DEFAULT_HTML_PATH,
                    help=f"the HTML file to write (default {DEFAULT_HTML_PATH})")
@@ -49,15 +56,46 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from serpeval.errors import InputError
+    from serpeval.report.html import save_html
+    from serpeval.report.online_inputs import read_online_json
+
+    online = {kind: [read_online_json(kind, path) for path in getattr(args, f"online_{kind}")]
+              for kind in KINDS if getattr(args, f"online_{kind}")}
+    if args.qrels is not None and not args.runs:
+        raise InputError("give the run files after the qrels: serpeval report QRELS RUN [RUN...].")
+    if args.qrels is None and not online:
+        raise InputError("nothing to report: give QRELS RUN [RUN...], or online results such as "
+                         "--ab ab.json (written by serpeval ab -f json).")
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    results = comparison = None
+    notes: list[str] = []
+    if args.qrels is not None:
+        results, comparison, notes = _evaluate(args)
+        print_summary(console, results, comparison, notes)
+    for kind, items in online.items():
+        console.print(f"included {KINDS[kind]}: {', '.join(getattr(args, f'online_{kind}'))}", markup=False)
+    topics = _topics(args)
+    path = save_html(args.output, results, comparison, topics=topics, title=args.title,
+                     notes=notes, online_results=online)
+    console.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KB)", markup=False)
+    return 0
+
+
+def _topics(args: argparse.Namespace) -> dict[str, str]:
+    from serpeval.report.topics import read_topics
+
+    return read_topics(args.topics) if args.topics else {}
+
+
+def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+    """Evaluate (with a progress bar on a terminal) and compare; the coverage notes."""
     from serpeval.cli.cmd_compare import load_and_evaluate, resolve_run
     from serpeval.cli.cmd_evaluate import coverage_notes
     from serpeval.comparison import compare_results
     from serpeval.evaluate import DEFAULT_MEASURES
-    from serpeval.report.html import save_html
-    from serpeval.report.topics import read_topics
 
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
-    topics = read_topics(args.topics) if args.topics else {}
 
     def test(results: Any) -> Any:
         if len(results.runs) < 2:
@@ -70,12 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
     qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args, test)
     notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]
-    path = save_html(args.output, results, comparison, topics=topics, title=args.title,
-                     notes=notes)
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    print_summary(console, results, comparison, notes)
-    console.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KB)", markup=False)
-    return 0
+    return results, comparison, notes
 
 
 def print_summary(console: Any, results: Any, comparison: Any, notes: list[str]) -> None:

@@ -288,6 +288,31 @@ class SimulationResult:
             lines.append("skipped queries: " + ", ".join(f"{v} {k}" for k, v in w.skipped.items()))
         return lines
 
+    def power_curves(self, points: int = 40) -> list[dict[str, Any]]:
+        """Power against impressions per method, as rows for plots (the HTML report).
+
+        ``source="analytic"``: the normal-approximation curve at ``points`` log-spaced sizes
+        from 10 to 3x the largest finite requirement (what :meth:`plot` draws as lines);
+        ``source="monte carlo"``: the simulated experiments' power with Wilson CIs
+        (``low``, ``high``).
+        """
+        finite = [m.required for m in self.methods if np.isfinite(m.required)]
+        top = max(finite) * 3 if finite else 1e6
+        xs = np.geomspace(10, max(top, 100), points)
+        rows: list[dict[str, Any]] = []
+        for m in self.methods:
+            power = engine.analytic_power(xs, m.required, self.analytic["z_alpha"],
+                                          self.analytic["z_total"])
+            rows += [{"method": m.method, "metric": m.metric, "source": "analytic",
+                      "impressions": float(x), "power": float(p), "low": None, "high": None}
+                     for x, p in zip(xs, power, strict=True) if np.isfinite(p)]
+            curve = self.curves.get(m.metric)
+            if curve is not None:
+                rows += [{"method": m.method, "metric": m.metric, "source": "monte carlo",
+                          "impressions": float(n), "power": float(p), "low": float(lo), "high": float(hi)}
+                         for n, p, lo, hi in zip(curve.grid, curve.power, curve.low, curve.high, strict=True)]
+        return rows
+
     def plot(self, path: str | Path, title: str | None = None) -> Path:
         """Power vs impressions for both methods (analytic lines, Monte Carlo points); a PNG."""
         from serpeval.errors import require

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report import sections_offline as offline
 from serpeval.report import sections_online as online
+from serpeval.report.online_inputs import DEMO_STATE_KEYS, online_dicts
 from serpeval.report.page import ReportData, Section, render_page
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def report_data(
 ) -> ReportData:
     """Collect the JSON-ready data of the results objects given.
 
-    ``online_results`` maps a section kind (see :mod:`serpeval.report.sections_online`) to a result
+    ``online_results`` maps a section kind (:data:`serpeval.report.online_inputs.KINDS`) to a result
     object with ``to_json_dict()`` (or a list of them, or their dicts).
     """
     runs = list(results.run_names) if results is not None else list(comparison.systems if comparison else [])
@@ -79,7 +80,7 @@ def report_data(
         comparison=_comparison_dict(comparison) if comparison is not None else None,
         topics=dict(topics or {}),
         notes=tuple(notes),
-        online=online.online_dicts(online_results or {}),
+        online=online_dicts(online_results or {}),
     )
 
 
@@ -154,10 +155,10 @@ def save_demo_report(collection: Any, state: Mapping[str, Any]) -> Path:
     """``serpeval demo``'s report, from what its sections stored in ``state``.
 
     Offline: ``state["results"]``, ``state["comparison"]``; online: the keys listed in
-    :data:`serpeval.report.sections_online.DEMO_STATE_KEYS`. Written to
+    :data:`serpeval.report.online_inputs.DEMO_STATE_KEYS`. Written to
     ``state["report_path"]`` (default ``serpeval-report.html``).
     """
-    found = {kind: state[key] for key, kind in online.DEMO_STATE_KEYS.items() if key in state}
+    found = {kind: state[key] for key, kind in DEMO_STATE_KEYS.items() if key in state}
     return save_html(state.get("report_path", DEFAULT_HTML_PATH), state.get("results"),
                      state.get("comparison"), topics=collection.topics,
                      title="serpeval demo: " + " vs ".join(collection.runs),

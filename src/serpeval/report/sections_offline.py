@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
+from serpeval.report.formatting import interval, number, p_value, signed, sort_key
 from serpeval.report.page import Card, Cell, Column, Panel, ReportData, Row, Section, Table, fragment
 from serpeval.report.svg import Bar, Interval, StripPoint, StripRow, bar_chart, interval_chart, strip_chart
 
@@ -21,44 +22,6 @@ __all__ = ["distributions", "metric_table", "overview", "per_query", "rules"]
 
 #: Headline cards shown before the page falls back to one measure's cards.
 MAX_CARDS = 12
-
-
-# ----------------------------------------------------------------------------- formatting
-
-
-def number(value: float | None, digits: int = 4) -> str:
-    """``0.4639``; counts without decimals; an em dash for a missing value."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1000):
-        return f"{int(value):,}"
-    return f"{value:.{digits}f}"
-
-
-def signed(value: float | None, digits: int = 4) -> str:
-    """``+0.0176`` / ``-0.0176``; an em dash for a missing value."""
-    if value is None or math.isnan(value):
-        return "—"
-    return f"{value:+.{digits}f}"
-
-
-def interval(low: float | None, high: float | None, digits: int = 4) -> str:
-    """``[-0.0345, -0.0007]``, or empty when the interval is unknown."""
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
-        return ""
-    return f"[{signed(low, digits)}, {signed(high, digits)}]"
-
-
-def p_value(value: float | None) -> str:
-    """A p-value as the comparison tables print it (``<0.0001`` below four decimals)."""
-    from serpeval.report.comparison import format_p
-
-    return "—" if value is None else format_p(value)
-
-
-def sort_key(value: float | None) -> float | str:
-    """A number for ``data-sort`` (empty for missing, which sorts last)."""
-    return "" if value is None or math.isnan(value) else repr(float(value))
 
 
 def query_label(query_id: str, topics: Mapping[str, str]) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 __all__ = ["Bar", "Interval", "LinePoint", "Series", "StripPoint", "StripRow", "bar_chart",
-           "interval_chart", "line_chart", "nice_ticks", "strip_chart"]
+           "interval_chart", "line_chart", "log_ticks", "nice_ticks", "strip_chart"]
 
 FONT = 12
 MARGIN_LEFT = 64
@@ -87,11 +87,18 @@ class LinePoint:
 
 @dataclass(frozen=True)
 class Series:
-    """A named line; ``index`` picks its colour from the palette in ``report.css``."""
+    """A named series; ``index`` picks its colour from the palette in ``report.css``.
+
+    ``style="line"`` draws a line through the points with its interval as a band;
+    ``style="points"`` draws dots with their intervals as whiskers. ``legend=False`` keeps
+    it out of the legend (e.g. simulated points sharing their line's colour).
+    """
 
     name: str
     points: Sequence[LinePoint]
     index: int = 0
+    style: str = "line"
+    legend: bool = True
 
 
 # ----------------------------------------------------------------------------- scales
@@ -115,24 +122,44 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(first + i * step, 12) for i in range(n + 1)]
 
 
-class _Linear:
-    """Maps a domain linearly onto pixels."""
+def log_ticks(low: float, high: float) -> list[float]:
+    """Ticks of a log axis covering ``[low, high]`` (both > 0): powers of 10, plus 2 and 5
+    times them when the range spans fewer than three decades."""
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    if last == first:
+        last += 1
+    steps = (1, 2, 5) if last - first < 3 else (1,)
+    ticks = [m * 10.0 ** e for e in range(first, last + 1) for m in steps]
+    lower = max(t for t in ticks if t <= low)
+    upper = min(t for t in ticks if t >= high)
+    return [t for t in ticks if lower <= t <= upper]
 
-    def __init__(self, domain: tuple[float, float], pixels: tuple[float, float]) -> None:
-        self.d0, self.d1 = domain
+
+class _Scale:
+    """Maps a domain (linear, or log10 when ``log``) onto pixels."""
+
+    def __init__(self, domain: tuple[float, float], pixels: tuple[float, float],
+                 log: bool = False) -> None:
+        self.log = log
+        self.d0, self.d1 = (math.log10(d) for d in domain) if log else domain
         self.p0, self.p1 = pixels
 
     def __call__(self, value: float) -> float:
+        if self.log:
+            value = math.log10(max(value, 1e-300))
         if self.d1 == self.d0:
             return (self.p0 + self.p1) / 2
         return self.p0 + (value - self.d0) / (self.d1 - self.d0) * (self.p1 - self.p0)
 
 
-def _domain(values: Sequence[float], include: Sequence[float] = ()) -> list[float]:
-    finite = [v for v in [*values, *include] if v is not None and math.isfinite(v)]
+def _domain(values: Sequence[float | None], include: Sequence[float] = (),
+            log: bool = False) -> list[float]:
+    """Ticks covering the finite values (positive ones on a log axis)."""
+    finite = [v for v in [*values, *include] if v is not None and math.isfinite(v)
+              and (v > 0 or not log)]
     if not finite:
-        return [0.0, 1.0]
-    return nice_ticks(min(finite), max(finite))
+        return [1.0, 10.0] if log else [0.0, 1.0]
+    return log_ticks(min(finite), max(finite)) if log else nice_ticks(min(finite), max(finite))
 
 
 def _fmt(value: float) -> str:
@@ -140,10 +167,13 @@ def _fmt(value: float) -> str:
 
 
 def _tick_label(value: float) -> str:
+    """``0.25``, ``1.5k``, ``20k``, ``3M``: short labels for axis ticks."""
     if value == 0:
         return "0"
-    text = f"{value:.4g}"
-    return text
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.4g}{suffix}"
+    return f"{value:.4g}"
 
 
 # ----------------------------------------------------------------------------- frame
@@ -160,7 +190,7 @@ def _title(tip: str) -> str:
     return f"<title>{escape(tip)}</title>" if tip else ""
 
 
-def _x_axis(scale: _Linear, ticks: list[float], top: float, bottom: float, label: str,
+def _x_axis(scale: _Scale, ticks: list[float], top: float, bottom: float, label: str,
             grid: bool = True) -> list[str]:
     out = []
     for t in ticks:
@@ -175,7 +205,7 @@ def _x_axis(scale: _Linear, ticks: list[float], top: float, bottom: float, label
     return out
 
 
-def _y_axis(scale: _Linear, ticks: list[float], left: float, right: float, label: str,
+def _y_axis(scale: _Scale, ticks: list[float], left: float, right: float, label: str,
             height: float) -> list[str]:
     out = []
     for t in ticks:
@@ -189,7 +219,7 @@ def _y_axis(scale: _Linear, ticks: list[float], left: float, right: float, label
     return out
 
 
-def _zero_line_x(scale: _Linear, ticks: list[float], top: float, bottom: float) -> list[str]:
+def _zero_line_x(scale: _Scale, ticks: list[float], top: float, bottom: float) -> list[str]:
     if ticks[0] <= 0 <= ticks[-1]:
         x = _fmt(scale(0.0))
         return [f'<line class="zero" x1="{x}" x2="{x}" y1="{_fmt(top)}" y2="{_fmt(bottom)}"/>']
@@ -212,7 +242,7 @@ def strip_chart(rows: Sequence[StripRow], *, x_label: str, width: int = 560,
     top, left = MARGIN_TOP, label_width
     bottom = top + row_height * len(rows)
     height = bottom + MARGIN_BOTTOM
-    scale = _Linear((ticks[0], ticks[-1]), (left, width - MARGIN_RIGHT))
+    scale = _Scale((ticks[0], ticks[-1]), (left, width - MARGIN_RIGHT))
     body = _x_axis(scale, ticks, top, bottom, x_label)
     for i, row in enumerate(rows):
         y0 = top + i * row_height
@@ -239,7 +269,7 @@ def bar_chart(bars: Sequence[Bar], *, y_label: str, x_label: str, width: int = 1
     ticks = _domain([b.value for b in bars], include=[0.0])
     left, right = MARGIN_LEFT, width - MARGIN_RIGHT
     top, bottom = MARGIN_TOP, height - MARGIN_BOTTOM
-    y = _Linear((ticks[0], ticks[-1]), (bottom, top))
+    y = _Scale((ticks[0], ticks[-1]), (bottom, top))
     body = _y_axis(y, ticks, left, right, y_label, bottom + MARGIN_TOP)
     slot = (right - left) / max(len(bars), 1)
     gap = min(1.0, slot * 0.15)
@@ -259,15 +289,17 @@ def bar_chart(bars: Sequence[Bar], *, y_label: str, x_label: str, width: int = 1
 
 
 def interval_chart(rows: Sequence[Interval], *, x_label: str, width: int = 560,
-                   row_height: int = 26, label_width: int = 200) -> Markup:
-    """Estimates with confidence intervals (a forest plot) against a zero line."""
+                   row_height: int = 26, label_width: int = 200, log: bool = False) -> Markup:
+    """Estimates with confidence intervals (a forest plot) against a zero line, or on a log
+    axis (``log``, for sizes such as impressions needed)."""
     values = [v for r in rows for v in (r.estimate, r.low, r.high) if v is not None]
-    ticks = _domain(values, include=[0.0])
+    ticks = _domain(values, include=[] if log else [0.0], log=log)
     top, left = MARGIN_TOP, label_width
     bottom = top + row_height * len(rows)
-    scale = _Linear((ticks[0], ticks[-1]), (left, width - MARGIN_RIGHT))
+    scale = _Scale((ticks[0], ticks[-1]), (left, width - MARGIN_RIGHT), log)
     body = _x_axis(scale, ticks, top, bottom, x_label)
-    body += _zero_line_x(scale, ticks, top, bottom)
+    if not log:
+        body += _zero_line_x(scale, ticks, top, bottom)
     for i, row in enumerate(rows):
         mid = _fmt(top + (i + 0.5) * row_height)
         body.append(f'<text class="row-label" x="{_fmt(left - 8)}" y="{mid}" text-anchor="end" '
@@ -286,18 +318,19 @@ def interval_chart(rows: Sequence[Interval], *, x_label: str, width: int = 560,
 
 def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, width: int = 560,
                height: int = 260, reference: float | None = None,
-               y_domain: tuple[float, float] | None = None) -> Markup:
-    """Lines with optional interval bands, a legend, and an optional horizontal reference."""
+               y_domain: tuple[float, float] | None = None, x_log: bool = False) -> Markup:
+    """Lines and points with their intervals, a legend, and an optional horizontal
+    reference (a target power, a zero effect); ``x_log`` for sizes."""
     xs = [p.x for s in series for p in s.points]
     ys = [v for s in series for p in s.points for v in (p.y, p.low, p.high) if v is not None]
-    x_ticks = _domain(xs)
+    x_ticks = _domain(xs, log=x_log)
     y_ticks = nice_ticks(*y_domain) if y_domain else _domain(
         ys, include=[reference] if reference is not None else [])
     left, right = MARGIN_LEFT, width - MARGIN_RIGHT
-    legend_height = 18 if len(series) > 1 else 0
+    legend, legend_height = _legend([s for s in series if s.legend], left, right)
     top, bottom = MARGIN_TOP + legend_height, height - MARGIN_BOTTOM
-    x = _Linear((x_ticks[0], x_ticks[-1]), (left, right))
-    y = _Linear((y_ticks[0], y_ticks[-1]), (bottom, top))
+    x = _Scale((x_ticks[0], x_ticks[-1]), (left, right), x_log)
+    y = _Scale((y_ticks[0], y_ticks[-1]), (bottom, top))
     body = _y_axis(y, y_ticks, left, right, y_label, bottom + top)
     body += _x_axis(x, x_ticks, top, bottom, x_label, grid=False)
     if reference is not None and y_ticks[0] <= reference <= y_ticks[-1]:
@@ -305,26 +338,39 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, width: i
         body.append(f'<line class="zero" x1="{left}" x2="{right}" y1="{ry}" y2="{ry}"/>')
     for s in series:
         cls = f"s{s.index % 8}"
-        banded = [p for p in s.points if p.low is not None and p.high is not None]
-        if len(banded) > 1:
-            upper = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.high))}" for p in banded)  # type: ignore[arg-type]
-            lower = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.low))}" for p in reversed(banded))  # type: ignore[arg-type]
-            body.append(f'<polygon class="band {cls}" points="{upper} {lower}"/>')
-        path = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.y))}" for p in s.points if math.isfinite(p.y))
-        body.append(f'<polyline class="line {cls}" points="{path}"/>')
-        for p in s.points:
-            if math.isfinite(p.y):
-                body.append(f'<circle class="dot {cls}" cx="{_fmt(x(p.x))}" cy="{_fmt(y(p.y))}" '
-                            f'r="3">{_title(p.tip)}</circle>')
-    if legend_height:
-        cursor = float(left)
-        for s in series:
-            cls = f"s{s.index % 8}"
-            body.append(f'<rect class="swatch {cls}" x="{_fmt(cursor)}" y="{MARGIN_TOP - 2}" '
-                        f'width="10" height="10"/><text class="tick" x="{_fmt(cursor + 14)}" '
-                        f'y="{MARGIN_TOP + 7}">{escape(s.name)}</text>')
-            cursor += 24 + 7 * len(s.name)
-    return _svg(width, height, y_label, body)
+        shown = [p for p in s.points if math.isfinite(p.y)]
+        banded = [p for p in shown if p.low is not None and p.high is not None]
+        if s.style == "line":
+            if len(banded) > 1:
+                upper = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.high))}" for p in banded)  # type: ignore[arg-type]
+                lower = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.low))}" for p in reversed(banded))  # type: ignore[arg-type]
+                body.append(f'<polygon class="band {cls}" points="{upper} {lower}"/>')
+            path = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.y))}" for p in shown)
+            body.append(f'<polyline class="line {cls}" points="{path}"/>')
+        else:
+            body += [f'<line class="whisker {cls}" x1="{_fmt(x(p.x))}" x2="{_fmt(x(p.x))}" '
+                     f'y1="{_fmt(y(p.low))}" y2="{_fmt(y(p.high))}"/>' for p in banded]  # type: ignore[arg-type]
+        radius = 2.5 if s.style == "line" else 3.5
+        body += [f'<circle class="dot {cls}" cx="{_fmt(x(p.x))}" cy="{_fmt(y(p.y))}" '
+                 f'r="{radius}">{_title(p.tip)}</circle>' for p in shown]
+    return _svg(width, height, y_label, body + legend)
+
+
+def _legend(series: Sequence[Series], left: float, right: float) -> tuple[list[str], int]:
+    """Swatches and names, wrapping onto more rows when they do not fit; and their height."""
+    if len(series) < 2:
+        return [], 0
+    out, x, row = [], float(left), 0
+    for s in series:
+        needed = 24 + 6.5 * len(s.name)
+        if x + needed > right and x > left:
+            x, row = float(left), row + 1
+        y = MARGIN_TOP + row * 16
+        out.append(f'<rect class="swatch s{s.index % 8}" x="{_fmt(x)}" y="{y - 2}" width="10" '
+                   f'height="10"/><text class="tick" x="{_fmt(x + 14)}" y="{y + 7}">'
+                   f'{escape(s.name)}</text>')
+        x += needed
+    return out, 16 * (row + 1) + 4
 
 
 def _shorten(text: str, limit: int) -> str:

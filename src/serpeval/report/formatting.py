@@ -1,0 +1,64 @@
+"""How the report writes numbers: one place for digits, signs, intervals and p-values."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["count", "interval", "number", "p_value", "percent", "signed", "sort_key"]
+
+
+def _missing(value: float | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    """``0.4639``; large whole numbers with separators; an em dash for a missing value."""
+    if _missing(value):
+        return "—"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1000):
+        return f"{int(value):,}"  # type: ignore[arg-type]
+    return f"{value:.{digits}f}"
+
+
+def signed(value: float | None, digits: int = 4) -> str:
+    """``+0.0176`` / ``-0.0176``; an em dash for a missing value."""
+    if _missing(value):
+        return "—"
+    return f"{value:+.{digits}f}"
+
+
+def percent(value: float | None, digits: int = 2, sign: bool = True) -> str:
+    """``+2.36%``; an em dash for a missing value."""
+    if _missing(value):
+        return "—"
+    return f"{value:{'+' if sign else ''}.{digits}%}"
+
+
+def count(value: float | None) -> str:
+    """A count with thousands separators (``12,345``), ``inf`` when unbounded."""
+    if _missing(value):
+        return "—"
+    if math.isinf(value):  # type: ignore[arg-type]
+        return "inf"
+    return f"{round(value):,}"  # type: ignore[arg-type]
+
+
+def interval(low: float | None, high: float | None, digits: int = 4, *, as_percent: bool = False) -> str:
+    """``[-0.0345, -0.0007]`` (``as_percent``: ``[+0.81%, +3.93%]``); empty when unknown."""
+    if _missing(low) or _missing(high):
+        return ""
+    if as_percent:
+        return f"[{percent(low)}, {percent(high)}]"
+    return f"[{signed(low, digits)}, {signed(high, digits)}]"
+
+
+def p_value(value: float | None) -> str:
+    """A p-value as the comparison tables print it (``<0.0001`` below four decimals)."""
+    from serpeval.report.comparison import format_p
+
+    return "—" if _missing(value) else format_p(value)  # type: ignore[arg-type]
+
+
+def sort_key(value: float | None) -> str:
+    """The ``data-sort`` key of a number (empty for a missing value, which sorts last)."""
+    return "" if _missing(value) else repr(float(value))  # type: ignore[arg-type]

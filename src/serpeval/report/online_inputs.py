@@ -1,0 +1,102 @@
+"""Online results as report inputs: which kinds there are, and how each becomes JSON-ready data.
+
+A result object is converted by its own ``to_json_dict()`` (or, for the kinds without one,
+from its ``to_dicts()``, ``notes`` and the like: :func:`online_dicts`); a file by
+:func:`read_online_json`, which reads what ``serpeval ab|interleaving-report|simulate -f
+json`` wrote. Light to import (no HTML machinery): the command line reads :data:`KINDS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from serpeval.errors import InputError, OptionError
+
+__all__ = ["DEMO_STATE_KEYS", "KINDS", "REQUIRED_KEYS", "online_dicts", "read_online_json"]
+
+#: Online result kinds: what each is, and which command writes its JSON.
+KINDS: dict[str, str] = {
+    "interleaving": "an interleaving analysis (serpeval interleaving-report -f json)",
+    "ab": "an A/B analysis (serpeval ab -f json)",
+    "ab_monitor": "an A/B test look by look (serpeval ab --monitor -f json)",
+    "ab_plan": "an A/B sample-size plan (serpeval ab --plan -f json)",
+    "simulation": "the sensitivity simulator (serpeval simulate -f json)",
+}
+
+#: Keys a JSON document of each kind must have.
+REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
+    "interleaving": ("results", "checks"),
+    "ab": ("results", "variants", "srm"),
+    "ab_monitor": ("rows",),
+    "ab_plan": ("rows",),
+    "simulation": ("rows",),
+}
+
+#: ``serpeval demo`` state keys whose results have an online section: ``{state key: kind}``.
+DEMO_STATE_KEYS: dict[str, str] = {"online": "simulation"}
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _sequential_dict(result: Any) -> dict[str, Any]:
+    """:class:`~serpeval.online.ab.results.SequentialResults` as JSON-ready data."""
+    rows = [{**r, "end": str(r["end"])} if "end" in r else dict(r) for r in result.to_dicts()]
+    decision = result.first_decision()
+    return {"experiment": result.experiment, "metric": result.metric, "control": result.control,
+            "alpha": result.alpha, "rows": rows, "notes": list(result.notes),
+            "first_decision": None if decision is None else decision["look"]}
+
+
+def _plan_dict(result: Any) -> dict[str, Any]:
+    """:class:`~serpeval.online.ab.results.PowerPlan` as JSON-ready data."""
+    return {"rows": result.to_dicts(), "notes": list(result.notes), "alpha": result.alpha,
+            "power": result.power}
+
+
+def _simulation_dict(result: Any) -> dict[str, Any]:
+    """:class:`~serpeval.online.simulate.SimulationResult` as JSON-ready data, with curves."""
+    names = result.world.names
+    return {"title": f"{names[0]} (A) vs {names[1]} (B), {result.click_model} users",
+            "rows": result.to_dicts(), "notes": result.notes(),
+            "methods": [dataclasses.asdict(m) for m in result.methods],
+            "curves": result.power_curves(), "power": result.settings["power"],
+            "confidence": result.settings["confidence"]}
+
+
+_CONVERTERS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "ab_monitor": _sequential_dict, "ab_plan": _plan_dict, "simulation": _simulation_dict,
+}
+
+
+def online_dicts(online: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    """``{kind: [json dict, ...]}`` from result objects or their JSON dicts (one or a list)."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for kind, value in online.items():
+        if kind not in KINDS:
+            raise OptionError(f"unknown online result kind {kind!r}; choose from {', '.join(KINDS)}.")
+        items = value if isinstance(value, (list, tuple)) else [value]
+        convert = _CONVERTERS.get(kind, lambda result: result.to_json_dict())
+        out[kind] = [item if isinstance(item, Mapping) else convert(item) for item in items]
+    return out
+
+
+def read_online_json(kind: str, path: str | Path) -> dict[str, Any]:
+    """A JSON file written by ``serpeval ... -f json`` for an online section of ``kind``."""
+    if kind not in KINDS:
+        raise OptionError(f"unknown online result kind {kind!r}; choose from {', '.join(KINDS)}.")
+    source = Path(path)
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{source}: file not found.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{source}: not a JSON file ({exc}); expected {KINDS[kind]}.") from exc
+    missing = [k for k in REQUIRED_KEYS[kind] if not isinstance(data, dict) or k not in data]
+    if missing:
+        raise InputError(f"{source}: no {', '.join(missing)} in it; expected {KINDS[kind]}.")
+    return data

@@ -1,0 +1,139 @@
+"""Online sections of the report: the numbers are those of the analyses that wrote them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from serpeval.cli import main
+from serpeval.errors import InputError, OptionError
+from serpeval.report.formatting import count, interval, number, p_value, percent, signed
+from serpeval.report.html import html_report
+from serpeval.report.online_inputs import KINDS, online_dicts, read_online_json
+
+
+@pytest.fixture(scope="module")
+def online(online_files) -> dict[str, dict]:
+    return {kind: read_online_json(kind.removesuffix("_srm"), path) for kind, path in online_files.items()}
+
+
+@pytest.fixture(scope="module")
+def report(online, simulation_result) -> str:
+    inputs = {kind: online[kind] for kind in ("ab", "ab_monitor", "ab_plan", "interleaving")}
+    return html_report(online_results={**inputs, "simulation": simulation_result})
+
+
+def test_online_sections_in_order(report, parse) -> None:
+    assert list(parse(report).sections) == ["interleaving", "ab", "ab-over-time", "ab-plan", "sensitivity"]
+
+
+def test_ab_effects_and_intervals(report, parse, online) -> None:
+    section = parse(report).sections["ab"]
+    effects, variants = section.tables
+    rows = online["ab"]["results"]
+    assert effects.column("metric") == [r["metric"] for r in rows]
+    assert "treatment" not in effects.header                       # one treatment: named in the titles
+    for i, r in enumerate(rows):
+        def shown(column: str, i: int = i) -> str:
+            return effects.column(column)[i]
+        assert shown("effect") == signed(r["effect"]) and shown("95% CI") == interval(r["ci_lower"], r["ci_upper"])
+        assert shown("relative") == percent(r["rel_effect"])
+        assert shown("p adj.") == p_value(r["p_value_adjusted"])
+        marker = {"better": " ▲", "worse": " ▼"}.get(r["verdict"], "")
+        assert shown("verdict") == r["verdict"] + marker
+    # The injected effect (+0.5 on the logit scale) lifts CTR significantly.
+    ctr = next(r for r in rows if r["metric"] == "ctr")
+    assert ctr["verdict"] == "better"
+    # One interval per (metric, treatment), its tooltip stating the relative CI.
+    assert section.marks["circle"] == len(rows)
+    tip = next(t for t in section.tips if t.startswith("ctr: treatment vs control"))
+    assert interval(ctr["rel_ci_lower"], ctr["rel_ci_upper"], as_percent=True) in tip
+    assert variants.column("units") == [count(v["units"]) for v in online["ab"]["variants"]]
+    assert set(online["ab"]["rules"]) <= set(section.items)
+
+
+def test_sample_ratio_mismatch_is_a_warning(online, parse) -> None:
+    srm = online["ab_srm"]["srm"]
+    assert srm["mismatch"]
+    html = html_report(online_results={"ab": online["ab_srm"]})
+    assert '<p class="warning">Sample ratio mismatch: control' in html
+    assert "Sample ratio mismatch" not in html_report(online_results={"ab": online["ab"]})
+
+
+def test_monitor_shows_every_look(report, parse, online) -> None:
+    section = parse(report).sections["ab-over-time"]
+    table = section.tables[0]
+    rows = online["ab_monitor"]["rows"]
+    assert len(table.rows) == len(rows) == 7                        # daily looks over 7 days
+    for shown, r in zip(table.rows, rows, strict=True):
+        assert shown[0] == str(r["look"]) and shown[4] == signed(r["effect"])
+        assert shown[5] == interval(r["cs_lower"], r["cs_upper"])
+        assert shown[7] == p_value(r["always_valid_p"])
+    # Line with the confidence-sequence band, and points with fixed-horizon whiskers.
+    assert section.marks["polygon"] == 1 and section.marks["polyline"] == 1
+    assert section.marks["circle"] == 2 * len(rows)
+
+
+def test_plan_shows_units_per_arm(report, parse, online) -> None:
+    table = parse(report).sections["ab-plan"].tables[0]
+    assert table.column("units per arm") == [count(r["units_per_arm"]) for r in online["ab_plan"]["rows"]]
+
+
+def test_interleaving_preference(report, parse, online) -> None:
+    section = parse(report).sections["interleaving"]
+    row = online["interleaving"]["results"][0]
+    assert row["winner"] == "B"                                     # B is the better ranker
+    tip = next(t for t in section.tips if t.startswith("Δ_AB ") and "CI" in t)
+    assert tip == f"Δ_AB {signed(row['delta'])}, 95% CI {interval(row['CI 95% low'], row['CI 95% high'])}"
+    checks = section.tables[0]
+    assert checks.column("check") == [c["check"] for c in online["interleaving"]["checks"]]
+    assert checks.column("result") == ["ok" if c["ok"] else "FAILED" for c in online["interleaving"]["checks"]]
+
+
+def test_simulation_from_the_object_has_both_charts(report, parse, simulation_result) -> None:
+    section = parse(report).sections["sensitivity"]
+    assert section.svgs == 2
+    table = section.tables[0]
+    assert table.column("impressions needed") == [r["impressions needed"] for r in simulation_result.to_dicts()]
+    # Every analytic curve point and every Monte Carlo point is a hoverable dot.
+    assert section.marks["circle"] >= len(simulation_result.power_curves()) + len(simulation_result.methods)
+    il = simulation_result["interleaving"]
+    assert any(t.startswith(f"interleaving (team draft): {count(il.required)} impressions") for t in section.tips)
+
+
+def test_simulation_from_json_has_the_table(online, parse) -> None:
+    section = parse(html_report(online_results={"simulation": online["simulation"]})).sections["sensitivity"]
+    assert section.svgs == 0                                       # no curves in the command's JSON
+    assert section.tables[0].column("metric") == [r["metric"] for r in online["simulation"]["rows"]]
+
+
+def test_cli_report_from_online_files(online_files, tmp_path, capsys, parse) -> None:
+    out = tmp_path / "online.html"
+    assert main(["report", "--ab", str(online_files["ab"]), "--ab-monitor", str(online_files["ab_monitor"]),
+                 "--interleaving", str(online_files["interleaving"]), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"included {KINDS['ab']}: {online_files['ab']}" in printed and f"wrote {out}" in printed
+    assert list(parse(out.read_text(encoding="utf-8")).sections) == ["interleaving", "ab", "ab-over-time"]
+
+
+def test_wrong_or_unknown_inputs_are_clear_errors(online_files, tmp_path, capsys) -> None:
+    with pytest.raises(InputError, match=r"no results, variants, srm in it; expected an A/B analysis"):
+        read_online_json("ab", online_files["ab_monitor"])
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError, match="not a JSON file"):
+        read_online_json("interleaving", broken)
+    with pytest.raises(OptionError, match="unknown online result kind 'abtest'"):
+        online_dicts({"abtest": {}})
+    assert main(["report", "--ab-plan", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: file not found" in capsys.readouterr().err
+    assert main(["report"]) == 2
+    assert "nothing to report" in capsys.readouterr().err
+
+
+def test_online_json_round_trips_through_objects(online_files, simulation_result) -> None:
+    data = online_dicts({"simulation": simulation_result})["simulation"][0]
+    json.dumps(data)                                               # JSON-ready
+    assert data["rows"] == simulation_result.to_dicts() and data["notes"] == simulation_result.notes()
+    assert number(data["curves"][0]["power"]) == number(simulation_result.power_curves()[0]["power"])
