@@ -148,7 +148,7 @@ def test_yandex_fitted_models_beat_the_rank_ctr_baseline(yandex: tuple[ClickLog,
     train, test = yandex
     baseline = evaluate_model(rank_ctr_baseline(train), test)
     pbm, _ = fit_pbm(train)
-    dbn, _ = fit_dbn(train, iterations=200)
+    dbn, _ = fit_dbn(train)
     for model in (pbm, dbn):
         held_out = evaluate_model(model, test)
         assert held_out["perplexity"] < baseline["perplexity"]

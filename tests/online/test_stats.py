@@ -50,8 +50,8 @@ def test_bootstrap_resamples_users_not_impressions() -> None:
     per_user = rng.choice([1, -1, 0], size=200, p=[0.4, 0.3, 0.3])
     outcomes = np.repeat(per_user, 20)
     users = np.repeat(np.arange(200), 20)
-    naive = analyze_outcomes(outcomes, rng=1, n_resamples=4000)
-    clustered = analyze_outcomes(outcomes, users, rng=1, n_resamples=4000)
+    naive = analyze_outcomes(outcomes, rng=1, n_resamples=1500)
+    clustered = analyze_outcomes(outcomes, users, rng=1, n_resamples=1500)
     assert clustered.delta == naive.delta
     width_naive = naive.ci_high - naive.ci_low
     width_clustered = clustered.ci_high - clustered.ci_low

@@ -74,10 +74,10 @@ __all__ = [
 
 #: PBM examination by rank, fitted by :func:`fit_pbm` on the Yandex WSCD 2012 training sample
 #: (``shared/data/clicks-yandex-wscd2012-sample``; re-fitted and compared in the tests).
-YANDEX_PBM_EXAMINATION = (0.839, 0.571, 0.473, 0.391, 0.295, 0.256, 0.237, 0.190, 0.200, 0.185)
+YANDEX_PBM_EXAMINATION = (0.834, 0.568, 0.470, 0.390, 0.294, 0.256, 0.238, 0.191, 0.201, 0.186)
 #: DCM continuation after a click at ranks 1-9, fitted by :func:`fit_dcm` on the same sample
 #: (rank 10 has no next result to continue to; it is never used on top-10 lists).
-YANDEX_DCM_CONTINUATION = (0.712, 0.760, 0.850, 0.973, 0.998, 0.999, 0.998, 0.998, 0.998, 0.998)
+YANDEX_DCM_CONTINUATION = (0.712, 0.760, 0.850, 0.970, 0.998, 0.999, 0.998, 0.998, 0.998, 0.998)
 #: DBN continuation gamma fitted by :func:`fit_dbn` on the same sample.
 YANDEX_DBN_GAMMA = 0.828
 

@@ -46,7 +46,9 @@ _EPS = 1e-9
 
 @dataclass(frozen=True)
 class FitReport:
-    """How an EM fit went: iterations, final training log-likelihood, convergence."""
+    """How an EM fit went: iterations, final training log-likelihood, convergence
+    (``converged``: the last iteration improved the log-likelihood by less than ``tol``
+    per impression)."""
 
     model: str
     iterations: int
@@ -70,17 +72,29 @@ def _check(log: ClickLog, iterations: int, tol: float, prior: tuple[float, float
         raise OptionError(f"prior must be two non-negative pseudo-counts (a, b); got {prior!r}.")
 
 
-def _item_mean(values: NDArray[np.float64], items: NDArray[np.int64], mask: NDArray[np.bool_],
-               n_items: int, prior: tuple[float, float]) -> NDArray[np.float64]:
-    """Per item: (sum of values + a) / (count + a + b); the extra last item gets the prior mean."""
-    a, b = prior
-    total = np.bincount(items[mask], weights=values[mask], minlength=n_items + 1)[: n_items + 1]
-    count = np.bincount(items[mask], minlength=n_items + 1)[: n_items + 1]
-    default = a / (a + b) if a + b > 0 else 0.5
-    out = np.where(count + a + b > 0, (total + a) / np.maximum(count + a + b, _EPS), default)
-    out[n_items] = default
-    return np.clip(out, _EPS, 1.0 - _EPS)
+class _ItemMean:
+    """Per item: (sum of values + a) / (count + a + b) over the cells in ``mask``.
 
+    The cells' item codes and counts are gathered once per fit; each EM step then costs
+    one gather and one ``bincount``. The extra last item (unseen) gets the prior mean.
+    """
+
+    def __init__(self, items: NDArray[np.int64], mask: NDArray[np.bool_], n_items: int,
+                 prior: tuple[float, float]) -> None:
+        self.cells = np.flatnonzero(mask)
+        self.codes = items.ravel()[self.cells]
+        self.size = n_items + 1
+        a, b = prior
+        self.a, self.ab = a, a + b
+        self.default = a / (a + b) if a + b > 0 else 0.5
+        self.count = np.bincount(self.codes, minlength=self.size)[: self.size].astype(np.float64)
+
+    def __call__(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        total = np.bincount(self.codes, weights=values.ravel()[self.cells], minlength=self.size)
+        denom = self.count + self.ab
+        out = np.where(denom > 0, (total[: self.size] + self.a) / np.maximum(denom, _EPS), self.default)
+        out[-1] = self.default
+        return np.clip(out, _EPS, 1.0 - _EPS)
 
 
 def _slot_major(log: ClickLog) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.bool_]]:
@@ -96,11 +110,14 @@ def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
             prior: tuple[float, float] = (1.0, 1.0)) -> tuple[PBM, FitReport]:
     """Fit a PBM (per-item attractiveness, per-rank examination) by EM.
 
-    Stops when the training log-likelihood per impression improves by less than ``tol``.
+    Stops when an iteration raises the training log-likelihood per impression by less
+    than ``tol``.
     """
     _check(log, iterations, tol, prior)
     items, clicks, shown = _slot_major(log)
     k, n = items.shape
+    item_mean = _ItemMean(items, shown, log.n_items, prior)
+    per_rank = np.maximum(shown.sum(axis=1), 1)
     alpha = np.full(log.n_items + 1, 0.5)
     gamma = np.full(k, 0.5)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
@@ -110,9 +127,8 @@ def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
         denom = np.maximum(1.0 - a * g, _EPS)
         post_a = np.where(clicks, 1.0, a * (1.0 - g) / denom)
         post_g = np.where(clicks, 1.0, g * (1.0 - a) / denom)
-        alpha = _item_mean(post_a, items, shown, log.n_items, prior)
-        gamma = np.clip(np.where(shown, post_g, 0.0).sum(axis=1) / np.maximum(shown.sum(axis=1), 1),
-                        _EPS, 1.0 - _EPS)
+        alpha = item_mean(post_a)
+        gamma = np.clip(np.where(shown, post_g, 0.0).sum(axis=1) / per_rank, _EPS, 1.0 - _EPS)
         ll = _log_likelihood(PBM(attractiveness=alpha, examination=gamma), items, clicks)
         if ll - previous <= tol * n:
             converged = True
@@ -127,6 +143,7 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     """Fit a DBN by EM: per-item attractiveness and satisfaction, one continuation gamma.
 
     ``gamma=None`` fits gamma; a number fixes it (``gamma=1`` is the simplified DBN, SDBN).
+    Stops when an iteration raises the log-likelihood per impression by less than ``tol``.
     """
     _check(log, iterations, tol, prior)
     g = 0.9 if gamma is None else float(gamma)
@@ -134,6 +151,8 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
         raise OptionError(f"gamma must be a probability in [0, 1]; got {gamma!r}.")
     items, clicks, shown = _slot_major(log)
     k, n = items.shape
+    attractive_mean = _ItemMean(items, shown, log.n_items, prior)
+    satisfied_mean = _ItemMean(items, clicks, log.n_items, prior)
     alpha = np.full(log.n_items + 1, 0.5)
     sigma = np.full(log.n_items + 1, 0.5)
     cols = np.arange(n)
@@ -154,14 +173,14 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
         p_sat = s_last / np.maximum(s_last + (1 - s_last) * (1 - g + g * tail[lc + 1, cols]), _EPS)
         post_s = np.zeros((k, n))
         post_s[last[has_click], cols[has_click]] = p_sat[has_click]
-        alpha = _item_mean(post_a, items, shown, log.n_items, prior)
-        sigma = _item_mean(post_s, items, clicks, log.n_items, prior)
+        new_g = g
         if gamma is None:
             at_risk = np.where(slot == last, 1.0 - p_sat, p_exam)  # p_exam = 1 above the last click
             cont = np.zeros((k, n))
             cont[:-1] = p_exam[1:]
-            g = float(np.clip(cont[both_shown].sum() / max(at_risk[both_shown].sum(), _EPS),
-                              _EPS, 1.0))
+            new_g = float(np.clip(cont[both_shown].sum() / max(at_risk[both_shown].sum(), _EPS),
+                                  _EPS, 1.0))
+        alpha, sigma, g = attractive_mean(post_a), satisfied_mean(post_s), new_g
         ll = _log_likelihood(DBN(attractiveness=alpha, satisfaction=sigma, gamma=g), items, clicks)
         if ll - previous <= tol * n:
             converged = True
@@ -174,10 +193,14 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
 
 def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
             prior: tuple[float, float] = (1.0, 1.0)) -> tuple[DCM, FitReport]:
-    """Fit a DCM by EM: per-item attractiveness, per-rank continuation after a click."""
+    """Fit a DCM by EM: per-item attractiveness, per-rank continuation after a click.
+
+    Stops when an iteration raises the log-likelihood per impression by less than ``tol``.
+    """
     _check(log, iterations, tol, prior)
     items, clicks, shown = _slot_major(log)
     k, n = items.shape
+    item_mean = _ItemMean(items, shown, log.n_items, prior)
     alpha = np.full(log.n_items + 1, 0.5)
     lam = np.full(k, 0.5)
     last = _kernel.last_click(clicks)
@@ -186,6 +209,7 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     informative = clicks.copy()
     informative[-1] = False
     informative[:-1] &= shown[1:]
+    counts = informative.sum(axis=1)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     for it in range(1, iterations + 1):
         c, sc, sn = DCM(attractiveness=alpha, continuation=lam).cells(items)
@@ -194,17 +218,16 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
         cont = np.ones((k, n))
         cont[:-1] = np.where(slot[:-1] == last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)
         totals = np.where(informative, cont, 0.0).sum(axis=1)
-        counts = informative.sum(axis=1)
+        alpha = item_mean(post_a)
         lam = np.clip((totals + prior[0]) / np.maximum(counts + prior[0] + prior[1], _EPS),
                       _EPS, 1.0 - _EPS)
-        alpha = _item_mean(post_a, items, shown, log.n_items, prior)
         ll = _log_likelihood(DCM(attractiveness=alpha, continuation=lam), items, clicks)
         if ll - previous <= tol * n:
             converged = True
             break
         previous = ll
-    return DCM(attractiveness=alpha, continuation=lam, name="dcm (fitted)"), \
-        FitReport("dcm", it, ll, converged, n)
+    model = DCM(attractiveness=alpha, continuation=lam, name="dcm (fitted)")
+    return model, FitReport("dcm", it, ll, converged, n)
 
 
 def rank_ctr_baseline(log: ClickLog) -> PBM:
