@@ -27,7 +27,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 TREC = HERE.parent.parent / "shared" / "data" / "trec"
-RUNS = [("robust04", "qrels.txt.gz", "bm25-rm3.run.gz"), ("core18", "qrels.txt", "title-rm3.run.gz"),
+RUNS = [("robust04", "qrels.txt.gz", "bm25-rm3.run.gz"),
+        ("core18", "qrels.txt", "title-rm3.run.gz"),
         ("dl20-doc", "qrels.txt", "d_bm25.run.gz")]
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 
@@ -65,7 +66,8 @@ def main() -> None:
         for seed in range(args.seeds):
             rng = np.random.default_rng([seed, len(folder)])
             copies = {name: serpeval.Run(run.query_ids, run.doc_ids,
-                                         run.scores + rng.normal(0, scale, len(run.scores)), name=name)
+                                         run.scores + rng.normal(0, scale, len(run.scores)),
+                                         name=name)
                       for name in ("a", "b")}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -83,14 +85,16 @@ def main() -> None:
 
     drift = np.mean(mean_abs_delta, axis=0)
     lines = [f"# A/A check: {total} comparisons of a run with itself plus noise", "",
-             f"Runs: {', '.join(f'{f}/{r}' for f, _, r in RUNS)}; {args.seeds} seeds each; score noise "
-             f"sd = {args.noise} x the run's score sd (mean |per-query delta|: nDCG@10 "
+             f"Runs: {', '.join(f'{f}/{r}' for f, _, r in RUNS)}; {args.seeds} seeds each; "
+             f"score noise sd = {args.noise} x the run's score sd (mean |per-query delta|: nDCG@10 "
              f"{drift[0]:.4f}, AP {drift[1]:.4f}); alpha = {args.alpha}; "
              f"{args.resamples} permutations/resamples.", "",
-             "| test | measure | rejected | rate | 95% CI |", "| :--- | :--- | ---: | ---: | :--- |"]
+             "| test | measure | rejected | rate | 95% CI |",
+             "| :--- | :--- | ---: | ---: | :--- |"]
     for (test, kind), k in rejections.items():
         low, high = wilson(k, total)
-        lines.append(f"| {test} | {kind} | {k}/{total} | {k / total:.3f} | [{low:.3f}, {high:.3f}] |")
+        lines.append(f"| {test} | {kind} | {k}/{total} | {k / total:.3f} "
+                     f"| [{low:.3f}, {high:.3f}] |")
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     out = HERE / "results" / "aa_check.md"

@@ -116,12 +116,14 @@ def main() -> None:
                               for k in range(SYSTEMS - 1)] for m in range(MEASURES)])
 
         def ranx_all() -> object:
-            return [fisher_randomization_test(all_y[m, k], all_x[m, k], n_permutations=PERMUTATIONS)[0]
+            return [fisher_randomization_test(all_y[m, k], all_x[m, k],
+                                              n_permutations=PERMUTATIONS)[0]
                     for m in range(MEASURES) for k in range(len(pairs))]
 
         t_rb, p_ranx = timed(ranx_baseline, args.repeat)
         t_ra, _ = timed(ranx_all, args.repeat)
-        rows.append(("randomization, 9 vs baseline x 3", "ranx (warm)", t_rb, f"{t_rb / t_base:.1f}x"))
+        rows.append(("randomization, 9 vs baseline x 3", "ranx (warm)", t_rb,
+                     f"{t_rb / t_base:.1f}x"))
         rows.append(("randomization, 45 pairs x 3", "ranx (warm)", t_ra, f"{t_ra / t_all:.1f}x"))
         rows.append(("ranx first call (numba JIT load/compile)", "ranx", compile_s, ""))
         agree = float(np.max(np.abs(np.asarray(p_ranx) - p_ours)))
@@ -145,8 +147,8 @@ def main() -> None:
                  per * 27, f"{per * 27 / t_base:.1f}x"))
 
     def ours_boot() -> object:
-        return paired_bootstrap(others, np.broadcast_to(base, others.shape), n_resamples=PERMUTATIONS,
-                                rng=1).ci_low
+        return paired_bootstrap(others, np.broadcast_to(base, others.shape),
+                                n_resamples=PERMUTATIONS, rng=1).ci_low
 
     def scipy_boot() -> object:
         d = others[0, 0] - base[0, 0]
@@ -159,14 +161,17 @@ def main() -> None:
     rows.append(("bootstrap BCa, 9 vs baseline x 3", "scipy bootstrap (27 x one)", t_sboot * 27,
                  f"{t_sboot * 27 / t_boot:.1f}x"))
 
-    t_tukey, _ = timed(lambda: randomized_tukey(x3, n_permutations=PERMUTATIONS, rng=1), args.repeat)
+    t_tukey, _ = timed(lambda: randomized_tukey(x3, n_permutations=PERMUTATIONS, rng=1),
+                       args.repeat)
     rows.append(("randomized Tukey HSD, 45 pairs x 3", "serpeval", t_tukey, ""))
 
     lines = [f"# Significance tests: {TOPICS} topics x {SYSTEMS} systems x {MEASURES} measures, "
              f"{PERMUTATIONS} permutations/resamples", "",
-             f"Input: {source}. Median of {args.repeat} runs (seconds); ratio = contender / serpeval.",
+             f"Input: {source}. Median of {args.repeat} runs (seconds); "
+             "ratio = contender / serpeval.",
              "", "| task | tool | seconds | ratio |", "| :--- | :--- | ---: | ---: |"]
-    lines += [f"| {task} | {tool} | {seconds:.4f} | {ratio} |" for task, tool, seconds, ratio in rows]
+    lines += [f"| {task} | {tool} | {seconds:.4f} | {ratio} |"
+              for task, tool, seconds, ratio in rows]
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     out = HERE / "results" / f"stats_{TOPICS}x{SYSTEMS}x{MEASURES}.md"

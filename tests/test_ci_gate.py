@@ -46,9 +46,11 @@ def test_non_inferiority_p_and_bound_equal_scipy(collection) -> None:
 def test_identical_runs_pass_with_a_margin_and_fail_superiority(collection) -> None:
     run = collection.runs["baseline"]
     ok = gate(collection.qrels, run, run, ["nDCG@10", "AP"], max_drop=0.01)
-    assert ok.passed and all(c.p_value == 0.0 for c in ok.checks)
+    assert ok.passed
+    assert all(c.p_value == 0.0 for c in ok.checks)
     strict = gate(collection.qrels, run, run, ["nDCG@10"], max_drop=0.0)
-    assert not strict.passed and strict.checks[0].p_value == 1.0
+    assert not strict.passed
+    assert strict.checks[0].p_value == 1.0
     assert any("margin 0" in note for note in strict.notes())
 
 
@@ -56,10 +58,12 @@ def test_every_measure_must_pass(collection) -> None:
     # candidate vs baseline: large gains in both -> pass; swapped: both fail.
     better = gate(collection.qrels, collection.runs["baseline"], collection.runs["candidate"],
                   ["nDCG@10", "AP"])
-    assert better.passed and len(better.checks) == 2
+    assert better.passed
+    assert len(better.checks) == 2
     worse = gate(collection.qrels, collection.runs["candidate"], collection.runs["baseline"],
                  ["nDCG@10", "AP"])
-    assert not worse.passed and not any(c.passed for c in worse.checks)
+    assert not worse.passed
+    assert not any(c.passed for c in worse.checks)
     regressions = worse.checks[0].regressions
     assert len(regressions) == 10
     assert [r.delta for r in regressions] == sorted(r.delta for r in regressions)
@@ -70,7 +74,8 @@ def test_every_measure_must_pass(collection) -> None:
 def test_no_significant_drop_rule(collection) -> None:
     base, cand = collection.runs["candidate"], collection.runs["baseline"]
     x, y = _values(collection, "baseline"), _values(collection, "candidate")
-    result = gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.01, rule="no-significant-drop")
+    result = gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.01,
+                  rule="no-significant-drop")
     ref = stats.ttest_rel(x + 0.01, y, alternative="less")
     assert result.checks[0].p_value == pytest.approx(ref.pvalue, rel=1e-9)
     assert result.passed == (ref.pvalue > 0.05)
@@ -102,8 +107,10 @@ def test_report_and_explanation(collection) -> None:
     result = gate(collection.qrels, collection.runs["candidate"], collection.runs["baseline"],
                   ["nDCG@10"], max_drop=0.01)
     report = result.to_dict()
-    assert report["decision"] == "fail" and report["exit_code"] == 1
-    assert {"p_value", "p_value_corrected", "bound", "margin", "regressions"} <= set(report["checks"][0])
+    assert report["decision"] == "fail"
+    assert report["exit_code"] == 1
+    fields = {"p_value", "p_value_corrected", "bound", "margin", "regressions"}
+    assert fields <= set(report["checks"][0])
     json.dumps(report, allow_nan=False)
     text = result.explain(top=3)
     assert text.startswith("serpeval gate: FAIL - candidate baseline vs baseline candidate")
@@ -122,7 +129,8 @@ def test_gate_results_picks_measures_and_checks_options(collection) -> None:
         gate_results(res, max_drop=-0.1)
     with pytest.raises(OptionError, match="rule must be one of"):
         gate_results(res, rule="lenient")
-    three = evaluate(collection.qrels, {**collection.runs, "c": collection.runs["baseline"]}, ["AP"])
+    runs = {**collection.runs, "c": collection.runs["baseline"]}
+    three = evaluate(collection.qrels, runs, ["AP"])
     with pytest.raises(OptionError, match="exactly two runs"):
         gate_results(three)
     assert serpeval.gate is gate

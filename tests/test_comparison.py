@@ -1,4 +1,4 @@
-"""compare(): every number against scipy/statsmodels on the per-query values; bad input; renderers."""
+"""compare(): every number against scipy/statsmodels on per-query values; bad input; renderers."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def test_hand_worked_pair() -> None:
     assert row.effect_size == pytest.approx(2 / np.sqrt(3))
     assert (row.wins, row.ties, row.losses) == (2, 1, 0)
     assert row.p_value_corrected == row.p_value  # one comparison: Holm changes nothing
-    assert not row.significant and row.marker == ""
+    assert not row.significant
+    assert row.marker == ""
 
 
 @pytest.mark.parametrize("test", ["t", "wilcoxon"])
@@ -66,7 +67,8 @@ def test_p_values_and_intervals_equal_scipy(demo: serpeval.Results, test: str) -
         assert row.p_value == pytest.approx(ref.pvalue, rel=1e-9)
         ci = stats.ttest_rel(x, y).confidence_interval()
         assert (row.ci_low, row.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
-        assert row.mean == pytest.approx(x.mean()) and row.baseline_mean == pytest.approx(y.mean())
+        assert row.mean == pytest.approx(x.mean())
+        assert row.baseline_mean == pytest.approx(y.mean())
         d = x - y
         assert row.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
         assert (row.wins, row.ties, row.losses) == (int((d > 0).sum()), int((d == 0).sum()),
@@ -99,7 +101,8 @@ def test_tukey_correction(demo: serpeval.Results) -> None:
     from serpeval.stats import randomization_test, randomized_tukey, tukey_hsd
 
     c = compare_results(demo, correction="tukey", pairs="all")
-    scores = np.stack([[_per_query(demo, s, m) for s in demo.run_names] for m in ("nDCG@10", "AP", "P@10")])
+    scores = np.stack([[_per_query(demo, s, m) for s in demo.run_names]
+                       for m in ("nDCG@10", "AP", "P@10")])
     hsd = tukey_hsd(scores)
     row = c.row("shuffled", "AP", baseline="candidate")
     assert row.p_value_corrected == pytest.approx(hsd.p_value[1, 3, 1], rel=1e-9)
@@ -129,7 +132,8 @@ def test_randomization_and_bootstrap_are_seeded(demo: serpeval.Results) -> None:
         for mine, parametric in zip(a.rows, t.rows, strict=True):
             assert abs(mine.p_value - parametric.p_value) < 0.05  # same data, similar answer
     boot = compare_results(demo, test="bootstrap", rng=2, n_resamples=2000)
-    assert boot.ci == "bca" and "BCa" in boot.method
+    assert boot.ci == "bca"
+    assert "BCa" in boot.method
 
 
 def test_identical_systems_give_p_one_for_every_test() -> None:
@@ -142,7 +146,8 @@ def test_identical_systems_give_p_one_for_every_test() -> None:
             c = compare(collection.qrels, same, ["nDCG@10", "AP"], test=test, rng=0)
             for row in c.rows:
                 assert (row.p_value, row.p_value_corrected, row.delta) == (1.0, 1.0, 0.0)
-                assert row.effect_size == 0.0 and row.ties == 30
+                assert row.effect_size == 0.0
+                assert row.ties == 30
         c = compare(collection.qrels, same, ["AP"], correction="tukey")
         assert c.rows[0].p_value_corrected == 1.0
 
@@ -154,7 +159,8 @@ def test_different_query_sets_are_compared_on_common_queries() -> None:
     with pytest.warns(MissingQueriesWarning):
         c = compare(qrels, {"full": full, "partial": partial}, ["RR"])
     assert c.query_ids.tolist() == ["q1", "q2"]
-    assert c.coverage[0].dropped == ("q3", "q4") and c.coverage[0].evaluated == 4
+    assert c.coverage[0].dropped == ("q3", "q4")
+    assert c.coverage[0].evaluated == 4
     assert c.coverage[1].dropped == ()
     assert any("2 of 4 evaluated queries are not in every run" in n for n in c.notes())
     assert c.rows[0].queries == 2
@@ -170,7 +176,8 @@ def test_bad_input_messages() -> None:
         compare(QRELS, {"good": GOOD}, ["RR"])
     with pytest.raises(StatsError, match="at least 2 queries evaluated in every run; 1 in common"):
         compare({"q1": {"a": 1}}, {"bad": {"q1": BAD["q1"]}, "good": {"q1": GOOD["q1"]}}, ["RR"])
-    with pytest.raises(OptionError, match="no run named 'bm25' to use as the baseline; runs: bad, good"):
+    with pytest.raises(OptionError,
+                       match="no run named 'bm25' to use as the baseline; runs: bad, good"):
         compare(QRELS, {"bad": BAD, "good": GOOD}, ["RR"], baseline="bm25")
     with pytest.raises(OptionError, match="unknown test 'z'"):
         compare(QRELS, {"bad": BAD, "good": GOOD}, ["RR"], test="z")
@@ -185,26 +192,29 @@ def test_baseline_by_name_or_index_and_ranx_aliases() -> None:
     by_index = compare(QRELS, {"bad": BAD, "good": GOOD}, ["RR"], baseline=1)
     assert by_name.rows[0].system == by_index.rows[0].system == "bad"
     assert by_name.rows[0].delta == pytest.approx(-1 / 3)
-    assert by_name.rows[0].losses == 2 and by_name.test == "t"
+    assert by_name.rows[0].losses == 2
+    assert by_name.test == "t"
 
 
 def test_to_dicts_json_and_per_query(demo: serpeval.Results) -> None:
     c = compare_results(demo)
     rows = c.to_dicts()
-    assert len(rows) == 9 and {"p_value", "p_value_corrected", "effect_size", "ci_low"} <= set(rows[0])
+    assert len(rows) == 9
+    assert {"p_value", "p_value_corrected", "effect_size", "ci_low"} <= set(rows[0])
     per_query = c.to_dicts(per_query=True)
     assert len(per_query) == 9 * 80
     first = per_query[0]
     assert first["delta"] == pytest.approx(first["value"] - first["baseline_value"])
     payload = json.loads(c.render("json", per_query=True))
     assert payload["comparisons"][0]["p_value"] == pytest.approx(rows[0]["p_value"])
-    assert payload["queries"] == 80 and len(payload["per_query"]) == 720
+    assert payload["queries"] == 80
+    assert len(payload["per_query"]) == 720
     assert payload["means"]["baseline"]["AP"] == pytest.approx(demo.aggregate("baseline", "AP"))
 
 
 def test_non_finite_values_become_null_in_json() -> None:
-    c = compare({"q1": {"a": 1}, "q2": {"b": 1}}, {"bad": {"q1": BAD["q1"], "q2": BAD["q2"]},
-                                                 "good": {"q1": GOOD["q1"], "q2": GOOD["q2"]}}, ["RR"])
+    runs = {"bad": {q: BAD[q] for q in ("q1", "q2")}, "good": {q: GOOD[q] for q in ("q1", "q2")}}
+    c = compare({"q1": {"a": 1}, "q2": {"b": 1}}, runs, ["RR"])
     assert c.rows[0].effect_size == np.inf  # d = .5, .5: constant
     payload = c.to_json_dict()
     assert payload["comparisons"][0]["effect_size"] is None
@@ -214,24 +224,30 @@ def test_non_finite_values_become_null_in_json() -> None:
 def test_renderers(demo: serpeval.Results) -> None:
     c = compare_results(demo, pairs="all")
     latex = c.render("latex")
-    assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
+    assert "\\toprule" in latex
+    assert "\\midrule" in latex
+    assert "\\bottomrule" in latex
     # candidate (b) is significantly better than baseline (a) on every measure at n = 80.
     b_row = next(line for line in latex.splitlines() if line.startswith("b & candidate"))
     assert b_row.count("$^{a") == 3
-    assert "Holm correction" in latex and "$p \\le 0.05$" in latex
+    assert "Holm correction" in latex
+    assert "$p \\le 0.05$" in latex
     markdown = c.render("markdown")
     assert markdown.splitlines()[2].startswith("| measure | system | vs |")
     table = c.render("table")
-    assert "▲" in table and "p (Holm)" in table
+    assert "▲" in table
+    assert "p (Holm)" in table
     csv = c.render("csv").splitlines()
-    assert csv[0].split(",")[:3] == ["measure", "system", "baseline"] and len(csv) == 19
+    assert csv[0].split(",")[:3] == ["measure", "system", "baseline"]
+    assert len(csv) == 19
     assert "query_id" in c.render("tsv", per_query=True).splitlines()[0]
 
 
 def test_letters_go_past_z() -> None:
     from serpeval.report.comparison import system_letter
 
-    assert [system_letter(i) for i in (0, 25, 26, 27, 701, 702)] == ["a", "z", "aa", "ab", "zz", "aaa"]
+    letters = [system_letter(i) for i in (0, 25, 26, 27, 701, 702)]
+    assert letters == ["a", "z", "aa", "ab", "zz", "aaa"]
 
 
 def test_real_pairs_equal_scipy_on_pytrec_eval_values(trec: Path) -> None:
@@ -249,7 +265,8 @@ def test_real_pairs_equal_scipy_on_pytrec_eval_values(trec: Path) -> None:
         truth = [oracle.evaluate(run.to_dict()) for run in runs]
         common = sorted(set(truth[0]) & set(truth[1]))
         c = compare(qrels, runs, ["nDCG@10", "AP"])
-        assert c.query_ids.tolist() == common and len(common) == n_queries
+        assert c.query_ids.tolist() == common
+        assert len(common) == n_queries
         for row, key in zip(c.rows, ("ndcg_cut_10", "map"), strict=True):
             y, x = ([t[q][key] for q in common] for t in truth)
             assert row.p_value == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-6)

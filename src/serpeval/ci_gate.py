@@ -175,14 +175,17 @@ class GateResult:
         from serpeval.report.comparison import format_p, text_table
 
         level = f"{1 - self.alpha:.0%}"
-        lines = [f"serpeval gate: {'PASS' if self.passed else 'FAIL'} - candidate {self.candidate} vs "
+        decision = "PASS" if self.passed else "FAIL"
+        lines = [f"serpeval gate: {decision} - candidate {self.candidate} vs "
                  f"baseline {self.baseline} ({self.rule}, one-sided {TEST_NAMES[self.test]}, "
                  f"alpha {self.alpha:g}, {self.checks[0].queries} queries)"]
-        bound_name = f"{level} lower bound" if self.rule == "non-inferiority" else f"{level} upper bound"
+        side = "lower" if self.rule == "non-inferiority" else "upper"
+        bound_name = f"{level} {side} bound"
         rows = [{"measure": c.measure, "baseline": f"{c.baseline_mean:.{digits}f}",
                  "candidate": f"{c.candidate_mean:.{digits}f}", "delta": f"{c.delta:+.{digits}f}",
                  bound_name: f"{c.bound:+.{digits}f}", "allowed": f"{-c.margin:+.{digits}f}",
-                 "p": format_p(c.p_value_corrected, digits), "W/T/L": f"{c.wins}/{c.ties}/{c.losses}",
+                 "p": format_p(c.p_value_corrected, digits),
+                 "W/T/L": f"{c.wins}/{c.ties}/{c.losses}",
                  "result": "pass" if c.passed else "FAIL"} for c in self.checks]
         lines.append(text_table(rows, list(rows[0])).rstrip("\n"))
         for c in self.checks:
@@ -202,7 +205,8 @@ class GateResult:
         h0 = self.hypothesis(c)
         if self.rule == "non-inferiority":
             if c.passed:
-                return (f"{c.measure}: {h0} rejected ({_p_is(c.p_value, digits)} <= {self.alpha:g}): "
+                return (f"{c.measure}: {h0} rejected ({_p_is(c.p_value, digits)} "
+                        f"<= {self.alpha:g}): "
                         f"not worse by more than {c.margin:.{digits}f}.")
             return (f"{c.measure}: cannot rule out a drop of more than {c.margin:.{digits}f} "
                     f"({_p_is(c.p_value, digits)} > {self.alpha:g}; {bound_name} "
@@ -211,7 +215,8 @@ class GateResult:
             return (f"{c.measure}: no significant drop of more than {c.margin:.{digits}f} "
                     f"(Holm-corrected {_p_is(c.p_value_corrected, digits)} > {self.alpha:g}).")
         return (f"{c.measure}: significantly worse by more than {c.margin:.{digits}f} "
-                f"({h0} rejected, Holm-corrected {_p_is(c.p_value_corrected, digits)} <= {self.alpha:g}).")
+                f"({h0} rejected, Holm-corrected {_p_is(c.p_value_corrected, digits)} "
+                f"<= {self.alpha:g}).")
 
 
 def _p_is(value: float, digits: int) -> str:
@@ -355,7 +360,8 @@ def gate(
 
     Examples:
         >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
-        >>> run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
+        >>> run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0},
+        ...        "q3": {"x": 2.0, "c": 1.0}}
         >>> gate(qrels, run, run, ["RR"], max_drop=0.01).passed   # identical: non-inferior
         True
     """

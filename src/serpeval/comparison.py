@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from serpeval.measures import Measure
-    from serpeval.stats import PairedTest
     from serpeval.results import Results, Settings
+    from serpeval.stats import PairedTest
 
 __all__ = ["CI_METHODS", "PAIRS", "TESTS", "Comparison", "PairResult", "SystemCoverage",
            "align_queries", "canonical_test", "compare", "compare_results", "paired_test",
@@ -180,7 +180,7 @@ class Comparison:
 
     # ------------------------------------------------------------------ access
     def row(self, system: str, measure: str | Measure, baseline: str | None = None) -> PairResult:
-        """The comparison of ``system`` (against ``baseline``, default the baseline) on ``measure``."""
+        """How ``system`` did on ``measure`` against ``baseline`` (default the baseline)."""
         from serpeval.measures import parse_measure
 
         name = str(parse_measure(measure))
@@ -192,7 +192,8 @@ class Comparison:
 
     def means(self) -> dict[str, dict[str, float]]:
         """``{system: {measure: aggregate}}`` over the compared queries."""
-        return {system: {str(m): m.aggregate(self.values[i, j]) for j, m in enumerate(self.measures)}
+        return {system: {str(m): m.aggregate(self.values[i, j])
+                         for j, m in enumerate(self.measures)}
                 for i, system in enumerate(self.systems)}
 
     def significant(self) -> list[PairResult]:
@@ -272,7 +273,8 @@ class Comparison:
 
     def __repr__(self) -> str:
         return (f"Comparison({len(self.systems)} systems x {len(self.measures)} measures, "
-                f"{TEST_NAMES[self.test]}, {self.correction}, {len(self.significant())} significant)")
+                f"{TEST_NAMES[self.test]}, {self.correction}, "
+                f"{len(self.significant())} significant)")
 
 
 def _finite_or_none(value: Any) -> Any:
@@ -289,7 +291,7 @@ def _finite_or_none(value: Any) -> Any:
 
 
 def canonical_test(test: str) -> str:
-    """``t``, ``wilcoxon``, ``randomization`` or ``bootstrap`` (ranx's ``student``/``fisher`` accepted)."""
+    """The canonical test name (ranx's ``student`` and ``fisher`` are accepted too)."""
     key = _TEST_ALIASES.get(str(test).lower(), str(test).lower())
     if key not in TESTS:
         raise OptionError(f"unknown test {test!r}; choose one of: {', '.join(TESTS)}.")
@@ -359,7 +361,8 @@ def wins_ties_losses(delta: NDArray[np.float64], higher_is_better: bool = True
     return wins, delta.shape[-1] - wins - losses, losses
 
 
-def _pairs(systems: tuple[str, ...], pairs: str, baseline: str | int | None) -> tuple[list[tuple[int, int]], str | None]:
+def _pairs(systems: tuple[str, ...], pairs: str, baseline: str | int | None
+           ) -> tuple[list[tuple[int, int]], str | None]:
     """Index pairs ``(system, reference)`` and the baseline's name."""
     if pairs == "all":
         if baseline is not None:
@@ -431,11 +434,12 @@ def compare_results(
         raise StatsError(f"comparing needs at least two runs; got {len(systems)} "
                          f"({', '.join(systems) or 'none'}). Pass a baseline and a candidate.")
     if len(set(systems)) != len(systems):
-        raise InputError(f"run names must differ to tell the systems apart; got {', '.join(systems)}.")
+        raise InputError(f"run names must differ to tell the systems apart; got "
+                         f"{', '.join(systems)}.")
     for m in results.measures:
         if m.spec.aggregate == "gmean":
-            raise StatsError(f"{m} is a geometric mean; compare tests arithmetic means of per-query "
-                             "values. Compare the underlying measure instead.")
+            raise StatsError(f"{m} is a geometric mean; compare tests arithmetic means of "
+                             "per-query values. Compare the underlying measure instead.")
     if correction == "tukey" and test not in ("t", "randomization"):
         raise OptionError(f"correction='tukey' goes with test='t' (Tukey HSD) or "
                           f"test='randomization' (randomized Tukey HSD), not {test!r}; choose "
@@ -542,8 +546,10 @@ def compare(
 
     Examples:
         >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
-        >>> good = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
-        >>> bad = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"x": 2.0, "b": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
+        >>> good = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0},
+        ...         "q3": {"x": 2.0, "c": 1.0}}
+        >>> bad = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"x": 2.0, "b": 1.0},
+        ...        "q3": {"x": 2.0, "c": 1.0}}
         >>> c = compare(qrels, {"bad": bad, "good": good}, ["RR"])
         >>> row = c.row("good", "RR")
         >>> round(row.delta, 4), (row.wins, row.ties, row.losses)

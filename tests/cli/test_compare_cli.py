@@ -24,7 +24,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 
 def _table_rows(out: str) -> list[list[str]]:
-    return [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    return [[c.strip() for c in line.split("│")[1:-1]]
+            for line in out.splitlines() if line.startswith("│")]
 
 
 def test_compare_table_matches_the_api(files, capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,9 +38,11 @@ def test_compare_table_matches_the_api(files, capsys: pytest.CaptureFixture[str]
                                      ["AP", "dense"]]
     dense_ndcg = rows[1]
     row = api.row("dense", "nDCG@10")
-    assert dense_ndcg[2] == f"{row.mean:.4f}" and dense_ndcg[3] == f"{row.delta:+.4f}"
+    assert dense_ndcg[2] == f"{row.mean:.4f}"
+    assert dense_ndcg[3] == f"{row.delta:+.4f}"
     assert dense_ndcg[4] == f"[{row.ci_low:+.4f}, {row.ci_high:+.4f}]"
-    assert dense_ndcg[-2] == f"{row.wins}/{row.ties}/{row.losses}" and dense_ndcg[-1] == "▲"
+    assert dense_ndcg[-2] == f"{row.wins}/{row.ties}/{row.losses}"
+    assert dense_ndcg[-1] == "▲"
     assert out.startswith("paired t-test against baseline bm25; Holm correction")
 
 
@@ -49,11 +52,14 @@ def test_compare_json_names_p_values(files, capsys: pytest.CaptureFixture[str]) 
                  "randomization", "--resamples", "2000", "-f", "json", "--per-query"]) == 0
     payload = json.loads(capsys.readouterr().out)
     first = payload["comparisons"][0]
-    assert first["system"] == "bm25" and first["baseline"] == "dense"
+    assert first["system"] == "bm25"
+    assert first["baseline"] == "dense"
     assert {"p_value", "p_value_corrected"} <= set(first)
-    assert payload["test"] == "randomization" and payload["resamples"] == 2000
+    assert payload["test"] == "randomization"
+    assert payload["resamples"] == 2000
     assert len(payload["per_query"]) == 2 * 150
-    api = compare(qrels, [bm25, dense], baseline="dense", test="randomization", n_resamples=2000, rng=0)
+    api = compare(qrels, [bm25, dense], baseline="dense", test="randomization",
+                  n_resamples=2000, rng=0)
     assert first["p_value"] == api.rows[0].p_value  # --seed 0 by default: reproducible
 
 
@@ -62,11 +68,14 @@ def test_compare_all_pairs_latex_and_csv(files, capsys: pytest.CaptureFixture[st
     assert main(["compare", str(qrels), str(bm25), str(dense), str(bm25), "--all-pairs",
                  "-c", "tukey", "-f", "latex", "-m", "AP"]) == 0
     latex = capsys.readouterr().out
-    assert "\\begin{tabular}{clc}" in latex and "Tukey HSD correction" in latex
-    assert "b & dense & \\textbf{" in latex and "$^{ac}$" in latex  # dense beats both copies
+    assert "\\begin{tabular}{clc}" in latex
+    assert "Tukey HSD correction" in latex
+    assert "b & dense & \\textbf{" in latex
+    assert "$^{ac}$" in latex
     assert main(["compare", str(qrels), str(bm25), str(dense), "-f", "csv", "-m", "AP"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("measure,system,baseline,queries,mean") and len(lines) == 2
+    assert lines[0].startswith("measure,system,baseline,queries,mean")
+    assert len(lines) == 2
 
 
 def test_compare_bad_input_exits_2(files, capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,7 +86,8 @@ def test_compare_bad_input_exits_2(files, capsys: pytest.CaptureFixture[str]) ->
     assert "no run named 'nope'" in capsys.readouterr().err
 
 
-def test_gate_exit_codes_and_json(files, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_gate_exit_codes_and_json(files, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
     qrels, bm25, dense = files
     report = tmp_path / "gate.json"
     assert main(["gate", str(qrels), "--baseline", str(bm25), "--candidate", str(dense),
@@ -85,16 +95,19 @@ def test_gate_exit_codes_and_json(files, tmp_path: Path, capsys: pytest.CaptureF
     out = capsys.readouterr().out
     assert out.startswith("serpeval gate: PASS - candidate dense vs baseline bm25")
     data = json.loads(report.read_text())
-    assert data["decision"] == "pass" and data["checks"][0]["measure"] == "nDCG@10"
+    assert data["decision"] == "pass"
+    assert data["checks"][0]["measure"] == "nDCG@10"
     assert main(["gate", str(qrels), "--baseline", str(dense), "--candidate", str(bm25),
                  "-m", "nDCG@10", "-m", "AP", "--max-drop", "1%", "--top", "3"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("serpeval gate: FAIL") and "allowed drop: 1.00% of the baseline mean" in out
+    assert out.startswith("serpeval gate: FAIL")
+    assert "allowed drop: 1.00% of the baseline mean" in out
     assert len(_table_rows(out)) == 2 + 3  # two measures, three regressions
     assert main(["gate", str(qrels), "--baseline", str(dense), "--candidate", str(bm25),
                  "--json", "-"]) == 1
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["exit_code"] == 1 and "FAIL" in captured.err
+    assert json.loads(captured.out)["exit_code"] == 1
+    assert "FAIL" in captured.err
 
 
 def test_gate_bad_margin_exits_2(files, capsys: pytest.CaptureFixture[str]) -> None:

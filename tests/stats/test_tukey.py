@@ -44,7 +44,8 @@ def test_blocked_uses_the_two_way_anova_residual() -> None:
     assert ours.mse == pytest.approx(fit.mse_resid, rel=1e-10)
     means = x.mean(axis=1)
     q = abs(means[3] - means[0]) / np.sqrt(fit.mse_resid / n)
-    assert ours.p_value[3, 0] == pytest.approx(stats.studentized_range.sf(q, k, fit.df_resid), rel=1e-8)
+    expected = stats.studentized_range.sf(q, k, fit.df_resid)
+    assert ours.p_value[3, 0] == pytest.approx(expected, rel=1e-8)
     # Removing the query effect makes the test far more sensitive than the one-way version.
     assert ours.p_value[3, 0] < tukey_hsd(x, blocked=False).p_value[3, 0]
 
@@ -58,7 +59,8 @@ def test_hsd_degenerate_and_hand_worked() -> None:
     # B = A + 0.1 on every query and C = A: no residual variance at all.
     r = tukey_hsd([[0.2, 0.4, 0.6], [0.3, 0.5, 0.7], [0.2, 0.4, 0.6]])
     assert r.mse == 0.0
-    assert r.p_value[1, 0] == 0.0 and r.p_value[0, 2] == 1.0
+    assert r.p_value[1, 0] == 0.0
+    assert r.p_value[0, 2] == 1.0
     same = tukey_hsd(np.tile([0.1, 0.5, 0.3], (3, 1)))
     np.testing.assert_array_equal(same.p_value, np.ones((3, 3)))
 

@@ -139,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
                                confidence=args.confidence, ci=args.ci, n_resamples=args.resamples,
                                rng=args.seed, strict=args.strict)
 
-    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args, test)
+    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
+                                                         test)
     color = args.output is None and sys.stdout.isatty()
     text = comparison.render(args.format, per_query=args.per_query, digits=args.digits, color=color)
     notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]

@@ -43,7 +43,8 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default 0)")
     p.add_argument("--top", type=int, default=10, metavar="N",
                    help="per-query regressions to list (default 10)")
-    p.add_argument("--strict", action="store_true", help="refuse runs evaluated on different queries")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse runs evaluated on different queries")
     add_evaluation_options(p)
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
     p.add_argument("--digits", type=int, default=4, help="decimals in the explanation (default 4)")
@@ -59,7 +60,8 @@ def parse_drop(text: str) -> tuple[float, bool]:
     try:
         number = float(value.rstrip("%"))
     except ValueError:
-        raise OptionError(f"--max-drop must be a number (0.01) or a percentage (1%); got {text!r}.") from None
+        raise OptionError(f"--max-drop must be a number (0.01) or a percentage (1%); "
+                          f"got {text!r}.") from None
     if not number >= 0:
         raise OptionError(f"--max-drop must be >= 0; got {text!r}.")
     return (number / 100.0 if relative else number), relative

@@ -45,8 +45,8 @@ def _interval(low: float, high: float, digits: int) -> str:
 def _columns(c: Comparison) -> list[str]:
     ci = f"{c.confidence:.0%} CI"
     p_corr = "p (uncorr.)" if c.correction == "none" else f"p ({_correction_label(c)})"
-    head = ["measure", "system"] + (["vs", "mean", "vs mean"] if c.pairs == "all" else ["mean"])
-    return head + ["Δ", ci, "p", p_corr, "d_z", "W/T/L", "sig"]
+    means = ["vs", "mean", "vs mean"] if c.pairs == "all" else ["mean"]
+    return ["measure", "system", *means, "Δ", ci, "p", p_corr, "d_z", "W/T/L", "sig"]
 
 
 def _correction_label(c: Comparison) -> str:
@@ -55,7 +55,8 @@ def _correction_label(c: Comparison) -> str:
     return CORRECTION_NAMES[c.correction]
 
 
-def human_rows(c: Comparison, digits: int = 4) -> tuple[list[dict[str, Any]], list[str], dict[tuple[int, str], str]]:
+def human_rows(c: Comparison, digits: int = 4
+               ) -> tuple[list[dict[str, Any]], list[str], dict[tuple[int, str], str]]:
     """Formatted rows, their columns, and rich styles marking significant deltas."""
     cols = _columns(c)
     ci_col, p_corr_col = cols[-6], cols[-4]
@@ -75,8 +76,10 @@ def human_rows(c: Comparison, digits: int = 4) -> tuple[list[dict[str, Any]], li
                             "vs mean": f"{r.baseline_mean:.{digits}f}"})
             else:
                 out["mean"] = f"{r.mean:.{digits}f}"
-            out.update({"Δ": _signed(r.delta, digits), ci_col: _interval(r.ci_low, r.ci_high, digits),
-                        "p": format_p(r.p_value, digits), p_corr_col: format_p(r.p_value_corrected, digits),
+            out.update({"Δ": _signed(r.delta, digits),
+                        ci_col: _interval(r.ci_low, r.ci_high, digits),
+                        "p": format_p(r.p_value, digits),
+                        p_corr_col: format_p(r.p_value_corrected, digits),
                         "d_z": _signed(r.effect_size, 2), "W/T/L": f"{r.wins}/{r.ties}/{r.losses}",
                         "sig": r.marker})
             if r.marker:
@@ -96,13 +99,14 @@ def legend(c: Comparison) -> str:
 def _per_query_rows(c: Comparison, digits: int) -> list[dict[str, Any]]:
     return [{"measure": r["measure"], "query_id": r["query_id"], "system": r["system"],
              "baseline": r["baseline"], "value": round(r["value"], digits + 2),
-             "baseline value": round(r["baseline_value"], digits + 2), "Δ": _signed(r["delta"], digits)}
+             "baseline value": round(r["baseline_value"], digits + 2),
+             "Δ": _signed(r["delta"], digits)}
             for r in c.to_dicts(per_query=True)]
 
 
 def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = False,
                       digits: int = 4, color: bool = False, width: int | None = None) -> str:
-    """The comparison in ``fmt`` (``table``, ``markdown``, ``latex``, ``json``, ``csv``, ``tsv``)."""
+    """The comparison as ``table``, ``markdown``, ``latex``, ``json``, ``csv`` or ``tsv``."""
     if fmt == "json":
         return json.dumps(c.to_json_dict(per_query=per_query), indent=2) + "\n"
     if fmt in ("csv", "tsv"):
@@ -205,7 +209,8 @@ def latex_table(c: Comparison, digits: int = 4, label: str = "tab:comparison") -
                f"queries. A superscript lists the systems a system is significantly better than "
                f"({latex_escape(TEST_NAMES[c.test])}, {CORRECTION_NAMES[c.correction]} correction, "
                f"$p \\le {c.alpha:g}$"
-               + (f", each system against baseline {latex_escape(c.baseline or '')}" if c.pairs == "baseline" else "")
+               + (f", each system against baseline {latex_escape(c.baseline or '')}"
+                  if c.pairs == "baseline" else "")
                + "). Best in bold.")
     lines += [f"\\caption{{{caption}}}", f"\\label{{{label}}}",
               f"\\begin{{tabular}}{{cl{'c' * len(c.measures)}}}", "\\toprule",

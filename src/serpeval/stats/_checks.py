@@ -47,7 +47,8 @@ def check_confidence(confidence: float) -> float:
     """``confidence`` if it lies strictly between 0 and 1 (0.95 for a 95% interval)."""
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
             or not 0.0 < float(confidence) < 1.0:
-        raise OptionError(f"confidence must be a number between 0 and 1 (e.g. 0.95); got {confidence!r}.")
+        raise OptionError(f"confidence must be a number between 0 and 1 (e.g. 0.95); "
+                          f"got {confidence!r}.")
     return float(confidence)
 
 

@@ -12,9 +12,10 @@ Intervals of the mean delta (Efron & Tibshirani 1993, ch. 13-14):
 - percentile: the ``alpha/2`` and ``1 - alpha/2`` quantiles of the resampled means;
 - BCa (bias-corrected and accelerated): quantile levels
   :math:`\\Phi(z_0 + (z_0 + z_\\alpha) / (1 - a (z_0 + z_\\alpha)))` with the bias
-  correction :math:`z_0 = \\Phi^{-1}(\\#\\{\\theta^*_b < \\hat\\theta\\}/B + \\#\\{\\theta^*_b = \\hat\\theta\\}/(2B))`
-  and the acceleration ``a`` from the jackknife means
-  :math:`a = \\sum_i (\\bar\\theta_{(\\cdot)} - \\theta_{(i)})^3 / (6 [\\sum_i (\\bar\\theta_{(\\cdot)} - \\theta_{(i)})^2]^{3/2})`.
+  correction :math:`z_0 = \\Phi^{-1}(\\#\\{\\theta^*_b < \\hat\\theta\\}/B
+  + \\#\\{\\theta^*_b = \\hat\\theta\\}/(2B))` and the acceleration ``a`` from the
+  jackknife means :math:`\\theta_{(i)}` (query ``i`` left out), :math:`u_i = \\bar\\theta_{(\\cdot)}
+  - \\theta_{(i)}`: :math:`a = \\sum_i u_i^3 / (6 [\\sum_i u_i^2]^{3/2})`.
 
 The p-value is the studentized bootstrap test (Efron & Tibshirani 1993, alg. 16.2; Sakai,
 SIGIR 2006): with :math:`t = \\bar d / (s_d/\\sqrt n)` and, per resample,
@@ -84,7 +85,8 @@ def _resampled_moments(d: NDArray[np.float64], n_resamples: int, rng: np.random.
     return means, shifts, sds
 
 
-def _quantiles(sorted_rows: NDArray[np.float64], levels: NDArray[np.float64]) -> NDArray[np.float64]:
+def _quantiles(sorted_rows: NDArray[np.float64], levels: NDArray[np.float64]
+               ) -> NDArray[np.float64]:
     """Per-row linear-interpolation quantiles (NumPy's default method) at per-row ``levels``."""
     b = sorted_rows.shape[1]
     position = np.clip(levels, 0.0, 1.0) * (b - 1)
@@ -98,7 +100,7 @@ def _quantiles(sorted_rows: NDArray[np.float64], levels: NDArray[np.float64]) ->
 
 def _bca_levels(d: NDArray[np.float64], boot: NDArray[np.float64], alpha: float
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """BCa quantile levels ``(alpha_1, alpha_2)`` per comparison (Efron & Tibshirani eq. 14.9-14.15)."""
+    """BCa quantile levels ``(alpha_1, alpha_2)`` per comparison (Efron & Tibshirani 14.9-14.15)."""
     from scipy.special import ndtr, ndtri
 
     k, n = d.shape
@@ -130,7 +132,7 @@ def paired_bootstrap(
     alternative: str = "two-sided",
     rng: RngLike = None,
 ) -> PairedTest:
-    """Paired bootstrap of the mean of ``x - y``: a CI (BCa or percentile) and a studentized p-value.
+    """Paired bootstrap of the mean of ``x - y``: a BCa or percentile CI, a studentized p-value.
 
     Args:
         x, y: per-query scores ``[..., n_queries]``; or ``x`` alone holding the differences.
@@ -192,5 +194,5 @@ def paired_bootstrap(
     return PairedTest("bootstrap", alternative, n, scalar_or_array(theta.reshape(shape)),
                       scalar_or_array(t.reshape(shape)), scalar_or_array(p.reshape(shape)),
                       scalar_or_array(low.reshape(shape)), scalar_or_array(high.reshape(shape)),
-                      level, b, f"paired bootstrap, {b} resamples: studentized p = (b + 1) / (B + 1), "
-                      f"{label} interval")
+                      level, b, f"paired bootstrap, {b} resamples: studentized "
+                      f"p = (b + 1) / (B + 1), {label} interval")

@@ -33,7 +33,8 @@ from serpeval.errors import OptionError, StatsError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["CORRECTIONS", "adjust", "benjamini_hochberg", "bonferroni", "canonical_correction", "holm"]
+__all__ = ["CORRECTIONS", "adjust", "benjamini_hochberg", "bonferroni", "canonical_correction",
+           "holm"]
 
 
 def _p_values(p: ArrayLike) -> NDArray[np.float64]:
@@ -116,5 +117,5 @@ def canonical_correction(name: str | None, extra: tuple[str, ...] = ()) -> str:
 
 
 def adjust(p: ArrayLike, method: str = "holm") -> NDArray[np.float64]:
-    """Adjusted p-values along the last axis with ``method`` (``holm``, ``bonferroni``, ``bh``, ``none``)."""
+    """Adjusted p-values along the last axis (``holm``, ``bonferroni``, ``bh`` or ``none``)."""
     return CORRECTIONS[canonical_correction(method)](p)

@@ -85,7 +85,7 @@ def _ratio(numerator: NDArray[np.float64], denominator: NDArray[np.float64]) -> 
 def cohens_dz(x: ArrayLike, y: ArrayLike | None = None) -> Any:
     """Paired Cohen's d_z: the mean difference in units of the differences' standard deviation.
 
-    .. math:: d_z = \\bar d / s_d, \\quad s_d = \\sqrt{\\textstyle\\sum_q (d_q - \\bar d)^2 / (n - 1)}
+    .. math:: d_z = \\bar d / s_d, \\quad s_d = \\sqrt{\\sum_q (d_q - \\bar d)^2 / (n - 1)}
 
     Equals ``t / sqrt(n)`` of the paired t-test. Rough reading (Cohen 1988): 0.2 small,
     0.5 medium, 0.8 large.
@@ -186,7 +186,8 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
     check_alternative(alternative)
     level = check_confidence(confidence)
     if zero_method not in ("wilcox", "pratt", "zsplit"):
-        raise OptionError(f"zero_method must be 'wilcox', 'pratt' or 'zsplit'; got {zero_method!r}.")
+        raise OptionError(f"zero_method must be 'wilcox', 'pratt' or 'zsplit'; "
+                          f"got {zero_method!r}.")
     d = paired_differences(x, y)
     n = d.shape[-1]
     flat = d.reshape(-1, n)

@@ -57,7 +57,7 @@ def _chunk_rows(n_columns: int, n_outputs: int) -> int:
 
 def sign_flips(n: int, m: int | None, rng: np.random.Generator | None,
                chunk: int) -> Iterator[NDArray[np.float64]]:
-    """Chunks of a 0/1 flip matrix ``[rows, n]``: ``m`` random rows, or all ``2^n`` if ``m`` is None.
+    """Chunks of a 0/1 flip matrix ``[rows, n]``: ``m`` random rows, or all ``2^n`` (``m`` None).
 
     A 1 in row ``r``, column ``q`` flips the sign of query ``q`` in permutation ``r``.
     Random rows come from random bytes unpacked to bits (the fastest way to draw fair coins).
@@ -158,6 +158,7 @@ def randomization_test(
         p = (extreme + 1.0) / (m + 1.0)
         method = f"{m} random sign flips, p = (b + 1) / (m + 1)"
     nan = np.full(shape, np.nan)
-    return PairedTest("randomization", alternative, n, scalar_or_array(flat.mean(axis=1).reshape(shape)),
+    mean = flat.mean(axis=1).reshape(shape)
+    return PairedTest("randomization", alternative, n, scalar_or_array(mean),
                       scalar_or_array(observed.reshape(shape)), scalar_or_array(p.reshape(shape)),
                       scalar_or_array(nan), scalar_or_array(nan.copy()), level, total, method)

@@ -31,11 +31,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from serpeval.stats._checks import RngLike, as_generator, check_confidence, check_count, system_scores
+from serpeval.stats._checks import (
+    RngLike,
+    as_generator,
+    check_confidence,
+    check_count,
+    system_scores,
+)
 from serpeval.stats.paired import _ratio
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, NDArray
+    from numpy.typing import ArrayLike
 
 __all__ = ["TukeyResult", "randomized_tukey", "tukey_hsd"]
 
@@ -76,7 +82,8 @@ class TukeyResult(NamedTuple):
         """One dict per pair ``i < j`` (and per leading index, as ``family``)."""
         n_systems = np.shape(self.means)[-1]
         labels = names or [str(i) for i in range(n_systems)]
-        matrices = {f: np.asarray(getattr(self, f), dtype=np.float64).reshape(-1, n_systems, n_systems)
+        square = (-1, n_systems, n_systems)
+        matrices = {f: np.asarray(getattr(self, f), dtype=np.float64).reshape(square)
                     for f in ("mean_diff", "statistic", "p_value", "ci_low", "ci_high")}
         rows = []
         for family in range(matrices["p_value"].shape[0]):
@@ -122,7 +129,8 @@ def tukey_hsd(scores: ArrayLike, *, blocked: bool = True, confidence: float = 0.
     se = np.sqrt(mse / n)[..., None, None]
     diff = means[..., :, None] - means[..., None, :]
     q = _ratio(np.abs(diff), np.broadcast_to(se, diff.shape))
-    p = np.where(q == 0, 1.0, stats.studentized_range.sf(np.where(np.isfinite(q), q, 0.0), n_systems, df))
+    tail = stats.studentized_range.sf(np.where(np.isfinite(q), q, 0.0), n_systems, df)
+    p = np.where(q == 0, 1.0, tail)
     p = np.where(np.isinf(q), 0.0, np.minimum(p, 1.0))
     half = stats.studentized_range.ppf(level, n_systems, df) * se
     return TukeyResult("tukey-hsd", means, diff, q, p, diff - half, diff + half, level, df,
@@ -158,7 +166,8 @@ def randomized_tukey(scores: ArrayLike, *, n_permutations: int = 10_000, rng: Rn
         rows = min(chunk, m - start)
         order = generator.permuted(identity[:rows], axis=-1)      # [rows, n, N]
         for layer, values in enumerate(by_query):
-            sums = np.take_along_axis(np.broadcast_to(values, order.shape), order, axis=-1).sum(axis=1)
+            shuffled = np.take_along_axis(np.broadcast_to(values, order.shape), order, axis=-1)
+            sums = shuffled.sum(axis=1)
             ranges[layer, start:start + rows] = (sums.max(axis=1) - sums.min(axis=1)) / n
     means = flat.mean(axis=-1)
     diff = means[:, :, None] - means[:, None, :]
