@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 
-def median_rate(fn, count: int, repeat: int) -> float:  # noqa: ANN001
+def median_rate(fn, count: int, repeat: int) -> float:
     """Median of ``count / seconds`` over ``repeat`` timed runs (after one warm-up)."""
     fn()
     rates = []

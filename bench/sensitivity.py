@@ -22,8 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TREC = ROOT.parent / "shared" / "data" / "trec"
@@ -51,7 +49,7 @@ def _agree(flag: bool | None) -> str:
     return "=" if flag is None else ("yes" if flag else "NO")
 
 
-def row(label: str, model: str, res) -> dict[str, str]:  # noqa: ANN001 - SimulationResult
+def row(label: str, model: str, res) -> dict[str, str]:
     il = res["interleaving"]
     out = {"pair": label, "click model": model,
            "dnDCG@10 (A-B)": f"{res.offline['delta']:+.4f} ({res.offline['relative']:+.1%})",

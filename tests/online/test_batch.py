@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.online.test_interleaving import team_draft_lists
 
 from serpeval.errors import InputError, OptionError
-from serpeval.online.interleaving import NEUTRAL, Interleaving, credit
-from serpeval.online.interleaving import balanced
+from serpeval.online.interleaving import NEUTRAL, Interleaving, balanced, credit
 from serpeval.online.interleaving._result import rank_table
 from serpeval.online.interleaving.batch import credit_batch, interleave_batch
-from tests.online.test_interleaving import team_draft_lists
 
 ranking = st.lists(st.integers(0, 9), min_size=1, max_size=6, unique=True)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from tests.conftest import DATA, need
 
 from serpeval.errors import OptionError, ParseError
 from serpeval.online.click_models import (
@@ -25,7 +26,6 @@ from serpeval.online.click_models import (
     fit_pbm,
     rank_ctr_baseline,
 )
-from tests.conftest import DATA, need
 
 YANDEX = DATA / "clicks-yandex-wscd2012-sample"
 

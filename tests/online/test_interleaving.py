@@ -13,8 +13,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from serpeval.errors import InputError, OptionError
-from serpeval.online.interleaving import METHODS, NEUTRAL, Interleaving, credit, interleave
-from serpeval.online.interleaving import balanced, optimized, team_draft
+from serpeval.online.interleaving import (
+    METHODS,
+    NEUTRAL,
+    Interleaving,
+    credit,
+    interleave,
+    optimized,
+    team_draft,
+)
 
 # ------------------------------------------------------------------ exact enumeration helpers
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.stats import norm
+from tests.conftest import TREC, need
 
 from serpeval.errors import EmptyInputError, InputError, OptionError
 from serpeval.online import _sensitivity as engine
 from serpeval.online.click_models import click_model
 from serpeval.online.interleaving import credit, interleave
 from serpeval.online.simulate import make_world, simulate, synthetic_pair
-from tests.conftest import TREC, need
 
 QRELS = {
     "q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d5": 2, "d6": 1},

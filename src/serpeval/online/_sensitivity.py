@@ -98,7 +98,6 @@ def build_tables(model: ClickModel, a: NDArray[np.int64], b: NDArray[np.int64],
     """
     n_q, k = a.shape
     shifts, type_weights = user_types(user_sd)
-    n_t = len(shifts)
     n_coins = (k + 1) // 2
     coins = np.array(list(itertools.product([True, False], repeat=n_coins)))
     n_l = len(coins)

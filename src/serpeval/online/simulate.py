@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.errors import EmptyInputError, InputError, OptionError
+from serpeval.errors import EmptyInputError, InputError, MissingQueriesWarning, OptionError
 from serpeval.online import _sensitivity as engine
 from serpeval.online._common import as_rng, positive_int
 
@@ -134,7 +135,8 @@ def make_world(qrels: Any, run_a: Any, run_b: Any, *, k: int = 10,
     db = docs_b[[ib[q] for q in common]]
     a, b, union = _local_codes(da, db)
     grades = _truth_grades(common, union, judgments if truth is None else truth)
-    with _quiet_missing():
+    with warnings.catch_warnings():  # queries missing from a run are counted in `skipped`
+        warnings.simplefilter("ignore", MissingQueriesWarning)
         res = evaluate(judgments, {ra.name: ra, rb.name: rb}, [f"nDCG@{k}"])
     per_a, per_b = res.per_query(ra.name, f"nDCG@{k}"), res.per_query(rb.name, f"nDCG@{k}")
     return World(
@@ -145,26 +147,10 @@ def make_world(qrels: Any, run_a: Any, run_b: Any, *, k: int = 10,
     )
 
 
-class _quiet_missing:
-    """Queries missing from a run are already counted in ``World.skipped``."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        from serpeval.errors import MissingQueriesWarning
-
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.simplefilter("ignore", MissingQueriesWarning)
-
-    def __exit__(self, *exc: object) -> None:
-        self._ctx.__exit__(*exc)
-
-
 def _local_codes(da: NDArray[np.object_], db: NDArray[np.object_]) -> tuple[NDArray[np.int64], ...]:
     """Per query: A's docs get codes 0..k-1, B's docs A's code when shared, else k + j."""
-    q, k = da.shape
-    valid_a, valid_b = da != None, db != None  # noqa: E711 - elementwise on object arrays
+    k = da.shape[1]
+    valid_a, valid_b = np.not_equal(da, None), np.not_equal(db, None)
     a = np.where(valid_a, np.arange(k), -1)
     same = (db[:, :, None] == da[:, None, :]) & valid_b[:, :, None] & valid_a[:, None, :]
     b = np.where(same.any(axis=2), same.argmax(axis=2), k + np.arange(k))
@@ -189,7 +175,7 @@ def _truth_grades(queries: list[str], union: NDArray[np.object_], truth: Any) ->
         t_g = np.array([r[2] for r in rows], dtype=np.int64)
     sep = "\x1f"
     truth_keys = pc.binary_join_element_wise(t_q, t_d, sep)
-    present = union != None  # noqa: E711
+    present = np.not_equal(union, None)
     qs = np.repeat(np.array(queries, dtype=object), union.shape[1]).reshape(union.shape)
     cell_keys = pc.binary_join_element_wise(pa.array(qs[present].tolist(), pa.string()),
                                             pa.array(union[present].tolist(), pa.string()), sep)
@@ -403,7 +389,8 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
     """
     from scipy.special import ndtri
 
-    from serpeval.online.click_models import ClickModel, click_model as preset
+    from serpeval.online.click_models import ClickModel
+    from serpeval.online.click_models import click_model as preset
 
     for value, what in ((alpha, "alpha"), (power, "power"), (confidence, "confidence")):
         if not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -572,7 +559,13 @@ def _progress_bar(total: int, show: bool | None):  # type: ignore[no-untyped-def
     if not show or total == 0:
         return (lambda: None), (lambda: None)
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     bar = Progress(TextColumn("simulating experiments"), BarColumn(), MofNCompleteColumn(),
                    TimeRemainingColumn(), console=Console(stderr=True), transient=True)

@@ -220,7 +220,7 @@ def _raw_click_counts(table: pa.Table) -> dict[str, int]:
     on_page = on_page.to_numpy(zero_copy_only=False)
     distinct_on_page = len(pc.unique(click_keys.filter(pa.array(on_page))))
     return {
-        "click_events": int(len(on_page)),
+        "click_events": len(on_page),
         "clicks_not_shown": int(np.count_nonzero(~on_page)),
         "repeat_clicks": int(np.count_nonzero(on_page) - distinct_on_page),
     }

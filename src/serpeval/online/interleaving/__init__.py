@@ -36,7 +36,13 @@ import numpy as np
 from serpeval.errors import OptionError
 from serpeval.online._common import as_rng, lookup
 from serpeval.online.interleaving import balanced, optimized, probabilistic, team_draft
-from serpeval.online.interleaving._result import NEUTRAL, Interleaving, Outcome, check_k, check_rankings
+from serpeval.online.interleaving._result import (
+    NEUTRAL,
+    Interleaving,
+    Outcome,
+    check_k,
+    check_rankings,
+)
 
 __all__ = ["METHODS", "NEUTRAL", "Interleaving", "Outcome", "credit", "interleave"]
 

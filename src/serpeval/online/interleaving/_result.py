@@ -215,7 +215,7 @@ def rank_table(rankings: list[list[DocId]], docs: Sequence[DocId]) -> tuple[tupl
     """``ranks[s][i]``: 1-based rank of ``docs[i]`` in ranking ``s``, 0 if absent."""
     out = []
     for ranking in rankings:
-        where = dict(zip(ranking, range(1, len(ranking) + 1)))
+        where = dict(zip(ranking, range(1, len(ranking) + 1), strict=True))
         out.append(tuple([where.get(d, 0) for d in docs]))
     return tuple(out)
 
