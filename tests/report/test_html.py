@@ -176,3 +176,40 @@ def test_save_html_writes_utf8(tmp_path, results) -> None:
     assert text.startswith("<!doctype html>") and "<title>Ünïcode ✓</title>" in text
     assert results.save_html(str(tmp_path / "s.html"), compare=False) == str(tmp_path / "s.html")
     assert "Per-query values" in (tmp_path / "s.html").read_text(encoding="utf-8")
+
+
+def test_demo_report_section_gathers_the_state(tmp_path, collection, results, comparison,
+                                               simulation_result, parse) -> None:
+    from rich.console import Console
+
+    from serpeval.demo import section_report
+
+    console = Console(record=True, width=200)
+    path = tmp_path / "demo.html"
+    state = {"results": results, "comparison": comparison, "online": simulation_result,
+             "report_path": str(path)}
+    section_report(collection, console, state)
+    assert f"wrote {path}" in console.export_text()
+    sections = parse(path.read_text(encoding="utf-8")).sections
+    assert list(sections) == ["overview", "metrics", "per-query", "distributions", "sensitivity", "rules"]
+
+
+def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
+    from serpeval import demo
+    from serpeval.cli import main
+
+    # The offline sections and the report only (the online simulation has tests of its own).
+    monkeypatch.setattr(demo, "SECTIONS", [demo.section_offline, demo.section_compare, demo.section_report])
+    path = tmp_path / "out.html"
+    assert main(["demo", "--queries", "30", "-o", str(path)]) == 0
+    assert f"wrote {path}" in capsys.readouterr().out
+    assert "synthetic topic 101" in path.read_text(encoding="utf-8")
+
+
+def test_load_collection_robust04_baseline_first_with_titles() -> None:
+    from serpeval.demo import load_collection
+    from tests.conftest import TREC, need
+
+    collection = load_collection(str(need(TREC / "robust04")))
+    assert list(collection.runs) == ["bm25", "bm25-rm3"]
+    assert collection.topics["301"] == "International Organized Crime"

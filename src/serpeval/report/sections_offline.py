@@ -97,8 +97,7 @@ def comparison_sentence(comparison: Mapping[str, Any]) -> str:
 
 def _comparison_card(row: Mapping[str, Any], comparison: Mapping[str, Any]) -> Card:
     level = f"{comparison['confidence']:.0%}"
-    verdict = ("significantly better" if row["marker"] == "▲" else
-               "significantly worse" if row["marker"] == "▼" else "not significant")
+    significance = "" if row["marker"] else " · not significant"
     return Card(
         title=f"{row['measure']}: {row['system']} vs {row['baseline']}",
         value=signed(row["delta"]),
@@ -106,9 +105,9 @@ def _comparison_card(row: Mapping[str, Any], comparison: Mapping[str, Any]) -> C
         kind=_row_kind(row),
         lines=[f"{row['baseline']} {number(row['baseline_mean'])} → {row['system']} {number(row['mean'])}",
                f"{level} CI {interval(row['ci_low'], row['ci_high'])}",
-               f"p {p_value(row['p_value'])}, {_correction_label(comparison)} "
-               f"{p_value(row['p_value_corrected'])}: {verdict}",
-               f"better on {row['wins']}, tied on {row['ties']}, worse on {row['losses']} queries"],
+               f"p {p_value(row['p_value'])} · {_correction_label(comparison)} "
+               f"{p_value(row['p_value_corrected'])}{significance}",
+               f"won {row['wins']} · tied {row['ties']} · lost {row['losses']} queries"],
     )
 
 

@@ -110,7 +110,7 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
         return [0.0, 1.0]
     if high < low:
         low, high = high, low
-    if high == low:
+    if high - low <= 1e-9 * max(abs(low), abs(high), 1e-300):  # a point (up to rounding)
         pad = abs(low) * 0.1 or 0.5
         low, high = low - pad, high + pad
     raw = (high - low) / max(count, 1)
@@ -119,7 +119,7 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     first = math.floor(low / step + 1e-9) * step
     last = math.ceil(high / step - 1e-9) * step
     n = round((last - first) / step)
-    return [round(first + i * step, 12) for i in range(n + 1)]
+    return [float(f"{first + i * step:.12g}") for i in range(n + 1)]
 
 
 def log_ticks(low: float, high: float) -> list[float]:

@@ -1,0 +1,52 @@
+"""Reading query texts: TSV and JSONL, gzipped or not; bad lines name path:line."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.report.topics import read_topics
+from tests.conftest import TREC, need
+
+
+def test_tsv_with_comments_blank_lines_and_extra_spaces(tmp_path) -> None:
+    path = tmp_path / "topics.tsv"
+    path.write_text("# id\ttext\n301\tInternational  Organized Crime\n\n302\tPolio\tand more\n",
+                    encoding="utf-8")
+    assert read_topics(path) == {"301": "International Organized Crime", "302": "Polio and more"}
+
+
+def test_jsonl_gzipped_beir_style(tmp_path) -> None:
+    path = tmp_path / "queries.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"_id": "q1", "text": "what is bm25", "metadata": {}}\n'
+                                   b'{"qid": 7, "query": "rm3 expansion"}\n'))
+    assert read_topics(path) == {"q1": "what is bm25", "7": "rm3 expansion"}
+
+
+@pytest.mark.parametrize(("content", "error", "message"), [
+    ("301 no tab here\n", ParseError, r"topics.txt:1: expected 'query_id<TAB>text'"),
+    ('{"_id": "q1"}\n', ParseError, r"topics.txt:1: a topic needs an id .* and a text"),
+    ("{broken\n", ParseError, r"topics.txt:1: not valid JSON"),
+    ("1\ta\n\n1\tb\n", DuplicateError, r"topics.txt:3: query '1' appears again \(first on line 1\)"),
+    ("# only a comment\n", EmptyInputError, "no topics found"),
+])
+def test_bad_files_name_the_line(tmp_path, content, error, message) -> None:
+    path = tmp_path / "topics.txt"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(error, match=message):
+        read_topics(path)
+
+
+def test_missing_and_binary_files(tmp_path) -> None:
+    with pytest.raises(InputError, match="topics file not found"):
+        read_topics(tmp_path / "nope.tsv")
+    (tmp_path / "bin.tsv").write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(InputError, match="cannot read the topics file as UTF-8"):
+        read_topics(tmp_path / "bin.tsv")
+
+
+def test_robust04_titles() -> None:
+    topics = read_topics(need(TREC / "robust04" / "topics.tsv"))
+    assert len(topics) == 250 and topics["301"] == "International Organized Crime"
