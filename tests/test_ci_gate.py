@@ -86,6 +86,21 @@ def test_no_significant_drop_rule(collection) -> None:
     assert tiny.passed
 
 
+def test_queries_the_candidate_drops_count_as_zero(collection) -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+    base = {q: {doc: 1.0} for q, docs in qrels.items() for doc in docs}  # RR 1 everywhere
+    cand = {q: base[q] for q in ("q1", "q2", "q3")}                       # q4 answered no more
+    result = gate(qrels, base, cand, ["RR"], max_drop=0.1)
+    check = result.checks[0]
+    assert check.queries == 4
+    assert check.candidate_mean == 0.75  # (1 + 1 + 1 + 0) / 4
+    assert [(r.query_id, r.delta) for r in check.regressions] == [("q4", -1.0)]
+    assert not result.passed
+    with pytest.warns(serpeval.errors.MissingQueriesWarning):
+        skipped = gate(qrels, base, cand, ["RR"], max_drop=0.1, missing="skip")
+    assert skipped.checks[0].queries == 3  # trec_eval's default hides the lost query
+
+
 def test_relative_margin(collection) -> None:
     base, cand = collection.runs["candidate"], collection.runs["baseline"]
     absolute = gate(collection.qrels, base, cand, ["nDCG@10"], max_drop=0.1)
@@ -127,6 +142,9 @@ def test_gate_results_picks_measures_and_checks_options(collection) -> None:
         gate_results(res, ["P@5"])
     with pytest.raises(OptionError, match="max_drop must be a number >= 0"):
         gate_results(res, max_drop=-0.1)
+    gmap = evaluate(collection.qrels, collection.runs, ["GMAP"])
+    with pytest.raises(OptionError, match="GMAP: a margin on a geometric mean"):
+        gate_results(gmap)
     with pytest.raises(OptionError, match="rule must be one of"):
         gate_results(res, rule="lenient")
     runs = {**collection.runs, "c": collection.runs["baseline"]}

@@ -16,6 +16,7 @@ from serpeval.comparison import compare, compare_results
 from serpeval.demo import make_collection
 from serpeval.errors import InputError, MissingQueriesWarning, OptionError, StatsError
 from serpeval.evaluate import evaluate
+from serpeval.report.comparison import human_rows
 
 # Three queries, one relevant doc each. RR per query:
 #   bad:  x first everywhere -> 1/2, 1/2, 1/2     good: 1, 1, 1/2      (q3: x before c in both)
@@ -241,6 +242,27 @@ def test_renderers(demo: serpeval.Results) -> None:
     assert csv[0].split(",")[:3] == ["measure", "system", "baseline"]
     assert len(csv) == 19
     assert "query_id" in c.render("tsv", per_query=True).splitlines()[0]
+
+
+def test_geometric_and_count_measures() -> None:
+    collection = make_collection(n_queries=80)
+    results = evaluate(collection.qrels, collection.runs, ["GMAP", "AP", "NumRelRet"])
+    c = compare_results(results)
+    gmap, _, counted = c.rows
+    x, y = (np.log(np.maximum(_per_query(results, run, "AP"), 1e-5))
+            for run in ("candidate", "baseline"))
+    # GMAP = exp(mean log AP): its difference is tested on the per-query log values.
+    assert gmap.p_value == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-9)
+    assert gmap.mean == pytest.approx(np.exp(x.mean()))
+    assert np.isnan(gmap.ci_low)
+    assert any("GMAP: tested on per-query log" in note for note in c.notes())
+    # Sums: the delta and its interval are in counts (the per-query interval times n).
+    d = _per_query(results, "candidate", "NumRelRet") - _per_query(results, "baseline", "NumRelRet")
+    low = stats.ttest_rel(d, np.zeros_like(d)).confidence_interval().low
+    assert counted.delta == pytest.approx(d.sum())
+    assert counted.ci_low == pytest.approx(low * 80)
+    rows, _, _ = human_rows(c)
+    assert rows[-1]["mean"] == f"{counted.mean:.0f}"
 
 
 def test_letters_go_past_z() -> None:

@@ -19,6 +19,10 @@ reverses the burden: it fails only when the candidate is *significantly* worse t
 ``-margin`` (one-sided ``alternative="less"`` on ``d + margin``, Holm-corrected over the
 measures), so it passes when the evidence is inconclusive.
 
+Judged queries a run returns nothing for count as 0 by default (``missing="zero"``,
+trec_eval's ``-c``): a candidate that stops answering a query has regressed on it, which
+trec_eval's default (skip the query) would hide.
+
 With ``margin = 0`` non-inferiority becomes a superiority test (the candidate must be
 significantly better), and identical runs fail it; use a margin > 0.
 """
@@ -262,6 +266,10 @@ def gate_results(
         raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
                           f"{len(results.runs)}.")
     measures_ = results.measures if measures is None else parse_measures(measures)  # type: ignore[arg-type]
+    geometric = [str(m) for m in measures_ if m.spec.aggregate == "gmean"]
+    if geometric:
+        raise OptionError(f"{', '.join(geometric)}: a margin on a geometric mean has no "
+                          "per-query reading; gate the arithmetic measure (e.g. AP for GMAP).")
     absent = [str(m) for m in measures_ if m not in results.measures]
     if absent:
         raise OptionError(f"{', '.join(absent)} not evaluated; evaluated: "
@@ -331,7 +339,7 @@ def gate(
     rng: RngLike = None,
     top: int = 10,
     strict: bool = False,
-    missing: str = "skip",
+    missing: str = "zero",
     depth: int | None = None,
     judged_only: bool = False,
 ) -> GateResult:
@@ -353,7 +361,10 @@ def gate(
         rng: seed or generator for the resampling tests.
         top: per-query regressions kept per measure.
         strict: refuse runs evaluated on different queries.
-        missing, depth, judged_only: evaluation options (see :func:`serpeval.evaluate`).
+        missing: judged queries a run has no results for count as 0 (``"zero"``, the
+            default here: a candidate that stops answering a query regressed on it), or are
+            skipped (``"skip"``, trec_eval's default) or refused (``"error"``).
+        depth, judged_only: evaluation options (see :func:`serpeval.evaluate`).
 
     Returns:
         :class:`GateResult`; ``result.exit_code`` is 0 (pass) or 1 (fail).

@@ -22,7 +22,8 @@ Decisions, each a named option:
   default) are compared on the queries common to all of them, and the counts are
   reported; ``strict=True`` refuses instead.
 - Measures aggregated by a sum (``NumRet``...) report the delta of the sums; the tests use
-  the per-query values either way.
+  the per-query values either way. Geometric means (``GMAP``) are tested on the per-query
+  ``log(max(x, 1e-5))`` they average; their delta has no interval (NaN).
 """
 
 from __future__ import annotations
@@ -214,6 +215,11 @@ class Comparison:
                     "percentile": "paired bootstrap, percentile"}[self.ci]
         notes.append(f"{self.confidence:.0%} CI of the delta from the {interval} (not adjusted "
                      "for multiple comparisons); d_z = mean delta / sd of the per-query deltas")
+        geometric = [str(m) for m in self.measures if m.spec.aggregate == "gmean"]
+        if geometric:
+            notes.append(f"{', '.join(geometric)}: tested on per-query "
+                         f"log(max(x, {GMEAN_FLOOR:g})), the scale a geometric mean averages; "
+                         "no interval for its delta")
         if self.correction == "tukey" and self.pairs == "baseline":
             notes.append("Tukey HSD adjusts over all pairs of systems (conservative for "
                          "comparisons with one baseline)")
@@ -383,6 +389,21 @@ def _pairs(systems: tuple[str, ...], pairs: str, baseline: str | int | None
     return [(i, base) for i in range(len(systems)) if i != base], systems[base]
 
 
+#: The floor of geometric means (GMAP), as in :func:`serpeval.measures._spec.aggregate`.
+GMEAN_FLOOR = 1e-5
+
+
+def _test_scale(measures: tuple[Measure, ...], values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The per-query values the tests compare: the values, or ``log(max(x, 1e-5))`` for
+    measures aggregated by a geometric mean (GMAP's difference is a difference of mean logs).
+    """
+    out = values.copy()
+    for j, m in enumerate(measures):
+        if m.spec.aggregate == "gmean":
+            out[:, j] = np.log(np.maximum(values[:, j], GMEAN_FLOOR))
+    return out
+
+
 def _tukey_p(values: NDArray[np.float64], index: list[tuple[int, int]], test: str,
              n_permutations: int, rng: np.random.Generator) -> tuple[NDArray[np.float64], str]:
     """Tukey-adjusted p-values ``[n_measures, n_pairs]`` for the pairs in ``index``."""
@@ -436,10 +457,6 @@ def compare_results(
     if len(set(systems)) != len(systems):
         raise InputError(f"run names must differ to tell the systems apart; got "
                          f"{', '.join(systems)}.")
-    for m in results.measures:
-        if m.spec.aggregate == "gmean":
-            raise StatsError(f"{m} is a geometric mean; compare tests arithmetic means of "
-                             "per-query values. Compare the underlying measure instead.")
     if correction == "tukey" and test not in ("t", "randomization"):
         raise OptionError(f"correction='tukey' goes with test='t' (Tukey HSD) or "
                           f"test='randomization' (randomized Tukey HSD), not {test!r}; choose "
@@ -448,9 +465,9 @@ def compare_results(
     query_ids, values, coverage = align_queries(results, strict=strict)
     generator = as_generator(rng)
 
-    n = len(query_ids)
-    x = values[[i for i, _ in index]].transpose(1, 0, 2)      # [measures, pairs, queries]
-    y = values[[j for _, j in index]].transpose(1, 0, 2)
+    tested_values = _test_scale(results.measures, values)
+    x = tested_values[[i for i, _ in index]].transpose(1, 0, 2)   # [measures, pairs, queries]
+    y = tested_values[[j for _, j in index]].transpose(1, 0, 2)
     tested = paired_test(test, x, y, confidence=level, n_resamples=resamples,
                          ci=ci if ci != "t" else "bca", rng=generator)
     if ci == "t":
@@ -463,15 +480,17 @@ def compare_results(
     method = tested.method
     p = np.asarray(tested.p_value).reshape(len(results.measures), len(index))
     if correction == "tukey":
-        corrected, how = _tukey_p(values, index, test, resamples, generator)
+        corrected, how = _tukey_p(tested_values, index, test, resamples, generator)
         method += f"; corrected by {how}"
     else:
         corrected = adjust(p, correction)
     effect = np.asarray(cohens_dz(x, y))
 
+    n = len(query_ids)
     rows = []
     for j, m in enumerate(results.measures):
-        scale = n if m.spec.aggregate == "sum" else 1.0
+        # The interval is in the measure's units: times n for sums, none for geometric means.
+        scale = {"sum": n, "gmean": np.nan}.get(m.spec.aggregate, 1.0)
         wins, ties, losses = wins_ties_losses(x[j] - y[j], m.spec.higher_is_better)
         for k, (a, b) in enumerate(index):
             mean_a, mean_b = m.aggregate(values[a, j]), m.aggregate(values[b, j])

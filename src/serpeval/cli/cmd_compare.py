@@ -57,11 +57,11 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_evaluation_options(p: argparse.ArgumentParser) -> None:
+def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") -> None:
     """``--missing``, ``--depth``, ``--judged-only`` (shared with ``gate``)."""
-    p.add_argument("--missing", choices=("skip", "zero", "error"), default="skip",
-                   help="judged queries absent from a run: skip (trec_eval default), "
-                        "zero (trec_eval -c), error")
+    p.add_argument("--missing", choices=("skip", "zero", "error"), default=missing,
+                   help="judged queries absent from a run: skip (trec_eval's default), "
+                        f"zero (trec_eval -c), error; default {missing}")
     p.add_argument("--depth", type=int, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
 
@@ -143,10 +143,12 @@ def run(args: argparse.Namespace) -> int:
                                                          test)
     color = args.output is None and sys.stdout.isatty()
     text = comparison.render(args.format, per_query=args.per_query, digits=args.digits, color=color)
-    notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]
-    if args.format in ("table", "markdown") and notes:
+    notes = coverage_notes(results, qrels, runs)
+    if args.format == "table":
         text += "".join(f"{note}\n" for note in notes)
-    elif notes:
+    elif args.format == "markdown":
+        text += "".join(f"_{note}_  \n" for note in notes)
+    else:
         for note in notes:
             print(note, file=sys.stderr)
     write_output(text, args.output)

@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
                    help="per-query regressions to list (default 10)")
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
-    add_evaluation_options(p)
+    add_evaluation_options(p, missing="zero")
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
     p.add_argument("--digits", type=int, default=4, help="decimals in the explanation (default 4)")
     p.set_defaults(func=run)
@@ -69,6 +69,7 @@ def parse_drop(text: str) -> tuple[float, bool]:
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.ci_gate import gate_results
+    from serpeval.cli.cmd_evaluate import coverage_notes
 
     measures = split_measures(args.measures) or ["nDCG@10"]
     max_drop, relative = parse_drop(args.max_drop)
@@ -78,10 +79,14 @@ def run(args: argparse.Namespace) -> int:
                     relative=relative, alpha=args.alpha, rule=args.rule, test=args.test,
                     n_resamples=args.resamples, rng=args.seed, top=args.top, strict=args.strict)
 
-    _, _, _, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate], measures,
-                                        args, decide)
-    report = json.dumps(result.to_dict(), indent=2) + "\n"
+    qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
+                                                     measures, args, decide)
+    notes = coverage_notes(results, qrels, runs)
+    payload = result.to_dict()
+    payload["evaluation_notes"] = notes
+    report = json.dumps(payload, indent=2) + "\n"
     explanation = result.explain(top=args.top, digits=args.digits)
+    explanation += "".join(f"{note}\n" for note in notes)
     if args.json == "-":
         sys.stderr.write(explanation)
         write_output(report, None)

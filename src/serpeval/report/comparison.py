@@ -65,19 +65,21 @@ def human_rows(c: Comparison, digits: int = 4
     by_measure: dict[str, list[PairResult]] = {}
     for row in c.rows:
         by_measure.setdefault(row.measure, []).append(row)
+    counts = {str(m) for m in c.measures if m.spec.aggregate == "sum"}
     for measure, group in by_measure.items():
+        places = 0 if measure in counts else digits  # sums of counts are whole numbers
         if c.pairs == "baseline":
             rows.append({"measure": measure, "system": c.baseline, ci_col: "(baseline)",
-                         "mean": f"{group[0].baseline_mean:.{digits}f}"})
+                         "mean": f"{group[0].baseline_mean:.{places}f}"})
         for r in group:
             out: dict[str, Any] = {"measure": measure, "system": r.system}
             if c.pairs == "all":
-                out.update({"vs": r.baseline, "mean": f"{r.mean:.{digits}f}",
-                            "vs mean": f"{r.baseline_mean:.{digits}f}"})
+                out.update({"vs": r.baseline, "mean": f"{r.mean:.{places}f}",
+                            "vs mean": f"{r.baseline_mean:.{places}f}"})
             else:
-                out["mean"] = f"{r.mean:.{digits}f}"
-            out.update({"Δ": _signed(r.delta, digits),
-                        ci_col: _interval(r.ci_low, r.ci_high, digits),
+                out["mean"] = f"{r.mean:.{places}f}"
+            out.update({"Δ": _signed(r.delta, places),
+                        ci_col: _interval(r.ci_low, r.ci_high, max(places, 1)),
                         "p": format_p(r.p_value, digits),
                         p_corr_col: format_p(r.p_value_corrected, digits),
                         "d_z": _signed(r.effect_size, 2), "W/T/L": f"{r.wins}/{r.ties}/{r.losses}",
