@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._segments import at_rank, relevant_running
+from serpeval.measures._segments import relevant_docs
 from serpeval.measures._spec import Param
 
 if TYPE_CHECKING:
@@ -38,10 +38,10 @@ def relevant(r: Rankings, rel: int) -> NDArray[np.bool_]:
     return r.grades >= rel
 
 
-def hits(r: Rankings, rel: int, cutoff: int | None) -> NDArray[np.int64]:
-    """Per query: relevant docs retrieved at rank <= cutoff (read off the running count of
-    relevant docs, shared by every cutoff of the evaluation)."""
-    return at_rank(r, relevant_running(r, rel), cutoff)
+def hits(r: Rankings, rel: int, cutoff: int | NDArray[np.int64] | None) -> NDArray[np.int64]:
+    """Per query: relevant docs retrieved at rank <= cutoff (per query when an array; all
+    retrieved when None), counted by binary search in the relevant docs' ranks."""
+    return relevant_docs(r, rel).count_in_top(cutoff)
 
 
 def safe_divide(num: NDArray[np.float64], den: NDArray[np.float64] | float) -> NDArray[np.float64]:

@@ -11,9 +11,10 @@ order of every floating-point operation, while still working on all queries at o
 * :func:`powers` - ``1, p, p*p, ...`` by repeated multiplication, as ``cur_p *= p`` does;
 * :func:`at_rank` - a per-query prefix value read at rank ``k`` (clamped to the ranking's
   length), so that a measure at nine cutoffs costs one pass over the documents, not nine;
-* :func:`relevant_running`, :func:`rank_log2`, :func:`memo` - arrays computed once per
-  rankings (the running count of relevant docs, log2(rank + 1), any keyed prefix), so the
-  measures of one evaluation share them.
+* :class:`Picked` (:func:`relevant_docs`, :func:`judged_docs`, ...) - the ranked docs
+  that satisfy a condition, with counts in the top k read by binary search: measures touch
+  the relevant docs, not the whole ranking;
+* :func:`memo` - anything computed once per rankings and shared by every measure.
 
 Per-query totals use ``numpy.bincount`` with weights, which adds in index order (the same
 order as the C loop), so they need nothing special.
@@ -22,6 +23,7 @@ order as the C loop), so they need nothing special.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,17 +36,18 @@ if TYPE_CHECKING:
     from serpeval.ranking import Rankings
 
 __all__ = [
+    "Picked",
     "at_depth",
-    "at_rank",
     "c_round",
     "c_trunc",
     "ideal_log2",
+    "judged_docs",
     "memo",
-    "nonrelevant_running",
+    "nonrelevant_docs",
+    "picked",
     "powers",
     "prefix_sums",
-    "rank_log2",
-    "relevant_running",
+    "relevant_docs",
     "suffix_max",
 ]
 
@@ -119,12 +122,6 @@ def at_depth(prefix: NDArray[Any], offsets: NDArray[np.int64], k: int | NDArray[
     return out
 
 
-def at_rank(r: Rankings, prefix: NDArray[Any], k: int | NDArray[np.int64] | None) -> NDArray[Any]:
-    """Per query: ``prefix`` (a running count or sum in rank order) over the top ``k`` docs,
-    a shorter ranking counting as padded; the whole ranking when ``k`` is None."""
-    return at_depth(prefix, r.offsets, k)
-
-
 def memo(r: Rankings, key: Hashable, make: Callable[[], Any]) -> Any:
     """``make()``, computed once per rankings under ``key`` and shared by every measure."""
     if key not in r._memo:
@@ -132,20 +129,89 @@ def memo(r: Rankings, key: Hashable, make: Callable[[], Any]) -> Any:
     return r._memo[key]
 
 
-def relevant_running(r: Rankings, rel: int) -> NDArray[np.int64]:
-    """For each ranked doc: relevant docs (grade >= rel) at or above it (memoised)."""
-    return memo(r, ("relevant_running", rel), lambda: r.running_count(r.grades >= rel))
+@dataclass(frozen=True, eq=False)
+class Picked:
+    """The ranked docs that satisfy a condition (relevant, judged, positive gain...), in
+    rank order, with their query and rank: what most measures need, at the size of the
+    condition rather than of the ranking (relevant docs are a few percent of a run).
+
+    Attributes:
+        index: flat indices of the picked docs in ``Rankings.grades`` (increasing).
+        segment: the query of each picked doc.
+        position: the 0-based rank of each picked doc.
+        offsets: ``int64[n_queries + 1]``: query q's picked docs are ``offsets[q]:offsets[q+1]``.
+        width: one more than the deepest rank of the rankings (a cap for cutoffs).
+    """
+
+    index: NDArray[np.int64]
+    segment: NDArray[np.int64]
+    position: NDArray[np.int64]
+    offsets: NDArray[np.int64]
+    width: int
+
+    @classmethod
+    def of(cls, r: Rankings, mask: NDArray[np.bool_]) -> Picked:
+        """The docs of ``r`` where ``mask`` holds."""
+        index = np.flatnonzero(mask)
+        segment = np.searchsorted(r.offsets, index, side="right") - 1
+        position = index - r.offsets[segment]
+        offsets = np.searchsorted(index, r.offsets).astype(np.int64)
+        return cls(index, segment, position, offsets, int(r.n_ret.max(initial=0)) + 1)
+
+    @property
+    def count(self) -> NDArray[np.int64]:
+        """Picked docs per query."""
+        return np.diff(self.offsets)
+
+    @property
+    def nth(self) -> NDArray[np.int64]:
+        """1-based order of each picked doc among its query's picked docs."""
+        return np.arange(1, len(self.index) + 1) - self.offsets[:-1][self.segment]
+
+    def count_in_top(self, k: int | NDArray[np.int64] | None,
+                     queries: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
+        """Per query (or for each of ``queries``): picked docs ranked in the top ``k``
+        (all of them when ``k`` is None)."""
+        q = np.arange(len(self.offsets) - 1) if queries is None else queries
+        if k is None:
+            return self.count[q]
+        keys = self.segment * self.width + self.position
+        cap = np.minimum(np.broadcast_to(np.asarray(k, dtype=np.int64), q.shape), self.width)
+        return np.searchsorted(keys, q * self.width + cap) - self.offsets[q]
+
+    def count_above(self, index: NDArray[np.int64], segment: NDArray[np.int64]) -> NDArray[np.int64]:
+        """For docs at flat ``index`` (of query ``segment``): picked docs ranked above them."""
+        return np.searchsorted(self.index, index) - self.offsets[segment]
+
+    def value_at(self, running: NDArray[np.float64], counts: NDArray[np.int64],
+                 queries: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+        """``running`` (a value per picked doc, e.g. a running sum) at each query's
+        ``counts``-th picked doc; 0 where ``counts`` is 0."""
+        starts = self.offsets[:-1] if queries is None else self.offsets[queries]
+        out = np.zeros(len(starts))
+        has = counts > 0
+        out[has] = running[(starts + counts - 1)[has]]
+        return out
 
 
-def nonrelevant_running(r: Rankings, rel: int) -> NDArray[np.int64]:
-    """For each ranked doc: judged non-relevant docs (0 <= grade < rel) at or above it."""
-    return memo(r, ("nonrelevant_running", rel),
-                lambda: r.running_count((r.grades >= 0) & (r.grades < rel)))
+def picked(r: Rankings, key: Hashable, mask: Callable[[], NDArray[np.bool_]]) -> Picked:
+    """The memoised :class:`Picked` docs of ``mask()`` under ``key``."""
+    return memo(r, ("picked", key), lambda: Picked.of(r, mask()))
 
 
-def rank_log2(r: Rankings) -> NDArray[np.float64]:
-    """``log2(rank + 1)`` of every ranked doc (rank 1-based), the DCG discount (memoised)."""
-    return memo(r, "rank_log2", lambda: np.log2(r.position + 2.0))
+def relevant_docs(r: Rankings, rel: int) -> Picked:
+    """The relevant ranked docs (grade >= rel)."""
+    return picked(r, ("relevant", rel), lambda: r.grades >= rel)
+
+
+def judged_docs(r: Rankings) -> Picked:
+    """The ranked docs with a judgment (grade >= 0)."""
+    return picked(r, "judged", lambda: r.grades >= 0)
+
+
+def nonrelevant_docs(r: Rankings, rel: int) -> Picked:
+    """The ranked docs judged non-relevant (0 <= grade < rel)."""
+    return picked(r, ("nonrelevant", rel), lambda: (r.grades >= 0) & (r.grades < rel))
 
 
 def ideal_log2(r: Rankings) -> NDArray[np.float64]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
-from serpeval.measures._segments import at_rank, memo, prefix_sums, relevant_running
+from serpeval.measures._segments import memo, prefix_sums, relevant_docs
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -24,13 +24,21 @@ def average_precision(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[n
     no relevant doc is retrieved. The sum runs down the ranking once per evaluation
     (exactly in trec_eval's order) and every cutoff reads its running value at rank k.
     """
-    def running_sum() -> NDArray[np.float64]:
-        is_rel = r.grades >= rel
-        precision_at = np.where(is_rel, relevant_running(r, rel) / (r.position + 1.0), 0.0)
-        return prefix_sums(precision_at, r.offsets)
+    return safe_divide(precision_sum(r, rel, cutoff), r.num_rel(rel))
 
-    found = at_rank(r, memo(r, ("ap_running", rel), running_sum), cutoff)
-    return safe_divide(found, r.num_rel(rel))
+
+def precision_sum(r: Rankings, rel: int, cutoff: int | None) -> NDArray[np.float64]:
+    """Per query: the sum of P@i over the ranks i <= cutoff of relevant docs (AP times R).
+
+    Summed once per rankings, relevant doc after relevant doc in rank order (trec_eval's
+    order); each cutoff reads the running sum at its last relevant doc.
+    """
+    docs = relevant_docs(r, rel)
+
+    def running() -> NDArray[np.float64]:
+        return prefix_sums(docs.nth / (docs.position + 1.0), docs.offsets)
+
+    return docs.value_at(memo(r, ("ap_running", rel), running), docs.count_in_top(cutoff))
 
 
 SPEC = MeasureSpec(

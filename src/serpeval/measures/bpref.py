@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
-from serpeval.measures._segments import memo, nonrelevant_running
+from serpeval.measures._segments import memo, nonrelevant_docs, relevant_docs
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -30,10 +30,10 @@ def bpref(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
 
 
 def _bpref(r: Rankings, rel: int) -> NDArray[np.float64]:
-    is_rel = r.grades >= rel
+    docs = relevant_docs(r, rel)
     num_rel = r.num_rel(rel).astype(np.float64)
-    nonrel_above = nonrelevant_running(r, rel)[is_rel].astype(np.float64)
-    seg = r.segment[is_rel]
+    seg = docs.segment
+    nonrel_above = nonrelevant_docs(r, rel).count_above(docs.index, seg).astype(np.float64)
     R = num_rel[seg]
     denominator = np.minimum(r.num_nonrel(rel)[seg], R)
     term = np.ones(len(seg))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from serpeval.measures._common import REL, hits
+from serpeval.measures._segments import nonrelevant_docs
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ NUM_REL_RET = MeasureSpec(
 
 def num_nonrel_judged_ret(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     """Retrieved docs judged non-relevant (0 <= grade < rel); unjudged docs do not count."""
-    return r.count((r.grades >= 0) & (r.grades < rel)).astype(float)
+    return nonrelevant_docs(r, rel).count.astype(float)
 
 
 NUM_NONREL_JUDGED_RET = MeasureSpec(

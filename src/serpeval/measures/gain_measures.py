@@ -12,9 +12,9 @@ import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
 from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table
-from serpeval.measures._segments import prefix_sums, relevant_running
+from serpeval.measures._segments import Picked, prefix_sums, relevant_docs
 from serpeval.measures._spec import MeasureSpec
-from serpeval.measures.ndcg import sorted_ideal_gains, trec_gains
+from serpeval.measures.ndcg import gain_docs, sorted_ideal_gains, trec_gains
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -28,10 +28,10 @@ def bin_g(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     n_d = docs ranked above d that are not relevant (unjudged ones included). Binary gain:
     every relevant doc is worth 1. Edge cases: 0 when no relevant doc is retrieved.
     """
-    is_rel = r.grades >= rel
-    nonrel_above = r.position[is_rel] + 1 - relevant_running(r, rel)[is_rel]
+    docs = relevant_docs(r, rel)
+    nonrel_above = docs.position + 1 - docs.nth
     term = 1.0 / np.log2(2.0 + nonrel_above)
-    total = np.bincount(r.segment[is_rel], weights=term, minlength=r.n_queries)
+    total = np.bincount(docs.segment, weights=term, minlength=r.n_queries)
     return safe_divide(total, r.num_rel(rel))
 
 
@@ -56,16 +56,34 @@ def g_measure(r: Rankings, *, cutoff: None, gains: str) -> NDArray[np.float64]:
     trec_eval's ``-m G.1=3,2=9``). Edge cases: 0 when the query has no positive gain.
     """
     table = parse_gain_table(gains) if gains else {}
-    gain = apply_gains(r.grades, "linear", table)
+    docs = gain_docs(r, "linear", gains)
+    gain = apply_gains(r.grades[docs.index], "linear", table)
+    gained = prefix_sums(gain, docs.offsets)  # zero gains add nothing: skip them
     ideal = sorted_ideal_gains(r, "linear", gains)
-    cost = np.maximum(ideal_at_ranks(r, ideal), 1.0)
-    spent = prefix_sums(cost, r.offsets)
-    gained = prefix_sums(gain, r.offsets)
-    nonzero = gain != 0
-    term = gain[nonzero] / np.log2(2.0 + spent[nonzero] - gained[nonzero])
-    total = np.bincount(r.segment[nonzero], weights=term, minlength=r.n_queries)
+    spent = _ideal_cost(r, ideal, docs)
+    term = gain / np.log2(2.0 + spent - gained)
+    total = np.bincount(docs.segment, weights=term, minlength=r.n_queries)
     best = r.ideal_total(np.maximum(ideal, 0.0))
     return safe_divide(total, best)
+
+
+def _ideal_cost(r: Rankings, ideal: NDArray[np.float64], docs: Picked) -> NDArray[np.float64]:
+    """C_i at each of ``docs``: the running sum over ranks 1..i of max(ideal gain, 1).
+
+    With whole-number gains (grades, the default) every partial sum is a whole number, so
+    C_i = i + (the running sum of max(ideal gain, 1) - 1 over the ideal ranking, read at
+    rank min(i, judged docs)) equals trec_eval's sequential sum exactly. Fractional gains
+    take the sum down the whole ranking, in order.
+    """
+    if np.array_equal(ideal, np.floor(ideal)):
+        extra = prefix_sums(np.maximum(ideal, 1.0) - 1.0, r.ideal_offsets)
+        length = np.diff(r.ideal_offsets)[docs.segment]
+        inside = length > 0
+        upto = np.minimum(docs.position, length - 1)
+        found = np.zeros(len(docs.index))
+        found[inside] = extra[(r.ideal_offsets[:-1][docs.segment] + upto)[inside]]
+        return (docs.position + 1.0) + found
+    return prefix_sums(np.maximum(ideal_at_ranks(r, ideal), 1.0), r.offsets)[docs.index]
 
 
 BIN_G_SPEC = MeasureSpec(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
-from serpeval.measures._segments import nonrelevant_running, relevant_running
+from serpeval.measures._segments import nonrelevant_docs, picked, relevant_docs
 from serpeval.ranking import UNJUDGED
 
 if TYPE_CHECKING:
@@ -32,12 +32,12 @@ def infap(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     pooled-but-unjudged (negative grade) docs above it, and e = 1e-5. Docs outside the pool
     contribute nothing. Divide by R; 0 when R = 0.
     """
-    g = r.grades
-    is_rel = g >= rel
-    rel_above = (relevant_running(r, rel)[is_rel] - 1).astype(np.float64)
-    nonrel_above = nonrelevant_running(r, rel)[is_rel].astype(np.float64)
-    unjudged_above = r.running_count(g == UNJUDGED)[is_rel].astype(np.float64)
-    j = r.position[is_rel].astype(np.float64)
+    docs = relevant_docs(r, rel)
+    unjudged = picked(r, "pooled_unjudged", lambda: r.grades == UNJUDGED)
+    rel_above = (docs.nth - 1).astype(np.float64)
+    nonrel_above = nonrelevant_docs(r, rel).count_above(docs.index, docs.segment).astype(np.float64)
+    unjudged_above = unjudged.count_above(docs.index, docs.segment).astype(np.float64)
+    j = docs.position.astype(np.float64)
     term = np.ones(len(j))
     later = j > 0
     jj = j[later]
@@ -45,7 +45,7 @@ def infap(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     term[later] = 1.0 / (jj + 1.0) + (jj / (jj + 1.0)) * ((ra + na + ua) / jj) * (
         (ra + EPSILON) / (ra + na + 2 * EPSILON)
     )
-    total = np.bincount(r.segment[is_rel], weights=term, minlength=r.n_queries)
+    total = np.bincount(docs.segment, weights=term, minlength=r.n_queries)
     return safe_divide(total, r.num_rel(rel))
 
 

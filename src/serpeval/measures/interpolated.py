@@ -9,7 +9,7 @@ import numpy as np
 
 from serpeval.measures._common import REL
 from serpeval.measures._cparse import atof
-from serpeval.measures._segments import c_round, c_trunc, relevant_running, suffix_max
+from serpeval.measures._segments import c_round, c_trunc, relevant_docs, suffix_max
 from serpeval.measures._spec import MeasureSpec, Param, format_value
 
 if TYPE_CHECKING:
@@ -46,12 +46,9 @@ def interpolated_precisions(r: Rankings, rel: int, levels: Sequence[float], roun
     """Interpolated precision of every query at each recall level (see :func:`iprec`)."""
     key = ("iprec", rel)
     if key not in r._memo:
-        is_rel = r.grades >= rel
-        seen = relevant_running(r, rel)[is_rel]
-        precision = seen / (r.position[is_rel] + 1.0)
-        found = np.bincount(r.segment[is_rel], minlength=r.n_queries).astype(np.int64)
-        starts = np.concatenate([[0], np.cumsum(found)[:-1]]).astype(np.int64)
-        r._memo[key] = (suffix_max(precision, r.segment[is_rel]), found, starts)
+        docs = relevant_docs(r, rel)
+        precision = docs.nth / (docs.position + 1.0)
+        r._memo[key] = (suffix_max(precision, docs.segment), docs.count, docs.offsets[:-1])
     best, found, starts = r._memo[key]
     out = []
     for c in relevant_count_for(levels, r.num_rel(rel), rounding):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpeval.measures._common import within
+from serpeval.measures._segments import judged_docs
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def judged(r: Rankings, *, cutoff: int) -> NDArray[np.float64]:
     unjudged. Like P@k, a ranking shorter than k is padded, so the missing ranks count as
     unjudged: Judged@k = 1 - trec_eval's ``unj_k`` - (missing ranks / k).
     """
-    return r.count((r.grades >= 0) & within(r, cutoff)) / float(cutoff)
+    return judged_docs(r).count_in_top(cutoff) / float(cutoff)
 
 
 SPEC = MeasureSpec(

@@ -14,7 +14,15 @@ from serpeval.measures._gains import (
     parse_gain_table,
     trec_gain_pairs,
 )
-from serpeval.measures._segments import at_depth, at_rank, ideal_log2, memo, prefix_sums, rank_log2
+from serpeval.measures._segments import (
+    Picked,
+    at_depth,
+    ideal_log2,
+    memo,
+    picked,
+    prefix_sums,
+    relevant_docs,
+)
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -30,10 +38,10 @@ def dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArr
     Grades <= 0 and unjudged docs give 0, unless ``gains`` lists them (``gains=1:3;2:9``
     overrides the gain of the listed grades, trec_eval's ``-m ndcg.1=3,2=9``; listed gains
     may be negative and then lower the DCG). Without a cutoff the whole ranking counts.
-    The running DCG is summed down the ranking once per evaluation (in trec_eval's order);
-    every cutoff reads it at rank k.
+    The running DCG is summed down the ranking once per evaluation over the docs with a
+    non-zero gain (in trec_eval's order); every cutoff reads it at rank k.
     """
-    return at_rank(r, dcg_running(r, gain, gains), cutoff)
+    return dcg_at(r, gain, gains, cutoff)
 
 
 def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = ""
@@ -43,14 +51,32 @@ def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = ""
     return at_depth(idcg_running(r, gain, gains), r.ideal_offsets, cutoff)
 
 
-def dcg_running(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
-    """For each ranked doc, the DCG of its query down to it (summed in rank order, once per
-    rankings and gain)."""
-    def make() -> NDArray[np.float64]:
-        table = parse_gain_table(gains) if gains else {}
-        return prefix_sums(apply_gains(r.grades, gain, table) / rank_log2(r), r.offsets)
+def dcg_at(r: Rankings, gain: str, gains: str, depth: int | NDArray[np.int64] | None,
+           queries: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+    """DCG of each query (or of each of ``queries``) over its top ``depth`` docs."""
+    docs, running = dcg_running(r, gain, gains)
+    return docs.value_at(running, docs.count_in_top(depth, queries), queries)
 
-    return memo(r, ("dcg_running", gain, gains), make)
+
+def dcg_running(r: Rankings, gain: str, gains: str) -> tuple[Picked, NDArray[np.float64]]:
+    """The ranked docs with a non-zero gain and, at each, the DCG of its query down to it
+    (summed in rank order once per rankings and gain; zero gains add nothing)."""
+    table = parse_gain_table(gains) if gains else {}
+    docs = gain_docs(r, gain, gains)
+
+    def make() -> NDArray[np.float64]:
+        value = apply_gains(r.grades[docs.index], gain, table)
+        return prefix_sums(value / np.log2(docs.position + 2.0), docs.offsets)
+
+    return docs, memo(r, ("dcg_running", gain, gains), make)
+
+
+def gain_docs(r: Rankings, gain: str, gains: str) -> Picked:
+    """The ranked docs whose gain is not 0."""
+    if not gains:
+        return relevant_docs(r, 1)  # linear and exp gains are 0 exactly for grades <= 0
+    table = parse_gain_table(gains)
+    return picked(r, ("gain", gain, gains), lambda: apply_gains(r.grades, gain, table) != 0)
 
 
 def idcg_running(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:

@@ -14,7 +14,13 @@ import numpy as np
 from serpeval.measures._common import REL
 from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table
 from serpeval.measures._spec import MeasureSpec
-from serpeval.measures.ndcg import dcg_running, idcg_running, sorted_ideal_gains, trec_gains
+from serpeval.measures.ndcg import (
+    dcg_at,
+    dcg_running,
+    idcg_running,
+    sorted_ideal_gains,
+    trec_gains,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -22,25 +28,12 @@ if TYPE_CHECKING:
     from serpeval.ranking import Rankings
 
 
-def _cumulative(r: Rankings, gains: str) -> tuple[NDArray[np.float64], ...]:
-    """Gains of the ranking, its running DCG, the sorted ideal gains, the number P of
-    positive ideal gains per query and the ideal's running DCG (shared with nDCG)."""
-    table = parse_gain_table(gains) if gains else {}
-    gain = apply_gains(r.grades, "linear", table)
+def _ideal(r: Rankings, gains: str) -> tuple[NDArray[np.float64], ...]:
+    """The sorted ideal gains, the number P of positive ones per query, and the ideal's
+    running DCG (shared with nDCG)."""
     ideal = sorted_ideal_gains(r, "linear", gains)
     n_positive = np.bincount(r.ideal_segment[ideal > 0], minlength=r.n_queries).astype(np.int64)
-    return (gain, dcg_running(r, "linear", gains), ideal, n_positive,
-            idcg_running(r, "linear", gains))
-
-
-def _dcg_at(r: Rankings, dcg: NDArray[np.float64], seg: NDArray[np.int64], depth: NDArray[np.int64]
-            ) -> NDArray[np.float64]:
-    """DCG of query ``seg`` over its top ``depth`` docs (0 for depth 0), element-wise."""
-    depth = np.minimum(depth, r.n_ret[seg])
-    out = np.zeros(len(seg))
-    has = depth > 0
-    out[has] = dcg[(r.offsets[:-1][seg] + depth - 1)[has]]
-    return out
+    return ideal, n_positive, idcg_running(r, "linear", gains)
 
 
 def ndcg_rel(r: Rankings, *, cutoff: None, gains: str) -> NDArray[np.float64]:
@@ -51,18 +44,20 @@ def ndcg_rel(r: Rankings, *, cutoff: None, gains: str) -> NDArray[np.float64]:
     divide by P. Gains are the grades unless ``gains`` overrides them. Edge cases: 0 when
     the query has no positive gain.
     """
-    gain, dcg, _, n_positive, idcg = _cumulative(r, gains)
-    hit = gain > 0
-    seg = r.segment[hit]
+    _, n_positive, idcg = _ideal(r, gains)
+    docs, dcg = dcg_running(r, "linear", gains)
+    table = parse_gain_table(gains) if gains else {}
+    hit = apply_gains(r.grades[docs.index], "linear", table) > 0
+    seg = docs.segment[hit]
     ok = n_positive[seg] > 0
-    seg, rank0 = seg[ok], r.position[hit][ok]
+    seg, rank0 = seg[ok], docs.position[hit][ok]
     at = np.minimum(rank0, n_positive[seg] - 1)
     term = dcg[hit][ok] / idcg[r.ideal_offsets[:-1][seg] + at]
     total = np.bincount(seg, weights=term, minlength=r.n_queries)
     found = np.bincount(seg, minlength=r.n_queries)
     has = n_positive > 0
     queries = np.flatnonzero(has)
-    full_dcg = _dcg_at(r, dcg, queries, r.n_ret[queries])
+    full_dcg = dcg_at(r, "linear", gains, None, queries)
     full_idcg = idcg[r.ideal_offsets[:-1][queries] + n_positive[queries] - 1]
     missing = (n_positive[queries] - found[queries]).astype(np.float64)
     total[queries] = total[queries] + missing * full_dcg / full_idcg
@@ -83,7 +78,7 @@ def rndcg(r: Rankings, *, cutoff: None, rel: int, gains: str) -> NDArray[np.floa
     divides 0/0 and prints -nan for a topic with relevant docs but no positive gain, e.g.
     ``-l 0`` with only grade-0 judgments; serpeval gives 0.)
     """
-    _, dcg, ideal, n_positive, idcg = _cumulative(r, gains)
+    ideal, n_positive, idcg = _ideal(r, gains)
     pos, iseg = r.ideal_position, r.ideal_segment
     previous = np.concatenate([[np.nan], ideal[:-1]])
     change = (pos >= 1) & (pos < n_positive[iseg]) & (ideal != previous)
@@ -92,9 +87,9 @@ def rndcg(r: Rankings, *, cutoff: None, rel: int, gains: str) -> NDArray[np.floa
     at = np.concatenate([pos[change], n_positive[ends]])
     order = np.lexsort((at, seg))
     seg, at = seg[order], at[order]
-    terms = _dcg_at(r, dcg, seg, at) / idcg[r.ideal_offsets[:-1][seg] + at - 1]
+    terms = dcg_at(r, "linear", gains, at, seg) / idcg[r.ideal_offsets[:-1][seg] + at - 1]
     tail = np.flatnonzero((n_positive > 0) & (r.n_ret > n_positive + 1))
-    tail_terms = (_dcg_at(r, dcg, tail, r.n_ret[tail])
+    tail_terms = (dcg_at(r, "linear", gains, None, tail)
                   / idcg[r.ideal_offsets[:-1][tail] + n_positive[tail] - 1])
     seg = np.concatenate([seg, tail])
     total = np.bincount(seg, weights=np.concatenate([terms, tail_terms]), minlength=r.n_queries)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpeval.measures._common import REL, relevant, safe_divide
+from serpeval.measures._common import REL, hits, safe_divide
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,8 +22,7 @@ def r_precision(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     non-relevant (trec_eval ``m_Rprec.c``).
     """
     num_rel = r.num_rel(rel)
-    top_r = r.position < num_rel[r.segment]
-    return safe_divide(r.count(relevant(r, rel) & top_r), num_rel)
+    return safe_divide(hits(r, rel, num_rel), num_rel)
 
 
 SPEC = MeasureSpec(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table, trec_gain_pairs
-from serpeval.measures._segments import powers
+from serpeval.measures._segments import Picked, picked, powers, relevant_docs
 from serpeval.measures._spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
@@ -23,8 +23,8 @@ PERSISTENCE = Param(
 )
 
 
-def normalized_gains(r: Rankings, table: dict[int, float]) -> NDArray[np.float64]:
-    """Gain of each ranked doc, rescaled per query to [0, 1] as trec_eval's ``m_rbp.c`` does.
+def normalized_gains(r: Rankings, table: dict[int, float], docs: Picked) -> NDArray[np.float64]:
+    """Gain of each of ``docs``, rescaled per query to [0, 1] as trec_eval's ``m_rbp.c`` does.
 
     A query's gain table holds its grades 0..G (G = its highest grade >= 0, gain = grade)
     and the listed ``table`` entries. With lo = min(0, table gains) and hi = max(0, table
@@ -32,9 +32,10 @@ def normalized_gains(r: Rankings, table: dict[int, float]) -> NDArray[np.float64
     give grade/4, binary grades stay 0/1. Docs whose grade is not in the table (unjudged,
     unless listed) have gain 0.
     """
+    # The highest grade of each query: the first of its judgments, sorted descending.
     top = np.full(r.n_queries, -1, dtype=np.int64)
-    judged = r.ideal_grades >= 0
-    np.maximum.at(top, r.ideal_segment[judged], r.ideal_grades[judged])
+    has = np.diff(r.ideal_offsets) > 0
+    top[has] = np.maximum(r.ideal_grades[r.ideal_offsets[:-1][has]], -1)
     listed = np.array(sorted(table.values()), dtype=np.float64)
     lo = np.full(r.n_queries, min(0.0, listed.min(initial=0.0)))
     hi = np.full(r.n_queries, max(0.0, listed.max(initial=0.0)))
@@ -43,13 +44,14 @@ def normalized_gains(r: Rankings, table: dict[int, float]) -> NDArray[np.float64
         free = [g for g in range(int(grade), -1, -1) if g not in table]
         if free:
             hi[top == grade] = np.maximum(hi[top == grade], float(free[0]))
-    gain = apply_gains(r.grades, "linear", table)
-    in_table = (r.grades >= 0) & (r.grades <= top[r.segment])
+    grades = r.grades[docs.index]
+    gain = apply_gains(grades, "linear", table)
+    in_table = (grades >= 0) & (grades <= top[docs.segment])
     for grade in table:
-        in_table |= r.grades == grade
+        in_table |= grades == grade
     gain[~in_table] = 0.0
-    rescale = ((lo < 0) | (hi > 1))[r.segment] & in_table
-    seg = r.segment[rescale]
+    rescale = ((lo < 0) | (hi > 1))[docs.segment] & in_table
+    seg = docs.segment[rescale]
     gain[rescale] = (gain[rescale] - lo[seg]) / (hi[seg] - lo[seg])
     return gain
 
@@ -66,9 +68,13 @@ def rbp(r: Rankings, *, cutoff: None, p: float, gains: str) -> NDArray[np.float6
     (min = max = 0 before looking at the gains).
     """
     table = parse_gain_table(gains) if gains else {}
-    gain = normalized_gains(r, table)
-    weight = powers(p, int(r.n_ret.max(initial=0)))[r.position]
-    return (1.0 - p) * r.total(gain * weight)
+    # Without a table only grades >= 1 have a gain; a table can give any doc one.
+    docs = picked(r, "all", lambda: np.ones(len(r.grades), dtype=bool)) if table \
+        else relevant_docs(r, 1)
+    weight = powers(p, int(r.n_ret.max(initial=0)))[docs.position]
+    total = np.bincount(docs.segment, weights=normalized_gains(r, table, docs) * weight,
+                        minlength=r.n_queries)
+    return (1.0 - p) * total
 
 
 def rbp_residual(r: Rankings, *, cutoff: None, p: float) -> NDArray[np.float64]:

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL, relevant, within
+from serpeval.measures._common import REL
+from serpeval.measures._segments import relevant_docs
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -21,10 +22,14 @@ def reciprocal_rank(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.
     Without a cutoff the whole ranking counts, as trec_eval's ``recip_rank``. RR@10 is
     MS MARCO's MRR@10.
     """
-    first = r.first_position(relevant(r, rel) & within(r, cutoff))
+    docs = relevant_docs(r, rel)
+    found = docs.count > 0
+    first = docs.position[docs.offsets[:-1][found]]
+    if cutoff is not None:
+        found[found] = first < cutoff
+        first = first[first < cutoff]
     out = np.zeros(r.n_queries)
-    found = first >= 0
-    out[found] = 1.0 / (first[found] + 1.0)
+    out[found] = 1.0 / (first + 1.0)
     return out
 
 

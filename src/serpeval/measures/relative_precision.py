@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL, safe_divide
-from serpeval.measures._segments import at_rank, relevant_running
+from serpeval.measures._common import REL, hits, safe_divide
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -23,9 +22,8 @@ def relative_precision(r: Rankings, *, cutoff: int, rel: int) -> NDArray[np.floa
     be. A ranking shorter than k counts as padded. Edge cases: 0 when R = 0.
     (trec_eval ``relative_P``.)
     """
-    num_rel = r.num_rel(rel)
-    hits = at_rank(r, relevant_running(r, rel), cutoff)
-    return safe_divide(hits, np.minimum(cutoff, num_rel).astype(np.float64))
+    found = hits(r, rel, cutoff)
+    return safe_divide(found, np.minimum(cutoff, r.num_rel(rel)).astype(np.float64))
 
 
 def set_relative_precision(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
@@ -35,8 +33,8 @@ def set_relative_precision(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np
     ``relative_P.50`` differs from ``-M 50 -m set_relative_P`` when fewer than 50 docs are
     retrieved).
     """
-    hits = at_rank(r, relevant_running(r, rel), r.n_ret)
-    return safe_divide(hits, np.minimum(r.n_ret, r.num_rel(rel)).astype(np.float64))
+    found = hits(r, rel, None)
+    return safe_divide(found, np.minimum(r.n_ret, r.num_rel(rel)).astype(np.float64))
 
 
 SPEC = MeasureSpec(

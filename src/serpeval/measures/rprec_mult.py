@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL
+from serpeval.measures._common import REL, hits
 from serpeval.measures._cparse import atof
-from serpeval.measures._segments import at_rank, c_trunc, relevant_running
+from serpeval.measures._segments import c_trunc
 from serpeval.measures._spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
@@ -26,10 +26,10 @@ def rprec_mult(r: Rankings, *, cutoff: None, rel: int, mult: float) -> NDArray[n
     0 when c <= 0 (R = 0, or x * R < 0.1).
     """
     c = c_trunc(mult * r.num_rel(rel).astype(np.float64) + 0.9)
-    hits = at_rank(r, relevant_running(r, rel), np.maximum(c, 0))
+    found = hits(r, rel, np.maximum(c, 0))
     out = np.zeros(r.n_queries)
     positive = c > 0
-    out[positive] = hits[positive] / c[positive].astype(np.float64)
+    out[positive] = found[positive] / c[positive].astype(np.float64)
     return out
 
 

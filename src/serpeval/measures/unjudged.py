@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._segments import at_rank
+from serpeval.measures._segments import judged_docs
 from serpeval.measures._spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -23,10 +23,8 @@ def unjudged(r: Rankings, *, cutoff: int) -> NDArray[np.float64]:
     with *judged* non-relevant docs (trec_eval: "assumed irrelevant (not unjudged)"), so a
     run retrieving 15 docs of which 4 are unjudged has Unjudged@20 = 4/20.
     """
-    key = "unjudged_running"
-    if key not in r._memo:
-        r._memo[key] = r.running_count(r.grades < 0)
-    return at_rank(r, r._memo[key], cutoff) / float(cutoff)
+    in_top = np.minimum(cutoff, r.n_ret)
+    return (in_top - judged_docs(r).count_in_top(cutoff)) / float(cutoff)
 
 
 SPEC = MeasureSpec(

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL
+from serpeval.measures._common import REL, hits
 from serpeval.measures._cparse import atof
-from serpeval.measures._segments import at_rank, relevant_running
 from serpeval.measures._spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ def utility(r: Rankings, *, cutoff: None, rel: int, a: float, b: float, c: float
     linear utility). Summed left to right as trec_eval does; averaged over queries (trec_eval
     averages too, though a sum could be argued for).
     """
-    rel_ret = at_rank(r, relevant_running(r, rel), r.n_ret)
+    rel_ret = hits(r, rel, None)
     n_ret = r.n_ret.astype(np.float64)
     num_rel = r.num_rel(rel).astype(np.float64)
     return (a * rel_ret + b * (n_ret - rel_ret) + c * (num_rel - rel_ret)

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL, relevant
-from serpeval.measures._segments import relevant_running
+from serpeval.measures._common import REL
 from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.average_precision import precision_sum
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -23,9 +23,7 @@ def yaap(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     squashed near 0 and 1 and averages better across topics. Edge cases: 0 when R = 0;
     unbounded (log(1/(1+R)) <= YAAP <= log(1+R)).
     """
-    is_rel = relevant(r, rel)
-    precision_at = relevant_running(r, rel) / (r.position + 1.0)
-    found = r.total(precision_at, is_rel)
+    found = precision_sum(r, rel, None)
     return np.log((1.0 + found) / (1.0 + r.num_rel(rel).astype(np.float64) - found))
 
 
