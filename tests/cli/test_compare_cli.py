@@ -115,3 +115,20 @@ def test_gate_bad_margin_exits_2(files, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["gate", str(qrels), "--baseline", str(bm25), "--candidate", str(dense),
                  "--max-drop", "abc"]) == 2
     assert "--max-drop must be a number (0.01) or a percentage (1%)" in capsys.readouterr().err
+
+
+def test_readme_shows_what_compare_prints_on_the_real_pairs(
+        trec: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    monkeypatch.chdir(trec)
+    pairs = [("robust04/qrels.txt.gz", "robust04/runs/bm25", "robust04/runs/bm25-rm3"),
+             ("core18/qrels.txt", "core18/runs/title-rm3", "core18/runs/desc-rm3"),
+             ("dl20-doc/qrels.txt", "dl20-doc/runs/d_bm25", "dl20-doc/runs/d_bm25rm3")]
+    for qrels, base, run in pairs:
+        argv = ["compare", qrels, f"{base}.run.gz", f"{run}.run.gz", "-m", "nDCG@10", "-m", "AP",
+                "-m", "P@10"]
+        assert main(argv) == 0
+        rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
+        assert len(rows) == 6
+        for line in rows:
+            assert line in readme, f"README's compare section is out of date: {line}"
