@@ -28,7 +28,7 @@ from serpeval.online.ab.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.ab.moments import Moments, fetch_moments, unit_table
 from serpeval.online.ab.results import ABResults, Comparison, PowerPlan, SequentialResults
 from serpeval.online.ab.schema import LogSchema
-from serpeval.online.ab.sources import read_logs
+from serpeval.online.ab.sources import collect, read_logs
 from serpeval.online.ab.srm import srm_check
 
 __all__ = ["analyze_ab", "monitor_ab", "plan_ab"]
@@ -266,7 +266,7 @@ def monitor_ab(
     prepared = prepare(opened, experiment, duplicates=duplicates, long_click_seconds=long_click_seconds,
                        need=("timestamp", *_needs([chosen])))
     f = prepared.features
-    span = f.aggregate(start=f.ts.min(), end=f.ts.max()).to_pyarrow().to_pylist()[0]
+    span = collect(f.aggregate(start=f.ts.min(), end=f.ts.max())).to_pylist()[0]
     if span["start"] is None:
         raise InputError(f"{opened.source}: every timestamp is missing; sequential looks need them.")
     ends = _looks(span["start"], span["end"], looks)

@@ -29,7 +29,7 @@ from typing import Any
 
 from serpeval.errors import DuplicateError, EmptyInputError, InputError, OptionError
 from serpeval.online.ab.schema import LogSchema, check_columns
-from serpeval.online.ab.sources import Logs
+from serpeval.online.ab.sources import Logs, collect
 
 __all__ = ["ALL_EXPERIMENTS", "Exclusions", "Prepared", "prepare"]
 
@@ -118,7 +118,7 @@ def count(condition: Any, where: Any = None) -> Any:
 
 def first_row(expr: Any) -> dict[str, Any]:
     """The only row of an aggregate expression, as a dict (runs the query)."""
-    rows = expr.to_pyarrow().to_pylist()
+    rows = collect(expr).to_pylist()
     return rows[0] if rows else {}
 
 
@@ -241,7 +241,7 @@ def _pick_experiment(imp: Any, s: LogSchema, experiment: str | None, source: str
     if experiment in ("", ALL_EXPERIMENTS):
         return experiment
     names = imp.group_by(exp=imp[s.experiment].cast("string")).aggregate(rows=imp.count())
-    found = {row["exp"]: row["rows"] for row in names.to_pyarrow().to_pylist()}
+    found = {row["exp"]: row["rows"] for row in collect(names).to_pylist()}
     if not found:
         raise EmptyInputError(f"{source}: the log has no impressions.")
     if experiment is None:
@@ -265,7 +265,7 @@ def _drop_duplicates(kept: Any, duplicates: str, source: str) -> tuple[Any, int]
     repeated = kept.group_by("iid").aggregate(copies=kept.count()).filter(lambda t: t.copies > 1)
     found = first_row(repeated.aggregate(ids=repeated.count(), rows=repeated.copies.sum()))
     if duplicates == "error":
-        examples = repeated.order_by("iid").limit(3).iid.to_pyarrow().to_pylist()
+        examples = collect(repeated.order_by("iid").limit(3).select("iid")).column("iid").to_pylist()
         raise DuplicateError(
             f"{source}: {found['ids']:,} impression id(s) appear more than once "
             f"({found['rows']:,} rows), e.g. {', '.join(map(repr, examples))}. Each page view "

@@ -26,7 +26,7 @@ import numpy as np
 from serpeval.errors import OptionError
 from serpeval.online.ab.features import Exclusions, prepare
 from serpeval.online.ab.schema import LogSchema
-from serpeval.online.ab.sources import read_logs
+from serpeval.online.ab.sources import collect, read_logs
 
 __all__ = ["InterleavingLogReport", "analyze_interleaving_logs"]
 
@@ -124,7 +124,7 @@ def analyze_interleaving_logs(
             "impression": ["iid"]}[unit]
     per_unit = f.group_by(keys).aggregate(w=f.win.sum(), l=f.loss.sum(), n=f.count())
     patterns = per_unit.group_by(["w", "l", "n"]).aggregate(units=per_unit.count()).order_by(["w", "l", "n"])
-    table = patterns.to_pyarrow()
+    table = collect(patterns)
     outcomes, units = _expand(*(np.asarray(table.column(c).to_numpy(), dtype=np.int64)
                                 for c in ("w", "l", "n", "units")))
     analysis = analyze_outcomes(outcomes, None if unit == "impression" else units,
@@ -158,7 +158,7 @@ def _balance(f: Any, teams: tuple[str, str], alpha: float) -> tuple[list[Any], d
     from serpeval.online.stats import Check
     from serpeval.stats.multiplicity import holm
 
-    width = int(f.aggregate(k=f.n_shown.max()).to_pyarrow().column("k")[0].as_py() or 0)
+    width = int(collect(f.aggregate(k=f.n_shown.max())).column("k")[0].as_py() or 0)
     aggs: dict[str, Any] = {"credit_a": f.credit_a.sum(), "credit_b": f.credit_b.sum(),
                             "clicks": f.clicks.sum()}
     for p in range(width):
@@ -166,7 +166,7 @@ def _balance(f: Any, teams: tuple[str, str], alpha: float) -> tuple[list[Any], d
         inside = f.teams.length() > p
         aggs[f"a{p}"] = (inside & (label == teams[0])).cast("int64").sum()
         aggs[f"b{p}"] = (inside & (label == teams[1])).cast("int64").sum()
-    row = f.aggregate(**aggs).to_pyarrow().to_pylist()[0]
+    row = collect(f.aggregate(**aggs)).to_pylist()[0]
     a = np.array([row[f"a{p}"] or 0 for p in range(width)], dtype=np.int64)
     b = np.array([row[f"b{p}"] or 0 for p in range(width)], dtype=np.int64)
 

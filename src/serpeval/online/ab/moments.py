@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.online.ab.sources import collect
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -145,7 +147,7 @@ def fetch_moments(units: Any, variables: Iterable[str], pairs: Iterable[tuple[st
     for a, b in pairs:
         aggs[f"cov__{a}__{b}"] = (units[a].var(how="sample") if a == b
                                   else units[a].cov(units[b], how="sample"))
-    table = units.group_by([*by, "mixed"]).aggregate(**aggs).order_by([*by, "mixed"]).to_pyarrow()
+    table = collect(units.group_by([*by, "mixed"]).aggregate(**aggs).order_by([*by, "mixed"]))
     mixed_mask = np.asarray(table.column("mixed").to_numpy(zero_copy_only=False), dtype=bool)
     n = np.asarray(table.column("n").to_numpy(zero_copy_only=False), dtype=np.float64)
     rows = np.asarray(table.column("rows").to_numpy(zero_copy_only=False), dtype=np.float64)

@@ -23,7 +23,7 @@ from typing import Any
 from serpeval.errors import InputError, OptionError, SerpevalError, require
 from serpeval.online.ab.schema import LogSchema
 
-__all__ = ["BACKENDS", "Logs", "duckdb_connection", "read_logs", "spark_session"]
+__all__ = ["BACKENDS", "Logs", "collect", "duckdb_connection", "read_logs", "spark_session"]
 
 BACKENDS = ("duckdb", "spark")
 _PARQUET = (".parquet", ".pq")
@@ -162,6 +162,21 @@ def _read_database(path: Path, table: str, clicks_table: str, engine: _Engine, s
     )
 
 
+#: Warnings the engines' Python clients raise on every query with the verified versions
+#: (ibis 12 on DuckDB 2; ibis's pyspark backend on pandas 3): noise to a user, so hidden.
+_ENGINE_NOISE = ("fetch_arrow_table\\(\\) is deprecated", "The 'future.infer_string' option is deprecated")
+
+
+def collect(expr: Any) -> Any:
+    """Run an ibis expression in its engine and return the (small) result as an Arrow table."""
+    import warnings
+
+    with warnings.catch_warnings():
+        for message in _ENGINE_NOISE:
+            warnings.filterwarnings("ignore", message=message)
+        return expr.to_pyarrow()
+
+
 def duckdb_connection(database: str = ":memory:", read_only: bool = False) -> Any:
     """An ibis DuckDB connection set up for serpeval's expressions.
 
@@ -222,14 +237,21 @@ class _Engine:
         self._con = con
 
     @property
+    def spark(self) -> Any:
+        """The SparkSession (started on first use)."""
+        if self._spark is None:
+            self._spark = spark_session()
+        return self._spark
+
+    @property
     def con(self) -> Any:
+        """The ibis connection (opened on first use)."""
         if self._con is None:
             if self.name == "duckdb":
                 self._con = duckdb_connection()
             else:
                 ibis: Any = require("ibis", "ab")
-                self._spark = self._spark or spark_session()
-                self._con = ibis.pyspark.connect(self._spark)
+                self._con = ibis.pyspark.connect(self.spark)
         return self._con
 
     def table(self, obj: Any, role: str) -> Any:
@@ -251,8 +273,12 @@ class _Engine:
         view = _view_name(role)
         if self.name == "duckdb":
             return self.con.create_table(view, arrow, temp=True)
-        self.con  # noqa: B018 - starts the session
-        self._spark.createDataFrame(arrow).createOrReplaceTempView(view)
+        import warnings
+
+        with warnings.catch_warnings():
+            # pyspark 4.0 converts through pandas with an argument pandas 3 deprecates
+            warnings.filterwarnings("ignore", message="The copy keyword is deprecated")
+            self.spark.createDataFrame(arrow).createOrReplaceTempView(view)
         return self.con.table(view)
 
     def _file(self, path: str, role: str) -> Any:
@@ -275,7 +301,7 @@ class _Engine:
                     delim = "\t" if ".tsv" in name else ","
                     return self.con.read_csv(path, table_name=view, delim=delim)
                 return self.con.read_parquet(path, table_name=view)
-            reader = self._spark.read
+            reader = self.spark.read
             frame = (reader.csv(path, header=True, inferSchema=True,
                                 sep="\t" if ".tsv" in name else ",")
                      if is_csv else reader.parquet(path))
