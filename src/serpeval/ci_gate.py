@@ -162,9 +162,9 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report for the CI log (non-finite numbers become None)."""
-        from serpeval.comparison import _finite_or_none
+        from serpeval.comparison_results import json_ready
 
-        return _finite_or_none({
+        return json_ready({
             "decision": "pass" if self.passed else "fail", "passed": self.passed,
             "exit_code": self.exit_code, "rule": self.rule, "test": self.test,
             "method": self.method, "alpha": self.alpha, "max_drop": self.max_drop,
