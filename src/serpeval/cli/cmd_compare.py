@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
         "compare",
         help="compare runs with significance tests",
         description="Compare two or more runs: per measure and system the mean, the delta to "
-                    "the baseline with its 95%% CI, the p-value of a paired test, the p-value "
+                    "the baseline with its 95% CI, the p-value of a paired test, the p-value "
                     "corrected for multiple comparisons, the effect size d_z and wins/ties/losses "
                     "over queries. Runs evaluated on different queries are compared on the common "
                     "ones (--strict refuses).",
