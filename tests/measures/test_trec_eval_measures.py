@@ -180,3 +180,28 @@ def test_c_rounding() -> None:
     assert c_round(x).tolist() == [0, 1, 2, 3, -3, 2, 4]    # halves away from zero
     assert c_trunc(np.array([2.9, -2.9, 0.95])).tolist() == [2, -2, 0]
     assert powers(0.9, 3).tolist() == [1.0, 0.9, 0.9 * 0.9, 0.9 * 0.9 * 0.9]
+
+
+@pytest.mark.parametrize("depths", ["equal", "uneven", "one deep query"])
+def test_rbp_residual_adds_in_rank_order(depths: str) -> None:
+    """RBPResid sums p^(i-1) over unjudged ranks one by one, as trec_eval's loop (bit for bit)."""
+    from serpeval.measures.rbp import rbp_residual
+    from serpeval.ranking import rank
+
+    rng = np.random.default_rng(3)
+    sizes = {"equal": [40] * 6, "uneven": [5, 40, 17, 1, 33, 40], "one deep query": [3, 2, 400]}
+    qrels, run = {}, {}
+    for q, n in enumerate(sizes[depths]):
+        qrels[f"q{q}"] = {f"d{i}": int(rng.integers(-1, 3)) for i in range(0, 2 * n, 3)}
+        run[f"q{q}"] = {f"d{i}": float(n - i) for i in range(n)}
+    r = rank(serpeval.Qrels.from_dict(qrels), serpeval.Run.from_dict(run))
+    got = rbp_residual(r, cutoff=None, p=0.83)
+    for i, q in enumerate(r.query_ids):
+        grades = r.grades[r.offsets[i]:r.offsets[i + 1]]
+        total, weight = 0.0, 1.0
+        for g in grades:            # m_rbp_resid.c
+            if g < 0:
+                total += weight
+            weight *= 0.83
+        expected = weight + (1 - 0.83) * total if (grades < 0).any() else 0.0
+        assert got[i] == expected, q

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table, trec_gain_pairs
-from serpeval.measures._segments import Picked, picked, powers, relevant_docs
+from serpeval.measures._segments import Picked, judged_docs, picked, powers, relevant_docs
 from serpeval.measures._spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
@@ -84,11 +84,22 @@ def rbp_residual(r: Rankings, *, cutoff: None, p: float) -> NDArray[np.float64]:
     negative grade) and everything past the end of the ranking had gain 1. Edge cases: 0
     when no retrieved doc is unjudged (trec_eval then drops the p^n tail too).
     """
-    table = powers(p, int(r.n_ret.max(initial=0)))
-    unjudged = r.grades < 0
-    total = np.bincount(r.segment[unjudged], weights=table[r.position[unjudged]],
-                        minlength=r.n_queries)
-    any_unjudged = np.bincount(r.segment[unjudged], minlength=r.n_queries) > 0
+    width = int(r.n_ret.max(initial=0))
+    table = powers(p, width)
+    any_unjudged = judged_docs(r).count < r.n_ret
+    if width * r.n_queries <= 2 * len(r.grades):
+        # Rank by rank across all queries: row j holds p^j where the doc at rank j+1 is
+        # unjudged; adding the rows in order is the C loop's order for every query.
+        if r.n_ret.min(initial=0) == width:  # all rankings equally deep: a reshape
+            unjudged = (r.grades.reshape(r.n_queries, width) < 0).T
+        else:
+            unjudged = np.zeros((width, r.n_queries), dtype=bool)
+            unjudged[r.position, r.segment] = r.grades < 0
+        total = np.add.reduce(np.where(unjudged, table[:width, None], 0.0), axis=0)
+    else:  # very uneven depths: a padded matrix would be mostly empty
+        unjudged_flat = r.grades < 0
+        total = np.bincount(r.segment[unjudged_flat], weights=table[r.position[unjudged_flat]],
+                            minlength=r.n_queries)
     return np.where(any_unjudged, table[r.n_ret] + (1 - p) * total, 0.0)
 
 
