@@ -33,11 +33,6 @@ def within(r: Rankings, cutoff: int | None) -> NDArray[np.bool_]:
     return r.position < cutoff
 
 
-def relevant(r: Rankings, rel: int) -> NDArray[np.bool_]:
-    """Mask of ranked docs judged relevant (grade >= rel; unjudged docs never are)."""
-    return r.grades >= rel
-
-
 def hits(r: Rankings, rel: int, cutoff: int | NDArray[np.int64] | None) -> NDArray[np.int64]:
     """Per query: relevant docs retrieved at rank <= cutoff (per query when an array; all
     retrieved when None), counted by binary search in the relevant docs' ranks."""
@@ -52,15 +47,3 @@ def safe_divide(num: NDArray[np.float64], den: NDArray[np.float64] | float) -> N
     np.divide(num, den, out=out, where=den != 0)
     return out
 
-
-def gains(grades: NDArray[np.int64], gain: str) -> NDArray[np.float64]:
-    """Gain of each grade; grades <= 0 (and unjudged -1/-2) give 0."""
-    g = np.maximum(grades, 0).astype(np.float64)
-    if gain == "exp":
-        return np.exp2(g) - 1.0
-    return g
-
-
-def discounted(gain: NDArray[np.float64], position: NDArray[np.int64]) -> NDArray[np.float64]:
-    """``gain / log2(rank + 1)`` for 0-based positions (rank = position + 1), as trec_eval divides."""
-    return gain / np.log2(position + 2.0)

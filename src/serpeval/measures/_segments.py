@@ -9,8 +9,8 @@ order of every floating-point operation, while still working on all queries at o
 * :func:`suffix_max` - the maximum at or after each element within its query (interpolated
   precision), exact;
 * :func:`powers` - ``1, p, p*p, ...`` by repeated multiplication, as ``cur_p *= p`` does;
-* :func:`at_rank` - a per-query prefix value read at rank ``k`` (clamped to the ranking's
-  length), so that a measure at nine cutoffs costs one pass over the documents, not nine;
+* :func:`at_depth` - a per-query running value read at depth ``k`` (clamped to the
+  length), so that a measure at nine cutoffs sums once, not nine times;
 * :class:`Picked` (:func:`relevant_docs`, :func:`judged_docs`, ...) - the ranked docs
   that satisfy a condition, with counts in the top k read by binary search: measures touch
   the relevant docs, not the whole ranking;
