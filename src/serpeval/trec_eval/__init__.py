@@ -16,10 +16,16 @@ Examples:
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import IO
+from collections.abc import Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from serpeval.trec_eval.options import EXIT_USAGE, USAGE, Options, TrecEvalError, parse_options
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from serpeval.trec_eval.catalog import Column
+    from serpeval.trec_eval.compute import Evaluation
 
 __all__ = ["Options", "TrecEvalError", "format_evaluation", "parse_options", "run"]
 
@@ -61,43 +67,34 @@ def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
     return 0
 
 
-def format_evaluation(evaluation, opts: Options):  # type: ignore[no-untyped-def]
+def format_evaluation(evaluation: Evaluation, opts: Options) -> Iterator[bytes]:
     """The output bytes, in blocks: the ``-q`` rows (if asked), then the ``all`` rows."""
     import numpy as np
     import pyarrow as pa
 
-    from serpeval.trec_eval.output import fixed4, integers, lines
+    from serpeval.trec_eval.output import lines
 
     columns = evaluation.columns
     if opts.per_query:
-        names, texts = [], []
-        for column, values in zip(columns, evaluation.per_topic, strict=True):
-            if values is None:
-                continue
-            names.append(column.name)
-            if column.kind == "str":
-                texts.append(_quoted(values))
-            elif column.kind == "long":
-                texts.append(integers(values))
-            else:
-                texts.append(fixed4(values))
-        yield from lines(names, evaluation.topics, texts)
+        shown = [(c, v) for c, v in zip(columns, evaluation.per_topic, strict=True)
+                 if v is not None]
+        yield from lines([c.name for c, _ in shown], evaluation.topics,
+                         [_text(c, v) for c, v in shown])
     if opts.summary:
-        names, texts = [], []
-        for column, value in zip(columns, evaluation.summary, strict=True):
-            if value is None:
-                continue
-            names.append(column.name)
-            if column.kind == "str":
-                texts.append(pa.array([value], pa.string()))
-            elif column.kind == "long":
-                texts.append(integers(np.array([value])))
-            else:
-                texts.append(fixed4(np.array([value])))
-        yield from lines(names, pa.array(["all"]), texts)
+        shown = [(c, v) for c, v in zip(columns, evaluation.summary, strict=True) if v is not None]
+        yield from lines([c.name for c, _ in shown], pa.array(["all"]),
+                         [_text(c, pa.array([v]) if c.kind == "str" else np.array([v]))
+                          for c, v in shown])
 
 
-def _quoted(values):  # type: ignore[no-untyped-def]
+def _text(column: Column, values: Any) -> pa.Array:
+    """Printed values: ``%6.4f``, ``%ld`` of the truncated value, runid as is, relstring
+    between single quotes."""
     import pyarrow.compute as pc
 
-    return pc.binary_join_element_wise("'", values, "'", "")
+    from serpeval.trec_eval.output import fixed4, integers
+
+    if column.kind == "str":
+        return values if column.summary == "runid" else pc.binary_join_element_wise(
+            "'", values, "'", "")
+    return integers(values) if column.kind == "long" else fixed4(values)
