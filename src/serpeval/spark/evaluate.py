@@ -113,7 +113,8 @@ def evaluate(
         float32_scores=float32_scores, run_labels=run_labels, qrels_label=qrels_label,
     )
     n_buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-    raw = _grouped(rows, judgments, plan, n_buckets).persist(StorageLevel.MEMORY_AND_DISK)
+    bucket = F.pmod(F.xxhash64("query_id"), F.lit(n_buckets))
+    raw = _grouped(rows, judgments, plan, bucket).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         summaries = _summarise(raw, parsed)
         _raise_errors(summaries)
@@ -179,16 +180,18 @@ def _run_rows(
 # ----------------------------------------------------------------------------- the job
 
 
-def _grouped(run: DataFrame, qrels: DataFrame, plan: GroupPlan, buckets: int) -> DataFrame:
-    """The output rows of :func:`evaluate_group` for every bucket of queries."""
-    def bucket(frame: DataFrame) -> DataFrame:
-        return frame.withColumn("bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets)))
+def _grouped(run: DataFrame, qrels: DataFrame, plan: GroupPlan, key: Column) -> DataFrame:
+    """The output rows of :func:`evaluate_group` for every group of queries.
 
+    ``key`` is a function of ``query_id`` alone (so a query never straddles two groups):
+    a hash bucket in :func:`evaluate`; ``bench/bench_spark.py`` also tries the query id
+    itself (one Python call per query) to show why buckets are used.
+    """
     def apply(run_table: pa.Table, qrels_table: pa.Table) -> pa.Table:
         return evaluate_group(run_table, qrels_table, plan)
 
-    return (bucket(run).groupBy("bucket")
-            .cogroup(bucket(qrels).groupBy("bucket"))
+    return (run.withColumn("group", key).groupBy("group")
+            .cogroup(qrels.withColumn("group", key).groupBy("group"))
             .applyInArrow(apply, schema=from_arrow_schema(plan.schema())))
 
 

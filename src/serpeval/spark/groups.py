@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval._arrays import segment_ids
+from serpeval._arrays import fingerprint, pair_key, segment_ids
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InputError, ParseError, SerpevalError
 from serpeval.io.trec import find_duplicate
@@ -39,6 +39,8 @@ from serpeval.measures import parse_measures
 from serpeval.ranking import Coverage, index_qrels, rank, rank_order
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from serpeval.measures import Measure
 
 __all__ = ["COUNTERS", "QUERY", "STATS", "ERROR", "GroupPlan", "evaluate_group"]
@@ -105,6 +107,7 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
     try:
         judgments = _qrels(qrels, plan.qrels_label)
         index = index_qrels(judgments)
+        _refuse_duplicate_judgments(judgments, index.row_query, plan.qrels_label)
         parts = [_evaluate_run(index, judgments, name, _run_rows(run, name, label), plan)
                  for name, label in zip(plan.runs, plan.run_labels, strict=True)]
     except SerpevalError as exc:
@@ -116,7 +119,7 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
 
 
 def _qrels(table: pa.Table, label: str) -> Qrels:
-    """Qrels from the group's judgments, refusing nulls, fractional grades, duplicates."""
+    """Qrels from the group's judgments, refusing nulls and fractional grades."""
     _refuse_nulls(table, ("query_id", "doc_id", "relevance"), label)
     relevance = table["relevance"]
     grades = relevance.to_numpy()
@@ -128,14 +131,20 @@ def _qrels(table: pa.Table, label: str) -> Qrels:
                 f"{table['doc_id'][int(bad[0])].as_py()!r} for query "
                 f"{table['query_id'][int(bad[0])].as_py()!r} is not an integer grade."
             )
-    qrels = Qrels(table["query_id"], table["doc_id"], grades.astype(np.int64), source=label)
+    return Qrels(table["query_id"], table["doc_id"], grades.astype(np.int64), source=label)
+
+
+def _refuse_duplicate_judgments(qrels: Qrels, query_codes: NDArray[np.int64], label: str) -> None:
+    """Refuse a (query, doc) judged twice: a cheap hash check, the exact search only on a hit."""
+    keys = np.sort(pair_key(query_codes, fingerprint(qrels.doc_ids)))
+    if not np.any(keys[1:] == keys[:-1]):
+        return
     first, _second = find_duplicate(qrels.query_ids, qrels.doc_ids)
-    if first >= 0:
+    if first >= 0:  # else two different docs share a fingerprint
         raise DuplicateError(
             f"{label}: document {qrels.doc_ids[first].as_py()!r} is judged twice for query "
             f"{qrels.query_ids[first].as_py()!r}. Keep one judgment per (query, document)."
         )
-    return qrels
 
 
 def _run_rows(table: pa.Table, name: str, label: str) -> Run:
