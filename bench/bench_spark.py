@@ -14,7 +14,7 @@ session start (reported apart). The local path's time covers reading the same Pa
 and evaluating.
 
     python bench/bench_spark.py --queries 500000 1000000 2000000 3500000 5000000 --docs 10
-    python bench/bench_spark.py --groups --queries 500000 --docs 10   # buckets vs per query
+    python bench/bench_spark.py --groups --queries 50000 --docs 10   # buckets vs per query
 
 Writes ``bench/results/spark_<docs>docs.md`` (or ``spark_groups.md``) and prints it.
 """
@@ -48,16 +48,16 @@ MEASURES = ["nDCG@10", "AP", "P@10", "R@100", "RR"]
 # ----------------------------------------------------------------------------- data
 
 
-def chunk_paths(queries: int, docs: int) -> tuple[list[str], list[str]]:
+def chunk_paths(queries: int, docs: int, chunk: int = CHUNK) -> tuple[list[str], list[str]]:
     """Parquet files (qrels, run) holding the first ``queries`` queries, generated if needed."""
-    if queries % CHUNK:
-        raise SystemExit(f"--queries must be multiples of {CHUNK:,}")
-    folder = DATA / f"{docs}docs"
+    if queries % chunk:
+        raise SystemExit(f"--queries must be multiples of {chunk:,}")
+    folder = DATA / (f"{docs}docs" if chunk == CHUNK else f"{docs}docs_{chunk}")
     qrels, run = [], []
-    for i in range(queries // CHUNK):
+    for i in range(queries // chunk):
         q, r = folder / f"qrels.parquet/part-{i:03d}.parquet", folder / f"run.parquet/part-{i:03d}.parquet"
         if not (q.exists() and r.exists()):
-            _write_chunk(i, docs, q, r)
+            _write_chunk(i, docs, chunk, q, r)
         qrels.append(str(q))
         run.append(str(r))
     return qrels, run
@@ -67,14 +67,14 @@ def _ids(prefix: str, numbers: np.ndarray) -> pa.Array:
     return pc.binary_join_element_wise(prefix, pa.array(numbers.astype(str)), "")
 
 
-def _write_chunk(index: int, docs: int, qrels_path: Path, run_path: Path) -> None:
+def _write_chunk(index: int, docs: int, chunk: int, qrels_path: Path, run_path: Path) -> None:
     rng = np.random.default_rng(index)
-    first = index * CHUNK
-    queries = np.arange(first, first + CHUNK)
+    first = index * chunk
+    queries = np.arange(first, first + chunk)
     pool = 5_000_000
-    steps = rng.integers(1, pool // docs, size=(CHUNK, docs)).cumsum(axis=1)
-    doc_numbers = (rng.integers(0, pool, size=(CHUNK, 1)) + steps) % pool  # distinct per query
-    scores = np.round(rng.random((CHUNK, docs)) * 10.0, 2)
+    steps = rng.integers(1, pool // docs, size=(chunk, docs)).cumsum(axis=1)
+    doc_numbers = (rng.integers(0, pool, size=(chunk, 1)) + steps) % pool  # distinct per query
+    scores = np.round(rng.random((chunk, docs)) * 10.0, 2)
     run = pa.table({
         "query_id": _ids("q", np.repeat(queries, docs)),
         "doc_id": _ids("d", doc_numbers.ravel()),
@@ -262,7 +262,7 @@ def scaling(args: argparse.Namespace) -> str:
 
 def groups(args: argparse.Namespace) -> str:
     queries = args.queries[0]
-    qrels, run = chunk_paths(queries, args.docs)
+    qrels, run = chunk_paths(queries, args.docs, chunk=queries)
     lines = [f"The grouping stage alone (read Parquet, shuffle, kernels; no aggregation) on "
              f"{queries:,} queries x {args.docs} docs, local Spark {args.master}, "
              f"{args.partitions} shuffle partitions; median of {args.repeat}.", "",

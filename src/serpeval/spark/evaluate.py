@@ -119,7 +119,7 @@ def evaluate(
         summaries = _summarise(raw, parsed)
         _raise_errors(summaries)
         results = _results(summaries, parsed, plan, missing)
-    except SerpevalError:
+    except BaseException:
         raw.unpersist()
         raise
     settings = Settings(
