@@ -29,7 +29,7 @@ interleaving of A and B (:func:`serpeval.online.interleaving.batch.interleave_ba
 better ranker (``noise_b < noise_a``).
 
 Logs are produced in chunks of users, so :func:`write_logs` writes a 100-million-impression
-Parquet log in bounded memory. Same ``rng`` seed, same log.
+Parquet log in bounded memory. Same ``rng`` seed, same log, whatever the chunk size.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 __all__ = ["GeneratedLogs", "LogGenerator", "generate_logs", "split_clicks", "write_logs"]
 
 _TEAM_LABELS = np.array(["shared", "A", "B"])  # indexed by team code + 1 (NEUTRAL = -1)
+#: users simulated together with one random stream (chunks are made of whole blocks)
+BLOCK_USERS = 50_000
 
 
 @dataclass(frozen=True)
@@ -176,17 +178,31 @@ class LogGenerator:
     # ------------------------------------------------------------------ sampling
     def chunks(self, rng: int | np.random.Generator | None = None,
                chunk_users: int = 250_000) -> Iterator[tuple[pa.Table, pa.Table | None]]:
-        """``(impressions, pre)`` Arrow tables for consecutive blocks of users."""
-        from serpeval.online._common import as_rng
+        """``(impressions, pre)`` Arrow tables for consecutive chunks of users.
 
-        generator = as_rng(rng)
+        Users are simulated in fixed blocks of :data:`BLOCK_USERS`, each with its own
+        generator spawned from ``rng``, so the log does not depend on ``chunk_users``.
+        """
+        import pyarrow as pa
+
+        from serpeval.online._common import as_rng, positive_int
+
+        positive_int(chunk_users, "chunk_users")
         world = self.world()
+        n_blocks = -(-self.n_users // BLOCK_USERS)
+        streams = as_rng(rng).spawn(n_blocks)
+        per_chunk = max(1, chunk_users // BLOCK_USERS)
         next_id = 0
-        for first in range(0, self.n_users, chunk_users):
-            users = np.arange(first, min(first + chunk_users, self.n_users), dtype=np.int64)
-            table, pre = self._chunk(users, world, generator, next_id)
-            next_id += table.num_rows + (0 if pre is None else pre.num_rows)
-            yield table, pre
+        for start in range(0, n_blocks, per_chunk):
+            parts = []
+            for block in range(start, min(start + per_chunk, n_blocks)):
+                first = block * BLOCK_USERS
+                users = np.arange(first, min(first + BLOCK_USERS, self.n_users), dtype=np.int64)
+                table, pre = self._chunk(users, world, streams[block], next_id)
+                next_id += table.num_rows + (0 if pre is None else pre.num_rows)
+                parts.append((table, pre))
+            yield (pa.concat_tables([p[0] for p in parts]),
+                   None if self.pre_days <= 0 else pa.concat_tables([p[1] for p in parts]))
 
     def _chunk(self, users: NDArray[np.int64], world: _World, rng: np.random.Generator,
                first_id: int) -> tuple[pa.Table, pa.Table | None]:
