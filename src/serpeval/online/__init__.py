@@ -3,8 +3,8 @@
 A small lazy index: ``import serpeval.online`` loads nothing heavy; each name is imported
 from its module on first use. Subpackages: :mod:`serpeval.online.interleaving`,
 :mod:`serpeval.online.click_models`; modules: :mod:`serpeval.online.stats` (deciding a
-winner from logged outcomes) and :mod:`serpeval.online.simulate` (the sensitivity
-simulator).
+winner from logged outcomes), :mod:`serpeval.online.simulate` (the sensitivity simulator)
+and :mod:`serpeval.online.world` (the rankers and true grades it simulates).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ _LAZY: dict[str, str] = {
     "ClickLog": "serpeval.online.click_models",
     # sensitivity simulator
     "simulate": "serpeval.online.simulate",
+    "make_world": "serpeval.online.world",
+    "synthetic_pair": "serpeval.online.world",
 }
 
 __all__ = sorted(_LAZY)
