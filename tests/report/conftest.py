@@ -149,7 +149,8 @@ def chromium_path() -> str | None:
     import os
     import shutil
 
-    return os.environ.get("SERPEVAL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    return (os.environ.get("SERPEVAL_CHROMIUM") or shutil.which("chromium")
+            or shutil.which("chromium-browser"))
 
 
 @pytest.fixture(scope="session")
@@ -173,7 +174,7 @@ def online_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Online results as the commands write them (-f json), from generated logs:
     ``ab``, ``ab_srm`` (a planned 80/20 split the 50/50 log contradicts), ``ab_monitor``,
     ``ab_plan``, ``interleaving`` and ``simulation``."""
-    pytest.importorskip("ibis", reason="the A/B analysis needs the ab extra (pip install '.[test]')")
+    pytest.importorskip("ibis", reason="the A/B analysis needs ibis (pip install '.[test]')")
     pytest.importorskip("duckdb", reason="the A/B analysis needs DuckDB (pip install '.[test]')")
     from serpeval.cli import main
     from serpeval.demo import make_collection
@@ -183,7 +184,8 @@ def online_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ab_logs, il_logs = folder / "ab-logs", folder / "il-logs"
     assert main(["generate-logs", str(ab_logs), "--users", "2000", "--effect", "0.5",
                  "--pre-days", "7", "--days", "7", "--seed", "5"]) == 0
-    assert main(["generate-logs", str(il_logs), "--users", "1000", "--interleaving", "--seed", "6"]) == 0
+    assert main(["generate-logs", str(il_logs), "--users", "1000", "--interleaving",
+                 "--seed", "6"]) == 0
     out = {kind: folder / f"{kind}.json" for kind in
            ("ab", "ab_srm", "ab_monitor", "ab_plan", "interleaving", "simulation")}
     impressions = str(ab_logs / "impressions.parquet")

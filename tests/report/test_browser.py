@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import TREC, need
 
 from serpeval.cli import main
 from serpeval.demo import make_collection
 from serpeval.io import write_trec_qrels, write_trec_run
 from serpeval.report.html import save_html
-
-from tests.conftest import TREC, need
 
 VIEWPORT = {"width": 1280, "height": 800}
 
@@ -38,7 +37,8 @@ def open_report(browser: Any, path: Path) -> Iterator[tuple[Any, list[str], list
     page = browser.new_page(viewport=VIEWPORT)
     errors: list[str] = []
     requests: list[str] = []
-    page.on("console", lambda m: errors.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on("console", lambda m: errors.append(f"{m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
     page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
     page.on("request", lambda r: requests.append(r.url))
     page.goto(path.resolve().as_uri())
@@ -83,8 +83,9 @@ def demo_report(tmp_path_factory: pytest.TempPathFactory, online_files: dict[str
     out = folder / "report.html"
     online = [arg for kind in ("ab", "ab_monitor", "ab_plan", "interleaving", "simulation")
               for arg in (f"--{kind.replace('_', '-')}", str(online_files[kind]))]
-    assert main(["report", str(folder / "qrels.txt"), str(folder / "bm25.run"), str(folder / "dense.run"),
-                 "-m", "nDCG@10,AP,P@10,RR,NumRet", "--topics", str(topics), *online, "-o", str(out)]) == 0
+    runs = [str(folder / "bm25.run"), str(folder / "dense.run")]
+    assert main(["report", str(folder / "qrels.txt"), *runs, "-m", "nDCG@10,AP,P@10,RR,NumRet",
+                 "--topics", str(topics), *online, "-o", str(out)]) == 0
     return out
 
 
@@ -95,8 +96,8 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
         assert errors == []
 
         sections = page.locator("main > section").evaluate_all("nodes => nodes.map(n => n.id)")
-        assert sections == ["overview", "metrics", "per-query", "distributions", "interleaving", "ab",
-                            "ab-over-time", "ab-plan", "sensitivity", "rules"]
+        assert sections == ["overview", "metrics", "per-query", "distributions", "interleaving",
+                            "ab", "ab-over-time", "ab-plan", "sensitivity", "rules"]
 
         # Every plot rendered, in every panel of every switcher.
         assert_charts_drawn(page)
@@ -111,7 +112,8 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
             assert assert_charts_drawn(page) == 10
         select.select_option("0")
 
-        # Sorting: the per-query table starts best first; a click sorts by Δ ascending, another descending.
+        # Sorting: the per-query table starts best first; a click sorts by Δ ascending,
+        # another descending.
         table = page.locator('[data-panel="per-query"][data-value="0"] table')
         start = column_keys(table, "Δ")
         assert start == sorted(start, reverse=True) and len(start) == 60
@@ -145,7 +147,7 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
 
 
 def test_power_curves_in_chromium(browser, simulation_result, tmp_path: Path) -> None:
-    """The simulator's charts (impressions needed on a log axis, power curves) as the demo writes them."""
+    """The simulator's charts (impressions needed on a log axis, power curves), as in the demo."""
     out = save_html(tmp_path / "sensitivity.html", online_results={"simulation": simulation_result})
     with open_report(browser, out) as (page, errors, requests):
         assert errors == [] and requests == [out.resolve().as_uri()]

@@ -11,8 +11,8 @@ import serpeval
 from serpeval.comparison import compare_results
 from serpeval.demo import make_collection
 from serpeval.errors import InputError, MissingQueriesWarning
-from serpeval.report.html import html_report, save_html
 from serpeval.report.formatting import number, signed
+from serpeval.report.html import html_report, save_html
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,8 @@ def test_per_query_deltas_are_sorted_and_complete(report, parse, comparison, col
     for row in first.rows:
         truth = per_query[row[1]]
         assert row[2] == collection.topics[row[1]]
-        assert row[3:] == [number(truth["baseline_value"]), number(truth["value"]), signed(truth["delta"])]
+        assert row[3:] == [number(truth["baseline_value"]), number(truth["value"]),
+                           signed(truth["delta"])]
     won = sum(1 for c in first.row_classes if c == "better")
     lost = sum(1 for c in first.row_classes if c == "worse")
     pair = comparison.row("candidate", "nDCG@10")
@@ -97,7 +98,8 @@ def test_distributions_draw_every_query(report, parse, results) -> None:
     # The mean ticks: one per run for measures averaged over queries (not NumRet, a sum).
     mean_tips = [t for t in section.tips if ": mean " in t]
     assert len(mean_tips) == len(results.runs) * 3
-    assert f"baseline: mean AP = {number(results.aggregate('baseline', 'AP'))} over 40 queries" in mean_tips
+    mean_ap = number(results.aggregate("baseline", "AP"))
+    assert f"baseline: mean AP = {mean_ap} over 40 queries" in mean_tips
 
 
 def test_rules_state_the_evaluation_and_the_test(report, parse, results, comparison) -> None:
@@ -138,7 +140,8 @@ def test_single_run_report_has_no_comparison(collection, parse) -> None:
     table = parsed.sections["per-query"].tables[0]
     values = [float(k[1]) for k in table.sort_keys]            # worst AP first
     assert values == sorted(values) and len(values) == 40
-    assert parsed.sections["metrics"].tables[0].column("AP") == [number(res.aggregate("only", "AP"))]
+    means = parsed.sections["metrics"].tables[0]
+    assert means.column("AP") == [number(res.aggregate("only", "AP"))]
 
 
 def test_uncomparable_runs_still_report_and_say_why(parse) -> None:
@@ -191,7 +194,8 @@ def test_demo_report_section_gathers_the_state(tmp_path, collection, results, co
     section_report(collection, console, state)
     assert f"wrote {path}" in console.export_text()
     sections = parse(path.read_text(encoding="utf-8")).sections
-    assert list(sections) == ["overview", "metrics", "per-query", "distributions", "sensitivity", "rules"]
+    assert list(sections) == ["overview", "metrics", "per-query", "distributions", "sensitivity",
+                              "rules"]
 
 
 def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
@@ -199,7 +203,8 @@ def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
     from serpeval.cli import main
 
     # The offline sections and the report only (the online simulation has tests of its own).
-    monkeypatch.setattr(demo, "SECTIONS", [demo.section_offline, demo.section_compare, demo.section_report])
+    offline_only = [demo.section_offline, demo.section_compare, demo.section_report]
+    monkeypatch.setattr(demo, "SECTIONS", offline_only)
     path = tmp_path / "out.html"
     assert main(["demo", "--queries", "30", "-o", str(path)]) == 0
     assert f"wrote {path}" in capsys.readouterr().out
@@ -207,8 +212,9 @@ def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
 
 
 def test_load_collection_robust04_baseline_first_with_titles() -> None:
-    from serpeval.demo import load_collection
     from tests.conftest import TREC, need
+
+    from serpeval.demo import load_collection
 
     collection = load_collection(str(need(TREC / "robust04")))
     assert list(collection.runs) == ["bm25", "bm25-rm3"]

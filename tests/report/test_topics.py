@@ -5,10 +5,10 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from tests.conftest import TREC, need
 
 from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.report.topics import read_topics
-from tests.conftest import TREC, need
 
 
 def test_tsv_with_comments_blank_lines_and_extra_spaces(tmp_path) -> None:
@@ -29,7 +29,7 @@ def test_jsonl_gzipped_beir_style(tmp_path) -> None:
     ("301 no tab here\n", ParseError, r"topics.txt:1: expected 'query_id<TAB>text'"),
     ('{"_id": "q1"}\n', ParseError, r"topics.txt:1: a topic needs an id .* and a text"),
     ("{broken\n", ParseError, r"topics.txt:1: not valid JSON"),
-    ("1\ta\n\n1\tb\n", DuplicateError, r"topics.txt:3: query '1' appears again \(first on line 1\)"),
+    ("1\ta\n\n1\tb\n", DuplicateError, r"topics.txt:3: query '1' appears again \(first on line"),
     ("# only a comment\n", EmptyInputError, "no topics found"),
 ])
 def test_bad_files_name_the_line(tmp_path, content, error, message) -> None:

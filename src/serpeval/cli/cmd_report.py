@@ -1,4 +1,4 @@
-"""``serpeval report [QRELS RUN...] [-m ...] [--baseline NAME] [--topics FILE] [--ab JSON ...] -o report.html``."""
+"""``serpeval report [QRELS RUN...] [-m ...] [-b NAME] [--topics FILE] [--ab JSON] -o FILE``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from serpeval.cli.app import split_measures
 from serpeval.cli.cmd_compare import CORRECTIONS, TESTS, add_evaluation_options
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
-
 
 
 def register(sub: Any) -> None:
@@ -59,33 +58,29 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.errors import InputError
     from serpeval.report.html import save_html
     from serpeval.report.online_inputs import read_online_json
+    from serpeval.report.topics import read_topics
 
-    online = {kind: [read_online_json(kind, path) for path in getattr(args, f"online_{kind}")]
-              for kind in KINDS if getattr(args, f"online_{kind}")}
+    files = {kind: getattr(args, f"online_{kind}") for kind in KINDS}
+    online = {kind: [read_online_json(kind, path) for path in paths]
+              for kind, paths in files.items() if paths}
     if args.qrels is not None and not args.runs:
         raise InputError("give the run files after the qrels: serpeval report QRELS RUN [RUN...].")
     if args.qrels is None and not online:
         raise InputError("nothing to report: give QRELS RUN [RUN...], or online results such as "
                          "--ab ab.json (written by serpeval ab -f json).")
+    topics = read_topics(args.topics) if args.topics else {}
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     results = comparison = None
     notes: list[str] = []
     if args.qrels is not None:
         results, comparison, notes = _evaluate(args)
         print_summary(console, results, comparison, notes)
-    for kind, items in online.items():
-        console.print(f"included {KINDS[kind]}: {', '.join(getattr(args, f'online_{kind}'))}", markup=False)
-    topics = _topics(args)
+    for kind in online:
+        console.print(f"included {KINDS[kind]}: {', '.join(files[kind])}", markup=False)
     path = save_html(args.output, results, comparison, topics=topics, title=args.title,
                      notes=notes, online_results=online)
     console.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KB)", markup=False)
     return 0
-
-
-def _topics(args: argparse.Namespace) -> dict[str, str]:
-    from serpeval.report.topics import read_topics
-
-    return read_topics(args.topics) if args.topics else {}
 
 
 def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
@@ -100,13 +95,15 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
     def test(results: Any) -> Any:
         if len(results.runs) < 2:
             return None
-        return compare_results(results, baseline=resolve_run(args.baseline, args.runs, results.run_names),
-                               test=args.test, correction=args.correction,
+        baseline = resolve_run(args.baseline, args.runs, results.run_names)
+        return compare_results(results, baseline=baseline, test=args.test,
+                               correction=args.correction,
                                pairs="all" if args.all_pairs else "baseline", alpha=args.alpha,
                                confidence=args.confidence, n_resamples=args.resamples,
                                rng=args.seed)
 
-    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args, test)
+    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
+                                                         test)
     notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]
     return results, comparison, notes
 

@@ -15,7 +15,8 @@ def number(value: float | None, digits: int = 4) -> str:
     """``0.4639``; large whole numbers with separators; an em dash for a missing value."""
     if _missing(value):
         return "—"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1000):
+    whole = isinstance(value, float) and value.is_integer() and abs(value) >= 1000
+    if isinstance(value, int) or whole:
         return f"{int(value):,}"  # type: ignore[arg-type]
     return f"{value:.{digits}f}"
 
@@ -43,7 +44,8 @@ def count(value: float | None) -> str:
     return f"{round(value):,}"  # type: ignore[arg-type]
 
 
-def interval(low: float | None, high: float | None, digits: int = 4, *, as_percent: bool = False) -> str:
+def interval(low: float | None, high: float | None, digits: int = 4, *,
+             as_percent: bool = False) -> str:
     """``[-0.0345, -0.0007]`` (``as_percent``: ``[+0.81%, +3.93%]``); empty when unknown."""
     if _missing(low) or _missing(high):
         return ""

@@ -68,7 +68,8 @@ def report_data(
     ``online_results`` maps a section kind (:data:`serpeval.report.online_inputs.KINDS`) to a result
     object with ``to_json_dict()`` (or a list of them, or their dicts).
     """
-    runs = list(results.run_names) if results is not None else list(comparison.systems if comparison else [])
+    runs = (list(results.run_names) if results is not None
+            else list(comparison.systems) if comparison is not None else [])
     if title is None:
         title = ("serpeval report: " + " vs ".join(runs)) if runs else "serpeval report"
     if subtitle is None:
@@ -101,7 +102,8 @@ def _default_subtitle(results: Results | None, comparison: Comparison | None) ->
         if results.settings.qrels:
             parts.append(f"qrels {results.settings.qrels}")
     elif comparison is not None:
-        parts.append(f"{len(comparison.systems)} runs, {len(comparison.query_ids)} queries compared")
+        parts.append(f"{len(comparison.systems)} runs, {len(comparison.query_ids)} queries "
+                     "compared")
     return "; ".join(parts)
 
 

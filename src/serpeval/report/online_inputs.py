@@ -78,7 +78,8 @@ def online_dicts(online: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]
     out: dict[str, list[Mapping[str, Any]]] = {}
     for kind, value in online.items():
         if kind not in KINDS:
-            raise OptionError(f"unknown online result kind {kind!r}; choose from {', '.join(KINDS)}.")
+            raise OptionError(f"unknown online result kind {kind!r}; choose from "
+                              f"{', '.join(KINDS)}.")
         items = value if isinstance(value, (list, tuple)) else [value]
         convert = _CONVERTERS.get(kind, lambda result: result.to_json_dict())
         out[kind] = [item if isinstance(item, Mapping) else convert(item) for item in items]

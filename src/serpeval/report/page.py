@@ -18,13 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from serpeval.errors import require
-
 if TYPE_CHECKING:
     from jinja2 import Environment
 
 __all__ = ["Card", "Cell", "Column", "Panel", "ReportData", "Row", "Section", "Table",
-           "fragment", "render_page"]
+           "fragment", "num_cell", "render_page", "text_cell"]
 
 
 # ----------------------------------------------------------------------------- data
@@ -82,6 +80,18 @@ class Cell:
     tip: str = ""
 
 
+def num_cell(value: float | None, text: str, kind: str = "", tip: str = "") -> Cell:
+    """A right-aligned cell showing ``text`` that sorts by ``value``; ``kind`` adds a class."""
+    from serpeval.report.formatting import sort_key
+
+    return Cell(text, sort_key(value), f"num {kind}".strip(), tip)
+
+
+def text_cell(text: str, kind: str = "", tip: str = "") -> Cell:
+    """A left-aligned cell that sorts by its text; ``kind`` adds a class (``wrap``, ``better``)."""
+    return Cell(text, None, f"text {kind}".strip(), tip)
+
+
 @dataclass(frozen=True)
 class Row:
     """A table row; ``kind`` is a CSS class (``better``, ``worse``, ``group-start``)."""
@@ -125,7 +135,8 @@ class Card:
 
 @cache
 def _environment() -> Environment:
-    jinja2: Any = require("jinja2", "report")
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.PackageLoader("serpeval.report", "templates"),
         autoescape=True,
@@ -152,7 +163,7 @@ def render_page(title: str, sections: Sequence[Section], subtitle: str = "") -> 
     from serpeval import __version__
 
     template = _environment().get_template("report.html.j2")
-    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return template.render(title=title, subtitle=subtitle, sections=list(sections),
                            version=__version__, created=created,
                            css=Markup(_asset("report.css")), js=Markup(_asset("report.js")))

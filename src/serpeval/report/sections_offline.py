@@ -14,11 +14,35 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from serpeval.report.formatting import interval, number, p_value, signed, sort_key
-from serpeval.report.page import Card, Cell, Column, Panel, ReportData, Row, Section, Table, fragment
-from serpeval.report.svg import Bar, Interval, StripPoint, StripRow, bar_chart, interval_chart, strip_chart
+from markupsafe import Markup
 
-__all__ = ["distributions", "metric_table", "overview", "per_query", "rules"]
+from serpeval.report.formatting import interval, number, p_value, signed
+from serpeval.report.page import (
+    Card,
+    Column,
+    Panel,
+    ReportData,
+    Row,
+    Section,
+    Table,
+    fragment,
+    num_cell,
+    text_cell,
+)
+from serpeval.report.svg import (
+    Bar,
+    Interval,
+    StripPoint,
+    StripRow,
+    bar_chart,
+    interval_chart,
+    strip_chart,
+)
+
+__all__ = ["comparison_sentence", "direction", "distributions", "measure_spec", "metric_table",
+           "overview", "per_query", "query_label", "rules"]
+
+Data = Mapping[str, Any]
 
 #: Headline cards shown before the page falls back to one measure's cards.
 MAX_CARDS = 12
@@ -47,18 +71,27 @@ def direction(delta: float | None, measure: str) -> str:
     return "better" if (delta > 0) == measure_spec(measure).higher_is_better else "worse"
 
 
-def _row_kind(row: Mapping[str, Any]) -> str:
+def _row_kind(row: Data) -> str:
     """Colour of a comparison row: only significant differences are coloured."""
     if not row["significant"] or not row["marker"]:
         return ""
     return "better" if row["improved"] else "worse"
 
 
-def _correction_label(comparison: Mapping[str, Any]) -> str:
+def _correction_label(comparison: Data) -> str:
     from serpeval.comparison import CORRECTION_NAMES
 
     name = comparison["correction"]
     return "uncorrected" if name == "none" else CORRECTION_NAMES.get(name, name)
+
+
+def _by(rows: Sequence[Data], *keys: str) -> dict[Any, list[Data]]:
+    """Rows grouped by the value of ``keys`` (one key: the value itself), in order."""
+    groups: dict[Any, list[Data]] = {}
+    for row in rows:
+        key = row[keys[0]] if len(keys) == 1 else tuple(row[k] for k in keys)
+        groups.setdefault(key, []).append(row)
+    return groups
 
 
 # ----------------------------------------------------------------------------- overview
@@ -75,17 +108,15 @@ def overview(data: ReportData) -> Section | None:
         return Section("overview", "Overview", fragment("cards", cards),
                        summary=f"{comparison_sentence(comparison)}.")
     if evaluation is not None and evaluation["results"]:
-        measures = evaluation["measures"]
-        cards = [Card(title=f"{m}: {row['run']}", value=number(row[m]),
-                      lines=[f"over {row['queries']} queries"])
-                 for row in evaluation["results"] for m in measures][:MAX_CARDS]
-        return Section("overview", "Overview", fragment("cards", cards),
+        cards = [Card(f"{m}: {row['run']}", number(row[m]), [f"over {row['queries']} queries"])
+                 for row in evaluation["results"] for m in evaluation["measures"]]
+        return Section("overview", "Overview", fragment("cards", cards[:MAX_CARDS]),
                        summary=f"{len(evaluation['results'])} run(s) evaluated; no comparison.")
     return None
 
 
-def comparison_sentence(comparison: Mapping[str, Any]) -> str:
-    """``paired t-test against baseline bm25; Holm correction ...; 249 queries`` (from the data)."""
+def comparison_sentence(comparison: Data) -> str:
+    """``paired t-test against baseline bm25; Holm correction ...; 249 queries``."""
     from serpeval.comparison import TEST_NAMES
 
     against = (f"against baseline {comparison['baseline']}" if comparison["pairs"] == "baseline"
@@ -95,7 +126,7 @@ def comparison_sentence(comparison: Mapping[str, Any]) -> str:
             f"corrected p ≤ {comparison['alpha']:g}; {comparison['queries']} queries")
 
 
-def _comparison_card(row: Mapping[str, Any], comparison: Mapping[str, Any]) -> Card:
+def _comparison_card(row: Data, comparison: Data) -> Card:
     level = f"{comparison['confidence']:.0%}"
     significance = "" if row["marker"] else " · not significant"
     return Card(
@@ -103,7 +134,8 @@ def _comparison_card(row: Mapping[str, Any], comparison: Mapping[str, Any]) -> C
         value=signed(row["delta"]),
         marker=row["marker"],
         kind=_row_kind(row),
-        lines=[f"{row['baseline']} {number(row['baseline_mean'])} → {row['system']} {number(row['mean'])}",
+        lines=[f"{row['baseline']} {number(row['baseline_mean'])} → {row['system']} "
+               f"{number(row['mean'])}",
                f"{level} CI {interval(row['ci_low'], row['ci_high'])}",
                f"p {p_value(row['p_value'])} · {_correction_label(comparison)} "
                f"{p_value(row['p_value_corrected'])}{significance}",
@@ -117,63 +149,68 @@ def _comparison_card(row: Mapping[str, Any], comparison: Mapping[str, Any]) -> C
 def metric_table(data: ReportData) -> Section | None:
     """Means per system and measure (with significance markers), then every comparison."""
     evaluation, comparison = data.evaluation, data.comparison
-    if evaluation is None and comparison is None:
-        return None
-    parts = [fragment("table", _means_table(evaluation, comparison))]  # type: ignore[arg-type]
-    summary = "Mean of each measure over the evaluated queries; the best value per column in bold."
     if comparison is not None:
         summary = (f"Means over the {comparison['queries']} queries every run was evaluated on; "
                    "best in bold.")
         if comparison["pairs"] == "baseline":
             summary += (f" ▲ / ▼: significantly better / worse than {comparison['baseline']} "
                         f"(corrected p ≤ {comparison['alpha']:g}).")
-        parts.append(fragment("table", _differences_table(comparison)))
+        parts = [fragment("table", _means_table(_comparison_means(comparison),
+                                                comparison["measures"], comparison)),
+                 fragment("table", _differences_table(comparison))]
         chart = _interval_chart(comparison)
         if chart is not None:
             parts.append(chart)
-    from markupsafe import Markup
-
+    elif evaluation is not None:
+        summary = "Mean of each measure over the evaluated queries; the best per column in bold."
+        parts = [fragment("table", _means_table(evaluation["results"], evaluation["measures"]))]
+    else:
+        return None
     return Section("metrics", "Metrics", Markup("").join(parts), summary=summary)
 
 
-def _means_table(evaluation: Mapping[str, Any], comparison: Mapping[str, Any] | None) -> Table:
-    """Systems x measures: the comparison's means (common queries) or the evaluation's."""
-    if comparison is not None:
-        measures = list(comparison["measures"])
-        counts = {c["system"]: c["compared"] for c in comparison["coverage"]}
-        means = comparison["means"]
-        rows_in = [{"run": s, "queries": counts[s], **means[s]} for s in comparison["systems"]]
-    else:
-        measures = list(evaluation["measures"])
-        rows_in = list(evaluation["results"])
-    markers: dict[tuple[str, str], Mapping[str, Any]] = {}
+def _comparison_means(comparison: Data) -> list[Data]:
+    """One row per system: the queries compared and the means over them."""
+    counts = {c["system"]: c["compared"] for c in comparison["coverage"]}
+    return [{"run": s, "queries": counts[s], **comparison["means"][s]}
+            for s in comparison["systems"]]
+
+
+def _best(rows: Sequence[Data], measure: str) -> float | None:
+    """The best mean of a measure on a bounded scale (shown in bold), when there is a choice."""
+    spec = measure_spec(measure)
+    values = [r[measure] for r in rows if r[measure] is not None and not math.isnan(r[measure])]
+    if spec.bounds is None or len(rows) < 2 or not values:
+        return None
+    return max(values) if spec.higher_is_better else min(values)
+
+
+def _means_table(rows: Sequence[Data], measures: Sequence[str], comparison: Data | None = None
+                 ) -> Table:
+    """Systems x measures, the best in bold and, against a baseline, ▲ / ▼ markers."""
+    pairs: dict[tuple[str, str], Data] = {}
     if comparison is not None and comparison["pairs"] == "baseline":
-        markers = {(r["system"], r["measure"]): r for r in comparison["comparisons"]}
-    best = {}
-    for m in measures:
-        spec = measure_spec(m)
-        values = [r[m] for r in rows_in if r[m] is not None and not math.isnan(r[m])]
-        if spec.bounds is not None and len(rows_in) > 1 and values:
-            best[m] = max(values) if spec.higher_is_better else min(values)
+        pairs = {(r["system"], r["measure"]): r for r in comparison["comparisons"]}
+    best = {m: _best(rows, m) for m in measures}
     columns = [Column("run", numeric=False), Column("queries"),
                *[Column(m, help=measure_spec(m).summary) for m in measures]]
-    rows = []
-    for r in rows_in:
-        cells = [Cell(r["run"], cls="text"), Cell(str(r["queries"]), r["queries"], "num")]
+    table = []
+    for r in rows:
+        cells = [text_cell(r["run"]), num_cell(r["queries"], str(r["queries"]))]
         for m in measures:
-            pair = markers.get((r["run"], m))
-            marker = pair["marker"] if pair else ""
-            text = number(r[m]) + (f" {marker}" if marker else "")
-            classes = " ".join(c for c in ("num", "best" if r[m] == best.get(m) else "",
-                                           _row_kind(pair) if pair else "") if c)
-            tip = (f"{r['run']} vs {pair['baseline']}: Δ {signed(pair['delta'])}, corrected p "
-                   f"{p_value(pair['p_value_corrected'])}") if pair else ""
-            cells.append(Cell(text, sort=sort_key(r[m]), cls=classes, tip=tip))
-        rows.append(Row(cells))
-    return Table(columns, rows)
+            pair = pairs.get((r["run"], m))
+            text, kind, tip = number(r[m]), "best" if r[m] == best[m] else "", ""
+            if pair is not None:
+                text = f"{text} {pair['marker']}".strip()
+                kind = f"{kind} {_row_kind(pair)}".strip()
+                tip = (f"{r['run']} vs {pair['baseline']}: Δ {signed(pair['delta'])}, "
+                       f"corrected p {p_value(pair['p_value_corrected'])}")
+            cells.append(num_cell(r[m], text, kind, tip))
+        table.append(Row(cells))
+    return Table(columns, table)
 
 
-def _differences_table(comparison: Mapping[str, Any]) -> Table:
+def _differences_table(comparison: Data) -> Table:
     level = f"{comparison['confidence']:.0%}"
     all_pairs = comparison["pairs"] == "all"
     columns = [Column("measure", numeric=False), Column("system", numeric=False),
@@ -181,32 +218,34 @@ def _differences_table(comparison: Mapping[str, Any]) -> Table:
                Column("mean"), Column("vs mean" if all_pairs else "baseline mean"),
                Column("Δ"), Column(f"{level} CI", help=f"{level} confidence interval of Δ"),
                Column("p", help="p-value of the paired test"),
-               Column(f"p ({_correction_label(comparison)})", help="corrected for multiple comparisons"),
+               Column(f"p ({_correction_label(comparison)})",
+                      help="corrected for multiple comparisons"),
                Column("d_z", help="effect size: mean Δ / sd of the per-query Δ"),
                Column("W/T/L", help="queries won / tied / lost"), Column("sig", numeric=False)]
     rows = []
     previous = None
     for r in comparison["comparisons"]:
-        cells = [Cell(r["measure"], cls="text"), Cell(r["system"], cls="text"),
-                 *([Cell(r["baseline"], cls="text")] if all_pairs else []),
-                 Cell(number(r["mean"]), sort_key(r["mean"]), "num"),
-                 Cell(number(r["baseline_mean"]), sort_key(r["baseline_mean"]), "num"),
-                 Cell(signed(r["delta"]), sort_key(r["delta"]), f"num delta {_row_kind(r)}".strip()),
-                 Cell(interval(r["ci_low"], r["ci_high"]), sort_key(r["ci_low"]), "num"),
-                 Cell(p_value(r["p_value"]), sort_key(r["p_value"]), "num"),
-                 Cell(p_value(r["p_value_corrected"]), sort_key(r["p_value_corrected"]),
-                      "num sig" if r["significant"] else "num"),
-                 Cell(signed(r["effect_size"], 2), sort_key(r["effect_size"]), "num"),
-                 Cell(f"{r['wins']}/{r['ties']}/{r['losses']}", sort_key(r["wins"] - r["losses"]), "num"),
-                 Cell(r["marker"], r["marker"], f"text {_row_kind(r)}".strip())]
-        kind = "group-start" if previous is not None and r["measure"] != previous else ""
+        kind = _row_kind(r)
+        cells = [text_cell(r["measure"]), text_cell(r["system"]),
+                 *([text_cell(r["baseline"])] if all_pairs else []),
+                 num_cell(r["mean"], number(r["mean"])),
+                 num_cell(r["baseline_mean"], number(r["baseline_mean"])),
+                 num_cell(r["delta"], signed(r["delta"]), f"delta {kind}"),
+                 num_cell(r["ci_low"], interval(r["ci_low"], r["ci_high"])),
+                 num_cell(r["p_value"], p_value(r["p_value"])),
+                 num_cell(r["p_value_corrected"], p_value(r["p_value_corrected"]),
+                          "sig" if r["significant"] else ""),
+                 num_cell(r["effect_size"], signed(r["effect_size"], 2)),
+                 num_cell(r["wins"] - r["losses"], f"{r['wins']}/{r['ties']}/{r['losses']}"),
+                 text_cell(r["marker"], kind)]
+        rows.append(Row(cells, "group-start" if previous not in (None, r["measure"]) else ""))
         previous = r["measure"]
-        rows.append(Row(cells, kind))
-    return Table(columns, rows, caption=f"Each system against {comparison['baseline']}"
-                 if not all_pairs else "Every pair of systems")
+    caption = ("Every pair of systems" if all_pairs
+               else f"Each system against {comparison['baseline']}")
+    return Table(columns, rows, caption=caption)
 
 
-def _interval_chart(comparison: Mapping[str, Any]) -> Any:
+def _interval_chart(comparison: Data) -> Markup | None:
     """Δ with its CI per comparison, for measures on a bounded scale (counts differ in size)."""
     level = f"{comparison['confidence']:.0%}"
     rows = []
@@ -216,7 +255,8 @@ def _interval_chart(comparison: Mapping[str, Any]) -> Any:
         vs = f" vs {r['baseline']}" if comparison["pairs"] == "all" else ""
         tip = (f"{r['measure']}: {r['system']} vs {r['baseline']}\n"
                f"Δ {signed(r['delta'])}, {level} CI {interval(r['ci_low'], r['ci_high'])}\n"
-               f"p {p_value(r['p_value'])}, corrected {p_value(r['p_value_corrected'])} {r['marker']}")
+               f"p {p_value(r['p_value'])}, corrected {p_value(r['p_value_corrected'])} "
+               f"{r['marker']}".rstrip())
         rows.append(Interval(f"{r['measure']}: {r['system']}{vs}", r["delta"], r["ci_low"],
                              r["ci_high"], tip, _row_kind(r)))
     if not rows:
@@ -239,74 +279,64 @@ def per_query(data: ReportData) -> Section | None:
     return None
 
 
-def _per_query_deltas(comparison: Mapping[str, Any], topics: Mapping[str, str]) -> Section:
-    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
-    for row in comparison["per_query"]:
-        groups.setdefault((row["measure"], row["system"], row["baseline"]), []).append(row)
-    panels = []
-    for pair in comparison["comparisons"]:
-        key = (pair["measure"], pair["system"], pair["baseline"])
-        panels.append(_delta_panel(pair, groups.get(key, []), topics))
-    summary = ("Per query: the system's value minus the baseline's, best first. Hover a bar for "
-               "the query; sort the table by any column.")
+def _per_query_deltas(comparison: Data, topics: Mapping[str, str]) -> Section:
+    groups = _by(comparison["per_query"], "measure", "system", "baseline")
+    key = ("measure", "system", "baseline")
+    panels = [_delta_panel(pair, groups.get(tuple(pair[k] for k in key), []), topics)
+              for pair in comparison["comparisons"]]
     return Section("per-query", "Per-query differences",
-                   fragment("switcher", "per-query", "Comparison", panels), summary=summary)
+                   fragment("switcher", "per-query", "Comparison", panels),
+                   summary="Per query: the system's value minus the baseline's, best first. Hover "
+                           "a bar for the query; sort the table by any column.")
 
 
-def _delta_panel(pair: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-                 topics: Mapping[str, str]) -> Panel:
+def _delta_panel(pair: Data, rows: Sequence[Data], topics: Mapping[str, str]) -> Panel:
     measure, system, baseline = pair["measure"], pair["system"], pair["baseline"]
     up = measure_spec(measure).higher_is_better
     ordered = sorted(rows, key=lambda r: (-r["delta"] if up else r["delta"], r["query_id"]))
-    bars = [Bar(r["delta"], f"{query_label(r['query_id'], topics)}\n{baseline} {number(r['baseline_value'])}"
-                            f" → {system} {number(r['value'])}  (Δ {signed(r['delta'])})",
+    bars = [Bar(r["delta"], f"{query_label(r['query_id'], topics)}\n"
+                            f"{baseline} {number(r['baseline_value'])} → {system} "
+                            f"{number(r['value'])}  (Δ {signed(r['delta'])})",
                 direction(r["delta"], measure)) for r in ordered]
     chart = bar_chart(bars, y_label=f"Δ {measure}", x_label=f"{len(bars)} queries, sorted by Δ")
-    with_text = bool(topics)
     columns = [Column("#"), Column("query", numeric=False),
-               *([Column("text", numeric=False)] if with_text else []),
+               *([Column("text", numeric=False)] if topics else []),
                Column(baseline), Column(system), Column("Δ")]
-    table_rows = []
+    table = []
     for i, r in enumerate(ordered, 1):
         kind = direction(r["delta"], measure)
-        cells = [Cell(str(i), i, "num"), Cell(str(r["query_id"]), cls="text"),
-                 *([Cell(topics.get(r["query_id"], ""), cls="text wrap")] if with_text else []),
-                 Cell(number(r["baseline_value"]), sort_key(r["baseline_value"]), "num"),
-                 Cell(number(r["value"]), sort_key(r["value"]), "num"),
-                 Cell(signed(r["delta"]), sort_key(r["delta"]), "num delta")]
-        table_rows.append(Row(cells, kind if kind != "tie" else ""))
-    from markupsafe import Markup
-
-    body = Markup("").join([fragment("figure", chart, ""),
-                            fragment("table", Table(columns, table_rows, scroll=True))])
+        table.append(Row([num_cell(i, str(i)), text_cell(str(r["query_id"])),
+                          *([text_cell(topics.get(r["query_id"], ""), "wrap")] if topics else []),
+                          num_cell(r["baseline_value"], number(r["baseline_value"])),
+                          num_cell(r["value"], number(r["value"])),
+                          num_cell(r["delta"], signed(r["delta"]), "delta")],
+                         kind if kind != "tie" else ""))
+    body = fragment("figure", chart, "") + fragment("table", Table(columns, table, scroll=True))
     summary = (f"{system} vs {baseline} on {measure}: better on {pair['wins']} queries, worse on "
                f"{pair['losses']}, tied on {pair['ties']}; mean Δ {signed(pair['delta'])} "
                f"{pair['marker']}".rstrip())
     return Panel(f"{measure}: {system} vs {baseline}", body, summary)
 
 
-def _per_query_values(evaluation: Mapping[str, Any], topics: Mapping[str, str]) -> Section | None:
+def _per_query_values(evaluation: Data, topics: Mapping[str, str]) -> Section | None:
     measures = list(evaluation["measures"])
-    by_run: dict[str, list[Mapping[str, Any]]] = {}
-    for row in evaluation.get("per_query", []):
-        by_run.setdefault(row["run"], []).append(row)
+    by_run = _by(evaluation.get("per_query", []), "run")
     if not by_run or not measures:
         return None
     first = measures[0]
+    up = measure_spec(first).higher_is_better
+    columns = [Column("query", numeric=False), *([Column("text", numeric=False)] if topics else []),
+               *[Column(m) for m in measures]]
     panels = []
     for run, rows in by_run.items():
-        up = measure_spec(first).higher_is_better
         ordered = sorted(rows, key=lambda r: (r[first] if up else -r[first], r["query_id"]))
-        columns = [Column("query", numeric=False),
-                   *([Column("text", numeric=False)] if topics else []),
-                   *[Column(m) for m in measures]]
-        table_rows = [Row([Cell(str(r["query_id"]), cls="text"),
-                           *([Cell(topics.get(r["query_id"], ""), cls="text wrap")] if topics else []),
-                           *[Cell(number(r[m]), sort_key(r[m]), "num") for m in measures]])
-                      for r in ordered]
-        panels.append(Panel(run, fragment("table", Table(columns, table_rows, scroll=True)),
+        table = [Row([text_cell(str(r["query_id"])),
+                      *([text_cell(topics.get(r["query_id"], ""), "wrap")] if topics else []),
+                      *[num_cell(r[m], number(r[m])) for m in measures]]) for r in ordered]
+        panels.append(Panel(run, fragment("table", Table(columns, table, scroll=True)),
                             f"{run}: {len(rows)} queries, worst on {first} first"))
-    return Section("per-query", "Per-query values", fragment("switcher", "per-query", "Run", panels),
+    return Section("per-query", "Per-query values",
+                   fragment("switcher", "per-query", "Run", panels),
                    summary="Per-query values of each run; sort the table by any column.")
 
 
@@ -318,25 +348,23 @@ def distributions(data: ReportData) -> Section | None:
     evaluation = data.evaluation
     if evaluation is None or not evaluation.get("per_query"):
         return None
-    measures = list(evaluation["measures"])
-    by_run: dict[str, list[Mapping[str, Any]]] = {}
-    for row in evaluation["per_query"]:
-        by_run.setdefault(row["run"], []).append(row)
+    by_run = _by(evaluation["per_query"], "run")
     aggregates = {row["run"]: row for row in evaluation["results"]}
     charts = []
-    for m in measures:
+    for m in evaluation["measures"]:
         spec = measure_spec(m)
+        averaged = spec.aggregate == "mean"          # a sum is not on the per-query scale
         rows = []
         for run, values in by_run.items():
             points = [StripPoint(r[m], f"{run} · {query_label(r['query_id'], data.topics)}\n"
                                        f"{m} = {number(r[m])}") for r in values]
-            mean = aggregates[run][m] if spec.aggregate == "mean" else None
+            mean = aggregates[run][m] if averaged else None
             rows.append(StripRow(run, points, mean,
                                  f"{run}: mean {m} = {number(mean)} over {len(values)} queries"))
-        domain = spec.bounds if spec.bounds is not None and all(map(math.isfinite, spec.bounds)) else None
-        chart = strip_chart(rows, x_label=m, domain=domain)
-        charts.append(fragment("figure", chart, f"{m}: one dot per query" +
-                               ("; the bar is the mean" if spec.aggregate == "mean" else "")))
+        bounded = spec.bounds is not None and all(map(math.isfinite, spec.bounds))
+        chart = strip_chart(rows, x_label=m, domain=spec.bounds if bounded else None)
+        caption = f"{m}: one dot per query" + ("; the bar is the mean" if averaged else "")
+        charts.append(fragment("figure", chart, caption))
     return Section("distributions", "Distributions", fragment("grid", charts),
                    summary="How each run's per-query values spread: one dot per evaluated query.")
 
@@ -349,38 +377,38 @@ def rules(data: ReportData) -> Section | None:
     source = data.evaluation or data.comparison
     if source is None:
         return None
-    from markupsafe import Markup
-
     parts = [fragment("notes", list(source["rules"]))]
     if data.comparison is not None:
-        parts.append(Markup("<h3>Significance tests</h3>"))
-        parts.append(fragment("notes", [comparison_sentence(data.comparison),
-                                        *data.comparison["notes"]]))
+        parts += [fragment("heading", "Significance tests"),
+                  fragment("notes", [comparison_sentence(data.comparison),
+                                     *data.comparison["notes"]])]
     if data.evaluation is not None:
-        parts.append(Markup("<h3>Coverage</h3>"))
-        parts.append(fragment("table", _coverage_table(data.evaluation["coverage"])))
+        parts += [fragment("heading", "Coverage"),
+                  fragment("table", _coverage_table(data.evaluation["coverage"]))]
     if data.notes:
-        parts.append(Markup("<h3>Notes</h3>"))
-        parts.append(fragment("notes", list(data.notes)))
+        parts += [fragment("heading", "Notes"), fragment("notes", list(data.notes))]
     return Section("rules", "Evaluation rules", Markup("").join(parts),
                    summary="How the numbers above were computed, and what was left out.")
 
 
-def _coverage_table(coverage: Sequence[Mapping[str, Any]]) -> Table:
+MISSING_ACTIONS = {"skip": "skipped", "zero": "counted as 0", "error": "refused"}
+
+
+def _coverage_table(coverage: Sequence[Data]) -> Table:
     columns = [Column("run", numeric=False), Column("judged queries"), Column("run queries"),
-               Column("evaluated"), Column("missing", help="judged queries the run has no results for"),
+               Column("evaluated"),
+               Column("missing", help="judged queries the run has no results for"),
                Column("missing queries", numeric=False), Column("unjudged run queries"),
                Column("tie groups", help="groups of equal scores, broken by doc id descending")]
     rows = []
     for c in coverage:
         missing = list(c["missing"])
         shown = ", ".join(missing[:8]) + (", …" if len(missing) > 8 else "")
-        action = {"skip": "skipped", "zero": "counted as 0", "error": "refused"}.get(c["missing_policy"], "")
-        rows.append(Row([Cell(c["run"], cls="text"),
-                         *[Cell(str(c[k]), c[k], "num") for k in ("judged_queries", "run_queries", "evaluated")],
-                         Cell(str(len(missing)), len(missing), "num"),
-                         Cell(f"{shown} ({action})" if missing else "", cls="text wrap",
-                              tip=", ".join(missing)),
-                         Cell(str(c["unjudged_queries"]), c["unjudged_queries"], "num"),
-                         Cell(str(c["ties"]), c["ties"], "num")]))
+        action = MISSING_ACTIONS.get(c["missing_policy"], "")
+        counts = [num_cell(c[k], str(c[k])) for k in ("judged_queries", "run_queries", "evaluated")]
+        rows.append(Row([text_cell(c["run"]), *counts, num_cell(len(missing), str(len(missing))),
+                         text_cell(f"{shown} ({action})" if missing else "", "wrap",
+                                   ", ".join(missing)),
+                         num_cell(c["unjudged_queries"], str(c["unjudged_queries"])),
+                         num_cell(c["ties"], str(c["ties"]))]))
     return Table(columns, rows)

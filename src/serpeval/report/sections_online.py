@@ -14,10 +14,23 @@ from typing import Any
 from markupsafe import Markup
 
 from serpeval.report.formatting import count, interval, number, p_value, percent, signed, sort_key
-from serpeval.report.page import Card, Cell, Column, ReportData, Row, Section, Table, fragment
+from serpeval.report.page import (
+    Card,
+    Cell,
+    Column,
+    ReportData,
+    Row,
+    Section,
+    Table,
+    fragment,
+    num_cell,
+    text_cell,
+)
 from serpeval.report.svg import Interval, LinePoint, Series, interval_chart, line_chart
 
 __all__ = ["BUILDERS", "ab", "ab_monitor", "ab_plan", "interleaving", "simulation"]
+
+Data = Mapping[str, Any]
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -26,16 +39,21 @@ def _join(parts: Iterable[Markup]) -> Markup:
     return Markup("").join(parts)
 
 
-def _each(items: Sequence[Mapping[str, Any]], title: Callable[[Mapping[str, Any]], str],
-          body: Callable[[Mapping[str, Any]], Markup]) -> Markup:
+def _each(items: Sequence[Data], title: Callable[[Data], str], body: Callable[[Data], Markup]
+          ) -> Markup:
     """The bodies of several results of one kind, each under its own heading when many."""
     if len(items) == 1:
         return body(items[0])
     return _join(fragment("heading", title(item)) + body(item) for item in items)
 
 
-def _warning(text: str) -> Markup:
-    return fragment("paragraph", text, "warning")
+def _figure(chart: Markup, caption: str) -> Markup:
+    return fragment("figure", chart, caption)
+
+
+def _label_width(labels: Iterable[str]) -> int:
+    """Room for the row labels of an interval chart (7 px a character, within limits)."""
+    return min(320, 60 + 7 * max((len(label) for label in labels), default=10))
 
 
 # ----------------------------------------------------------------------------- interleaving
@@ -52,18 +70,19 @@ def interleaving(data: ReportData) -> Section | None:
                            "prefer A. CI: bootstrap over units; p: exact sign test.")
 
 
-def _interleaving_body(d: Mapping[str, Any]) -> Markup:
+def _interleaving_body(d: Data) -> Markup:
     parts = []
     for row in d["results"]:
         low_key = next(k for k in row if k.startswith("CI ") and k.endswith(" low"))
-        level = low_key[3:-4]
-        low, high = row[low_key], row[low_key[:-4] + " high"]
+        level = low_key[3:-4]                                   # "CI 95% low" -> "95%"
+        low, high = row[low_key], row[f"CI {level} high"]
         a, b = row.get("A", "A"), row.get("B", "B")
         winner = {"A": a, "B": b}.get(row["winner"], "none")
-        kind = "" if row["winner"] not in ("A", "B") else "better"
+        kind = "better" if row["winner"] in ("A", "B") else ""
+        ci = interval(low, high)
         parts.append(fragment("cards", [
             Card(f"{a} vs {b}: preference Δ_AB", signed(row["delta"]),
-                 [f"{level} CI {interval(low, high)}", f"sign test p {p_value(row['p (sign test)'])}",
+                 [f"{level} CI {ci}", f"sign test p {p_value(row['p (sign test)'])}",
                   f"winner: {winner}"], kind=kind),
             Card("impressions", count(row["impressions"]),
                  [f"{a} won {count(row['wins A'])}, {b} won {count(row['wins B'])}, "
@@ -72,19 +91,20 @@ def _interleaving_body(d: Mapping[str, Any]) -> Markup:
                  [f"{count(row['prefer A'])} prefer {a}, {count(row['prefer B'])} prefer {b} "
                   f"of {count(row['units'])}", f"sign test p {p_value(row['p (units)'])}"]),
         ]))
-        tip = f"Δ_AB {signed(row['delta'])}, {level} CI {interval(low, high)}"
+        tip = f"Δ_AB {signed(row['delta'])}, {level} CI {ci}"
         chart = interval_chart([Interval(f"Δ_AB ({a} − {b})", row["delta"], low, high, tip, kind)],
                                x_label=f"Δ_AB with {level} CI", width=760, label_width=160)
-        parts.append(fragment("figure", chart, f"Positive: {a} preferred; negative: {b}."))
-    checks = [Row([Cell(c["check"], cls="text"), Cell(number(c.get("value")), sort_key(c.get("value")), "num"),
-                   Cell(p_value(c.get("p")), sort_key(c.get("p")), "num"),
-                   Cell("ok" if c["ok"] else "FAILED", cls="text" if c["ok"] else "text worse"),
-                   Cell(str(c.get("detail", "")), cls="text wrap")], "" if c["ok"] else "worse")
+        parts.append(_figure(chart, f"Positive: {a} preferred; negative: {b}."))
+    checks = [Row([text_cell(c["check"]), num_cell(c.get("value"), number(c.get("value"))),
+                   num_cell(c.get("p"), p_value(c.get("p"))),
+                   text_cell("ok" if c["ok"] else "FAILED", "" if c["ok"] else "worse"),
+                   text_cell(str(c.get("detail", "")), "wrap")], "" if c["ok"] else "worse")
               for c in d.get("checks", [])]
     if checks:
-        parts.append(fragment("table", Table([Column("check", False), Column("value"), Column("p"),
-                                              Column("result", False), Column("detail", False)],
-                                             checks, caption="Validity checks of the interleaving")))
+        columns = [Column("check", False), Column("value"), Column("p"), Column("result", False),
+                   Column("detail", False)]
+        parts.append(fragment("table", Table(columns, checks,
+                                             caption="Validity checks of the interleaving")))
     parts.append(fragment("notes", list(d.get("notes", []))))
     return _join(parts)
 
@@ -99,70 +119,91 @@ def ab(data: ReportData) -> Section | None:
         return None
     body = _each(items, lambda d: str(d.get("experiment", "")), _ab_body)
     return Section("ab", "A/B test", body,
-                   summary="Effect of each treatment on each metric, with its confidence interval; "
-                           "▲ / ▼ significantly better / worse after the multiple-testing correction.")
+                   summary="Effect of each treatment on each metric, with its confidence "
+                           "interval; ▲ / ▼ significantly better / worse after the "
+                           "multiple-testing correction.")
 
 
-def _ab_marker(row: Mapping[str, Any]) -> tuple[str, str]:
+def _ab_marker(row: Data) -> tuple[str, str]:
+    """The marker and colour of a verdict (``better``, ``worse``, no significant difference)."""
     return {"better": ("▲", "better"), "worse": ("▼", "worse")}.get(row["verdict"], ("", ""))
 
 
-def _ab_body(d: Mapping[str, Any]) -> Markup:
-    level = f"{1 - float(d.get('alpha', 0.05)):.0%}"
-    parts = []
-    srm = d["srm"]
-    if srm.get("mismatch"):
-        counts = ", ".join(f"{v} {count(o)} (expected {count(e)})"
-                           for v, o, e in zip(srm["variants"], srm["observed"], srm["expected"], strict=True))
-        parts.append(_warning(f"Sample ratio mismatch: {counts}; p = {srm['p_value']:.2e} < "
-                              f"{srm['threshold']:g}. Do not trust the effects below until the cause "
-                              "is found."))
-    rows = list(d["results"])
+def _srm_warning(srm: Data) -> Markup:
+    counts = ", ".join(f"{v} {count(o)} (expected {count(e)})" for v, o, e in
+                       zip(srm["variants"], srm["observed"], srm["expected"], strict=True))
+    return fragment("paragraph", f"Sample ratio mismatch: {counts}; p = {srm['p_value']:.2e} < "
+                                 f"{srm['threshold']:g}. Do not trust the effects below until the "
+                                 "cause is found.", "warning")
+
+
+def _ab_card(r: Data, level: str) -> Card:
+    marker, kind = _ab_marker(r)
+    relative_ci = interval(r["rel_ci_lower"], r["rel_ci_upper"], as_percent=True)
+    return Card(f"{r['metric']}: {r['treatment']} vs {r['control']}", percent(r["rel_effect"]), [
+        f"{r['control']} {number(r['value_control'])} → {r['treatment']} "
+        f"{number(r['value_treatment'])}",
+        f"effect {signed(r['effect'])}, {level} CI {interval(r['ci_lower'], r['ci_upper'])}",
+        f"relative {level} CI {relative_ci}",
+        f"p {p_value(r['p_value'])}, adjusted {p_value(r['p_value_adjusted'])}: {r['verdict']}",
+        r["test"]], marker=marker, kind=kind)
+
+
+def _ab_interval(r: Data, level: str) -> Interval:
+    """The relative effect in percent with its CI."""
+    relative_ci = interval(r["rel_ci_lower"], r["rel_ci_upper"], as_percent=True)
+    tip = (f"{r['metric']}: {r['treatment']} vs {r['control']}\nrelative effect "
+           f"{percent(r['rel_effect'])}, {level} CI {relative_ci}\n"
+           f"adjusted p {p_value(r['p_value_adjusted'])}: {r['verdict']}")
+    return Interval(f"{r['metric']}: {r['treatment']}", 100 * r["rel_effect"],
+                    100 * r["rel_ci_lower"], 100 * r["rel_ci_upper"], tip, _ab_marker(r)[1])
+
+
+def _ab_table(rows: Sequence[Data], level: str) -> Table:
     several = len({r["treatment"] for r in rows}) > 1   # else the treatment is in every title
-    cards, intervals, table = [], [], []
-    for r in rows:
-        marker, kind = _ab_marker(r)
-        label = f"{r['metric']}: {r['treatment']} vs {r['control']}"
-        cards.append(Card(label, percent(r["rel_effect"]), [
-            f"{r['control']} {number(r['value_control'])} → {r['treatment']} {number(r['value_treatment'])}",
-            f"effect {signed(r['effect'])}, {level} CI {interval(r['ci_lower'], r['ci_upper'])}",
-            f"relative {level} CI {interval(r['rel_ci_lower'], r['rel_ci_upper'], as_percent=True)}",
-            f"p {p_value(r['p_value'])}, adjusted {p_value(r['p_value_adjusted'])}: {r['verdict']}",
-            r["test"]], marker=marker, kind=kind))
-        intervals.append(Interval(f"{r['metric']}: {r['treatment']}", 100 * r["rel_effect"], 100 * r["rel_ci_lower"],
-                                  100 * r["rel_ci_upper"],
-                                  f"{label}\nrelative effect {percent(r['rel_effect'])}, {level} CI "
-                                  f"{interval(r['rel_ci_lower'], r['rel_ci_upper'], as_percent=True)}\n"
-                                  f"adjusted p {p_value(r['p_value_adjusted'])}: {r['verdict']}", kind))
-        table.append(Row([
-            Cell(r["metric"], cls="text"), *([Cell(r["treatment"], cls="text")] if several else []),
-            Cell(number(r["value_control"]), sort_key(r["value_control"]), "num"),
-            Cell(number(r["value_treatment"]), sort_key(r["value_treatment"]), "num"),
-            Cell(signed(r["effect"]), sort_key(r["effect"]), f"num {kind}".strip()),
-            Cell(interval(r["ci_lower"], r["ci_upper"]), sort_key(r["ci_lower"]), "num"),
-            Cell(percent(r["rel_effect"]), sort_key(r["rel_effect"]), f"num {kind}".strip()),
-            Cell(interval(r["rel_ci_lower"], r["rel_ci_upper"], as_percent=True), sort_key(r["rel_ci_lower"]), "num"),
-            Cell(p_value(r["p_value"]), sort_key(r["p_value"]), "num"),
-            Cell(p_value(r["p_value_adjusted"]), sort_key(r["p_value_adjusted"]), "num"),
-            Cell(f"{r['verdict']} {marker}".strip(), cls=f"text nowrap {kind}".strip(), tip=r["test"]),
-            Cell(percent(r.get("variance_reduction"), 1, sign=False), sort_key(r.get("variance_reduction")), "num")]))
-    parts.append(fragment("cards", cards))
-    chart = interval_chart(intervals, x_label=f"relative effect (%) with {level} CI", width=760,
-                           label_width=min(320, 60 + 7 * max(len(i.label) for i in intervals)))
-    parts.append(fragment("figure", chart, "Relative effect of the treatment; coloured where "
-                                           "significant (green: better for users, red: worse)."))
     columns = [Column("metric", False), *([Column("treatment", False)] if several else []),
-               Column("control value"),
-               Column("treatment value"), Column("effect"), Column(f"{level} CI"),
-               Column("relative"), Column(f"relative {level} CI"), Column("p"), Column("p adj."),
+               Column("control value"), Column("treatment value"), Column("effect"),
+               Column(f"{level} CI"), Column("relative"), Column(f"relative {level} CI"),
+               Column("p"), Column("p adj."),
                Column("verdict", False, help="hover a verdict for its test"),
                Column("variance reduction", help="CUPED")]
-    parts.append(fragment("table", Table(columns, table)))
-    variants = [Row([Cell(v["variant"], cls="text"), Cell(count(v["units"]), v["units"], "num"),
-                     Cell(count(v.get("impressions")), sort_key(v.get("impressions")), "num")])
+    table = []
+    for r in rows:
+        marker, kind = _ab_marker(r)
+        table.append(Row([
+            text_cell(r["metric"]), *([text_cell(r["treatment"])] if several else []),
+            num_cell(r["value_control"], number(r["value_control"])),
+            num_cell(r["value_treatment"], number(r["value_treatment"])),
+            num_cell(r["effect"], signed(r["effect"]), kind),
+            num_cell(r["ci_lower"], interval(r["ci_lower"], r["ci_upper"])),
+            num_cell(r["rel_effect"], percent(r["rel_effect"]), kind),
+            num_cell(r["rel_ci_lower"],
+                     interval(r["rel_ci_lower"], r["rel_ci_upper"], as_percent=True)),
+            num_cell(r["p_value"], p_value(r["p_value"])),
+            num_cell(r["p_value_adjusted"], p_value(r["p_value_adjusted"])),
+            text_cell(f"{r['verdict']} {marker}".strip(), f"nowrap {kind}".strip(), r["test"]),
+            num_cell(r.get("variance_reduction"),
+                     percent(r.get("variance_reduction"), 1, sign=False))]))
+    return Table(columns, table)
+
+
+def _ab_body(d: Data) -> Markup:
+    level = f"{1 - float(d.get('alpha', 0.05)):.0%}"
+    rows = list(d["results"])
+    parts = [_srm_warning(d["srm"])] if d["srm"].get("mismatch") else []
+    parts.append(fragment("cards", [_ab_card(r, level) for r in rows]))
+    intervals = [_ab_interval(r, level) for r in rows]
+    chart = interval_chart(intervals, x_label=f"relative effect (%) with {level} CI", width=760,
+                           label_width=_label_width(i.label for i in intervals))
+    parts.append(_figure(chart, "Relative effect of the treatment; coloured where significant "
+                                "(green: better for users, red: worse)."))
+    parts.append(fragment("table", _ab_table(rows, level)))
+    variants = [Row([text_cell(v["variant"]), num_cell(v["units"], count(v["units"])),
+                     num_cell(v.get("impressions"), count(v.get("impressions")))])
                 for v in d["variants"]]
-    parts.append(fragment("table", Table([Column("variant", False), Column("units"), Column("impressions")],
-                                         variants, caption=f"Units of analysis: {d.get('unit', 'units')}")))
+    columns = [Column("variant", False), Column("units"), Column("impressions")]
+    parts.append(fragment("table", Table(columns, variants,
+                                         caption=f"Units of analysis: {d.get('unit', 'units')}")))
     parts.append(fragment("notes", [*d.get("notes", []), *d.get("rules", [])]))
     return _join(parts)
 
@@ -172,43 +213,50 @@ def ab_monitor(data: ReportData) -> Section | None:
     items = data.online.get("ab_monitor", [])
     if not items:
         return None
-    body = _each(items, lambda d: f"{d.get('experiment', '')}: {d.get('metric', '')}", _monitor_body)
+    body = _each(items, lambda d: f"{d.get('experiment', '')}: {d.get('metric', '')}",
+                 _monitor_body)
     return Section("ab-over-time", "A/B test over time", body,
                    summary="The effect at each look with its always-valid confidence sequence "
                            "(valid however often one looks) and the fixed-horizon CI (valid only "
                            "at a planned end).")
 
 
-def _monitor_body(d: Mapping[str, Any]) -> Markup:
-    by_treatment: dict[str, list[Mapping[str, Any]]] = {}
+def _look_tip(treatment: str, r: Data) -> str:
+    return (f"{treatment}, look {r['look']} (to {r.get('end', '')})\n"
+            f"units {count(r['units_control'])} + {count(r['units_treatment'])}\n"
+            f"effect {signed(r['effect'])}; sequence {interval(r['cs_lower'], r['cs_upper'])}; "
+            f"CI {interval(r['ci_lower'], r['ci_upper'])}\n"
+            f"always-valid p {p_value(r['always_valid_p'])}, fixed p {p_value(r['p_value'])}")
+
+
+def _look_row(treatment: str, r: Data) -> Row:
+    units = r["units_control"] + r["units_treatment"]
+    return Row([num_cell(r["look"], str(r["look"])), text_cell(str(r.get("end", ""))),
+                text_cell(treatment), num_cell(units, count(units)),
+                num_cell(r["effect"], signed(r["effect"])),
+                num_cell(r["cs_lower"], interval(r["cs_lower"], r["cs_upper"])),
+                num_cell(r["ci_lower"], interval(r["ci_lower"], r["ci_upper"])),
+                num_cell(r["always_valid_p"], p_value(r["always_valid_p"])),
+                num_cell(r["p_value"], p_value(r["p_value"]))])
+
+
+def _monitor_body(d: Data) -> Markup:
+    by_treatment: dict[str, list[Data]] = {}
     for row in d["rows"]:
         by_treatment.setdefault(row["treatment"], []).append(row)
     series, table = [], []
     for i, (treatment, rows) in enumerate(by_treatment.items()):
-        def tip(r: Mapping[str, Any]) -> str:
-            return (f"{treatment}, look {r['look']} (to {r.get('end', '')})\n"
-                    f"units {count(r['units_control'])} + {count(r['units_treatment'])}\n"
-                    f"effect {signed(r['effect'])}; sequence {interval(r['cs_lower'], r['cs_upper'])}; "
-                    f"CI {interval(r['ci_lower'], r['ci_upper'])}\n"
-                    f"always-valid p {p_value(r['always_valid_p'])}, fixed p {p_value(r['p_value'])}")
         series.append(Series(f"{treatment}: confidence sequence", [
-            LinePoint(r["look"], r["effect"], tip(r), r["cs_lower"], r["cs_upper"]) for r in rows], 2 * i))
+            LinePoint(r["look"], r["effect"], _look_tip(treatment, r), r["cs_lower"], r["cs_upper"])
+            for r in rows], 2 * i))
         series.append(Series(f"{treatment}: fixed-horizon CI", [
-            LinePoint(r["look"], r["effect"], tip(r), r["ci_lower"], r["ci_upper"]) for r in rows],
-            2 * i + 1, style="points"))
-        table += [Row([Cell(str(r["look"]), r["look"], "num"), Cell(str(r.get("end", "")), cls="text"),
-                       Cell(treatment, cls="text"),
-                       Cell(count(r["units_control"] + r["units_treatment"]),
-                            r["units_control"] + r["units_treatment"], "num"),
-                       Cell(signed(r["effect"]), sort_key(r["effect"]), "num"),
-                       Cell(interval(r["cs_lower"], r["cs_upper"]), sort_key(r["cs_lower"]), "num"),
-                       Cell(interval(r["ci_lower"], r["ci_upper"]), sort_key(r["ci_lower"]), "num"),
-                       Cell(p_value(r["always_valid_p"]), sort_key(r["always_valid_p"]), "num"),
-                       Cell(p_value(r["p_value"]), sort_key(r["p_value"]), "num")]) for r in rows]
+            LinePoint(r["look"], r["effect"], _look_tip(treatment, r), r["ci_lower"], r["ci_upper"])
+            for r in rows], 2 * i + 1, style="points"))
+        table += [_look_row(treatment, r) for r in rows]
     y_label = f"effect on {d['metric']}" if d.get("metric") else "effect"
     chart = line_chart(series, x_label="look", y_label=y_label, width=1080, reference=0.0)
-    parts = [fragment("figure", chart, "Line and band: effect and always-valid confidence sequence; "
-                                       "dots and bars: the fixed-horizon CI at each look.")]
+    parts = [_figure(chart, "Line and band: effect and always-valid confidence sequence; dots "
+                            "and bars: the fixed-horizon CI at each look.")]
     if d.get("first_decision") is not None:
         parts.append(fragment("paragraph", f"The always-valid p-value first fell below "
                                            f"{d['alpha']:g} at look {d['first_decision']}."))
@@ -230,24 +278,25 @@ def ab_plan(data: ReportData) -> Section | None:
                            "the smallest effect detectable with the units observed.")
 
 
-def _plan_body(d: Mapping[str, Any]) -> Markup:
+def _plan_body(d: Data) -> Markup:
     rows = []
     for r in d["rows"]:
         mde = percent(r["mde"], sign=False) if r.get("relative") else number(r["mde"])
-        rows.append(Row([Cell(r["metric"], cls="text"), Cell(number(r["baseline"]), sort_key(r["baseline"]), "num"),
-                         Cell(number(r["sd_per_unit"]), sort_key(r["sd_per_unit"]), "num"),
-                         Cell(mde, sort_key(r["mde"]), "num"),
-                         Cell(count(r["units_per_arm"]), sort_key(r["units_per_arm"]), "num"),
-                         Cell(count(r["units_observed"]), sort_key(r["units_observed"]), "num"),
-                         Cell(number(r["mde_at_observed"]), sort_key(r["mde_at_observed"]), "num"),
-                         Cell(percent(r.get("rel_mde_at_observed"), sign=False),
-                              sort_key(r.get("rel_mde_at_observed")), "num"),
-                         Cell(percent(r.get("variance_reduction"), 1, sign=False),
-                              sort_key(r.get("variance_reduction")), "num")]))
+        rows.append(Row([
+            text_cell(r["metric"]), num_cell(r["baseline"], number(r["baseline"])),
+            num_cell(r["sd_per_unit"], number(r["sd_per_unit"])), num_cell(r["mde"], mde),
+            num_cell(r["units_per_arm"], count(r["units_per_arm"])),
+            num_cell(r["units_observed"], count(r["units_observed"])),
+            num_cell(r["mde_at_observed"], number(r["mde_at_observed"])),
+            num_cell(r.get("rel_mde_at_observed"),
+                     percent(r.get("rel_mde_at_observed"), sign=False)),
+            num_cell(r.get("variance_reduction"),
+                     percent(r.get("variance_reduction"), 1, sign=False))]))
     columns = [Column("metric", False), Column("baseline"), Column("sd per unit"), Column("MDE"),
                Column("units per arm"), Column("units observed"), Column("MDE now"),
                Column("relative MDE now"), Column("variance reduction")]
-    return _join([fragment("table", Table(columns, rows)), fragment("notes", list(d.get("notes", [])))])
+    return _join([fragment("table", Table(columns, rows)),
+                  fragment("notes", list(d.get("notes", [])))])
 
 
 # ----------------------------------------------------------------------------- simulator
@@ -261,50 +310,65 @@ def simulation(data: ReportData) -> Section | None:
     return Section("sensitivity", "Sensitivity: interleaving vs A/B",
                    _each(items, lambda d: str(d.get("title", "")), _simulation_body),
                    summary="Simulated users (click model) on the two rankers: how many impressions "
-                           "each method needs to detect the difference, with bootstrap-over-queries "
-                           "CIs, and whether it points the same way as offline nDCG.")
+                           "each method needs to detect the difference, with bootstrap-over-"
+                           "queries CIs, and whether it points the same way as offline nDCG.")
 
 
-def _simulation_body(d: Mapping[str, Any]) -> Markup:
-    parts = []
-    methods = d.get("methods") or []
-    label = {m["metric"]: ("interleaving (team draft)" if m["method"] == "interleaving"
-                           else f"A/B: {m['metric']}") for m in methods}
+def _method_label(m: Data) -> str:
+    return "interleaving (team draft)" if m["method"] == "interleaving" else f"A/B: {m['metric']}"
+
+
+def _needed_chart(d: Data, methods: Sequence[Data], level: str) -> Markup:
+    """Impressions each method needs, with the bootstrap CI, on a log axis."""
+    rows = []
+    for m in methods:
+        ratio = f"; {m['ratio']:.3g}x interleaving" if m.get("ratio") else ""
+        tip = (f"{_method_label(m)}: {count(m['required'])} impressions, {level} CI "
+               f"[{count(m['required_low'])}, {count(m['required_high'])}]{ratio}")
+        rows.append(Interval(_method_label(m), m["required"], m["required_low"],
+                             m["required_high"], tip, "worse" if m["agrees"] is False else ""))
+    power = f"{d.get('power', 0.8):.0%}"
+    chart = interval_chart(rows, x_label=f"impressions needed for {power} power ({level} CI, "
+                                         "log scale)", width=760, label_width=190, log=True)
+    return _figure(chart, "Fewer is more sensitive; red: the metric moves against the offline "
+                          "nDCG difference.")
+
+
+def _power_chart(d: Data, methods: Sequence[Data]) -> Markup:
+    """Power against impressions: analytic lines, simulated points with Wilson CIs."""
+    series = []
+    for i, m in enumerate(methods):
+        for source, style in (("analytic", "line"), ("monte carlo", "points")):
+            points = []
+            for c in d["curves"]:
+                if c["metric"] != m["metric"] or c["source"] != source:
+                    continue
+                ci = "" if c["low"] is None else f" [{number(c['low'], 3)}, {number(c['high'], 3)}]"
+                tip = (f"{_method_label(m)} ({source})\n{count(c['impressions'])} impressions: "
+                       f"power {number(c['power'], 3)}{ci}")
+                points.append(LinePoint(c["impressions"], c["power"], tip, c["low"], c["high"]))
+            if points:
+                series.append(Series(_method_label(m), points, i, style, legend=style == "line"))
+    chart = line_chart(series, x_label="impressions (log scale)", y_label="power", width=1080,
+                       height=300, reference=d.get("power"), y_domain=(0.0, 1.0), x_log=True)
+    return _figure(chart, "Lines: power from the exact click-model moments; dots with bars: "
+                          "simulated experiments (Wilson CIs); dashed: the target power.")
+
+
+def _simulation_body(d: Data) -> Markup:
+    methods = d.get("methods") or []          # from the object; the command's JSON has rows only
     level = f"{d.get('confidence', 0.95):.0%}"
-    if methods:
-        rows = [Interval(label[m["metric"]], m["required"], m["required_low"], m["required_high"],
-                         f"{label[m['metric']]}: {count(m['required'])} impressions, {level} CI "
-                         f"[{count(m['required_low'])}, {count(m['required_high'])}]"
-                         + (f"; {m['ratio']:.3g}x interleaving" if m.get("ratio") else ""),
-                         "" if m["agrees"] is not False else "worse") for m in methods]
-        chart = interval_chart(rows, x_label=f"impressions needed for {d.get('power', 0.8):.0%} power "
-                                             f"({level} CI, log scale)", width=760, label_width=190, log=True)
-        parts.append(fragment("figure", chart, "Fewer is more sensitive; red: the metric moves "
-                                               "against the offline nDCG difference."))
-    curves = d.get("curves") or []
-    if curves:
-        series = []
-        for i, m in enumerate(methods):
-            for source, style in (("analytic", "line"), ("monte carlo", "points")):
-                points = [LinePoint(c["impressions"], c["power"],
-                                    f"{label[m['metric']]} ({source})\n{count(c['impressions'])} "
-                                    f"impressions: power {number(c['power'], 3)}"
-                                    + (f" [{number(c['low'], 3)}, {number(c['high'], 3)}]"
-                                       if c["low"] is not None else ""), c["low"], c["high"])
-                          for c in curves if c["metric"] == m["metric"] and c["source"] == source]
-                if points:
-                    series.append(Series(label[m["metric"]], points, i, style, legend=style == "line"))
-        chart = line_chart(series, x_label="impressions (log scale)", y_label="power", width=1080,
-                           height=300, reference=d.get("power"), y_domain=(0.0, 1.0), x_log=True)
-        parts.append(fragment("figure", chart, "Lines: power from the exact click-model moments; "
-                                               "dots with bars: simulated experiments (Wilson CIs); "
-                                               "dashed: the target power."))
+    parts = [_needed_chart(d, methods, level)] if methods else []
+    if methods and d.get("curves"):
+        parts.append(_power_chart(d, methods))
     columns = list(d["rows"][0]) if d["rows"] else []
     text_columns = ("click model", "method", "metric")
-    table = [Row([Cell(_cell_text(row.get(c)), _cell_key(row.get(c)),
-                       "text" if c in text_columns else "num") for c in columns]) for row in d["rows"]]
-    parts.append(fragment("table", Table([Column(c, c not in text_columns) for c in columns], table)))
-    parts.append(fragment("notes", list(d.get("notes", []))))
+    table = [Row([text_cell(_cell_text(row.get(c))) if c in text_columns
+                  else Cell(_cell_text(row.get(c)), _cell_key(row.get(c)), "num")
+                  for c in columns]) for row in d["rows"]]
+    columns_shown = [Column(c, c not in text_columns) for c in columns]
+    parts += [fragment("table", Table(columns_shown, table)),
+              fragment("notes", list(d.get("notes", [])))]
     return _join(parts)
 
 

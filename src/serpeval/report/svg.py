@@ -196,7 +196,8 @@ def _x_axis(scale: _Scale, ticks: list[float], top: float, bottom: float, label:
     for t in ticks:
         x = _fmt(scale(t))
         if grid:
-            out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{_fmt(top)}" y2="{_fmt(bottom)}"/>')
+            out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{_fmt(top)}" '
+                       f'y2="{_fmt(bottom)}"/>')
         out.append(f'<text class="tick" x="{x}" y="{_fmt(bottom + 15)}" '
                    f'text-anchor="middle">{escape(_tick_label(t))}</text>')
     mid = _fmt((scale.p0 + scale.p1) / 2)
@@ -248,8 +249,8 @@ def strip_chart(rows: Sequence[StripRow], *, x_label: str, width: int = 560,
         y0 = top + i * row_height
         mid = y0 + row_height / 2
         body.append(f'<text class="row-label" x="{_fmt(left - 8)}" y="{_fmt(mid)}" '
-                    f'text-anchor="end" dominant-baseline="middle">{escape(_shorten(row.label, 18))}'
-                    f'{_title(row.label)}</text>')
+                    f'text-anchor="end" dominant-baseline="middle">'
+                    f'{escape(_shorten(row.label, 18))}{_title(row.label)}</text>')
         for j, p in enumerate(row.points):
             if not math.isfinite(p.value):
                 continue
@@ -282,7 +283,8 @@ def bar_chart(bars: Sequence[Bar], *, y_label: str, x_label: str, width: int = 1
         body.append(f'<rect class="bar {escape(bar.kind)}" x="{_fmt(left + i * slot + gap / 2)}" '
                     f'y="{_fmt(top_y)}" width="{_fmt(max(slot - gap, 0.6))}" height="{_fmt(h)}">'
                     f'{_title(bar.tip)}</rect>')
-    body.append(f'<line class="zero" x1="{left}" x2="{right}" y1="{_fmt(zero)}" y2="{_fmt(zero)}"/>')
+    body.append(f'<line class="zero" x1="{left}" x2="{right}" y1="{_fmt(zero)}" '
+                f'y2="{_fmt(zero)}"/>')
     body.append(f'<text class="axis-label" x="{_fmt((left + right) / 2)}" y="{height - 8}" '
                 f'text-anchor="middle">{escape(x_label)}</text>')
     return _svg(width, height, y_label, body)
@@ -308,10 +310,11 @@ def interval_chart(rows: Sequence[Interval], *, x_label: str, width: int = 560,
         group = [f'<g class="interval {escape(row.kind)}">{_title(row.tip)}']
         if row.low is not None and row.high is not None and math.isfinite(row.low) \
                 and math.isfinite(row.high):
-            group.append(f'<line class="ci" x1="{_fmt(scale(row.low))}" x2="{_fmt(scale(row.high))}" '
-                         f'y1="{mid}" y2="{mid}"/>')
+            group.append(f'<line class="ci" x1="{_fmt(scale(row.low))}" '
+                         f'x2="{_fmt(scale(row.high))}" y1="{mid}" y2="{mid}"/>')
         if math.isfinite(row.estimate):
-            group.append(f'<circle class="estimate" cx="{_fmt(scale(row.estimate))}" cy="{mid}" r="4.5"/>')
+            group.append(f'<circle class="estimate" cx="{_fmt(scale(row.estimate))}" '
+                         f'cy="{mid}" r="4.5"/>')
         body.append("".join(group) + "</g>")
     return _svg(width, int(bottom + MARGIN_BOTTOM), x_label, body)
 

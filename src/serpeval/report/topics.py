@@ -35,7 +35,9 @@ def read_topics(path: str | Path) -> dict[str, str]:
     """
     source = Path(path)
     try:
-        raw = gzip.decompress(source.read_bytes()) if source.suffix == ".gz" else source.read_bytes()
+        raw = source.read_bytes()
+        if source.suffix == ".gz":
+            raw = gzip.decompress(raw)
         text = raw.decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{source}: topics file not found.") from None
@@ -78,6 +80,7 @@ def _parse_json(line: str, source: Path, number: int) -> tuple[str, str]:
     qid = next((record[k] for k in ID_KEYS if k in record), None)
     query = next((record[k] for k in TEXT_KEYS if k in record), None)
     if qid is None or not isinstance(query, str):
+        found = ", ".join(record) or "none"
         raise ParseError(f"{source}:{number}: a topic needs an id ({', '.join(ID_KEYS)}) and a "
-                         f"text ({', '.join(TEXT_KEYS)}); found keys {', '.join(record) or 'none'}.")
+                         f"text ({', '.join(TEXT_KEYS)}); found keys {found}.")
     return str(qid), " ".join(query.split())
