@@ -160,9 +160,14 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
         "95% CI": f"[{r['ci_lower']:+.4g}, {r['ci_upper']:+.4g}]",
         "relative": f"{r['rel_effect']:+.2%}",
         "rel. CI": f"[{r['rel_ci_lower']:+.2%}, {r['rel_ci_upper']:+.2%}]",
-        "p": r["p_value"], "p adj.": r["p_value_adjusted"], "verdict": r["verdict"],
+        "p": p_text(r["p_value"]), "p adj.": p_text(r["p_value_adjusted"]), "verdict": r["verdict"],
         **({"var. red.": f"{r['variance_reduction']:.1%}"} if "variance_reduction" in r else {}),
     } for r in rows]
+
+
+def p_text(p: float) -> str:
+    """A p-value for reading: four decimals, or scientific notation below 1e-4."""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def _monitor_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
