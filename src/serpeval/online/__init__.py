@@ -29,6 +29,8 @@ _LAZY: dict[str, str] = {
     "simulate": "serpeval.online.simulate",
     "make_world": "serpeval.online.world",
     "synthetic_pair": "serpeval.online.world",
+    # A/B and interleaving logs on DuckDB / Spark (serpeval.online.ab)
+    "analyze_ab": "serpeval.online.ab", "analyze_interleaving_logs": "serpeval.online.ab",
 }
 
 __all__ = sorted(_LAZY)
