@@ -28,7 +28,7 @@ from serpeval.report.online_inputs import DEMO_STATE_KEYS, online_dicts
 from serpeval.report.page import ReportData, Section, render_page
 
 if TYPE_CHECKING:
-    from serpeval.comparison import Comparison
+    from serpeval.comparison_results import Comparison
     from serpeval.results import Results
 
 __all__ = ["SECTION_BUILDERS", "build_sections", "html_report", "report_data", "results_report",

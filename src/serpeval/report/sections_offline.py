@@ -79,7 +79,7 @@ def _row_kind(row: Data) -> str:
 
 
 def _correction_label(comparison: Data) -> str:
-    from serpeval.comparison import CORRECTION_NAMES
+    from serpeval.comparison_results import CORRECTION_NAMES
 
     name = comparison["correction"]
     return "uncorrected" if name == "none" else CORRECTION_NAMES.get(name, name)
@@ -117,7 +117,7 @@ def overview(data: ReportData) -> Section | None:
 
 def comparison_sentence(comparison: Data) -> str:
     """``paired t-test against baseline bm25; Holm correction ...; 249 queries``."""
-    from serpeval.comparison import TEST_NAMES
+    from serpeval.comparison_results import TEST_NAMES
 
     against = (f"against baseline {comparison['baseline']}" if comparison["pairs"] == "baseline"
                else "all pairs")
