@@ -73,7 +73,7 @@ class ClickModel:
 
     # -- derived ----------------------------------------------------------------------------
     def _items(self, items: ArrayLike, slot_major: bool = False) -> NDArray[np.int64]:
-        """Checked items as a contiguous slot-major ``int64[k, n]``."""
+        """Checked items as a contiguous slot-major ``int32[k, n]`` (int64 for huge models)."""
         arr = np.asarray(items)
         if arr.ndim == 1:
             arr = arr[:, None] if slot_major else arr[None, :]
@@ -90,8 +90,10 @@ class ClickModel:
                 "and -1 for an empty slot. Map grades into range (e.g. clip) or pick a model "
                 "with more levels."
             )
-        arr = arr.astype(np.int64, copy=False)
-        return arr if slot_major else np.ascontiguousarray(arr.T)
+        # One pass: transpose to slot-major and narrow to int32 (half the memory traffic of
+        # every gather that follows).
+        narrow = np.int32 if self.n_items < 2**31 - 1 else np.int64
+        return np.ascontiguousarray(arr if slot_major else arr.T, dtype=narrow)
 
     def sample(self, items: ArrayLike, rng: int | np.random.Generator | None = None, *,
                shift: ArrayLike | None = None) -> NDArray[np.bool_]:
