@@ -93,9 +93,9 @@ def main() -> int:
         worlds.append((label, make_world(base / qrels, base / "runs" / a, base / "runs" / b)))
     synthetic = []
     for seed in range(seeds):
-        qrels, run_a, run_b = synthetic_pair(0.01, n_queries=200, rng=seed)
-        # A is the ranker built 1% better, so a method "agrees" when it prefers A.
-        synthetic.append((f"generated +1% (seed {seed})", make_world(qrels, run_b, run_a)))
+        qrels, baseline, candidate = synthetic_pair(0.01, n_queries=200, rng=seed)
+        # A is the candidate, built 1% better, so a method "agrees" when it prefers A.
+        synthetic.append((f"generated +1% (seed {seed})", make_world(qrels, candidate, baseline)))
 
     rows, ratios = [], {}
     for label, world in [*worlds, *synthetic]:

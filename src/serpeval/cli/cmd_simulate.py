@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
                     "interleaving with a bootstrap CI over queries, and whether each agrees "
                     "with the offline nDCG@k sign; then simulate whole experiments to check the "
                     "power. --generate GAP replaces QRELS and the runs with a generated pair "
-                    "whose nDCG@k differs by GAP (relative, e.g. 0.01).",
+                    "whose nDCG@k differs by GAP (relative, e.g. 0.01); its better 'candidate' is A.",
     )
     p.add_argument("qrels", nargs="?", help="judgments (TREC qrels, JSONL, Parquet ...)")
     p.add_argument("--run-a", metavar="RUN", help="ranker A's run")
@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.app import split_measures, write_output
+    from serpeval.cli.app import write_output
     from serpeval.errors import InputError
     from serpeval.online.simulate import make_world, simulate, synthetic_pair
     from serpeval.report.table import render
@@ -65,14 +65,15 @@ def run(args: argparse.Namespace) -> int:
     if args.generate is not None:
         if args.qrels or args.run_a or args.run_b:
             raise InputError("--generate replaces QRELS, --run-a and --run-b; give one or the other.")
-        qrels, run_b, run_a = synthetic_pair(args.generate, n_queries=args.queries, k=args.k,
-                                             rng=args.seed)
-        world = make_world(qrels, run_a, run_b, k=args.k)  # A: the generated better ranker
+        qrels, baseline, candidate = synthetic_pair(args.generate, n_queries=args.queries,
+                                                    k=args.k, rng=args.seed)
+        world = make_world(qrels, candidate, baseline, k=args.k)  # A: the candidate
     else:
         if not (args.qrels and args.run_a and args.run_b):
             raise InputError("simulate needs QRELS, --run-a and --run-b (or --generate GAP).")
         world = make_world(args.qrels, args.run_a, args.run_b, k=args.k)
-    models = split_measures(args.click_model) or ["navigational"]
+    models = [m.strip() for value in args.click_model or [] for m in value.split(",") if m.strip()]
+    models = models or ["navigational"]
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for i, name in enumerate(models):

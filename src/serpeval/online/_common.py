@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -65,8 +65,3 @@ def positive_int(value: Any, what: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise OptionError(f"{what} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
-
-
-def names(values: Iterable[str]) -> str:
-    """``a, b, c`` for messages."""
-    return ", ".join(values)

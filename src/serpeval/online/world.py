@@ -170,10 +170,11 @@ def synthetic_pair(gap: float = 0.01, *, n_queries: int = 200, docs_per_query: i
                    ) -> tuple[Qrels, Run, Run]:
     """Generated judgments and two runs whose mean nDCG@k differ by ``gap`` (relative).
 
-    Every document is judged (grades 0..levels-1, skewed to non-relevant). Ranker A scores
-    ``grade + noise``; ranker B scores ``(1 + λ) grade + noise`` with the same noise, and λ
-    is found by bisection so that ``nDCG_B / nDCG_A - 1`` is as close to ``gap`` as the
-    sample allows (returned in the runs' names). Negative gaps make B worse.
+    Every document is judged (grades 0..levels-1, skewed to non-relevant). The ``baseline``
+    run scores ``grade + noise``; the ``candidate`` scores ``(1 + λ) grade + noise`` with the
+    same noise, and λ is found by bisection so that ``nDCG_candidate / nDCG_baseline - 1`` is
+    as close to ``gap`` as the sample allows (the achieved gap is in the candidate's name).
+    Negative gaps make the candidate worse. Returns ``(qrels, baseline, candidate)``.
     """
     import pyarrow as pa
 
@@ -194,12 +195,12 @@ def synthetic_pair(gap: float = 0.01, *, n_queries: int = 200, docs_per_query: i
     def run(weight: float, name: str) -> Run:
         return Run(pa.array(qids), pa.array(dids), (weight * grades + noise).ravel(), name=name)
 
-    base = run(1.0, "A")
-    base_ndcg = evaluate(qrels, base, [f"nDCG@{k}"]).aggregate("A", f"nDCG@{k}")
+    base = run(1.0, "baseline")
+    base_ndcg = evaluate(qrels, base, [f"nDCG@{k}"]).aggregate("baseline", f"nDCG@{k}")
 
     def relative(lam: float) -> float:
-        cand = run(1.0 + lam, "B")
-        return evaluate(qrels, cand, [f"nDCG@{k}"]).aggregate("B", f"nDCG@{k}") / base_ndcg - 1
+        cand = run(1.0 + lam, "candidate")
+        return evaluate(qrels, cand, [f"nDCG@{k}"]).aggregate("candidate", f"nDCG@{k}") / base_ndcg - 1
 
     lo, hi = (0.0, 2.0) if gap >= 0 else (-0.99, 0.0)
     for _ in range(40):
@@ -210,4 +211,4 @@ def synthetic_pair(gap: float = 0.01, *, n_queries: int = 200, docs_per_query: i
             lo, hi = (lo, mid) if gap >= 0 else (mid, hi)
     lam = (lo + hi) / 2
     achieved = relative(lam)
-    return qrels, base.renamed("A"), run(1.0 + lam, f"B ({achieved:+.2%} nDCG@{k})")
+    return qrels, base, run(1.0 + lam, f"candidate ({achieved:+.2%} nDCG@{k})")
