@@ -25,7 +25,6 @@ from markupsafe import Markup, escape
 __all__ = ["Bar", "Interval", "LinePoint", "Series", "StripPoint", "StripRow", "bar_chart",
            "interval_chart", "line_chart", "log_ticks", "nice_ticks", "strip_chart"]
 
-FONT = 12
 MARGIN_LEFT = 64
 MARGIN_RIGHT = 16
 MARGIN_TOP = 12
