@@ -11,14 +11,16 @@ collections of ``bench/data.py`` (generated once under ``bench/.data/``, gitigno
 x D docs with 6-decimal scores, 30 judgments per topic (grades 0-3, 20 of them retrieved).
 Both commands run as fresh processes on the same files, alternating, and
 write the full output to a file; the script checks the two outputs are identical, then
-reports the median wall time of each and the ratio C / serpeval (> 1: serpeval faster).
-The machine is shared and noisy: quote medians, rerun when in doubt.
+reports the median wall time of each (and CPU time, user + system, steadier on a busy
+machine) and the ratios C / serpeval (> 1: serpeval faster). The machine is shared and
+noisy: quote medians, rerun when in doubt.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,14 +32,18 @@ from data import generate  # bench/data.py
 DATA = Path(__file__).parent / ".data"
 
 
-def timed(command: list[str], output: Path) -> float:
+def timed(command: list[str], output: Path) -> tuple[float, float]:
+    """Wall-clock seconds and CPU seconds (user + system) of one run of ``command``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with output.open("wb") as out:
         done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{command[0]} failed ({done.returncode}): {done.stderr.decode()[:500]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -61,25 +67,29 @@ def main() -> None:
                     str(qrels), str(run)]
         c_cmd = [args.binary, *flags, str(qrels), str(run)]
         c_out, ours_out = DATA / "trec_eval.out.c", DATA / "trec_eval.out.serpeval"
-        c_times, ours_times = [], []
+        c_runs, ours_runs = [], []
         for _ in range(args.repeats):
-            c_times.append(timed(c_cmd, c_out))
-            ours_times.append(timed(ours_cmd, ours_out))
+            c_runs.append(timed(c_cmd, c_out))
+            ours_runs.append(timed(ours_cmd, ours_out))
         same = c_out.read_bytes() == ours_out.read_bytes()
-        c_med, ours_med = statistics.median(c_times), statistics.median(ours_times)
+        c_med, ours_med = (statistics.median(t for t, _ in runs) for runs in (c_runs, ours_runs))
+        c_cpu, ours_cpu = (statistics.median(c for _, c in runs) for runs in (c_runs, ours_runs))
         lines = sum(1 for _ in ours_out.open("rb"))
-        rows.append((size, topics * docs, lines, c_med, ours_med, c_med / ours_med, same))
-        print(f"{size}: C {c_med:.2f} s (runs {', '.join(f'{t:.2f}' for t in c_times)}), "
-              f"serpeval {ours_med:.2f} s (runs {', '.join(f'{t:.2f}' for t in ours_times)}), "
-              f"ratio {c_med / ours_med:.2f}x, output identical: {same}", flush=True)
+        rows.append((size, topics * docs, lines, c_med, ours_med, c_cpu, ours_cpu, same))
+        print(f"{size}: C {c_med:.2f} s wall / {c_cpu:.2f} s CPU "
+              f"(walls {', '.join(f'{t:.2f}' for t, _ in c_runs)}), serpeval {ours_med:.2f} s "
+              f"wall / {ours_cpu:.2f} s CPU (walls {', '.join(f'{t:.2f}' for t, _ in ours_runs)}), "
+              f"output identical: {same}", flush=True)
     print(f"\n`trec_eval {' '.join(flags)}`, median of {args.repeats} runs, fresh processes, "
-          f"--compat {args.compat}:\n")
-    print("| topics x docs | run lines | output lines | C trec_eval | serpeval trec_eval "
-          "| speed-up | identical |")
+          f"--compat {args.compat}, load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs:\n")
+    print("| topics x docs | run lines | output lines | C trec_eval wall (CPU) "
+          "| serpeval wall (CPU) | speed-up wall (CPU) | identical |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for size, n, lines, c_med, ours_med, ratio, same in rows:
-        print(f"| {size} | {n:,} | {lines:,} | {c_med:.2f} s | {ours_med:.2f} s "
-              f"| {ratio:.2f}x | {same} |")
+    for size, n, lines, c_med, ours_med, c_cpu, ours_cpu, same in rows:
+        print(f"| {size} | {n:,} | {lines:,} | {c_med:.2f} s ({c_cpu:.2f} s) "
+              f"| {ours_med:.2f} s ({ours_cpu:.2f} s) "
+              f"| {c_med / ours_med:.2f}x ({c_cpu / ours_cpu:.2f}x) | {same} |")
 
 
 if __name__ == "__main__":
