@@ -144,6 +144,20 @@ def test_wrong_or_unknown_inputs_are_clear_errors(online_files, tmp_path, capsys
     assert "nothing to report" in capsys.readouterr().err
 
 
+def test_result_objects_of_each_kind(online, simulation_result, parse) -> None:
+    from serpeval.online.stats import analyze_outcomes
+
+    analysis = analyze_outcomes([1, 1, -1, 0, 1, 1, -1, 1] * 50, n_resamples=500, rng=0)
+    html = html_report(online_results={"interleaving": analysis})
+    section = parse(html).sections["interleaving"]
+    assert section.tables == []                                  # a bare analysis has no checks
+    assert any(t.startswith(f"Δ_AB {signed(analysis.delta)}") for t in section.tips)
+    with pytest.raises(OptionError, match=r"online_results\['ab'\] needs an A/B analysis"):
+        online_dicts({"ab": simulation_result})
+    with pytest.raises(OptionError, match="without rows"):
+        online_dicts({"ab_plan": {"metric": "ctr"}})
+
+
 def test_online_json_round_trips_through_objects(online_files, simulation_result) -> None:
     data = online_dicts({"simulation": simulation_result})["simulation"][0]
     json.dumps(data)                                               # JSON-ready

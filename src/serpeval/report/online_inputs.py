@@ -68,9 +68,35 @@ def _simulation_dict(result: Any) -> dict[str, Any]:
             "confidence": result.settings["confidence"]}
 
 
+def _interleaving_dict(result: Any) -> dict[str, Any]:
+    """An interleaving log report (``to_json_dict()``), or a bare
+    :class:`~serpeval.online.stats.InterleavingAnalysis` (its outcome row, no checks)."""
+    if hasattr(result, "to_json_dict"):
+        return result.to_json_dict()
+    return {"results": result.to_dicts(), "checks": [], "notes": []}
+
+
 _CONVERTERS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "ab_monitor": _sequential_dict, "ab_plan": _plan_dict, "simulation": _simulation_dict,
+    "interleaving": _interleaving_dict, "ab_monitor": _sequential_dict, "ab_plan": _plan_dict,
+    "simulation": _simulation_dict,
 }
+
+
+def _convert(kind: str, item: Any) -> Mapping[str, Any]:
+    """One result (or its dict) as the JSON-ready data of ``kind``; the wrong kind is an error."""
+    if isinstance(item, Mapping):
+        data = item
+    else:
+        convert = _CONVERTERS.get(kind, lambda result: result.to_json_dict())
+        try:
+            data = convert(item)
+        except AttributeError:
+            data = {}
+    missing = [k for k in REQUIRED_KEYS[kind] if k not in data]
+    if missing:
+        raise OptionError(f"online_results[{kind!r}] needs {KINDS[kind]}; got a "
+                          f"{type(item).__name__} without {', '.join(missing)}.")
+    return data
 
 
 def online_dicts(online: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
@@ -81,8 +107,7 @@ def online_dicts(online: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]
             raise OptionError(f"unknown online result kind {kind!r}; choose from "
                               f"{', '.join(KINDS)}.")
         items = value if isinstance(value, (list, tuple)) else [value]
-        convert = _CONVERTERS.get(kind, lambda result: result.to_json_dict())
-        out[kind] = [item if isinstance(item, Mapping) else convert(item) for item in items]
+        out[kind] = [_convert(kind, item) for item in items]
     return out
 
 
