@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from serpeval.data import Qrels, Run
-from serpeval.errors import DuplicateError, EmptyInputError, InputError, InvalidParameterError
+from serpeval.errors import DuplicateError, InputError, InvalidParameterError
 from serpeval.ranking import Rankings, index_qrels, rank
 from serpeval.trec_eval.catalog import Column, Context, expand
 from serpeval.trec_eval.options import (
@@ -211,7 +211,7 @@ def read_inputs(opts: Options) -> tuple[Qrels, Run]:
         qrels = read_trec_qrels(qrels_path)
     except DuplicateError as exc:
         raise TrecEvalError(f"trec_eval: {exc}", EXIT_MEASURE) from None
-    except (InputError, EmptyInputError) as exc:
+    except InputError as exc:
         raise TrecEvalError(f"trec_eval: {exc}\ntrec_eval: Quit in file '{qrels_path}'",
                             EXIT_INPUT) from None
     try:
