@@ -72,10 +72,12 @@ def test_measures_listing_and_detail(capsys: pytest.CaptureFixture[str]) -> None
     assert "parsed as: nDCG@10" in out and "IDCG" in out
 
 
-def test_demo_runs_and_names_the_winner(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--queries", "40"]) == 0
+def test_demo_runs_and_names_the_winner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "demo.html"
+    assert main(["demo", "--queries", "40", "-o", str(report)]) == 0
     out = capsys.readouterr().out
     assert "candidate beats baseline on nDCG@10" in out
+    assert report.stat().st_size > 10_000
 
 
 def test_console_script_is_installed() -> None:
