@@ -248,3 +248,21 @@ def test_output_parses_back_and_ignores_line_order(tmp_path_factory, data, seed,
             assert re.fullmatch(r"\d+", value)
         else:
             assert re.fullmatch(r"-?\d+\.\d{4}", value), line
+
+
+def test_progress_on_a_terminal_leaves_stdout_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large runs show a transient phase spinner on a terminal's stderr; stdout is unchanged."""
+    import serpeval.trec_eval as te
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    expected = trec_eval(["-q", "-m", "map", QRELS, RUN])[1]
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(te, "LONG_INPUT", 0)
+    out = io.BytesIO()
+    assert te.run(["-q", "-m", "map", QRELS, RUN], stdout=out) == 0
+    assert out.getvalue().decode() == expected
+    assert "trec_eval: " in terminal.getvalue()

@@ -16,7 +16,9 @@ Examples:
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from serpeval.trec_eval.options import EXIT_USAGE, USAGE, Options, TrecEvalError, parse_options
@@ -54,17 +56,42 @@ def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
             raise TrecEvalError(USAGE.rstrip("\n"), EXIT_USAGE)
         from serpeval.trec_eval.compute import evaluate, read_inputs
 
-        qrels, run_ = read_inputs(opts)
-        evaluation = evaluate(opts, qrels, run_)
+        with _progress(opts, err) as step:
+            step("reading the qrels and the run")
+            qrels, run_ = read_inputs(opts)
+            step(f"ranking {len(run_):,} lines, computing the measures")
+            evaluation = evaluate(opts, qrels, run_)
+            step("writing")
+            for chunk in format_evaluation(evaluation, opts):
+                out.write(chunk)
+            out.flush()
         for line in evaluation.warnings:
             print(line, file=err)
-        for chunk in format_evaluation(evaluation, opts):
-            out.write(chunk)
-        out.flush()
     except TrecEvalError as exc:
         print(str(exc), file=err)
         return exc.status
     return 0
+
+
+LONG_INPUT = 50_000_000  # bytes of run: above this, a terminal shows what is going on
+
+
+@contextmanager
+def _progress(opts: Options, err: IO[str]) -> Iterator[Callable[[str], None]]:
+    """A transient spinner with the current phase on stderr, only when stderr is a terminal
+    and the run is large (stdout, the output, is never touched)."""
+    run_path = Path(opts.files[1])
+    if not (err is sys.stderr and err.isatty() and run_path.is_file()
+            and run_path.stat().st_size > LONG_INPUT):
+        yield lambda phase: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("trec_eval: {task.description}"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+        yield lambda phase: bar.update(task, description=phase)
 
 
 def format_evaluation(evaluation: Evaluation, opts: Options) -> Iterator[bytes]:
