@@ -9,7 +9,7 @@ import numpy as np
 
 from serpeval.measures._common import REL
 from serpeval.measures._cparse import atof
-from serpeval.measures._segments import c_round, c_trunc, relevant_docs, suffix_max
+from serpeval.measures._segments import c_round, c_trunc, memo, relevant_docs, suffix_max
 from serpeval.measures._spec import MeasureSpec, Param, format_value
 
 if TYPE_CHECKING:
@@ -44,12 +44,14 @@ def relevant_count_for(levels: Sequence[float], num_rel: NDArray[np.int64], roun
 def interpolated_precisions(r: Rankings, rel: int, levels: Sequence[float], rounding: str
                             ) -> list[NDArray[np.float64]]:
     """Interpolated precision of every query at each recall level (see :func:`iprec`)."""
-    key = ("iprec", rel)
-    if key not in r._memo:
-        docs = relevant_docs(r, rel)
-        precision = docs.nth / (docs.position + 1.0)
-        r._memo[key] = (suffix_max(precision, docs.segment), docs.count, docs.offsets[:-1])
-    best, found, starts = r._memo[key]
+    docs = relevant_docs(r, rel)
+
+    def best_from_each() -> NDArray[np.float64]:
+        """At each relevant doc: the best precision at its rank or below (interpolation)."""
+        return suffix_max(docs.nth / (docs.position + 1.0), docs.segment)
+
+    best = memo(r, ("iprec", rel), best_from_each)
+    found, starts = docs.count, docs.offsets[:-1]
     out = []
     for c in relevant_count_for(levels, r.num_rel(rel), rounding):
         value = np.zeros(r.n_queries)
