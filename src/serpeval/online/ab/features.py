@@ -184,7 +184,7 @@ def prepare(
     if duplicates != "unchecked":
         checks["distinct_ids"] = base.iid.nunique()
     if nested:
-        checks.update(_nested_checks(base))
+        checks.update(_nested_checks(base, need))
     counts = {k: int(v or 0) for k, v in first_row(base.aggregate(**checks)).items()}
     if counts["rows"] == 0:
         raise EmptyInputError(f"{logs.source}: no impressions"
@@ -196,8 +196,8 @@ def prepare(
     if nested:
         features = _nested_features(kept, long_click_seconds, teams,
                                     all_valid=counts["invalid_clicks"] == 0)
-        click_counts = {k: counts.pop(k) for k in ("clicks", "invalid_clicks", "negative_times",
-                                                   "negative_dwell")}
+        click_counts = {k: counts.pop(k, 0) for k in ("clicks", "invalid_clicks", "negative_times",
+                                                      "negative_dwell")}
     else:
         from serpeval.online.ab.events import events_features
 
@@ -279,14 +279,14 @@ def _drop_duplicates(kept: Any, duplicates: str, source: str) -> tuple[Any, int]
 
 
 def _nested_lists(imp: Any, s: LogSchema, present: set[str]) -> dict[str, Any]:
-    """Click positions, times and dwell as lists (empty, never NULL, when absent)."""
+    """Click positions, times and dwell as lists (NULL when absent: every use is NULL-safe,
+    which spares the engine a copy of every list that COALESCE would make)."""
     import ibis
 
     def as_list(role: str, value_type: str) -> Any:
         if role not in present:
-            return ibis.literal([], f"array<{value_type}>")
-        column = parse_list(imp[getattr(s, role)], value_type)
-        return column.fill_null(ibis.literal([], f"array<{value_type}>"))
+            return ibis.null(f"array<{value_type}>")
+        return parse_list(imp[getattr(s, role)], value_type)
 
     return {"pos": as_list("clicks", "int64"), "secs": as_list("click_seconds", "float64"),
             "dwell": as_list("dwell_seconds", "float64")}
@@ -297,22 +297,23 @@ def _valid_positions(t: Any) -> Any:
     return t.pos.filter(lambda p: (p >= 1) & (p <= t.n_shown))
 
 
-def _nested_checks(base: Any) -> dict[str, Any]:
-    """Counts of clicks, clicks on positions not shown, negative times and dwell (kept rows)."""
-    import ibis
-
-    valid = _valid_positions(base)
+def _nested_checks(base: Any, need: tuple[str, ...]) -> dict[str, Any]:
+    """Counts of clicks and clicks on positions not shown (kept rows); negative click times
+    and dwell only when an asked metric reads them (else their lists are never scanned)."""
     keep = base.keep
 
     def negatives(values: Any) -> Any:
-        return ibis.ifelse(values.mins() < 0, values.filter(lambda x: x < 0).length(), 0)
+        return values.filter(lambda x: x < 0).length().sum(where=keep).fill_null(0)
 
-    return {
+    checks = {
         "clicks": base.pos.length().sum(where=keep).fill_null(0),
-        "invalid_clicks": (base.pos.length() - valid.length()).sum(where=keep).fill_null(0),
-        "negative_times": negatives(base.secs).sum(where=keep).fill_null(0),
-        "negative_dwell": negatives(base.dwell).sum(where=keep).fill_null(0),
+        "invalid_clicks": (base.pos.length() - _valid_positions(base).length()).sum(where=keep).fill_null(0),
     }
+    if "click_seconds" in need:
+        checks["negative_times"] = negatives(base.secs)
+    if "dwell_seconds" in need:
+        checks["negative_dwell"] = negatives(base.dwell)
+    return checks
 
 
 def _nested_features(t: Any, long_click_seconds: float, teams: tuple[str, str] | None, *,
@@ -323,27 +324,28 @@ def _nested_features(t: Any, long_click_seconds: float, teams: tuple[str, str] |
     if all_valid:  # the counting pass found no bad click: the lists are used as they are
         valid = t.pos
         first_secs = ibis.ifelse(t.secs.length() > 0, t.secs[0], ibis.null("float64"))
-        long_clicks = t.dwell.filter(lambda d: d >= long_click_seconds).length()
+        long_clicks = t.dwell.filter(lambda d: d >= long_click_seconds).length().fill_null(0)
     else:  # times and dwell stay aligned with the kept clicks through a (costlier) zip
         shown = lambda e: (e.f1 >= 1) & (e.f1 <= t.n_shown)  # noqa: E731
         valid = _valid_positions(t)
         timed_clicks = t.pos.zip(t.secs).filter(shown)
         first_secs = ibis.ifelse(timed_clicks.length() > 0, timed_clicks[0].f2, ibis.null("float64"))
-        long_clicks = t.pos.zip(t.dwell).filter(lambda e: shown(e) & (e.f2 >= long_click_seconds)).length()
-    n_valid = valid.length()
+        long_clicks = t.pos.zip(t.dwell).filter(
+            lambda e: shown(e) & (e.f2 >= long_click_seconds)).length().fill_null(0)
+    n_valid = valid.length().fill_null(0)
     ttfc = ibis.ifelse((n_valid > 0) & (first_secs >= 0), first_secs, ibis.null("float64"))
     credit = {}
     if teams is not None:
         def team_clicks(label: str) -> Any:
             return valid.filter(lambda p: (p <= t.teams.length())
-                                & (t.teams[(p - 1).cast("int32")] == label)).length()
+                                & (t.teams[(p - 1).cast("int32")] == label)).length().fill_null(0)
 
         credit = {"credit_a": team_clicks(teams[0]), "credit_b": team_clicks(teams[1])}
     return t.mutate(
         impressions=ibis.literal(1, "int64"),
         clicks=n_valid,
         abandoned=(n_valid == 0).cast("int64"),
-        click_at_1=valid.contains(1).cast("int64"),
+        click_at_1=valid.contains(1).fill_null(False).cast("int64"),
         rr=ibis.ifelse(n_valid > 0, 1.0 / valid[0].cast("float64"), 0.0),
         ttfc=ttfc,
         timed=ttfc.notnull().cast("int64"),
