@@ -57,6 +57,11 @@ Where serpeval deliberately differs from trec_eval 10.0:
    judged doc retrieved, Rndcg with relevant docs but no positive gain), serpeval prints 0.
  * Gains less than 1 apart (-m ndcg.1=0.5,2=0.7) are ordered correctly in the ideal
    ranking; trec_eval's comparator truncates their difference to an integer.
+ * Each measure keeps its own parameters (10.0's dcg, ideal_dcg and ndcg share one block).
+ * With -c, a missing topic's utility, relstring and rbp_resid are cleared also when they
+   carry parameters (10.0 clears them only under their bare names).
+ * A topic whose judgments are all negative is evaluated (no relevant doc); trec_eval
+   exits 4 or reads stale counts there.
  * 11pt_avg levels are sorted; trec_eval skips levels given out of order.
  * Inputs are read strictly: a non-numeric score or grade, a NaN score, ids that are not
    UTF-8, a duplicate judgment (in any topic) are errors naming the file and line (exit 2
