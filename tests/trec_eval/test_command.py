@@ -266,3 +266,15 @@ def test_progress_on_a_terminal_leaves_stdout_alone(monkeypatch: pytest.MonkeyPa
     assert te.run(["-q", "-m", "map", QRELS, RUN], stdout=out) == 0
     assert out.getvalue().decode() == expected
     assert "trec_eval: " in terminal.getvalue()
+
+
+def test_c_clears_missing_topics_parameterised_set_measures() -> None:
+    """10.0 -c: a topic absent from the run has no retrieved set, whatever the parameters."""
+    qrels, runf = str(CASES / "missing" / "qrels"), str(CASES / "missing" / "run")
+    status, out, _ = trec_eval(["-c", "-q", "-m", "utility.2,-1,0,0", "-m", "relstring.3",
+                                "-m", "rbp_resid.p=0.5", qrels, runf])
+    assert status == 0
+    for topic in ("503", "505"):  # judged, absent from the run
+        rows = [line.split("\t") for line in out.splitlines() if line.split("\t")[1] == topic]
+        assert {(name.strip(), value) for name, _, value in rows} == {
+            ("utility_2,-1,0,0", "0.0000"), ("relstring_3", "''"), ("rbp_resid_p=0.5", "0.0000")}
