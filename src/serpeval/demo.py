@@ -218,6 +218,13 @@ def section_online(collection: DemoCollection, console: Console, state: dict[str
     section(collection, console, state)
 
 
+def section_ab(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
+    """The two rankers as an A/B test and an interleaving experiment, analysed from logs."""
+    from serpeval.online.ab._demo import section
+
+    section(collection, console, state)
+
+
 def section_trec_eval(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """The drop-in trec_eval on the candidate run, checked against pytrec_eval."""
     from serpeval.trec_eval._demo import section
@@ -229,8 +236,8 @@ Section = Callable[[DemoCollection, "Console", dict[str, Any]], None]
 
 #: The demo's sections, in order. Later features add theirs before section_report, which
 #: gathers what the others stored and must stay last.
-SECTIONS: list[Section] = [section_offline, section_compare, section_online, section_trec_eval,
-                           section_report]
+SECTIONS: list[Section] = [section_offline, section_compare, section_online, section_ab,
+                           section_trec_eval, section_report]
 
 
 def run_demo(collection: DemoCollection | None = None, console: Console | None = None,

@@ -156,10 +156,9 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
         return rows
     return [{
         "metric": r["metric"], "treatment": r["treatment"], "control": r["value_control"],
-        "value": r["value_treatment"], "effect": r["effect"],
-        "95% CI": f"[{r['ci_lower']:+.4g}, {r['ci_upper']:+.4g}]",
-        "relative": f"{r['rel_effect']:+.2%}",
-        "rel. CI": f"[{r['rel_ci_lower']:+.2%}, {r['rel_ci_upper']:+.2%}]",
+        "value": r["value_treatment"],
+        "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
+        "relative [95% CI]": f"{r['rel_effect']:+.2%} [{r['rel_ci_lower']:+.2%}, {r['rel_ci_upper']:+.2%}]",
         "p": p_text(r["p_value"]), "p adj.": p_text(r["p_value_adjusted"]), "verdict": r["verdict"],
         **({"var. red.": f"{r['variance_reduction']:.1%}"} if "variance_reduction" in r else {}),
     } for r in rows]

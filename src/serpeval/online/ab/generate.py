@@ -23,6 +23,11 @@ attractiveness shifted by ``effect`` (logit scale): a known, injected effect who
 consequence for CTR, abandonment and clicks@1 :meth:`LogGenerator.expected` computes from
 the click model (quadrature over users, no simulation).
 
+**Your own rankers**: ``pair=`` takes two rankers' top k with the true grade of every shown
+document (:func:`serpeval.online.world.make_world` from qrels and two runs, or
+:func:`~serpeval.online.world.synthetic_pair`) instead of the generated world: the control
+arm shows ranker A, the treatment ranker B (queries keep the Zipf popularity, in order).
+
 **Interleaving logs** (``interleaving=True``): every impression shows the team-draft
 interleaving of A and B (:func:`serpeval.online.interleaving.batch.interleave_batch`);
 ``teams`` holds ``A``, ``B`` or ``shared`` per position. B wins more often when it is the
@@ -72,13 +77,18 @@ class _World:
 
     @property
     def shown_a(self) -> NDArray[np.int64]:
-        """Grades ranker A shows for each query, ``[n_queries, k]``."""
-        return np.take_along_axis(self.grades, self.rank_a, axis=1)
+        """Grades ranker A shows for each query, ``[n_queries, k]`` (-1: empty slot)."""
+        return _grades_at(self.grades, self.rank_a)
 
     @property
     def shown_b(self) -> NDArray[np.int64]:
         """Grades ranker B shows for each query."""
-        return np.take_along_axis(self.grades, self.rank_b, axis=1)
+        return _grades_at(self.grades, self.rank_b)
+
+
+def _grades_at(grades: NDArray[np.int64], codes: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``grades[q, codes[q, r]]``, -1 where the code is -1 (a ranking shorter than k)."""
+    return np.where(codes >= 0, np.take_along_axis(grades, np.maximum(codes, 0), axis=1), -1)
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,7 @@ class LogGenerator:
     days: int = 14
     pre_days: int = 0
     interleaving: bool = False
+    pair: Any = field(default=None, repr=False, compare=False)
     times: bool = True
     seed: int = 0
     _model: Any = field(default=None, init=False, repr=False, compare=False)
@@ -120,6 +131,10 @@ class LogGenerator:
         if self.interleaving and self.effect:
             raise OptionError("effect applies to A/B logs; in an interleaving log make ranker B "
                               "better (noise_b < noise_a) instead.")
+        if self.pair is not None:
+            object.__setattr__(self, "n_queries", len(self.pair.a))
+            object.__setattr__(self, "k", int(self.pair.a.shape[1]))
+            object.__setattr__(self, "levels", int(self.pair.levels))
         model = self.click_model
         if isinstance(model, str):
             from serpeval.online.click_models import click_model
@@ -137,7 +152,12 @@ class LogGenerator:
         return tuple(self.experiments)
 
     def world(self) -> _World:
-        """Queries, their graded pools and the two rankers (fixed by ``seed``)."""
+        """Queries, their graded pools and the two rankers (fixed by ``seed``, or ``pair``)."""
+        if self.pair is not None:
+            n = len(self.pair.a)
+            popularity = 1.0 / np.arange(1, n + 1)
+            return _World(np.asarray(self.pair.grades), np.asarray(self.pair.a), np.asarray(self.pair.b),
+                          popularity / popularity.sum())
         rng = np.random.default_rng(self.seed)
         pool = 3 * self.k
         p_grade = 0.5 ** np.arange(self.levels)
@@ -240,19 +260,20 @@ class LogGenerator:
         columns["query_id"] = query.astype(np.int64)
         seconds = rng.uniform(0, days * 86400.0, m) + start_offset_days * 86400.0
         columns["timestamp"] = (np.datetime64(self.start, "us") + (seconds * 1e6).astype("timedelta64[us]"))
-        columns["n_shown"] = np.full(m, self.k, dtype=np.int32)
         if self.interleaving and arm is not None:
             from serpeval.online.interleaving.batch import interleave_batch
 
             shown = interleave_batch(world.rank_a[query], world.rank_b[query], "team_draft", self.k, rng)
             items = np.take_along_axis(world.grades[query], np.maximum(shown.docs, 0), axis=1)
             items = np.where(shown.docs >= 0, items, -1)
+            columns["n_shown"] = (shown.docs >= 0).sum(axis=1).astype(np.int32)
             clicks = self._model.sample(items, rng, shift=shift)
             team_codes = shown.teams.astype(np.int64) + 1
             columns["teams"] = _lists(_TEAM_LABELS[team_codes].ravel(), np.full(m, self.k))
         else:
             treated = np.zeros(m, dtype=bool) if arm is None else arm[owner] > 0
             items = np.where(treated[:, None], world.shown_b[query], world.shown_a[query])
+            columns["n_shown"] = (items >= 0).sum(axis=1).astype(np.int32)
             clicks = self._model.sample(items, rng, shift=shift + self.effect * treated)
         row, col = np.nonzero(clicks)
         per_row = np.bincount(row, minlength=m)
