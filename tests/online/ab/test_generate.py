@@ -117,3 +117,23 @@ def test_bad_settings() -> None:
         LogGenerator(10, click_model="clairvoyant")
     with pytest.raises(OptionError, match="unknown variant"):
         LogGenerator(10).expected("nope")
+
+
+def test_logs_of_a_real_ranker_pair() -> None:
+    from serpeval.demo import make_collection
+    from serpeval.online.world import make_world
+
+    c = make_collection(n_queries=20)
+    a, b = list(c.runs)
+    world = make_world(c.qrels, c.runs[a], c.runs[b], truth=c.true_grades)
+    g = LogGenerator(600, pair=world, effect=0.0)
+    assert (g.n_queries, g.k, g.levels) == (len(world.query_ids), world.k, world.levels)
+    t = g.generate(rng=1).impressions
+    assert t.column("query_id").to_numpy().max() < g.n_queries
+    flat = pc.list_flatten(t.column("clicks").combine_chunks()).to_numpy()
+    assert flat.max() <= g.k
+    # the control arm shows ranker A's grades, the treatment ranker B's
+    exact = {v: g.expected(v) for v in g.variants}
+    shown = g.world()
+    assert (shown.shown_a == np.where(world.a >= 0, np.take_along_axis(world.grades, np.maximum(world.a, 0), 1), -1)).all()
+    assert exact["control"] != exact["treatment"]
