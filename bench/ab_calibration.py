@@ -52,15 +52,21 @@ def power_check(experiments: int, effect: float, seed: int) -> dict:
 
     world = LogGenerator(2, effect=effect)
     truth = world.expected("treatment")["ctr"] - world.expected("control")["ctr"]
-    pilot = plan_ab(LogGenerator(50_000).generate(rng=seed + 1).impressions, metrics="ctr").to_dicts()[0]
+    pilot = plan_ab(
+        LogGenerator(50_000).generate(rng=seed + 1).impressions, metrics="ctr"
+    ).to_dicts()[0]
     per_arm = round(sample_size(truth, pilot["sd_per_unit"] ** 2, power=0.8))
-    logs = LogGenerator(experiments * 2 * per_arm, experiments=experiments, effect=effect).generate(rng=seed)
+    logs = LogGenerator(experiments * 2 * per_arm, experiments=experiments, effect=effect).generate(
+        rng=seed
+    )
     row = rejection_rates(logs.impressions, metrics="ctr", naive=False)[0]
     return {**row, "truth": truth, "planned_per_arm": per_arm, "baseline": pilot["baseline"]}
 
 
 def peeking(experiments: int, users: int, seed: int) -> dict:
     """Daily looks over the A/A log: any fixed-horizon p < .05 vs any always-valid p < .05."""
+    import ibis
+
     from serpeval.online.ab.analysis import _compare
     from serpeval.online.ab.features import ALL_EXPERIMENTS, prepare
     from serpeval.online.ab.generate import LogGenerator
@@ -69,42 +75,64 @@ def peeking(experiments: int, users: int, seed: int) -> dict:
     from serpeval.online.ab.sequential import always_valid
     from serpeval.online.ab.sources import read_logs
 
-    import ibis
-
     logs = LogGenerator(experiments * users, experiments=experiments).generate(rng=seed)
     f = prepare(read_logs(logs.impressions), ALL_EXPERIMENTS).features
-    day = ((f.ts.epoch_seconds() - int(np.datetime64("2026-01-05", "s").astype(int))) // 86400 + 1).cast("int64")
+    day = (
+        (f.ts.epoch_seconds() - int(np.datetime64("2026-01-05", "s").astype(int))) // 86400 + 1
+    ).cast("int64")
     per_day = unit_table(f.mutate(day=day), {"impressions", "clicks"}, keys=["experiment", "day"])
     days = per_day.select(k="day").distinct()
     joined = per_day.inner_join(days, per_day.day <= days.k)
-    cumulative = joined.group_by(["unit", "experiment", "k"]).aggregate(
-        variant=joined.variant.min(), impressions=joined.impressions.sum(), clicks=joined.clicks.sum(),
-    ).mutate(mixed=ibis.literal(False))
-    keys, m, _ = fetch_moments(cumulative, {"impressions", "clicks"}, {("clicks", "impressions")},
-                               by=("experiment", "k", "variant"))
+    cumulative = (
+        joined.group_by(["unit", "experiment", "k"])
+        .aggregate(
+            variant=joined.variant.min(),
+            impressions=joined.impressions.sum(),
+            clicks=joined.clicks.sum(),
+        )
+        .mutate(mixed=ibis.literal(False))
+    )
+    keys, m, _ = fetch_moments(
+        cumulative,
+        {"impressions", "clicks"},
+        {("clicks", "impressions")},
+        by=("experiment", "k", "variant"),
+    )
     exp = np.array([k["experiment"] for k in keys])
     look = np.array([k["k"] for k in keys])
     is_c = np.array([k["variant"] == "control" for k in keys])
     order_c = np.lexsort((look[is_c], exp[is_c]))
     order_t = np.lexsort((look[~is_c], exp[~is_c]))
     c, t = np.flatnonzero(is_c)[order_c], np.flatnonzero(~is_c)[order_t]
-    effect, _, _ = _compare(get_metric("ctr"), m.take(c), m.take(t), alpha=0.05, use_t=False,
-                            per_impression=False, with_pre=False)
+    effect, _, _ = _compare(
+        get_metric("ctr"),
+        m.take(c),
+        m.take(t),
+        alpha=0.05,
+        use_t=False,
+        per_impression=False,
+        with_pre=False,
+    )
     n_looks = int(look.max())
     shape = (len(c) // n_looks, n_looks)
     n = (m.n[c] + m.n[t]).reshape(shape)
-    seq = always_valid(effect.effect.reshape(shape), (effect.se ** 2).reshape(shape), n, alpha=0.05)
+    seq = always_valid(effect.effect.reshape(shape), (effect.se**2).reshape(shape), n, alpha=0.05)
     fixed = np.asarray(effect.p_value).reshape(shape)
-    return {"experiments": shape[0], "looks": n_looks,
-            "peeking": float(np.mean((fixed < 0.05).any(axis=1))),
-            "final_look": float(np.mean(fixed[:, -1] < 0.05)),
-            "always_valid": float(np.mean((seq.p_value < 0.05).any(axis=1)))}
+    return {
+        "experiments": shape[0],
+        "looks": n_looks,
+        "peeking": float(np.mean((fixed < 0.05).any(axis=1))),
+        "final_look": float(np.mean(fixed[:, -1] < 0.05)),
+        "always_valid": float(np.mean((seq.p_value < 0.05).any(axis=1))),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiments", type=int, default=2000)
-    parser.add_argument("--users", type=int, default=1000, help="users per A/A experiment (both arms)")
+    parser.add_argument(
+        "--users", type=int, default=1000, help="users per A/A experiment (both arms)"
+    )
     parser.add_argument("--effect", type=float, default=0.2)
     parser.add_argument("--power-experiments", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
@@ -120,35 +148,40 @@ def main() -> None:
         "# A/B calibration",
         "",
         f"`python bench/ab_calibration.py --experiments {args.experiments} --users {args.users} "
-        f"--effect {args.effect} --power-experiments {args.power_experiments}` on {os.cpu_count()} cores.",
+        f"--effect {args.effect} --power-experiments {args.power_experiments}` "
+        f"on {os.cpu_count()} cores.",
         "",
-        f"## A/A: {args.experiments:,} experiments, {args.users:,} users each ({impressions:,} impressions), "
-        f"alpha = 0.05",
+        f"## A/A: {args.experiments:,} experiments, {args.users:,} users each "
+        f"({impressions:,} impressions), alpha = 0.05",
         "",
-        f"All {args.experiments:,} tests per metric in one DuckDB query plus vectorized statistics: "
-        f"{seconds:.1f} s.",
+        f"All {args.experiments:,} tests per metric in one DuckDB query plus vectorized "
+        f"statistics: {seconds:.1f} s.",
         "",
         "| metric | analysis | test | rejections | rate | 95% CI |",
         "|:---|:---|:---|---:|---:|:---|",
     ]
     for r in rows:
-        lines.append(f"| {r['metric']} | {r['analysis']} | {r['test']} | {r['rejections']:,} / "
-                     f"{r['experiments']:,} | {r['rate']:.2%} | [{r['ci_lower']:.2%}, {r['ci_upper']:.2%}] |")
+        lines.append(
+            f"| {r['metric']} | {r['analysis']} | {r['test']} | {r['rejections']:,} / "
+            f"{r['experiments']:,} | {r['rate']:.2%} | [{r['ci_lower']:.2%}, {r['ci_upper']:.2%}] |"
+        )
     lines += [
         "",
-        f"## Power: effect {args.effect} (logit) = CTR {powered['baseline']:.4f} -> +{powered['truth']:.5f} "
-        f"(exact), planned for 80%",
+        f"## Power: effect {args.effect} (logit) = CTR {powered['baseline']:.4f} "
+        f"-> +{powered['truth']:.5f} (exact), planned for 80%",
         "",
         f"Planned {powered['planned_per_arm']:,} users per arm from a 50,000-user pilot; "
-        f"{powered['experiments']:,} experiments (mean {powered['units_per_arm']:.0f} users per arm) "
-        f"rejected in **{powered['rate']:.1%}** (95% CI [{powered['ci_lower']:.1%}, {powered['ci_upper']:.1%}]); "
-        f"mean estimated effect {powered['mean_effect']:.5f} (true {powered['truth']:.5f}).",
+        f"{powered['experiments']:,} experiments (mean {powered['units_per_arm']:.0f} users "
+        f"per arm) rejected in **{powered['rate']:.1%}** (95% CI [{powered['ci_lower']:.1%}, "
+        f"{powered['ci_upper']:.1%}]); mean estimated effect {powered['mean_effect']:.5f} "
+        f"(true {powered['truth']:.5f}).",
         "",
         f"## Peeking: {peek['experiments']:,} A/A experiments, {peek['looks']} daily looks, CTR",
         "",
         f"- fixed-horizon test at the last look only: {peek['final_look']:.1%} rejected;",
         f"- stopping at the first daily fixed-horizon p < 0.05: {peek['peeking']:.1%} rejected;",
-        f"- stopping at the first always-valid (mSPRT) p < 0.05: {peek['always_valid']:.1%} rejected.",
+        f"- stopping at the first always-valid (mSPRT) p < 0.05: "
+        f"{peek['always_valid']:.1%} rejected.",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

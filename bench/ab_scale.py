@@ -96,16 +96,26 @@ def ensure_log(impressions: int) -> Path:
     folder = DATA / f"ab_{impressions}"
     if not (folder / "impressions.parquet").exists():
         start = time.perf_counter()
-        write_logs(folder, int(impressions / PER_USER), rng=2026, effect=0.02,
-                   impressions_per_user=PER_USER, progress=sys.stderr.isatty())
+        write_logs(
+            folder,
+            int(impressions / PER_USER),
+            rng=2026,
+            effect=0.02,
+            impressions_per_user=PER_USER,
+            progress=sys.stderr.isatty(),
+        )
         print(f"generated {folder} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     return folder
 
 
 def run(code: str, *args: str) -> dict:
     """Run ``code`` in a fresh interpreter; its JSON line plus the peak RSS (MiB) of the process."""
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     out, err = proc.stdout.read(), proc.stderr.read()
     if status != 0:
@@ -117,9 +127,13 @@ def run(code: str, *args: str) -> dict:
 
 def measure(code: str, repeat: int, *args: str) -> dict:
     runs = [run(code, *args) for _ in range(repeat)]
-    return {"wall": statistics.median(r["wall"] for r in runs), "walls": [r["wall"] for r in runs],
-            "peak_mib": max(r["peak_mib"] for r in runs), "rows": runs[0]["rows"],
-            "results": runs[0]["results"]}
+    return {
+        "wall": statistics.median(r["wall"] for r in runs),
+        "walls": [r["wall"] for r in runs],
+        "peak_mib": max(r["peak_mib"] for r in runs),
+        "rows": runs[0]["rows"],
+        "results": runs[0]["results"],
+    }
 
 
 def agree(a: dict, b: dict) -> float:
@@ -134,8 +148,12 @@ def agree(a: dict, b: dict) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impressions", type=float, default=100_000_000)
-    parser.add_argument("--pandas-impressions", type=float, default=10_000_000,
-                        help="largest log pandas is run on (it holds the whole log in memory)")
+    parser.add_argument(
+        "--pandas-impressions",
+        type=float,
+        default=10_000_000,
+        help="largest log pandas is run on (it holds the whole log in memory)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "ab_scale.md")
     args = parser.parse_args()
@@ -148,9 +166,21 @@ def main() -> None:
             if size != big and mode == "unchecked":
                 continue
             m = measure(SERPEVAL, args.repeat, str(folder), mode)
-            rows.append({"tool": "serpeval (DuckDB)" + (", ids unchecked" if mode == "unchecked" else ""),
-                         "size": size, **m})
-            print(rows[-1]["tool"], size, f"{m['wall']:.1f} s", f"{m['peak_mib']:.0f} MiB", file=sys.stderr)
+            rows.append(
+                {
+                    "tool": "serpeval (DuckDB)"
+                    + (", ids unchecked" if mode == "unchecked" else ""),
+                    "size": size,
+                    **m,
+                }
+            )
+            print(
+                rows[-1]["tool"],
+                size,
+                f"{m['wall']:.1f} s",
+                f"{m['peak_mib']:.0f} MiB",
+                file=sys.stderr,
+            )
         if size <= small:
             m = measure(PANDAS, args.repeat, str(folder))
             rows.append({"tool": "pandas", "size": size, **m})
@@ -158,40 +188,54 @@ def main() -> None:
     write_report(rows, big, small, load, args)
 
 
-def write_report(rows: list[dict], big: int, small: int, load: tuple, args: argparse.Namespace) -> None:
+def write_report(
+    rows: list[dict], big: int, small: int, load: tuple, args: argparse.Namespace
+) -> None:
     by = {(r["tool"], r["size"]): r for r in rows}
     duck_small, pandas_small = by[("serpeval (DuckDB)", small)], by[("pandas", small)]
     pandas_half = by[("pandas", small // 2)]
-    slope = (pandas_small["wall"] - pandas_half["wall"]) / (pandas_small["rows"] - pandas_half["rows"])
-    pandas_big = pandas_small["wall"] + slope * (by[("serpeval (DuckDB)", big)]["rows"] - pandas_small["rows"])
-    mem_slope = (pandas_small["peak_mib"] - pandas_half["peak_mib"]) / (pandas_small["rows"] - pandas_half["rows"])
-    pandas_big_mem = pandas_small["peak_mib"] + mem_slope * (by[("serpeval (DuckDB)", big)]["rows"]
-                                                             - pandas_small["rows"])
+    slope = (pandas_small["wall"] - pandas_half["wall"]) / (
+        pandas_small["rows"] - pandas_half["rows"]
+    )
+    pandas_big = pandas_small["wall"] + slope * (
+        by[("serpeval (DuckDB)", big)]["rows"] - pandas_small["rows"]
+    )
+    mem_slope = (pandas_small["peak_mib"] - pandas_half["peak_mib"]) / (
+        pandas_small["rows"] - pandas_half["rows"]
+    )
+    pandas_big_mem = pandas_small["peak_mib"] + mem_slope * (
+        by[("serpeval (DuckDB)", big)]["rows"] - pandas_small["rows"]
+    )
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    big_row = by[("serpeval (DuckDB)", big)]
     lines = [
         "# A/B analysis at scale: serpeval (DuckDB) vs pandas",
         "",
-        f"`python bench/ab_scale.py --impressions {big:_} --pandas-impressions {small:_} --repeat {args.repeat}`",
-        f"on {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB "
-        f"RAM, load average at start {load[0]:.1f} (a shared machine: medians of {args.repeat} runs).",
+        f"`python bench/ab_scale.py --impressions {big:_} --pandas-impressions {small:_} "
+        f"--repeat {args.repeat}` on {os.cpu_count()} cores, {ram:.0f} GiB RAM, load average at "
+        f"start {load[0]:.1f} (a shared machine: medians of {args.repeat} runs).",
         "Metrics: CTR, abandonment, clicks@1, MRR, delta method clustered by user.",
         "",
         "| tool | impressions | median wall (s) | runs (s) | peak RSS (MiB) |",
         "|:---|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['tool']} | {r['rows']:,} | {r['wall']:.1f} | "
-                     f"{', '.join(f'{w:.1f}' for w in r['walls'])} | {r['peak_mib']:,.0f} |")
+        lines.append(
+            f"| {r['tool']} | {r['rows']:,} | {r['wall']:.1f} | "
+            f"{', '.join(f'{w:.1f}' for w in r['walls'])} | {r['peak_mib']:,.0f} |"
+        )
     lines += [
         "",
-        f"- Same numbers: largest relative difference of (effect, p-value) between pandas and serpeval "
-        f"on the {small:,}-impression log: {agree(pandas_small['results'], duck_small['results']):.1e}.",
+        "- Same numbers: largest relative difference of (effect, p-value) between pandas and "
+        f"serpeval on the {small:,}-impression log: "
+        f"{agree(pandas_small['results'], duck_small['results']):.1e}.",
         f"- Ratio at {pandas_small['rows']:,} impressions (both measured): pandas / serpeval = "
         f"{pandas_small['wall'] / duck_small['wall']:.1f}x time, "
         f"{pandas_small['peak_mib'] / duck_small['peak_mib']:.1f}x peak memory.",
-        f"- pandas at {by[('serpeval (DuckDB)', big)]['rows']:,} impressions was not run (it holds the "
-        f"whole log in memory); extrapolated linearly from its two measured sizes: about "
-        f"{pandas_big:.0f} s and {pandas_big_mem / 1024:.0f} GiB, i.e. "
-        f"{pandas_big / by[('serpeval (DuckDB)', big)]['wall']:.0f}x serpeval's time.",
+        f"- pandas at {big_row['rows']:,} impressions was not run (it holds the whole log in "
+        f"memory); extrapolated linearly from its two measured sizes: about {pandas_big:.0f} s "
+        f"and {pandas_big_mem / 1024:.0f} GiB, i.e. {pandas_big / big_row['wall']:.0f}x "
+        "serpeval's time.",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

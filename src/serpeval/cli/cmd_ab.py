@@ -22,41 +22,77 @@ def register(sub: Any) -> None:
         "ab",
         help="analyse an A/B test from search logs (DuckDB or Spark)",
         description="Analyse an A/B experiment from impression logs: CTR, abandonment, clicks@1, "
-                    "MRR, time to first click... clustered by user (delta method), with CIs on "
-                    "absolute and relative effects, a sample-ratio check, CUPED and a multiple-"
-                    "testing correction. The aggregation runs in DuckDB (default) or Spark.",
+        "MRR, time to first click... clustered by user (delta method), with CIs on "
+        "absolute and relative effects, a sample-ratio check, CUPED and a multiple-"
+        "testing correction. The aggregation runs in DuckDB (default) or Spark.",
     )
-    p.add_argument("logs", help="impressions: Parquet file/folder/glob, CSV, DuckDB database, or a log "
-                                "folder with impressions.* (clicks.*, pre.*)")
+    p.add_argument(
+        "logs",
+        help="impressions: Parquet file/folder/glob, CSV, DuckDB database, or a log "
+        "folder with impressions.* (clicks.*, pre.*)",
+    )
     p.add_argument("-e", "--experiment", help="experiment name (default: the log's only one)")
-    p.add_argument("-m", "--metric", action="append", dest="metrics", metavar="METRIC",
-                   help="metric (repeatable or comma-separated): ctr, abandonment, clicks_at_1, mrr, "
-                        "time_to_first_click, long_click_rate, clicks_per_user, impressions_per_user, "
-                        "user_ctr; default: ctr, abandonment, clicks_at_1, mrr")
-    p.add_argument("--backend", choices=("duckdb", "spark"), default="duckdb",
-                   help="query engine (default duckdb; spark uses the active or a local session)")
+    p.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="metric (repeatable or comma-separated): ctr, abandonment, clicks_at_1, mrr, "
+        "time_to_first_click, long_click_rate, clicks_per_user, impressions_per_user, "
+        "user_ctr; default: ctr, abandonment, clicks_at_1, mrr",
+    )
+    p.add_argument(
+        "--backend",
+        choices=("duckdb", "spark"),
+        default="duckdb",
+        help="query engine (default duckdb; spark uses the active or a local session)",
+    )
     p.add_argument("--clicks", metavar="PATH", help="separate clicks table (events layout)")
     p.add_argument("--pre", metavar="PATH", help="pre-period impressions for CUPED")
     p.add_argument("--no-cuped", action="store_true", help="ignore a pre-period log")
     p.add_argument("--control", help="control variant (default: 'control' or the first name)")
-    p.add_argument("--split", metavar="V=SHARE,...", help="planned split for the sample-ratio check, "
-                   "e.g. control=0.5,treatment=0.5 (default: equal)")
+    p.add_argument(
+        "--split",
+        metavar="V=SHARE,...",
+        help="planned split for the sample-ratio check, "
+        "e.g. control=0.5,treatment=0.5 (default: equal)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--correction", default="holm", help="holm (default), bonferroni, bh or none")
     p.add_argument("--use-t", action="store_true", help="Welch t instead of z for ratio metrics")
-    p.add_argument("--duplicates", choices=("error", "exclude"), default="error",
-                   help="repeated impression ids: error (default) or exclude their rows")
-    p.add_argument("--column", action="append", metavar="ROLE=NAME",
-                   help="map a column of your log, e.g. --column user_id=uid (repeatable)")
+    p.add_argument(
+        "--duplicates",
+        choices=("error", "exclude"),
+        default="error",
+        help="repeated impression ids: error (default) or exclude their rows",
+    )
+    p.add_argument(
+        "--column",
+        action="append",
+        metavar="ROLE=NAME",
+        help="map a column of your log, e.g. --column user_id=uid (repeatable)",
+    )
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--monitor", action="store_true",
-                      help="replay look by look with always-valid p-values (mSPRT); one metric")
+    mode.add_argument(
+        "--monitor",
+        action="store_true",
+        help="replay look by look with always-valid p-values (mSPRT); one metric",
+    )
     mode.add_argument("--plan", action="store_true", help="units per arm needed to detect --mde")
     p.add_argument("--looks", default="daily", help="--monitor: 'daily' or a number of looks")
-    p.add_argument("--tuning-n", type=float, help="--monitor: units where the confidence sequence is "
-                                                  "narrowest (default: units at the last look)")
-    p.add_argument("--mde", type=float, default=0.01, help="--plan: effect to detect (default 0.01)")
-    p.add_argument("--absolute", action="store_true", help="--plan: --mde is absolute, not relative")
+    p.add_argument(
+        "--tuning-n",
+        type=float,
+        help="--monitor: units where the confidence sequence is "
+        "narrowest (default: units at the last look)",
+    )
+    p.add_argument(
+        "--mde", type=float, default=0.01, help="--plan: effect to detect (default 0.01)"
+    )
+    p.add_argument(
+        "--absolute", action="store_true", help="--plan: --mde is absolute, not relative"
+    )
     p.add_argument("--power", type=float, default=0.8, help="--plan: target power (default 0.8)")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
@@ -89,7 +125,9 @@ def _split(text: str | None) -> dict[str, float] | None:
         except ValueError:
             sep = ""
         if not sep or not name.strip():
-            raise OptionError(f"--split {text!r}: expected VARIANT=SHARE pairs, e.g. control=0.5,treatment=0.5.")
+            raise OptionError(
+                f"--split {text!r}: expected VARIANT=SHARE pairs, e.g. control=0.5,treatment=0.5."
+            )
     return out
 
 
@@ -103,27 +141,62 @@ def run(args: argparse.Namespace) -> int:
     common = {"backend": args.backend, "schema": schema, "clicks": args.clicks}
     with engine_status(args.backend):
         if args.plan:
-            plan = analysis.plan_ab(args.logs, args.experiment, metrics=metrics, mde=args.mde,
-                                    relative=not args.absolute, power=args.power, alpha=args.alpha,
-                                    control=args.control, pre=args.pre, **common)
+            plan = analysis.plan_ab(
+                args.logs,
+                args.experiment,
+                metrics=metrics,
+                mde=args.mde,
+                relative=not args.absolute,
+                power=args.power,
+                alpha=args.alpha,
+                control=args.control,
+                pre=args.pre,
+                **common,
+            )
             return _emit(args, plan.to_dicts(), list(plan.notes), "A/B plan", plan.to_dicts())
         if args.monitor:
             looks: str | int = args.looks if args.looks == "daily" else _int(args.looks)
-            seq = analysis.monitor_ab(args.logs, args.experiment, metric=(metrics or ["ctr"])[0],
-                                      looks=looks, control=args.control, alpha=args.alpha,
-                                      tuning_n=args.tuning_n, use_t=args.use_t,
-                                      duplicates=args.duplicates, **common)
-            notes = [*seq.notes, f"always-valid p-values and confidence sequence: mSPRT, narrowest at "
-                     f"{seq.tuning_n:,.0f} units; p_value is the fixed-horizon p (peeking at it is invalid)"]
-            return _emit(args, _monitor_rows(seq.to_dicts()), notes,
-                         f"{seq.experiment}: {seq.metric} look by look", seq.to_dicts())
+            seq = analysis.monitor_ab(
+                args.logs,
+                args.experiment,
+                metric=(metrics or ["ctr"])[0],
+                looks=looks,
+                control=args.control,
+                alpha=args.alpha,
+                tuning_n=args.tuning_n,
+                use_t=args.use_t,
+                duplicates=args.duplicates,
+                **common,
+            )
+            notes = [
+                *seq.notes,
+                f"always-valid p-values and confidence sequence: mSPRT, narrowest at "
+                f"{seq.tuning_n:,.0f} units; p_value is the fixed-horizon p "
+                "(stopping at its first dip below alpha is invalid)",
+            ]
+            return _emit(
+                args,
+                _monitor_rows(seq.to_dicts()),
+                notes,
+                f"{seq.experiment}: {seq.metric} look by look",
+                seq.to_dicts(),
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SampleRatioMismatchWarning)  # shown as a banner below
-            res = analysis.analyze_ab(args.logs, args.experiment, metrics=metrics, control=args.control,
-                                      split=_split(args.split), pre=args.pre,
-                                      cuped=False if args.no_cuped else None, alpha=args.alpha,
-                                      correction=args.correction, use_t=args.use_t,
-                                      duplicates=args.duplicates, **common)
+            res = analysis.analyze_ab(
+                args.logs,
+                args.experiment,
+                metrics=metrics,
+                control=args.control,
+                split=_split(args.split),
+                pre=args.pre,
+                cuped=False if args.no_cuped else None,
+                alpha=args.alpha,
+                correction=args.correction,
+                use_t=args.use_t,
+                duplicates=args.duplicates,
+                **common,
+            )
     if res.srm.mismatch:
         _banner(res.srm.message())
     notes = [*res.notes, *res.rules()]
@@ -154,14 +227,25 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
     """Rows for display: the machine formats keep every field; the table shows a digest."""
     if fmt not in ("table", "markdown", "latex"):
         return rows
-    return [{
-        "metric": r["metric"], "treatment": r["treatment"], "control": r["value_control"],
-        "value": r["value_treatment"],
-        "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
-        "relative [95% CI]": f"{r['rel_effect']:+.2%} [{r['rel_ci_lower']:+.2%}, {r['rel_ci_upper']:+.2%}]",
-        "p": p_text(r["p_value"]), "p adj.": p_text(r["p_value_adjusted"]), "verdict": r["verdict"],
-        **({"var. red.": f"{r['variance_reduction']:.1%}"} if "variance_reduction" in r else {}),
-    } for r in rows]
+    return [
+        {
+            "metric": r["metric"],
+            "treatment": r["treatment"],
+            "control": r["value_control"],
+            "value": r["value_treatment"],
+            "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
+            "relative [95% CI]": (
+                f"{r['rel_effect']:+.2%} [{r['rel_ci_lower']:+.2%}, {r['rel_ci_upper']:+.2%}]"
+            ),
+            "p": p_text(r["p_value"]),
+            "p adj.": p_text(r["p_value_adjusted"]),
+            "verdict": r["verdict"],
+            **(
+                {"var. red.": f"{r['variance_reduction']:.1%}"} if "variance_reduction" in r else {}
+            ),
+        }
+        for r in rows
+    ]
 
 
 def p_text(p: float) -> str:
@@ -173,8 +257,9 @@ def _monitor_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**r, "end": r["end"].isoformat(sep=" ")} for r in rows]
 
 
-def _emit(args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str], title: str,
-          payload: Any) -> int:
+def _emit(
+    args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str], title: str, payload: Any
+) -> int:
     from serpeval.report.table import render
 
     if args.format == "json":
@@ -186,8 +271,14 @@ def _emit(args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str]
         write_output(json.dumps(body, indent=2, default=_json_default) + "\n", args.output)
         return 0
     machine = args.format in ("csv", "tsv")
-    text = render(rows, args.format, digits=args.digits, title=None if machine else title,
-                  notes=() if machine else notes, color=args.output is None and sys.stdout.isatty())
+    text = render(
+        rows,
+        args.format,
+        digits=args.digits,
+        title=None if machine else title,
+        notes=() if machine else notes,
+        color=args.output is None and sys.stdout.isatty(),
+    )
     write_output(text, args.output)
     if machine:
         for note in notes:

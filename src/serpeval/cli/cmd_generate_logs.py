@@ -12,21 +12,30 @@ def register(sub: Any) -> None:
         "generate-logs",
         help="write a realistic simulated search log (Parquet) for trying ab / interleaving-report",
         description="Simulate users searching and clicking (click models of serpeval.online) and "
-                    "write DIR/impressions.parquet (and DIR/pre.parquet with --pre-days): an A/B "
-                    "experiment with a known injected effect, or an interleaving experiment.",
+        "write DIR/impressions.parquet (and DIR/pre.parquet with --pre-days): an A/B "
+        "experiment with a known injected effect, or an interleaving experiment.",
     )
     p.add_argument("folder", help="output folder")
     p.add_argument("--users", type=int, default=100_000, help="users (default 100000)")
-    p.add_argument("--effect", type=float, default=0.0,
-                   help="A/B: attractiveness shift of the treatment on the logit scale (default 0)")
-    p.add_argument("--experiments", type=int, default=1, help="experiments (users split among them)")
+    p.add_argument(
+        "--effect",
+        type=float,
+        default=0.0,
+        help="A/B: attractiveness shift of the treatment on the logit scale (default 0)",
+    )
+    p.add_argument(
+        "--experiments", type=int, default=1, help="experiments (users split among them)"
+    )
     p.add_argument("--variants", default="control,treatment", help="arm names (first = control)")
     p.add_argument("--click-model", default="dbn", help="click model preset (default dbn)")
     p.add_argument("--impressions-per-user", type=float, default=4.0, help="mean searches per user")
     p.add_argument("--days", type=int, default=14, help="experiment length in days (default 14)")
     p.add_argument("--pre-days", type=int, default=0, help="also write a pre-period of this length")
-    p.add_argument("--interleaving", action="store_true",
-                   help="an interleaving log (team draft of ranker A and a better ranker B)")
+    p.add_argument(
+        "--interleaving",
+        action="store_true",
+        help="an interleaving log (team draft of ranker A and a better ranker B)",
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.set_defaults(func=run)
 
@@ -34,14 +43,25 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from serpeval.online.ab.generate import LogGenerator
 
-    experiments: int | tuple[str, ...] = args.experiments if args.experiments > 1 else ("ranker-v2",)
+    experiments: int | tuple[str, ...] = (
+        args.experiments if args.experiments > 1 else ("ranker-v2",)
+    )
     generator = LogGenerator(
-        args.users, experiments=experiments, variants=tuple(v.strip() for v in args.variants.split(",")),
-        effect=args.effect, click_model=args.click_model, impressions_per_user=args.impressions_per_user,
-        days=args.days, pre_days=args.pre_days, interleaving=args.interleaving,
+        args.users,
+        experiments=experiments,
+        variants=tuple(v.strip() for v in args.variants.split(",")),
+        effect=args.effect,
+        click_model=args.click_model,
+        impressions_per_user=args.impressions_per_user,
+        days=args.days,
+        pre_days=args.pre_days,
+        interleaving=args.interleaving,
         noise_b=1.0 if args.interleaving else None,
     )
     folder = generator.write(args.folder, rng=args.seed, progress=sys.stderr.isatty())
-    print(f"wrote {folder}/impressions.parquet" + (" and pre.parquet" if args.pre_days else "")
-          + f" ({args.users:,} users)")
+    print(
+        f"wrote {folder}/impressions.parquet"
+        + (" and pre.parquet" if args.pre_days else "")
+        + f" ({args.users:,} users)"
+    )
     return 0

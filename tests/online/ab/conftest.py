@@ -47,22 +47,35 @@ def per_unit_numpy(impressions: Any, pre: Any = None) -> Any:
         at1 = np.zeros(len(n_clicks))
         owner = pc.list_parent_indices(clicks).to_numpy()
         np.add.at(at1, owner[flat == 1], 1)
-        frame = pd.DataFrame({
-            "user": table.column("user_id").to_numpy(),
-            "impressions": 1, "clicks": n_clicks, "abandoned": (n_clicks == 0).astype(int),
-            "click_at_1": (at1 > 0).astype(int),
-            "rr": np.where(has, 1.0 / np.where(has, first, 1), 0.0),
-        })
+        frame = pd.DataFrame(
+            {
+                "user": table.column("user_id").to_numpy(),
+                "impressions": 1,
+                "clicks": n_clicks,
+                "abandoned": (n_clicks == 0).astype(int),
+                "click_at_1": (at1 > 0).astype(int),
+                "rr": np.where(has, 1.0 / np.where(has, first, 1), 0.0),
+            }
+        )
         if "variant" in table.column_names:
             frame["variant"] = table.column("variant").to_pandas().astype(str).to_numpy()
         return frame
 
     frame = sums(impressions)
     units = frame.groupby("user").agg(
-        variant=("variant", "first"), impressions=("impressions", "sum"), clicks=("clicks", "sum"),
-        abandoned=("abandoned", "sum"), click_at_1=("click_at_1", "sum"), rr=("rr", "sum"))
+        variant=("variant", "first"),
+        impressions=("impressions", "sum"),
+        clicks=("clicks", "sum"),
+        abandoned=("abandoned", "sum"),
+        click_at_1=("click_at_1", "sum"),
+        rr=("rr", "sum"),
+    )
     if pre is not None:
-        before = sums(pre).groupby("user")[["impressions", "clicks", "abandoned", "click_at_1", "rr"]].sum()
+        before = (
+            sums(pre)
+            .groupby("user")[["impressions", "clicks", "abandoned", "click_at_1", "rr"]]
+            .sum()
+        )
         units = units.join(before.add_prefix("pre_"), how="left").fillna(0.0)
     return units.reset_index()
 

@@ -15,23 +15,32 @@ T0 = dt.datetime(2026, 1, 5)
 
 def log(rows: list[tuple]) -> pa.Table:
     """Rows of (impression_id, variant, user_id, n_shown, clicks[, click_seconds])."""
-    return pa.table({
-        "impression_id": [r[0] for r in rows],
-        "experiment": ["exp"] * len(rows),
-        "variant": [r[1] for r in rows],
-        "user_id": [r[2] for r in rows],
-        "timestamp": [T0 + dt.timedelta(hours=i) for i in range(len(rows))],
-        "n_shown": pa.array([r[3] for r in rows], pa.int64()),
-        "clicks": pa.array([r[4] for r in rows], pa.list_(pa.int64())),
-        "click_seconds": pa.array([r[5] if len(r) > 5 else [1.0] * len(r[4] or []) for r in rows],
-                                  pa.list_(pa.float64())),
-    })
+    return pa.table(
+        {
+            "impression_id": [r[0] for r in rows],
+            "experiment": ["exp"] * len(rows),
+            "variant": [r[1] for r in rows],
+            "user_id": [r[2] for r in rows],
+            "timestamp": [T0 + dt.timedelta(hours=i) for i in range(len(rows))],
+            "n_shown": pa.array([r[3] for r in rows], pa.int64()),
+            "clicks": pa.array([r[4] for r in rows], pa.list_(pa.int64())),
+            "click_seconds": pa.array(
+                [r[5] if len(r) > 5 else [1.0] * len(r[4] or []) for r in rows],
+                pa.list_(pa.float64()),
+            ),
+        }
+    )
 
 
 CLEAN = [
-    (1, "control", 1, 10, [1]), (2, "control", 1, 10, []), (3, "control", 2, 10, [2, 5]),
-    (4, "control", 3, 10, [3]), (5, "treatment", 4, 10, [1, 2]), (6, "treatment", 5, 10, []),
-    (7, "treatment", 6, 10, [1]), (8, "treatment", 6, 10, [4]),
+    (1, "control", 1, 10, [1]),
+    (2, "control", 1, 10, []),
+    (3, "control", 2, 10, [2, 5]),
+    (4, "control", 3, 10, [3]),
+    (5, "treatment", 4, 10, [1, 2]),
+    (6, "treatment", 5, 10, []),
+    (7, "treatment", 6, 10, [1]),
+    (8, "treatment", 6, 10, [4]),
 ]
 METRICS = ["ctr", "abandonment", "mrr", "time_to_first_click"]
 
@@ -47,12 +56,19 @@ def editable() -> list[list]:
 
 def approx_rows(rows: list[dict]) -> list[dict]:
     """Rows compared with a relative tolerance on floats (sums in another order)."""
-    return [{k: pytest.approx(v, rel=1e-12, nan_ok=True) if isinstance(v, float) else v
-             for k, v in r.items()} for r in rows]
+    return [
+        {
+            k: pytest.approx(v, rel=1e-12, nan_ok=True) if isinstance(v, float) else v
+            for k, v in r.items()
+        }
+        for r in rows
+    ]
 
 
 def test_missing_columns_name_what_and_how() -> None:
-    with pytest.raises(InputError, match=r"missing column\(s\) unit \(column 'user_id'\).*--column user_id="):
+    with pytest.raises(
+        InputError, match=r"missing column\(s\) unit \(column 'user_id'\).*--column user_id="
+    ):
         analyze_ab(log(CLEAN).drop_columns(["user_id"]))
     with pytest.raises(InputError, match="needs n_shown"):
         analyze_ab(log(CLEAN).drop_columns(["n_shown"]))
@@ -63,11 +79,23 @@ def test_missing_columns_name_what_and_how() -> None:
 def test_mapped_column_names() -> None:
     from serpeval.online.ab import LogSchema
 
-    renamed = log(CLEAN).rename_columns(["iid", "exp", "arm", "uid", "ts", "shown_n", "pos", "secs"])
-    schema = LogSchema(impression_id="iid", experiment="exp", variant="arm", unit="uid",
-                       timestamp="ts", n_shown="shown_n", clicks="pos", click_seconds="secs")
+    renamed = log(CLEAN).rename_columns(
+        ["iid", "exp", "arm", "uid", "ts", "shown_n", "pos", "secs"]
+    )
+    schema = LogSchema(
+        impression_id="iid",
+        experiment="exp",
+        variant="arm",
+        unit="uid",
+        timestamp="ts",
+        n_shown="shown_n",
+        clicks="pos",
+        click_seconds="secs",
+    )
     assert results(renamed, schema=schema) == results(log(CLEAN))
-    assert LogSchema.from_pairs(["user_id=uid", "clicks=pos"]) == LogSchema(unit="uid", clicks="pos")
+    assert LogSchema.from_pairs(["user_id=uid", "clicks=pos"]) == LogSchema(
+        unit="uid", clicks="pos"
+    )
     with pytest.raises(OptionError, match="ROLE=COLUMN"):
         LogSchema.from_pairs(["nonsense=x"])
 
@@ -75,7 +103,9 @@ def test_mapped_column_names() -> None:
 def test_wrong_types() -> None:
     table = log(CLEAN)
     as_text = table.set_column(5, "n_shown", pa.array(["10"] * len(CLEAN)))
-    with pytest.raises(InputError, match="'n_shown' \\(n_shown\\) has type string; expected integer"):
+    with pytest.raises(
+        InputError, match="'n_shown' \\(n_shown\\) has type string; expected integer"
+    ):
         analyze_ab(as_text)
     as_float = table.set_column(3, "user_id", pa.array([1.5] * len(CLEAN)))
     with pytest.raises(InputError, match="'user_id' \\(unit\\) has type float64"):
@@ -83,9 +113,11 @@ def test_wrong_types() -> None:
 
 
 def test_experiment_not_in_the_log_and_several_experiments() -> None:
-    with pytest.raises(InputError, match="'exq' is not in the log. Did you mean 'exp'"):
+    with pytest.raises(InputError, match=r"'exq' is not in the log\. Did you mean 'exp'"):
         analyze_ab(log(CLEAN), "exq")
-    two = pa.concat_tables([log(CLEAN), log(CLEAN).set_column(1, "experiment", pa.array(["other"] * 8))])
+    two = pa.concat_tables(
+        [log(CLEAN), log(CLEAN).set_column(1, "experiment", pa.array(["other"] * 8))]
+    )
     with pytest.raises(InputError, match="holds 2 experiments"):
         analyze_ab(two)
 
@@ -103,7 +135,9 @@ def test_variant_without_units() -> None:
 
 def test_duplicated_impression_ids() -> None:
     doubled = log([*CLEAN, (3, "control", 2, 10, [2, 5])])
-    with pytest.raises(DuplicateError, match=r"1 impression id\(s\) appear more than once \(2 rows\), e.g. 3"):
+    with pytest.raises(
+        DuplicateError, match=r"1 impression id\(s\) appear more than once \(2 rows\), e.g. 3"
+    ):
         analyze_ab(doubled)
     res = analyze_ab(doubled, duplicates="exclude", metrics=METRICS)
     assert res.exclusions.duplicate_rows == 2
@@ -114,7 +148,8 @@ def test_duplicated_impression_ids() -> None:
 def test_negative_and_missing_counts_are_excluded_and_counted() -> None:
     bad = log([*CLEAN, (9, "control", 1, -3, []), (10, "treatment", 4, None, [1])])
     res = analyze_ab(bad, metrics=METRICS)
-    assert res.exclusions.negative_n_shown == 2 and res.exclusions.kept_rows == len(CLEAN)
+    assert res.exclusions.negative_n_shown == 2
+    assert res.exclusions.kept_rows == len(CLEAN)
     assert res.to_dicts() == results(log(CLEAN))
     missing = log([*CLEAN, (11, "control", None, 10, [1]), (None, "treatment", 5, 10, [2])])
     res = analyze_ab(missing, metrics=METRICS)
@@ -128,7 +163,8 @@ def test_clicks_on_positions_not_shown() -> None:
     bad[2][4], bad[2][5] = [0, 2, 11, 5], [0.5, 1.0, 2.0, 3.0]
     bad[6][4], bad[6][5] = [-1, 1], [0.2, 1.0]
     res = analyze_ab(log([tuple(r) for r in bad]), metrics=METRICS)
-    assert res.exclusions.invalid_clicks == 3 and res.exclusions.clicks == 8 + 3
+    assert res.exclusions.invalid_clicks == 3
+    assert res.exclusions.clicks == 8 + 3
     assert "3 click(s) on positions that were not shown excluded" in res.notes
     # the first *kept* click keeps its own time: 1.0 s for impression 3 and 7 (as in CLEAN)
     assert res.to_dicts() == results(log(CLEAN))
@@ -178,10 +214,13 @@ def test_empty_log_and_unknown_names() -> None:
 def test_srm_warns_loudly() -> None:
     from serpeval.online.ab.srm import SampleRatioMismatchWarning
 
-    users = [(i, "control" if i < 700 else "treatment", i, 10, [1] if i % 3 else []) for i in range(1000)]
+    users = [
+        (i, "control" if i < 700 else "treatment", i, 10, [1] if i % 3 else []) for i in range(1000)
+    ]
     with pytest.warns(SampleRatioMismatchWarning, match="SAMPLE RATIO MISMATCH"):
         res = analyze_ab(log(users), metrics=["ctr"])
-    assert res.srm.mismatch and res.notes[0].startswith("SAMPLE RATIO MISMATCH")
+    assert res.srm.mismatch
+    assert res.notes[0].startswith("SAMPLE RATIO MISMATCH")
     # the same counts are fine when the design planned 70/30
     fine = analyze_ab(log(users), metrics=["ctr"], split={"control": 0.7, "treatment": 0.3})
     assert not fine.srm.mismatch

@@ -1,4 +1,4 @@
-"""The tests reject at their nominal rate under A/A, and detect an injected effect at the planned power.
+"""The tests reject at the nominal rate under A/A and find an injected effect at the planned power.
 
 Fast versions (seeded) of ``bench/ab_calibration.py``: 2,000 A/A experiments in one log,
 analysed in one query; a planned effect over 400 experiments.
@@ -17,8 +17,10 @@ from serpeval.online.ab.power import sample_size
 def aa_rates():
     # 2,000 A/A experiments x 300 users (150 per arm), ~1.2M impressions
     logs = LogGenerator(2000 * 300, experiments=2000, impressions_per_user=2).generate(rng=11)
-    return {(r["metric"], r["analysis"].split(":")[0]): r
-            for r in rejection_rates(logs.impressions, metrics=["ctr", "mrr"])}
+    return {
+        (r["metric"], r["analysis"].split(":")[0]): r
+        for r in rejection_rates(logs.impressions, metrics=["ctr", "mrr"])
+    }
 
 
 @pytest.mark.parametrize("metric", ["ctr", "mrr"])
@@ -31,7 +33,10 @@ def test_aa_rejects_at_five_percent(aa_rates, metric: str) -> None:
 def test_ignoring_users_inflates_false_positives(aa_rates) -> None:
     # the same logs analysed as if impressions were independent: the mistake the delta method avoids
     for metric in ("ctr", "mrr"):
-        assert aa_rates[(metric, "naive")]["rate"] > aa_rates[(metric, "clustered by user_id")]["rate"] + 0.02
+        assert (
+            aa_rates[(metric, "naive")]["rate"]
+            > aa_rates[(metric, "clustered by user_id")]["rate"] + 0.02
+        )
 
 
 def test_injected_effect_is_detected_at_the_planned_power() -> None:
@@ -46,6 +51,7 @@ def test_injected_effect_is_detected_at_the_planned_power() -> None:
     per_arm = round(sample_size(truth, baseline["sd_per_unit"] ** 2, power=0.8))
     logs = LogGenerator(400 * 2 * per_arm, experiments=400, effect=effect).generate(rng=22)
     row = rejection_rates(logs.impressions, metrics="ctr", naive=False)[0]
-    assert row["experiments"] == 400 and abs(row["units_per_arm"] - per_arm) < 0.05 * per_arm
+    assert row["experiments"] == 400
+    assert abs(row["units_per_arm"] - per_arm) < 0.05 * per_arm
     assert abs(row["rate"] - 0.8) <= 0.06, row  # 3 standard errors of 400 Bernoulli(.8)
     assert row["mean_effect"] == pytest.approx(truth, rel=0.05)

@@ -21,10 +21,17 @@ def folder(ab_logs, tmp_path_factory):
 
 
 def test_ab_table(folder, capsys) -> None:
-    assert main(["ab", str(folder), "--experiment", "ranker-v2", "-m", "ctr", "-m", "abandonment"]) == 0
+    assert (
+        main(["ab", str(folder), "--experiment", "ranker-v2", "-m", "ctr", "-m", "abandonment"])
+        == 0
+    )
     out = capsys.readouterr().out
-    assert "ranker-v2: control" in out and "ctr" in out and "abandonment" in out
-    assert "sample ratio OK" in out and "CUPED with the pre-period" in out and "holm over 2" in out
+    assert "ranker-v2: control" in out
+    assert "ctr" in out
+    assert "abandonment" in out
+    assert "sample ratio OK" in out
+    assert "CUPED with the pre-period" in out
+    assert "holm over 2" in out
 
 
 def test_ab_json_matches_the_api(folder, capsys) -> None:
@@ -35,24 +42,32 @@ def test_ab_json_matches_the_api(folder, capsys) -> None:
     for got, want in zip(payload["results"], api, strict=True):
         assert got["p_value"] == pytest.approx(want["p_value"], rel=1e-12)
         assert got["rel_ci_lower"] == pytest.approx(want["rel_ci_lower"], rel=1e-12)
-    assert payload["cuped"] is False and payload["exclusions"]["kept_rows"] > 0
+    assert payload["cuped"] is False
+    assert payload["exclusions"]["kept_rows"] > 0
 
 
 def test_ab_csv_monitor_and_plan(folder, capsys) -> None:
     assert main(["ab", str(folder / "impressions.parquet"), "-m", "ctr", "-f", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("metric,control,treatment,units_control") and len(lines) == 2
-    assert main(["ab", str(folder / "impressions.parquet"), "--monitor", "--looks", "3", "-f", "csv"]) == 0
+    assert lines[0].startswith("metric,control,treatment,units_control")
+    assert len(lines) == 2
+    assert (
+        main(["ab", str(folder / "impressions.parquet"), "--monitor", "--looks", "3", "-f", "csv"])
+        == 0
+    )
     assert len(capsys.readouterr().out.splitlines()) == 4
     assert main(["ab", str(folder), "--plan", "-m", "ctr", "--mde", "0.02", "-f", "json"]) == 0
     plan = json.loads(capsys.readouterr().out)["rows"][0]
-    assert plan["metric"] == "ctr" and plan["units_per_arm"] > 0 and 0 < plan["variance_reduction"] < 1
+    assert plan["metric"] == "ctr"
+    assert plan["units_per_arm"] > 0
+    assert 0 < plan["variance_reduction"] < 1
 
 
 def test_errors_are_one_line(folder, capsys) -> None:
     assert main(["ab", str(folder), "--experiment", "nope"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("serpeval ab: error:") and "'nope' is not in the log" in err
+    assert err.startswith("serpeval ab: error:")
+    assert "'nope' is not in the log" in err
     assert "\n" not in err
     assert main(["ab", str(folder), "--split", "control:0.5"]) == 2
     assert "VARIANT=SHARE" in capsys.readouterr().err
@@ -60,11 +75,16 @@ def test_errors_are_one_line(folder, capsys) -> None:
 
 def test_srm_banner(tmp_path, capsys) -> None:
     n = 1000
-    table = pa.table({
-        "impression_id": list(range(n)), "experiment": ["e"] * n,
-        "variant": ["control" if i < 700 else "treatment" for i in range(n)],
-        "user_id": list(range(n)), "n_shown": [10] * n, "clicks": [[1] if i % 2 else [] for i in range(n)],
-    })
+    table = pa.table(
+        {
+            "impression_id": list(range(n)),
+            "experiment": ["e"] * n,
+            "variant": ["control" if i < 700 else "treatment" for i in range(n)],
+            "user_id": list(range(n)),
+            "n_shown": [10] * n,
+            "clicks": [[1] if i % 2 else [] for i in range(n)],
+        }
+    )
     pq.write_table(table, tmp_path / "srm.parquet")
     assert main(["ab", str(tmp_path / "srm.parquet"), "-m", "ctr"]) == 0
     assert "SAMPLE RATIO MISMATCH" in capsys.readouterr().err
@@ -73,8 +93,14 @@ def test_srm_banner(tmp_path, capsys) -> None:
 def test_generate_then_interleaving_report(tmp_path, capsys) -> None:
     assert main(["generate-logs", str(tmp_path / "il"), "--users", "800", "--interleaving"]) == 0
     assert "impressions.parquet" in capsys.readouterr().out
-    assert main(["interleaving-report", str(tmp_path / "il"), "--resamples", "300", "-f", "json"]) == 0
+    assert (
+        main(["interleaving-report", str(tmp_path / "il"), "--resamples", "300", "-f", "json"]) == 0
+    )
     payload = json.loads(capsys.readouterr().out)
-    assert payload["results"][0]["units"] == 800 and payload["teams"] == ["A", "B"]
-    assert {c["check"] for c in payload["checks"]} == {"first-pick balance", "per-position team balance"}
+    assert payload["results"][0]["units"] == 800
+    assert payload["teams"] == ["A", "B"]
+    assert {c["check"] for c in payload["checks"]} == {
+        "first-pick balance",
+        "per-position team balance",
+    }
     assert main(["interleaving-report", str(tmp_path / "il"), "--teams", "A"]) == 2

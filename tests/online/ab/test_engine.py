@@ -1,4 +1,4 @@
-"""The engine layer: per-unit sums equal NumPy's; every input kind and layout gives the same numbers."""
+"""The engine layer: per-unit sums equal NumPy's; every input kind and layout, the same numbers."""
 
 from __future__ import annotations
 
@@ -11,8 +11,16 @@ from serpeval.online.ab import analyze_ab, read_logs, split_clicks
 from serpeval.online.ab.features import prepare
 from serpeval.online.ab.moments import unit_table
 
-METRICS = ["ctr", "abandonment", "clicks_at_1", "mrr", "time_to_first_click", "long_click_rate",
-           "user_ctr", "impressions_per_user"]
+METRICS = [
+    "ctr",
+    "abandonment",
+    "clicks_at_1",
+    "mrr",
+    "time_to_first_click",
+    "long_click_rate",
+    "user_ctr",
+    "impressions_per_user",
+]
 
 
 def same_results(a: list[dict], b: list[dict], rel: float = 1e-12) -> None:
@@ -39,7 +47,9 @@ def test_unit_sums_equal_numpy(ab_logs, per_unit) -> None:
     expected = per_unit(ab_logs.impressions).set_index("user").sort_index()
     assert list(engine.index) == list(expected.index)
     for column in ("impressions", "clicks", "abandoned", "click_at_1"):
-        assert engine[column].to_numpy().tolist() == expected[column].astype(int).to_numpy().tolist()
+        assert (
+            engine[column].to_numpy().tolist() == expected[column].astype(int).to_numpy().tolist()
+        )
     np.testing.assert_allclose(engine["rr"].to_numpy(), expected["rr"].to_numpy(), rtol=1e-13)
     assert (engine["variant"].to_numpy() == expected["variant"].to_numpy()).all()
     assert not engine["mixed"].any()
@@ -47,7 +57,9 @@ def test_unit_sums_equal_numpy(ab_logs, per_unit) -> None:
 
 def test_events_layout_equals_nested(ab_logs, reference) -> None:
     impressions, clicks = split_clicks(ab_logs.impressions)
-    same_results(reference, analyze_ab(impressions, clicks=clicks, metrics=METRICS).to_dicts(), rel=1e-9)
+    same_results(
+        reference, analyze_ab(impressions, clicks=clicks, metrics=METRICS).to_dicts(), rel=1e-9
+    )
 
 
 def test_dataframes_and_ibis_tables(ab_logs, reference) -> None:
@@ -56,7 +68,9 @@ def test_dataframes_and_ibis_tables(ab_logs, reference) -> None:
     from serpeval.online.ab.sources import duckdb_connection
 
     same_results(reference, analyze_ab(ab_logs.impressions.to_pandas(), metrics=METRICS).to_dicts())
-    same_results(reference, analyze_ab(pl.from_arrow(ab_logs.impressions), metrics=METRICS).to_dicts())
+    same_results(
+        reference, analyze_ab(pl.from_arrow(ab_logs.impressions), metrics=METRICS).to_dicts()
+    )
     con = duckdb_connection()
     table = con.create_table("mine", ab_logs.impressions)
     same_results(reference, analyze_ab(table, metrics=METRICS).to_dicts())
@@ -65,17 +79,22 @@ def test_dataframes_and_ibis_tables(ab_logs, reference) -> None:
 def test_parquet_file_folder_and_glob(ab_logs, reference, tmp_path) -> None:
     pq.write_table(ab_logs.impressions, tmp_path / "impressions.parquet")
     pq.write_table(ab_logs.pre, tmp_path / "pre.parquet")
-    same_results(reference, analyze_ab(tmp_path / "impressions.parquet", metrics=METRICS).to_dicts())
+    same_results(
+        reference, analyze_ab(tmp_path / "impressions.parquet", metrics=METRICS).to_dicts()
+    )
     parts = tmp_path / "parts"
     parts.mkdir()
     half = ab_logs.impressions.num_rows // 2
     pq.write_table(ab_logs.impressions.slice(0, half), parts / "a.parquet")
     pq.write_table(ab_logs.impressions.slice(half), parts / "b.parquet")
     same_results(reference, analyze_ab(parts, metrics=METRICS).to_dicts(), rel=1e-9)
-    same_results(reference, analyze_ab(str(parts / "*.parquet"), metrics=METRICS).to_dicts(), rel=1e-9)
+    same_results(
+        reference, analyze_ab(str(parts / "*.parquet"), metrics=METRICS).to_dicts(), rel=1e-9
+    )
     # a log folder brings its pre-period: CUPED switches on by itself
     folder = analyze_ab(tmp_path, metrics=["ctr"])
-    assert folder.cuped and folder.to_dicts()[0]["test"] == "CUPED delta-method z"
+    assert folder.cuped
+    assert folder.to_dicts()[0]["test"] == "CUPED delta-method z"
     explicit = analyze_ab(ab_logs.impressions, pre=ab_logs.pre, metrics=["ctr"])
     same_results(explicit.to_dicts(), folder.to_dicts(), rel=1e-9)
 

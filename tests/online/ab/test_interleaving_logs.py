@@ -23,7 +23,9 @@ def outcomes_from_lists(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
 
 def test_expand_hand_worked() -> None:
     # patterns (wins, losses, impressions) x units: (1, 0, 2) twice, (0, 1, 1) once
-    outcomes, units = _expand(np.array([1, 0]), np.array([0, 1]), np.array([2, 1]), np.array([2, 1]))
+    outcomes, units = _expand(
+        np.array([1, 0]), np.array([0, 1]), np.array([2, 1]), np.array([2, 1])
+    )
     assert outcomes.tolist() == [1, 0, 1, 0, -1]
     assert units.tolist() == [0, 0, 1, 1, 2]
 
@@ -33,15 +35,27 @@ def test_engine_credit_equals_python_credit(interleaving_logs) -> None:
     report = analyze_interleaving_logs(interleaving_logs.impressions, n_resamples=2000, rng=3)
     direct = analyze_outcomes(outcomes, users, n_resamples=2000, rng=3)
     got = report.analysis
-    for field in ("impressions", "wins_a", "wins_b", "ties", "delta", "p_value", "units", "prefer_a",
-                  "prefer_b", "preference", "preference_p_value"):
+    for field in (
+        "impressions",
+        "wins_a",
+        "wins_b",
+        "ties",
+        "delta",
+        "p_value",
+        "units",
+        "prefer_a",
+        "prefer_b",
+        "preference",
+        "preference_p_value",
+    ):
         assert getattr(got, field) == getattr(direct, field), field
     # the bootstrap sees the same units in another order: the same distribution, other draws
     assert got.ci_low == pytest.approx(direct.ci_low, abs=0.006)
     assert got.ci_high == pytest.approx(direct.ci_high, abs=0.006)
     assert got.winner == "B"  # ranker B is the less noisy one
     assert report.clicks["team A"] + report.clicks["team B"] == int(
-        np.sum([len(c) for c in interleaving_logs.impressions.column("clicks").to_pylist()]))
+        np.sum([len(c) for c in interleaving_logs.impressions.column("clicks").to_pylist()])
+    )
     assert all(check.ok for check in report.checks)
 
 
@@ -51,30 +65,46 @@ def test_other_units(interleaving_logs, unit: str) -> None:
     queries = interleaving_logs.impressions.column("query_id").to_numpy()
     labels = {"query": queries, "user_query": users * 10_000 + queries, "impression": None}[unit]
     direct = analyze_outcomes(outcomes, labels, n_resamples=200, rng=0)
-    got = analyze_interleaving_logs(interleaving_logs.impressions, unit=unit, n_resamples=200, rng=0).analysis
-    assert (got.units, got.prefer_a, got.prefer_b) == (direct.units, direct.prefer_a, direct.prefer_b)
+    got = analyze_interleaving_logs(
+        interleaving_logs.impressions, unit=unit, n_resamples=200, rng=0
+    ).analysis
+    assert (got.units, got.prefer_a, got.prefer_b) == (
+        direct.units,
+        direct.prefer_a,
+        direct.prefer_b,
+    )
     assert got.unit == unit
 
 
 def test_team_balance_check_catches_a_broken_drafter() -> None:
     n = 400
-    table = pa.table({
-        "impression_id": np.arange(n), "user_id": np.arange(n) % 50, "n_shown": np.full(n, 4),
-        "teams": [["A", "B", "A", "B"]] * n,  # A always picks first: no coin
-        "clicks": [[1] if i % 2 else [2] for i in range(n)],
-    })
+    table = pa.table(
+        {
+            "impression_id": np.arange(n),
+            "user_id": np.arange(n) % 50,
+            "n_shown": np.full(n, 4),
+            "teams": [["A", "B", "A", "B"]] * n,  # A always picks first: no coin
+            "clicks": [[1] if i % 2 else [2] for i in range(n)],
+        }
+    )
     report = analyze_interleaving_logs(table, n_resamples=100, rng=0)
     failed = [c.name for c in report.checks if not c.ok]
-    assert "first-pick balance" in failed and "per-position team balance" in failed
+    assert "first-pick balance" in failed
+    assert "per-position team balance" in failed
     assert any(note.startswith("CHECK FAILED: first-pick balance") for note in report.notes())
     assert report.analysis.wins_a == report.analysis.wins_b == n // 2
 
 
 def test_custom_labels_neutral_results_and_errors() -> None:
-    table = pa.table({
-        "impression_id": [1, 2, 3], "user_id": [1, 2, 3], "n_shown": [3, 3, 3],
-        "teams": [["bm25", "dense", "both"]] * 3, "clicks": [[1], [2, 3], [3]],
-    })
+    table = pa.table(
+        {
+            "impression_id": [1, 2, 3],
+            "user_id": [1, 2, 3],
+            "n_shown": [3, 3, 3],
+            "teams": [["bm25", "dense", "both"]] * 3,
+            "clicks": [[1], [2, 3], [3]],
+        }
+    )
     report = analyze_interleaving_logs(table, teams=("bm25", "dense"), n_resamples=50, rng=0)
     # impression 1: bm25 wins; 2: dense wins (the click on 'both' earns no credit); 3: tie
     assert (report.analysis.wins_a, report.analysis.wins_b, report.analysis.ties) == (1, 1, 1)

@@ -15,14 +15,21 @@ from serpeval.online.ab.sequential import always_valid, mixture_rho2
 def mixture_lr(d: float, v: float, tau2: float) -> float:
     """The mixture likelihood ratio by numerical integration over the effect theta ~ N(0, tau2):
     int N(d; theta, v) / N(d; 0, v) dN(theta; 0, tau2)."""
+
     def integrand(theta: float) -> float:
-        return (stats.norm.pdf(d, theta, math.sqrt(v)) / stats.norm.pdf(d, 0.0, math.sqrt(v))
-                * stats.norm.pdf(theta, 0.0, math.sqrt(tau2)))
+        return (
+            stats.norm.pdf(d, theta, math.sqrt(v))
+            / stats.norm.pdf(d, 0.0, math.sqrt(v))
+            * stats.norm.pdf(theta, 0.0, math.sqrt(tau2))
+        )
+
     sd = math.sqrt(tau2)
     return integrate.quad(integrand, -12 * sd, 12 * sd, epsabs=0, epsrel=1e-12, limit=200)[0]
 
 
-@pytest.mark.parametrize("d, v, n", [(0.01, 1e-5, 2000), (-0.004, 4e-6, 9000), (0.0, 1e-4, 300)])
+@pytest.mark.parametrize(
+    ("d", "v", "n"), [(0.01, 1e-5, 2000), (-0.004, 4e-6, 9000), (0.0, 1e-4, 300)]
+)
 def test_mixture_ratio_matches_numerical_integration(d: float, v: float, n: float) -> None:
     seq = always_valid([d], [v], [n], alpha=0.05, tuning_n=5000)
     tau2 = n * v * seq.rho2  # tau^2 = s^2 rho^2 with s^2 = n v
@@ -48,7 +55,8 @@ def test_rho_is_tuned_to_the_sample_size_given() -> None:
 def test_running_minimum_and_intersection() -> None:
     seq = always_valid([0.05, 0.0, 0.03], [1e-4, 5e-5, 3e-5], [100, 200, 300])
     assert np.all(np.diff(seq.p_value) <= 0)
-    assert np.all(np.diff(seq.ci_lower) >= 0) and np.all(np.diff(seq.ci_upper) <= 0)
+    assert np.all(np.diff(seq.ci_lower) >= 0)
+    assert np.all(np.diff(seq.ci_upper) <= 0)
 
 
 def test_peeking_inflates_errors_but_always_valid_p_does_not() -> None:
@@ -81,6 +89,7 @@ def test_monitor_replay_ends_where_the_fixed_analysis_is(ab_logs) -> None:
         assert last[key] == pytest.approx(full[key], rel=1e-9)
     assert seq.tuning_n == last["units_control"] + last["units_treatment"]
     daily = monitor_ab(ab_logs.impressions, metric="ctr").to_dicts()
-    assert len(daily) == 14 and daily[-1]["effect"] == pytest.approx(full["effect"], rel=1e-9)
+    assert len(daily) == 14
+    assert daily[-1]["effect"] == pytest.approx(full["effect"], rel=1e-9)
     with pytest.raises(OptionError, match="looks"):
         monitor_ab(ab_logs.impressions, looks=0)

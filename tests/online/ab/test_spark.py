@@ -8,7 +8,13 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from serpeval.online.ab import analyze_ab, analyze_interleaving_logs, monitor_ab, read_logs, split_clicks
+from serpeval.online.ab import (
+    analyze_ab,
+    analyze_interleaving_logs,
+    monitor_ab,
+    read_logs,
+    split_clicks,
+)
 from serpeval.online.ab.generate import LogGenerator
 
 # one of each kind: ratio of counts, ratio needing click times, per-unit mean (fewer columns,
@@ -44,9 +50,11 @@ def log_folder(small_logs, tmp_path_factory):
 def test_ab_with_cuped_is_the_same_on_spark(spark, log_folder) -> None:
     duck = analyze_ab(log_folder, metrics=METRICS)
     on_spark = analyze_ab(log_folder, metrics=METRICS, backend="spark")
-    assert on_spark.backend == "spark" and on_spark.cuped
+    assert on_spark.backend == "spark"
+    assert on_spark.cuped
     same(duck.to_dicts(), on_spark.to_dicts())
-    assert duck.exclusions == on_spark.exclusions and duck.variants == on_spark.variants
+    assert duck.exclusions == on_spark.exclusions
+    assert duck.variants == on_spark.variants
     assert duck.srm.to_dict() == on_spark.srm.to_dict()
 
 
@@ -57,8 +65,10 @@ def test_events_layout_from_spark_dataframes(spark, small_logs) -> None:
     frames = spark.createDataFrame(impressions), spark.createDataFrame(clicks)
     logs = read_logs(frames[0], clicks=frames[1])
     assert logs.backend == "spark"
-    same(analyze_ab(small_logs.impressions, metrics=METRICS).to_dicts(),
-         analyze_ab(logs, metrics=METRICS).to_dicts())
+    same(
+        analyze_ab(small_logs.impressions, metrics=METRICS).to_dicts(),
+        analyze_ab(logs, metrics=METRICS).to_dicts(),
+    )
     with pytest.raises(InputError, match="'nope' is not in the log"):
         analyze_ab(logs, "nope")
 
@@ -75,4 +85,5 @@ def test_interleaving_is_the_same_on_spark(spark) -> None:
     on_spark = analyze_interleaving_logs(logs.impressions, backend="spark", n_resamples=500, rng=1)
     # the per-unit patterns come back in the same order, so even the bootstrap is identical
     assert duck.to_dicts() == on_spark.to_dicts()
-    assert duck.check_rows() == on_spark.check_rows() and duck.clicks == on_spark.clicks
+    assert duck.check_rows() == on_spark.check_rows()
+    assert duck.clicks == on_spark.clicks

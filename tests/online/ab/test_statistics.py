@@ -25,7 +25,12 @@ def moments_of(columns: dict[str, np.ndarray]) -> Moments:
     return Moments(
         n=np.array(float(data.shape[1])),
         means={n: np.array(data[i].mean()) for i, n in enumerate(names)},
-        covs={(a, b): np.array(cov[i, j]) for i, a in enumerate(names) for j, b in enumerate(names) if a <= b},
+        covs={
+            (a, b): np.array(cov[i, j])
+            for i, a in enumerate(names)
+            for j, b in enumerate(names)
+            if a <= b
+        },
     )
 
 
@@ -57,7 +62,9 @@ def test_pooled_moments_equal_moments_of_the_union() -> None:
 def test_welch_matches_scipy() -> None:
     rng = np.random.default_rng(2)
     c, t = rng.gamma(2.0, 1.5, 300), rng.gamma(2.2, 1.5, 200)
-    e = effects.compare_means(c.mean(), c.var(ddof=1), len(c), t.mean(), t.var(ddof=1), len(t), use_t=True)
+    e = effects.compare_means(
+        c.mean(), c.var(ddof=1), len(c), t.mean(), t.var(ddof=1), len(t), use_t=True
+    )
     ref = stats.ttest_ind(t, c, equal_var=False)
     ci = ref.confidence_interval(0.95)
     assert float(e.statistic) == pytest.approx(ref.statistic, rel=TOL)
@@ -95,7 +102,8 @@ def test_two_proportion_ztest_matches_statsmodels() -> None:
 
 def test_identical_arms_give_p_one_not_nan() -> None:
     e = effects.compare_means(0.5, 0.0, 10, 0.5, 0.0, 10)
-    assert float(e.p_value) == 1.0 and float(e.effect) == 0.0
+    assert float(e.p_value) == 1.0
+    assert float(e.effect) == 0.0
     with pytest.raises(StatsError, match="at least 2 units"):
         effects.compare_means(0.5, 1.0, 1, 0.5, 1.0, 10)
 
@@ -107,11 +115,17 @@ def _tea(frame, metric):
 
 
 def _assert_same(row: dict, ref) -> None:
-    pairs = [("value_control", ref.control), ("value_treatment", ref.treatment),
-             ("effect", ref.effect_size), ("ci_lower", ref.effect_size_ci_lower),
-             ("ci_upper", ref.effect_size_ci_upper), ("rel_effect", ref.rel_effect_size),
-             ("rel_ci_lower", ref.rel_effect_size_ci_lower),
-             ("rel_ci_upper", ref.rel_effect_size_ci_upper), ("p_value", ref.pvalue)]
+    pairs = [
+        ("value_control", ref.control),
+        ("value_treatment", ref.treatment),
+        ("effect", ref.effect_size),
+        ("ci_lower", ref.effect_size_ci_lower),
+        ("ci_upper", ref.effect_size_ci_upper),
+        ("rel_effect", ref.rel_effect_size),
+        ("rel_ci_lower", ref.rel_effect_size_ci_lower),
+        ("rel_ci_upper", ref.rel_effect_size_ci_upper),
+        ("p_value", ref.pvalue),
+    ]
     for name, expected in pairs:
         assert row[name] == pytest.approx(expected, rel=TOL, abs=1e-15), name
 
@@ -124,17 +138,25 @@ def analysed(ab_logs, per_unit):
     plain = analyze_ab(ab_logs.impressions, metrics=metrics)
     cuped = analyze_ab(ab_logs.impressions, pre=ab_logs.pre, metrics=metrics)
     units = per_unit(ab_logs.impressions, ab_logs.pre).rename(columns={"user": "user_id"})
-    return {r["metric"]: r for r in plain.to_dicts()}, {r["metric"]: r for r in cuped.to_dicts()}, units
+    return (
+        {r["metric"]: r for r in plain.to_dicts()},
+        {r["metric"]: r for r in cuped.to_dicts()},
+        units,
+    )
 
 
-@pytest.mark.parametrize("metric, numer", [("ctr", "clicks"), ("abandonment", "abandoned"),
-                                           ("clicks_at_1", "click_at_1"), ("mrr", "rr")])
+@pytest.mark.parametrize(
+    ("metric", "numer"),
+    [("ctr", "clicks"), ("abandonment", "abandoned"), ("clicks_at_1", "click_at_1"), ("mrr", "rr")],
+)
 def test_ratio_metrics_match_tea_tasting(analysed, metric: str, numer: str) -> None:
     import tea_tasting as tt
 
     plain, cuped, units = analysed
     _assert_same(plain[metric], _tea(units, tt.RatioOfMeans(numer, "impressions", use_t=False)))
-    ref = _tea(units, tt.RatioOfMeans(numer, "impressions", f"pre_{numer}", "pre_impressions", use_t=False))
+    ref = _tea(
+        units, tt.RatioOfMeans(numer, "impressions", f"pre_{numer}", "pre_impressions", use_t=False)
+    )
     _assert_same(cuped[metric], ref)
 
 
@@ -147,11 +169,12 @@ def test_user_mean_matches_tea_tasting_and_scipy(analysed) -> None:
     c = units.loc[units.variant == "control", "clicks"].to_numpy()
     t = units.loc[units.variant == "treatment", "clicks"].to_numpy()
     assert plain["clicks_per_user"]["p_value"] == pytest.approx(
-        stats.ttest_ind(t, c, equal_var=False).pvalue, rel=TOL)
+        stats.ttest_ind(t, c, equal_var=False).pvalue, rel=TOL
+    )
 
 
 def test_cuped_reduces_variance_by_rho_squared(analysed) -> None:
-    plain, cuped, units = analysed
+    plain, cuped, _units = analysed
     for metric in ("ctr", "mrr"):
         reduction = cuped[metric]["variance_reduction"]
         assert 0.05 < reduction < 0.6
@@ -187,7 +210,8 @@ def test_srm_planned_split_and_no_warning_when_fine() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check = srm_check({"c": 900, "t": 2100}, {"c": 0.3, "t": 0.7})
-    assert check.p_value == pytest.approx(ref.pvalue, rel=TOL) and not check.mismatch
+    assert check.p_value == pytest.approx(ref.pvalue, rel=TOL)
+    assert not check.mismatch
     with pytest.raises(OptionError, match="no share for variant"):
         srm_check({"c": 1, "t": 2}, {"c": 1.0})
     with pytest.raises(StatsError, match="two variants"):
@@ -202,25 +226,33 @@ def test_power_and_sample_size_match_statsmodels(ratio: float) -> None:
     from statsmodels.stats.power import NormalIndPower
 
     solver = NormalIndPower()
-    variance, delta = 0.42 ** 2, 0.01
+    variance, delta = 0.42**2, 0.01
     d = delta / math.sqrt(variance)
     assert power.power(delta, variance, 20_000, ratio=ratio) == pytest.approx(
-        solver.power(d, 20_000, 0.05, ratio=ratio), rel=TOL)
+        solver.power(d, 20_000, 0.05, ratio=ratio), rel=TOL
+    )
     # Solutions are checked through statsmodels' power function (to 1e-9); its own root
     # finders stop earlier (about 1e-6 for n, 1e-4 for the effect), hence the looser checks.
     n = power.sample_size(delta, variance, power=0.8, ratio=ratio)
     assert solver.power(d, n, 0.05, ratio=ratio) == pytest.approx(0.8, rel=TOL)
-    assert n == pytest.approx(solver.solve_power(d, nobs1=None, alpha=0.05, power=0.8, ratio=ratio), rel=1e-5)
+    assert n == pytest.approx(
+        solver.solve_power(d, nobs1=None, alpha=0.05, power=0.8, ratio=ratio), rel=1e-5
+    )
     effect = power.mde(variance, 20_000, ratio=ratio)
-    assert solver.power(effect / math.sqrt(variance), 20_000, 0.05, ratio=ratio) == pytest.approx(0.8, rel=TOL)
+    assert solver.power(effect / math.sqrt(variance), 20_000, 0.05, ratio=ratio) == pytest.approx(
+        0.8, rel=TOL
+    )
     assert effect / math.sqrt(variance) == pytest.approx(
-        solver.solve_power(None, nobs1=20_000, alpha=0.05, power=0.8, ratio=ratio), rel=1e-4)
+        solver.solve_power(None, nobs1=20_000, alpha=0.05, power=0.8, ratio=ratio), rel=1e-4
+    )
 
 
 def test_cuped_aware_power_and_bad_options() -> None:
     # variance_reduction rho^2 = .3 scales the variance by .7, so the sample size by .7
     base = power.sample_size(0.01, 0.2)
-    assert power.sample_size(0.01, 0.2, variance_reduction=0.3) == pytest.approx(0.7 * base, rel=1e-9)
+    assert power.sample_size(0.01, 0.2, variance_reduction=0.3) == pytest.approx(
+        0.7 * base, rel=1e-9
+    )
     for bad in ({"alpha": 1.5}, {"power": 0.01}, {"ratio": 0.0}, {"variance_reduction": 1.0}):
         with pytest.raises(OptionError):
             power.sample_size(0.01, 0.2, **bad)

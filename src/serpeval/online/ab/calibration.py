@@ -44,22 +44,44 @@ def _pairs_by_experiment(keys: list[dict[str, Any]], control: str) -> tuple[Any,
     return np.array([c_pos[e] for e in both]), np.array([t_pos[e] for e in both])
 
 
-def _rates(metric: ABMetric, m: Moments, keys: list[dict[str, Any]], control: str, alpha: float,
-           per_impression: bool, label: str) -> dict[str, Any]:
+def _rates(
+    metric: ABMetric,
+    m: Moments,
+    keys: list[dict[str, Any]],
+    control: str,
+    alpha: float,
+    per_impression: bool,
+    label: str,
+) -> dict[str, Any]:
     from scipy.stats import binomtest
 
     c_idx, t_idx = _pairs_by_experiment(keys, control)
     ok = (m.n[c_idx] >= 2) & (m.n[t_idx] >= 2)
     c_idx, t_idx = c_idx[ok], t_idx[ok]
-    effect, test, _ = _compare(metric, m.take(c_idx), m.take(t_idx), alpha=alpha, use_t=False,
-                               per_impression=per_impression, with_pre=False)
+    effect, test, _ = _compare(
+        metric,
+        m.take(c_idx),
+        m.take(t_idx),
+        alpha=alpha,
+        use_t=False,
+        per_impression=per_impression,
+        with_pre=False,
+    )
     rejected = int(np.count_nonzero(np.asarray(effect.p_value) < alpha))
     tests = len(c_idx)
     ci = binomtest(rejected, tests).proportion_ci(0.95, method="wilson")
-    return {"metric": metric.name, "analysis": label, "test": test, "experiments": tests,
-            "rejections": rejected, "rate": rejected / tests, "ci_lower": float(ci.low),
-            "ci_upper": float(ci.high), "mean_effect": float(np.mean(effect.effect)),
-            "units_per_arm": float(np.mean(m.n[c_idx]))}
+    return {
+        "metric": metric.name,
+        "analysis": label,
+        "test": test,
+        "experiments": tests,
+        "rejections": rejected,
+        "rate": rejected / tests,
+        "ci_lower": float(ci.low),
+        "ci_upper": float(ci.high),
+        "mean_effect": float(np.mean(effect.effect)),
+        "units_per_arm": float(np.mean(m.n[c_idx])),
+    }
 
 
 def rejection_rates(
@@ -85,11 +107,17 @@ def rejection_rates(
     variables.add("impressions")
     units = unit_table(prepared.features, variables, keys=["experiment"])
     keys, moments, _ = fetch_moments(units, variables, pairs, by=("experiment", "variant"))
-    rows = [_rates(m, moments, keys, control, alpha, False, f"clustered by {opened.schema.unit}")
-            for m in chosen]
+    rows = [
+        _rates(m, moments, keys, control, alpha, False, f"clustered by {opened.schema.unit}")
+        for m in chosen
+    ]
     if naive:
         impressions = prepared.features.mutate(mixed=False, user_ctr=prepared.features.clicks)
-        keys, moments, _ = fetch_moments(impressions, variables, pairs, by=("experiment", "variant"))
-        rows += [_rates(m, moments, keys, control, alpha, True, "naive: impressions independent")
-                 for m in chosen]
+        keys, moments, _ = fetch_moments(
+            impressions, variables, pairs, by=("experiment", "variant")
+        )
+        rows += [
+            _rates(m, moments, keys, control, alpha, True, "naive: impressions independent")
+            for m in chosen
+        ]
     return rows

@@ -64,6 +64,7 @@ class Effect:
 
     def take(self, index: Any) -> Effect:
         """The comparison(s) at ``index`` (numbers become Python floats for a scalar index)."""
+
         def pick(value: Any) -> Any:
             picked = np.asarray(value)[index]
             return float(picked) if np.ndim(picked) == 0 else picked
@@ -72,7 +73,9 @@ class Effect:
 
     def scalar(self) -> Effect:
         """The same single comparison with plain Python floats."""
-        return Effect(**{f.name: float(np.asarray(getattr(self, f.name)).reshape(())) for f in fields(self)})
+        return Effect(
+            **{f.name: float(np.asarray(getattr(self, f.name)).reshape(())) for f in fields(self)}
+        )
 
 
 def _arrays(*values: ArrayLike) -> list[NDArray[np.float64]]:
@@ -84,7 +87,9 @@ def _quantile(alpha: float, df: Any) -> Any:
 
     if not 0.0 < alpha < 1.0:
         raise StatsError(f"alpha must be in (0, 1); got {alpha!r}.")
-    return stats.t.ppf(1 - alpha / 2, df) if np.any(np.isfinite(df)) else stats.norm.ppf(1 - alpha / 2)
+    return (
+        stats.t.ppf(1 - alpha / 2, df) if np.any(np.isfinite(df)) else stats.norm.ppf(1 - alpha / 2)
+    )
 
 
 def _p_two_sided(statistic: Any, df: Any) -> Any:
@@ -101,14 +106,20 @@ def _scale(var_c: Any, n_c: Any, var_t: Any, n_t: Any, use_t: bool) -> tuple[Any
     se = np.sqrt(mean_var_c + mean_var_t)
     if not use_t:
         return se, np.full_like(se, np.inf)
-    df = (mean_var_c + mean_var_t) ** 2 / (mean_var_c ** 2 / (n_c - 1) + mean_var_t ** 2 / (n_t - 1))
+    df = (mean_var_c + mean_var_t) ** 2 / (mean_var_c**2 / (n_c - 1) + mean_var_t**2 / (n_t - 1))
     return se, np.where(se > 0, df, np.inf)
 
 
 def compare_means(
-    mean_c: ArrayLike, var_c: ArrayLike, n_c: ArrayLike,
-    mean_t: ArrayLike, var_t: ArrayLike, n_t: ArrayLike,
-    *, alpha: float = 0.05, use_t: bool = False,
+    mean_c: ArrayLike,
+    var_c: ArrayLike,
+    n_c: ArrayLike,
+    mean_t: ArrayLike,
+    var_t: ArrayLike,
+    n_t: ArrayLike,
+    *,
+    alpha: float = 0.05,
+    use_t: bool = False,
 ) -> Effect:
     """Difference of two means from summaries: z-test (``use_t=False``) or Welch's t-test.
 
@@ -118,27 +129,44 @@ def compare_means(
     """
     mc, vc, nc, mt, vt, nt = _arrays(mean_c, var_c, n_c, mean_t, var_t, n_t)
     if np.any(nc < 2) or np.any(nt < 2):
-        raise StatsError("each arm needs at least 2 units for a variance; got "
-                         f"{int(np.min(nc))} and {int(np.min(nt))}.")
+        raise StatsError(
+            "each arm needs at least 2 units for a variance; got "
+            f"{int(np.min(nc))} and {int(np.min(nt))}."
+        )
     effect = mt - mc
     with np.errstate(divide="ignore", invalid="ignore"):
         se, df = _scale(vc, nc, vt, nt, use_t)
-        statistic = np.where(se > 0, effect / se, np.where(effect == 0, 0.0, np.sign(effect) * np.inf))
+        statistic = np.where(
+            se > 0, effect / se, np.where(effect == 0, 0.0, np.sign(effect) * np.inf)
+        )
         q = _quantile(alpha, df)
         # the relative interval: the same test on the log scale, Var(log m) = s^2 / (m^2 n)
         se_log, df_log = _scale(vc / (mc * mc), nc, vt / (mt * mt), nt, use_t)
         ratio = mt / mc
         rel_half = np.exp(_quantile(alpha, df_log) * se_log)
     return Effect(
-        control=mc, treatment=mt, effect=effect,
-        ci_lower=effect - q * se, ci_upper=effect + q * se,
-        rel_effect=ratio - 1.0, rel_ci_lower=ratio / rel_half - 1.0, rel_ci_upper=ratio * rel_half - 1.0,
-        se=se, statistic=statistic, df=df, p_value=_p_two_sided(statistic, df),
+        control=mc,
+        treatment=mt,
+        effect=effect,
+        ci_lower=effect - q * se,
+        ci_upper=effect + q * se,
+        rel_effect=ratio - 1.0,
+        rel_ci_lower=ratio / rel_half - 1.0,
+        rel_ci_upper=ratio * rel_half - 1.0,
+        se=se,
+        statistic=statistic,
+        df=df,
+        p_value=_p_two_sided(statistic, df),
     )
 
 
 def two_proportion_ztest(
-    x_c: ArrayLike, n_c: ArrayLike, x_t: ArrayLike, n_t: ArrayLike, *, alpha: float = 0.05,
+    x_c: ArrayLike,
+    n_c: ArrayLike,
+    x_t: ArrayLike,
+    n_t: ArrayLike,
+    *,
+    alpha: float = 0.05,
 ) -> Effect:
     """Two-proportion z-test: ``x`` successes out of ``n`` independent trials per arm.
 
@@ -153,9 +181,17 @@ def two_proportion_ztest(
         0.0356
     """
     xc, nc, xt, nt = _arrays(x_c, n_c, x_t, n_t)
-    if np.any(nc < 1) or np.any(nt < 1) or np.any(xc < 0) or np.any(xt < 0) or np.any(xc > nc) \
-            or np.any(xt > nt):
-        raise StatsError("proportions need 0 <= successes <= trials and at least one trial per arm.")
+    if (
+        np.any(nc < 1)
+        or np.any(nt < 1)
+        or np.any(xc < 0)
+        or np.any(xt < 0)
+        or np.any(xc > nc)
+        or np.any(xt > nt)
+    ):
+        raise StatsError(
+            "proportions need 0 <= successes <= trials and at least one trial per arm."
+        )
     pc, pt = xc / nc, xt / nt
     pooled = (xc + xt) / (nc + nt)
     se_pooled = np.sqrt(pooled * (1 - pooled) * (1 / nc + 1 / nt))
@@ -168,10 +204,18 @@ def two_proportion_ztest(
         ratio = pt / pc
         rel_half = np.exp(q * se_log)
     return Effect(
-        control=pc, treatment=pt, effect=effect,
-        ci_lower=effect - q * se, ci_upper=effect + q * se,
-        rel_effect=ratio - 1.0, rel_ci_lower=ratio / rel_half - 1.0, rel_ci_upper=ratio * rel_half - 1.0,
-        se=se, statistic=statistic, df=np.full_like(se, np.inf), p_value=_p_two_sided(statistic, np.inf),
+        control=pc,
+        treatment=pt,
+        effect=effect,
+        ci_lower=effect - q * se,
+        ci_upper=effect + q * se,
+        rel_effect=ratio - 1.0,
+        rel_ci_lower=ratio / rel_half - 1.0,
+        rel_ci_upper=ratio * rel_half - 1.0,
+        se=se,
+        statistic=statistic,
+        df=np.full_like(se, np.inf),
+        p_value=_p_two_sided(statistic, np.inf),
     )
 
 
@@ -187,8 +231,14 @@ class CupedArms:
     variance_reduction: Any
 
 
-def cuped(control: Moments, treatment: Moments, numer: str, denom: str | None,
-          numer_pre: str, denom_pre: str | None) -> CupedArms:
+def cuped(
+    control: Moments,
+    treatment: Moments,
+    numer: str,
+    denom: str | None,
+    numer_pre: str,
+    denom_pre: str | None,
+) -> CupedArms:
     """CUPED with the pre-period ratio ``numer_pre / denom_pre`` as covariate (see module doc).
 
     ``theta`` is estimated on both arms pooled, so it does not depend on the treatment.
@@ -203,13 +253,18 @@ def cuped(control: Moments, treatment: Moments, numer: str, denom: str | None,
 
     def adjust(m: Moments) -> tuple[Any, Any]:
         value = m.ratio(numer, denom) - theta * (m.ratio(numer_pre, denom_pre) - z_total)
-        var = (m.ratio_var(numer, denom) + theta * theta * m.ratio_var(numer_pre, denom_pre)
-               - 2 * theta * m.ratio_cov(numer, denom, numer_pre, denom_pre))
+        var = (
+            m.ratio_var(numer, denom)
+            + theta * theta * m.ratio_var(numer_pre, denom_pre)
+            - 2 * theta * m.ratio_cov(numer, denom, numer_pre, denom_pre)
+        )
         return value, var
 
     mean_c, var_c = adjust(control)
     mean_t, var_t = adjust(treatment)
     raw = total.ratio_var(numer, denom)
     with np.errstate(divide="ignore", invalid="ignore"):
-        reduction = np.where(raw > 0, 1 - (raw + theta * theta * var_z - 2 * theta * cov_rz) / raw, 0.0)
+        reduction = np.where(
+            raw > 0, 1 - (raw + theta * theta * var_z - 2 * theta * cov_rz) / raw, 0.0
+        )
     return CupedArms(mean_c, var_c, mean_t, var_t, theta, reduction)

@@ -38,7 +38,16 @@ __all__ = ["ALL_EXPERIMENTS", "Exclusions", "Prepared", "prepare"]
 ALL_EXPERIMENTS = "*"
 
 _KEYS = ["impression_id", "variant", "unit"]
-_OPTIONAL = ("variant", "query_id", "timestamp", "n_shown", "shown", "click_seconds", "dwell_seconds", "teams")
+_OPTIONAL = (
+    "variant",
+    "query_id",
+    "timestamp",
+    "n_shown",
+    "shown",
+    "click_seconds",
+    "dwell_seconds",
+    "teams",
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +69,13 @@ class Exclusions:
     @property
     def kept_rows(self) -> int:
         """Impressions that enter the analysis."""
-        return (self.rows - self.missing_keys - self.negative_n_shown - self.duplicate_rows
-                - self.mixed_unit_rows)
+        return (
+            self.rows
+            - self.missing_keys
+            - self.negative_n_shown
+            - self.duplicate_rows
+            - self.mixed_unit_rows
+        )
 
     def with_mixed(self, units: int, rows: int) -> Exclusions:
         """The same counts plus the units seen in more than one variant."""
@@ -74,7 +88,10 @@ class Exclusions:
     def notes(self) -> list[str]:
         """One sentence per non-zero exclusion."""
         said = [
-            (self.missing_keys, "impression(s) with a missing impression id, unit or variant excluded"),
+            (
+                self.missing_keys,
+                "impression(s) with a missing impression id, unit or variant excluded",
+            ),
             (self.negative_n_shown, "impression(s) with a missing or negative n_shown excluded"),
             (self.duplicate_rows, "row(s) with a duplicated impression id excluded"),
             (self.invalid_clicks, "click(s) on positions that were not shown excluded"),
@@ -84,8 +101,10 @@ class Exclusions:
         ]
         notes = [f"{n:,} {text}" for n, text in said if n]
         if self.mixed_units:
-            notes.append(f"{self.mixed_units:,} unit(s) seen in more than one variant excluded "
-                         f"({self.mixed_unit_rows:,} impressions)")
+            notes.append(
+                f"{self.mixed_units:,} unit(s) seen in more than one variant excluded "
+                f"({self.mixed_unit_rows:,} impressions)"
+            )
         return notes
 
 
@@ -153,11 +172,16 @@ def prepare(
     import ibis
 
     if duplicates not in _DUPLICATES:
-        raise OptionError(f"duplicates must be one of {', '.join(_DUPLICATES)}; got {duplicates!r}.")
+        raise OptionError(
+            f"duplicates must be one of {', '.join(_DUPLICATES)}; got {duplicates!r}."
+        )
     s = logs.schema
     imp = logs.impressions
-    if experiment is None and s.experiment not in imp.columns and (s.variant not in imp.columns
-                                                                   or teams is not None):
+    if (
+        experiment is None
+        and s.experiment not in imp.columns
+        and (s.variant not in imp.columns or teams is not None)
+    ):
         experiment = ""  # a log without experiments (pre-period, pre-launch): all rows
     present = _check(logs, experiment, teams, need)
     experiment = _pick_experiment(imp, s, experiment, logs.source)
@@ -173,43 +197,63 @@ def prepare(
         unit=imp[s.unit],
         ts=imp[s.timestamp] if "timestamp" in present else ibis.null("timestamp"),
         n_shown=imp[s.n_shown] if "n_shown" in present else imp[s.shown].length(),
-        teams=parse_list(imp[s.teams], "string") if teams is not None else ibis.null("array<string>"),
+        teams=parse_list(imp[s.teams], "string")
+        if teams is not None
+        else ibis.null("array<string>"),
         **(_nested_lists(imp, s, present) if nested else {}),
     )
     bad_key = base.iid.isnull() | base.unit.isnull() | base.variant.isnull()
     bad_shown = ~bad_key & (base.n_shown.isnull() | (base.n_shown < 0))
     base = base.mutate(keep=~bad_key & ~bad_shown)
-    checks: dict[str, Any] = {"rows": base.count(), "missing_keys": count(bad_key),
-                              "negative_n_shown": count(bad_shown)}
+    checks: dict[str, Any] = {
+        "rows": base.count(),
+        "missing_keys": count(bad_key),
+        "negative_n_shown": count(bad_shown),
+    }
     if duplicates != "unchecked":
         checks["distinct_ids"] = base.iid.nunique()
     if nested:
         checks.update(_nested_checks(base, need))
     counts = {k: int(v or 0) for k, v in first_row(base.aggregate(**checks)).items()}
     if counts["rows"] == 0:
-        raise EmptyInputError(f"{logs.source}: no impressions"
-                              + (f" for experiment {experiment!r}." if experiment else "."))
+        raise EmptyInputError(
+            f"{logs.source}: no impressions"
+            + (f" for experiment {experiment!r}." if experiment else ".")
+        )
     kept = base.filter(base.keep)
     duplicate_rows = 0
-    if duplicates != "unchecked" and counts.pop("distinct_ids") + counts["missing_keys"] < counts["rows"]:
+    if (
+        duplicates != "unchecked"
+        and counts.pop("distinct_ids") + counts["missing_keys"] < counts["rows"]
+    ):
         kept, duplicate_rows = _drop_duplicates(kept, duplicates, logs.source)
     if nested:
-        features = _nested_features(kept, long_click_seconds, teams,
-                                    all_valid=counts["invalid_clicks"] == 0)
-        click_counts = {k: counts.pop(k, 0) for k in ("clicks", "invalid_clicks", "negative_times",
-                                                      "negative_dwell")}
+        features = _nested_features(
+            kept, long_click_seconds, teams, all_valid=counts["invalid_clicks"] == 0
+        )
+        click_counts = {
+            k: counts.pop(k, 0)
+            for k in ("clicks", "invalid_clicks", "negative_times", "negative_dwell")
+        }
     else:
         from serpeval.online.ab.events import events_features
 
         features, click_counts = events_features(kept, logs, long_click_seconds, teams)
-    exclusions = Exclusions(rows=counts["rows"], missing_keys=counts["missing_keys"],
-                            negative_n_shown=counts["negative_n_shown"], duplicate_rows=duplicate_rows,
-                            **click_counts)
-    return Prepared(select_features(features), exclusions, experiment or None, frozenset(present), logs)
+    exclusions = Exclusions(
+        rows=counts["rows"],
+        missing_keys=counts["missing_keys"],
+        negative_n_shown=counts["negative_n_shown"],
+        duplicate_rows=duplicate_rows,
+        **click_counts,
+    )
+    return Prepared(
+        select_features(features), exclusions, experiment or None, frozenset(present), logs
+    )
 
 
-def _check(logs: Logs, experiment: str | None, teams: tuple[str, str] | None,
-           need: tuple[str, ...]) -> set[str]:
+def _check(
+    logs: Logs, experiment: str | None, teams: tuple[str, str] | None, need: tuple[str, ...]
+) -> set[str]:
     """The roles present in the impressions; clear errors for what is missing or mistyped."""
     s = logs.schema
     imp = logs.impressions
@@ -220,19 +264,27 @@ def _check(logs: Logs, experiment: str | None, teams: tuple[str, str] | None,
         roles.append("variant")  # an interleaving log has no arms: every user sees both rankers
     if logs.clicks is None:
         roles.append("clicks")
-    present = check_columns(imp, s, roles, source=f"{logs.source} (impressions)", optional=_OPTIONAL)
+    present = check_columns(
+        imp, s, roles, source=f"{logs.source} (impressions)", optional=_OPTIONAL
+    )
     if not present & {"n_shown", "shown"}:
-        raise InputError(f"{logs.source}: the log needs n_shown (how many results were shown) or "
-                         f"shown (the doc ids), to tell shown positions from others; found "
-                         f"{', '.join(imp.columns)}. Map yours with --column n_shown=...")
+        raise InputError(
+            f"{logs.source}: the log needs n_shown (how many results were shown) or "
+            f"shown (the doc ids), to tell shown positions from others; found "
+            f"{', '.join(imp.columns)}. Map yours with --column n_shown=..."
+        )
     if teams is not None and "teams" not in present:
-        raise InputError(f"{logs.source}: an interleaving log needs column {s.teams!r} (the team of "
-                         "each shown position).")
+        raise InputError(
+            f"{logs.source}: an interleaving log needs column {s.teams!r} (the team of "
+            "each shown position)."
+        )
     for role in need:
         in_clicks = logs.clicks is not None and getattr(s, role) in logs.clicks.columns
         if role not in present and not in_clicks:
-            raise InputError(f"{logs.source}: this analysis needs column {getattr(s, role)!r} ({role}); "
-                             f"found {', '.join(imp.columns)}.")
+            raise InputError(
+                f"{logs.source}: this analysis needs column {getattr(s, role)!r} ({role}); "
+                f"found {', '.join(imp.columns)}."
+            )
     return present
 
 
@@ -247,16 +299,20 @@ def _pick_experiment(imp: Any, s: LogSchema, experiment: str | None, source: str
     if experiment is None:
         if len(found) == 1:
             return str(next(iter(found)))
-        raise InputError(f"{source}: the log holds {len(found)} experiments "
-                         f"({', '.join(sorted(map(str, found))[:10])}); choose one with "
-                         "experiment=... (--experiment NAME).")
+        raise InputError(
+            f"{source}: the log holds {len(found)} experiments "
+            f"({', '.join(sorted(map(str, found))[:10])}); choose one with "
+            "experiment=... (--experiment NAME)."
+        )
     if experiment not in found:
         import difflib
 
         close = difflib.get_close_matches(experiment, [str(k) for k in found], n=3)
         hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
-        raise InputError(f"{source}: experiment {experiment!r} is not in the log.{hint} "
-                         f"Experiments: {', '.join(sorted(map(str, found))[:20])}.")
+        raise InputError(
+            f"{source}: experiment {experiment!r} is not in the log.{hint} "
+            f"Experiments: {', '.join(sorted(map(str, found))[:20])}."
+        )
     return experiment
 
 
@@ -265,7 +321,9 @@ def _drop_duplicates(kept: Any, duplicates: str, source: str) -> tuple[Any, int]
     repeated = kept.group_by("iid").aggregate(copies=kept.count()).filter(lambda t: t.copies > 1)
     found = first_row(repeated.aggregate(ids=repeated.count(), rows=repeated.copies.sum()))
     if duplicates == "error":
-        examples = collect(repeated.order_by("iid").limit(3).select("iid")).column("iid").to_pylist()
+        examples = (
+            collect(repeated.order_by("iid").limit(3).select("iid")).column("iid").to_pylist()
+        )
         raise DuplicateError(
             f"{source}: {found['ids']:,} impression id(s) appear more than once "
             f"({found['rows']:,} rows), e.g. {', '.join(map(repr, examples))}. Each page view "
@@ -288,8 +346,11 @@ def _nested_lists(imp: Any, s: LogSchema, present: set[str]) -> dict[str, Any]:
             return ibis.null(f"array<{value_type}>")
         return parse_list(imp[getattr(s, role)], value_type)
 
-    return {"pos": as_list("clicks", "int64"), "secs": as_list("click_seconds", "float64"),
-            "dwell": as_list("dwell_seconds", "float64")}
+    return {
+        "pos": as_list("clicks", "int64"),
+        "secs": as_list("click_seconds", "float64"),
+        "dwell": as_list("dwell_seconds", "float64"),
+    }
 
 
 def _valid_positions(t: Any) -> Any:
@@ -307,7 +368,9 @@ def _nested_checks(base: Any, need: tuple[str, ...]) -> dict[str, Any]:
 
     checks = {
         "clicks": base.pos.length().sum(where=keep).fill_null(0),
-        "invalid_clicks": (base.pos.length() - _valid_positions(base).length()).sum(where=keep).fill_null(0),
+        "invalid_clicks": (base.pos.length() - _valid_positions(base).length())
+        .sum(where=keep)
+        .fill_null(0),
     }
     if "click_seconds" in need:
         checks["negative_times"] = negatives(base.secs)
@@ -316,8 +379,9 @@ def _nested_checks(base: Any, need: tuple[str, ...]) -> dict[str, Any]:
     return checks
 
 
-def _nested_features(t: Any, long_click_seconds: float, teams: tuple[str, str] | None, *,
-                     all_valid: bool) -> Any:
+def _nested_features(
+    t: Any, long_click_seconds: float, teams: tuple[str, str] | None, *, all_valid: bool
+) -> Any:
     """Per-impression features from the click lists (see the module docstring)."""
     import ibis
 
@@ -329,16 +393,28 @@ def _nested_features(t: Any, long_click_seconds: float, teams: tuple[str, str] |
         shown = lambda e: (e.f1 >= 1) & (e.f1 <= t.n_shown)  # noqa: E731
         valid = _valid_positions(t)
         timed_clicks = t.pos.zip(t.secs).filter(shown)
-        first_secs = ibis.ifelse(timed_clicks.length() > 0, timed_clicks[0].f2, ibis.null("float64"))
-        long_clicks = t.pos.zip(t.dwell).filter(
-            lambda e: shown(e) & (e.f2 >= long_click_seconds)).length().fill_null(0)
+        first_secs = ibis.ifelse(
+            timed_clicks.length() > 0, timed_clicks[0].f2, ibis.null("float64")
+        )
+        long_clicks = (
+            t.pos.zip(t.dwell)
+            .filter(lambda e: shown(e) & (e.f2 >= long_click_seconds))
+            .length()
+            .fill_null(0)
+        )
     n_valid = valid.length().fill_null(0)
     ttfc = ibis.ifelse((n_valid > 0) & (first_secs >= 0), first_secs, ibis.null("float64"))
     credit = {}
     if teams is not None:
+
         def team_clicks(label: str) -> Any:
-            return valid.filter(lambda p: (p <= t.teams.length())
-                                & (t.teams[(p - 1).cast("int32")] == label)).length().fill_null(0)
+            return (
+                valid.filter(
+                    lambda p: (p <= t.teams.length()) & (t.teams[(p - 1).cast("int32")] == label)
+                )
+                .length()
+                .fill_null(0)
+            )
 
         credit = {"credit_a": team_clicks(teams[0]), "credit_b": team_clicks(teams[1])}
     return t.mutate(
@@ -354,8 +430,21 @@ def _nested_features(t: Any, long_click_seconds: float, teams: tuple[str, str] |
     )
 
 
-_FEATURES = ["iid", "experiment", "variant", "unit", "ts", "impressions", "clicks", "abandoned",
-             "click_at_1", "rr", "ttfc", "timed", "long_clicks"]
+_FEATURES = [
+    "iid",
+    "experiment",
+    "variant",
+    "unit",
+    "ts",
+    "impressions",
+    "clicks",
+    "abandoned",
+    "click_at_1",
+    "rr",
+    "ttfc",
+    "timed",
+    "long_clicks",
+]
 
 
 def select_features(t: Any) -> Any:

@@ -70,8 +70,8 @@ class GeneratedLogs:
 
 @dataclass(frozen=True)
 class _World:
-    grades: NDArray[np.int64]       # [n_queries, pool]
-    rank_a: NDArray[np.int64]       # [n_queries, k] pool indices, best first
+    grades: NDArray[np.int64]  # [n_queries, pool]
+    rank_a: NDArray[np.int64]  # [n_queries, k] pool indices, best first
     rank_b: NDArray[np.int64]
     popularity: NDArray[np.float64]
 
@@ -123,14 +123,22 @@ class LogGenerator:
         if not isinstance(self.n_users, (int, np.integer)) or self.n_users < 1:
             raise OptionError(f"n_users must be a positive integer; got {self.n_users!r}.")
         if self.impressions_per_user < 1:
-            raise OptionError(f"impressions_per_user must be >= 1; got {self.impressions_per_user!r}.")
+            raise OptionError(
+                f"impressions_per_user must be >= 1; got {self.impressions_per_user!r}."
+            )
         if len(self.variants) < 1 or len(set(self.variants)) != len(self.variants):
             raise OptionError(f"variants must be distinct names; got {self.variants!r}.")
-        if self.split is not None and (len(self.split) != len(self.variants) or min(self.split) <= 0):
-            raise OptionError(f"split needs one positive share per variant {self.variants}; got {self.split!r}.")
+        if self.split is not None and (
+            len(self.split) != len(self.variants) or min(self.split) <= 0
+        ):
+            raise OptionError(
+                f"split needs one positive share per variant {self.variants}; got {self.split!r}."
+            )
         if self.interleaving and self.effect:
-            raise OptionError("effect applies to A/B logs; in an interleaving log make ranker B "
-                              "better (noise_b < noise_a) instead.")
+            raise OptionError(
+                "effect applies to A/B logs; in an interleaving log make ranker B "
+                "better (noise_b < noise_a) instead."
+            )
         if self.pair is not None:
             object.__setattr__(self, "n_queries", len(self.pair.a))
             object.__setattr__(self, "k", int(self.pair.a.shape[1]))
@@ -156,16 +164,26 @@ class LogGenerator:
         if self.pair is not None:
             n = len(self.pair.a)
             popularity = 1.0 / np.arange(1, n + 1)
-            return _World(np.asarray(self.pair.grades), np.asarray(self.pair.a), np.asarray(self.pair.b),
-                          popularity / popularity.sum())
+            return _World(
+                np.asarray(self.pair.grades),
+                np.asarray(self.pair.a),
+                np.asarray(self.pair.b),
+                popularity / popularity.sum(),
+            )
         rng = np.random.default_rng(self.seed)
         pool = 3 * self.k
         p_grade = 0.5 ** np.arange(self.levels)
         grades = rng.choice(self.levels, size=(self.n_queries, pool), p=p_grade / p_grade.sum())
-        rank_a = np.argsort(-(grades + rng.normal(0, self.noise_a, grades.shape)), axis=1,
-                            kind="stable")[:, :self.k]
-        rank_b = rank_a if self.noise_b is None else np.argsort(
-            -(grades + rng.normal(0, self.noise_b, grades.shape)), axis=1, kind="stable")[:, :self.k]
+        rank_a = np.argsort(
+            -(grades + rng.normal(0, self.noise_a, grades.shape)), axis=1, kind="stable"
+        )[:, : self.k]
+        rank_b = (
+            rank_a
+            if self.noise_b is None
+            else np.argsort(
+                -(grades + rng.normal(0, self.noise_b, grades.shape)), axis=1, kind="stable"
+            )[:, : self.k]
+        )
         popularity = 1.0 / np.arange(1, self.n_queries + 1)
         return _World(grades, rank_a, rank_b, popularity / popularity.sum())
 
@@ -196,8 +214,9 @@ class LogGenerator:
         return {"ctr": ctr, "abandonment": abandonment, "clicks_at_1": at1}
 
     # ------------------------------------------------------------------ sampling
-    def chunks(self, rng: int | np.random.Generator | None = None,
-               chunk_users: int = 250_000) -> Iterator[tuple[pa.Table, pa.Table | None]]:
+    def chunks(
+        self, rng: int | np.random.Generator | None = None, chunk_users: int = 250_000
+    ) -> Iterator[tuple[pa.Table, pa.Table | None]]:
         """``(impressions, pre)`` Arrow tables for consecutive chunks of users.
 
         Users are simulated in fixed blocks of :data:`BLOCK_USERS`, each with its own
@@ -221,37 +240,73 @@ class LogGenerator:
                 table, pre = self._chunk(users, world, streams[block], next_id)
                 next_id += table.num_rows + (0 if pre is None else pre.num_rows)
                 parts.append((table, pre))
-            yield (pa.concat_tables([p[0] for p in parts]),
-                   None if self.pre_days <= 0 else pa.concat_tables([p[1] for p in parts]))
+            yield (
+                pa.concat_tables([p[0] for p in parts]),
+                None if self.pre_days <= 0 else pa.concat_tables([p[1] for p in parts]),
+            )
 
-    def _chunk(self, users: NDArray[np.int64], world: _World, rng: np.random.Generator,
-               first_id: int) -> tuple[pa.Table, pa.Table | None]:
+    def _chunk(
+        self, users: NDArray[np.int64], world: _World, rng: np.random.Generator, first_id: int
+    ) -> tuple[pa.Table, pa.Table | None]:
         n = len(users)
         shape = self.activity_shape
         rate = rng.gamma(shape, (self.impressions_per_user - 1) / shape, n)
         counts = 1 + rng.poisson(rate)
-        split = np.full(len(self.variants), 1.0) if self.split is None else np.asarray(self.split, float)
+        split = (
+            np.full(len(self.variants), 1.0)
+            if self.split is None
+            else np.asarray(self.split, float)
+        )
         arm = rng.choice(len(self.variants), size=n, p=split / split.sum())
         bias = rng.normal(self.user_mean, self.user_sd, n)
         pre = None
         if self.pre_days > 0:
             pre_counts = rng.poisson((rate + 1) * self.pre_days / self.days)
-            pre = self._impressions(users, pre_counts, None, bias, world, rng,
-                                    first_id, start_offset_days=-self.pre_days, days=self.pre_days)
-        table = self._impressions(users, counts, arm, bias, world, rng,
-                                  first_id + (0 if pre is None else pre.num_rows), 0, self.days)
+            pre = self._impressions(
+                users,
+                pre_counts,
+                None,
+                bias,
+                world,
+                rng,
+                first_id,
+                start_offset_days=-self.pre_days,
+                days=self.pre_days,
+            )
+        table = self._impressions(
+            users,
+            counts,
+            arm,
+            bias,
+            world,
+            rng,
+            first_id + (0 if pre is None else pre.num_rows),
+            0,
+            self.days,
+        )
         return table, pre
 
-    def _impressions(self, users: NDArray[np.int64], counts: NDArray[np.int64], arm: Any,
-                     bias: NDArray[np.float64], world: _World, rng: np.random.Generator,
-                     first_id: int, start_offset_days: int, days: int) -> pa.Table:
+    def _impressions(
+        self,
+        users: NDArray[np.int64],
+        counts: NDArray[np.int64],
+        arm: Any,
+        bias: NDArray[np.float64],
+        world: _World,
+        rng: np.random.Generator,
+        first_id: int,
+        start_offset_days: int,
+        days: int,
+    ) -> pa.Table:
         import pyarrow as pa
 
         owner = np.repeat(np.arange(len(users)), counts)
         m = len(owner)
         query = rng.choice(self.n_queries, size=m, p=world.popularity)
         shift = bias[owner]
-        columns: dict[str, Any] = {"impression_id": np.arange(first_id, first_id + m, dtype=np.int64)}
+        columns: dict[str, Any] = {
+            "impression_id": np.arange(first_id, first_id + m, dtype=np.int64)
+        }
         if arm is not None:
             names = self.experiment_names
             columns["experiment"] = _dictionary(np.asarray(names), users[owner] % len(names))
@@ -259,11 +314,15 @@ class LogGenerator:
         columns["user_id"] = users[owner]
         columns["query_id"] = query.astype(np.int64)
         seconds = rng.uniform(0, days * 86400.0, m) + start_offset_days * 86400.0
-        columns["timestamp"] = (np.datetime64(self.start, "us") + (seconds * 1e6).astype("timedelta64[us]"))
+        columns["timestamp"] = np.datetime64(self.start, "us") + (seconds * 1e6).astype(
+            "timedelta64[us]"
+        )
         if self.interleaving and arm is not None:
             from serpeval.online.interleaving.batch import interleave_batch
 
-            shown = interleave_batch(world.rank_a[query], world.rank_b[query], "team_draft", self.k, rng)
+            shown = interleave_batch(
+                world.rank_a[query], world.rank_b[query], "team_draft", self.k, rng
+            )
             items = np.take_along_axis(world.grades[query], np.maximum(shown.docs, 0), axis=1)
             items = np.where(shown.docs >= 0, items, -1)
             columns["n_shown"] = (shown.docs >= 0).sum(axis=1).astype(np.int32)
@@ -282,7 +341,9 @@ class LogGenerator:
             grade = items[row, col]
             dwell = rng.lognormal(np.log(10.0 + 15.0 * np.maximum(grade, 0)), 0.8)
             pause = rng.lognormal(np.log(2.0) + 0.15 * col, 0.6)
-            columns["click_seconds"] = _lists(np.round(_click_times(pause, dwell, per_row), 3), per_row)
+            columns["click_seconds"] = _lists(
+                np.round(_click_times(pause, dwell, per_row), 3), per_row
+            )
             columns["dwell_seconds"] = _lists(np.round(dwell, 3), per_row)
         return pa.table(columns)
 
@@ -296,8 +357,14 @@ class LogGenerator:
         pre = pa.concat_tables([p[1] for p in parts]) if self.pre_days > 0 else None
         return GeneratedLogs(impressions, pre, self)
 
-    def write(self, folder: str | Path, rng: int | np.random.Generator | None = None, *,
-              chunk_users: int = 250_000, progress: bool = False) -> Path:
+    def write(
+        self,
+        folder: str | Path,
+        rng: int | np.random.Generator | None = None,
+        *,
+        chunk_users: int = 250_000,
+        progress: bool = False,
+    ) -> Path:
         """Write ``folder/impressions.parquet`` (and ``pre.parquet``) chunk by chunk."""
         import pyarrow.parquet as pq
 
@@ -324,7 +391,9 @@ class LogGenerator:
 def _dictionary(names: NDArray[Any], codes: NDArray[np.int64]) -> pa.DictionaryArray:
     import pyarrow as pa
 
-    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names.tolist()))
+    return pa.DictionaryArray.from_arrays(
+        pa.array(codes.astype(np.int32)), pa.array(names.tolist())
+    )
 
 
 def _lists(values: NDArray[Any], per_row: NDArray[np.int64]) -> pa.ListArray:
@@ -335,8 +404,9 @@ def _lists(values: NDArray[Any], per_row: NDArray[np.int64]) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values))
 
 
-def _click_times(pause: NDArray[np.float64], dwell: NDArray[np.float64],
-                 per_row: NDArray[np.int64]) -> NDArray[np.float64]:
+def _click_times(
+    pause: NDArray[np.float64], dwell: NDArray[np.float64], per_row: NDArray[np.int64]
+) -> NDArray[np.float64]:
     """Seconds from the page view to each click: pauses plus the dwell of earlier clicks.
 
     Flat arrays ordered by impression; ``per_row`` clicks per impression. A segmented
@@ -372,16 +442,26 @@ class _progress:
             self._bar.stop()
 
 
-def generate_logs(n_users: int = 10_000, *, rng: int | np.random.Generator | None = None,
-                  **settings: Any) -> GeneratedLogs:
+def generate_logs(
+    n_users: int = 10_000, *, rng: int | np.random.Generator | None = None, **settings: Any
+) -> GeneratedLogs:
     """A generated log in memory: ``LogGenerator(n_users, **settings).generate(rng)``."""
     return LogGenerator(n_users, **settings).generate(rng)
 
 
-def write_logs(folder: str | Path, n_users: int = 10_000, *, rng: int | np.random.Generator | None = None,
-               chunk_users: int = 250_000, progress: bool = False, **settings: Any) -> Path:
+def write_logs(
+    folder: str | Path,
+    n_users: int = 10_000,
+    *,
+    rng: int | np.random.Generator | None = None,
+    chunk_users: int = 250_000,
+    progress: bool = False,
+    **settings: Any,
+) -> Path:
     """Write a generated log folder (``impressions.parquet``, ``pre.parquet`` with pre_days)."""
-    return LogGenerator(n_users, **settings).write(folder, rng, chunk_users=chunk_users, progress=progress)
+    return LogGenerator(n_users, **settings).write(
+        folder, rng, chunk_users=chunk_users, progress=progress
+    )
 
 
 def split_clicks(impressions: pa.Table, schema: Any = None) -> tuple[pa.Table, pa.Table]:
@@ -397,10 +477,14 @@ def split_clicks(impressions: pa.Table, schema: Any = None) -> tuple[pa.Table, p
     s = schema or LogSchema()
     clicks = impressions.column(s.clicks).combine_chunks()
     owner = pc.list_parent_indices(clicks)
-    out = {s.impression_id: pc.take(impressions.column(s.impression_id), owner),
-           s.position: pc.list_flatten(clicks)}
+    out = {
+        s.impression_id: pc.take(impressions.column(s.impression_id), owner),
+        s.position: pc.list_flatten(clicks),
+    }
     for name in (s.click_seconds, s.dwell_seconds):
         if name in impressions.column_names:
             out[name] = pc.list_flatten(impressions.column(name).combine_chunks())
-    drop = [c for c in (s.clicks, s.click_seconds, s.dwell_seconds) if c in impressions.column_names]
+    drop = [
+        c for c in (s.clicks, s.click_seconds, s.dwell_seconds) if c in impressions.column_names
+    ]
     return impressions.drop_columns(drop), pa.table(out)

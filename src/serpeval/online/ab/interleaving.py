@@ -57,7 +57,10 @@ class InterleavingLogReport:
     def to_dicts(self) -> list[dict[str, Any]]:
         """The outcome row of :meth:`InterleavingAnalysis.to_dicts`, with A and B named."""
         rows = self.analysis.to_dicts()
-        return [{"experiment": self.experiment, "A": self.teams[0], "B": self.teams[1], **row} for row in rows]
+        return [
+            {"experiment": self.experiment, "A": self.teams[0], "B": self.teams[1], **row}
+            for row in rows
+        ]
 
     def check_rows(self) -> list[dict[str, Any]]:
         """One row per validity check."""
@@ -65,17 +68,28 @@ class InterleavingLogReport:
 
     def notes(self) -> list[str]:
         """Exclusions, click totals and failed checks, one sentence each."""
-        notes = [f"clicks on team {self.teams[0]}: {self.clicks['team A']:,}, team {self.teams[1]}: "
-                 f"{self.clicks['team B']:,}, shared or unassigned results (no credit): "
-                 f"{self.clicks['other']:,}", *self.exclusions.notes()]
+        notes = [
+            f"clicks on team {self.teams[0]}: {self.clicks['team A']:,}, team {self.teams[1]}: "
+            f"{self.clicks['team B']:,}, shared or unassigned results (no credit): "
+            f"{self.clicks['other']:,}",
+            *self.exclusions.notes(),
+        ]
         notes += [f"CHECK FAILED: {c.name}: {c.detail}" for c in self.checks if not c.ok]
         return notes
 
     def to_json_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready."""
-        return {"experiment": self.experiment, "source": self.source, "backend": self.backend,
-                "teams": list(self.teams), "results": self.to_dicts(), "checks": self.check_rows(),
-                "clicks": self.clicks, "exclusions": self.exclusions.to_dict(), "notes": self.notes()}
+        return {
+            "experiment": self.experiment,
+            "source": self.source,
+            "backend": self.backend,
+            "teams": list(self.teams),
+            "results": self.to_dicts(),
+            "checks": self.check_rows(),
+            "clicks": self.clicks,
+            "exclusions": self.exclusions.to_dict(),
+            "notes": self.notes(),
+        }
 
 
 def analyze_interleaving_logs(
@@ -116,22 +130,49 @@ def analyze_interleaving_logs(
         raise OptionError(f"unit={unit!r} needs the query_id column ({opened.schema.query_id!r}).")
     f = prepared.features
     if unit in ("query", "user_query"):
-        query = opened.impressions.select(iid=opened.impressions[opened.schema.impression_id],
-                                          query=opened.impressions[opened.schema.query_id])
+        query = opened.impressions.select(
+            iid=opened.impressions[opened.schema.impression_id],
+            query=opened.impressions[opened.schema.query_id],
+        )
         f = f.inner_join(query, "iid")
-    f = f.mutate(win=(f.credit_a > f.credit_b).cast("int64"), loss=(f.credit_a < f.credit_b).cast("int64"))
-    keys = {"user": ["unit"], "query": ["query"], "user_query": ["unit", "query"],
-            "impression": ["iid"]}[unit]
+    f = f.mutate(
+        win=(f.credit_a > f.credit_b).cast("int64"), loss=(f.credit_a < f.credit_b).cast("int64")
+    )
+    keys = {
+        "user": ["unit"],
+        "query": ["query"],
+        "user_query": ["unit", "query"],
+        "impression": ["iid"],
+    }[unit]
     per_unit = f.group_by(keys).aggregate(w=f.win.sum(), l=f.loss.sum(), n=f.count())
-    patterns = per_unit.group_by(["w", "l", "n"]).aggregate(units=per_unit.count()).order_by(["w", "l", "n"])
+    patterns = (
+        per_unit.group_by(["w", "l", "n"])
+        .aggregate(units=per_unit.count())
+        .order_by(["w", "l", "n"])
+    )
     table = collect(patterns)
-    outcomes, units = _expand(*(np.asarray(table.column(c).to_numpy(), dtype=np.int64)
-                                for c in ("w", "l", "n", "units")))
-    analysis = analyze_outcomes(outcomes, None if unit == "impression" else units,
-                                unit=unit, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    outcomes, units = _expand(
+        *(np.asarray(table.column(c).to_numpy(), dtype=np.int64) for c in ("w", "l", "n", "units"))
+    )
+    analysis = analyze_outcomes(
+        outcomes,
+        None if unit == "impression" else units,
+        unit=unit,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        rng=rng,
+    )
     checks, totals = _balance(f, teams, alpha_checks)
-    return InterleavingLogReport(analysis, tuple(checks), totals, prepared.exclusions,
-                                 prepared.experiment or "", opened.source, opened.backend, tuple(teams))
+    return InterleavingLogReport(
+        analysis,
+        tuple(checks),
+        totals,
+        prepared.exclusions,
+        prepared.experiment or "",
+        opened.source,
+        opened.backend,
+        tuple(teams),
+    )
 
 
 def _expand(wins: Any, losses: Any, counts: Any, multiplicity: Any) -> tuple[Any, Any]:
@@ -146,8 +187,8 @@ def _expand(wins: Any, losses: Any, counts: Any, multiplicity: Any) -> tuple[Any
     units = np.repeat(np.arange(len(unit_n)), unit_n)
     start = np.repeat(np.cumsum(unit_n) - unit_n, unit_n)
     offset = np.arange(len(units)) - start
-    w, l = unit_w[units], unit_l[units]
-    outcomes = np.where(offset < w, 1, np.where(offset < w + l, -1, 0)).astype(np.int8)
+    won, lost = unit_w[units], unit_l[units]
+    outcomes = np.where(offset < won, 1, np.where(offset < won + lost, -1, 0)).astype(np.int8)
     return outcomes, units
 
 
@@ -159,8 +200,11 @@ def _balance(f: Any, teams: tuple[str, str], alpha: float) -> tuple[list[Any], d
     from serpeval.stats.multiplicity import holm
 
     width = int(collect(f.aggregate(k=f.n_shown.max())).column("k")[0].as_py() or 0)
-    aggs: dict[str, Any] = {"credit_a": f.credit_a.sum(), "credit_b": f.credit_b.sum(),
-                            "clicks": f.clicks.sum()}
+    aggs: dict[str, Any] = {
+        "credit_a": f.credit_a.sum(),
+        "credit_b": f.credit_b.sum(),
+        "clicks": f.clicks.sum(),
+    }
     for p in range(width):
         label = f.teams[p]
         inside = f.teams.length() > p
@@ -176,16 +220,28 @@ def _balance(f: Any, teams: tuple[str, str], alpha: float) -> tuple[list[Any], d
     checks = []
     if width:
         p_first = p_value(a[0], b[0])
-        checks.append(Check("first-pick balance", float(a[0] / max(a[0] + b[0], 1)), p_first,
-                            p_first >= alpha, f"team {teams[0]} holds position 1 in {a[0]:,} of "
-                            f"{a[0] + b[0]:,} impressions"))
+        checks.append(
+            Check(
+                "first-pick balance",
+                float(a[0] / max(a[0] + b[0], 1)),
+                p_first,
+                p_first >= alpha,
+                f"team {teams[0]} holds position 1 in {a[0]:,} of {a[0] + b[0]:,} impressions",
+            )
+        )
         adjusted = holm(np.array([p_value(x, y) for x, y in zip(a, b, strict=True)]))
         worst = int(np.argmin(adjusted))
         share = a / np.maximum(a + b, 1)
-        checks.append(Check("per-position team balance", float(share[worst]), float(adjusted[worst]),
-                            bool(adjusted.min() >= alpha),
-                            f"share of team {teams[0]} per position {np.round(share, 3).tolist()}; most "
-                            f"unbalanced: position {worst + 1} (Holm-corrected)"))
+        checks.append(
+            Check(
+                "per-position team balance",
+                float(share[worst]),
+                float(adjusted[worst]),
+                bool(adjusted.min() >= alpha),
+                f"share of team {teams[0]} per position {np.round(share, 3).tolist()}; most "
+                f"unbalanced: position {worst + 1} (Holm-corrected)",
+            )
+        )
     totals = {"team A": int(row["credit_a"] or 0), "team B": int(row["credit_b"] or 0)}
     totals["other"] = int(row["clicks"] or 0) - totals["team A"] - totals["team B"]
     return checks, totals

@@ -10,19 +10,21 @@ over units u, with Y_u and X_u the unit's sums of per-impression features
 per-unit moments (Deng, Knoblich & Lu, KDD 2018), never from treating impressions as
 independent. A metric with ``denominator=None`` is a plain per-unit mean (Welch t-test).
 
-=========================== ===================== =============== ======================
-metric                      numerator Y_u         denominator X_u meaning
-=========================== ===================== =============== ======================
-``ctr``                     clicks                impressions     clicks per impression
-``abandonment``             abandoned             impressions     share of pages with no click
-``clicks_at_1``             click_at_1            impressions     share of pages with a click on result 1
-``mrr``                     rr                    impressions     mean reciprocal rank of the first click (0 if none)
-``time_to_first_click``     ttfc                  timed           mean seconds to the first click, over pages with one
-``long_click_rate``         long_clicks           impressions     clicks with dwell >= 30 s per impression
-``clicks_per_user``         clicks                (unit mean)     clicks per unit
-``impressions_per_user``    impressions           (unit mean)     searches per unit
-``user_ctr``                clicks / impressions  (unit mean)     each unit's CTR, averaged over units
-=========================== ===================== =============== ======================
+======================== =================== =============== ==================================
+metric                   numerator Y_u       denominator X_u meaning
+======================== =================== =============== ==================================
+``ctr``                  clicks              impressions     clicks per impression
+``abandonment``          abandoned           impressions     share of pages with no click
+``clicks_at_1``          click_at_1          impressions     share of pages with a click on 1
+``mrr``                  rr                  impressions     reciprocal rank of the first click
+                                                             (0 if none), averaged
+``time_to_first_click``  ttfc                timed           seconds to the first click, over
+                                                             pages with a click time
+``long_click_rate``      long_clicks         impressions     clicks with dwell >= 30 s per page
+``clicks_per_user``      clicks              (unit mean)     clicks per unit
+``impressions_per_user`` impressions         (unit mean)     searches per unit
+``user_ctr``             clicks/impressions  (unit mean)     each unit's CTR, averaged over units
+======================== =================== =============== ==================================
 """
 
 from __future__ import annotations
@@ -63,26 +65,56 @@ class ABMetric:
         return (self.numerator,) if self.denominator is None else (self.numerator, self.denominator)
 
 
-METRICS: dict[str, ABMetric] = {m.name: m for m in (
-    ABMetric("ctr", "clicks", "impressions", "clicks per impression (clustered by unit)"),
-    ABMetric("abandonment", "abandoned", "impressions", "share of impressions without a click",
-             higher_is_better=False, binary=True),
-    ABMetric("clicks_at_1", "click_at_1", "impressions", "share of impressions with a click on "
-             "result 1", binary=True),
-    ABMetric("mrr", "rr", "impressions", "mean reciprocal rank of the first click (0 if none)"),
-    ABMetric("time_to_first_click", "ttfc", "timed", "mean seconds to the first click, over "
-             "impressions with a click time", higher_is_better=False, needs="click_seconds"),
-    ABMetric("long_click_rate", "long_clicks", "impressions", "clicks with a long dwell per "
-             "impression", needs="dwell_seconds"),
-    ABMetric("clicks_per_user", "clicks", None, "clicks per unit (unit mean)"),
-    ABMetric("impressions_per_user", "impressions", None, "impressions per unit (unit mean)"),
-    ABMetric("user_ctr", "user_ctr", None, "each unit's own CTR, averaged over units"),
-)}
+METRICS: dict[str, ABMetric] = {
+    m.name: m
+    for m in (
+        ABMetric("ctr", "clicks", "impressions", "clicks per impression (clustered by unit)"),
+        ABMetric(
+            "abandonment",
+            "abandoned",
+            "impressions",
+            "share of impressions without a click",
+            higher_is_better=False,
+            binary=True,
+        ),
+        ABMetric(
+            "clicks_at_1",
+            "click_at_1",
+            "impressions",
+            "share of impressions with a click on result 1",
+            binary=True,
+        ),
+        ABMetric("mrr", "rr", "impressions", "mean reciprocal rank of the first click (0 if none)"),
+        ABMetric(
+            "time_to_first_click",
+            "ttfc",
+            "timed",
+            "mean seconds to the first click, over impressions with a click time",
+            higher_is_better=False,
+            needs="click_seconds",
+        ),
+        ABMetric(
+            "long_click_rate",
+            "long_clicks",
+            "impressions",
+            "clicks with a long dwell per impression",
+            needs="dwell_seconds",
+        ),
+        ABMetric("clicks_per_user", "clicks", None, "clicks per unit (unit mean)"),
+        ABMetric("impressions_per_user", "impressions", None, "impressions per unit (unit mean)"),
+        ABMetric("user_ctr", "user_ctr", None, "each unit's own CTR, averaged over units"),
+    )
+}
 
 DEFAULT_METRICS: tuple[str, ...] = ("ctr", "abandonment", "clicks_at_1", "mrr")
 
-_ALIASES = {"click_through_rate": "ctr", "abandonment_rate": "abandonment", "clicks@1": "clicks_at_1",
-            "ttfc": "time_to_first_click", "reciprocal_rank": "mrr"}
+_ALIASES = {
+    "click_through_rate": "ctr",
+    "abandonment_rate": "abandonment",
+    "clicks@1": "clicks_at_1",
+    "ttfc": "time_to_first_click",
+    "reciprocal_rank": "mrr",
+}
 
 
 def get_metric(name: str | ABMetric) -> ABMetric:
@@ -112,6 +144,9 @@ def unit_sums(features: object, columns: set[str]) -> dict[str, object]:
             continue
         if column not in _SUMS:
             raise AssertionError(column)  # pragma: no cover - internal table
-        out[column] = (features.count() if column == "impressions"  # type: ignore[attr-defined]
-                       else features[column].sum().fill_null(0))  # type: ignore[index]
+        out[column] = (
+            features.count()
+            if column == "impressions"  # type: ignore[attr-defined]
+            else features[column].sum().fill_null(0)
+        )  # type: ignore[index]
     return out

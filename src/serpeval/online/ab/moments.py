@@ -69,8 +69,11 @@ class Moments:
         """
         r = self.ratio(numer, denom)
         mx = self.mean(denom)
-        return (self.cov(numer, numer) - 2.0 * r * self.cov(numer, denom)
-                + r * r * self.cov(denom, denom)) / (mx * mx)
+        return (
+            self.cov(numer, numer)
+            - 2.0 * r * self.cov(numer, denom)
+            + r * r * self.cov(denom, denom)
+        ) / (mx * mx)
 
     def ratio_cov(self, n1: str, d1: str | None, n2: str, d2: str | None) -> Any:
         """Per-unit covariance of two ratios by the delta method.
@@ -78,13 +81,20 @@ class Moments:
         ``(cov(Y1,Y2) - R2 cov(Y1,X2) - R1 cov(X1,Y2) + R1 R2 cov(X1,X2)) / (mu_X1 mu_X2)``.
         """
         r1, r2 = self.ratio(n1, d1), self.ratio(n2, d2)
-        return (self.cov(n1, n2) - r2 * self.cov(n1, d2) - r1 * self.cov(d1, n2)
-                + r1 * r2 * self.cov(d1, d2)) / (self.mean(d1) * self.mean(d2))
+        return (
+            self.cov(n1, n2)
+            - r2 * self.cov(n1, d2)
+            - r1 * self.cov(d1, n2)
+            + r1 * r2 * self.cov(d1, d2)
+        ) / (self.mean(d1) * self.mean(d2))
 
     def take(self, index: Any) -> Moments:
         """The groups at ``index`` (an int, slice, mask or index array)."""
-        return Moments(self.n[index], {k: v[index] for k, v in self.means.items()},
-                       {k: v[index] for k, v in self.covs.items()})
+        return Moments(
+            self.n[index],
+            {k: v[index] for k, v in self.means.items()},
+            {k: v[index] for k, v in self.covs.items()},
+        )
 
     def pool(self, other: Moments) -> Moments:
         """The moments of the union of two groups (exact, not approximate).
@@ -98,12 +108,19 @@ class Moments:
         covs = {}
         for (a, b), c1 in self.covs.items():
             shift = (self.means[a] - other.means[a]) * (self.means[b] - other.means[b])
-            covs[(a, b)] = ((n1 - 1) * c1 + (n2 - 1) * other.covs[(a, b)] + n1 * n2 / n * shift) / (n - 1)
+            covs[(a, b)] = ((n1 - 1) * c1 + (n2 - 1) * other.covs[(a, b)] + n1 * n2 / n * shift) / (
+                n - 1
+            )
         return Moments(n, means, covs)
 
 
-def unit_table(features: Any, columns: set[str], pre: Any = None,
-               pre_columns: set[str] | None = None, keys: Sequence[str] = ()) -> Any:
+def unit_table(
+    features: Any,
+    columns: set[str],
+    pre: Any = None,
+    pre_columns: set[str] | None = None,
+    keys: Sequence[str] = (),
+) -> Any:
     """One row per unit: its variant, ``mixed`` flag and sums (lazy ibis table).
 
     ``pre``: per-impression features of a pre-period; their unit sums join as ``pre_<col>``
@@ -121,19 +138,29 @@ def unit_table(features: Any, columns: set[str], pre: Any = None,
     if "user_ctr" in columns:
         grouped = grouped.mutate(user_ctr=grouped.clicks / grouped.impressions)
     if pre is not None and pre_columns:
-        pre_needed = set(pre_columns) | ({"clicks", "impressions"} if "user_ctr" in pre_columns else set())
+        pre_needed = set(pre_columns) | (
+            {"clicks", "impressions"} if "user_ctr" in pre_columns else set()
+        )
         pre_units = pre.group_by(pre_unit="unit").aggregate(
-            **{f"pre_{k}": v for k, v in unit_sums(pre, pre_needed).items()})
+            **{f"pre_{k}": v for k, v in unit_sums(pre, pre_needed).items()}
+        )
         if "user_ctr" in pre_columns:
-            pre_units = pre_units.mutate(pre_user_ctr=pre_units.pre_clicks / pre_units.pre_impressions)
+            pre_units = pre_units.mutate(
+                pre_user_ctr=pre_units.pre_clicks / pre_units.pre_impressions
+            )
         grouped = grouped.left_join(pre_units, grouped.unit == pre_units.pre_unit)
-        grouped = grouped.mutate(**{f"pre_{c}": grouped[f"pre_{c}"].fill_null(0)
-                                    for c in pre_columns}).drop("pre_unit")
+        grouped = grouped.mutate(
+            **{f"pre_{c}": grouped[f"pre_{c}"].fill_null(0) for c in pre_columns}
+        ).drop("pre_unit")
     return grouped
 
 
-def fetch_moments(units: Any, variables: Iterable[str], pairs: Iterable[tuple[str, str]],
-                  by: Sequence[str] = ("variant",)) -> tuple[list[dict[str, Any]], Moments, dict[str, Any]]:
+def fetch_moments(
+    units: Any,
+    variables: Iterable[str],
+    pairs: Iterable[tuple[str, str]],
+    by: Sequence[str] = ("variant",),
+) -> tuple[list[dict[str, Any]], Moments, dict[str, Any]]:
     """Run ``GROUP BY by, mixed`` over ``units``; return the group keys, their Moments and the
     totals of the ``mixed`` units (``units``, ``rows``: their impressions).
 
@@ -145,8 +172,9 @@ def fetch_moments(units: Any, variables: Iterable[str], pairs: Iterable[tuple[st
     for v in variables:
         aggs[f"mean__{v}"] = units[v].mean()
     for a, b in pairs:
-        aggs[f"cov__{a}__{b}"] = (units[a].var(how="sample") if a == b
-                                  else units[a].cov(units[b], how="sample"))
+        aggs[f"cov__{a}__{b}"] = (
+            units[a].var(how="sample") if a == b else units[a].cov(units[b], how="sample")
+        )
     table = collect(units.group_by([*by, "mixed"]).aggregate(**aggs).order_by([*by, "mixed"]))
     mixed_mask = np.asarray(table.column("mixed").to_numpy(zero_copy_only=False), dtype=bool)
     n = np.asarray(table.column("n").to_numpy(zero_copy_only=False), dtype=np.float64)

@@ -25,8 +25,9 @@ from serpeval.errors import OptionError
 __all__ = ["mde", "power", "sample_size"]
 
 
-def _check(alpha: float, target: float | None = None, ratio: float = 1.0,
-           variance_reduction: float = 0.0) -> None:
+def _check(
+    alpha: float, target: float | None = None, ratio: float = 1.0, variance_reduction: float = 0.0
+) -> None:
     if not 0.0 < alpha < 1.0:
         raise OptionError(f"alpha must be in (0, 1); got {alpha!r}.")
     if target is not None and not alpha / 2 < target < 1.0:
@@ -43,8 +44,15 @@ def _se(variance: float, n: float, ratio: float, variance_reduction: float) -> f
     return math.sqrt(variance * (1.0 - variance_reduction) * (1.0 / n + 1.0 / (ratio * n)))
 
 
-def power(effect: float, variance: float, n: float, *, ratio: float = 1.0, alpha: float = 0.05,
-          variance_reduction: float = 0.0) -> float:
+def power(
+    effect: float,
+    variance: float,
+    n: float,
+    *,
+    ratio: float = 1.0,
+    alpha: float = 0.05,
+    variance_reduction: float = 0.0,
+) -> float:
     """Probability that a two-sided z-test at ``alpha`` detects ``effect`` with ``n`` control units.
 
     Examples:
@@ -57,8 +65,15 @@ def power(effect: float, variance: float, n: float, *, ratio: float = 1.0, alpha
     return _power_at(effect, variance, n, ratio, alpha, variance_reduction)
 
 
-def sample_size(effect: float, variance: float, *, power: float = 0.8, ratio: float = 1.0,
-                alpha: float = 0.05, variance_reduction: float = 0.0) -> float:
+def sample_size(
+    effect: float,
+    variance: float,
+    *,
+    power: float = 0.8,
+    ratio: float = 1.0,
+    alpha: float = 0.05,
+    variance_reduction: float = 0.0,
+) -> float:
     """Control units needed to detect ``effect`` (absolute) with ``power`` (round up yourself).
 
     The treatment arm needs ``ratio`` times as many.
@@ -75,8 +90,13 @@ def sample_size(effect: float, variance: float, *, power: float = 0.8, ratio: fl
     if effect == 0:
         raise OptionError("the effect to detect must be non-zero.")
     target = power
-    closed = ((norm.isf(alpha / 2) + norm.isf(1 - target)) ** 2 * (1 + 1 / ratio)
-              * variance * (1 - variance_reduction) / effect ** 2)
+    closed = (
+        (norm.isf(alpha / 2) + norm.isf(1 - target)) ** 2
+        * (1 + 1 / ratio)
+        * variance
+        * (1 - variance_reduction)
+        / effect**2
+    )
 
     def gap(n: float) -> float:
         return _power_at(effect, variance, n, ratio, alpha, variance_reduction) - target
@@ -87,8 +107,15 @@ def sample_size(effect: float, variance: float, *, power: float = 0.8, ratio: fl
     return float(brentq(gap, low, closed * 1.0000001, xtol=1e-12, rtol=1e-15, maxiter=500))
 
 
-def mde(variance: float, n: float, *, power: float = 0.8, ratio: float = 1.0, alpha: float = 0.05,
-        variance_reduction: float = 0.0) -> float:
+def mde(
+    variance: float,
+    n: float,
+    *,
+    power: float = 0.8,
+    ratio: float = 1.0,
+    alpha: float = 0.05,
+    variance_reduction: float = 0.0,
+) -> float:
     """The smallest absolute effect detected with ``power`` by ``n`` control units.
 
     Examples:
@@ -113,8 +140,9 @@ def mde(variance: float, n: float, *, power: float = 0.8, ratio: float = 1.0, al
     return float(brentq(gap, low, closed * 1.0000001, xtol=1e-15, rtol=1e-15, maxiter=500))
 
 
-def _power_at(effect: float, variance: float, n: float, ratio: float, alpha: float,
-              variance_reduction: float) -> float:
+def _power_at(
+    effect: float, variance: float, n: float, ratio: float, alpha: float, variance_reduction: float
+) -> float:
     from scipy.stats import norm
 
     shift = abs(effect) / _se(variance, n, ratio, variance_reduction)

@@ -46,12 +46,19 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         e = self.estimate
         row: dict[str, Any] = {
-            "metric": self.metric, "control": self.control, "treatment": self.treatment,
-            "units_control": self.units_control, "units_treatment": self.units_treatment,
-            "value_control": float(e.control), "value_treatment": float(e.treatment),
+            "metric": self.metric,
+            "control": self.control,
+            "treatment": self.treatment,
+            "units_control": self.units_control,
+            "units_treatment": self.units_treatment,
+            "value_control": float(e.control),
+            "value_treatment": float(e.treatment),
             **{name: float(getattr(e, name)) for name in _EFFECT_FIELDS},
-            "p_value": float(e.p_value), "p_value_adjusted": float(self.p_value_adjusted),
-            "significant": self.significant, "verdict": self.verdict, "test": self.test,
+            "p_value": float(e.p_value),
+            "p_value_adjusted": float(self.p_value_adjusted),
+            "significant": self.significant,
+            "verdict": self.verdict,
+            "test": self.test,
         }
         if self.variance_reduction is not None:
             row["variance_reduction"] = float(self.variance_reduction)
@@ -99,10 +106,12 @@ class ABResults:
         return [
             f"unit of randomisation and analysis: {self.unit}; ratio metrics use the delta method "
             "on per-unit sums (Deng et al. 2018), per-unit means Welch's t-test",
-            f"{int((1 - self.alpha) * 100)}% confidence intervals; relative intervals from the delta "
-            "method on the log scale",
+            f"{int((1 - self.alpha) * 100)}% confidence intervals; relative intervals from the "
+            "delta method on the log scale",
             f"multiple testing: {self.correction} over {len(self.comparisons)} comparison(s)",
-            "CUPED with the pre-period value of each metric" if self.cuped else "no variance reduction",
+            "CUPED with the pre-period value of each metric"
+            if self.cuped
+            else "no variance reduction",
             "sample-ratio mismatch: chi-square test of units per variant, threshold "
             f"p < {self.srm.threshold:g}",
         ]
@@ -110,16 +119,26 @@ class ABResults:
     def to_json_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready."""
         return {
-            "experiment": self.experiment, "source": self.source, "backend": self.backend,
-            "unit": self.unit, "alpha": self.alpha, "correction": self.correction,
-            "cuped": self.cuped, "results": self.to_dicts(), "variants": self.variant_rows(),
-            "srm": self.srm.to_dict(), "exclusions": self.exclusions.to_dict(),
-            "notes": list(self.notes), "rules": self.rules(),
+            "experiment": self.experiment,
+            "source": self.source,
+            "backend": self.backend,
+            "unit": self.unit,
+            "alpha": self.alpha,
+            "correction": self.correction,
+            "cuped": self.cuped,
+            "results": self.to_dicts(),
+            "variants": self.variant_rows(),
+            "srm": self.srm.to_dict(),
+            "exclusions": self.exclusions.to_dict(),
+            "notes": list(self.notes),
+            "rules": self.rules(),
         }
 
     def __repr__(self) -> str:
-        return (f"ABResults({self.experiment!r}: {len(self.comparisons)} comparison(s), "
-                f"{sum(v['units'] for v in self.variants.values()):,} units)")
+        return (
+            f"ABResults({self.experiment!r}: {len(self.comparisons)} comparison(s), "
+            f"{sum(v['units'] for v in self.variants.values()):,} units)"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,7 +160,9 @@ class SequentialResults:
     def first_decision(self, treatment: str | None = None) -> dict[str, Any] | None:
         """The first look at which the always-valid p-value fell below alpha, if any."""
         for row in self.rows:
-            if (treatment is None or row["treatment"] == treatment) and row["always_valid_p"] < self.alpha:
+            if (treatment is None or row["treatment"] == treatment) and row[
+                "always_valid_p"
+            ] < self.alpha:
                 return dict(row)
         return None
 

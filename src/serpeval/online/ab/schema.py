@@ -138,8 +138,9 @@ def _kind_ok(dtype: Any, kind: str) -> bool:
     raise AssertionError(kind)  # pragma: no cover - internal table
 
 
-def check_columns(table: Any, schema: LogSchema, roles: list[str], *, source: str,
-                  optional: tuple[str, ...] = ()) -> set[str]:
+def check_columns(
+    table: Any, schema: LogSchema, roles: list[str], *, source: str, optional: tuple[str, ...] = ()
+) -> set[str]:
     """Check that ``table`` (an ibis table) has the columns of ``roles`` with usable types.
 
     Returns the roles present (``optional`` ones may be absent). Raises
@@ -168,7 +169,8 @@ def check_columns(table: Any, schema: LogSchema, roles: list[str], *, source: st
         present.add(role)
     if missing:
         raise InputError(
-            f"{source}: missing column(s) {', '.join(missing)}; found {', '.join(columns) or 'none'}. "
+            f"{source}: missing column(s) {', '.join(missing)}; "
+            f"found {', '.join(columns) or 'none'}. "
             "Rename them to the documented schema (serpeval.online.ab.schema) or map yours, "
             "e.g. LogSchema(unit='uid') or --column user_id=uid."
         )

@@ -57,8 +57,14 @@ def mixture_rho2(tuning_n: Any, alpha: float) -> Any:
     return float(rho2) if rho2.ndim == 0 else rho2
 
 
-def always_valid(effect: ArrayLike, variance: ArrayLike, n: ArrayLike, *, alpha: float = 0.05,
-                 tuning_n: float | None = None) -> AlwaysValid:
+def always_valid(
+    effect: ArrayLike,
+    variance: ArrayLike,
+    n: ArrayLike,
+    *,
+    alpha: float = 0.05,
+    tuning_n: float | None = None,
+) -> AlwaysValid:
     """mSPRT p-values and confidence sequence over looks (see the module docstring).
 
     Args:

@@ -140,22 +140,30 @@ def _is_ibis_table(obj: Any) -> bool:
     return type(obj).__module__.startswith("ibis") and hasattr(obj, "get_backend")
 
 
-def _read_database(path: Path, table: str, clicks_table: str, engine: _Engine, schema: LogSchema,
-                   pre: Any) -> Logs:
+def _read_database(
+    path: Path, table: str, clicks_table: str, engine: _Engine, schema: LogSchema, pre: Any
+) -> Logs:
     if engine.name != "duckdb":
-        raise OptionError(f"{path}: a DuckDB database can only be analysed with backend='duckdb'; "
-                          "export the tables to Parquet for Spark.")
+        raise OptionError(
+            f"{path}: a DuckDB database can only be analysed with backend='duckdb'; "
+            "export the tables to Parquet for Spark."
+        )
     con = duckdb_connection(str(path), read_only=True)
     # (ibis 12's list_tables() calls a method DuckDB 2 connections no longer have)
-    tables = {row[0] for row in con.raw_sql("SELECT table_name FROM information_schema.tables").fetchall()}
+    tables = {
+        row[0] for row in con.raw_sql("SELECT table_name FROM information_schema.tables").fetchall()
+    }
     if table not in tables:
-        raise InputError(f"{path}: no table {table!r}; tables: {', '.join(sorted(tables)) or 'none'}. "
-                         "Pass table=... (--table) to name the impressions table.")
+        raise InputError(
+            f"{path}: no table {table!r}; tables: {', '.join(sorted(tables)) or 'none'}. "
+            "Pass table=... (--table) to name the impressions table."
+        )
     return Logs(
         impressions=con.table(table),
         clicks=con.table(clicks_table) if clicks_table in tables else None,
-        pre=con.table("pre") if pre is None and "pre" in tables else (
-            None if pre is None else _Engine("duckdb", None, con).table(pre, "pre")),
+        pre=con.table("pre")
+        if pre is None and "pre" in tables
+        else (None if pre is None else _Engine("duckdb", None, con).table(pre, "pre")),
         backend="duckdb",
         source=str(path),
         schema=schema,
@@ -164,7 +172,10 @@ def _read_database(path: Path, table: str, clicks_table: str, engine: _Engine, s
 
 #: Warnings the engines' Python clients raise on every query with the verified versions
 #: (ibis 12 on DuckDB 2; ibis's pyspark backend on pandas 3): noise to a user, so hidden.
-_ENGINE_NOISE = ("fetch_arrow_table\\(\\) is deprecated", "The 'future.infer_string' option is deprecated")
+_ENGINE_NOISE = (
+    "fetch_arrow_table\\(\\) is deprecated",
+    "The 'future.infer_string' option is deprecated",
+)
 
 
 def collect(expr: Any) -> Any:
@@ -191,10 +202,11 @@ def duckdb_connection(database: str = ":memory:", read_only: bool = False) -> An
 
 def allow_arrow_lambdas(con: Any) -> None:
     """Let a DuckDB connection accept ibis's ``x -> ...`` lambdas (a session setting)."""
-    try:
+    import contextlib
+
+    # DuckDB versions without the setting accept the old syntax anyway
+    with contextlib.suppress(Exception):
         con.raw_sql("SET lambda_syntax='ENABLE_SINGLE_ARROW'")
-    except Exception:  # pragma: no cover - DuckDB versions without the setting accept it anyway
-        pass
 
 
 def spark_session() -> Any:
@@ -211,7 +223,8 @@ def spark_session() -> Any:
     cores = os.cpu_count() or 2
     try:
         session = (
-            SparkSession.builder.master(f"local[{cores}]").appName("serpeval")
+            SparkSession.builder.master(f"local[{cores}]")
+            .appName("serpeval")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.session.timeZone", "UTC")
@@ -288,12 +301,16 @@ class _Engine:
         if p.is_dir():
             pattern = "**/*.csv*" if is_csv else "**/*.parquet"
             if not any(p.glob(pattern)):
-                raise InputError(f"{path}: the folder holds no {'CSV' if is_csv else 'Parquet'} files.")
+                raise InputError(
+                    f"{path}: the folder holds no {'CSV' if is_csv else 'Parquet'} files."
+                )
             path = str(p / pattern) if self.name == "duckdb" else str(p)
         elif not is_csv and not name.endswith(_PARQUET) and "*" not in name:
-            raise InputError(f"{path}: unknown log format; expected Parquet ({', '.join(_PARQUET)}), "
-                             f"CSV ({', '.join(_CSV)}), a DuckDB database ({', '.join(_DUCKDB)}) "
-                             "or a log folder with impressions.* (and clicks.*).")
+            raise InputError(
+                f"{path}: unknown log format; expected Parquet ({', '.join(_PARQUET)}), "
+                f"CSV ({', '.join(_CSV)}), a DuckDB database ({', '.join(_DUCKDB)}) "
+                "or a log folder with impressions.* (and clicks.*)."
+            )
         view = _view_name(role)
         try:
             if self.name == "duckdb":
@@ -302,16 +319,20 @@ class _Engine:
                     return self.con.read_csv(path, table_name=view, delim=delim)
                 return self.con.read_parquet(path, table_name=view)
             reader = self.spark.read
-            frame = (reader.csv(path, header=True, inferSchema=True,
-                                sep="\t" if ".tsv" in name else ",")
-                     if is_csv else reader.parquet(path))
+            frame = (
+                reader.csv(path, header=True, inferSchema=True, sep="\t" if ".tsv" in name else ",")
+                if is_csv
+                else reader.parquet(path)
+            )
             frame.createOrReplaceTempView(view)
             return self.con.table(view)
         except SerpevalError:
             raise
         except Exception as exc:
-            raise InputError(f"{path}: could not be read as {'CSV' if is_csv else 'Parquet'} "
-                             f"({type(exc).__name__}: {str(exc).splitlines()[0]}).") from exc
+            raise InputError(
+                f"{path}: could not be read as {'CSV' if is_csv else 'Parquet'} "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0]})."
+            ) from exc
 
 
 def _view_name(role: str) -> str:

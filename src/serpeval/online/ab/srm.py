@@ -44,23 +44,38 @@ class SRMCheck:
 
     def message(self) -> str:
         """One line: the verdict with the counts."""
-        counts = ", ".join(f"{v} {o:,} (expected {e:,.0f})"
-                           for v, o, e in zip(self.variants, self.observed, self.expected, strict=True))
+        counts = ", ".join(
+            f"{v} {o:,} (expected {e:,.0f})"
+            for v, o, e in zip(self.variants, self.observed, self.expected, strict=True)
+        )
         if self.mismatch:
-            return (f"SAMPLE RATIO MISMATCH: units per variant {counts}; chi2 = {self.statistic:.2f}, "
-                    f"p = {self.p_value:.2e} < {self.threshold:g}. The assignment or the logging is "
-                    "broken; do not trust the effects below until the cause is found.")
+            return (
+                f"SAMPLE RATIO MISMATCH: units per variant {counts}; chi2 = {self.statistic:.2f}, "
+                f"p = {self.p_value:.2e} < {self.threshold:g}. The assignment or the logging is "
+                "broken; do not trust the effects below until the cause is found."
+            )
         return f"sample ratio OK: {counts}; chi2 = {self.statistic:.2f}, p = {self.p_value:.3g}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields, with ``mismatch``."""
-        return {"variants": list(self.variants), "observed": list(self.observed),
-                "expected": list(self.expected), "statistic": self.statistic,
-                "p_value": self.p_value, "threshold": self.threshold, "mismatch": self.mismatch}
+        return {
+            "variants": list(self.variants),
+            "observed": list(self.observed),
+            "expected": list(self.expected),
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "threshold": self.threshold,
+            "mismatch": self.mismatch,
+        }
 
 
-def srm_check(counts: Mapping[str, int], expected: Mapping[str, float] | Sequence[float] | None = None,
-              *, threshold: float = 0.001, warn: bool = True) -> SRMCheck:
+def srm_check(
+    counts: Mapping[str, int],
+    expected: Mapping[str, float] | Sequence[float] | None = None,
+    *,
+    threshold: float = 0.001,
+    warn: bool = True,
+) -> SRMCheck:
     """Chi-square test of ``counts`` (units per variant) against the planned shares.
 
     Args:
@@ -86,16 +101,19 @@ def srm_check(counts: Mapping[str, int], expected: Mapping[str, float] | Sequenc
     if isinstance(expected, Mapping):
         missing = [v for v in names if v not in expected]
         if missing:
-            raise OptionError(f"planned split has no share for variant(s) {missing}; "
-                              f"it names {list(expected)}.")
+            raise OptionError(
+                f"planned split has no share for variant(s) {missing}; it names {list(expected)}."
+            )
         weights = [float(expected[v]) for v in names]
     elif expected is None:
         weights = [1.0] * len(names)
     else:
         weights = [float(w) for w in expected]
         if len(weights) != len(names):
-            raise OptionError(f"planned split has {len(weights)} shares for {len(names)} variants "
-                              f"({', '.join(names)}).")
+            raise OptionError(
+                f"planned split has {len(weights)} shares for {len(names)} variants "
+                f"({', '.join(names)})."
+            )
     if any(not w > 0 for w in weights):
         raise OptionError(f"planned shares must be positive; got {weights}.")
     total = sum(observed)
