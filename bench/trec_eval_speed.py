@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compat", default="10.0", choices=("10.0", "9.0.8"))
     parser.add_argument("--flags", default="-q -m all_trec", help="trec_eval flags")
+    parser.add_argument("--results", help="also write the table to this markdown file "
+                                          "(e.g. bench/results/trec_eval.md)")
     args = parser.parse_args()
     if not args.binary:
         raise SystemExit("give the C trec_eval binary with --binary or $SERPEVAL_TREC_EVAL")
@@ -80,16 +82,23 @@ def main() -> None:
               f"(walls {', '.join(f'{t:.2f}' for t, _ in c_runs)}), serpeval {ours_med:.2f} s "
               f"wall / {ours_cpu:.2f} s CPU (walls {', '.join(f'{t:.2f}' for t, _ in ours_runs)}), "
               f"output identical: {same}", flush=True)
-    print(f"\n`trec_eval {' '.join(flags)}`, median of {args.repeats} runs, fresh processes, "
-          f"--compat {args.compat}, load average {os.getloadavg()[0]:.1f} on "
-          f"{os.cpu_count()} CPUs:\n")
-    print("| topics x docs | run lines | output lines | C trec_eval wall (CPU) "
-          "| serpeval wall (CPU) | speed-up wall (CPU) | identical |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = [
+        f"`trec_eval {' '.join(flags)}`, median of {args.repeats} runs, fresh processes, "
+        f"--compat {args.compat}, C binary {args.binary}, load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs:",
+        "",
+        "| topics x docs | run lines | output lines | C trec_eval wall (CPU) "
+        "| serpeval wall (CPU) | speed-up wall (CPU) | identical |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for size, n, lines, c_med, ours_med, c_cpu, ours_cpu, same in rows:
-        print(f"| {size} | {n:,} | {lines:,} | {c_med:.2f} s ({c_cpu:.2f} s) "
-              f"| {ours_med:.2f} s ({ours_cpu:.2f} s) "
-              f"| {c_med / ours_med:.2f}x ({c_cpu / ours_cpu:.2f}x) | {same} |")
+        table.append(f"| {size} | {n:,} | {lines:,} | {c_med:.2f} s ({c_cpu:.2f} s) "
+                     f"| {ours_med:.2f} s ({ours_cpu:.2f} s) "
+                     f"| {c_med / ours_med:.2f}x ({c_cpu / ours_cpu:.2f}x) | {same} |")
+    print("\n" + "\n".join(table))
+    if args.results:
+        title = "# serpeval trec_eval vs the C trec_eval binary (bench/trec_eval_speed.py)\n\n"
+        Path(args.results).write_text(title + "\n".join(table) + "\n")
 
 
 if __name__ == "__main__":
