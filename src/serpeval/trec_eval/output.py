@@ -88,4 +88,6 @@ def _contents(strings: pa.Array) -> bytes:
     first, last = strings.offset, strings.offset + len(strings)
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[first: last + 1]
     data = strings.buffers()[2]
-    return data.to_pybytes()[offsets[0]: offsets[-1]] if data is not None else b""
+    if data is None:
+        return b""
+    return data.slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pybytes()
