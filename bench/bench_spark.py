@@ -28,7 +28,6 @@ import statistics
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +54,10 @@ def chunk_paths(queries: int, docs: int, chunk: int = CHUNK) -> tuple[list[str],
     folder = DATA / (f"{docs}docs" if chunk == CHUNK else f"{docs}docs_{chunk}")
     qrels, run = [], []
     for i in range(queries // chunk):
-        q, r = folder / f"qrels.parquet/part-{i:03d}.parquet", folder / f"run.parquet/part-{i:03d}.parquet"
+        q, r = (
+            folder / f"qrels.parquet/part-{i:03d}.parquet",
+            folder / f"run.parquet/part-{i:03d}.parquet",
+        )
         if not (q.exists() and r.exists()):
             _write_chunk(i, docs, chunk, q, r)
         qrels.append(str(q))
@@ -75,20 +77,24 @@ def _write_chunk(index: int, docs: int, chunk: int, qrels_path: Path, run_path: 
     steps = rng.integers(1, pool // docs, size=(chunk, docs)).cumsum(axis=1)
     doc_numbers = (rng.integers(0, pool, size=(chunk, 1)) + steps) % pool  # distinct per query
     scores = np.round(rng.random((chunk, docs)) * 10.0, 2)
-    run = pa.table({
-        "query_id": _ids("q", np.repeat(queries, docs)),
-        "doc_id": _ids("d", doc_numbers.ravel()),
-        "score": scores.ravel(),
-    })
+    run = pa.table(
+        {
+            "query_id": _ids("q", np.repeat(queries, docs)),
+            "doc_id": _ids("d", doc_numbers.ravel()),
+            "score": scores.ravel(),
+        }
+    )
     judged = queries % 50 != 0
-    retrieved = doc_numbers[judged][:, :JUDGED - 2]
+    retrieved = doc_numbers[judged][:, : JUDGED - 2]
     unretrieved = pool + np.arange(2 * judged.sum()).reshape(-1, 2)  # never retrieved
     judged_docs = np.concatenate([retrieved, unretrieved], axis=1)
-    qrels = pa.table({
-        "query_id": _ids("q", np.repeat(queries[judged], JUDGED)),
-        "doc_id": _ids("d", judged_docs.ravel()),
-        "relevance": rng.choice(4, size=judged_docs.size, p=[0.5, 0.25, 0.15, 0.1]),
-    })
+    qrels = pa.table(
+        {
+            "query_id": _ids("q", np.repeat(queries[judged], JUDGED)),
+            "doc_id": _ids("d", judged_docs.ravel()),
+            "relevance": rng.choice(4, size=judged_docs.size, p=[0.5, 0.25, 0.15, 0.1]),
+        }
+    )
     for path, table in ((qrels_path, qrels), (run_path, run)):
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path)
@@ -151,8 +157,12 @@ spark.stop()
 
 def run_child(code: str, spec: dict) -> dict:
     """Run ``code`` in a fresh Python; return its JSON output plus peak RSS (MB) by role."""
-    process = subprocess.Popen([sys.executable, "-c", code, json.dumps(spec)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, json.dumps(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     peaks = {"driver": 0.0, "jvm": 0.0, "workers": 0.0, "total": 0.0}
     done = threading.Event()
 
@@ -164,7 +174,13 @@ def run_child(code: str, spec: dict) -> dict:
                 sizes = {"driver": 0.0, "jvm": 0.0, "workers": 0.0}
                 for p in tree:
                     rss = p.memory_info().rss / 2**20
-                    role = "driver" if p.pid == root.pid else "jvm" if "java" in p.name() else "workers"
+                    role = (
+                        "driver"
+                        if p.pid == root.pid
+                        else "jvm"
+                        if "java" in p.name()
+                        else "workers"
+                    )
                     sizes[role] += rss
                 for role, size in sizes.items():
                     peaks[role] = max(peaks[role], size)
@@ -185,10 +201,15 @@ def run_child(code: str, spec: dict) -> dict:
     return result
 
 
-def spark_spec(args: argparse.Namespace, qrels: list[str], run: list[str], mode: str,
-               buckets: int | None) -> dict:
+def spark_spec(
+    args: argparse.Namespace, qrels: list[str], run: list[str], mode: str, buckets: int | None
+) -> dict:
     return {
-        "mode": mode, "master": args.master, "qrels": qrels, "run": run, "measures": MEASURES,
+        "mode": mode,
+        "master": args.master,
+        "qrels": qrels,
+        "run": run,
+        "measures": MEASURES,
         "buckets": buckets,
         "conf": {
             "spark.driver.memory": args.driver_memory,
@@ -202,6 +223,26 @@ def spark_spec(args: argparse.Namespace, qrels: list[str], run: list[str], mode:
     }
 
 
+def local_fits(done: list[dict], queries: int, args: argparse.Namespace) -> bool:
+    """Whether the local path's peak memory, extrapolated linearly from the sizes measured so
+    far, stays under half the memory available now (the machine is shared)."""
+    if args.no_local:
+        return False
+    measured = [r for r in done if r["local_peak"] == r["local_peak"]]  # not NaN
+    if not measured:
+        return True
+    per_query = max(r["local_peak"] / r["queries"] for r in measured)
+    predicted, available = per_query * queries, psutil.virtual_memory().available / 2**20
+    if predicted < available / 2:
+        return True
+    print(
+        f"local path skipped at {queries:,} queries: predicted peak {predicted:,.0f} MB, "
+        f"{available:,.0f} MB available",
+        flush=True,
+    )
+    return False
+
+
 def median_of(results: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in results)
 
@@ -213,17 +254,34 @@ def scaling(args: argparse.Namespace) -> str:
     rows, lines = [], []
     for queries in args.queries:
         qrels, run = chunk_paths(queries, args.docs)
-        spark = [run_child(SPARK, spark_spec(args, qrels, run, "evaluate", args.buckets))
-                 for _ in range(args.repeat)]
-        local = [run_child(LOCAL, {"qrels": qrels, "run": run, "measures": MEASURES})
-                 for _ in range(args.repeat)] if not args.no_local else []
-        diff = max((abs(spark[0]["means"][m] - local[0]["means"][m]) for m in MEASURES), default=float("nan")) \
-            if local else float("nan")
+        spark = [
+            run_child(SPARK, spark_spec(args, qrels, run, "evaluate", args.buckets))
+            for _ in range(args.repeat)
+        ]
+        local = (
+            [
+                run_child(LOCAL, {"qrels": qrels, "run": run, "measures": MEASURES})
+                for _ in range(args.repeat)
+            ]
+            if local_fits(rows, queries, args)
+            else []
+        )
+        diff = (
+            max(
+                (abs(spark[0]["means"][m] - local[0]["means"][m]) for m in MEASURES),
+                default=float("nan"),
+            )
+            if local
+            else float("nan")
+        )
         row = {
-            "queries": queries, "rows": queries * args.docs,
-            "spark_s": median_of(spark, "seconds"), "spark_start_s": median_of(spark, "start"),
+            "queries": queries,
+            "rows": queries * args.docs,
+            "spark_s": median_of(spark, "seconds"),
+            "spark_start_s": median_of(spark, "start"),
             "per_query_write_s": median_of(spark, "per_query_write"),
-            "spark_peak": spark[-1]["peak_mb"], "spark_queries": spark[0]["queries"],
+            "spark_peak": spark[-1]["peak_mb"],
+            "spark_queries": spark[0]["queries"],
             "local_s": median_of(local, "seconds") if local else float("nan"),
             "local_read_s": median_of(local, "read") if local else float("nan"),
             "local_peak": local[-1]["peak_mb"]["total"] if local else float("nan"),
@@ -233,43 +291,71 @@ def scaling(args: argparse.Namespace) -> str:
         print(json.dumps(row), flush=True)
     x = np.array([r["queries"] for r in rows], dtype=float) / 1e6
     y = np.array([r["spark_s"] for r in rows])
-    lines.append(f"serpeval.spark.evaluate on local Spark ({args.master}, driver memory "
-                 f"{args.driver_memory}, {args.partitions} shuffle partitions, buckets "
-                 f"{args.buckets or args.partitions}) vs the local path; {args.docs} docs and "
-                 f"{JUDGED} judgments per query, measures {', '.join(MEASURES)}; median of "
-                 f"{args.repeat} fresh process(es) per size; machine: {os.cpu_count()} cores, "
-                 "shared with other work.")
-    lines += ["", "| queries | run rows | Spark s | local s (read) | Spark peak MB: driver / JVM / "
-                  "workers / total | local peak MB | per-query write s | max abs diff of means |",
-              "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines.append(
+        f"serpeval.spark.evaluate on local Spark ({args.master}, driver memory "
+        f"{args.driver_memory}, {args.partitions} shuffle partitions, buckets "
+        f"{args.buckets or args.partitions}) vs the local path; {args.docs} docs and "
+        f"{JUDGED} judgments per query, measures {', '.join(MEASURES)}; median of "
+        f"{args.repeat} fresh process(es) per size; machine: {os.cpu_count()} cores, "
+        "shared with other work."
+    )
+    lines += [
+        "",
+        "| queries | run rows | Spark s | local s (read) | Spark peak MB: driver / JVM / "
+        "workers / total | local peak MB | per-query write s | max abs diff of means |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
         p = r["spark_peak"]
-        lines.append(f"| {r['queries']:,} | {r['rows']:,} | {r['spark_s']:.1f} | "
-                     f"{r['local_s']:.1f} ({r['local_read_s']:.1f}) | {p['driver']} / {p['jvm']} / "
-                     f"{p['workers']} / {p['total']} | {r['local_peak']} | "
-                     f"{r['per_query_write_s']:.1f} | {r['max_abs_diff']:.1e} |")
+        ran = r["local_s"] == r["local_s"]  # not NaN: the local path ran
+        local = f"{r['local_s']:.1f} ({r['local_read_s']:.1f})" if ran else "skipped (memory)"
+        lines.append(
+            f"| {r['queries']:,} | {r['rows']:,} | {r['spark_s']:.1f} | {local} | "
+            f"{p['driver']} / {p['jvm']} / {p['workers']} / {p['total']} | "
+            f"{r['local_peak'] if ran else '-'} | {r['per_query_write_s']:.1f} | "
+            f"{r['max_abs_diff']:.1e} |"
+        )
     lines.append("")
-    lines.append(f"Spark session start (not included above): median {statistics.median(r['spark_start_s'] for r in rows):.1f} s.")
-    if len(rows) >= 2:
-        slope, intercept = np.polyfit(x, y, 1)
-        fitted = slope * x + intercept
-        r2 = 1 - float(((y - fitted) ** 2).sum() / ((y - y.mean()) ** 2).sum())
-        lines.append(f"Linear fit of Spark time: {slope:.1f} s per million queries "
-                     f"({slope / args.docs:.2f} s per million run rows) + {intercept:.1f} s, "
-                     f"R^2 = {r2:.4f}.")
+    start = statistics.median(r["spark_start_s"] for r in rows)
+    lines.append(f"Spark session start (not included above): median {start:.1f} s.")
+    fits = [("Spark", x, y)]
+    ran = [r for r in rows if r["local_s"] == r["local_s"]]
+    fits.append(
+        (
+            "local",
+            np.array([r["queries"] for r in ran], dtype=float) / 1e6,
+            np.array([r["local_s"] for r in ran]),
+        )
+    )
+    for label, xs, ys in fits:
+        if len(xs) >= 2:
+            slope, intercept = np.polyfit(xs, ys, 1)
+            fitted = slope * xs + intercept
+            r2 = 1 - float(((ys - fitted) ** 2).sum() / ((ys - ys.mean()) ** 2).sum())
+            lines.append(
+                f"Linear fit of the {label} time: {slope:.1f} s per million queries "
+                f"({slope / args.docs:.2f} s per million run rows) + {intercept:.1f} s, "
+                f"R^2 = {r2:.4f}."
+            )
     return "\n".join(lines) + "\n"
 
 
 def groups(args: argparse.Namespace) -> str:
     queries = args.queries[0]
     qrels, run = chunk_paths(queries, args.docs, chunk=queries)
-    lines = [f"The grouping stage alone (read Parquet, shuffle, kernels; no aggregation) on "
-             f"{queries:,} queries x {args.docs} docs, local Spark {args.master}, "
-             f"{args.partitions} shuffle partitions; median of {args.repeat}.", "",
-             "| grouping | Python calls | seconds |", "| --- | ---: | ---: |"]
+    lines = [
+        f"The grouping stage alone (read Parquet, shuffle, kernels; no aggregation) on "
+        f"{queries:,} queries x {args.docs} docs, local Spark {args.master}, "
+        f"{args.partitions} shuffle partitions; median of {args.repeat}.",
+        "",
+        "| grouping | Python calls | seconds |",
+        "| --- | ---: | ---: |",
+    ]
     for buckets in args.group_sizes:
-        results = [run_child(SPARK, spark_spec(args, qrels, run, "groups", buckets))
-                   for _ in range(args.repeat)]
+        results = [
+            run_child(SPARK, spark_spec(args, qrels, run, "groups", buckets))
+            for _ in range(args.repeat)
+        ]
         name = "one group per query" if buckets == 0 else f"{buckets} hash buckets"
         calls = queries if buckets == 0 else buckets
         lines.append(f"| {name} | {calls:,} | {median_of(results, 'seconds'):.1f} |")
@@ -283,17 +369,28 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--driver-memory", default="6g")
-    parser.add_argument("--partitions", type=int, default=16, help="spark.sql.shuffle.partitions")
-    parser.add_argument("--buckets", type=int, default=None, help="query groups (default: partitions)")
+    parser.add_argument("--driver-memory", default="4g")
+    parser.add_argument("--partitions", type=int, default=32, help="spark.sql.shuffle.partitions")
+    parser.add_argument(
+        "--buckets", type=int, default=None, help="query groups (default: partitions)"
+    )
     parser.add_argument("--no-local", action="store_true", help="skip the local path")
-    parser.add_argument("--groups", action="store_true", help="compare buckets with per-query groups")
-    parser.add_argument("--group-sizes", type=int, nargs="+", default=[0, 4, 16, 64, 256, 1024],
-                        help="bucket counts to compare (0: one group per query)")
+    parser.add_argument(
+        "--groups", action="store_true", help="compare buckets with per-query groups"
+    )
+    parser.add_argument(
+        "--group-sizes",
+        type=int,
+        nargs="+",
+        default=[0, 4, 16, 64, 256, 1024],
+        help="bucket counts to compare (0: one group per query)",
+    )
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     text = groups(args) if args.groups else scaling(args)
-    output = args.output or RESULTS / ("spark_groups.md" if args.groups else f"spark_{args.docs}docs.md")
+    output = args.output or RESULTS / (
+        "spark_groups.md" if args.groups else f"spark_{args.docs}docs.md"
+    )
     output.write_text(text)
     print(text)
 

@@ -54,7 +54,9 @@ def tied_collection(seed: int = 7, n_queries: int = 60) -> tuple[pa.Table, pa.Ta
             run["doc_id"] += docs
             run["score"] += scores.tolist()
         if q < 50:
-            judged = [d for d in docs if rng.random() < 0.6] + [f"u{k}" for k in range(int(rng.integers(0, 4)))]
+            judged = [d for d in docs if rng.random() < 0.6] + [
+                f"u{k}" for k in range(int(rng.integers(0, 4)))
+            ]
             grades = rng.integers(-1, 4, size=len(judged))
             if q % 7 == 0:
                 grades = np.minimum(grades, 0)  # no relevant document
@@ -63,6 +65,9 @@ def tied_collection(seed: int = 7, n_queries: int = 60) -> tuple[pa.Table, pa.Ta
             qrels["query_id"] += [qid] * len(judged)
             qrels["doc_id"] += judged
             qrels["relevance"] += grades.tolist()
-    return (pa.table({k: pa.array(v, pa.int64() if k == "relevance" else None)
-                      for k, v in qrels.items()}),
-            pa.table(run))
+    return (
+        pa.table(
+            {k: pa.array(v, pa.int64() if k == "relevance" else None) for k, v in qrels.items()}
+        ),
+        pa.table(run),
+    )

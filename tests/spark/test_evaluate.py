@@ -17,11 +17,11 @@ import pytest
 
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
 
-from serpeval import errors  # noqa: E402
-from serpeval.data import Qrels, Run  # noqa: E402
-from serpeval.evaluate import evaluate as local_evaluate  # noqa: E402
-from serpeval.io import read_qrels, read_run  # noqa: E402
-from serpeval.spark import evaluate  # noqa: E402
+from serpeval import errors
+from serpeval.data import Qrels, Run
+from serpeval.evaluate import evaluate as local_evaluate
+from serpeval.io import read_qrels, read_run
+from serpeval.spark import evaluate
 
 
 def frame(spark, table: pa.Table):
@@ -33,9 +33,12 @@ def local(qrels: pa.Table, runs: dict[str, pa.Table], measures, **options):
         warnings.simplefilter("ignore", errors.MissingQueriesWarning)
         return local_evaluate(
             Qrels(qrels["query_id"], qrels["doc_id"], qrels["relevance"].to_numpy()),
-            {name: Run(t["query_id"], t["doc_id"], t["score"].to_numpy(), name=name)
-             for name, t in runs.items()},
-            measures, **options,
+            {
+                name: Run(t["query_id"], t["doc_id"], t["score"].to_numpy(), name=name)
+                for name, t in runs.items()
+            },
+            measures,
+            **options,
         )
 
 
@@ -53,23 +56,31 @@ def assert_same(spark_results, expected) -> None:
             local_value = measure.aggregate(want.column(i))
             spark_value = spark_results.aggregate(want.name, measure)
             assert math.isclose(spark_value, local_value, rel_tol=1e-12, abs_tol=1e-12) or (
-                math.isnan(spark_value) and math.isnan(local_value)), (str(measure), spark_value,
-                                                                       local_value)
+                math.isnan(spark_value) and math.isnan(local_value)
+            ), (str(measure), spark_value, local_value)
     spark_results.unpersist()
 
 
-@pytest.mark.parametrize(("collection", "run_file"), [
-    ("robust04", "bm25.run.gz"),
-    ("dl19-passage", "bm25-default.run.gz"),
-])
-def test_every_measure_equals_the_local_path_on_real_runs(spark, trec, registry_measures,
-                                                          collection, run_file) -> None:
+@pytest.mark.parametrize(
+    ("collection", "run_file"),
+    [
+        ("robust04", "bm25.run.gz"),
+        ("dl19-passage", "bm25-default.run.gz"),
+    ],
+)
+def test_every_measure_equals_the_local_path_on_real_runs(
+    spark, trec, registry_measures, collection, run_file
+) -> None:
     folder = trec / collection
     qrels_path = next(p for p in folder.iterdir() if p.name.startswith("qrels.txt"))
     qrels, run = read_qrels(qrels_path), read_run(folder / "runs" / run_file)
     expected = local_evaluate(qrels, run, registry_measures)
-    results = evaluate(frame(spark, qrels.to_arrow()), frame(spark, run.to_arrow()),
-                       registry_measures, name=run.name)
+    results = evaluate(
+        frame(spark, qrels.to_arrow()),
+        frame(spark, run.to_arrow()),
+        registry_measures,
+        name=run.name,
+    )
     assert_same(results, expected)
     assert results.to_dicts()[0]["queries"] == len(expected.runs[0].query_ids)
 
@@ -84,15 +95,24 @@ OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+@pytest.mark.parametrize(
+    "options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
 def test_every_measure_equals_the_local_path_with_ties_and_every_option(
-        spark, registry_measures, tied, options) -> None:
+    spark, registry_measures, tied, options
+) -> None:
     qrels, run = tied
     expected = local(qrels, {"tied": run}, registry_measures, **options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", errors.MissingQueriesWarning)
-        results = evaluate(frame(spark, qrels), frame(spark, run), registry_measures, name="tied",
-                           buckets=3, **options)
+        results = evaluate(
+            frame(spark, qrels),
+            frame(spark, run),
+            registry_measures,
+            name="tied",
+            buckets=3,
+            **options,
+        )
     assert_same(results, expected)
     coverage = results["tied"].coverage
     assert coverage.missing == ("q45", "q46", "q47", "q48", "q49")
@@ -105,23 +125,35 @@ def test_several_runs_in_one_pass_by_dict_and_by_run_column(spark, tied) -> None
     shifted = run.set_column(2, "score", pc.negate(run["score"]))
     measures = ["nDCG@10", "AP", "NumRet", "GMAP"]
     expected = local(qrels, {"a": run, "b": shifted}, measures, missing="zero")
-    by_dict = evaluate(frame(spark, qrels), {"a": frame(spark, run), "b": frame(spark, shifted)},
-                       measures, missing="zero")
+    by_dict = evaluate(
+        frame(spark, qrels),
+        {"a": frame(spark, run), "b": frame(spark, shifted)},
+        measures,
+        missing="zero",
+    )
     assert_same(by_dict, expected)
-    stacked = pa.concat_tables([run.append_column("system", pa.array(["a"] * run.num_rows)),
-                                shifted.append_column("system", pa.array(["b"] * run.num_rows))])
-    by_column = evaluate(frame(spark, qrels), frame(spark, stacked), measures, run_col="system",
-                         missing="zero")
+    stacked = pa.concat_tables(
+        [
+            run.append_column("system", pa.array(["a"] * run.num_rows)),
+            shifted.append_column("system", pa.array(["b"] * run.num_rows)),
+        ]
+    )
+    by_column = evaluate(
+        frame(spark, qrels), frame(spark, stacked), measures, run_col="system", missing="zero"
+    )
     assert_same(by_column, expected)
 
 
 def test_column_names_are_configurable_and_ids_may_be_integers(spark) -> None:
-    qrels = spark.createDataFrame([(1, "a", 2), (1, "b", 0), (2, "c", 1)],
-                                  "user_id long, item string, label int")
-    run = spark.createDataFrame([(1, "a", 3), (1, "b", 5), (2, "x", 1)],
-                                "user_id long, item string, pred int")
-    results = evaluate(qrels, run, ["P@1", "RR"], query_col="user_id", doc_col="item",
-                       score_col="pred")  # the grade column is found by its alias, label
+    qrels = spark.createDataFrame(
+        [(1, "a", 2), (1, "b", 0), (2, "c", 1)], "user_id long, item string, label int"
+    )
+    run = spark.createDataFrame(
+        [(1, "a", 3), (1, "b", 5), (2, "x", 1)], "user_id long, item string, pred int"
+    )
+    results = evaluate(
+        qrels, run, ["P@1", "RR"], query_col="user_id", doc_col="item", score_col="pred"
+    )  # the grade column is found by its alias, label
     # query 1: b (5) ranks above a (3) and only a is relevant: P@1 0, RR 1/2.
     # query 2: the one retrieved doc is not judged: P@1 0, RR 0.
     assert results.means() == {"P@1": 0.0, "RR": 0.25}
@@ -134,38 +166,70 @@ def test_missing_queries_warn_or_raise_as_locally(spark, tied) -> None:
     qrels, run = tied
     with pytest.warns(errors.MissingQueriesWarning, match=r"run 'run': 5 of 50 judged queries"):
         evaluate(frame(spark, qrels), frame(spark, run), ["AP"]).unpersist()
-    with pytest.raises(errors.MissingQueriesError, match=(
+    with pytest.raises(
+        errors.MissingQueriesError,
+        match=(
             r"^run DataFrame: 5 judged queries have no results in run 'run': 'q45', 'q46', 'q47', "
-            r"'q48', 'q49'\. Use missing='skip'")):
+            r"'q48', 'q49'\. Use missing='skip'"
+        ),
+    ):
         evaluate(frame(spark, qrels), frame(spark, run), ["AP"], missing="error")
 
 
 def test_duplicates_are_refused_where_the_local_path_refuses_them(spark, tied) -> None:
     qrels, run = tied
-    q2 = run.filter(pc.equal(run["query_id"], "q2")).sort_by([("score", "descending"),
-                                                              ("doc_id", "descending")])
+    q2 = run.filter(pc.equal(run["query_id"], "q2")).sort_by(
+        [("score", "descending"), ("doc_id", "descending")]
+    )
     top, bottom = q2.slice(0, 1), q2.slice(q2.num_rows - 1, 1)
-    with pytest.raises(errors.DuplicateError, match=(
-            rf"^run DataFrame: document '{top['doc_id'][0]}' is retrieved twice for query 'q2'")):
-        evaluate(frame(spark, qrels), frame(spark, pa.concat_tables([run, top])), ["AP"],
-                 missing="zero")
+    with pytest.raises(
+        errors.DuplicateError,
+        match=(rf"^run DataFrame: document '{top['doc_id'][0]}' is retrieved twice for query 'q2'"),
+    ):
+        evaluate(
+            frame(spark, qrels), frame(spark, pa.concat_tables([run, top])), ["AP"], missing="zero"
+        )
     # A duplicate below the depth cut, or in a query without judgments, is no error (trec_eval).
-    below = pa.concat_tables([run, bottom, run.filter(pc.equal(run["query_id"], "q55")).slice(0, 1)])
+    below = pa.concat_tables(
+        [run, bottom, run.filter(pc.equal(run["query_id"], "q55")).slice(0, 1)]
+    )
     results = evaluate(frame(spark, qrels), frame(spark, below), ["AP"], missing="zero", depth=2)
     assert_same(results, local(qrels, {"run": below}, ["AP"], missing="zero", depth=2))
 
 
-@pytest.mark.parametrize(("edit", "error", "message"), [
-    (lambda q, r: (q, r.set_column(1, "doc_id", pa.array([None] * r.num_rows, pa.string()))),
-     errors.InputError, r"run DataFrame: at least \d+ row\(s\) have no doc id \(null\)"),
-    (lambda q, r: (q, r.set_column(2, "score", pa.array([float("nan")] * r.num_rows))),
-     errors.ParseError, r"run DataFrame: the score of document .* is NaN"),
-    (lambda q, r: (pa.concat_tables([q, q]), r), errors.DuplicateError,
-     r"qrels DataFrame: document '.*' is judged twice for query"),
-    (lambda q, r: (q, r.slice(0, 0)), errors.EmptyInputError, r"^run DataFrame: the run has no rows"),
-    (lambda q, r: (q.slice(0, 0), r), errors.EmptyInputError, r"^qrels DataFrame: the qrels have no rows"),
-])
-def test_bad_rows_raise_the_local_error_class_on_the_driver(spark, tied, edit, error, message) -> None:
+@pytest.mark.parametrize(
+    ("edit", "error", "message"),
+    [
+        (
+            lambda q, r: (q, r.set_column(1, "doc_id", pa.array([None] * r.num_rows, pa.string()))),
+            errors.InputError,
+            r"run DataFrame: at least \d+ row\(s\) have no doc id \(null\)",
+        ),
+        (
+            lambda q, r: (q, r.set_column(2, "score", pa.array([float("nan")] * r.num_rows))),
+            errors.ParseError,
+            r"run DataFrame: the score of document .* is NaN",
+        ),
+        (
+            lambda q, r: (pa.concat_tables([q, q]), r),
+            errors.DuplicateError,
+            r"qrels DataFrame: document '.*' is judged twice for query",
+        ),
+        (
+            lambda q, r: (q, r.slice(0, 0)),
+            errors.EmptyInputError,
+            r"^run DataFrame: the run has no rows",
+        ),
+        (
+            lambda q, r: (q.slice(0, 0), r),
+            errors.EmptyInputError,
+            r"^qrels DataFrame: the qrels have no rows",
+        ),
+    ],
+)
+def test_bad_rows_raise_the_local_error_class_on_the_driver(
+    spark, tied, edit, error, message
+) -> None:
     qrels, run = edit(*tied)
     with pytest.raises(error, match=message):
         evaluate(frame(spark, qrels), frame(spark, run), ["AP"], missing="zero")
@@ -173,16 +237,27 @@ def test_bad_rows_raise_the_local_error_class_on_the_driver(spark, tied, edit, e
 
 def test_bad_columns_and_options_are_refused_before_any_spark_job(spark, tied) -> None:
     qrels, run = (frame(spark, t) for t in tied)
-    with pytest.raises(errors.InputError, match=(
+    with pytest.raises(
+        errors.InputError,
+        match=(
             r"^run DataFrame: no score column; expected 'points', found columns query_id, doc_id, "
-            r"score\. Pass score_col='<column name>'\.$")):
+            r"score\. Pass score_col='<column name>'\.$"
+        ),
+    ):
         evaluate(qrels, run, ["AP"], score_col="points")
     with pytest.raises(errors.ParseError, match=r"the score column 'doc_id' has type string"):
         evaluate(qrels, run, ["AP"], score_col="doc_id")
-    with pytest.raises(errors.InputError, match=(
-            r"^qrels DataFrame: the query_id column 'query_id' has type double; expected strings")):
-        evaluate(spark.createDataFrame([(1.5, "a", 1)], "query_id double, doc_id string, relevance int"),
-                 run, ["AP"])
+    with pytest.raises(
+        errors.InputError,
+        match=(
+            r"^qrels DataFrame: the query_id column 'query_id' has type double; expected strings"
+        ),
+    ):
+        evaluate(
+            spark.createDataFrame([(1.5, "a", 1)], "query_id double, doc_id string, relevance int"),
+            run,
+            ["AP"],
+        )
     with pytest.raises(errors.InputError, match=r"^run DataFrame: no column 'system' \(run_col\)"):
         evaluate(qrels, run, ["AP"], run_col="system")
     with pytest.raises(errors.InvalidParameterError, match="missing must be one of"):
@@ -197,8 +272,9 @@ def test_bad_columns_and_options_are_refused_before_any_spark_job(spark, tied) -
 
 def test_per_query_frame_has_canonical_measure_names_and_json_export(spark, tied) -> None:
     qrels, run = tied
-    results = evaluate(frame(spark, qrels), frame(spark, run), ["ndcg_cut_10", "P(rel=2)@5"],
-                       missing="zero")
+    results = evaluate(
+        frame(spark, qrels), frame(spark, run), ["ndcg_cut_10", "P(rel=2)@5"], missing="zero"
+    )
     assert results.per_query.columns == ["run", "query_id", "nDCG@10", "P(rel=2)@5"]
     payload = results.to_json_dict(per_query=True)
     assert payload["measures"] == ["nDCG@10", "P(rel=2)@5"]

@@ -15,10 +15,10 @@ import pytest
 
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
 
-from serpeval.data import Qrels, Run  # noqa: E402
-from serpeval.errors import MissingQueriesWarning  # noqa: E402
-from serpeval.evaluate import evaluate as local_evaluate  # noqa: E402
-from serpeval.spark.groups import COUNTERS, GroupPlan, evaluate_group  # noqa: E402
+from serpeval.data import Qrels, Run
+from serpeval.errors import MissingQueriesWarning
+from serpeval.evaluate import evaluate as local_evaluate
+from serpeval.spark.groups import COUNTERS, GroupPlan, evaluate_group
 
 
 def split(table: pa.Table, groups: int) -> list[pa.Table]:
@@ -33,17 +33,23 @@ def local(qrels: pa.Table, run: pa.Table, measures: list, **options):
         return local_evaluate(
             Qrels(qrels["query_id"], qrels["doc_id"], qrels["relevance"].to_numpy()),
             Run(run["query_id"], run["doc_id"], run["score"].to_numpy()),
-            measures, **options,
+            measures,
+            **options,
         )
 
 
 @pytest.mark.parametrize("options", [{}, {"missing": "zero", "depth": 4, "judged_only": True}])
 def test_groups_add_up_to_the_local_evaluation(tied, registry_measures, options) -> None:
     qrels, run = tied
-    plan = GroupPlan(measures=tuple(map(str, registry_measures)), missing=options.get("missing", "skip"),
-                     depth=options.get("depth"), judged_only=options.get("judged_only", False))
-    out = pa.concat_tables(evaluate_group(r, q, plan) for r, q in zip(split(run, 3), split(qrels, 3),
-                                                                       strict=True))
+    plan = GroupPlan(
+        measures=tuple(map(str, registry_measures)),
+        missing=options.get("missing", "skip"),
+        depth=options.get("depth"),
+        judged_only=options.get("judged_only", False),
+    )
+    out = pa.concat_tables(
+        evaluate_group(r, q, plan) for r, q in zip(split(run, 3), split(qrels, 3), strict=True)
+    )
     assert set(out["kind"].to_pylist()) == {"query", "stats"}
     rows = out.filter(pc.equal(out["kind"], "query")).sort_by("query_id")
     stats = out.filter(pc.equal(out["kind"], "stats"))
@@ -82,26 +88,56 @@ def test_every_run_of_the_plan_is_evaluated_in_every_group(tied) -> None:
     qrels, run = tied
     q1 = run.filter(pc.equal(run["query_id"], "q1"))
     both = q1.append_column("run", pa.array(["a"] * q1.num_rows))
-    out = evaluate_group(both, qrels.filter(pc.equal(qrels["query_id"], "q1")),
-                         GroupPlan(measures=("AP",), runs=("a", "b"), run_labels=("a.run", "b.run")))
+    out = evaluate_group(
+        both,
+        qrels.filter(pc.equal(qrels["query_id"], "q1")),
+        GroupPlan(measures=("AP",), runs=("a", "b"), run_labels=("a.run", "b.run")),
+    )
     stats = out.filter(pc.equal(out["kind"], "stats")).sort_by("run")
     assert stats["run"].to_pylist() == ["a", "b"]
     assert stats["missing_ids"].to_pylist() == [[], ["q1"]]  # run b has no rows for q1
 
 
-@pytest.mark.parametrize(("mutate", "error_type", "message"), [
-    (lambda run, qrels: (run.set_column(1, "doc_id", pa.array([None] + run["doc_id"].to_pylist()[1:],
-                                                                 pa.string())), qrels),
-     "InputError", "run DataFrame: at least 1 row(s) have no doc id (null) (e.g. a row of query 'q1')"),
-    (lambda run, qrels: (run.set_column(2, "score", pa.array([np.nan] + run["score"].to_pylist()[1:])),
-                         qrels),
-     "ParseError", "run DataFrame: the score of document"),
-    (lambda run, qrels: (run, pa.concat_tables([qrels, qrels.slice(0, 1)])),
-     "DuplicateError", "qrels DataFrame: document"),
-    (lambda run, qrels: (run, qrels.set_column(2, "relevance", pa.array(
-        [0.5] + qrels["relevance"].to_pylist()[1:], pa.float64()))),
-     "ParseError", "qrels DataFrame: relevance 0.5 of document"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "error_type", "message"),
+    [
+        (
+            lambda run, qrels: (
+                run.set_column(
+                    1, "doc_id", pa.array([None, *run["doc_id"].to_pylist()[1:]], pa.string())
+                ),
+                qrels,
+            ),
+            "InputError",
+            "run DataFrame: at least 1 row(s) have no doc id (null) (e.g. a row of query 'q1')",
+        ),
+        (
+            lambda run, qrels: (
+                run.set_column(2, "score", pa.array([np.nan, *run["score"].to_pylist()[1:]])),
+                qrels,
+            ),
+            "ParseError",
+            "run DataFrame: the score of document",
+        ),
+        (
+            lambda run, qrels: (run, pa.concat_tables([qrels, qrels.slice(0, 1)])),
+            "DuplicateError",
+            "qrels DataFrame: document",
+        ),
+        (
+            lambda run, qrels: (
+                run,
+                qrels.set_column(
+                    2,
+                    "relevance",
+                    pa.array([0.5, *qrels["relevance"].to_pylist()[1:]], pa.float64()),
+                ),
+            ),
+            "ParseError",
+            "qrels DataFrame: relevance 0.5 of document",
+        ),
+    ],
+)
 def test_bad_rows_become_one_error_row(tied, mutate, error_type, message) -> None:
     qrels, run = tied
     one = lambda t: t.filter(pc.equal(t["query_id"], "q1"))  # noqa: E731
@@ -116,8 +152,9 @@ def test_a_duplicate_doc_is_named_by_query_and_doc_not_by_row(tied) -> None:
     qrels, run = tied
     q2 = run.filter(pc.equal(run["query_id"], "q2"))
     doubled = pa.concat_tables([q2, q2.slice(3, 1)])
-    out = evaluate_group(doubled, qrels.filter(pc.equal(qrels["query_id"], "q2")),
-                         GroupPlan(measures=("AP",)))
+    out = evaluate_group(
+        doubled, qrels.filter(pc.equal(qrels["query_id"], "q2")), GroupPlan(measures=("AP",))
+    )
     doc = q2["doc_id"][3].as_py()
     assert out["message"].to_pylist() == [
         f"run DataFrame: document {doc!r} is retrieved twice for query 'q2'. trec_eval refuses "

@@ -12,10 +12,10 @@ import pytest
 
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
 
-from serpeval import errors  # noqa: E402
-from serpeval.io import read_qrels as local_read_qrels  # noqa: E402
-from serpeval.io import read_run as local_read_run  # noqa: E402
-from serpeval.spark import read_qrels, read_run  # noqa: E402
+from serpeval import errors
+from serpeval.io import read_qrels as local_read_qrels
+from serpeval.io import read_run as local_read_run
+from serpeval.spark import read_qrels, read_run
 
 RUN_TEXT = (
     "# a comment line\n"
@@ -49,20 +49,36 @@ def test_trec_files_read_like_the_local_readers(spark, tmp_path: Path, compress:
     want_run, want_qrels = local_read_run(run_path), local_read_qrels(qrels_path)
     assert spark_rows(run.frame, "score") == rows(want_run.to_arrow(), "score")
     assert spark_rows(qrels.frame, "relevance") == rows(want_qrels.to_arrow(), "relevance")
-    assert (run.skipped_lines, qrels.skipped_lines) == (want_run.skipped_lines, want_qrels.skipped_lines) == (3, 2)
+    assert (
+        (run.skipped_lines, qrels.skipped_lines)
+        == (want_run.skipped_lines, want_qrels.skipped_lines)
+        == (3, 2)
+    )
     assert run.name == want_run.name == "bm25"
     assert run.source == str(run_path)
 
 
-@pytest.mark.parametrize(("text", "reader", "message"), [
-    ("q1 Q0 d1 1 2.5\n", read_run,
-     r"1 line\(s\) are not 'qid Q0 docid rank score tag' lines with a numeric score, "
-     r"e\.g\. 'q1 Q0 d1 1 2\.5'"),
-    ("q1 Q0 d1 1 high tag\nq1 Q0 d2 2 1.0 tag\n", read_run, r"e\.g\. 'q1 Q0 d1 1 high tag'"),
-    ("q1 0 d1\n", read_qrels, r"are not 'qid iter docid rel' lines with a numeric integer grade"),
-    ("q1 0 d1 1.5\n", read_qrels, r"e\.g\. 'q1 0 d1 1\.5'"),
-])
-def test_malformed_lines_are_refused_with_an_example(spark, tmp_path: Path, text, reader, message) -> None:
+@pytest.mark.parametrize(
+    ("text", "reader", "message"),
+    [
+        (
+            "q1 Q0 d1 1 2.5\n",
+            read_run,
+            r"1 line\(s\) are not 'qid Q0 docid rank score tag' lines with a numeric score, "
+            r"e\.g\. 'q1 Q0 d1 1 2\.5'",
+        ),
+        ("q1 Q0 d1 1 high tag\nq1 Q0 d2 2 1.0 tag\n", read_run, r"e\.g\. 'q1 Q0 d1 1 high tag'"),
+        (
+            "q1 0 d1\n",
+            read_qrels,
+            r"are not 'qid iter docid rel' lines with a numeric integer grade",
+        ),
+        ("q1 0 d1 1.5\n", read_qrels, r"e\.g\. 'q1 0 d1 1\.5'"),
+    ],
+)
+def test_malformed_lines_are_refused_with_an_example(
+    spark, tmp_path: Path, text, reader, message
+) -> None:
     path = tmp_path / "input.txt"
     path.write_text(text)
     with pytest.raises(errors.ParseError, match=message):
@@ -80,8 +96,11 @@ def test_parquet_and_json_lines_use_the_local_column_aliases(spark, tmp_path: Pa
     table = pa.table({"qid": ["q1", "q1", "q2"], "docno": ["a", "b", "c"], "sim": [1.0, 2.0, 3.0]})
     pq.write_table(table, tmp_path / "dense.parquet")
     (tmp_path / "dense.jsonl").write_text(
-        "".join(json.dumps(dict(zip(table.column_names, values, strict=True))) + "\n"
-                for values in zip(*table.to_pydict().values(), strict=True)))
+        "".join(
+            json.dumps(dict(zip(table.column_names, values, strict=True))) + "\n"
+            for values in zip(*table.to_pydict().values(), strict=True)
+        )
+    )
     want = rows(local_read_run(tmp_path / "dense.parquet").to_arrow(), "score")
     from serpeval.spark.frames import run_frame
 
