@@ -26,8 +26,11 @@ def describe_rows() -> list[dict[str, Any]]:
     rows = []
     for spec in REGISTRY:
         usage = spec.name
-        if spec.params:
-            usage += "(" + ",".join(f"{p.name}={format_value(p.default)}" for p in spec.params) + ")"
+        # Parameters with a value by default; optional ones (an empty default, such as a
+        # custom gain table) are described by `serpeval measures NAME`.
+        shown = [p for p in spec.params if p.default != ""]
+        if shown:
+            usage += "(" + ",".join(f"{p.name}={format_value(p.default)}" for p in shown) + ")"
         if spec.cutoff == "required":
             usage += "@k"
         elif spec.cutoff == "optional":
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         doc = inspect.getdoc(spec.kernel) or ""
         lines += ["", doc, ""]
         for p in spec.params:
-            lines.append(f"  {p.name} ({p.describe()}, default {p.default}): {p.description}")
+            default = "none" if p.default == "" else p.default
+            lines.append(f"  {p.name} ({p.describe()}, default {default}): {p.description}")
         lines.append(f"cutoff: {spec.cutoff}; aggregate: {spec.aggregate}; "
                      f"{'higher' if spec.higher_is_better else 'lower'} is better")
         if spec.aliases:
