@@ -63,9 +63,10 @@ def register(sub: Any) -> None:
     p.add_argument("--use-t", action="store_true", help="Welch t instead of z for ratio metrics")
     p.add_argument(
         "--duplicates",
-        choices=("error", "exclude"),
+        choices=("error", "exclude", "unchecked"),
         default="error",
-        help="repeated impression ids: error (default) or exclude their rows",
+        help="repeated impression ids: error (default), exclude their rows, or unchecked "
+        "(skip the COUNT DISTINCT when ids are unique by construction)",
     )
     p.add_argument(
         "--column",

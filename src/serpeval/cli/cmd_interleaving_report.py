@@ -42,9 +42,10 @@ def register(sub: Any) -> None:
     p.add_argument("--clicks", metavar="PATH", help="separate clicks table (events layout)")
     p.add_argument(
         "--duplicates",
-        choices=("error", "exclude"),
+        choices=("error", "exclude", "unchecked"),
         default="error",
-        help="repeated impression ids: error (default) or exclude their rows",
+        help="repeated impression ids: error (default), exclude their rows, or unchecked "
+        "(skip the COUNT DISTINCT when ids are unique by construction)",
     )
     p.add_argument(
         "--column", action="append", metavar="ROLE=NAME", help="map a column, e.g. teams=arm"

@@ -38,14 +38,17 @@ table (the *events* layout, any format):
 
 Rules (every excluded row is counted and reported, never dropped silently):
 
-- the *first click* is the earliest by ``click_seconds`` (ties: the higher position); without
-  click times it is the first in the list (nested) or the top-most click (events);
+- the *first click* (MRR, time to first click) is the first in the list (nested layout:
+  lists are in click order) or the earliest by ``click_seconds`` (events layout; ties: the
+  higher position; without times, the top-most click);
 - a click on a position outside ``1..n_shown``, or on an impression that is not in the
-  log, is excluded ("clicks without impressions");
-- rows with a missing impression id, unit or variant, and rows with a negative ``n_shown``,
-  are excluded; negative click times and dwell times count as missing;
+  log, is excluded ("clicks without impressions"); in text lists, an element that is not
+  a number counts as such a click;
+- rows with a missing impression id, unit or variant, and rows with a missing or negative
+  ``n_shown``, are excluded; negative click times and dwell times count as missing;
 - units seen in more than one variant are excluded (their assignment is broken);
-- duplicated impression ids are an error (``duplicates="exclude"`` drops all their rows).
+- duplicated impression ids are an error (``duplicates="exclude"`` drops all their rows;
+  ``"unchecked"`` skips the check for logs whose ids are unique by construction).
 """
 
 from __future__ import annotations
