@@ -318,8 +318,11 @@ def _drop_duplicates(kept: Any, duplicates: str, source: str) -> tuple[Any, int]
     fast as ``COUNT(DISTINCT iid)``, which would tell only whether there are any).
     """
     ids = kept.group_by("iid").aggregate(copies=kept.count())
-    found = first_row(ids.aggregate(ids=count(ids.copies > 1),
-                                    rows=ids.copies.sum(where=ids.copies > 1).fill_null(0)))
+    found = first_row(
+        ids.aggregate(
+            ids=count(ids.copies > 1), rows=ids.copies.sum(where=ids.copies > 1).fill_null(0)
+        )
+    )
     if not found["ids"]:
         return kept, 0
     repeated = ids.filter(ids.copies > 1)
