@@ -67,7 +67,7 @@ def peeking(experiments: int, users: int, seed: int) -> dict:
     """Daily looks over the A/A log: any fixed-horizon p < .05 vs any always-valid p < .05."""
     import ibis
 
-    from serpeval.online.ab.analysis import _compare
+    from serpeval.online.ab.analysis import compare_metric
     from serpeval.online.ab.features import ALL_EXPERIMENTS, prepare
     from serpeval.online.ab.generate import LogGenerator
     from serpeval.online.ab.metrics import get_metric
@@ -104,7 +104,7 @@ def peeking(experiments: int, users: int, seed: int) -> dict:
     order_c = np.lexsort((look[is_c], exp[is_c]))
     order_t = np.lexsort((look[~is_c], exp[~is_c]))
     c, t = np.flatnonzero(is_c)[order_c], np.flatnonzero(~is_c)[order_t]
-    effect, _, _ = _compare(
+    effect, _, _ = compare_metric(
         get_metric("ctr"),
         m.take(c),
         m.take(t),

@@ -133,7 +133,7 @@ def _split(text: str | None) -> dict[str, float] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.online.ab import analysis
+    from serpeval.online.ab import analysis, monitor, plan
     from serpeval.online.ab.schema import LogSchema
     from serpeval.online.ab.srm import SampleRatioMismatchWarning
 
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     common = {"backend": args.backend, "schema": schema, "clicks": args.clicks}
     with engine_status(args.backend):
         if args.plan:
-            plan = analysis.plan_ab(
+            plan = plan.plan_ab(
                 args.logs,
                 args.experiment,
                 metrics=metrics,
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             return _emit(args, plan.to_dicts(), list(plan.notes), "A/B plan", plan.to_dicts())
         if args.monitor:
             looks: str | int = args.looks if args.looks == "daily" else _int(args.looks)
-            seq = analysis.monitor_ab(
+            seq = monitor.monitor_ab(
                 args.logs,
                 args.experiment,
                 metric=(metrics or ["ctr"])[0],

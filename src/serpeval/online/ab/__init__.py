@@ -25,8 +25,8 @@ from typing import Any
 
 _LAZY: dict[str, str] = {
     "analyze_ab": "serpeval.online.ab.analysis",
-    "monitor_ab": "serpeval.online.ab.analysis",
-    "plan_ab": "serpeval.online.ab.analysis",
+    "monitor_ab": "serpeval.online.ab.monitor",
+    "plan_ab": "serpeval.online.ab.plan",
     "analyze_interleaving_logs": "serpeval.online.ab.interleaving",
     "read_logs": "serpeval.online.ab.sources",
     "Logs": "serpeval.online.ab.sources",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from serpeval.errors import InputError
-from serpeval.online.ab.analysis import _compare, _metrics, _needs, _pairs
+from serpeval.online.ab.analysis import chosen_metrics, compare_metric, moment_pairs, needed_columns
 from serpeval.online.ab.features import ALL_EXPERIMENTS, prepare
 from serpeval.online.ab.metrics import ABMetric
 from serpeval.online.ab.moments import Moments, fetch_moments, unit_table
@@ -58,7 +58,7 @@ def _rates(
     c_idx, t_idx = _pairs_by_experiment(keys, control)
     ok = (m.n[c_idx] >= 2) & (m.n[t_idx] >= 2)
     c_idx, t_idx = c_idx[ok], t_idx[ok]
-    effect, test, _ = _compare(
+    effect, test, _ = compare_metric(
         metric,
         m.take(c_idx),
         m.take(t_idx),
@@ -100,10 +100,10 @@ def rejection_rates(
     (metric, analysis) with the count of experiments, rejections, the rate and its 95%
     Wilson interval, the mean effect and the mean units per arm.
     """
-    chosen = _metrics(metrics)
+    chosen = chosen_metrics(metrics)
     opened = read_logs(logs, backend=backend, schema=schema)
-    prepared = prepare(opened, ALL_EXPERIMENTS, need=_needs(chosen))
-    variables, pairs = _pairs(chosen, with_pre=False)
+    prepared = prepare(opened, ALL_EXPERIMENTS, need=needed_columns(chosen))
+    variables, pairs = moment_pairs(chosen, with_pre=False)
     variables.add("impressions")
     units = unit_table(prepared.features, variables, keys=["experiment"])
     keys, moments, _ = fetch_moments(units, variables, pairs, by=("experiment", "variant"))
