@@ -145,6 +145,20 @@ def test_duplicated_impression_ids() -> None:
     assert res.to_dicts() == results(log([r for r in CLEAN if r[0] != 3]))
 
 
+def test_duplicated_string_ids_and_unchecked() -> None:
+    # string ids take the GROUP BY path (integer ids on DuckDB a bitmap first)
+    doubled = log([*CLEAN, (3, "control", 2, 10, [2, 5])])
+    as_text = doubled.set_column(
+        0, "impression_id", pa.array([f"i{r[0]}" for r in [*CLEAN, CLEAN[2]]])
+    )
+    with pytest.raises(DuplicateError, match=r"e\.g\. 'i3'"):
+        analyze_ab(as_text)
+    res = analyze_ab(as_text, duplicates="exclude", metrics=METRICS)
+    assert res.exclusions.duplicate_rows == 2
+    # unchecked trusts the ids: the repeated page counts twice
+    assert analyze_ab(doubled, duplicates="unchecked", metrics=METRICS).exclusions.kept_rows == 9
+
+
 def test_negative_and_missing_counts_are_excluded_and_counted() -> None:
     bad = log([*CLEAN, (9, "control", 1, -3, []), (10, "treatment", 4, None, [1])])
     res = analyze_ab(bad, metrics=METRICS)

@@ -212,6 +212,8 @@ def prepare(
     }
     if nested:
         checks.update(_nested_checks(base, need))
+    if duplicates != "unchecked" and base.iid.type().is_integer():
+        checks.update(id_min=base.iid.min(where=base.keep), id_max=base.iid.max(where=base.keep))
     counts = {k: int(v or 0) for k, v in first_row(base.aggregate(**checks)).items()}
     if counts["rows"] == 0:
         raise EmptyInputError(
@@ -220,7 +222,9 @@ def prepare(
         )
     kept = base.filter(base.keep)
     duplicate_rows = 0
-    if duplicates != "unchecked":
+    id_range = (counts.pop("id_min", None), counts.pop("id_max", None))
+    kept_rows = counts["rows"] - counts["missing_keys"] - counts["negative_n_shown"]
+    if duplicates != "unchecked" and _distinct_ids(kept, id_range) != kept_rows:
         kept, duplicate_rows = _drop_duplicates(kept, duplicates, logs.source)
     if nested:
         features = _nested_features(
@@ -311,11 +315,36 @@ def _pick_experiment(imp: Any, s: LogSchema, experiment: str | None, source: str
     return experiment
 
 
+#: widest integer id range checked with a DuckDB bitmap (2^31 bits = 256 MiB)
+_BITMAP_RANGE = 2**31
+
+
+def _distinct_ids(kept: Any, id_range: tuple[int | None, int | None]) -> int | None:
+    """Exact number of distinct impression ids, cheaply, or None (then GROUP BY decides).
+
+    Integer ids on DuckDB within a range of :data:`_BITMAP_RANGE`: one pass of
+    ``bit_count(bitstring_agg(iid, lo, hi))`` (5 s for 100M ids here, where a 100M-key
+    GROUP BY takes about 70 s and gigabytes of memory).
+    """
+    import ibis
+
+    low, high = id_range
+    if low is None or high is None or high - low >= _BITMAP_RANGE:
+        return None
+    backend = kept.get_backend()
+    if backend.name != "duckdb":
+        return None
+    inner = ibis.to_sql(kept.select("iid"), dialect="duckdb")
+    sql = f"SELECT bit_count(bitstring_agg(iid, {int(low)}, {int(high)})) FROM ({inner})"
+    return int(backend.raw_sql(sql).fetchall()[0][0])
+
+
 def _drop_duplicates(kept: Any, duplicates: str, source: str) -> tuple[Any, int]:
     """Raise on repeated impression ids, or leave all their rows out (and count them).
 
     One ``GROUP BY iid`` counts the repeated ids and their rows (in DuckDB about twice as
-    fast as ``COUNT(DISTINCT iid)``, which would tell only whether there are any).
+    fast as ``COUNT(DISTINCT iid)``, which would tell only whether there are any); used
+    when :func:`_distinct_ids` cannot rule duplicates out.
     """
     ids = kept.group_by("iid").aggregate(copies=kept.count())
     found = first_row(
