@@ -35,7 +35,9 @@ def session(master: str | None = None) -> Any:
     return spark
 
 
-def evaluate_files(args: argparse.Namespace, measures: list[str]) -> tuple[Any, list[Any], SparkResults]:
+def evaluate_files(
+    args: argparse.Namespace, measures: list[str]
+) -> tuple[Any, list[Any], SparkResults]:
     """Read ``args.qrels`` and ``args.runs`` with Spark and evaluate them.
 
     Returns the qrels and runs as :class:`~serpeval.spark.frames.SparkSource` (for the

@@ -141,7 +141,8 @@ def _check_options(missing: str, depth: int | None, buckets: int | None) -> None
             f"missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}."
         )
     for option, value in (("depth", depth), ("buckets", buckets)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        bad = isinstance(value, bool) or not isinstance(value, int) or value < 1
+        if value is not None and bad:
             raise InvalidParameterError(f"{option} must be a positive integer; got {value!r}.")
 
 
@@ -154,7 +155,9 @@ def _run_rows(
     columns = {"query_col": query_col, "doc_col": doc_col, "score_col": score_col}
     if isinstance(run, Mapping):
         if not run:
-            raise InputError(f"{RUN_LABEL}: no runs given; pass a DataFrame or {{name: DataFrame}}.")
+            raise InputError(
+                f"{RUN_LABEL}: no runs given; pass a DataFrame or {{name: DataFrame}}."
+            )
         frames, labels = [], []
         for run_name, value in run.items():
             frame, label, _ = unwrap(value, f"{RUN_LABEL} {run_name!r}")

@@ -100,8 +100,11 @@ def qrels_frame(frame: DataFrame, *, label: str, query_col: str | None = None,
     else:
         raise ParseError(f"{label}: the relevance column {r!r} has type {kind.simpleString()}; "
                          "expected integer grades.")
-    return frame.select(_id_column(frame, q, "query_id", label), _id_column(frame, d, "doc_id", label),
-                        grade.alias("relevance"))
+    return frame.select(
+        _id_column(frame, q, "query_id", label),
+        _id_column(frame, d, "doc_id", label),
+        grade.alias("relevance"),
+    )
 
 
 def unwrap(obj: Any, default_label: str) -> tuple[DataFrame, str, SparkSource | None]:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from serpeval.measures import Measure
 
-__all__ = ["COUNTERS", "QUERY", "STATS", "ERROR", "GroupPlan", "evaluate_group"]
+__all__ = ["COUNTERS", "ERROR", "QUERY", "STATS", "GroupPlan", "evaluate_group"]
 
 QUERY, STATS, ERROR = "query", "stats", "error"
 
@@ -246,9 +246,8 @@ def _refused_duplicate(run: Run, qrels: Qrels, plan: GroupPlan) -> tuple[str, st
     order = rank_order(candidates)
     queries, docs = candidates.query_ids.take(order), candidates.doc_ids.take(order)
     if plan.depth is not None:
-        starts = np.flatnonzero(
-            np.concatenate([[True], pc.not_equal(queries[1:], queries[:-1]).to_numpy(zero_copy_only=False)])
-        )
+        changes = pc.not_equal(queries[1:], queries[:-1]).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(np.concatenate([[True], changes]))
         offsets = np.append(starts, len(order))
         position = np.arange(len(order)) - starts[segment_ids(offsets)]
         within = pa.array(position < plan.depth)
