@@ -66,7 +66,7 @@ def register(sub: Any) -> None:
         choices=("error", "exclude", "unchecked"),
         default="error",
         help="repeated impression ids: error (default), exclude their rows, or unchecked "
-        "(skip the COUNT DISTINCT when ids are unique by construction)",
+        "(skip the duplicate-id check when ids are unique by construction)",
     )
     p.add_argument(
         "--column",

@@ -163,8 +163,8 @@ def prepare(
         logs: the opened log.
         experiment: which experiment to analyse.
         duplicates: ``error`` (default) or ``exclude`` rows whose impression id repeats;
-            ``unchecked`` skips the check (a ``COUNT(DISTINCT)`` over all ids) for logs whose
-            ids are unique by construction.
+            ``unchecked`` skips the check (one more pass over the ids) for logs whose ids are
+            unique by construction.
         long_click_seconds: dwell threshold of a long (satisfied) click.
         teams: the two team labels of an interleaving log (credit columns are added).
         need: optional roles the caller requires (``timestamp``, ``click_seconds``, ...).
