@@ -19,6 +19,7 @@ pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install
 
 from serpeval import errors
 from serpeval.data import Qrels, Run
+from serpeval.evaluate import DEFAULT_MEASURES
 from serpeval.evaluate import evaluate as local_evaluate
 from serpeval.io import read_qrels, read_run
 from serpeval.spark import evaluate
@@ -165,7 +166,12 @@ def test_column_names_are_configurable_and_ids_may_be_integers(spark) -> None:
 def test_missing_queries_warn_or_raise_as_locally(spark, tied) -> None:
     qrels, run = tied
     with pytest.warns(errors.MissingQueriesWarning, match=r"run 'run': 5 of 50 judged queries"):
-        evaluate(frame(spark, qrels), frame(spark, run), ["AP"]).unpersist()
+        results = evaluate(frame(spark, qrels), frame(spark, run))  # the default measures
+    assert [str(m) for m in results.measures] == list(DEFAULT_MEASURES)
+    assert results.means() == pytest.approx(
+        local(qrels, {"run": run}, DEFAULT_MEASURES).means("run"), rel=1e-12
+    )
+    results.unpersist()
     with pytest.raises(
         errors.MissingQueriesError,
         match=(

@@ -33,6 +33,7 @@ from serpeval.errors import (
     MissingQueriesWarning,
     SerpevalError,
 )
+from serpeval.evaluate import DEFAULT_MEASURES
 from serpeval.measures import Measure, parse_measures
 from serpeval.ranking import MISSING_POLICIES, Coverage, Missing
 from serpeval.results import Settings
@@ -53,7 +54,7 @@ QRELS_LABEL = "qrels DataFrame"
 def evaluate(
     qrels: DataFrame | SparkSource,
     run: DataFrame | SparkSource | Mapping[str, DataFrame | SparkSource],
-    measures: str | Measure | Iterable[str | Measure],
+    measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
     *,
     query_col: str | None = None,
     doc_col: str | None = None,
@@ -73,7 +74,8 @@ def evaluate(
         qrels: judgments, columns ``query_id, doc_id, relevance`` (names configurable).
         run: system output, columns ``query_id, doc_id, score``; or ``{name: DataFrame}``
             for several runs, evaluated in one pass against the same qrels.
-        measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``).
+        measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``);
+            by default those of :func:`serpeval.evaluate`.
         query_col, doc_col, score_col, relevance_col: column names; by default the names
             the local readers accept (``query_id``/``qid``/``topic``..., ``doc_id``/
             ``docno``/``pid``..., ``score``/``sim``, ``relevance``/``rel``/``label``...).
