@@ -36,7 +36,7 @@ from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InputError, ParseError, SerpevalError
 from serpeval.io.trec import find_duplicate
 from serpeval.measures import parse_measures
-from serpeval.ranking import Coverage, index_qrels, rank, rank_order
+from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank, rank_order
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -181,7 +181,9 @@ def _refuse_nulls(table: pa.Table, columns: tuple[str, ...], label: str) -> None
 # ----------------------------------------------------------------------------- evaluation
 
 
-def _evaluate_run(index: Any, qrels: Qrels, name: str, run: Run, plan: GroupPlan) -> list[pa.Table]:
+def _evaluate_run(
+    index: QrelsIndex, qrels: Qrels, name: str, run: Run, plan: GroupPlan
+) -> list[pa.Table]:
     try:
         rankings = rank(index, run, missing=plan.missing, depth=plan.depth,  # type: ignore[arg-type]
                         judged_only=plan.judged_only, float32_scores=plan.float32_scores)
