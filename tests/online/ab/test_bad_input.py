@@ -223,6 +223,13 @@ def test_empty_log_and_unknown_names() -> None:
         analyze_ab(log(CLEAN), duplicates="keep")
     with pytest.raises(InputError, match="no such file"):
         analyze_ab("/no/such/log.parquet")
+    from serpeval.online.ab.sources import is_uri
+
+    # remote locations go to the engine unchecked (Spark: s3a/hdfs; DuckDB: httpfs)
+    assert is_uri("s3a://bucket/logs/")
+    assert is_uri("https://host/x.parquet")
+    assert not is_uri("/tmp/logs")
+    assert not is_uri("file:///tmp/logs")
 
 
 def test_srm_warns_loudly() -> None:

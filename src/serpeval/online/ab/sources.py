@@ -85,7 +85,7 @@ def read_logs(
     backend = _backend_name(source, backend)
     engine = _Engine(backend, spark)
     label = _label(source)
-    if isinstance(source, (str, Path)):
+    if isinstance(source, (str, Path)) and not is_uri(source):
         path = Path(source)
         if not path.exists() and not any(ch in str(source) for ch in "*?["):
             raise InputError(f"{source}: no such file or folder.")
@@ -122,6 +122,12 @@ def _label(source: Any) -> str:
     if isinstance(source, (str, Path)):
         return str(source)
     return f"<{type(source).__name__}>"
+
+
+def is_uri(source: Any) -> bool:
+    """A remote location (``s3a://``, ``hdfs://``, ``gs://``, ``https://``...), read by the
+    engine itself: Spark through its Hadoop file systems, DuckDB through its httpfs extension."""
+    return isinstance(source, str) and "://" in source and not source.startswith("file://")
 
 
 def _find(folder: Path, stem: str) -> Path | None:
@@ -298,7 +304,10 @@ class _Engine:
         p = Path(path)
         name = p.name.lower()
         is_csv = name.endswith(_CSV) or (p.is_dir() and any(p.glob("*.csv*")))
-        if p.is_dir():
+        if is_uri(path):
+            if not is_csv and not name.endswith(_PARQUET) and self.name == "duckdb":
+                path = path.rstrip("/") + "/**/*.parquet"  # a remote folder of Parquet files
+        elif p.is_dir():
             pattern = "**/*.csv*" if is_csv else "**/*.parquet"
             if not any(p.glob(pattern)):
                 raise InputError(
@@ -329,9 +338,11 @@ class _Engine:
         except SerpevalError:
             raise
         except Exception as exc:
+            java = getattr(exc, "java_exception", None)  # py4j: the JVM's message is the useful one
+            detail = (str(java) if java is not None else str(exc)).strip().splitlines()[0]
             raise InputError(
                 f"{path}: could not be read as {'CSV' if is_csv else 'Parquet'} "
-                f"({type(exc).__name__}: {str(exc).splitlines()[0]})."
+                f"({type(exc).__name__}: {detail})."
             ) from exc
 
 
