@@ -19,18 +19,14 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
-def factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
-    """Integer codes for ``values`` and the distinct values, in order of first appearance.
+def _blocks(values: pa.ChunkedArray) -> tuple[pa.Array, NDArray[np.int64]] | None:
+    """The value and length of every run of equal neighbours, or None when runs are short.
 
-    Runs and qrels are nearly always grouped by query, so the distinct values are found
-    from the boundaries between blocks of equal neighbours (cheap string compares); a file
-    that is not grouped falls back to Arrow's hash-based dictionary encoding.
+    Runs and qrels are nearly always grouped by query, so this finds their few distinct
+    values with cheap neighbour compares instead of hashing every row.
     """
-    n = len(values)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), []
-    heads: list[str] = []
-    lengths: list[NDArray[np.int64]] = []
+    heads = []
+    lengths = []
     for chunk in values.chunks:
         m = len(chunk)
         if m == 0:
@@ -38,18 +34,44 @@ def factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
         change = pc.not_equal(chunk[1:], chunk[:-1]).to_numpy(zero_copy_only=False)
         starts = np.concatenate([[0], np.flatnonzero(change) + 1])
         if starts.size > max(1024, m // 8):
-            return _dictionary_factorize(values)
-        heads.extend(chunk.take(pa.array(starts)).to_pylist())
+            return None
+        heads.append(chunk.take(pa.array(starts)))
         lengths.append(np.diff(np.append(starts, m)))
-    uniques: dict[str, int] = {}
-    block_codes = np.fromiter((uniques.setdefault(h, len(uniques)) for h in heads),
-                              dtype=np.int64, count=len(heads))
-    return np.repeat(block_codes, np.concatenate(lengths)), list(uniques)
+    if not heads:
+        return pa.array([], pa.string()), np.zeros(0, dtype=np.int64)
+    return pa.concat_arrays(heads), np.concatenate(lengths)
 
 
-def _dictionary_factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
-    encoded = pc.dictionary_encode(values.combine_chunks())
-    return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary.to_pylist()
+def factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
+    """Integer codes for ``values`` and the distinct values, in order of first appearance."""
+    codes, uniques = _factorize(values)
+    return codes, uniques.to_pylist()
+
+
+def factorize_sorted(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], pa.Array]:
+    """Integer codes for ``values`` and the distinct values in byte order (codes follow it).
+
+    Byte order of UTF-8 equals Python's code point order, so ``sorted()`` agrees with it.
+    """
+    codes, uniques = _factorize(values)
+    order = pc.sort_indices(uniques).to_numpy()
+    rank_of = np.empty(len(uniques), dtype=np.int64)
+    rank_of[order] = np.arange(len(uniques), dtype=np.int64)
+    return rank_of[codes], uniques.take(pa.array(order))
+
+
+def _factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], pa.Array]:
+    """Codes in order of first appearance, all in Arrow/NumPy (no Python loop per value)."""
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
+    blocks = _blocks(values)
+    if blocks is None:
+        encoded = pc.dictionary_encode(values.combine_chunks())
+        return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary
+    heads, lengths = blocks
+    encoded = pc.dictionary_encode(heads)
+    block_codes = encoded.indices.to_numpy().astype(np.int64)
+    return np.repeat(block_codes, lengths), encoded.dictionary
 
 
 def fingerprint(values: pa.ChunkedArray) -> NDArray[np.uint64]:

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval._arrays import KeyTable, factorize, fingerprint, pair_key, segment_ids, take_segments
+from serpeval._arrays import KeyTable, factorize_sorted, fingerprint, pair_key, segment_ids, take_segments
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InvalidParameterError, MissingQueriesError
 
@@ -82,11 +82,8 @@ def sort_order(
 
 def rank_order(run: Run) -> NDArray[np.int64]:
     """Row indices of ``run`` in ranked order, queries in byte order of their ids."""
-    codes, names = factorize(run.query_ids)
-    by_name = np.argsort(np.array(names, dtype=object), kind="stable")
-    rank_of = np.empty(len(names), dtype=np.int64)
-    rank_of[by_name] = np.arange(len(names))
-    return sort_order(rank_of[codes], run.scores, run.doc_ids)
+    codes, _ = factorize_sorted(run.query_ids)
+    return sort_order(codes, run.scores, run.doc_ids)
 
 
 # ----------------------------------------------------------------------------- qrels side
@@ -97,8 +94,7 @@ class QrelsIndex:
     """What every evaluation against one qrels shares (built once, reused for every run).
 
     Attributes:
-        query_ids: judged queries in byte order of their ids.
-        code: query id -> its index in ``query_ids``.
+        query_ids: judged queries in byte order of their ids (an Arrow string array).
         row_query: the query index of every judgment (qrels row).
         doc_ids: the doc id of every judgment.
         grades: the grade of every judgment.
@@ -107,8 +103,7 @@ class QrelsIndex:
         ideal_grades: every judgment's grade, sorted descending within its query.
     """
 
-    query_ids: list[str]
-    code: dict[str, int]
+    query_ids: pa.Array
     row_query: NDArray[np.int64]
     doc_ids: pa.ChunkedArray
     grades: NDArray[np.int64]
@@ -122,19 +117,13 @@ def index_qrels(qrels: Qrels) -> QrelsIndex:
     cached = qrels._cache.get("index")
     if cached is not None:
         return cached
-    codes, names = factorize(qrels.query_ids)
-    order_names = sorted(range(len(names)), key=names.__getitem__)
-    remap = np.empty(len(names), dtype=np.int64)
-    remap[order_names] = np.arange(len(names))
-    qcodes = remap[codes]
-    query_ids = [names[i] for i in order_names]
+    qcodes, query_ids = factorize_sorted(qrels.query_ids)
     grades = qrels.relevance
     by_query_grade = np.lexsort((-grades, qcodes))
     ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(qcodes, minlength=len(query_ids)), out=ideal_offsets[1:])
     index = QrelsIndex(
         query_ids=query_ids,
-        code={q: i for i, q in enumerate(query_ids)},
         row_query=qcodes,
         doc_ids=qrels.doc_ids,
         grades=grades,
@@ -336,9 +325,8 @@ def rank(
     index = qrels if isinstance(qrels, QrelsIndex) else index_qrels(qrels)
     n_judged = len(index.query_ids)
 
-    run_codes, run_names = factorize(run.query_ids)
-    lut = np.fromiter((index.code.get(name, -1) for name in run_names), dtype=np.int64,
-                      count=len(run_names))
+    run_codes, run_names = factorize_sorted(run.query_ids)
+    lut = pc.index_in(run_names, value_set=index.query_ids).fill_null(-1).to_numpy().astype(np.int64)
     codes = lut[run_codes] if len(run_codes) else run_codes
     judged_rows = codes >= 0
     unjudged_rows = int(len(codes) - np.count_nonzero(judged_rows))
@@ -383,7 +371,7 @@ def rank(
 
     present = np.bincount(codes[judged_rows], minlength=n_judged) > 0
     absent = np.flatnonzero(~present)
-    missing_ids = tuple(index.query_ids[i] for i in absent)
+    missing_ids = tuple(index.query_ids.take(pa.array(absent, pa.int64())).to_pylist())
     if missing_ids and missing == "error":
         shown = ", ".join(repr(q) for q in missing_ids[:5])
         more = f" and {len(missing_ids) - 5} more" if len(missing_ids) > 5 else ""
@@ -415,7 +403,7 @@ def rank(
         dropped_unjudged=dropped,
         ties=ties,
     )
-    query_ids = np.array(index.query_ids, dtype=object)[evaluate_these]
+    query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
     return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
 
 
