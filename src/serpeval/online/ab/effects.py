@@ -62,15 +62,6 @@ class Effect:
     df: Any
     p_value: Any
 
-    def take(self, index: Any) -> Effect:
-        """The comparison(s) at ``index`` (numbers become Python floats for a scalar index)."""
-
-        def pick(value: Any) -> Any:
-            picked = np.asarray(value)[index]
-            return float(picked) if np.ndim(picked) == 0 else picked
-
-        return Effect(**{f.name: pick(getattr(self, f.name)) for f in fields(self)})
-
     def scalar(self) -> Effect:
         """The same single comparison with plain Python floats."""
         return Effect(

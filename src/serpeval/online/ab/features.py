@@ -6,6 +6,7 @@ into one lazy ibis table with one row per kept impression of one experiment:
 ==================== =========================================================================
 column               value per impression
 ==================== =========================================================================
+``experiment``       the experiment (as a string; ``""`` for a log without experiments)
 ``variant``, ``unit``  the arm (as a string) and the randomisation unit
 ``ts``               the page's timestamp (when the log has one)
 ``impressions``      1
@@ -37,7 +38,6 @@ __all__ = ["ALL_EXPERIMENTS", "Exclusions", "Prepared", "prepare"]
 #: column): many A/A tests in one log are analysed in one query.
 ALL_EXPERIMENTS = "*"
 
-_KEYS = ["impression_id", "variant", "unit"]
 _OPTIONAL = (
     "variant",
     "query_id",
