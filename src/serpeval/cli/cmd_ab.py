@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             ]
             return _emit(
                 args,
-                _monitor_rows(seq.to_dicts()),
+                _monitor_rows(seq.to_dicts(), args.format),
                 notes,
                 f"{seq.experiment}: {seq.metric} look by look",
                 seq.to_dicts(),
@@ -254,8 +254,13 @@ def p_text(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def _monitor_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**r, "end": r["end"].isoformat(sep=" ")} for r in rows]
+def _monitor_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+    """Look-by-look rows: timestamps as text; readable p-values in the display formats."""
+    out = [{**r, "end": r["end"].isoformat(sep=" ")} for r in rows]
+    if fmt in ("table", "markdown", "latex"):
+        for r in out:
+            r["p_value"], r["always_valid_p"] = p_text(r["p_value"]), p_text(r["always_valid_p"])
+    return out
 
 
 def _emit(
