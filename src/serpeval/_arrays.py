@@ -44,80 +44,103 @@ def _blocks(values: pa.ChunkedArray) -> tuple[pa.Array, NDArray[np.int64]] | Non
 
 def factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
     """Integer codes for ``values`` and the distinct values, in order of first appearance."""
-    codes, uniques = _factorize(values)
-    return codes, uniques.to_pylist()
+    block_codes, lengths, uniques = _factorize_blocks(values)
+    codes = block_codes if lengths is None else np.repeat(block_codes, lengths)
+    return codes.astype(np.int64, copy=False), uniques.to_pylist()
 
 
-def factorize_sorted(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], pa.Array]:
-    """Integer codes for ``values`` and the distinct values in byte order (codes follow it).
+def codes_in(values: pa.ChunkedArray, universe: pa.Array | None = None) -> tuple[NDArray[np.int32], pa.Array]:
+    """``int32`` codes of ``values`` as positions in ``universe`` (-1 when absent), and the
+    distinct values in byte order.
 
-    Byte order of UTF-8 equals Python's code point order, so ``sorted()`` agrees with it.
+    Without ``universe`` the codes index the sorted distinct values themselves. The mapping
+    is composed on the few distinct values (or blocks) and expanded once, so a 10M-row
+    column costs one ``int32`` array. Byte order of UTF-8 equals Python's code point order.
     """
-    codes, uniques = _factorize(values)
+    block_codes, lengths, uniques = _factorize_blocks(values)
     order = pc.sort_indices(uniques).to_numpy()
-    rank_of = np.empty(len(uniques), dtype=np.int64)
-    rank_of[order] = np.arange(len(uniques), dtype=np.int64)
-    return rank_of[codes], uniques.take(pa.array(order))
+    sorted_uniques = uniques.take(pa.array(order))
+    if universe is None:
+        target = np.empty(len(uniques), dtype=np.int32)
+        target[order] = np.arange(len(uniques), dtype=np.int32)
+    else:
+        target = pc.index_in(uniques, value_set=universe).fill_null(-1).to_numpy().astype(np.int32)
+    mapped = target[block_codes]
+    return (mapped if lengths is None else np.repeat(mapped, lengths)), sorted_uniques
 
 
-def _factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], pa.Array]:
-    """Codes in order of first appearance, all in Arrow/NumPy (no Python loop per value)."""
+def factorize_sorted(values: pa.ChunkedArray) -> tuple[NDArray[np.int32], pa.Array]:
+    """Integer codes for ``values`` and the distinct values in byte order (codes follow it)."""
+    return codes_in(values)
+
+
+def _factorize_blocks(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], NDArray[np.int64] | None, pa.Array]:
+    """Codes (first-appearance order) per block of equal neighbours with the block lengths,
+    or per row (lengths None) when the column is not grouped; all in Arrow/NumPy."""
     if len(values) == 0:
-        return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
+        return np.zeros(0, dtype=np.int64), None, pa.array([], pa.string())
     blocks = _blocks(values)
     if blocks is None:
         encoded = pc.dictionary_encode(values.combine_chunks())
-        return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary
+        return encoded.indices.to_numpy(), None, encoded.dictionary
     heads, lengths = blocks
     encoded = pc.dictionary_encode(heads)
-    block_codes = encoded.indices.to_numpy().astype(np.int64)
-    return np.repeat(block_codes, lengths), encoded.dictionary
+    return encoded.indices.to_numpy(), lengths, encoded.dictionary
+
+
+# Masks keeping the first n bytes (n = 0..8) of a little-endian 8-byte word.
+_KEEP = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
 def fingerprint(values: pa.ChunkedArray) -> NDArray[np.uint64]:
     """A 64-bit hash of every string, computed on the raw UTF-8 bytes with NumPy.
 
     Equal strings get equal fingerprints; different strings collide with probability about
-    2^-64, and callers verify candidate matches exactly.
+    2^-64, and callers verify candidate matches exactly. Every 8-byte word of every string
+    is mixed in (with the length), one vectorized pass per word position; the work is done
+    in place to keep the memory touched small (fresh pages are slow to fault in).
     """
-    parts = []
+    out = np.empty(len(values), dtype=np.uint64)
+    done = 0
     for chunk in values.chunks:
         chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
         m = len(chunk)
         if m == 0:
             continue
         offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset: chunk.offset + m + 1]
-        start = offsets[:-1].astype(np.int64)
-        length = (offsets[1:] - offsets[:-1]).astype(np.int64)
         raw = chunk.buffers()[2]
         data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
+        length = np.diff(offsets)
         longest = int(length.max())
         shortest = int(length.min())
         # Zero padding so that every window read below stays inside the buffer.
         padded = np.concatenate([data[: int(offsets[-1])], np.zeros(longest + 8, dtype=np.uint8)])
         # Overlapping little-endian 8-byte windows starting at every byte.
         windows = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded.data, strides=(1,))
-        h = length.astype(np.uint64) * _MIX
+        h = out[done: done + m]
+        np.multiply(length, _MIX, out=h, dtype=np.uint64, casting="unsafe")
+        position = offsets[:-1].astype(np.intp)
+        word = np.empty(m, dtype=np.uint64)
         for j in range(0, longest, 8):
-            word = windows[start + j]
-            if j + 8 > shortest:
-                remaining = length - j
-                keep_bits = (np.clip(remaining, 0, 8) * 8).astype(np.uint64)
-                mask = np.where(keep_bits >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
-                                (np.uint64(1) << np.minimum(keep_bits, 63)) - np.uint64(1))
-                word = word & mask
-            h = (h ^ word) * _MIX
+            np.take(windows, position, out=word)
+            if j + 8 > shortest:  # some strings end inside this word: keep only their bytes
+                word &= _KEEP[np.clip(length - j, 0, 8)]
+            h ^= word
+            h *= _MIX
             h ^= h >> np.uint64(31)
-        parts.append(h)
-    if not parts:
-        return np.zeros(0, dtype=np.uint64)
-    return np.concatenate(parts)
+            position += 8
+        done += m
+    return out
 
 
-def pair_key(codes: NDArray[np.int64], prints: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """Combine a query code and a string fingerprint into one 64-bit key."""
-    with np.errstate(over="ignore"):
-        return (codes.astype(np.uint64) * _MIX2) ^ prints
+def pair_key(codes: NDArray[np.integer], prints: NDArray[np.uint64], *, inplace: bool = False
+             ) -> NDArray[np.uint64]:
+    """Combine a query code and a string fingerprint into one 64-bit key.
+
+    With ``inplace=True`` the result overwrites ``prints`` (no new array).
+    """
+    mixed = np.multiply(codes, _MIX2, dtype=np.uint64, casting="unsafe")
+    return np.bitwise_xor(mixed, prints, out=prints if inplace else mixed)
 
 
 def segment_ids(offsets: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -180,10 +203,22 @@ class KeyTable:
     def _slot(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
         return (keys >> self._shift).view(np.int64)
 
-    def lookup(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
-        """The row stored under each key, or -1."""
-        keys = keys | np.uint64(1)
-        out = np.full(len(keys), -1, dtype=np.int64)
+    def lookup(self, keys: NDArray[np.uint64], *, inplace: bool = False,
+               block: int = 1 << 20) -> NDArray[np.int32]:
+        """The row stored under each key, or -1 (int32: tables hold fewer than 2^31 rows).
+
+        With ``inplace=True`` the lowest bit of ``keys`` is set in place (saves a copy).
+        Keys are probed ``block`` at a time so that the temporaries stay small (large fresh
+        arrays are slow to fault in).
+        """
+        keys = np.bitwise_or(keys, np.uint64(1), out=keys if inplace else None)
+        out = np.empty(len(keys), dtype=np.int32)
+        for start in range(0, len(keys), block):
+            out[start: start + block] = self._lookup(keys[start: start + block])
+        return out
+
+    def _lookup(self, keys: NDArray[np.uint64]) -> NDArray[np.int32]:
+        out = np.full(len(keys), -1, dtype=np.int32)
         slots = self._slot(keys)
         stored = self._keys[slots]
         hit = stored == keys

@@ -33,7 +33,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval._arrays import KeyTable, factorize_sorted, fingerprint, pair_key, segment_ids, take_segments
+from serpeval._arrays import (
+    KeyTable,
+    codes_in,
+    factorize_sorted,
+    fingerprint,
+    pair_key,
+    segment_ids,
+    take_segments,
+)
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InvalidParameterError, MissingQueriesError
 
@@ -65,19 +73,79 @@ MISSING_POLICIES: tuple[str, ...] = ("skip", "zero", "error")
 
 
 def sort_order(
-    query_codes: NDArray[np.int64], scores: NDArray[np.float64], doc_ids: pa.ChunkedArray
+    query_codes: NDArray[np.integer], scores: NDArray[np.float64], doc_ids: pa.ChunkedArray
 ) -> NDArray[np.int64]:
     """Indices that rank rows: query code ascending, score descending, doc id descending.
 
     This is serpeval's single tie-breaking rule (trec_eval's): among equal scores the doc
     id that is greater in byte order comes first, so ``d9`` precedes ``d10`` and ``doc_b``
     precedes ``doc_a``. ``-0.0`` and ``0.0`` are equal.
+
+    Most run files already list each query's docs by descending score; for those the
+    order is read off the file (:func:`_presorted_order`), otherwise Arrow sorts. Both give
+    the same indices (a property test checks it).
     """
-    table = pa.table({"q": query_codes, "s": scores + 0.0, "d": doc_ids})
+    if np.any(scores == 0.0):
+        scores = scores + 0.0  # turns -0.0 into 0.0 (a copy only when zeros exist)
+    order = _presorted_order(query_codes, scores, doc_ids)
+    if order is not None:
+        return order
+    return _arrow_sort_order(query_codes, scores, doc_ids)
+
+
+def _arrow_sort_order(
+    query_codes: NDArray[np.integer], scores: NDArray[np.float64], doc_ids: pa.ChunkedArray
+) -> NDArray[np.int64]:
+    table = pa.table({"q": query_codes, "s": scores, "d": doc_ids})
     order = pc.sort_indices(
         table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]
     )
-    return order.to_numpy().astype(np.int64, copy=False)
+    # Arrow returns uint64 indices; reading them as int64 needs no copy.
+    return order.to_numpy().view(np.int64)
+
+
+def _presorted_order(
+    codes: NDArray[np.integer], scores: NDArray[np.float64], doc_ids: pa.ChunkedArray
+) -> NDArray[np.int64] | None:
+    """The ranked order of a file whose queries are contiguous with scores descending.
+
+    Equal scores listed in the wrong doc id order (common: many tools write ties by
+    ascending doc id) are re-sorted on their own; queries are then put in code order.
+    Returns None when the file is not laid out that way (the caller sorts everything).
+    """
+    n = len(codes)
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    same_query = codes[1:] == codes[:-1]
+    starts = np.concatenate([[0], np.flatnonzero(~same_query) + 1])
+    block_codes = codes[starts]
+    if np.unique(block_codes).size != block_codes.size:
+        return None  # a query appears in several places
+    if np.any(same_query & (scores[1:] > scores[:-1])):
+        return None  # scores rise within a query
+    order = np.arange(n, dtype=np.int64)
+    ties = np.flatnonzero(same_query & (scores[1:] == scores[:-1]))
+    if ties.size:
+        left, right = doc_ids.take(ties), doc_ids.take(ties + 1)
+        if not pc.all(pc.greater(left, right)).as_py():
+            in_tie = np.zeros(n, dtype=bool)
+            in_tie[ties] = True
+            in_tie[ties + 1] = True
+            rows = np.flatnonzero(in_tie)
+            # Tie groups are contiguous, so sorting their rows by (query block, score desc,
+            # doc id desc) and writing them back into the same positions fixes the order.
+            block = np.searchsorted(starts, rows, side="right") - 1
+            fixed = pc.sort_indices(
+                pa.table({"b": block, "s": scores[rows], "d": doc_ids.take(rows)}),
+                sort_keys=[("b", "ascending"), ("s", "descending"), ("d", "descending")],
+            ).to_numpy()
+            order[rows] = rows[fixed]
+    if np.all(block_codes[1:] > block_codes[:-1]):
+        return order
+    by_code = np.argsort(block_codes, kind="stable")
+    lengths = np.diff(np.append(starts, n))[by_code]
+    new_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return order[np.repeat(starts[by_code] - new_starts, lengths) + np.arange(n, dtype=np.int64)]
 
 
 def rank_order(run: Run) -> NDArray[np.int64]:
@@ -325,12 +393,11 @@ def rank(
     index = qrels if isinstance(qrels, QrelsIndex) else index_qrels(qrels)
     n_judged = len(index.query_ids)
 
-    run_codes, run_names = factorize_sorted(run.query_ids)
-    lut = pc.index_in(run_names, value_set=index.query_ids).fill_null(-1).to_numpy().astype(np.int64)
-    codes = lut[run_codes] if len(run_codes) else run_codes
+    # The qrels' query index of every run row, -1 if the query is not judged.
+    codes, run_names = codes_in(run.query_ids, index.query_ids)
     judged_rows = codes >= 0
     unjudged_rows = int(len(codes) - np.count_nonzero(judged_rows))
-    unjudged_queries = int(np.count_nonzero(lut < 0))
+    unjudged_queries = int(len(run_names) - np.count_nonzero(pc.is_in(run_names, value_set=index.query_ids)))
 
     scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
     if unjudged_rows:
@@ -352,14 +419,11 @@ def rank(
         counts = np.minimum(counts, depth)
         np.cumsum(counts, out=offsets[1:])
 
-    if len(order) == len(run):  # fingerprint in file order (no copy of the strings), then rank
-        prints = fingerprint(run.doc_ids)[order]
-    else:
-        prints = fingerprint(run.doc_ids.take(order))
-    keys = pair_key(sorted_codes, prints)
-    _check_duplicates(run, order, keys)
-    ties = _count_ties(sorted_codes, scores[order])
+    keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
     grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
+    _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
+    del keys
+    ties = _count_ties(sorted_codes, scores, order)
 
     dropped = 0
     if judged_only:
@@ -420,14 +484,13 @@ def _lookup_grades(
     every match is confirmed by comparing the doc id strings, so a fingerprint collision
     can never give a doc another doc's grade.
     """
-    grades = np.full(len(order), NONPOOL, dtype=np.int64)
-    if len(order) == 0:
-        return grades
-    rows = index.table.lookup(keys)
+    rows = index.table.lookup(keys, inplace=True)
     hit = np.flatnonzero(rows >= 0)
+    judgment = rows[hit]
+    del rows
+    grades = np.full(len(order), NONPOOL, dtype=np.int64)
     if hit.size == 0:
         return grades
-    judgment = rows[hit]
     same_doc = pc.equal(doc_ids.take(order[hit]), index.doc_ids.take(judgment))
     confirmed = same_doc.to_numpy(zero_copy_only=False) & (index.row_query[judgment] == sorted_codes[hit])
     found = index.grades[judgment[confirmed]]
@@ -435,28 +498,49 @@ def _lookup_grades(
     return grades
 
 
-def _count_ties(sorted_codes: NDArray[np.int64], sorted_scores: NDArray[np.float64]) -> int:
-    """Number of groups of equal scores within a query (broken by doc id)."""
-    if len(sorted_codes) < 2:
-        return 0
-    same = (sorted_codes[1:] == sorted_codes[:-1]) & (sorted_scores[1:] == sorted_scores[:-1])
-    starts = same & ~np.concatenate([[False], same[:-1]])
-    return int(np.count_nonzero(starts))
+def _ranked_fingerprints(run: Run, order: NDArray[np.int64]) -> NDArray[np.uint64]:
+    """Fingerprints of the doc ids of the ranked rows (hashed in file order, then permuted)."""
+    if len(order) == len(run):
+        return fingerprint(run.doc_ids)[order]
+    return fingerprint(run.doc_ids.take(order))
 
 
-def _check_duplicates(run: Run, order: NDArray[np.int64], keys: NDArray[np.uint64]) -> None:
+def _count_ties(sorted_codes: NDArray[np.integer], scores: NDArray[np.float64],
+                order: NDArray[np.int64], block: int = 1 << 20) -> int:
+    """Number of groups of equal scores within a query (broken by doc id).
+
+    Computed block by block so that the ranked scores are never copied whole.
+    """
+    ties = 0
+    previous_same = False
+    for start in range(0, max(len(order) - 1, 0), block):
+        stop = min(start + block, len(order) - 1)
+        ranked = scores[order[start: stop + 1]]
+        same = (sorted_codes[start + 1: stop + 1] == sorted_codes[start: stop]) & (ranked[1:] == ranked[:-1])
+        starts = same & ~np.concatenate([[previous_same], same[:-1]])
+        ties += int(np.count_nonzero(starts))
+        previous_same = bool(same[-1]) if same.size else previous_same
+    return ties
+
+
+def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[np.integer],
+                      keys: NDArray[np.uint64]) -> None:
     """Raise DuplicateError if a doc appears twice for one query among the ranked rows.
 
     Equal (query, doc fingerprint) keys are the candidates; they are confirmed on the
-    strings before anything is reported.
+    strings before anything is reported. ``keys`` is sorted in place.
     """
     if len(order) < 2:
         return
-    ordered = np.sort(keys)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    keys.sort()
+    repeated = keys[1:][keys[1:] == keys[:-1]]
     if repeated.size == 0:
         return
-    candidates = order[np.isin(keys, repeated)]
+    # Rebuild the keys in rank order; compare with the lowest bit set on both sides (the
+    # hash table lookup sets it in place).
+    repeated |= np.uint64(1)
+    original = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True) | np.uint64(1)
+    candidates = order[np.isin(original, repeated)]
     from serpeval.io.trec import find_duplicate
 
     first, second = find_duplicate(run.query_ids.take(candidates), run.doc_ids.take(candidates))

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from serpeval import __version__
 
@@ -63,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    if getattr(args, "backend", "local") == "local":  # Spark hands pandas data to pyarrow
+        spare_pandas_import(args.command)
     try:
         status = args.func(args)
     except SerpevalError as exc:
@@ -85,6 +88,45 @@ def _available() -> set[str]:
     if importlib.util.find_spec("serpeval.cli.cmd_trec_eval") is not None:
         names.add("serpeval.cli.cmd_trec_eval")
     return names
+
+
+#: Commands that never hand pandas objects to pyarrow (see :func:`spare_pandas_import`).
+PANDAS_FREE = frozenset({"trec_eval", "evaluate", "compare", "gate", "measures"})
+
+
+def started_as(command: str) -> bool:
+    """Whether this process is the ``serpeval <command>`` (or ``trec_eval``) program itself,
+    not a Python program calling the CLI in-process (whose pyarrow must stay untouched)."""
+    program = sys.argv[0].replace("\\", "/")
+    if command == "trec_eval" and (program.endswith("/trec_eval") or program == "trec_eval"):
+        return True
+    launched = program.endswith(("/serpeval", "/serpeval/__main__.py")) or program == "serpeval"
+    return launched and command in sys.argv[1:3]
+
+
+def spare_pandas_import(command: str) -> None:
+    """Spare a pandas-free command the pandas import (0.5-1.5 s) that pyarrow triggers.
+
+    pyarrow imports pandas on its first ``pyarrow.array()`` call, only to check whether the
+    input is a pandas object, and remembers the outcome. Making that one attempt fail (by
+    hiding pandas while it happens) keeps the process free of pandas. Done only when this
+    process is one of the :data:`PANDAS_FREE` commands started from the shell.
+    """
+    if command not in PANDAS_FREE or "pandas" in sys.modules or not started_as(command):
+        return
+    import pyarrow as pa
+
+    class NoPandas:
+        @staticmethod
+        def find_spec(name: str, *args: Any) -> None:
+            if name == "pandas":
+                raise ImportError(f"pandas is not used by serpeval {command}")
+
+    sys.meta_path.insert(0, NoPandas)  # type: ignore[arg-type]
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(NoPandas)  # type: ignore[arg-type]
 
 
 def split_measures(values: Sequence[str] | None) -> list[str]:

@@ -355,11 +355,31 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
 def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
     """Return the rows of the first duplicated (query, doc) pair, or ``(-1, -1)``.
 
-    "First" means the duplicate whose second occurrence comes earliest in the input.
+    "First" means the duplicate whose second occurrence comes earliest in the input. A
+    cheap screen on 64-bit (query, doc) fingerprints finds the candidate rows; only those
+    are compared as strings.
     """
+    from serpeval._arrays import codes_in, fingerprint, pair_key
+
     n = len(query_ids)
     if n < 2:
         return -1, -1
+    codes, _ = codes_in(query_ids)
+    keys = pair_key(codes, fingerprint(doc_ids), inplace=True)
+    ordered = np.sort(keys)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if repeated.size == 0:
+        return -1, -1
+    candidates = np.flatnonzero(np.isin(keys, repeated))
+    first, second = _exact_duplicate(query_ids.take(candidates), doc_ids.take(candidates))
+    if first < 0:
+        return -1, -1  # fingerprint collision between different pairs
+    return int(candidates[first]), int(candidates[second])
+
+
+def _exact_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
+    """:func:`find_duplicate` by sorting the strings (for the few candidate rows)."""
+    n = len(query_ids)
     order = pc.sort_indices(
         pa.table({"q": query_ids, "d": doc_ids, "i": np.arange(n)}),
         sort_keys=[("q", "ascending"), ("d", "ascending"), ("i", "ascending")],
