@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from serpeval.data import Qrels, Run, as_qrels, as_run
-from serpeval.errors import InputError, MissingQueriesWarning
+from serpeval.errors import InputError
 from serpeval.measures import Measure, parse_measures
-from serpeval.ranking import Missing, index_qrels, rank
+from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank
 from serpeval.results import Results, RunResult, Settings
 
 __all__ = ["DEFAULT_MEASURES", "evaluate"]
@@ -99,15 +99,7 @@ def evaluate(
         rankings = rank(index, run, missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores)
         if rankings.coverage.missing and missing == "skip":
-            n = len(rankings.coverage.missing)
-            warnings.warn(
-                MissingQueriesWarning(
-                    f"run {run.name!r}: {n} of {rankings.coverage.judged_queries} judged queries "
-                    "have no results and were skipped (missing='skip', trec_eval's default); "
-                    "use missing='zero' (trec_eval -c) to count them as 0."
-                ),
-                stacklevel=2,
-            )
+            warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=2)
         values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \
             np.zeros((rankings.n_queries, 0))
         results.append(RunResult(run.name, run.tag, rankings.query_ids, values, rankings.coverage))

@@ -43,7 +43,12 @@ from serpeval._arrays import (
     take_segments,
 )
 from serpeval.data import Qrels, Run
-from serpeval.errors import DuplicateError, InvalidParameterError, MissingQueriesError
+from serpeval.errors import (
+    DuplicateError,
+    InvalidParameterError,
+    MissingQueriesError,
+    MissingQueriesWarning,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -253,6 +258,25 @@ class Coverage:
         }
 
 
+def missing_queries_error(source: str, run: str, missing: tuple[str, ...]) -> MissingQueriesError:
+    """The error for ``missing="error"`` (one wording for every backend)."""
+    shown = ", ".join(repr(q) for q in missing[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    return MissingQueriesError(
+        f"{source}: {len(missing)} judged queries have no results in run {run!r}: {shown}{more}. "
+        "Use missing='skip' to leave them out or missing='zero' to count them as 0."
+    )
+
+
+def missing_queries_warning(coverage: Coverage) -> MissingQueriesWarning:
+    """The warning for ``missing="skip"`` that gives the count (one wording for every backend)."""
+    return MissingQueriesWarning(
+        f"run {coverage.run!r}: {len(coverage.missing)} of {coverage.judged_queries} judged "
+        "queries have no results and were skipped (missing='skip', trec_eval's default); "
+        "use missing='zero' (trec_eval -c) to count them as 0."
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class Rankings:
     """Ranked relevance of one run, flat over all evaluated queries.
@@ -437,13 +461,7 @@ def rank(
     absent = np.flatnonzero(~present)
     missing_ids = tuple(index.query_ids.take(pa.array(absent, pa.int64())).to_pylist())
     if missing_ids and missing == "error":
-        shown = ", ".join(repr(q) for q in missing_ids[:5])
-        more = f" and {len(missing_ids) - 5} more" if len(missing_ids) > 5 else ""
-        raise MissingQueriesError(
-            f"{run.source}: {len(missing_ids)} judged queries have no results in run "
-            f"{run.name!r}: {shown}{more}. Use missing='skip' to leave them out or "
-            "missing='zero' to count them as 0."
-        )
+        raise missing_queries_error(run.source, run.name, missing_ids)
     evaluate_these = np.arange(n_judged) if missing == "zero" else np.flatnonzero(present)
     if len(evaluate_these) == n_judged:
         q_offsets, q_grades = offsets, grades

@@ -29,8 +29,6 @@ from serpeval.errors import (
     EmptyInputError,
     InputError,
     InvalidParameterError,
-    MissingQueriesError,
-    MissingQueriesWarning,
     SerpevalError,
 )
 from serpeval.evaluate import DEFAULT_MEASURES
@@ -262,26 +260,14 @@ def _results(summaries: list[dict[str, Any]], measures: tuple[Measure, ...],
 
 def _report_missing(coverage: Coverage, missing: str, label: str) -> None:
     """The local path's warning (``skip``) or error (``error``) for absent judged queries."""
-    ids = coverage.missing
-    if not ids:
+    from serpeval.ranking import missing_queries_error, missing_queries_warning
+
+    if not coverage.missing:
         return
     if missing == "error":
-        shown = ", ".join(repr(q) for q in ids[:5])
-        more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
-        raise MissingQueriesError(
-            f"{label}: {len(ids)} judged queries have no results in run {coverage.run!r}: "
-            f"{shown}{more}. Use missing='skip' to leave them out or missing='zero' to count "
-            "them as 0."
-        )
+        raise missing_queries_error(label, coverage.run, coverage.missing)
     if missing == "skip":
-        warnings.warn(
-            MissingQueriesWarning(
-                f"run {coverage.run!r}: {len(ids)} of {coverage.judged_queries} judged queries "
-                "have no results and were skipped (missing='skip', trec_eval's default); use "
-                "missing='zero' (trec_eval -c) to count them as 0."
-            ),
-            stacklevel=4,
-        )
+        warnings.warn(missing_queries_warning(coverage), stacklevel=4)
 
 
 def _number(value: Any) -> float:
