@@ -175,10 +175,17 @@ def _fast_table(
 # ----------------------------------------------------------------------------- careful path
 
 
-def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], list[str], list[float], list[int]]:
+def _careful_rows(
+    data: bytes, label: str, comments: bool, check: Any
+) -> tuple[list[str], list[str], list[Any], list[int]]:
+    """Split every content line on any whitespace; ``check(number, line, fields)`` validates
+    the column count and returns the number in it (score or grade) or raises ParseError.
+
+    Returns query ids, doc ids, the numbers and the physical line number of every row.
+    """
     qids: list[str] = []
     docs: list[str] = []
-    scores: list[float] = []
+    numbers: list[Any] = []
     lines: list[int] = []
     for number, line in enumerate(data.splitlines(), start=1):
         fields = line.split()
@@ -191,6 +198,18 @@ def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], li
                 f"{label}:{number}: '#' comment lines are not allowed in this mode "
                 f"(trec_eval 9.0.8 rejects them); found {_show(line)}. Remove the line."
             )
+        numbers.append(check(number, line, fields))
+        try:
+            qids.append(fields[0].decode("utf-8"))
+            docs.append(fields[2].decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {_show(line)}.") from None
+        lines.append(number)
+    return qids, docs, numbers, lines
+
+
+def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], list[str], list[float], list[int]]:
+    def score(number: int, line: bytes, fields: list[bytes]) -> float:
         if len(fields) < 6:
             hint = " Is the run tag missing?" if len(fields) == 5 else ""
             raise ParseError(
@@ -198,31 +217,18 @@ def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], li
                 f"{_show(line)}.{hint}"
             )
         try:
-            score = float(fields[4])
+            return float(fields[4])
         except ValueError:
             raise ParseError(
                 f"{label}:{number}: expected a number in column 5 (score), found "
                 f"{fields[4].decode('utf-8', 'replace')!r} in {_show(line)}. Is a column missing or swapped?"
             ) from None
-        try:
-            qids.append(fields[0].decode("utf-8"))
-            docs.append(fields[2].decode("utf-8"))
-        except UnicodeDecodeError:
-            raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {_show(line)}.") from None
-        scores.append(score)
-        lines.append(number)
-    return qids, docs, scores, lines
+
+    return _careful_rows(data, label, comments, score)
 
 
 def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[int], list[int]]:
-    qids: list[str] = []
-    docs: list[str] = []
-    grades: list[int] = []
-    lines: list[int] = []
-    for number, line in enumerate(data.splitlines(), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
+    def grade(number: int, line: bytes, fields: list[bytes]) -> int:
         if len(fields) != 4:
             hint = ""
             if len(fields) == 6:
@@ -234,20 +240,14 @@ def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[
                 f"{_show(line)}.{hint}"
             )
         try:
-            grade = int(fields[3])
+            return int(fields[3])
         except ValueError:
             raise ParseError(
                 f"{label}:{number}: expected an integer relevance grade in column 4, found "
                 f"{fields[3].decode('utf-8', 'replace')!r} in {_show(line)}."
             ) from None
-        try:
-            qids.append(fields[0].decode("utf-8"))
-            docs.append(fields[2].decode("utf-8"))
-        except UnicodeDecodeError:
-            raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {_show(line)}.") from None
-        grades.append(grade)
-        lines.append(number)
-    return qids, docs, grades, lines
+
+    return _careful_rows(data, label, True, grade)
 
 
 # ----------------------------------------------------------------------------- readers
