@@ -172,40 +172,36 @@ def _check_number(value: Any, where: str, integer: bool) -> None:
         raise ParseError(f"{where}: expected an integer grade, found {value!r}.")
 
 
-def run_from_dict(scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
-    """Build a :class:`Run` from ``{query_id: {doc_id: score}}``."""
+def _flatten(nested: Mapping[str, Mapping[str, Any]], value: str, integer: bool
+             ) -> tuple[list[str], list[str], list[Any]]:
+    """Query ids, doc ids and values of ``{query_id: {doc_id: value}}``, each value checked."""
     qids: list[str] = []
     docs: list[str] = []
-    values: list[float] = []
-    for q, ranking in scores.items():
-        if not isinstance(ranking, Mapping):
-            raise InputError(f"<dict>: query {q!r}: expected {{doc_id: score}}, found {type(ranking).__name__}.")
-        for d, s in ranking.items():
-            _check_number(s, f"<dict>: query {q!r}, doc {d!r}", integer=False)
+    values: list[Any] = []
+    for q, inner in nested.items():
+        if not isinstance(inner, Mapping):
+            raise InputError(f"<dict>: query {q!r}: expected {{doc_id: {value}}}, found {type(inner).__name__}.")
+        for d, v in inner.items():
+            _check_number(v, f"<dict>: query {q!r}, doc {d!r}", integer=integer)
             qids.append(str(q))
             docs.append(str(d))
-            values.append(float(s))
+            values.append(int(v) if integer else float(v))
     if not values:
-        raise EmptyInputError("<dict>: the run has no (query, doc, score) entries.")
+        kind = "qrels have" if integer else "run has"
+        raise EmptyInputError(f"<dict>: the {kind} no (query, doc, {value}) entries.")
+    return qids, docs, values
+
+
+def run_from_dict(scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
+    """Build a :class:`Run` from ``{query_id: {doc_id: score}}``."""
+    qids, docs, values = _flatten(scores, "score", integer=False)
     return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), np.array(values),
                name=name, source="<dict>")
 
 
 def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
     """Build :class:`Qrels` from ``{query_id: {doc_id: grade}}``."""
-    qids: list[str] = []
-    docs: list[str] = []
-    grades: list[int] = []
-    for q, judged in judgments.items():
-        if not isinstance(judged, Mapping):
-            raise InputError(f"<dict>: query {q!r}: expected {{doc_id: grade}}, found {type(judged).__name__}.")
-        for d, g in judged.items():
-            _check_number(g, f"<dict>: query {q!r}, doc {d!r}", integer=True)
-            qids.append(str(q))
-            docs.append(str(d))
-            grades.append(int(g))
-    if not grades:
-        raise EmptyInputError("<dict>: the qrels have no (query, doc, grade) entries.")
+    qids, docs, grades = _flatten(judgments, "grade", integer=True)
     return Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()),
                  np.array(grades, dtype=np.int64), source="<dict>")
 
