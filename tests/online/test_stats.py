@@ -18,6 +18,7 @@ from serpeval.online.interleaving import Interleaving
 from serpeval.online.interleaving.batch import interleave_batch
 from serpeval.online.stats import (
     aa_check,
+    analyze_counts,
     analyze_outcomes,
     preference_matrix,
     sample_size,
@@ -147,3 +148,108 @@ def test_preference_matrix_with_holm_against_statsmodels() -> None:
     assert rows[1]["ranker"] == "bm25" and rows[1]["vs"] == "dense" and rows[1]["better"] == "bm25"
     with pytest.raises(InputError, match="rankers"):
         preference_matrix([[1.0], [2.0]])
+
+
+# ------------------------------------------------------------------ per-unit counts
+
+
+def _random_units(m: int, seed: int, most: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-unit wins, losses, ties of ``m`` units with 1 to ``most`` impressions each."""
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, most + 1, size=m)
+    wins = rng.binomial(n, 0.3)
+    losses = rng.binomial(n - wins, 0.4)
+    return wins, losses, n - wins - losses
+
+
+def _patterns(wins, losses, ties) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (2 wins + ties, impressions) per unit, and how many units have each."""
+    n = wins + losses + ties
+    return np.unique(np.stack([2 * wins + ties, n], axis=1), axis=0, return_counts=True)
+
+
+#: (units, most impressions per unit): nearly every unit distinct (unit index draws), or
+#: few distinct count patterns among many units (multinomial draws over patterns)
+BRANCHES = {"unit draws": (400, 12), "pattern draws": (3000, 3)}
+
+
+@pytest.mark.parametrize("branch", list(BRANCHES))
+def test_counts_path_is_identical_to_the_outcomes_path(branch: str) -> None:
+    m, most = BRANCHES[branch]
+    wins, losses, ties = _random_units(m, seed=5, most=most)
+    assert (len(_patterns(wins, losses, ties)[0]) * 8 <= m) == (branch == "pattern draws")
+    # the same impressions one by one, shuffled, each labelled with its unit (sorted ids 0..m-1)
+    outcomes = np.concatenate([np.repeat([1, -1, 0], [w, lo, t])
+                               for w, lo, t in zip(wins, losses, ties, strict=True)])
+    units = np.repeat(np.arange(m), wins + losses + ties)
+    order = np.random.default_rng(1).permutation(len(outcomes))
+    by_impression = analyze_outcomes(outcomes[order], units[order], n_resamples=3000, rng=7)
+    by_unit = analyze_counts(wins, losses, ties, n_resamples=3000, rng=7)
+    assert by_unit == by_impression                       # every field, the CI included
+    assert analyze_counts(wins, losses, ties, n_resamples=3000, rng=8) != by_unit
+
+
+def _loop_quantiles(draws, credit, shown, level: float) -> tuple[float, float]:
+    """Δ* of each resample by a Python loop over what it took, and the CI's quantiles."""
+    boot = [sum(credit[j] for j in row) / sum(shown[j] for j in row) - 0.5 for row in draws]
+    return tuple(np.quantile(boot, [(1 - level) / 2, (1 + level) / 2]))
+
+
+def test_bootstrap_against_a_per_resample_loop() -> None:
+    """The vectorized bootstrap equals resampling one resample at a time in Python, with
+    the same draws: unit indices, or how many units of each count pattern."""
+    wins, losses, ties = _random_units(60, seed=2)
+    res = analyze_counts(wins, losses, ties, n_resamples=500, confidence=0.9, rng=11)
+    drawn = np.random.default_rng(11).integers(0, 60, size=(500, 60)).tolist()
+    low, high = _loop_quantiles(drawn, wins + ties / 2, wins + losses + ties, 0.9)
+    assert (res.ci_low, res.ci_high) == pytest.approx((low, high), abs=1e-15)
+
+    wins, losses, ties = _random_units(3000, seed=2, most=3)
+    res = analyze_counts(wins, losses, ties, n_resamples=400, confidence=0.9, rng=11)
+    pattern, multiplicity = _patterns(wins, losses, ties)
+    taken = np.random.default_rng(11).multinomial(3000, multiplicity / 3000, size=400)
+    drawn = [np.repeat(np.arange(len(pattern)), row).tolist() for row in taken]
+    low, high = _loop_quantiles(drawn, pattern[:, 0] / 2, pattern[:, 1], 0.9)
+    assert (res.ci_low, res.ci_high) == pytest.approx((low, high), abs=1e-15)
+
+
+def test_pattern_and_unit_draws_are_the_same_bootstrap(monkeypatch) -> None:
+    wins, losses, ties = _random_units(3000, seed=4, most=3)
+    by_pattern = analyze_counts(wins, losses, ties, n_resamples=4000, rng=0)
+    monkeypatch.setattr(serpeval.online.stats, "_PATTERN_RATIO", 10**9)   # force unit draws
+    by_unit = analyze_counts(wins, losses, ties, n_resamples=4000, rng=0)
+    half = (by_unit.ci_high - by_unit.ci_low) / 2
+    assert by_pattern.ci_low != by_unit.ci_low                 # other draws ...
+    assert by_pattern.ci_low == pytest.approx(by_unit.ci_low, abs=0.1 * half)   # ... same law
+    assert by_pattern.ci_high == pytest.approx(by_unit.ci_high, abs=0.1 * half)
+
+
+def test_bootstrap_spread_matches_the_clustered_standard_error() -> None:
+    """Resampling units reproduces the delta-method (cluster-robust) standard error of Δ."""
+    from scipy.stats import norm
+
+    wins, losses, ties = _random_units(3000, seed=9)
+    res = analyze_counts(wins, losses, ties, n_resamples=4000, rng=0)
+    n = wins + losses + ties
+    score = wins + ties / 2
+    ratio = score.sum() / n.sum()
+    se = np.sqrt(len(n) / (len(n) - 1) * np.sum((score - ratio * n) ** 2)) / n.sum()
+    half = norm.ppf(0.975) * se
+    assert res.delta == pytest.approx(ratio - 0.5, abs=1e-15)
+    assert res.ci_low == pytest.approx(res.delta - half, abs=0.08 * half)
+    assert res.ci_high == pytest.approx(res.delta + half, abs=0.08 * half)
+
+
+def test_count_input_errors() -> None:
+    with pytest.raises(InputError, match="one count per unit"):
+        analyze_counts([1, 2], [0], [0, 0])
+    with pytest.raises(InputError, match="non-negative whole numbers"):
+        analyze_counts([1, -1], [0, 2], [0, 0])
+    with pytest.raises(InputError, match="non-negative whole numbers"):
+        analyze_counts([1.5], [0], [0])
+    with pytest.raises(InputError, match="1 unit\\(s\\) have no impression"):
+        analyze_counts([1, 0], [0, 0], [0, 0])
+    with pytest.raises(InputError, match="no units"):
+        analyze_counts([], [], [])
+    with pytest.raises(OptionError, match="confidence"):
+        analyze_counts([1], [0], [0], confidence=95)

@@ -21,6 +21,7 @@ _LAZY: dict[str, str] = {
     "METHODS": "serpeval.online.interleaving",
     # deciding a winner
     "analyze_outcomes": "serpeval.online.stats",
+    "analyze_counts": "serpeval.online.stats",
     "sample_size": "serpeval.online.stats",
     # click models
     "click_model": "serpeval.online.click_models",

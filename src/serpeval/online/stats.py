@@ -10,7 +10,12 @@
   independent; when one user (or query) contributes many impressions use the bootstrap CI
   and the per-unit preference below, which respect the clustering.
 * A **bootstrap CI** for Δ that resamples *units* (users, or user-query pairs), not
-  impressions: units are drawn with replacement and all their impressions come along.
+  impressions: units are drawn with replacement and all their impressions come along
+  (vectorized over resamples: multinomial draws over the distinct per-unit count patterns,
+  or a matrix of drawn unit indices; see ``_bootstrap_delta``). :func:`analyze_counts`
+  takes the per-unit counts directly (what a log analysis gets from its engine);
+  :func:`analyze_outcomes` counts per-impression outcomes per unit first. Both give
+  identical numbers for the same seed.
 * **Per-unit preference** (Airbnb / GrowthBook "preference" analysis): each unit prefers A if
   it has more A wins than B wins; the net share of units preferring A, with a sign test over
   units.
@@ -56,6 +61,7 @@ __all__ = [
     "MultileaveAnalysis",
     "SampleSize",
     "aa_check",
+    "analyze_counts",
     "analyze_outcomes",
     "preference_matrix",
     "sample_size",
@@ -166,17 +172,49 @@ def _binom_p(successes: int, trials: int) -> float:
     return 1.0 if trials == 0 else float(binomtest(successes, trials, 0.5).pvalue)
 
 
-def _bootstrap_delta(wins: NDArray[np.float64], ties: NDArray[np.float64], counts: NDArray[np.float64],
-                     n_resamples: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    """Δ of ``n_resamples`` unit-level bootstrap samples (chunked multinomial weights)."""
+#: random draws per bootstrap chunk (8 MB of int64)
+_CHUNK_CELLS = 1_000_000
+#: draw patterns (multinomial) rather than unit indices when units outnumber patterns this
+#: many times: a multinomial category costs about as much as eight unit draws
+_PATTERN_RATIO = 8
+
+
+def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_resamples: int,
+                     rng: np.random.Generator) -> NDArray[np.float64]:
+    """Δ of ``n_resamples`` unit-level bootstrap samples, vectorized over units.
+
+    ``scores``: per unit ``2 wins + ties`` (twice its credit, an integer); ``counts``: its
+    impressions. A resample takes ``m`` units with replacement; its
+    ``Δ* = Σ scores / (2 Σ counts) - 1/2`` over the units taken. Two exact ways to draw it:
+
+    * units sharing a (score, count) pattern are interchangeable, so when there are few
+      patterns (at most ``m / 8``; most logs: users have few impressions) each resample
+      draws how many units of each pattern it takes, Multinomial(m, multiplicity / m),
+      and sums pattern totals (a ``[resamples, patterns]`` matrix product per chunk);
+    * otherwise it draws ``m`` unit indices uniformly (a ``[resamples, m]`` index matrix per
+      chunk) and sums the drawn units' counts.
+
+    Both are the classic bootstrap (how often each unit is drawn is Multinomial(m, 1/m)).
+    Sums of integers are exact, so the same seed and the same units (in the same order,
+    for the index draws) give identical Δ* however the counts arrived
+    (:func:`analyze_outcomes` or :func:`analyze_counts`).
+    """
     m = len(counts)
+    patterns, multiplicity = np.unique(np.stack([scores, counts], axis=1), axis=0,
+                                       return_counts=True)
+    by_pattern = len(patterns) * _PATTERN_RATIO <= m
+    width = len(patterns) if by_pattern else m
     out = np.empty(n_resamples)
-    chunk = max(1, 4_000_000 // max(m, 1))
+    chunk = max(1, _CHUNK_CELLS // width)
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
-        weights = rng.multinomial(m, np.full(m, 1.0 / m), size=size).astype(np.float64)
-        n = weights @ counts
-        out[start:start + size] = (weights @ wins + 0.5 * (weights @ ties)) / np.maximum(n, 1) - 0.5
+        if by_pattern:
+            taken = rng.multinomial(m, multiplicity / m, size=size).astype(np.float64)
+            score, shown = (taken @ patterns.astype(np.float64)).T
+        else:
+            drawn = rng.integers(0, m, size=(size, m))
+            score, shown = scores[drawn].sum(axis=1), counts[drawn].sum(axis=1)
+        out[start:start + size] = score / (2.0 * shown) - 0.5
     return out
 
 
@@ -194,6 +232,9 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
         n_resamples: bootstrap resamples.
         rng: seed or Generator for the bootstrap.
 
+    The impressions are counted per unit (units in sorted order of their ids) and analysed
+    by :func:`analyze_counts`: the same seed gives the same numbers either way.
+
     Examples:
         >>> res = analyze_outcomes([1, 1, 1, -1, 0, 0, 1, 1], rng=0)
         >>> res.wins_a, res.wins_b, res.ties, res.delta   # (5 + 2/2)/8 - 1/2 = .25
@@ -202,25 +243,80 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
         0.2188
     """
     o = _outcomes(outcomes)
+    codes, n_units = _units(units, len(o))
+    per_unit = [np.bincount(codes[o == value], minlength=n_units) for value in (1, -1, 0)]
+    return _analyze_units(*per_unit, unit=unit if units is not None else "impression",
+                          confidence=confidence, n_resamples=n_resamples, rng=rng)
+
+
+def analyze_counts(wins: ArrayLike, losses: ArrayLike, ties: ArrayLike, *, unit: str = "user",
+                   confidence: float = 0.95, n_resamples: int = 10_000,
+                   rng: int | np.random.Generator | None = None) -> InterleavingAnalysis:
+    """Decide between A and B from per-unit counts: A's wins, B's wins and ties of each unit.
+
+    The same analysis as :func:`analyze_outcomes` without one array element per impression
+    (a log of millions of impressions comes back from the engine as per-unit counts). Given
+    the units in the order :func:`analyze_outcomes` numbers them (sorted ids), the same seed
+    gives identical numbers, CI included.
+
+    Args:
+        wins, losses, ties: one count per unit (every unit has at least one impression).
+        unit: what the units are, for the report (``user``, ``query``, ``impression``...).
+        confidence, n_resamples, rng: the bootstrap CI, as in :func:`analyze_outcomes`.
+
+    Examples:
+        >>> res = analyze_counts([3, 0, 1], [1, 1, 0], [0, 2, 0], rng=0)
+        >>> res.impressions, res.delta, res.prefer_a, res.prefer_b   # (4 + 2/2)/8 - 1/2
+        (8, 0.125, 2, 1)
+    """
+    won, lost, tied = (_count_array(v, name) for v, name in
+                       ((wins, "wins"), (losses, "losses"), (ties, "ties")))
+    if not won.shape == lost.shape == tied.shape:
+        raise InputError(f"wins, losses and ties need one count per unit each; got lengths "
+                         f"{won.size}, {lost.size} and {tied.size}.")
+    if won.size == 0:
+        raise InputError("no units: wins, losses and ties are empty.")
+    empty = np.flatnonzero(won + lost + tied == 0)
+    if empty.size:
+        raise InputError(f"{empty.size} unit(s) have no impression (e.g. unit {empty[0]}); "
+                         "every unit needs at least one win, loss or tie.")
+    return _analyze_units(won, lost, tied, unit=unit, confidence=confidence,
+                          n_resamples=n_resamples, rng=rng)
+
+
+def _count_array(values: ArrayLike, name: str) -> NDArray[np.int64]:
+    """Non-negative integer counts as ``int64[m]``."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputError(f"{name} must be a 1-D array of per-unit counts; got shape {arr.shape}.")
+    if arr.size and (arr.dtype.kind not in "iuf" or not np.all(np.mod(arr, 1) == 0)
+                     or arr.min() < 0):
+        raise InputError(f"{name} must hold non-negative whole numbers (counts per unit).")
+    return arr.astype(np.int64)
+
+
+def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
+                   ties_u: NDArray[np.int64], *, unit: str, confidence: float, n_resamples: int,
+                   rng: int | np.random.Generator | None) -> InterleavingAnalysis:
+    """The analysis of per-unit counts (both entry points end here)."""
     confidence = _check_level(confidence, "confidence")
     positive_int(n_resamples, "n_resamples")
-    codes, n_units = _units(units, len(o))
-    wins_u = np.bincount(codes, weights=(o == 1), minlength=n_units)
-    losses_u = np.bincount(codes, weights=(o == -1), minlength=n_units)
-    ties_u = np.bincount(codes, weights=(o == 0), minlength=n_units)
+    wins_u, losses_u, ties_u = (np.asarray(v, dtype=np.int64) for v in (wins_u, losses_u, ties_u))
     counts_u = wins_u + losses_u + ties_u
+    n_units = len(counts_u)
+    impressions = int(counts_u.sum())
     wins_a, wins_b = int(wins_u.sum()), int(losses_u.sum())
-    ties = len(o) - wins_a - wins_b
-    delta = (wins_a + ties / 2) / len(o) - 0.5
-    boot = _bootstrap_delta(wins_u, ties_u, counts_u, n_resamples, as_rng(rng))
+    ties = impressions - wins_a - wins_b
+    delta = (wins_a + ties / 2) / impressions - 0.5
+    boot = _bootstrap_delta(2 * wins_u + ties_u, counts_u, n_resamples, as_rng(rng))
     alpha = 1.0 - confidence
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     prefer_a = int(np.count_nonzero(wins_u > losses_u))
     prefer_b = int(np.count_nonzero(wins_u < losses_u))
     return InterleavingAnalysis(
-        impressions=len(o), wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
+        impressions=impressions, wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
         p_value=_binom_p(wins_a, wins_a + wins_b), ci_low=float(low), ci_high=float(high),
-        confidence=confidence, unit=unit if units is not None else "impression", units=n_units,
+        confidence=confidence, unit=unit, units=n_units,
         prefer_a=prefer_a, prefer_b=prefer_b, preference=(prefer_a - prefer_b) / n_units,
         preference_p_value=_binom_p(prefer_a, prefer_a + prefer_b),
     )
