@@ -1,10 +1,12 @@
-"""``serpeval interleaving-report LOGS [--experiment NAME] [--unit user]``."""
+"""``serpeval interleaving-report LOGS [--experiment NAME] [--unit user] [--over-time]``."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
+from serpeval.cli.app import write_output
 from serpeval.cli.cmd_ab import _emit, engine_status
 from serpeval.report.table import FORMATS
 
@@ -15,7 +17,8 @@ def register(sub: Any) -> None:
         help="decide between two rankers from an interleaving log",
         description="Credit every click to the team that supplied the result (in DuckDB or Spark), "
         "then report wins/losses/ties, the preference Delta with a bootstrap CI over "
-        "users, the sign test, per-user preference and team-balance checks.",
+        "users, the sign test, per-user preference and team-balance checks; with "
+        "--over-time, the cumulative Delta per day with its CI.",
     )
     p.add_argument(
         "logs", help="impressions with a 'teams' column (Parquet, CSV, DuckDB, log folder)"
@@ -38,6 +41,18 @@ def register(sub: Any) -> None:
         "--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)"
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--over-time",
+        action="store_true",
+        help="also print the cumulative Delta per period with its CI (the JSON output "
+        "always has it; csv/tsv print only this table)",
+    )
+    p.add_argument(
+        "--period",
+        default="day",
+        help="periods of the preference over time, from the timestamp column (UTC): day "
+        "(default), hour, week, or a length such as 6h or 2d",
+    )
     p.add_argument("--backend", choices=("duckdb", "spark"), default="duckdb", help="query engine")
     p.add_argument("--clicks", metavar="PATH", help="separate clicks table (events layout)")
     p.add_argument(
@@ -77,10 +92,79 @@ def run(args: argparse.Namespace) -> int:
             backend=args.backend,
             schema=LogSchema.from_pairs(args.column),
             clicks=args.clicks,
+            period=args.period,
         )
     checks = [
         f"check {c['check']}: {'ok' if c['ok'] else 'FAILED'} ({c['detail']})"
         for c in report.check_rows()
     ]
     title = f"{report.experiment or report.source}: interleaving, {report.backend}"
-    return _emit(args, report.to_dicts(), [*report.notes(), *checks], title, report.to_json_dict())
+    notes = [*report.notes(), *checks]
+    if not args.over_time or args.format == "json":
+        return _emit(args, report.to_dicts(), notes, title, report.to_json_dict())
+    return _emit_over_time(args, report, notes, title)
+
+
+def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], title: str) -> int:
+    """``--over-time``: the outcome table and the per-period table (csv/tsv: the latter only)."""
+    from serpeval.errors import InputError
+    from serpeval.report.table import render
+
+    over = report.over_time
+    if over is None:
+        raise InputError(
+            f"{report.source}: --over-time needs impression timestamps (column "
+            "'timestamp'; map yours with --column timestamp=NAME)."
+        )
+    if args.format in ("csv", "tsv"):
+        return _emit(args, report.over_time_rows(), notes, title, None)
+    color = args.output is None and sys.stdout.isatty()
+    compact = over_time_rows(report.over_time_rows(), over.period, over.confidence, args.digits)
+    parts = [
+        render(
+            report.to_dicts(),
+            args.format,
+            digits=args.digits,
+            title=title,
+            notes=notes,
+            color=color,
+        ),
+        render(
+            compact,
+            args.format,
+            digits=args.digits,
+            title=f"preference over time: {over.method()}",
+            color=color,
+        ),
+    ]
+    write_output("\n".join(part.rstrip("\n") for part in parts) + "\n", args.output)
+    return 0
+
+
+def over_time_rows(
+    rows: list[dict[str, Any]], period: str, confidence: float, digits: int = 4
+) -> list[dict[str, Any]]:
+    """The compact per-period table: the period's counts, then the cumulative Delta [CI]."""
+
+    def signed(value: float | None) -> str:
+        return "-" if value is None else f"{value:+.{digits}f}"
+
+    whole_days = period in ("day", "week") or period.endswith(("d", "w"))
+    header = period if period in ("hour", "day", "week") else "period"
+    out = []
+    for r in rows:
+        start = r["start"][:10] if whole_days else r["start"][:16].replace("T", " ")
+        out.append(
+            {
+                header: r["period"],
+                "start (UTC)": start,
+                "impressions": r["impressions"],
+                "wins A": r["wins_a"],
+                "wins B": r["wins_b"],
+                "ties": r["ties"],
+                "units so far": r["cum_units"],
+                f"cumulative delta [{confidence:.0%} CI]": f"{signed(r['delta'])} "
+                f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
+            }
+        )
+    return out

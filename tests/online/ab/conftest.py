@@ -27,6 +27,21 @@ def interleaving_logs() -> Any:
     return LogGenerator(1_500, interleaving=True, noise_b=0.8).generate(rng=6)
 
 
+def outcomes_from_lists(table: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per-impression outcome (+1 A, -1 B, 0 tie) and user, straight from the Python lists."""
+    teams = table.column("teams").to_pylist()
+    clicks = table.column("clicks").to_pylist()
+    a = np.array([sum(t[p - 1] == "A" for p in c) for t, c in zip(teams, clicks, strict=True)])
+    b = np.array([sum(t[p - 1] == "B" for p in c) for t, c in zip(teams, clicks, strict=True)])
+    return np.sign(a - b), table.column("user_id").to_numpy()
+
+
+@pytest.fixture(scope="session")
+def il_outcomes() -> Any:
+    """:func:`outcomes_from_lists`, for tests (test modules cannot import each other)."""
+    return outcomes_from_lists
+
+
 def per_unit_numpy(impressions: Any, pre: Any = None) -> Any:
     """Per-user sums computed with NumPy straight from the Arrow lists (independent of ibis).
 

@@ -99,6 +99,9 @@ def test_generate_then_interleaving_report(tmp_path, capsys) -> None:
     payload = json.loads(capsys.readouterr().out)
     assert payload["results"][0]["units"] == 800
     assert payload["teams"] == ["A", "B"]
+    days = payload["over_time"]["rows"]  # the JSON always carries the series (14 days)
+    assert len(days) == 14
+    assert days[-1]["delta"] == payload["results"][0]["delta"]
     assert {c["check"] for c in payload["checks"]} == {
         "first-pick balance",
         "per-position team balance",

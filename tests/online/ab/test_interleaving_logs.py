@@ -8,30 +8,23 @@ import pytest
 
 from serpeval.errors import InputError, OptionError
 from serpeval.online.ab import analyze_interleaving_logs
-from serpeval.online.ab.interleaving import _expand
-from serpeval.online.stats import analyze_outcomes
+from serpeval.online.stats import analyze_counts, analyze_outcomes
 
 
-def outcomes_from_lists(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """Per-impression outcome (+1 A, -1 B, 0 tie) straight from the Python lists."""
-    teams = table.column("teams").to_pylist()
-    clicks = table.column("clicks").to_pylist()
-    a = np.array([sum(t[p - 1] == "A" for p in c) for t, c in zip(teams, clicks, strict=True)])
-    b = np.array([sum(t[p - 1] == "B" for p in c) for t, c in zip(teams, clicks, strict=True)])
-    return np.sign(a - b), table.column("user_id").to_numpy()
+def test_log_analysis_is_the_counts_analysis_of_python_counts(interleaving_logs, il_outcomes):
+    """Per-user counts from the raw lists, ordered as the engine's (wins, losses, impressions)
+    patterns: the same numbers exactly, the bootstrap CI included."""
+    outcomes, users = il_outcomes(interleaving_logs.impressions)
+    ids, codes = np.unique(users, return_inverse=True)
+    wins, losses, ties = (np.bincount(codes[outcomes == v], minlength=len(ids)) for v in (1, -1, 0))
+    order = np.lexsort((wins + losses + ties, losses, wins))
+    direct = analyze_counts(wins[order], losses[order], ties[order], n_resamples=1000, rng=4)
+    report = analyze_interleaving_logs(interleaving_logs.impressions, n_resamples=1000, rng=4)
+    assert report.analysis == direct
 
 
-def test_expand_hand_worked() -> None:
-    # patterns (wins, losses, impressions) x units: (1, 0, 2) twice, (0, 1, 1) once
-    outcomes, units = _expand(
-        np.array([1, 0]), np.array([0, 1]), np.array([2, 1]), np.array([2, 1])
-    )
-    assert outcomes.tolist() == [1, 0, 1, 0, -1]
-    assert units.tolist() == [0, 0, 1, 1, 2]
-
-
-def test_engine_credit_equals_python_credit(interleaving_logs) -> None:
-    outcomes, users = outcomes_from_lists(interleaving_logs.impressions)
+def test_engine_credit_equals_python_credit(interleaving_logs, il_outcomes) -> None:
+    outcomes, users = il_outcomes(interleaving_logs.impressions)
     report = analyze_interleaving_logs(interleaving_logs.impressions, n_resamples=2000, rng=3)
     direct = analyze_outcomes(outcomes, users, n_resamples=2000, rng=3)
     got = report.analysis
@@ -60,8 +53,8 @@ def test_engine_credit_equals_python_credit(interleaving_logs) -> None:
 
 
 @pytest.mark.parametrize("unit", ["query", "user_query", "impression"])
-def test_other_units(interleaving_logs, unit: str) -> None:
-    outcomes, users = outcomes_from_lists(interleaving_logs.impressions)
+def test_other_units(interleaving_logs, il_outcomes, unit: str) -> None:
+    outcomes, users = il_outcomes(interleaving_logs.impressions)
     queries = interleaving_logs.impressions.column("query_id").to_numpy()
     labels = {"query": queries, "user_query": users * 10_000 + queries, "impression": None}[unit]
     direct = analyze_outcomes(outcomes, labels, n_resamples=200, rng=0)

@@ -87,3 +87,6 @@ def test_interleaving_is_the_same_on_spark(spark) -> None:
     assert duck.to_dicts() == on_spark.to_dicts()
     assert duck.check_rows() == on_spark.check_rows()
     assert duck.clicks == on_spark.clicks
+    # the preference over time: integer sums in both engines, so identical rows
+    assert len(duck.over_time_rows()) == 14
+    assert duck.over_time_rows() == on_spark.over_time_rows()

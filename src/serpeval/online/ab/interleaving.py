@@ -9,15 +9,18 @@ or anything else for a shared/neutral result) and the clicked positions. In the 
 2. per unit (user, query, or user-query pair): wins, losses, ties;
 3. per pattern: how many units share each (wins, losses, ties) triple.
 
-Only that small pattern table reaches Python; it is expanded into per-impression outcomes
-with unit labels and handed to :func:`serpeval.online.stats.analyze_outcomes` (preference
-Delta, sign test, bootstrap CI resampling units, per-unit preference), the same statistics
-the serving-side API uses. The engine also counts, per position, how often each team
-supplied the result (the interleaving analogue of a sample-ratio check).
+Only that small pattern table reaches Python; it becomes per-unit count arrays for
+:func:`serpeval.online.stats.analyze_counts` (preference Delta, sign test, bootstrap CI
+resampling units, per-unit preference), the same statistics the serving-side API uses
+(:func:`~serpeval.online.stats.analyze_outcomes` on the same impressions gives identical
+numbers). The engine also counts, per position, how often each team supplied the result
+(the interleaving analogue of a sample-ratio check), and, from the impression timestamps,
+the cumulative Delta per day with its CI (:mod:`~serpeval.online.ab.interleaving_time`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +28,11 @@ import numpy as np
 
 from serpeval.errors import OptionError
 from serpeval.online.ab.features import Exclusions, prepare
+from serpeval.online.ab.interleaving_time import (
+    PreferenceOverTime,
+    period_seconds,
+    preference_over_time,
+)
 from serpeval.online.ab.schema import LogSchema
 from serpeval.online.ab.sources import collect, read_logs
 
@@ -43,6 +51,9 @@ class InterleavingLogReport:
         clicks: click totals ``{"team A": .., "team B": .., "other": ..}``.
         exclusions: rows and clicks left out, and why.
         experiment, source, backend, teams: what was analysed.
+        over_time: :class:`~serpeval.online.ab.interleaving_time.PreferenceOverTime`, the
+            cumulative Delta per period with its CI (None without timestamps or when not
+            asked for).
     """
 
     analysis: Any
@@ -53,6 +64,7 @@ class InterleavingLogReport:
     source: str
     backend: str
     teams: tuple[str, str]
+    over_time: PreferenceOverTime | None = None
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The outcome row of :meth:`InterleavingAnalysis.to_dicts`, with A and B named."""
@@ -61,6 +73,10 @@ class InterleavingLogReport:
             {"experiment": self.experiment, "A": self.teams[0], "B": self.teams[1], **row}
             for row in rows
         ]
+
+    def over_time_rows(self) -> list[dict[str, Any]]:
+        """One row per period (:meth:`PreferenceOverTime.to_dicts`); empty without a series."""
+        return self.over_time.to_dicts() if self.over_time is not None else []
 
     def check_rows(self) -> list[dict[str, Any]]:
         """One row per validity check."""
@@ -74,6 +90,11 @@ class InterleavingLogReport:
             f"{self.clicks['other']:,}",
             *self.exclusions.notes(),
         ]
+        if self.over_time is not None and self.over_time.without_timestamp:
+            notes.append(
+                f"{self.over_time.without_timestamp:,} impression(s) without a timestamp "
+                "left out of the preference over time"
+            )
         notes += [f"CHECK FAILED: {c.name}: {c.detail}" for c in self.checks if not c.ok]
         return notes
 
@@ -89,6 +110,7 @@ class InterleavingLogReport:
             "clicks": self.clicks,
             "exclusions": self.exclusions.to_dict(),
             "notes": self.notes(),
+            "over_time": self.over_time.to_json_dict() if self.over_time is not None else None,
         }
 
 
@@ -106,6 +128,7 @@ def analyze_interleaving_logs(
     backend: str = "duckdb",
     schema: LogSchema | None = None,
     clicks: Any = None,
+    period: str | dt.timedelta | None = "day",
 ) -> InterleavingLogReport:
     """Decide between rankers A and B from an interleaving log (see the module docstring).
 
@@ -117,13 +140,18 @@ def analyze_interleaving_logs(
             ``user_query`` (pairs) or ``impression`` (independent impressions).
         confidence, n_resamples, rng: the bootstrap CI.
         alpha_checks: a balance check fails below this (Holm-corrected) p-value.
+        period: the periods of the preference over time (``day``, ``hour``, ``week``,
+            ``6h``... or a timedelta; UTC), from the ``timestamp`` column; None skips it
+            (it is also skipped for a log without timestamps).
     """
-    from serpeval.online.stats import analyze_outcomes
+    from serpeval.online.stats import analyze_counts
 
     if unit not in _UNITS:
         raise OptionError(f"unit must be one of {', '.join(_UNITS)}; got {unit!r}.")
     if len(teams) != 2 or teams[0] == teams[1]:
         raise OptionError(f"teams must be two different labels; got {teams!r}.")
+    if period is not None:
+        period_seconds(period)  # a bad period is an error before any query runs
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
     prepared = prepare(opened, experiment, duplicates=duplicates, teams=tuple(teams))
     if unit in ("query", "user_query") and "query_id" not in prepared.present:
@@ -151,17 +179,21 @@ def analyze_interleaving_logs(
         .order_by(["w", "l", "n"])
     )
     table = collect(patterns)
-    outcomes, units = _expand(
-        *(np.asarray(table.column(c).to_numpy(), dtype=np.int64) for c in ("w", "l", "n", "units"))
+    wins, losses, counts, multiplicity = (
+        np.asarray(table.column(c).to_numpy(), dtype=np.int64) for c in ("w", "l", "n", "units")
     )
-    analysis = analyze_outcomes(
-        outcomes,
-        None if unit == "impression" else units,
+    analysis = analyze_counts(
+        np.repeat(wins, multiplicity),
+        np.repeat(losses, multiplicity),
+        np.repeat(counts - wins - losses, multiplicity),
         unit=unit,
         confidence=confidence,
         n_resamples=n_resamples,
         rng=rng,
     )
+    over_time = None
+    if period is not None and "timestamp" in prepared.present:
+        over_time = preference_over_time(f, keys, period=period, confidence=confidence, unit=unit)
     checks, totals = _balance(f, teams, alpha_checks)
     return InterleavingLogReport(
         analysis,
@@ -172,24 +204,8 @@ def analyze_interleaving_logs(
         opened.source,
         opened.backend,
         tuple(teams),
+        over_time,
     )
-
-
-def _expand(wins: Any, losses: Any, counts: Any, multiplicity: Any) -> tuple[Any, Any]:
-    """Per-impression outcomes (+1, -1, 0) and unit codes from per-pattern counts.
-
-    A pattern ``(w, l, n)`` held by ``c`` units becomes ``c`` units of ``w`` wins, ``l``
-    losses and ``n - w - l`` ties; units are numbered in pattern order.
-    """
-    unit_w = np.repeat(wins, multiplicity)
-    unit_l = np.repeat(losses, multiplicity)
-    unit_n = np.repeat(counts, multiplicity)
-    units = np.repeat(np.arange(len(unit_n)), unit_n)
-    start = np.repeat(np.cumsum(unit_n) - unit_n, unit_n)
-    offset = np.arange(len(units)) - start
-    won, lost = unit_w[units], unit_l[units]
-    outcomes = np.where(offset < won, 1, np.where(offset < won + lost, -1, 0)).astype(np.int8)
-    return outcomes, units
 
 
 def _balance(f: Any, teams: tuple[str, str], alpha: float) -> tuple[list[Any], dict[str, int]]:
