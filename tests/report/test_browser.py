@@ -108,8 +108,9 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
             select.select_option(str(value))
             panel = page.locator(f'[data-panel="per-query"][data-value="{value}"]')
             assert panel.is_visible() and panel.locator("svg.chart").is_visible()
-            # metrics CI chart, 1 panel, 5 distributions, interleaving, A/B, A/B over time
-            assert assert_charts_drawn(page) == 10
+            # metrics CI chart, 1 panel, 5 distributions, interleaving Δ and Δ over time,
+            # A/B, A/B over time
+            assert assert_charts_drawn(page) == 11
         select.select_option("0")
 
         # Sorting: the per-query table starts best first; a click sorts by Δ ascending,
@@ -134,6 +135,22 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
         assert tooltip.is_visible()
         text = tooltip.inner_text()
         assert "synthetic topic" in text and "<b>&amp;</b>" in text and "Δ" in text
+
+        # The interleaving preference over time: a line, its CI band and one dot per day,
+        # each dot's tooltip naming the day, N, Δ_AB and its CI.
+        over_time = page.locator("#interleaving svg.chart").nth(1)
+        assert over_time.is_visible()
+        assert over_time.locator("polyline.line").count() == 1
+        assert over_time.locator("polygon.band").count() == 1
+        band = over_time.locator("polygon.band").evaluate("p => p.getBBox().height")
+        assert band > 5
+        dots = over_time.locator("circle.dot")
+        assert dots.count() == 14
+        dots.nth(2).hover()
+        text = tooltip.inner_text()
+        assert text.startswith("day 3: ")
+        assert "N = " in text
+        assert "95% CI [" in text
 
         # The metric table sorts numerically too.
         means = page.locator("#metrics table").first

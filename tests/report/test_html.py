@@ -198,6 +198,26 @@ def test_demo_report_section_gathers_the_state(tmp_path, collection, results, co
                               "rules"]
 
 
+def test_demo_report_shows_the_ab_state(tmp_path, collection, results, online_files,
+                                        parse) -> None:
+    """The demo's A/B section stores ``ab``, ``ab_monitor`` and ``interleaving_log``; the
+    report draws them in the A/B, A/B over time and interleaving sections."""
+    from rich.console import Console
+
+    from serpeval.demo import section_report
+    from serpeval.report.online_inputs import read_online_json
+
+    path = tmp_path / "demo.html"
+    state = {"results": results, "report_path": str(path),
+             **{key: read_online_json(kind, online_files[kind]) for key, kind in
+                (("ab", "ab"), ("ab_monitor", "ab_monitor"), ("interleaving_log", "interleaving"))}}
+    section_report(collection, Console(record=True, width=200), state)
+    sections = parse(path.read_text(encoding="utf-8")).sections
+    assert list(sections) == ["overview", "metrics", "per-query", "distributions",
+                              "interleaving", "ab", "ab-over-time", "rules"]
+    assert sections["interleaving"].svgs == 2                      # Δ_AB, and over time
+
+
 def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
     from serpeval import demo
     from serpeval.cli import main

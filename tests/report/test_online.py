@@ -164,3 +164,28 @@ def test_online_json_round_trips_through_objects(online_files, simulation_result
     assert data["rows"] == simulation_result.to_dicts()
     assert data["notes"] == simulation_result.notes()
     assert data["curves"] == simulation_result.power_curves()
+
+
+def test_interleaving_preference_over_time(report, parse, online) -> None:
+    """The cumulative Δ_AB per day as a line with its CI band, one hoverable dot and one
+    table row per day, each showing the numbers of the JSON."""
+    section = parse(report).sections["interleaving"]
+    over = online["interleaving"]["over_time"]
+    rows = over["rows"]
+    assert len(rows) == 14                                    # generate-logs: 14 days
+    assert section.svgs == 2                                  # Δ_AB interval, then over time
+    assert section.marks["polygon"] == 1
+    assert section.marks["polyline"] == 1
+    assert section.marks["circle"] == 1 + len(rows)           # the Δ_AB estimate + one per day
+    tips = [t for t in section.tips if t.startswith("day ")]
+    assert len(tips) == len(rows)
+    for tip, r in zip(tips, rows, strict=True):
+        assert tip.startswith(f"day {r['period']}: {r['start'][:10]} (UTC)\n")
+        assert f"N = {count(r['cum_impressions'])} impressions" in tip
+        assert f"Δ_AB {signed(r['delta'])}, 95% CI {interval(r['ci_low'], r['ci_high'])}" in tip
+    table = section.tables[1]
+    assert table.column("cumulative Δ_AB") == [signed(r["delta"]) for r in rows]
+    assert table.column("95% CI") == [interval(r["ci_low"], r["ci_high"]) for r in rows]
+    assert table.column("users so far") == [count(r["cum_units"]) for r in rows]
+    # the last day is the whole log: the Δ of the outcome row
+    assert rows[-1]["delta"] == online["interleaving"]["results"][0]["delta"]

@@ -36,8 +36,10 @@ REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "simulation": ("rows",),
 }
 
-#: ``serpeval demo`` state keys whose results have an online section: ``{state key: kind}``.
-DEMO_STATE_KEYS: dict[str, str] = {"online": "simulation"}
+#: ``serpeval demo`` state keys whose results have an online section: ``{state key: kind}``
+#: (the simulator; the A/B test, its daily looks and the interleaving log analysed from logs).
+DEMO_STATE_KEYS: dict[str, str] = {"online": "simulation", "ab": "ab", "ab_monitor": "ab_monitor",
+                                   "interleaving_log": "interleaving"}
 
 
 # ----------------------------------------------------------------------------- inputs

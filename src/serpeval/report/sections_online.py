@@ -67,7 +67,9 @@ def interleaving(data: ReportData) -> Section | None:
     body = _each(items, lambda d: str(d.get("experiment", "")), _interleaving_body)
     return Section("interleaving", "Interleaving", body,
                    summary="Δ_AB = (wins A + ties / 2) / impressions − 1/2: positive when users "
-                           "prefer A. CI: bootstrap over units; p: exact sign test.")
+                           "prefer A. CI: bootstrap over units; p: exact sign test. Over time "
+                           "(logs with timestamps): cumulative Δ_AB per period with a "
+                           "delta-method CI clustered by unit.")
 
 
 def _interleaving_body(d: Data) -> Markup:
@@ -105,8 +107,65 @@ def _interleaving_body(d: Data) -> Markup:
                    Column("detail", False)]
         parts.append(fragment("table", Table(columns, checks,
                                              caption="Validity checks of the interleaving")))
+    if (d.get("over_time") or {}).get("rows"):
+        teams = d.get("teams") or ["A", "B"]
+        parts += _over_time_parts(d["over_time"], str(teams[0]), str(teams[1]))
     parts.append(fragment("notes", list(d.get("notes", []))))
     return _join(parts)
+
+
+_PLURAL = {"user": "users", "query": "queries", "user_query": "user-query pairs",
+           "impression": "impressions"}
+
+
+def _period_start(r: Data, seconds: int) -> str:
+    """A period's start: the date for whole days, else date and time (UTC)."""
+    text = str(r["start"]).replace("T", " ").rstrip("Z")
+    return text[:10] if seconds % 86400 == 0 else text[:16]
+
+
+def _period_tip(r: Data, period: str, start: str, units: str, level: str) -> str:
+    ci = interval(r["ci_low"], r["ci_high"]) or "— (fewer than two units)"
+    return (f"{period} {r['period']}: {start} (UTC)\n"
+            f"N = {count(r['cum_impressions'])} impressions, {count(r['cum_units'])} {units} "
+            "so far\n"
+            f"Δ_AB {signed(r['delta'])}, {level} CI {ci}\n"
+            f"this {period}: {count(r['impressions'])} impressions, Δ {signed(r['delta_period'])}")
+
+
+def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
+    """Cumulative Δ_AB per period with its CI band (a line), and the periods as a table."""
+    period = str(over.get("period", "period"))
+    unit = str(over.get("unit", "unit"))
+    units = _PLURAL.get(unit, f"{unit}s")
+    level = f"{float(over.get('confidence', 0.95)):.0%}"
+    rows = list(over["rows"])
+    starts = [_period_start(r, int(over.get("seconds", 1))) for r in rows]
+    points = [LinePoint(r["period"], r["delta"], _period_tip(r, period, start, units, level),
+                        r.get("ci_low"), r.get("ci_high"))
+              for r, start in zip(rows, starts, strict=True)]
+    chart = line_chart([Series(f"cumulative Δ_AB ({a} − {b})", points)],
+                       x_label=f"{period} (UTC; 1 = {starts[0]})",
+                       y_label="cumulative Δ_AB", width=1080, reference=0.0)
+    table = [Row([num_cell(r["period"], str(r["period"])), text_cell(start),
+                  num_cell(r["impressions"], count(r["impressions"])),
+                  num_cell(r["wins_a"], count(r["wins_a"])),
+                  num_cell(r["wins_b"], count(r["wins_b"])), num_cell(r["ties"], count(r["ties"])),
+                  num_cell(r["cum_impressions"], count(r["cum_impressions"])),
+                  num_cell(r["cum_units"], count(r["cum_units"])),
+                  num_cell(r["delta"], signed(r["delta"])),
+                  num_cell(r.get("ci_low"), interval(r.get("ci_low"), r.get("ci_high")))])
+             for r, start in zip(rows, starts, strict=True)]
+    columns = [Column(period), Column("start (UTC)", False), Column("impressions"),
+               Column(f"wins {a}"), Column(f"wins {b}"), Column("ties"),
+               Column("impressions so far"), Column(f"{units} so far"),
+               Column("cumulative Δ_AB"), Column(f"{level} CI")]
+    caption = (f"Line and band: Δ_AB of all impressions up to the end of each {period}, with "
+               f"its {level} CI (delta method on per-{unit} sums, clustered by {unit}). "
+               "Read each point as a fixed-horizon estimate, not as a stopping rule.")
+    return [_figure(chart, caption),
+            fragment("table", Table(columns, table, caption="Preference over time",
+                                    scroll=len(table) > 15))]
 
 
 # ----------------------------------------------------------------------------- A/B

@@ -85,3 +85,12 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
         f"{ {'A': name_a, 'B': name_b}.get(a.winner, 'none') }.",
         markup=False,
     )
+    days = report.over_time_rows()
+    if days:
+        first, last = days[0], days[-1]
+        console.print(
+            f"Preference over time (cumulative, by UTC day): day 1 {first['delta']:+.4f}, "
+            f"day {last['period']} {last['delta']:+.4f} [{last['ci_low']:+.4f}, "
+            f"{last['ci_high']:+.4f}] (delta-method CI clustered by user; chart in the report).",
+            markup=False,
+        )
