@@ -1,7 +1,9 @@
 """End-to-end speed and peak memory: serpeval vs ranx vs pytrec_eval, and the parsing floor.
 
 Each tool runs in a fresh process (import + parse qrels and run + evaluate nDCG@10, AP,
-P@10, R@100, RR) on the same generated files; wall time and peak RSS (from ``wait4``) are
+P@10, R@100, RR) on the same generated files: serpeval as its command line
+(``serpeval evaluate ... -f json``) and through its Python API, ranx and pytrec_eval as the
+Python scripts their users write; wall time and peak RSS (from ``wait4``) are
 taken by this parent. ranx gets one untimed warm-up run first so that its numba cache is
 on disk (its per-process JIT load is still counted, as users pay it). The "floor" is
 Arrow's CSV reader tokenizing the run into (query, doc, score) columns, the least any
@@ -33,6 +35,13 @@ MEASURES = ["nDCG@10", "AP", "P@10", "R@100", "RR"]
 
 CHILD = {
     "serpeval": """
+import sys
+from serpeval.cli import main
+qrels, run = sys.argv[1:3]
+sys.argv = ["/usr/bin/serpeval", "evaluate", qrels, run, "-m", ",".join({measures}), "-f", "json"]
+main()
+""",
+    "serpeval (Python API)": """
 import serpeval, json, sys
 res = serpeval.evaluate(sys.argv[1], sys.argv[2], {measures})
 print(json.dumps(res.means(res.run_names[0])))
@@ -89,7 +98,10 @@ def run_child(tool: str, qrels: Path, run: Path) -> tuple[float, float, dict]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{tool} failed:\n{err}")
-    return wall, usage.ru_maxrss / 1024, json.loads(out.strip().splitlines()[-1])
+    payload = json.loads(out) if out.lstrip().startswith("{\n") else json.loads(out.strip().splitlines()[-1])
+    if "results" in payload:  # the CLI's JSON: the first run's row
+        payload = {k: v for k, v in payload["results"][0].items() if k in MEASURES}
+    return wall, usage.ru_maxrss / 1024, payload
 
 
 def main() -> None:
