@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval._arrays import KeyTable, factorize, fingerprint, take_segments
+from serpeval._arrays import KeyTable, factorize, fingerprint, take, take_segments
 
 
 @given(st.lists(st.text(max_size=20), min_size=1, max_size=60))
@@ -50,3 +50,16 @@ def test_take_segments() -> None:
     offsets = np.array([0, 2, 2, 5])
     new_offsets, index = take_segments(offsets, np.array([2, 0]))
     assert new_offsets.tolist() == [0, 3, 5] and index.tolist() == [2, 3, 4, 0, 1]
+
+
+@given(
+    st.lists(st.lists(st.text(max_size=5), max_size=6), min_size=1, max_size=5),
+    st.data(),
+)
+def test_take_gathers_across_chunks_in_the_asked_order(chunks: list[list[str]], data) -> None:
+    values = pa.chunked_array([pa.array(c, pa.string()) for c in chunks], type=pa.string())
+    flat = [v for c in chunks for v in c]
+    indices = data.draw(st.lists(st.integers(0, len(flat) - 1), max_size=12) if flat else st.just([]))
+    got = take(values, np.array(indices, dtype=np.int64))
+    assert got.to_pylist() == [flat[i] for i in indices]
+    assert got.num_chunks == 1

@@ -42,6 +42,31 @@ def _blocks(values: pa.ChunkedArray) -> tuple[pa.Array, NDArray[np.int64]] | Non
     return pa.concat_arrays(heads), np.concatenate(lengths)
 
 
+def take(values: pa.ChunkedArray, indices: NDArray[np.integer]) -> pa.ChunkedArray:
+    """``values[indices]`` gathered chunk by chunk (a one-chunk ``ChunkedArray``).
+
+    Arrow's own ``take`` on a chunked string column first concatenates every chunk (a full
+    copy of a 10M-row column for a handful of indices); here each chunk gives its own rows
+    and only the result is assembled.
+    """
+    indices = np.asarray(indices, dtype=np.int64)
+    chunks = [chunk for chunk in values.chunks if len(chunk)] or [pa.array([], values.type)]
+    bounds = np.cumsum([0] + [len(chunk) for chunk in chunks])
+    chunk_of = np.searchsorted(bounds, indices, side="right") - 1
+    by_chunk = np.argsort(chunk_of, kind="stable")
+    cuts = np.searchsorted(chunk_of[by_chunk], np.arange(len(chunks) + 1))
+    pieces = [
+        chunks[c].take(pa.array(indices[by_chunk[cuts[c]: cuts[c + 1]]] - bounds[c]))
+        for c in range(len(chunks)) if cuts[c + 1] > cuts[c]
+    ]
+    gathered = pa.concat_arrays(pieces) if pieces else pa.array([], values.type)
+    if np.any(by_chunk[1:] < by_chunk[:-1]):
+        back = np.empty(len(indices), dtype=np.int64)
+        back[by_chunk] = np.arange(len(indices))
+        gathered = gathered.take(pa.array(back))
+    return pa.chunked_array([gathered], values.type)
+
+
 def factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
     """Integer codes for ``values`` and the distinct values, in order of first appearance."""
     block_codes, lengths, uniques = _factorize_blocks(values)

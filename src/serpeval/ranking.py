@@ -40,6 +40,7 @@ from serpeval._arrays import (
     fingerprint,
     pair_key,
     segment_ids,
+    take,
     take_segments,
 )
 from serpeval.data import Qrels, Run
@@ -114,8 +115,8 @@ def _presorted_order(
 ) -> NDArray[np.int64] | None:
     """The ranked order of a file whose queries are contiguous with scores descending.
 
-    Equal scores listed in the wrong doc id order (common: many tools write ties by
-    ascending doc id) are re-sorted on their own; queries are then put in code order.
+    Whole queries are moved into code order, then equal scores listed in the wrong doc id
+    order (common: many tools write ties by ascending doc id) are re-sorted on their own.
     Returns None when the file is not laid out that way (the caller sorts everything).
     """
     n = len(codes)
@@ -128,29 +129,52 @@ def _presorted_order(
         return None  # a query appears in several places
     if np.any(same_query & (scores[1:] > scores[:-1])):
         return None  # scores rise within a query
-    order = np.arange(n, dtype=np.int64)
+    lengths = np.diff(np.append(starts, n))
+    if np.all(block_codes[1:] > block_codes[:-1]):
+        order = np.arange(n, dtype=np.int64)
+        shift = np.zeros(len(starts), dtype=np.int64)
+    else:
+        order, shift = _blocks_in_code_order(starts, lengths, np.argsort(block_codes, kind="stable"))
     ties = np.flatnonzero(same_query & (scores[1:] == scores[:-1]))
     if ties.size:
-        left, right = doc_ids.take(ties), doc_ids.take(ties + 1)
+        left, right = take(doc_ids, ties), take(doc_ids, ties + 1)
         if not pc.all(pc.greater(left, right)).as_py():
             in_tie = np.zeros(n, dtype=bool)
             in_tie[ties] = True
             in_tie[ties + 1] = True
             rows = np.flatnonzero(in_tie)
             # Tie groups are contiguous, so sorting their rows by (query block, score desc,
-            # doc id desc) and writing them back into the same positions fixes the order.
+            # doc id desc) and writing them back into the same positions of their block
+            # (moved by ``shift``) fixes the order.
             block = np.searchsorted(starts, rows, side="right") - 1
             fixed = pc.sort_indices(
-                pa.table({"b": block, "s": scores[rows], "d": doc_ids.take(rows)}),
+                pa.table({"b": block, "s": scores[rows], "d": take(doc_ids, rows)}),
                 sort_keys=[("b", "ascending"), ("s", "descending"), ("d", "descending")],
             ).to_numpy()
-            order[rows] = rows[fixed]
-    if np.all(block_codes[1:] > block_codes[:-1]):
-        return order
-    by_code = np.argsort(block_codes, kind="stable")
-    lengths = np.diff(np.append(starts, n))[by_code]
-    new_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    return order[np.repeat(starts[by_code] - new_starts, lengths) + np.arange(n, dtype=np.int64)]
+            order[rows + shift[block]] = rows[fixed]
+    return order
+
+
+def _blocks_in_code_order(
+    starts: NDArray[np.int64], lengths: NDArray[np.int64], by_code: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Rows of whole blocks (each a run of consecutive rows) laid out in ``by_code`` order.
+
+    Returns the row at every new position and, per block, how far it moved. Built as one
+    array: the step between neighbouring positions is 1 inside a block and jumps at block
+    starts, and a cumulative sum turns the steps into rows.
+    """
+    first = starts[by_code]
+    new_lengths = lengths[by_code]
+    new_starts = np.zeros(len(first), dtype=np.int64)
+    np.cumsum(new_lengths[:-1], out=new_starts[1:])
+    order = np.ones(int(new_lengths.sum()), dtype=np.int64)
+    order[new_starts[1:]] = first[1:] - (first[:-1] + new_lengths[:-1] - 1)
+    order[0] = first[0]
+    np.cumsum(order, out=order)
+    shift = np.empty(len(first), dtype=np.int64)
+    shift[by_code] = new_starts - first
+    return order, shift
 
 
 def rank_order(run: Run) -> NDArray[np.int64]:
@@ -426,7 +450,7 @@ def rank(
     scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
     if unjudged_rows:
         keep = np.flatnonzero(judged_rows)
-        order = keep[sort_order(codes[keep], scores[keep], run.doc_ids.take(keep))]
+        order = keep[sort_order(codes[keep], scores[keep], take(run.doc_ids, keep))]
     else:
         order = sort_order(codes, scores, run.doc_ids)
     sorted_codes = codes[order]
@@ -467,10 +491,10 @@ def rank(
         q_offsets, q_grades = offsets, grades
         i_offsets, i_grades = index.ideal_offsets, index.ideal_grades
     else:
-        q_offsets, take = take_segments(offsets, evaluate_these)
-        q_grades = grades[take]
-        i_offsets, take = take_segments(index.ideal_offsets, evaluate_these)
-        i_grades = index.ideal_grades[take]
+        q_offsets, picked = take_segments(offsets, evaluate_these)
+        q_grades = grades[picked]
+        i_offsets, picked = take_segments(index.ideal_offsets, evaluate_these)
+        i_grades = index.ideal_grades[picked]
 
     coverage = Coverage(
         run=run.name,
@@ -509,7 +533,7 @@ def _lookup_grades(
     grades = np.full(len(order), NONPOOL, dtype=np.int64)
     if hit.size == 0:
         return grades
-    same_doc = pc.equal(doc_ids.take(order[hit]), index.doc_ids.take(judgment))
+    same_doc = pc.equal(take(doc_ids, order[hit]), take(index.doc_ids, judgment))
     confirmed = same_doc.to_numpy(zero_copy_only=False) & (index.row_query[judgment] == sorted_codes[hit])
     found = index.grades[judgment[confirmed]]
     grades[hit[confirmed]] = np.where(found < 0, UNJUDGED, found)
@@ -520,7 +544,7 @@ def _ranked_fingerprints(run: Run, order: NDArray[np.int64]) -> NDArray[np.uint6
     """Fingerprints of the doc ids of the ranked rows (hashed in file order, then permuted)."""
     if len(order) == len(run):
         return fingerprint(run.doc_ids)[order]
-    return fingerprint(run.doc_ids.take(order))
+    return fingerprint(take(run.doc_ids, order))
 
 
 def _count_ties(sorted_codes: NDArray[np.integer], scores: NDArray[np.float64],
@@ -561,7 +585,7 @@ def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[
     candidates = order[np.isin(original, repeated)]
     from serpeval.io.trec import find_duplicate
 
-    first, second = find_duplicate(run.query_ids.take(candidates), run.doc_ids.take(candidates))
+    first, second = find_duplicate(take(run.query_ids, candidates), take(run.doc_ids, candidates))
     if first < 0:
         return  # fingerprint collision between different docs
     a, b = sorted((int(candidates[first]), int(candidates[second])))

@@ -359,7 +359,7 @@ def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tupl
     cheap screen on 64-bit (query, doc) fingerprints finds the candidate rows; only those
     are compared as strings.
     """
-    from serpeval._arrays import codes_in, fingerprint, pair_key
+    from serpeval._arrays import codes_in, fingerprint, pair_key, take
 
     n = len(query_ids)
     if n < 2:
@@ -371,7 +371,7 @@ def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tupl
     if repeated.size == 0:
         return -1, -1
     candidates = np.flatnonzero(np.isin(keys, repeated))
-    first, second = _exact_duplicate(query_ids.take(candidates), doc_ids.take(candidates))
+    first, second = _exact_duplicate(take(query_ids, candidates), take(doc_ids, candidates))
     if first < 0:
         return -1, -1  # fingerprint collision between different pairs
     return int(candidates[first]), int(candidates[second])
