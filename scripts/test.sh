@@ -10,4 +10,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
         || echo "scripts/test.sh: could not install chromium; the browser test will be skipped" >&2
 fi
+python3 -m ruff check --quiet src tests bench
 exec python3 -m pytest "$@"

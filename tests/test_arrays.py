@@ -29,7 +29,8 @@ def test_fingerprint_sees_every_byte_and_the_length() -> None:
 def test_factorize_grouped_and_shuffled() -> None:
     grouped = pa.chunked_array([pa.array(["b", "b", "a"]), pa.array(["a", "c"])])
     codes, names = factorize(grouped)
-    assert names == ["b", "a", "c"] and codes.tolist() == [0, 0, 1, 1, 2]
+    assert names == ["b", "a", "c"]
+    assert codes.tolist() == [0, 0, 1, 1, 2]
     shuffled = pa.chunked_array([pa.array([str(i % 7) for i in range(5000)])])
     codes, names = factorize(shuffled)
     assert [names[c] for c in codes[:9].tolist()] == [str(i % 7) for i in range(9)]
@@ -49,7 +50,8 @@ def test_key_table_finds_every_key_and_nothing_else() -> None:
 def test_take_segments() -> None:
     offsets = np.array([0, 2, 2, 5])
     new_offsets, index = take_segments(offsets, np.array([2, 0]))
-    assert new_offsets.tolist() == [0, 3, 5] and index.tolist() == [2, 3, 4, 0, 1]
+    assert new_offsets.tolist() == [0, 3, 5]
+    assert index.tolist() == [2, 3, 4, 0, 1]
 
 
 @given(

@@ -67,7 +67,8 @@ def values(qrels: dict, run: dict, measure: Measure, **options) -> dict[str, flo
 def test_every_spec_declares_known_properties() -> None:
     for spec in REGISTRY:
         assert spec.properties <= PROPERTIES
-        assert spec.summary and spec.reference, spec.name
+        assert spec.summary, spec.name
+        assert spec.reference, spec.name
         assert spec.kernel.__doc__, f"{spec.name}: the kernel needs a docstring with the formula"
         if "bounded" in spec.properties:
             assert spec.bounds is not None

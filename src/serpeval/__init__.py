@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "REGISTRY",
     "Measure",
     "Qrels",
-    "REGISTRY",
     "Results",
     "Run",
     "__version__",

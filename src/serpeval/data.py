@@ -31,11 +31,7 @@ def _strings(values: Any) -> pa.ChunkedArray:
         arr = pa.chunked_array([values])
     else:
         arr = pa.chunked_array([pa.array(values, type=pa.string())])
-    if pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type):
-        arr = arr.cast(pa.string())
-    elif pa.types.is_dictionary(arr.type):
-        arr = arr.cast(pa.string())
-    elif not pa.types.is_string(arr.type):
+    if not pa.types.is_string(arr.type):  # large_string, string_view, dictionary, numbers
         arr = arr.cast(pa.string())
     return arr
 

@@ -20,7 +20,7 @@ from serpeval.data import Qrels, Run
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["DemoCollection", "SECTIONS", "make_collection", "run_demo"]
+__all__ = ["SECTIONS", "DemoCollection", "make_collection", "run_demo"]
 
 GRADE_PROBABILITIES = (0.62, 0.22, 0.11, 0.05)  # grades 0, 1, 2, 3
 
@@ -246,9 +246,9 @@ def run_demo(collection: DemoCollection | None = None, console: Console | None =
 
     ``state`` seeds the shared state, e.g. ``{"report_path": "report.html"}``.
     """
-    from rich.console import Console
-
     import sys
+
+    from rich.console import Console
 
     console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     collection = collection or make_collection()

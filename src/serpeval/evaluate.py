@@ -35,7 +35,7 @@ def _as_runs(runs: Any) -> list[Run]:
         return [as_run(runs)]
     if isinstance(runs, Mapping):
         return [as_run(run, name=str(name)) for name, run in runs.items()]
-    if isinstance(runs, Sequence) or isinstance(runs, Iterable) and not hasattr(runs, "columns"):
+    if isinstance(runs, Sequence) or (isinstance(runs, Iterable) and not hasattr(runs, "columns")):
         out = [as_run(run) for run in runs]
         if not out:
             raise InputError("No runs given; pass a run or a list of runs.")

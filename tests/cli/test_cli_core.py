@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -37,16 +38,33 @@ def test_evaluate_table(files, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_evaluate_csv_and_json(files, capsys: pytest.CaptureFixture[str]) -> None:
-    qrels, a, b = files
+    qrels, a, _ = files
     assert main(["evaluate", str(qrels), str(a), "-m", "AP", "--format", "csv", "--missing", "zero"]) == 0
     captured = capsys.readouterr()
-    assert captured.out.splitlines() == ["run,queries,AP", "a,3,0.611111111111111"]  # (5/6 + 1 + 0) / 3, summed in order
+    assert captured.out.splitlines() == ["run,queries,AP", "a,3,0.611111111111111"]  # (5/6 + 1 + 0) / 3
     assert main(["evaluate", str(qrels), str(a), "-m", "AP", "-f", "json", "-q", "--missing", "zero"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["results"][0]["AP"] == pytest.approx((5 / 6 + 1 + 0) / 3)
     assert [row["query_id"] for row in payload["per_query"]] == ["q1", "q2", "q3"]
     assert payload["coverage"][0]["missing"] == ["q3"]
     assert any("doc id descending" in rule for rule in payload["rules"])
+
+
+def test_trec_eval_value_lists_in_m(files, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-m P.5,10`` is two measures and ``-m ndcg.1=3,2=9`` one, as in trec_eval."""
+    from serpeval.cli.app import split_measures
+
+    assert split_measures(["P.1,3,RR", "ndcg.1=3,2=9", "utility.1,-1,0,0", "nDCG(gains=1:3;2:9)@5,AP"]) == [
+        "P.1,3", "RR", "ndcg.1=3,2=9", "utility.1,-1,0,0", "nDCG(gains=1:3;2:9)@5", "AP"]
+    qrels, a, _ = files
+    assert main(["evaluate", str(qrels), str(a), "-m", "P.1,3", "-m", "ndcg.1=3,2=9", "-f", "csv"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header == "run,queries,P@1,P@3,nDCG(gains=1:3;2:9)"
+    # q1 ranks a(2), b(0), c(1): P@1 1, P@3 2/3; q2 ranks d(1) alone: P@1 1, P@3 1/3.
+    # nDCG with gains 1->3, 2->9: q1 (9 + 0 + 3/log2(4)) / (9 + 3/log2(3)); q2 1.
+    q1 = (9 + 1.5) / (9 + 3 / math.log2(3))
+    values = [float(v) for v in row.split(",")[2:]]
+    assert values == pytest.approx([1.0, 0.5, (q1 + 1) / 2])
 
 
 def test_errors_print_one_line_and_exit_2(files, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -66,10 +84,13 @@ def test_errors_print_one_line_and_exit_2(files, tmp_path: Path, capsys: pytest.
 def test_measures_listing_and_detail(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["measures"]) == 0
     out = capsys.readouterr().out
-    assert "nDCG(gain=linear" in out and "ndcg_cut_k" in out and "Bpref(rel=1)" in out
+    assert "nDCG(gain=linear" in out
+    assert "ndcg_cut_k" in out
+    assert "Bpref(rel=1)" in out
     assert main(["measures", "ndcg_cut_10"]) == 0
     out = capsys.readouterr().out
-    assert "parsed as: nDCG@10" in out and "IDCG" in out
+    assert "parsed as: nDCG@10" in out
+    assert "IDCG" in out
 
 
 def test_demo_runs_and_names_the_winner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,4 +103,5 @@ def test_demo_runs_and_names_the_winner(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_console_script_is_installed() -> None:
     out = subprocess.run([sys.executable, "-m", "serpeval", "--version"], capture_output=True, text=True)
-    assert out.returncode == 0 and out.stdout.startswith("serpeval ")
+    assert out.returncode == 0
+    assert out.stdout.startswith("serpeval ")

@@ -101,7 +101,8 @@ def test_batch_pads_when_the_union_is_short_and_is_balanced() -> None:
     a = np.array([[0, 1, -1], [0, -1, -1]])
     b = np.array([[1, 0, -1], [0, -1, -1]])
     batch = interleave_batch(a, b, k=3, rng=0)
-    assert batch.docs[1].tolist() == [0, -1, -1] and batch.teams[1, 1] == NEUTRAL
+    assert batch.docs[1].tolist() == [0, -1, -1]
+    assert batch.teams[1, 1] == NEUTRAL
     with pytest.raises(InputError, match="click on an empty slot"):
         credit_batch(batch, [[False, False, False], [False, True, False]])
     # First-pick balance over many impressions: the coin is fair.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def test_em_log_likelihood_never_decreases(truth: dict[str, np.ndarray]) -> None
     log = _simulated_log(DBN(attractiveness=truth["alpha"], satisfaction=truth["sigma"], gamma=0.8),
                          n=5_000)
     lls = [fit_dbn(log, iterations=i, tol=1e-12)[1].log_likelihood for i in (1, 2, 4, 8, 16)]
-    assert all(b >= a - 1e-6 for a, b in zip(lls, lls[1:], strict=False))
+    assert all(b >= a - 1e-6 for a, b in itertools.pairwise(lls))
 
 
 def test_fit_option_errors(truth: dict[str, np.ndarray]) -> None:
@@ -139,8 +140,10 @@ def yandex() -> tuple[ClickLog, ClickLog]:
 
 def test_yandex_sample_reads_as_documented(yandex: tuple[ClickLog, ClickLog]) -> None:
     train, test = yandex
-    assert len(train) == 35_064 and len(test) == 21_413  # data/README.md statistics
-    assert train.counts["clicks_not_shown"] == 417 and test.counts["clicks_not_shown"] == 276
+    assert len(train) == 35_064
+    assert len(test) == 21_413
+    assert train.counts["clicks_not_shown"] == 417
+    assert test.counts["clicks_not_shown"] == 276
     np.testing.assert_allclose(train.ctr_by_rank()[:3], [0.257, 0.249, 0.170], atol=5e-4)
 
 

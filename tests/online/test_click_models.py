@@ -190,7 +190,7 @@ def test_heterogeneity_shift_moves_attractiveness_in_logit_space() -> None:
 
 def test_items_out_of_range_and_bad_clicks() -> None:
     m = click_model("navigational", 3)
-    with pytest.raises(InputError, match="item 3 is out of range; this model knows items 0..2"):
+    with pytest.raises(InputError, match=r"item 3 is out of range; this model knows items 0\.\.2"):
         m.sample([[0, 3]])
     with pytest.raises(InputError, match="integer array"):
         m.sample([[0.5, 1.0]])

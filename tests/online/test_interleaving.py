@@ -84,10 +84,13 @@ def test_team_draft_hand_worked_distribution() -> None:
 def test_team_draft_ignore_shared_marks_common_prefix_neutral() -> None:
     a, b = ["s1", "s2", "a3", "a4"], ["s1", "s2", "b3", "b4"]
     shown = interleave([a, b], k=4, rng=3, ignore_shared=True)
-    assert shown.docs[:2] == ("s1", "s2") and shown.teams[:2] == (NEUTRAL, NEUTRAL)
+    assert shown.docs[:2] == ("s1", "s2")
+    assert shown.teams[:2] == (NEUTRAL, NEUTRAL)
     assert sorted(shown.teams[2:]) == [0, 1]
     out = credit(shown, [0, 1])  # clicks on shared documents are ignored, and counted
-    assert out.outcome == 0 and out.ignored_clicks == 2 and out.credits == (0.0, 0.0)
+    assert out.outcome == 0
+    assert out.ignored_clicks == 2
+    assert out.credits == (0.0, 0.0)
     # Without the option the shared documents are drafted to teams as usual.
     plain = interleave([a, b], k=4, rng=3)
     assert NEUTRAL not in plain.teams
@@ -104,7 +107,8 @@ def test_shown_list_properties(a: list, b: list, k: int, method: str, seed: int)
     union = set(a) | set(b)
     k = min(k, len(union))
     shown = interleave([a, b], method, k=k, rng=seed)
-    assert len(shown.docs) == k and len(set(shown.docs)) == k  # never a duplicate
+    assert len(shown.docs) == k
+    assert len(set(shown.docs)) == k
     assert set(shown.docs) <= union
     assert interleave([a, b], method, k=k, rng=seed) == shown  # deterministic under a seed
     assert Interleaving.from_json(shown.to_json()) == shown  # logs round-trip
@@ -185,7 +189,8 @@ def test_probabilistic_marginalised_credit_hand_worked() -> None:
     out = credit(shown, [0, 1])
     assert out.expected_outcome == pytest.approx(0.25)
     assert out.credits == pytest.approx((1.25, 0.75))
-    assert out.outcome == 1 and out.winner == 0
+    assert out.outcome == 1
+    assert out.winner == 0
 
 
 def test_probabilistic_is_fair_under_random_clicks() -> None:
@@ -202,7 +207,8 @@ def test_probabilistic_is_fair_under_random_clicks() -> None:
 def test_optimized_distribution_is_unbiased() -> None:
     a, b = ["x", "y", "z", "w"], ["y", "z", "x", "v"]
     lists, p, bias = optimized.distribution(tuple(a), tuple(b), 4, "inverse")
-    assert p.sum() == pytest.approx(1.0) and bias < 1e-9
+    assert p.sum() == pytest.approx(1.0)
+    assert bias < 1e-9
     # A user clicking uniformly at random within the top j gives zero expected credit.
     for j in range(1, 5):
         expected = 0.0
@@ -238,9 +244,11 @@ def test_optimized_on_the_balanced_bias_example() -> None:
 def test_multileaving_three_rankers() -> None:
     rankings = [["a", "b", "c"], ["b", "d", "e"], ["f", "a", "g"]]
     shown = interleave(rankings, "tdm", k=6, rng=0)
-    assert shown.n_rankers == 3 and sorted(Counter(shown.teams).values()) == [2, 2, 2]
+    assert shown.n_rankers == 3
+    assert sorted(Counter(shown.teams).values()) == [2, 2, 2]
     out = credit(shown, [shown.teams.index(2), len(shown.teams) - 1 - shown.teams[::-1].index(2)])
-    assert out.winner == 2 and out.outcome == -1
+    assert out.winner == 2
+    assert out.outcome == -1
     prefs = np.array(out.preferences)
     np.testing.assert_array_equal(prefs, -prefs.T)
     pm = credit(interleave(rankings, "pm", k=6, rng=0), [0])

@@ -109,7 +109,8 @@ def test_user_clustering_inflates_ab_more_than_interleaving(world) -> None:
                          mc_impressions=0, rng=0, bootstrap=50)
     growth_ab = clustered["CTR"].required / plain["CTR"].required
     growth_il = clustered["interleaving"].required / plain["interleaving"].required
-    assert growth_ab > 1.5 and growth_ab > growth_il
+    assert growth_ab > 1.5
+    assert growth_ab > growth_il
 
 
 def test_monte_carlo_power_at_the_planned_size() -> None:
@@ -122,7 +123,8 @@ def test_monte_carlo_power_at_the_planned_size() -> None:
     # Simulated experiments at the planned size reach about the planned 80% power.
     power = np.interp(il.required, curve.grid, curve.power)
     assert 0.65 < power < 0.93, (power, curve.grid[at - 1:at + 1], curve.power[at - 1:at + 1])
-    assert il.mc_required is not None and 0.6 < il.mc_required / il.required < 1.5
+    assert il.mc_required is not None
+    assert 0.6 < il.mc_required / il.required < 1.5
     assert il.agrees  # B was built 3% better in nDCG and passed as A here
 
 
@@ -132,13 +134,16 @@ def test_a_clearly_better_ranker_wins_everywhere() -> None:
     bad = {q: {d: j for j, d in enumerate(docs)} for q, docs in qrels.items()}
     res = simulate(qrels, good, bad, click_model="navigational", mc_impressions=0, rng=0, bootstrap=50)
     assert res.offline["delta"] > 0
-    assert res["interleaving"].agrees and res["clicks@1"].agrees
+    assert res["interleaving"].agrees
+    assert res["clicks@1"].agrees
     # Navigational users find the relevant results at once on the good ranking and stop:
     # fewer clicks per impression for the better ranker - CTR points the wrong way.
-    assert res["CTR"].agrees is False and res["CTR"].effect < 0
+    assert res["CTR"].agrees is False
+    assert res["CTR"].effect < 0
     # Both rankings show the same 10 documents and users stop only after a click, so
     # P(no click) is the same product over all 10: abandonment cannot tell them apart.
-    assert res["abandonment"].agrees is None and res["abandonment"].required == np.inf
+    assert res["abandonment"].agrees is None
+    assert res["abandonment"].required == np.inf
     assert res["interleaving"].required < res["clicks@1"].required < res["CTR"].required
 
 
@@ -181,6 +186,7 @@ def test_real_robust04_pair() -> None:
     # The reference scores in shared/data/trec/robust04/README.md (pytrec_eval).
     assert world.ndcg_a.mean() == pytest.approx(0.4463, abs=5e-5)
     assert world.ndcg_b.mean() == pytest.approx(0.4639, abs=5e-5)
-    assert len(world.query_ids) == 249 and world.skipped == {"retrieved but not judged": 1}
+    assert len(world.query_ids) == 249
+    assert world.skipped == {"retrieved but not judged": 1}
     res = simulate(world=world, click_model="informational", mc_impressions=0, rng=0, bootstrap=200)
     assert all(np.isfinite(m.required) for m in res.methods)

@@ -31,7 +31,8 @@ from serpeval.online.stats import (
                                     serpeval.online.click_models.tables])
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
-    assert result.failed == 0 and result.attempted > 0
+    assert result.failed == 0
+    assert result.attempted > 0
 
 
 def test_delta_and_sign_test_against_scipy() -> None:
@@ -41,7 +42,8 @@ def test_delta_and_sign_test_against_scipy() -> None:
     assert res.delta == pytest.approx((30 + 52 / 2) / 100 - 0.5)  # = .06
     assert res.p_value == pytest.approx(binomtest(30, 48, 0.5).pvalue)
     assert res.ci_low < res.delta < res.ci_high
-    assert res.unit == "impression" and res.units == 100
+    assert res.unit == "impression"
+    assert res.units == 100
 
 
 def test_bootstrap_resamples_users_not_impressions() -> None:
@@ -58,7 +60,8 @@ def test_bootstrap_resamples_users_not_impressions() -> None:
     width_clustered = clustered.ci_high - clustered.ci_low
     # Standard errors differ by sqrt(20) = 4.5 (design effect of identical outcomes).
     assert 3.5 < width_clustered / width_naive < 5.5
-    assert clustered.units == 200 and clustered.unit == "user"
+    assert clustered.units == 200
+    assert clustered.unit == "user"
 
 
 def test_per_user_preference_hand_worked() -> None:
@@ -120,7 +123,8 @@ def test_sanity_checks_pass_on_team_draft_and_catch_a_fixed_alternation() -> Non
     fixed = [Interleaving("team_draft", tuple("abcd"), (0, 1, 0, 1), ((1, 0, 2, 0), (0, 1, 0, 2)),
                           (2, 2), 0)] * 200
     bad = {c.name: c for c in sanity_checks(fixed)}
-    assert not bad["first-pick balance"].ok and not bad["per-position team balance"].ok
+    assert not bad["first-pick balance"].ok
+    assert not bad["per-position team balance"].ok
 
 
 def test_aa_and_random_clicker_checks() -> None:
@@ -129,7 +133,8 @@ def test_aa_and_random_clicker_checks() -> None:
     # Balanced interleaving on A = (x, y, z), B = (y, z, x) prefers B under random clicks.
     other = [["y", "z", "x"]] * 5
     biased = aa_check(queries, other, method="balanced", impressions=3000, rng=0)
-    assert not biased.ok and biased.value < 0
+    assert not biased.ok
+    assert biased.value < 0
     fair = aa_check(queries, other, method="team_draft", impressions=3000, rng=0)
     assert fair.ok
 
@@ -145,7 +150,9 @@ def test_preference_matrix_with_holm_against_statsmodels() -> None:
     expected = multipletests(raw, method="holm")[1]
     np.testing.assert_allclose([res.adjusted[i, j] for i, j in pairs], expected)
     rows = res.to_dicts()
-    assert rows[1]["ranker"] == "bm25" and rows[1]["vs"] == "dense" and rows[1]["better"] == "bm25"
+    assert rows[1]["ranker"] == "bm25"
+    assert rows[1]["vs"] == "dense"
+    assert rows[1]["better"] == "bm25"
     with pytest.raises(InputError, match="rankers"):
         preference_matrix([[1.0], [2.0]])
 

@@ -103,11 +103,13 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
         assert_charts_drawn(page)
         select = page.locator("select[data-switch]")
         options = select.locator("option").all_text_contents()
-        assert len(options) == 5 and options[0] == "nDCG@10: dense vs bm25"
+        assert len(options) == 5
+        assert options[0] == "nDCG@10: dense vs bm25"
         for value in range(len(options)):
             select.select_option(str(value))
             panel = page.locator(f'[data-panel="per-query"][data-value="{value}"]')
-            assert panel.is_visible() and panel.locator("svg.chart").is_visible()
+            assert panel.is_visible()
+            assert panel.locator("svg.chart").is_visible()
             # metrics CI chart, 1 panel, 5 distributions, interleaving Δ and Δ over time,
             # A/B, A/B over time
             assert assert_charts_drawn(page) == 11
@@ -117,7 +119,8 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
         # another descending.
         table = page.locator('[data-panel="per-query"][data-value="0"] table')
         start = column_keys(table, "Δ")
-        assert start == sorted(start, reverse=True) and len(start) == 60
+        assert start == sorted(start, reverse=True)
+        assert len(start) == 60
         header = table.locator("th", has_text="Δ")
         header.click()
         assert column_keys(table, "Δ") == sorted(start)
@@ -134,7 +137,9 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
         tooltip = page.locator("#tooltip")
         assert tooltip.is_visible()
         text = tooltip.inner_text()
-        assert "synthetic topic" in text and "<b>&amp;</b>" in text and "Δ" in text
+        assert "synthetic topic" in text
+        assert "<b>&amp;</b>" in text
+        assert "Δ" in text
 
         # The interleaving preference over time: a line, its CI band and one dot per day,
         # each dot's tooltip naming the day, N, Δ_AB and its CI.
@@ -157,7 +162,8 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
         means.locator("th", has_text="AP").click()
         ap = column_keys(means, "AP")
         assert ap == sorted(ap)
-        assert errors == [] and requests == [demo_report.resolve().as_uri()]
+        assert errors == []
+        assert requests == [demo_report.resolve().as_uri()]
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
@@ -167,7 +173,8 @@ def test_power_curves_in_chromium(browser, simulation_result, tmp_path: Path) ->
     """The simulator's charts (impressions needed on a log axis, power curves), as in the demo."""
     out = save_html(tmp_path / "sensitivity.html", online_results={"simulation": simulation_result})
     with open_report(browser, out) as (page, errors, requests):
-        assert errors == [] and requests == [out.resolve().as_uri()]
+        assert errors == []
+        assert requests == [out.resolve().as_uri()]
         assert assert_charts_drawn(page) == 2
         curves = page.locator("#sensitivity svg.chart").nth(1)
         assert curves.locator("polyline.line").count() == len(simulation_result.methods)
@@ -186,7 +193,8 @@ def test_robust04_report_fits_1280(browser, tmp_path: Path) -> None:
                  str(folder / "runs" / "bm25-rm3.run.gz"), "-m", "nDCG@10,AP,P@10,R@100,RR",
                  "--topics", str(folder / "topics.tsv"), "-o", str(out)]) == 0
     with open_report(browser, out) as (page, errors, requests):
-        assert errors == [] and requests == [out.resolve().as_uri()]
+        assert errors == []
+        assert requests == [out.resolve().as_uri()]
         assert page.evaluate("document.documentElement.scrollWidth") <= VIEWPORT["width"]
         assert assert_charts_drawn(page) >= 7
         # The worst query for RM3 on AP, with its title, is at the bottom of the sorted table.

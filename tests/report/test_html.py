@@ -59,7 +59,8 @@ def test_differences_table_is_the_comparison(report, parse, comparison) -> None:
     table = parse(report).sections["metrics"].tables[1]
     assert table.header[:5] == ["measure", "system", "mean", "baseline mean", "Δ"]
     for row, pair in zip(table.rows, comparison.rows, strict=True):
-        assert row[0] == pair.measure and row[1] == pair.system
+        assert row[0] == pair.measure
+        assert row[1] == pair.system
         assert row[4] == signed(pair.delta)
         assert row[5] == f"[{signed(pair.ci_low)}, {signed(pair.ci_high)}]"
         assert row[-2] == f"{pair.wins}/{pair.ties}/{pair.losses}"
@@ -115,7 +116,8 @@ def test_self_contained_and_offline(report, parse) -> None:
     parsed = parse(report)
     assert all("src" not in s for s in parsed.scripts)       # scripts inline
     assert parsed.links == []                                # no stylesheets, images, frames
-    assert "Content-Security-Policy" in report and "default-src 'none'" in report
+    assert "Content-Security-Policy" in report
+    assert "default-src 'none'" in report
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", report)
 
 
@@ -127,9 +129,12 @@ def test_user_text_is_escaped() -> None:
     topics = {"q1": "<img src=x onerror=alert(1)>", "q2": 'quotes " and \' and &amp;'}
     res = serpeval.evaluate(qrels, runs, ["RR"])
     html = res.to_html(topics=topics)
-    assert "<script>alert" not in html and "<img src=x" not in html
-    assert "&lt;script&gt;alert(" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert "plain &amp; simple" in html and "&amp;amp;" in html
+    assert "<script>alert" not in html
+    assert "<img src=x" not in html
+    assert "&lt;script&gt;alert(" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "plain &amp; simple" in html
+    assert "&amp;amp;" in html
 
 
 def test_single_run_report_has_no_comparison(collection, parse) -> None:
@@ -139,7 +144,8 @@ def test_single_run_report_has_no_comparison(collection, parse) -> None:
     assert parsed.sections["per-query"].title == "Per-query values"
     table = parsed.sections["per-query"].tables[0]
     values = [float(k[1]) for k in table.sort_keys]            # worst AP first
-    assert values == sorted(values) and len(values) == 40
+    assert values == sorted(values)
+    assert len(values) == 40
     means = parsed.sections["metrics"].tables[0]
     assert means.column("AP") == [number(res.aggregate("only", "AP"))]
 
@@ -163,7 +169,8 @@ def test_all_pairs_names_both_systems(collection, parse) -> None:
     res = serpeval.evaluate(collection.qrels, runs, ["AP"])
     pairwise = compare_results(res, pairs="all", correction="none")
     table = parse(html_report(res, pairwise)).sections["metrics"].tables[1]
-    assert table.header[:3] == ["measure", "system", "vs"] and "p (uncorrected)" in table.header
+    assert table.header[:3] == ["measure", "system", "vs"]
+    assert "p (uncorrected)" in table.header
     assert [row[1:3] for row in table.rows] == [["b", "a"], ["c", "a"], ["c", "b"]]
     assert table.rows[1][5] == "+0.0000"                    # c is a copy of a
 
@@ -176,7 +183,8 @@ def test_nothing_to_report_is_an_error() -> None:
 def test_save_html_writes_utf8(tmp_path, results) -> None:
     path = save_html(tmp_path / "r.html", results, title="Ünïcode ✓")
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("<!doctype html>") and "<title>Ünïcode ✓</title>" in text
+    assert text.startswith("<!doctype html>")
+    assert "<title>Ünïcode ✓</title>" in text
     assert results.save_html(str(tmp_path / "s.html"), compare=False) == str(tmp_path / "s.html")
     assert "Per-query values" in (tmp_path / "s.html").read_text(encoding="utf-8")
 

@@ -70,11 +70,13 @@ def test_monitor_shows_every_look(report, parse, online) -> None:
     rows = online["ab_monitor"]["rows"]
     assert len(table.rows) == len(rows) == 7                        # daily looks over 7 days
     for shown, r in zip(table.rows, rows, strict=True):
-        assert shown[0] == str(r["look"]) and shown[4] == signed(r["effect"])
+        assert shown[0] == str(r["look"])
+        assert shown[4] == signed(r["effect"])
         assert shown[5] == interval(r["cs_lower"], r["cs_upper"])
         assert shown[7] == p_value(r["always_valid_p"])
     # Line with the confidence-sequence band, and points with fixed-horizon whiskers.
-    assert section.marks["polygon"] == 1 and section.marks["polyline"] == 1
+    assert section.marks["polygon"] == 1
+    assert section.marks["polyline"] == 1
     assert section.marks["circle"] == 2 * len(rows)
 
 
@@ -124,7 +126,8 @@ def test_cli_report_from_online_files(online_files, tmp_path, capsys, parse) -> 
                  "--ab-monitor", str(online_files["ab_monitor"]),
                  "--interleaving", str(online_files["interleaving"]), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert f"included {KINDS['ab']}: {online_files['ab']}" in printed and f"wrote {out}" in printed
+    assert f"included {KINDS['ab']}: {online_files['ab']}" in printed
+    assert f"wrote {out}" in printed
     sections = parse(out.read_text(encoding="utf-8")).sections
     assert list(sections) == ["interleaving", "ab", "ab-over-time"]
 

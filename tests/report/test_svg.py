@@ -32,11 +32,13 @@ def test_nice_ticks_cover_the_range_with_round_equal_steps(a: float, b: float) -
     low, high = min(a, b), max(a, b)
     ticks = nice_ticks(low, high)
     slack = 1e-8 * (ticks[-1] - ticks[0])   # values within rounding of a tick count as covered
-    assert ticks[0] <= low + slack and ticks[-1] >= high - slack
+    assert ticks[0] <= low + slack
+    assert ticks[-1] >= high - slack
     assert 2 <= len(ticks) <= 12
     steps = [y - x for x, y in itertools.pairwise(ticks)]
     step = steps[0]
-    assert step > 0 and all(math.isclose(s, step, rel_tol=1e-6) for s in steps)
+    assert step > 0
+    assert all(math.isclose(s, step, rel_tol=1e-6) for s in steps)
     mantissa = step / 10 ** math.floor(math.log10(step))
     assert any(math.isclose(mantissa, m) for m in (1, 2, 2.5, 5, 10))
 
@@ -55,7 +57,8 @@ def test_log_ticks() -> None:
 def test_text_is_escaped_and_tooltips_kept() -> None:
     row = StripRow("<run>", [StripPoint(0.5, 'q "1" & <b>')], 0.5, "mean")
     chart = strip_chart([row], x_label="AP")
-    assert "<run>" not in chart and "&lt;run&gt;" in chart
+    assert "<run>" not in chart
+    assert "&lt;run&gt;" in chart
     assert "<title>q &#34;1&#34; &amp; &lt;b&gt;</title>" in chart
 
 
@@ -65,7 +68,8 @@ def test_non_finite_values_are_left_out() -> None:
     assert bars.count("<rect") == 2
     intervals = interval_chart([Interval("x", 0.1, None, None, "no ci"),
                                 Interval("y", float("nan"), 0, 1, "t")], x_label="Δ")
-    assert intervals.count("<circle") == 1 and intervals.count('class="ci"') == 1
+    assert intervals.count("<circle") == 1
+    assert intervals.count('class="ci"') == 1
     series = Series("s", [LinePoint(1, 0.5, "a", 0.4, 0.6), LinePoint(2, float("inf"), "b")])
     lines = line_chart([series], x_label="x", y_label="y")
     assert lines.count("<circle") == 1
@@ -76,4 +80,5 @@ def test_interval_chart_on_both_axes(log: bool) -> None:
     rows = [Interval("a", 300, 150, 700, "a"), Interval("b", 3000, 1200, 8000, "b")]
     chart = interval_chart(rows, x_label="impressions", log=log)
     assert chart.count("<circle") == 2
-    assert (">1k<" in chart) == log and ('class="zero"' in chart) == (not log)
+    assert (">1k<" in chart) == log
+    assert ('class="zero"' in chart) == (not log)

@@ -49,4 +49,5 @@ def test_missing_and_binary_files(tmp_path) -> None:
 
 def test_robust04_titles() -> None:
     topics = read_topics(need(TREC / "robust04" / "topics.tsv"))
-    assert len(topics) == 250 and topics["301"] == "International Organized Crime"
+    assert len(topics) == 250
+    assert topics["301"] == "International Organized Crime"

@@ -130,24 +130,31 @@ def spare_pandas_import(command: str) -> None:
 
 
 def split_measures(values: Sequence[str] | None) -> list[str]:
-    """``-m`` values, each possibly comma-separated outside parentheses."""
+    """``-m`` values, each possibly comma-separated outside parentheses.
+
+    A piece that starts with a digit, ``-`` or ``.`` continues trec_eval's value list of the
+    measure before it (``P.5,10``, ``ndcg.1=3,2=9``, ``utility.1,-1,0,0``), which the
+    measure grammar reads as a whole.
+    """
     out: list[str] = []
     for value in values or []:
+        first = len(out)
         depth = 0
-        current = ""
+        pieces = [""]
         for ch in value:
             if ch == "(":
                 depth += 1
             elif ch == ")":
                 depth -= 1
             if ch == "," and depth == 0:
-                if current.strip():
-                    out.append(current.strip())
-                current = ""
+                pieces.append("")
             else:
-                current += ch
-        if current.strip():
-            out.append(current.strip())
+                pieces[-1] += ch
+        for piece in (p.strip() for p in pieces):
+            if piece and piece[0] in "0123456789-." and len(out) > first:
+                out[-1] += "," + piece
+            elif piece:
+                out.append(piece)
     return out
 
 

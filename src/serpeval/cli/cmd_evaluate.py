@@ -116,7 +116,7 @@ def results_rows(results: Any, per_query: bool = False) -> tuple[list[dict[str, 
     rows = results.to_dicts(per_query=per_query)
     styles = {}
     if not per_query and len(rows) > 1:
-        for i, m in enumerate(results.measures):
+        for m in results.measures:
             if m.spec.bounds is None:
                 continue
             values = [row[str(m)] for row in rows]

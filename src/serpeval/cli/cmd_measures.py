@@ -47,7 +47,7 @@ def describe_rows() -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.measures import parse_measure, REGISTRY
+    from serpeval.measures import REGISTRY, parse_measure
     from serpeval.report.table import render
 
     if args.name:

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError

@@ -29,6 +29,7 @@ _GRAMMAR = re.compile(
     r"(?:@\s*(?P<cutoff>[^\s@]+))?\s*$"
 )
 _TREC_CUT = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)[_.](?P<cutoff>\d+)$")
+_TREC_LIST = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)\.(?P<values>[0-9.]+(?:,[0-9.]+)+)$")
 _TREC_PARAMS = re.compile(r"^[A-Za-z0-9_]+[._][A-Za-z0-9_.,=+-]+$")
 
 
@@ -121,8 +122,17 @@ class Registry:
         """Parse several names, dropping exact repeats but keeping the given order."""
         seen: dict[Measure, None] = {}
         for text in texts:
-            seen.setdefault(self.parse(text), None)
+            for one in self._trec_list(text):
+                seen.setdefault(self.parse(one), None)
         return tuple(seen)
+
+    def _trec_list(self, text: str | Measure) -> list[str | Measure]:
+        """trec_eval's value lists, one measure per value: ``P.5,10`` is ``P.5`` and ``P.10``,
+        ``iprec_at_recall.0.25,0.5`` two recall levels. Anything else is one measure."""
+        match = _TREC_LIST.match(text.strip()) if isinstance(text, str) else None
+        if match is None or not (match["base"] in self._trec_cut or match["base"] == "iprec_at_recall"):
+            return [text]
+        return [f"{match['base']}.{value}" for value in match["values"].split(",")]
 
     def _parse_trec(self, text: str) -> Measure | None:
         """trec_eval spellings: ``map``, ``ndcg_cut_10``, ``ndcg_cut.10``, ``P_5``, ``P.5``."""

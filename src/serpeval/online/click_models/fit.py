@@ -121,7 +121,7 @@ def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     alpha = np.full(log.n_items + 1, 0.5)
     gamma = np.full(k, 0.5)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
-    for it in range(1, iterations + 1):
+    for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         a = np.where(shown, alpha[items], 0.0)
         g = gamma[:, None]
         denom = np.maximum(1.0 - a * g, _EPS)
@@ -164,7 +164,7 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     both_shown = np.zeros((k, n), dtype=bool)
     both_shown[:-1] = shown[1:]
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
-    for it in range(1, iterations + 1):
+    for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
         p_exam, tail = _kernel.posterior_examination(c, sc, sn, clicks)
         post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
@@ -211,7 +211,7 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     informative[:-1] &= shown[1:]
     counts = informative.sum(axis=1)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
-    for it in range(1, iterations + 1):
+    for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = DCM(attractiveness=alpha, continuation=lam).cells(items)
         p_exam, _ = _kernel.posterior_examination(c, sc, sn, clicks)
         post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
