@@ -89,7 +89,7 @@ class Source:
     def data(self) -> bytes:
         """The (decompressed) bytes."""
         if self._data is None:
-            assert self.path is not None
+            assert self.path is not None  # an internal invariant, not user input
             self._data = self.path.read_bytes()
         return self._data
 
