@@ -92,7 +92,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
     from serpeval.io import read_qrels, read_run
 
     with progress() as bar:
-        task = bar.add_task("reading qrels", total=len(run_paths) + 3) if bar else None
+        task = bar.add_task("reading qrels", total=len(run_paths) + (3 if then else 2)) if bar else None
 
         def step(text: str) -> None:
             if bar is not None:
@@ -109,8 +109,10 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             warnings.simplefilter("ignore", MissingQueriesWarning)
             results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
                                judged_only=args.judged_only)
-        step("testing")
-        outcome = then(results) if then else None
+        outcome = None
+        if then is not None:
+            step("testing")
+            outcome = then(results)
         step("done")
     return qrels, runs, results, outcome
 

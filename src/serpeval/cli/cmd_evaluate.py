@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from typing import Any
 
 from serpeval.cli.app import split_measures, write_output
@@ -42,8 +41,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.evaluate import DEFAULT_MEASURES, evaluate
-    from serpeval.io import read_qrels, read_run
+    from serpeval.evaluate import DEFAULT_MEASURES
 
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
     if args.backend == "spark":
@@ -51,15 +49,10 @@ def run(args: argparse.Namespace) -> int:
 
         qrels, runs, results = evaluate_files(args, measures)
     else:
-        qrels = read_qrels(args.qrels)
-        runs = [read_run(path) for path in args.runs]
-        from serpeval.errors import MissingQueriesWarning
+        from serpeval.cli.cmd_compare import load_and_evaluate
 
-        with warnings.catch_warnings():
-            # The notes below report the same counts, next to the table.
-            warnings.simplefilter("ignore", MissingQueriesWarning)
-            results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
-                               judged_only=args.judged_only)
+        # A progress bar on a terminal; the notes below report the missing-query counts.
+        qrels, runs, results, _ = load_and_evaluate(args.qrels, args.runs, measures, args)
     notes = coverage_notes(results, qrels, runs)
     if args.format == "json":
         import json
