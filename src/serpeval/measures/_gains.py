@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Rankings
 
-__all__ = ["GAINS", "apply_gains", "ideal_gains", "parse_gain_table", "trec_gain_pairs"]
+__all__ = ["GAINS", "apply_gains", "format_gain_table", "ideal_gains", "parse_gain_table", "trec_gain_pairs"]
 
 
 def parse_gain_table(text: str) -> dict[int, float]:

@@ -10,6 +10,7 @@ from serpeval.measures._common import GAIN, safe_divide
 from serpeval.measures._gains import (
     GAINS,
     apply_gains,
+    format_gain_table,
     ideal_gains,
     parse_gain_table,
     trec_gain_pairs,
@@ -112,7 +113,7 @@ def trec_gains(text: str) -> dict[str, str]:
     table, _ = trec_gain_pairs(text)
     if not table:
         return {}
-    return {"gains": ";".join(f"{g}:{v!r}" for g, v in table.items())}
+    return {"gains": format_gain_table(table)}
 
 
 SPEC = MeasureSpec(

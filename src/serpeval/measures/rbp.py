@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table, trec_gain_pairs
+from serpeval.measures._gains import GAINS, apply_gains, format_gain_table, parse_gain_table, trec_gain_pairs
 from serpeval.measures._segments import Picked, judged_docs, picked, powers, relevant_docs
 from serpeval.measures._spec import MeasureSpec, Param
 
@@ -109,7 +109,7 @@ def _trec_rbp(text: str) -> dict[str, object]:
     if "p" in named:
         params["p"] = named["p"]
     if table:
-        params["gains"] = ";".join(f"{g}:{v!r}" for g, v in table.items())
+        params["gains"] = format_gain_table(table)
     return params
 
 
