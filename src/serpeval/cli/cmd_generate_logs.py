@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.online.ab.generate import LogGenerator
 
     experiments: int | tuple[str, ...] = (
-        args.experiments if args.experiments > 1 else ("ranker-v2",)
+        args.experiments if args.experiments != 1 else ("ranker-v2",)
     )
     generator = LogGenerator(
         args.users,

@@ -107,3 +107,9 @@ def test_generate_then_interleaving_report(tmp_path, capsys) -> None:
         "per-position team balance",
     }
     assert main(["interleaving-report", str(tmp_path / "il"), "--teams", "A"]) == 2
+
+
+def test_generate_logs_refuses_no_experiments(tmp_path, capsys) -> None:
+    assert main(["generate-logs", str(tmp_path / "none"), "--users", "10", "--experiments", "0"]) == 2
+    assert "experiments must be a count >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "none" / "impressions.parquet").exists()

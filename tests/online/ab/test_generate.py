@@ -132,6 +132,8 @@ def test_bad_settings() -> None:
         {"variants": ("a", "a")},
         {"split": (1.0,)},
         {"interleaving": True, "effect": 0.1},
+        {"experiments": 0},
+        {"experiments": ("a", "a")},
     ):
         settings = {"n_users": 10, **bad}
         with pytest.raises(OptionError):

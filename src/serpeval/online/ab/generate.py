@@ -126,6 +126,11 @@ class LogGenerator:
             raise OptionError(
                 f"impressions_per_user must be >= 1; got {self.impressions_per_user!r}."
             )
+        names = self.experiment_names
+        if not names or len(set(names)) != len(names):
+            raise OptionError(
+                f"experiments must be a count >= 1 or distinct names; got {self.experiments!r}."
+            )
         if len(self.variants) < 1 or len(set(self.variants)) != len(self.variants):
             raise OptionError(f"variants must be distinct names; got {self.variants!r}.")
         if self.split is not None and (
