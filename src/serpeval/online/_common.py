@@ -65,3 +65,10 @@ def positive_int(value: Any, what: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise OptionError(f"{what} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
+
+
+def first_duplicate_row(codes: NDArray[np.int64]) -> int | None:
+    """The first row of ``codes[n, k]`` holding a code (>= 0; -1 is padding) twice, else None."""
+    ordered = np.sort(codes, axis=1)
+    dup = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
+    return int(np.flatnonzero(dup)[0]) if dup.any() else None

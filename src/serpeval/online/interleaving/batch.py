@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.errors import InputError, OptionError
-from serpeval.online._common import as_rng, lookup, positive_int
+from serpeval.online._common import as_rng, first_duplicate_row, lookup, positive_int
 from serpeval.online.click_models._kernel import last_click
 from serpeval.online.interleaving._result import NEUTRAL
 
@@ -88,10 +88,8 @@ def _rankings(values: ArrayLike, name: str) -> NDArray[np.int64]:
     if not valid[:, 0].all():
         row = int(np.flatnonzero(~valid[:, 0])[0])
         raise InputError(f"{name}: impression {row} has an empty ranking.")
-    ordered = np.sort(arr, axis=1)
-    dup = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
-    if dup.any():
-        row = int(np.flatnonzero(dup.any(axis=1))[0])
+    row = first_duplicate_row(arr)
+    if row is not None:
         raise InputError(f"{name}: impression {row} lists a document twice.")
     return arr
 
