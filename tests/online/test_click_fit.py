@@ -122,6 +122,18 @@ def test_log_reader_counts_and_errors(tmp_path: Path) -> None:
         ClickLog.read_jsonl(dup)
 
 
+def test_log_reader_refuses_missing_query_and_null_documents(tmp_path: Path) -> None:
+    """A line without a query (Arrow reads it as null) or with a null document id used to be
+    encoded as one shared null item (and a garbage query code); now it is refused."""
+    no_query = _write(tmp_path, [{"query": "q", "docs": ["a"], "clicked_ranks": [1]},
+                                 {"docs": ["a", "b"], "clicked_ranks": []}])
+    with pytest.raises(ParseError, match='line 2: no "query" id'):
+        ClickLog.read_jsonl(no_query)
+    null_doc = _write(tmp_path, [{"query": "q", "docs": ["a", None], "clicked_ranks": []}])
+    with pytest.raises(ParseError, match="line 1: a null document id at rank 2"):
+        ClickLog.read_jsonl(null_doc)
+
+
 def test_encode_like_maps_unseen_items_to_the_prior(tmp_path: Path) -> None:
     train = ClickLog.from_records([{"query": "q", "docs": ["a", "b"], "clicked_ranks": [1]}])
     test = ClickLog.from_records([{"query": "q", "docs": ["b", "z"], "clicked_ranks": []}])

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.errors import EmptyInputError, InputError, ParseError
+from serpeval.online._common import first_duplicate_row
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -126,10 +127,17 @@ class ClickLog:
         if lengths.min() == 0:
             bad = int(np.argmin(lengths))
             raise ParseError(f"{source}: line {bad + 1}: an impression without documents.")
+        if query.null_count:
+            bad = int(np.flatnonzero(query.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ParseError(f'{source}: line {bad + 1}: no "query" id; every impression needs one.')
         k = int(lengths.max())
         row_of_cell = np.repeat(np.arange(n), lengths)
         slot_of_cell = np.arange(len(row_of_cell)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         flat_docs = docs.flatten().cast(pa.string())
+        if flat_docs.null_count:
+            cell = int(np.flatnonzero(flat_docs.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ParseError(f"{source}: line {row_of_cell[cell] + 1}: a null document id at rank "
+                             f"{slot_of_cell[cell] + 1}; every shown result needs an id.")
         keys = pc.binary_join_element_wise(query.take(pa.array(row_of_cell)), flat_docs, _SEP)
         item_keys = pc.unique(keys)
         codes = pc.index_in(keys, value_set=item_keys).to_numpy(zero_copy_only=False)
@@ -190,10 +198,8 @@ def _factorize(values: pa.Array) -> tuple[NDArray[np.int64], list[str]]:
 
 def _check_unique_docs(items: NDArray[np.int64], source: str) -> None:
     """A document shown twice on one page is a malformed impression."""
-    ordered = np.sort(items, axis=1)
-    dup = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
-    if dup.any():
-        row = int(np.flatnonzero(dup.any(axis=1))[0])
+    row = first_duplicate_row(items)
+    if row is not None:
         raise ParseError(f"{source}: line {row + 1}: a document is listed twice in one result "
                          "page; each shown result must be a distinct document.")
 
