@@ -212,6 +212,17 @@ def test_units_in_two_variants_are_excluded() -> None:
     assert res.to_dicts() == approx_rows(results(log([r for r in CLEAN if r[2] != 1])))
 
 
+def test_monitor_counts_units_in_two_variants() -> None:
+    from serpeval.online.ab import monitor_ab
+
+    mixed = log([*CLEAN, (9, "treatment", 1, 10, [1])])  # user 1 was also in control
+    seq = monitor_ab(mixed, metric="ctr", looks=1)
+    assert "1 unit(s) seen in more than one variant excluded (3 impressions)" in seq.notes
+    assert [r["units_control"] for r in seq.to_dicts()] == [2]
+    clean = monitor_ab(log(CLEAN), metric="ctr", looks=1)
+    assert not any("more than one variant" in note for note in clean.notes)
+
+
 def test_empty_log_and_unknown_names() -> None:
     with pytest.raises(EmptyInputError, match="no impressions"):
         analyze_ab(log(CLEAN).slice(0, 0), "exp")

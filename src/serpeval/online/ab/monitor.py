@@ -13,7 +13,7 @@ from serpeval.online.ab.analysis import (
     needed_columns,
     split_arms,
 )
-from serpeval.online.ab.features import prepare
+from serpeval.online.ab.features import first_row, prepare
 from serpeval.online.ab.metrics import ABMetric, get_metric
 from serpeval.online.ab.moments import Moments, fetch_moments, unit_table
 from serpeval.online.ab.results import SequentialResults
@@ -94,9 +94,15 @@ def monitor_ab(
     )
     f = f.mutate(look=look)
     mixed_units = (
-        f.group_by("unit").aggregate(m=f.variant.min() != f.variant.max()).filter(lambda t: t.m)
+        f.group_by("unit")
+        .aggregate(m=f.variant.min() != f.variant.max(), rows=f.count())
+        .filter(lambda t: t.m)
     )
-    f = f.anti_join(mixed_units, "unit")
+    mixed = first_row(mixed_units.aggregate(units=mixed_units.count(), rows=mixed_units.rows.sum()))
+    exclusions = prepared.exclusions.with_mixed(
+        int(mixed.get("units") or 0), int(mixed.get("rows") or 0)
+    )
+    f = f.anti_join(mixed_units.select("unit"), "unit")
     variables, pairs = moment_pairs([chosen], with_pre=False)
     variables.add("impressions")
     per_look = unit_table(f, variables, keys=["look"])
@@ -137,7 +143,7 @@ def monitor_ab(
         if tuning_n is not None
         else (rows[-1]["units_control"] + rows[-1]["units_treatment"] if rows else float("nan"))
     )
-    notes = prepared.exclusions.notes()
+    notes = exclusions.notes()
     return SequentialResults(
         prepared.experiment or "",
         chosen.name,
