@@ -174,3 +174,22 @@ def test_yandex_fitted_models_beat_the_rank_ctr_baseline(yandex: tuple[ClickLog,
     assert dbn.gamma == pytest.approx(YANDEX_DBN_GAMMA, abs=0.01)
     dcm, _ = fit_dcm(train)
     np.testing.assert_allclose(dcm.continuation[:9], YANDEX_DCM_CONTINUATION[:9], atol=0.01)
+
+
+def test_evaluate_model_hand_worked() -> None:
+    """PBM with examination (1, .5) and one item of attractiveness .8: P(C1) = .8, P(C2) = .4.
+    Clicks (1, 0) and (0, 1): rank 1 perplexity 2 ** -((log2 .8 + log2 .2) / 2) = 1 / sqrt(.16)
+    = 2.5, rank 2 1 / sqrt(.6 * .4); log-likelihood per impression (ln .8 .6 + ln .2 .4) / 2.
+    The rank-CTR baseline clicks each rank with 1/2: perplexity 2, ln .25 per impression."""
+    keys = pa.array(["q\x1fd"])
+    log = ClickLog(np.zeros((2, 2), dtype=np.int64), np.array([[True, False], [False, True]]),
+                   np.zeros(2, dtype=np.int64), ["q"], keys)
+    model = PBM(attractiveness=np.array([0.8]), examination=np.array([1.0, 0.5]))
+    got = evaluate_model(model, log)
+    per_rank = [2.5, 1 / np.sqrt(0.24)]
+    assert got["perplexity_by_rank"] == pytest.approx(np.round(per_rank, 4).tolist())
+    assert got["perplexity"] == pytest.approx(np.mean(per_rank))
+    assert got["log_likelihood"] == pytest.approx((np.log(0.8 * 0.6) + np.log(0.2 * 0.4)) / 2)
+    baseline = evaluate_model(rank_ctr_baseline(log), log)
+    assert baseline["perplexity"] == pytest.approx(2.0)
+    assert baseline["log_likelihood"] == pytest.approx(np.log(0.25))
