@@ -99,3 +99,5 @@ def test_options_are_checked() -> None:
         randomization_test(np.ones(30), exact=True)
     with pytest.raises(OptionError, match="rng must be"):
         randomization_test([0.1, 0.2, 0.3], rng="seed", exact=False)  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="rng must be an int seed >= 0"):
+        randomization_test([0.1, 0.2, 0.3], rng=-1, exact=False)  # numpy's ValueError before

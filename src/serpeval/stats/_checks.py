@@ -18,21 +18,35 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["ALTERNATIVES", "RngLike", "as_generator", "check_alternative", "check_confidence",
-           "check_count", "paired_differences", "scalar_or_array", "spread", "system_scores"]
+           "check_count", "chunk_rows", "paired_differences", "scalar_or_array", "spread",
+           "system_scores"]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
 #: What every ``rng=`` argument accepts: a seed, a generator, or None (fresh OS entropy).
 RngLike = int | np.random.Generator | None
 
+_CHUNK_BYTES = 32 * 2**20
+
+
+def chunk_rows(*row_widths: int) -> int:
+    """Rows per chunk so that a float64 ``[rows, width]`` block stays ~32 MiB for every width.
+
+    The resampling tests draw their permutations / resamples in chunks of this many rows,
+    which bounds memory whatever the number of queries, comparisons or systems.
+    """
+    return max(1, _CHUNK_BYTES // (8 * max(*row_widths, 1)))
+
 
 def as_generator(rng: RngLike) -> np.random.Generator:
     """A NumPy generator from a seed, a generator (used as is) or None; never global state."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
+                       and rng >= 0):
         return np.random.default_rng(rng)
-    raise OptionError(f"rng must be an int seed, a numpy.random.Generator or None; got {rng!r}.")
+    raise OptionError(f"rng must be an int seed >= 0, a numpy.random.Generator or None; "
+                      f"got {rng!r}.")
 
 
 def check_alternative(alternative: str) -> str:

@@ -41,6 +41,7 @@ from serpeval.stats._checks import (
     check_alternative,
     check_confidence,
     check_count,
+    chunk_rows,
     paired_differences,
     scalar_or_array,
     spread,
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
 __all__ = ["CI_METHODS", "paired_bootstrap"]
 
 CI_METHODS = ("bca", "percentile")
-
-_CHUNK_BYTES = 32 * 2**20
 
 
 def _resampled_moments(d: NDArray[np.float64], n_resamples: int, rng: np.random.Generator
@@ -70,7 +69,7 @@ def _resampled_moments(d: NDArray[np.float64], n_resamples: int, rng: np.random.
     means = np.empty((k, n_resamples))
     shifts = np.empty((k, n_resamples))
     sds = np.empty((k, n_resamples))
-    chunk = max(1, _CHUNK_BYTES // (8 * max(n, k)))
+    chunk = chunk_rows(n, k)
     for start in range(0, n_resamples, chunk):
         rows = min(chunk, n_resamples - start)
         picks = rng.integers(0, n, (rows, n))
@@ -111,9 +110,9 @@ def _bca_levels(d: NDArray[np.float64], boot: NDArray[np.float64], alpha: float
     z0 = ndtri(fraction)
     jackknife = (d.sum(axis=1, keepdims=True) - d) / (n - 1)      # mean without query i
     u = jackknife.mean(axis=1, keepdims=True) - jackknife
-    spread = (u * u).sum(axis=1)
-    skew = (u * u * u).sum(axis=1)
-    a = np.divide(skew, 6.0 * spread ** 1.5, out=np.zeros(k), where=spread > 0)
+    squares = (u * u).sum(axis=1)
+    cubes = (u * u * u).sum(axis=1)
+    a = np.divide(cubes, 6.0 * squares ** 1.5, out=np.zeros(k), where=squares > 0)
     z_alpha = ndtri(alpha)
     levels = []
     for z in (z_alpha, -z_alpha):

@@ -47,6 +47,17 @@ def _p_values(p: ArrayLike) -> NDArray[np.float64]:
     return values
 
 
+def _on_sorted(p: ArrayLike, stepwise: Callable[[NDArray[np.float64], int], NDArray[np.float64]]
+               ) -> NDArray[np.float64]:
+    """Apply ``stepwise(ascending p-values, m)`` per row and put the results back in place."""
+    values = _p_values(p)
+    order = np.argsort(values, axis=-1, kind="stable")
+    ranked = np.take_along_axis(values, order, axis=-1)
+    out = np.empty_like(values)
+    np.put_along_axis(out, order, stepwise(ranked, values.shape[-1]), axis=-1)
+    return out
+
+
 def bonferroni(p: ArrayLike) -> NDArray[np.float64]:
     """Bonferroni-adjusted p-values along the last axis: ``min(1, m p)``."""
     values = _p_values(p)
@@ -60,14 +71,10 @@ def holm(p: ArrayLike) -> NDArray[np.float64]:
         >>> holm([0.01, 0.04, 0.03]).tolist()  # sorted .01 .03 .04 -> 3*.01, 2*.03, max(.06, 1*.04)
         [0.03, 0.06, 0.06]
     """
-    values = _p_values(p)
-    m = values.shape[-1]
-    order = np.argsort(values, axis=-1, kind="stable")
-    ranked = np.take_along_axis(values, order, axis=-1)
-    stepped = np.maximum.accumulate(np.minimum(1.0, ranked * (m - np.arange(m))), axis=-1)
-    out = np.empty_like(values)
-    np.put_along_axis(out, order, stepped, axis=-1)
-    return out
+    def step_down(ranked: NDArray[np.float64], m: int) -> NDArray[np.float64]:
+        return np.maximum.accumulate(np.minimum(1.0, ranked * (m - np.arange(m))), axis=-1)
+
+    return _on_sorted(p, step_down)
 
 
 def benjamini_hochberg(p: ArrayLike) -> NDArray[np.float64]:
@@ -77,15 +84,11 @@ def benjamini_hochberg(p: ArrayLike) -> NDArray[np.float64]:
         >>> benjamini_hochberg([0.01, 0.04, 0.03]).tolist()  # 3/1*.01, min(3/2*.03, 3/3*.04)
         [0.03, 0.04, 0.04]
     """
-    values = _p_values(p)
-    m = values.shape[-1]
-    order = np.argsort(values, axis=-1, kind="stable")
-    ranked = np.take_along_axis(values, order, axis=-1)
-    scaled = np.minimum(1.0, ranked * m / np.arange(1, m + 1))
-    stepped = np.flip(np.minimum.accumulate(np.flip(scaled, axis=-1), axis=-1), axis=-1)
-    out = np.empty_like(values)
-    np.put_along_axis(out, order, stepped, axis=-1)
-    return out
+    def step_up(ranked: NDArray[np.float64], m: int) -> NDArray[np.float64]:
+        scaled = np.minimum(1.0, ranked * m / np.arange(1, m + 1))
+        return np.flip(np.minimum.accumulate(np.flip(scaled, axis=-1), axis=-1), axis=-1)
+
+    return _on_sorted(p, step_up)
 
 
 def _none(p: ArrayLike) -> NDArray[np.float64]:

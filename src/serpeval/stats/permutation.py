@@ -34,6 +34,7 @@ from serpeval.stats._checks import (
     check_alternative,
     check_confidence,
     check_count,
+    chunk_rows,
     paired_differences,
     scalar_or_array,
 )
@@ -46,14 +47,6 @@ __all__ = ["MAX_EXACT_QUERIES", "randomization_test", "sign_flips"]
 
 #: Exact enumeration is refused above this many queries (2^24 = 16.7 million sign vectors).
 MAX_EXACT_QUERIES = 24
-
-_CHUNK_BYTES = 32 * 2**20
-
-
-def _chunk_rows(n_columns: int, n_outputs: int) -> int:
-    """Rows per chunk so that a float64 chunk of signs and of statistics stays ~32 MiB."""
-    return max(1, _CHUNK_BYTES // (8 * max(n_columns, n_outputs, 1)))
-
 
 def sign_flips(n: int, m: int | None, rng: np.random.Generator | None,
                chunk: int) -> Iterator[NDArray[np.float64]]:
@@ -139,7 +132,7 @@ def randomization_test(
     slack = _tolerance(flat)
     extreme = np.zeros(len(flat), dtype=np.int64)
     generator = None if exact else as_generator(rng)
-    chunk = _chunk_rows(n, len(flat))
+    chunk = chunk_rows(n, len(flat))  # a chunk of signs [rows, n], statistics [rows, k]
     for flips in sign_flips(n, None if exact else m, generator, chunk):
         permuted = observed - 2.0 * (flips @ flat.T)  # [rows, comparisons]
         if alternative == "two-sided":

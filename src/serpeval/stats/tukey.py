@@ -36,6 +36,7 @@ from serpeval.stats._checks import (
     as_generator,
     check_confidence,
     check_count,
+    chunk_rows,
     system_scores,
 )
 from serpeval.stats.paired import _ratio
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 __all__ = ["TukeyResult", "randomized_tukey", "tukey_hsd"]
-
-_CHUNK_BYTES = 32 * 2**20
 
 
 class TukeyResult(NamedTuple):
@@ -160,7 +159,7 @@ def randomized_tukey(scores: ArrayLike, *, n_permutations: int = 10_000, rng: Rn
     generator = as_generator(rng)
     by_query = np.swapaxes(flat, 1, 2)                     # [L, n, N]
     ranges = np.empty((len(flat), m))
-    chunk = max(1, _CHUNK_BYTES // (8 * n * n_systems))
+    chunk = chunk_rows(n * n_systems)
     identity = np.broadcast_to(np.arange(n_systems), (chunk, n, n_systems))
     for start in range(0, m, chunk):
         rows = min(chunk, m - start)
