@@ -178,37 +178,27 @@ def _long_option(name: str) -> tuple[str, bool]:
     raise _usage_error(f"unrecognized option '--{name}'")
 
 
+# Short option -> the Options field it sets: to True, to the text, or to the text's atol.
+_FLAGS = {"h": "help", "v": "version", "q": "per_query", "c": "complete", "J": "judged_only"}
+_TEXTS = {"R": "rel_format", "T": "results_format", "Z": "zscores"}
+_NUMBERS = {"l": "rel_level", "N": "collection_size", "M": "depth"}
+
+
 def _apply(opts: Options, letter: str, value: str) -> None:
-    if letter == "h":
-        opts.help = True
-    elif letter == "v":
-        opts.version = True
-    elif letter == "q":
-        opts.per_query = True
+    if letter in _FLAGS:
+        setattr(opts, _FLAGS[letter], True)
+    elif letter in _TEXTS:
+        setattr(opts, _TEXTS[letter], value)
+    elif letter in _NUMBERS:
+        setattr(opts, _NUMBERS[letter], atol(value))
     elif letter == "m":
         opts.measures.append(value)
-    elif letter == "c":
-        opts.complete = True
-    elif letter == "l":
-        opts.rel_level = atol(value)
     elif letter == "n":
         opts.summary = False
     elif letter == "D":
         level, dot, query = value.partition(".")
         opts.debug_level = atol(level)
         opts.debug_query = query if dot else None
-    elif letter == "J":
-        opts.judged_only = True
-    elif letter == "N":
-        opts.collection_size = atol(value)
-    elif letter == "M":
-        opts.depth = atol(value)
-    elif letter == "R":
-        opts.rel_format = value
-    elif letter == "T":
-        opts.results_format = value
-    elif letter == "Z":
-        opts.zscores = value
     elif letter == "compat":
         if value not in COMPAT_VERSIONS:
             raise _usage_error(
