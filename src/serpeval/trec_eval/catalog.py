@@ -26,7 +26,7 @@ from serpeval.errors import MeasureError
 from serpeval.measures import REGISTRY, Measure
 from serpeval.measures._cparse import atof, atol
 from serpeval.measures._gains import trec_gain_pairs
-from serpeval.trec_eval.options import EXIT_INPUT, EXIT_USAGE, TrecEvalError
+from serpeval.trec_eval.options import EXIT_INPUT, EXIT_MEASURE, EXIT_USAGE, TrecEvalError
 
 __all__ = ["MEASURES", "NICKNAMES", "TREC_TO_SPEC", "Column", "Context", "expand", "measure_names"]
 
@@ -40,6 +40,11 @@ class Context:
     rel_level: int
     compat: str
     collection_size: int
+
+    @property
+    def rounding(self) -> str:
+        """The recall-level rounding of iprec_at_recall and 11pt_avg in this version."""
+        return "v9" if self.compat == "9.0.8" else "round"
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,25 @@ def check_pairs(name: str, text: str) -> None:
         raise _init_error(name, f"malformed pair parameters in '{text}'")
 
 
+def _trec_params(spec_name: str | None, text: str | None, failure: str, status: int
+                 ) -> dict[str, object]:
+    """The parameters of ``name.text``, read by the measure's own trec_eval parser
+    (``MeasureSpec.trec_params``); {} without text. A refused text ends with ``status``."""
+    if text is None:
+        return {}
+    parse = REGISTRY[str(spec_name)].trec_params
+    assert parse is not None  # the builders using this are given specs that have one
+    try:
+        return dict(parse(text))
+    except ValueError as exc:
+        raise TrecEvalError(f"trec_eval: {exc}{failure}", status) from None
+
+
+def _label(name: str, text: str | None) -> str:
+    """The printed name of a measure with number-list or pair parameters: ``name_text``."""
+    return f"{name}_{text}" if text is not None else name
+
+
 def _bind(spec_name: str | None, ctx: Context, params: dict[str, object] | None = None,
           cutoff: int | None = None) -> Measure:
     """The registry measure ``spec_name`` with ``params``, the cutoff and ``-l``."""
@@ -153,7 +177,7 @@ def _cutoffs(defaults: Sequence[int], *, cleared: bool = False) -> Builder:
 def _levels(param: str, defaults: Sequence[float], rounding: bool) -> Builder:
     def build(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
         levels = double_cutoffs(name, text) if text is not None else list(defaults)
-        extra = {"rounding": "v9" if ctx.compat == "9.0.8" else "round"} if rounding else {}
+        extra = {"rounding": ctx.rounding} if rounding else {}
         return [Column(f"{name}_{x:3.2f}", _bind(spec, ctx, {param: x, **extra})) for x in levels]
     return build
 
@@ -170,38 +194,30 @@ def _gain_pairs(*, persistence: bool = False, gains: bool = True,
                 params["gains"] = ";".join(f"{g}:{v!r}" for g, v in table.items())
             if "p" in named:
                 params["p"] = named["p"]
-        label = f"{name}_{text}" if text is not None else name
-        return [Column(label, _bind(spec, ctx, params), cleared_when_missing=cleared)]
+        return [Column(_label(name, text), _bind(spec, ctx, params),
+                       cleared_when_missing=cleared)]
     return build
 
 
 def _utility(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
-    values = double_params(text) if text is not None else [1.0, -1.0, 0.0, 0.0]
-    if len(values) != 4:
-        raise TrecEvalError(
-            f"trec_eval: utility takes 4 coefficients (utility.a,b,c,d), got {len(values)} in "
-            f"{text!r}\ntrec_eval: Can't calculate measure 'utility'", 4)
-    params = {**dict(zip("abcd", values, strict=True)), "collection": ctx.collection_size}
-    label = f"{name}_{text}" if text is not None else name
-    return [Column(label, _bind(spec, ctx, params), cleared_when_missing=True)]
+    """``utility.a,b,c,d`` (default 1,-1,0,0); a wrong count exits 4, as in trec_eval."""
+    params = _trec_params(spec, text, f"\ntrec_eval: Can't calculate measure '{name}'",
+                          EXIT_MEASURE)
+    params["collection"] = ctx.collection_size
+    return [Column(_label(name, text), _bind(spec, ctx, params), cleared_when_missing=True)]
 
 
 def _eleven_point(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
-    params: dict[str, object] = {"rounding": "v9" if ctx.compat == "9.0.8" else "round"}
-    if text is not None:
-        params["levels"] = ";".join(repr(x) for x in double_params(text))
-    label = f"{name}_{text}" if text is not None else name
-    return [Column(label, _bind(spec, ctx, params))]
+    """``11pt_avg..25,.5`` (default: the 11 levels 0, 0.1, ..., 1)."""
+    params = _trec_params(spec, text, "", EXIT_USAGE)
+    params["rounding"] = ctx.rounding
+    return [Column(_label(name, text), _bind(spec, ctx, params))]
 
 
 def _set_f(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
-    x = double_params(text)[0] if text is not None else 1.0
-    if x < 0:
-        raise TrecEvalError(
-            f"trec_eval: set_F's parameter (beta squared) cannot be negative; got {text!r}",
-            EXIT_USAGE)
-    label = f"{name}_{text}" if text is not None else name
-    return [Column(label, _bind(spec, ctx, {"beta": math.sqrt(x)}))]
+    """``set_F.x`` with x = beta squared (default 1); a negative x exits 1."""
+    params = _trec_params(spec, text, "", EXIT_USAGE)
+    return [Column(_label(name, text), _bind(spec, ctx, params))]
 
 
 def _relstring(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
@@ -209,8 +225,7 @@ def _relstring(name: str, spec: str | None, ctx: Context, text: str | None) -> l
     if text is not None:
         first = double_params(text)[0]
         length = int(first) if math.isfinite(first) else 0
-    label = f"{name}_{text}" if text is not None else name
-    return [Column(label, None, kind="str", summary="none", cleared_when_missing=True,
+    return [Column(_label(name, text), None, kind="str", summary="none", cleared_when_missing=True,
                    length=max(length, 0))]
 
 
@@ -327,7 +342,7 @@ def expand(arguments: Sequence[str], ctx: Context) -> list[Column]:
             selected.add(name)
         else:
             hint = ""
-            if name in {"rbp", "rbp_resid", "unj", "dcg", "ideal_dcg"}:
+            if name in TREC_TO_SPEC:  # a measure of the other version: only 10.0 adds some
                 hint = f" ('{name}' is new in trec_eval 10.0; use --compat 10.0)"
             raise TrecEvalError(f"trec_eval: illegal measure '{argument}'{hint}", EXIT_USAGE)
     columns: list[Column] = []
