@@ -68,6 +68,15 @@ def test_options_are_read_with_atol() -> None:
         parse_options(["--measure"])
 
 
+def test_every_option_sets_its_field() -> None:
+    opts = parse_options(["-hvqcJn", "-Rqrels", "-T", "trec_results", "-Zz", "-oold", "-mmap",
+                          "--compat=9.0.8", "a", "b"])
+    assert (opts.help, opts.version, opts.per_query, opts.complete, opts.judged_only,
+            opts.summary) == (True, True, True, True, True, False)
+    assert (opts.rel_format, opts.results_format, opts.zscores) == ("qrels", "trec_results", "z")
+    assert (opts.measures, opts.compat, opts.files) == (["map"], "9.0.8", ["a", "b"])
+
+
 # ----------------------------------------------------------------------------- exit codes
 
 
@@ -87,6 +96,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
     (["-m", "ndcg.1=3,,2=4"], 2, "malformed pair parameters"),
     (["-m", "ndcg.1"], 2, "malformed pair parameters"),
     (["-m", "utility.1,2,3"], 4, "utility takes 4 coefficients"),
+    (["-m", "set_F.-1"], 1, "cannot be negative"),
     (["-m", "rbp.p=1.5"], 1, "must be a number in [0, 1]"),
     (["-l", "-1"], 1, "-l must be >= 0"),
     (["-M", "0"], 1, "-M must be a positive number"),
@@ -278,3 +288,24 @@ def test_c_clears_missing_topics_parameterised_set_measures() -> None:
         rows = [line.split("\t") for line in out.splitlines() if line.split("\t")[1] == topic]
         assert {(name.strip(), value) for name, _, value in rows} == {
             ("utility_2,-1,0,0", "0.0000"), ("relstring_3", "''"), ("rbp_resid_p=0.5", "0.0000")}
+
+
+# ----------------------------------------------------------------------------- formatting
+
+TIES = [0.0, 1.0, 0.5, 1 / 32, 0.00005, 0.00015, 0.99995, 0.12345, 0.33335, 9.99995, 9.99994,
+        10.0, 123.456789, -0.0, -0.00004, -1 / 3, float("inf"), float("-inf"), float("nan"),
+        2.0**-30, 0.1 + 0.2, 1 - 2**-53]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(TIES)
+                | st.integers(0, 200_000).map(lambda k: k / 20_000), max_size=50))
+def test_fixed4_is_printf_6_4f(values: list[float]) -> None:
+    """The vectorised ``%6.4f`` equals C's (Python's ``%`` rounds the exact binary value, as
+    glibc's printf does), also on rounding ties and outside [0, 10)."""
+    import numpy as np
+
+    from serpeval.trec_eval.output import fixed4
+
+    values = [*TIES, *values]
+    assert fixed4(np.array(values)).to_pylist() == ["%6.4f" % v for v in values]  # noqa: UP031

@@ -33,8 +33,8 @@ def fixed4(values: np.ndarray) -> pa.Array:
     """
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
-    scaled = values * 1e4
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # huge and non-finite: the slow path
+        scaled = values * 1e4
         fast = (scaled >= 0) & (scaled < 99999.0) & ~np.signbit(values)
         fast &= np.abs(scaled - np.floor(scaled) - 0.5) >= _NEAR_HALF
     units = np.rint(np.where(fast, scaled, 0.0)).astype(np.int32)
