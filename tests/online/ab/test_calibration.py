@@ -55,3 +55,11 @@ def test_injected_effect_is_detected_at_the_planned_power() -> None:
     assert abs(row["units_per_arm"] - per_arm) < 0.05 * per_arm
     assert abs(row["rate"] - 0.8) <= 0.06, row  # 3 standard errors of 400 Bernoulli(.8)
     assert row["mean_effect"] == pytest.approx(truth, rel=0.05)
+
+
+def test_an_experiment_with_two_treatments_is_refused() -> None:
+    from serpeval.errors import InputError
+
+    logs = LogGenerator(600, experiments=2, variants=("control", "b", "c")).generate(rng=3)
+    with pytest.raises(InputError, match="more than one arm besides the control 'control'"):
+        rejection_rates(logs.impressions, metrics="ctr", naive=False)

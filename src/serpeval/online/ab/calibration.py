@@ -36,8 +36,15 @@ def _pairs_by_experiment(keys: list[dict[str, Any]], control: str) -> tuple[Any,
     variants = np.array([k["variant"] for k in keys])
     names = np.unique(experiments)
     is_control = variants == control
+    treated, arms = np.unique(experiments[~is_control], return_counts=True)
+    if np.any(arms > 1):
+        several = ", ".join(map(repr, treated[arms > 1][:5].tolist()))
+        raise InputError(
+            f"experiment(s) {several} have more than one arm besides the control {control!r}; "
+            "each experiment must have the control and one other arm."
+        )
     c_pos = dict(zip(experiments[is_control], np.flatnonzero(is_control), strict=True))
-    t_pos = dict(zip(experiments[~is_control], np.flatnonzero(~is_control), strict=False))
+    t_pos = dict(zip(experiments[~is_control], np.flatnonzero(~is_control), strict=True))
     both = [e for e in names if e in c_pos and e in t_pos]
     if not both:
         raise InputError(f"no experiment has both the control {control!r} and another variant.")
