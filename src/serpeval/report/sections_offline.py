@@ -36,6 +36,7 @@ from serpeval.report.svg import (
     StripRow,
     bar_chart,
     interval_chart,
+    label_width_for,
     strip_chart,
 )
 
@@ -262,7 +263,7 @@ def _interval_chart(comparison: Data) -> Markup | None:
     if not rows:
         return None
     chart = interval_chart(rows, x_label=f"Δ with {level} CI", width=760,
-                           label_width=min(320, 60 + 7 * max(len(r.label) for r in rows)))
+                           label_width=label_width_for(r.label for r in rows))
     return fragment("figure", chart, f"Difference to the baseline and its {level} confidence "
                                      "interval; coloured where significant after correction.")
 

@@ -26,7 +26,14 @@ from serpeval.report.page import (
     num_cell,
     text_cell,
 )
-from serpeval.report.svg import Interval, LinePoint, Series, interval_chart, line_chart
+from serpeval.report.svg import (
+    Interval,
+    LinePoint,
+    Series,
+    interval_chart,
+    label_width_for,
+    line_chart,
+)
 
 __all__ = ["BUILDERS", "ab", "ab_monitor", "ab_plan", "interleaving", "simulation"]
 
@@ -39,21 +46,22 @@ def _join(parts: Iterable[Markup]) -> Markup:
     return Markup("").join(parts)
 
 
-def _each(items: Sequence[Data], title: Callable[[Data], str], body: Callable[[Data], Markup]
-          ) -> Markup:
-    """The bodies of several results of one kind, each under its own heading when many."""
+def _section(data: ReportData, kind: str, key: str, heading: str, summary: str,
+             title: Callable[[Data], str], body: Callable[[Data], Markup]) -> Section | None:
+    """The section of one online kind (None when not given): the body of each of its
+    results, each under its own ``title`` when there are several."""
+    items = data.online.get(kind, [])
+    if not items:
+        return None
     if len(items) == 1:
-        return body(items[0])
-    return _join(fragment("heading", title(item)) + body(item) for item in items)
+        content = body(items[0])
+    else:
+        content = _join(fragment("heading", title(item)) + body(item) for item in items)
+    return Section(key, heading, content, summary=summary)
 
 
 def _figure(chart: Markup, caption: str) -> Markup:
     return fragment("figure", chart, caption)
-
-
-def _label_width(labels: Iterable[str]) -> int:
-    """Room for the row labels of an interval chart (7 px a character, within limits)."""
-    return min(320, 60 + 7 * max((len(label) for label in labels), default=10))
 
 
 # ----------------------------------------------------------------------------- interleaving
@@ -61,15 +69,12 @@ def _label_width(labels: Iterable[str]) -> int:
 
 def interleaving(data: ReportData) -> Section | None:
     """Who won the interleaving experiment: Δ_AB with its CI, the counts, the checks."""
-    items = data.online.get("interleaving", [])
-    if not items:
-        return None
-    body = _each(items, lambda d: str(d.get("experiment", "")), _interleaving_body)
-    return Section("interleaving", "Interleaving", body,
-                   summary="Δ_AB = (wins A + ties / 2) / impressions − 1/2: positive when users "
-                           "prefer A. CI: bootstrap over units; p: exact sign test. Over time "
-                           "(logs with timestamps): cumulative Δ_AB per period with a "
-                           "delta-method CI clustered by unit.")
+    return _section(data, "interleaving", "interleaving", "Interleaving",
+                    "Δ_AB = (wins A + ties / 2) / impressions − 1/2: positive when users "
+                    "prefer A. CI: bootstrap over units; p: exact sign test. Over time "
+                    "(logs with timestamps): cumulative Δ_AB per period with a "
+                    "delta-method CI clustered by unit.",
+                    lambda d: str(d.get("experiment", "")), _interleaving_body)
 
 
 def _interleaving_body(d: Data) -> Markup:
@@ -173,14 +178,11 @@ def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
 
 def ab(data: ReportData) -> Section | None:
     """A/B effects with confidence intervals, per metric and treatment."""
-    items = data.online.get("ab", [])
-    if not items:
-        return None
-    body = _each(items, lambda d: str(d.get("experiment", "")), _ab_body)
-    return Section("ab", "A/B test", body,
-                   summary="Effect of each treatment on each metric, with its confidence "
-                           "interval; ▲ / ▼ significantly better / worse after the "
-                           "multiple-testing correction.")
+    return _section(data, "ab", "ab", "A/B test",
+                    "Effect of each treatment on each metric, with its confidence "
+                    "interval; ▲ / ▼ significantly better / worse after the "
+                    "multiple-testing correction.",
+                    lambda d: str(d.get("experiment", "")), _ab_body)
 
 
 def _ab_marker(row: Data) -> tuple[str, str]:
@@ -253,7 +255,7 @@ def _ab_body(d: Data) -> Markup:
     parts.append(fragment("cards", [_ab_card(r, level) for r in rows]))
     intervals = [_ab_interval(r, level) for r in rows]
     chart = interval_chart(intervals, x_label=f"relative effect (%) with {level} CI", width=760,
-                           label_width=_label_width(i.label for i in intervals))
+                           label_width=label_width_for(i.label for i in intervals))
     parts.append(_figure(chart, "Relative effect of the treatment; coloured where significant "
                                 "(green: better for users, red: worse)."))
     parts.append(fragment("table", _ab_table(rows, level)))
@@ -269,15 +271,11 @@ def _ab_body(d: Data) -> Markup:
 
 def ab_monitor(data: ReportData) -> Section | None:
     """An A/B effect look by look, with its always-valid confidence sequence."""
-    items = data.online.get("ab_monitor", [])
-    if not items:
-        return None
-    body = _each(items, lambda d: f"{d.get('experiment', '')}: {d.get('metric', '')}",
-                 _monitor_body)
-    return Section("ab-over-time", "A/B test over time", body,
-                   summary="The effect at each look with its always-valid confidence sequence "
-                           "(valid however often one looks) and the fixed-horizon CI (valid only "
-                           "at a planned end).")
+    return _section(data, "ab_monitor", "ab-over-time", "A/B test over time",
+                    "The effect at each look with its always-valid confidence sequence "
+                    "(valid however often one looks) and the fixed-horizon CI (valid only "
+                    "at a planned end).",
+                    lambda d: f"{d.get('experiment', '')}: {d.get('metric', '')}", _monitor_body)
 
 
 def _look_tip(treatment: str, r: Data) -> str:
@@ -329,12 +327,10 @@ def _monitor_body(d: Data) -> Markup:
 
 def ab_plan(data: ReportData) -> Section | None:
     """Units per arm an A/B test needs per metric, and what the units at hand can detect."""
-    items = data.online.get("ab_plan", [])
-    if not items:
-        return None
-    return Section("ab-plan", "A/B sample sizes", _each(items, lambda d: "", _plan_body),
-                   summary="Units per arm to detect the minimum effect at the planned power, and "
-                           "the smallest effect detectable with the units observed.")
+    return _section(data, "ab_plan", "ab-plan", "A/B sample sizes",
+                    "Units per arm to detect the minimum effect at the planned power, and "
+                    "the smallest effect detectable with the units observed.",
+                    lambda d: "", _plan_body)
 
 
 def _plan_body(d: Data) -> Markup:
@@ -363,14 +359,11 @@ def _plan_body(d: Data) -> Markup:
 
 def simulation(data: ReportData) -> Section | None:
     """Interleaving vs A/B metrics: impressions each needs, power curves, agreement."""
-    items = data.online.get("simulation", [])
-    if not items:
-        return None
-    return Section("sensitivity", "Sensitivity: interleaving vs A/B",
-                   _each(items, lambda d: str(d.get("title", "")), _simulation_body),
-                   summary="Simulated users (click model) on the two rankers: how many impressions "
-                           "each method needs to detect the difference, with bootstrap-over-"
-                           "queries CIs, and whether it points the same way as offline nDCG.")
+    return _section(data, "simulation", "sensitivity", "Sensitivity: interleaving vs A/B",
+                    "Simulated users (click model) on the two rankers: how many impressions "
+                    "each method needs to detect the difference, with bootstrap-over-"
+                    "queries CIs, and whether it points the same way as offline nDCG.",
+                    lambda d: str(d.get("title", "")), _simulation_body)
 
 
 def _method_label(m: Data) -> str:

@@ -17,13 +17,14 @@ user input.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
 __all__ = ["Bar", "Interval", "LinePoint", "Series", "StripPoint", "StripRow", "bar_chart",
-           "interval_chart", "line_chart", "log_ticks", "nice_ticks", "strip_chart"]
+           "interval_chart", "label_width_for", "line_chart", "log_ticks", "nice_ticks",
+           "strip_chart"]
 
 MARGIN_LEFT = 64
 MARGIN_RIGHT = 16
@@ -373,6 +374,11 @@ def _legend(series: Sequence[Series], left: float, right: float) -> tuple[list[s
                    f'{escape(s.name)}</text>')
         x += needed
     return out, 16 * (row + 1) + 4
+
+
+def label_width_for(labels: Iterable[str]) -> int:
+    """Room for the row labels of an interval chart (7 px a character, within limits)."""
+    return min(320, 60 + 7 * max((len(label) for label in labels), default=10))
 
 
 def _shorten(text: str, limit: int) -> str:
