@@ -29,6 +29,8 @@ def test_jsonl_gzipped_beir_style(tmp_path) -> None:
     ("301 no tab here\n", ParseError, r"topics.txt:1: expected 'query_id<TAB>text'"),
     ('{"_id": "q1"}\n', ParseError, r"topics.txt:1: a topic needs an id .* and a text"),
     ("{broken\n", ParseError, r"topics.txt:1: not valid JSON"),
+    ("1\ta\n\tno id\n", ParseError, r"topics.txt:2: the query id is empty"),
+    ('{"id": " ", "text": "x"}\n', ParseError, r"topics.txt:1: the query id is empty"),
     ("1\ta\n\n1\tb\n", DuplicateError, r"topics.txt:3: query '1' appears again \(first on line"),
     ("# only a comment\n", EmptyInputError, "no topics found"),
 ])
@@ -45,6 +47,9 @@ def test_missing_and_binary_files(tmp_path) -> None:
     (tmp_path / "bin.tsv").write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(InputError, match="cannot read the topics file as UTF-8"):
         read_topics(tmp_path / "bin.tsv")
+    (tmp_path / "cut.tsv.gz").write_bytes(gzip.compress(b"1\tpolio\n" * 100)[:-10])
+    with pytest.raises(InputError, match=r"cut\.tsv\.gz: cannot read the topics file"):
+        read_topics(tmp_path / "cut.tsv.gz")
 
 
 def test_robust04_titles() -> None:

@@ -29,7 +29,8 @@ def read_topics(path: str | Path) -> dict[str, str]:
 
     Raises:
         InputError: the file is missing or unreadable.
-        ParseError: a line has no tab (TSV) or is not an object with an id and a text (JSONL).
+        ParseError: a line has no tab (TSV) or is not an object with an id and a text (JSONL),
+            or its query id is empty.
         DuplicateError: a query id appears twice.
         EmptyInputError: the file holds no topics.
     """
@@ -41,7 +42,7 @@ def read_topics(path: str | Path) -> dict[str, str]:
         text = raw.decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{source}: topics file not found.") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # EOFError: a truncated .gz
         raise InputError(f"{source}: cannot read the topics file as UTF-8 text ({exc}).") from exc
     topics: dict[str, str] = {}
     first_line: dict[str, int] = {}
@@ -51,6 +52,8 @@ def read_topics(path: str | Path) -> dict[str, str]:
             continue
         qid, query = _parse_json(stripped, source, number) if stripped.startswith("{") else \
             _parse_tsv(line, source, number)
+        if not qid.strip():
+            raise ParseError(f"{source}:{number}: the query id is empty in {stripped[:60]!r}.")
         if qid in topics:
             raise DuplicateError(f"{source}:{number}: query {qid!r} appears again (first on line "
                                  f"{first_line[qid]}); each query needs one text.")
