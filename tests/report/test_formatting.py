@@ -1,0 +1,43 @@
+"""How the report writes numbers, against hand-written expected strings."""
+
+from __future__ import annotations
+
+import math
+
+from serpeval.report.formatting import count, interval, number, p_value, percent, signed, sort_key
+
+
+def test_number_digits_separators_and_missing() -> None:
+    assert number(0.46391) == "0.4639"
+    assert number(0.46391, 2) == "0.46"
+    assert number(12345.0) == "12,345"        # a whole float from 1000 on reads as a count
+    assert number(999.0) == "999.0000"
+    assert number(1234567) == "1,234,567"
+    assert number(None) == number(math.nan) == "—"
+
+
+def test_signed_percent_and_count() -> None:
+    assert signed(0.0176) == "+0.0176"
+    assert signed(-0.01764, 2) == "-0.02"
+    assert percent(0.0236) == "+2.36%"
+    assert percent(-0.5, 1) == "-50.0%"
+    assert percent(0.125, 1, sign=False) == "12.5%"
+    assert count(12344.6) == "12,345"
+    assert count(math.inf) == "inf"
+    assert signed(None) == percent(math.nan) == count(None) == "—"
+
+
+def test_interval_and_p_value() -> None:
+    assert interval(-0.0345, -0.0007) == "[-0.0345, -0.0007]"
+    assert interval(0.0081, 0.0393, as_percent=True) == "[+0.81%, +3.93%]"
+    assert interval(None, 0.1) == interval(0.1, math.nan) == ""
+    assert p_value(0.04321) == "0.0432"
+    assert p_value(0.00004) == "<0.0001"
+    assert p_value(0.00006) == "0.0001"
+    assert p_value(None) == "—"
+
+
+def test_sort_key_is_the_number_and_empty_when_missing() -> None:
+    assert sort_key(3) == "3.0"
+    assert float(sort_key(0.1)) == 0.1
+    assert sort_key(None) == sort_key(math.nan) == ""
