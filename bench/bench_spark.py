@@ -248,6 +248,13 @@ def median_of(results: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in results)
 
 
+def linear_fit(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float]:
+    """Least-squares slope and intercept of ``ys`` on ``xs``, and R^2."""
+    slope, intercept = np.polyfit(xs, ys, 1)
+    r2 = 1 - float(((ys - slope * xs - intercept) ** 2).sum() / ((ys - ys.mean()) ** 2).sum())
+    return float(slope), float(intercept), r2
+
+
 # ----------------------------------------------------------------------------- modes
 
 
@@ -330,9 +337,7 @@ def scaling(args: argparse.Namespace) -> str:
     )
     for label, xs, ys in fits:
         if len(xs) >= 2:
-            slope, intercept = np.polyfit(xs, ys, 1)
-            fitted = slope * xs + intercept
-            r2 = 1 - float(((ys - fitted) ** 2).sum() / ((ys - ys.mean()) ** 2).sum())
+            slope, intercept, r2 = linear_fit(xs, ys)
             lines.append(
                 f"Linear fit of the {label} time: {slope:.1f} s per million queries "
                 f"({slope / args.docs:.2f} s per million run rows) + {intercept:.1f} s, "
@@ -379,8 +384,7 @@ def local_only(args: argparse.Namespace) -> str:
     if len(rows) >= 2:
         xs = np.array([r["queries"] for r in rows], dtype=float) / 1e6
         ys = np.array([r["local_s"] for r in rows])
-        slope, intercept = np.polyfit(xs, ys, 1)
-        r2 = 1 - float(((ys - slope * xs - intercept) ** 2).sum() / ((ys - ys.mean()) ** 2).sum())
+        slope, intercept, r2 = linear_fit(xs, ys)
         lines += [
             "",
             f"Linear fit: {slope:.1f} s per million queries + {intercept:.1f} s, R^2 = {r2:.4f}.",
