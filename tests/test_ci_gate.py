@@ -152,3 +152,45 @@ def test_gate_results_picks_measures_and_checks_options(collection) -> None:
     with pytest.raises(OptionError, match="exactly two runs"):
         gate_results(three)
     assert serpeval.gate is gate
+
+
+def test_count_and_lower_is_better_measures_equal_scipy(collection) -> None:
+    """A sum measure's margin and bound are in counts; a lower-is-better measure is flipped."""
+    base, cand = collection.runs["candidate"], collection.runs["baseline"]
+    res = evaluate(collection.qrels, {"candidate": base, "baseline": cand},
+                   ["NumRelRet", "Unjudged@10"], missing="zero")
+    x, y = res["baseline"].values.T, res["candidate"].values.T   # candidate x, baseline y
+    n = x.shape[1]
+    margin = 5.0                                                 # 5 relevant docs over all queries
+    counted = gate_results(res, ["NumRelRet"], max_drop=margin).checks[0]
+    # H0: sum(x - y) <= -margin  <=>  mean(x - y) <= -margin / n.
+    ref = stats.ttest_rel(x[0] + margin / n, y[0], alternative="greater")
+    assert counted.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    low = stats.ttest_rel(x[0], y[0], alternative="greater").confidence_interval(0.95).low
+    assert counted.bound == pytest.approx(low * n, rel=1e-9)
+    assert counted.delta == pytest.approx((x[0] - y[0]).sum())
+    assert counted.margin == margin
+    # Unjudged@10: lower is better, so the improvement is y - x.
+    flipped = gate_results(res, ["Unjudged@10"], max_drop=0.02).checks[0]
+    ref = stats.ttest_rel(y[1] + 0.02, x[1], alternative="greater")
+    assert flipped.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    assert flipped.delta == pytest.approx((y[1] - x[1]).mean())
+    d = y[1] - x[1]
+    assert (flipped.wins, flipped.ties, flipped.losses) == (
+        int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()))
+
+
+def test_no_significant_drop_is_holm_corrected_over_measures(collection) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    base, cand = collection.runs["candidate"], collection.runs["baseline"]
+    result = gate(collection.qrels, base, cand, ["nDCG@10", "AP"], max_drop=0.02,
+                  rule="no-significant-drop")
+    res = evaluate(collection.qrels, [base, cand], ["nDCG@10", "AP"], missing="zero")
+    y, x = (run.values.T for run in res.runs)
+    raw = [stats.ttest_rel(x[j] + 0.02, y[j], alternative="less").pvalue for j in range(2)]
+    reject, corrected, _, _ = multipletests(raw, alpha=0.05, method="holm")
+    assert [c.p_value for c in result.checks] == pytest.approx(raw, rel=1e-9)
+    assert [c.p_value_corrected for c in result.checks] == pytest.approx(corrected, rel=1e-9)
+    assert [c.passed for c in result.checks] == (~reject).tolist()
+    assert "Holm over measures" in result.method

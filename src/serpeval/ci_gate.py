@@ -42,6 +42,7 @@ from serpeval.comparison import (
     align_queries,
     canonical_test,
     paired_test,
+    wins_ties_losses,
 )
 from serpeval.errors import OptionError
 from serpeval.stats._checks import RngLike, as_generator, check_count
@@ -297,10 +298,9 @@ def gate_results(
     corrected = holm(p) if rule == "no-significant-drop" else p
     passed = corrected <= alpha if rule == "non-inferiority" else corrected > alpha
 
+    wins, ties, losses = wins_ties_losses(gain)                 # gain: positive is better
     checks = []
     for j, m in enumerate(measures_):
-        wins = int((gain[j] > TIE_TOLERANCE).sum())
-        losses = int((gain[j] < -TIE_TOLERANCE).sum())
         worst = np.argsort(gain[j], kind="stable")[:max(0, top)]
         regressions = tuple(
             Regression(str(query_ids[q]), float(values[0, j, q]), float(values[1, j, q]),
@@ -311,7 +311,7 @@ def gate_results(
             candidate_mean=float(cand_means[j]),
             delta=float((cand_means[j] - base_means[j]) * orient[j]), margin=float(margin[j]),
             bound=float(bound[j]), p_value=float(p[j]), p_value_corrected=float(corrected[j]),
-            passed=bool(passed[j]), wins=wins, ties=n - wins - losses, losses=losses,
+            passed=bool(passed[j]), wins=int(wins[j]), ties=int(ties[j]), losses=int(losses[j]),
             regressions=regressions))
     method = tested.method
     if rule == "no-significant-drop" and len(checks) > 1:

@@ -239,7 +239,7 @@ def compare_results(
                          ci=ci if ci != "t" else "bca", rng=generator)
     if ci == "t":
         interval = tested if test == "t" else paired_t(x, y, confidence=level)
-    elif test == "bootstrap" and ci in ("bca", "percentile"):
+    elif test == "bootstrap":
         interval = tested
     else:
         interval = paired_bootstrap(x, y, n_resamples=resamples, ci=ci, confidence=level,
@@ -252,6 +252,8 @@ def compare_results(
     else:
         corrected = adjust(p, correction)
     effect = np.asarray(cohens_dz(x, y))
+    low, high = np.asarray(interval.ci_low), np.asarray(interval.ci_high)
+    statistic = np.asarray(tested.statistic)
 
     n = len(query_ids)
     rows = []
@@ -259,15 +261,15 @@ def compare_results(
         # The interval is in the measure's units: times n for sums, none for geometric means.
         scale = {"sum": n, "gmean": np.nan}.get(m.spec.aggregate, 1.0)
         wins, ties, losses = wins_ties_losses(x[j] - y[j], m.spec.higher_is_better)
+        aggregates = [m.aggregate(values[i, j]) for i in range(len(systems))]
         for k, (a, b) in enumerate(index):
-            mean_a, mean_b = m.aggregate(values[a, j]), m.aggregate(values[b, j])
+            mean_a, mean_b = aggregates[a], aggregates[b]
             delta = mean_a - mean_b
             rows.append(PairResult(
                 measure=str(m), system=systems[a], baseline=systems[b], queries=n,
                 mean=mean_a, baseline_mean=mean_b, delta=delta,
-                ci_low=float(np.asarray(interval.ci_low)[j, k]) * scale,
-                ci_high=float(np.asarray(interval.ci_high)[j, k]) * scale,
-                statistic=float(np.asarray(tested.statistic)[j, k]), p_value=float(p[j, k]),
+                ci_low=float(low[j, k]) * scale, ci_high=float(high[j, k]) * scale,
+                statistic=float(statistic[j, k]), p_value=float(p[j, k]),
                 p_value_corrected=float(corrected[j, k]),
                 significant=bool(corrected[j, k] <= alpha), effect_size=float(effect[j, k]),
                 wins=int(wins[k]), ties=int(ties[k]), losses=int(losses[k]),
