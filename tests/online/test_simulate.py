@@ -190,3 +190,35 @@ def test_real_robust04_pair() -> None:
     assert world.skipped == {"retrieved but not judged": 1}
     res = simulate(world=world, click_model="informational", mc_impressions=0, rng=0, bootstrap=200)
     assert all(np.isfinite(m.required) for m in res.methods)
+
+
+def test_monte_carlo_statistics_against_scipy() -> None:
+    """The prefix t statistics, Welch's df, the critical values, the Wilson CI of the
+    simulated power and the analytic power curve, each against scipy / the z-test formula."""
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    x = rng.poisson(2.0, 60).astype(np.float64)
+    y = 1.3 * rng.poisson(2.5, 60).astype(np.float64)
+    grid = np.array([2, 3, 7, 20, 60])
+    t = engine._prefix_t(x - 2.15, grid)
+    np.testing.assert_allclose(t, [stats.ttest_1samp(x[:n] - 2.15, 0.0).statistic for n in grid],
+                               rtol=1e-9)
+    t, df = engine._prefix_welch(x, y, grid)
+    ref = [stats.ttest_ind(x[:n], y[:n], equal_var=False) for n in grid]
+    np.testing.assert_allclose(t, [r.statistic for r in ref], rtol=1e-9)
+    np.testing.assert_allclose(df, [r.df for r in ref], rtol=1e-9)
+    np.testing.assert_allclose(engine._t_crit(df, 0.05), stats.t.ppf(0.975, df), rtol=1e-9)
+    hits = np.array([0.0, 3.0, 80.0, 150.0])
+    power, low, high = engine._wilson(hits, 150, z=norm.ppf(0.975))
+    cis = [stats.binomtest(int(h), 150).proportion_ci(0.95, method="wilson") for h in hits]
+    np.testing.assert_allclose(power, hits / 150)
+    np.testing.assert_allclose(low, [c.low for c in cis], atol=1e-12)
+    np.testing.assert_allclose(high, [c.high for c in cis], atol=1e-12)
+    # A two-sided z-test whose effect reaches z_total at `required` impressions:
+    # power(n) = Φ(z_total sqrt(n / required) - z_α) + Φ(-z_total sqrt(n / required) - z_α).
+    z_a, z_total = norm.ppf(0.975), norm.ppf(0.975) + norm.ppf(0.8)
+    got = engine.analytic_power(np.array([1000.0, 4000.0]), 1000.0, z_a, z_total)
+    np.testing.assert_allclose(got, [0.8 + norm.cdf(-2 * z_a - norm.ppf(0.8)),
+                                     norm.cdf(2 * z_total - z_a) + norm.cdf(-2 * z_total - z_a)])
+    assert np.isnan(engine.analytic_power(np.array([10.0]), np.inf, z_a, z_total)).all()

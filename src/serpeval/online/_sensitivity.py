@@ -247,11 +247,7 @@ def simulate_interleaving(tables: Tables, users: int, per_user: int, grid_users:
             clicks = _kernel.sample_clicks(*_gather(tables.il_cells, cols), rng)
             outcome = np.sign((clicks * tables.il_weight[:, lists]).sum(axis=0, dtype=np.int8))
             totals[start:stop] = outcome.reshape(u, per_user).sum(axis=1)
-        s1, s2 = np.cumsum(totals)[grid_users - 1], np.cumsum(totals**2)[grid_users - 1]
-        mean = s1 / grid_users
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = (s2 - grid_users * mean**2) / (grid_users - 1)
-            t = mean / np.sqrt(var / grid_users)
+        t = _prefix_t(totals, grid_users)
         hits += (np.nan_to_num(t * direction) > _t_crit(grid_users - 1.0, alpha))
         tick()
     return hits
@@ -265,7 +261,7 @@ def simulate_ab(tables: Tables, users: int, per_user: int, grid_users: NDArray[n
     hits = {metric: np.zeros(len(grid_users)) for metric in AB_METRICS}
     n_t = tables.n_types
     for _ in range(replicates):
-        arm_sums: list[dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
+        arm_totals: list[dict[str, NDArray[np.float64]]] = []
         for cells in tables.ab_cells:
             totals = {metric: np.empty(users) for metric in AB_METRICS}
             for start, stop in _chunks(users, per_user):
@@ -278,20 +274,41 @@ def simulate_ab(tables: Tables, users: int, per_user: int, grid_users: NDArray[n
                 values = {"CTR": count, "abandonment": count == 0, "clicks@1": clicks[0]}
                 for metric in AB_METRICS:
                     totals[metric][start:stop] = values[metric].reshape(u, per_user).sum(axis=1)
-            arm_sums.append({metric: (np.cumsum(x)[grid_users - 1], np.cumsum(x**2)[grid_users - 1])
-                             for metric, x in totals.items()})
+            arm_totals.append(totals)
         for metric in AB_METRICS:
-            (a1, a2), (b1, b2) = arm_sums[0][metric], arm_sums[1][metric]
-            n = grid_users.astype(np.float64)
-            ma, mb = a1 / n, b1 / n
-            with np.errstate(divide="ignore", invalid="ignore"):
-                va, vb = (a2 - n * ma**2) / (n - 1), (b2 - n * mb**2) / (n - 1)
-                se2 = va / n + vb / n
-                t = (ma - mb) / np.sqrt(se2)
-                df = se2**2 / ((va / n) ** 2 / (n - 1) + (vb / n) ** 2 / (n - 1))
+            t, df = _prefix_welch(arm_totals[0][metric], arm_totals[1][metric], grid_users)
             hits[metric] += (np.nan_to_num(t * directions[metric]) > _t_crit(np.nan_to_num(df, nan=1.0), alpha))
         tick()
     return hits
+
+
+def _prefix_moments(x: NDArray[np.float64], grid: NDArray[np.int64]) -> tuple[NDArray[np.float64], ...]:
+    """Mean and sample variance (ddof 1) of the first ``n`` values of ``x``, for every n in ``grid``."""
+    n = grid.astype(np.float64)
+    mean = np.cumsum(x)[grid - 1] / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (np.cumsum(x**2)[grid - 1] - n * mean**2) / (n - 1)
+    return mean, var
+
+
+def _prefix_t(x: NDArray[np.float64], grid: NDArray[np.int64]) -> NDArray[np.float64]:
+    """One-sample t statistic (H0: mean 0) of the first ``n`` values of ``x``, per n in ``grid``."""
+    mean, var = _prefix_moments(x, grid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return mean / np.sqrt(var / grid)
+
+
+def _prefix_welch(x: NDArray[np.float64], y: NDArray[np.float64],
+                  grid: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Welch's t statistic and Welch-Satterthwaite df of the first ``n`` values of ``x``
+    against the first ``n`` of ``y``, per n in ``grid``."""
+    n = grid.astype(np.float64)
+    (ma, va), (mb, vb) = _prefix_moments(x, grid), _prefix_moments(y, grid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se2 = va / n + vb / n
+        t = (ma - mb) / np.sqrt(se2)
+        df = se2**2 / ((va / n) ** 2 / (n - 1) + (vb / n) ** 2 / (n - 1))
+    return t, df
 
 
 def _chunks(users: int, per_user: int, max_impressions: int = 1_000_000) -> list[tuple[int, int]]:
