@@ -162,16 +162,20 @@ def _summary(column: Column, values: Any, opts: Options, num_q: int, qrels: Qrel
         return float(num_q)
     if how == "num_rel" and opts.complete:
         return float(np.count_nonzero(qrels.relevance > 0))
-    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
     if how in ("sum", "num_rel"):
-        return total
+        return _sequential_sum(values)
     if how == "gmean":
-        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
-        total = float(np.cumsum(logs)[-1]) if len(logs) else 0.0
+        total = _sequential_sum(np.log(np.maximum(values, MIN_GEO_MEAN)))
         if opts.complete and opts.compat == "9.0.8":
             total += (num_q - len(values)) * math.log(MIN_GEO_MEAN)
         return math.exp(total / num_q) if num_q else 0.0
-    return total / num_q if num_q else 0.0
+    return _sequential_sum(values) / num_q if num_q else 0.0
+
+
+def _sequential_sum(values: np.ndarray) -> float:
+    """The sum in topic order, one addition after another as trec_eval's C loop does (NumPy's
+    pairwise ``sum`` can differ in the last bits, and so in the 4th printed decimal)."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
 
 
 _RELSTRING_CODES = np.frombuffer(b"0123456789", dtype=np.uint8)
