@@ -73,10 +73,11 @@ def main() -> None:
         for _ in range(args.repeats):
             c_runs.append(timed(c_cmd, c_out))
             ours_runs.append(timed(ours_cmd, ours_out))
-        same = c_out.read_bytes() == ours_out.read_bytes()
+        ours_bytes = ours_out.read_bytes()
+        same = c_out.read_bytes() == ours_bytes
         c_med, ours_med = (statistics.median(t for t, _ in runs) for runs in (c_runs, ours_runs))
         c_cpu, ours_cpu = (statistics.median(c for _, c in runs) for runs in (c_runs, ours_runs))
-        lines = sum(1 for _ in ours_out.open("rb"))
+        lines = ours_bytes.count(b"\n")
         rows.append((size, topics * docs, lines, c_med, ours_med, c_cpu, ours_cpu, same))
         print(f"{size}: C {c_med:.2f} s wall / {c_cpu:.2f} s CPU "
               f"(walls {', '.join(f'{t:.2f}' for t, _ in c_runs)}), serpeval {ours_med:.2f} s "
