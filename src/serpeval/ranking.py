@@ -350,10 +350,6 @@ class Rankings:
         """0-based position of every judgment in its query's ideal ranking."""
         return np.arange(len(self.ideal_grades), dtype=np.int64) - self.ideal_offsets[:-1][self.ideal_segment]
 
-    def count(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
-        """Per query: how many ranked docs satisfy ``mask``."""
-        return np.bincount(self.segment[mask], minlength=self.n_queries).astype(np.int64)
-
     def total(self, values: NDArray[np.float64], mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Per query: the sum of ``values`` over ranked docs (where ``mask``)."""
         if mask is None:
@@ -366,28 +362,6 @@ class Rankings:
         if mask is None:
             return np.bincount(seg, weights=values, minlength=self.n_queries)
         return np.bincount(seg[mask], weights=values[mask], minlength=self.n_queries)
-
-    def running_count(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
-        """For every ranked doc: how many docs at or above it in its query satisfy ``mask``."""
-        total = np.cumsum(mask, dtype=np.int64)
-        before = np.concatenate([[0], total])[self.offsets[:-1]]
-        return total - before[self.segment]
-
-    def running_sum(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        """For every ranked doc: the sum of ``values`` at or above it in its query."""
-        total = np.cumsum(values)
-        before = np.concatenate([[0.0], total])[self.offsets[:-1]]
-        return total - before[self.segment]
-
-    def first_position(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
-        """Per query: 0-based rank of the first doc satisfying ``mask``, or -1."""
-        hits = np.flatnonzero(mask)
-        out = np.full(self.n_queries, -1, dtype=np.int64)
-        if hits.size:
-            seg = self.segment[hits]
-            first = np.concatenate([[True], seg[1:] != seg[:-1]])
-            out[seg[first]] = self.position[hits[first]]
-        return out
 
     def num_rel(self, rel: int) -> NDArray[np.int64]:
         """Per query: judged docs with grade >= ``rel`` (retrieved or not), trec_eval's R."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import within
+from serpeval.measures._segments import prefix_sums
 from serpeval.measures._spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def err(r: Rankings, *, cutoff: int | None, max_grade: int) -> NDArray[np.float6
     stop = (np.exp2(g) - 1.0) / 2.0**max_grade
     # log of the probability of reaching each rank: sum of log(1 - R) over the ranks above.
     log_continue = np.log1p(-stop)
-    reach = np.exp(r.running_sum(log_continue) - log_continue)
+    reach = np.exp(prefix_sums(log_continue, r.offsets) - log_continue)
     contribution = stop * reach / (r.position + 1.0)
     return r.total(contribution, within(r, cutoff))
 
