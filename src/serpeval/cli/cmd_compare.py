@@ -66,6 +66,16 @@ def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") ->
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
 
 
+def check_non_negative(args: argparse.Namespace, *options: str) -> None:
+    """Refuse a negative ``--digits`` / ``--top`` with one clear line (not a format traceback)."""
+    from serpeval.errors import OptionError
+
+    for option in options:
+        value = getattr(args, option.lstrip("-").replace("-", "_"))
+        if value < 0:
+            raise OptionError(f"{option} must be >= 0; got {value}.")
+
+
 def progress() -> Any:
     """A transient rich progress display on a terminal's stderr, or a silent stand-in."""
     from contextlib import nullcontext
@@ -131,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.cmd_evaluate import coverage_notes
     from serpeval.comparison import compare_results
 
+    check_non_negative(args, "--digits")
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]
 
     def test(results: Any) -> Any:

@@ -12,7 +12,12 @@ import sys
 from typing import Any
 
 from serpeval.cli.app import split_measures, write_output
-from serpeval.cli.cmd_compare import TESTS, add_evaluation_options, load_and_evaluate
+from serpeval.cli.cmd_compare import (
+    TESTS,
+    add_evaluation_options,
+    check_non_negative,
+    load_and_evaluate,
+)
 
 
 def register(sub: Any) -> None:
@@ -71,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.ci_gate import gate_results
     from serpeval.cli.cmd_evaluate import coverage_notes
 
+    check_non_negative(args, "--digits", "--top")
     measures = split_measures(args.measures) or ["nDCG@10"]
     max_drop, relative = parse_drop(args.max_drop)
 
