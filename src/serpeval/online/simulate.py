@@ -137,6 +137,12 @@ class SimulationResult:
             lines.append("skipped queries: " + ", ".join(f"{v} {k}" for k, v in w.skipped.items()))
         return lines
 
+    def _sizes(self, points: int) -> NDArray[np.float64]:
+        """``points`` log-spaced impressions from 10 to 3x the largest finite requirement."""
+        finite = [m.required for m in self.methods if np.isfinite(m.required)]
+        top = max(finite) * 3 if finite else 1e6
+        return np.geomspace(10, max(top, 100), points)
+
     def power_curves(self, points: int = 40) -> list[dict[str, Any]]:
         """Power against impressions per method, as rows for plots (the HTML report).
 
@@ -145,9 +151,7 @@ class SimulationResult:
         ``source="monte carlo"``: the simulated experiments' power with Wilson CIs
         (``low``, ``high``).
         """
-        finite = [m.required for m in self.methods if np.isfinite(m.required)]
-        top = max(finite) * 3 if finite else 1e6
-        xs = np.geomspace(10, max(top, 100), points)
+        xs = self._sizes(points)
         rows: list[dict[str, Any]] = []
         for m in self.methods:
             power = engine.analytic_power(xs, m.required, self.analytic["z_alpha"],
@@ -173,9 +177,7 @@ class SimulationResult:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
-        finite = [m.required for m in self.methods if np.isfinite(m.required)]
-        top = max(finite) * 3 if finite else 1e6
-        xs = np.geomspace(10, max(top, 100), 200)
+        xs = self._sizes(200)
         colors = {"interleaving": "C0", "CTR": "C1", "abandonment": "C2", "clicks@1": "C3"}
         for m in self.methods:
             label = "interleaving (team draft)" if m.method == "interleaving" else f"A/B: {m.metric}"
@@ -296,10 +298,9 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
         return float(n), float(effect), n_boot
 
     n_il, effect_il, boot_il = sizes("interleaving")
-    il_wins = float(((moments["interleaving"].square + moments["interleaving"].mean) / 2).mean(axis=0)
-                    @ tables.type_weights)
-    il_losses = float(((moments["interleaving"].square - moments["interleaving"].mean) / 2).mean(axis=0)
-                      @ tables.type_weights)
+    il = moments["interleaving"]  # E[o] and E[o²] = P(win) - P(loss) and P(win) + P(loss)
+    il_wins = float(((il.square + il.mean) / 2).mean(axis=0) @ tables.type_weights)
+    il_losses = float(((il.square - il.mean) / 2).mean(axis=0) @ tables.type_weights)
     results = [MethodResult(
         "interleaving", "interleaving", il_wins, il_losses, effect_il, n_il,
         *_quantiles(boot_il, q),
@@ -311,14 +312,13 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
         value_a = float(ma.mean.mean(axis=0) @ tables.type_weights)
         value_b = float(mb.mean.mean(axis=0) @ tables.type_weights)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio_boot = boot_ab / boot_il
+            ratio_low, ratio_high = _quantiles(boot_ab / boot_il, q)
         orient = engine.ORIENTATION[metric]
         results.append(MethodResult(
             "A/B", metric, value_a, value_b, effect, n_ab, *_quantiles(boot_ab, q),
             agrees=_agrees(effect, orient, offline_sign),
             ratio=n_ab / n_il if np.isfinite(n_il) and n_il > 0 else float("nan"),
-            ratio_low=_quantiles(ratio_boot, q)[0],
-            ratio_high=_quantiles(ratio_boot, q)[1],
+            ratio_low=ratio_low, ratio_high=ratio_high,
         ))
 
     curves: dict[str, engine.PowerCurve] = {}
