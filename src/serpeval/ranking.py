@@ -429,6 +429,7 @@ def rank(
         order = sort_order(codes, scores, run.doc_ids)
     sorted_codes = codes[order]
     counts = np.bincount(sorted_codes, minlength=n_judged)
+    present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
     offsets = np.zeros(n_judged + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
@@ -455,7 +456,6 @@ def rank(
         counts = np.bincount(sorted_codes, minlength=n_judged)
         np.cumsum(counts, out=offsets[1:])
 
-    present = np.bincount(codes[judged_rows], minlength=n_judged) > 0
     absent = np.flatnonzero(~present)
     missing_ids = tuple(index.query_ids.take(pa.array(absent, pa.int64())).to_pylist())
     if missing_ids and missing == "error":
