@@ -104,12 +104,11 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
             e = _sign_expectation(q_clicked[:, i], q_clicked[:, j]) if clicks else 0.0
             prefs[i, j], prefs[j, i] = e, -e
     expected = float(prefs[0, 1]) if n == 2 else None
+    best = [s for s in range(n) if all(prefs[s, t] > _TIE for t in range(n) if t != s)]
+    winner = best[0] if best else None
     if n == 2:
         outcome = int(np.sign(expected)) if abs(expected) > _TIE else 0
     else:
-        beats = [all(prefs[s, t] > _TIE for t in range(n) if t != s) for s in range(n)]
-        outcome = 0 if not any(beats) else (1 if beats[0] else -1)
-    best = [s for s in range(n) if all(prefs[s, t] > _TIE for t in range(n) if t != s)]
-    winner = best[0] if best else None
+        outcome = 0 if winner is None else (1 if winner == 0 else -1)
     return Outcome(tuple(float(c) for c in credits), outcome, winner,
                    tuple(tuple(float(v) for v in row) for row in prefs), clicks, 0, expected)
