@@ -98,6 +98,12 @@ def test_two_proportion_ztest_matches_statsmodels() -> None:
         assert float(e.statistic[i]) == pytest.approx(z, rel=TOL)
         assert float(e.p_value[i]) == pytest.approx(p, rel=TOL)
         assert (float(e.ci_lower[i]), float(e.ci_upper[i])) == pytest.approx((low, high), rel=TOL)
+        # the relative interval: statsmodels' log interval for the ratio p_T / p_C
+        low, high = confint_proportions_2indep(xt, nt, xc, nc, method="log", compare="ratio")
+        assert float(e.rel_effect[i]) == pytest.approx((xt / nt) / (xc / nc) - 1, rel=TOL)
+        assert (float(e.rel_ci_lower[i]), float(e.rel_ci_upper[i])) == pytest.approx(
+            (low - 1, high - 1), rel=TOL
+        )
 
 
 def test_identical_arms_give_p_one_not_nan() -> None:

@@ -130,25 +130,11 @@ def compare_means(
         statistic = np.where(
             se > 0, effect / se, np.where(effect == 0, 0.0, np.sign(effect) * np.inf)
         )
-        q = _quantile(alpha, df)
         # the relative interval: the same test on the log scale, Var(log m) = s^2 / (m^2 n)
         se_log, df_log = _scale(vc / (mc * mc), nc, vt / (mt * mt), nt, use_t)
-        ratio = mt / mc
         rel_half = np.exp(_quantile(alpha, df_log) * se_log)
-    return Effect(
-        control=mc,
-        treatment=mt,
-        effect=effect,
-        ci_lower=effect - q * se,
-        ci_upper=effect + q * se,
-        rel_effect=ratio - 1.0,
-        rel_ci_lower=ratio / rel_half - 1.0,
-        rel_ci_upper=ratio * rel_half - 1.0,
-        se=se,
-        statistic=statistic,
-        df=df,
-        p_value=_p_two_sided(statistic, df),
-    )
+        q = _quantile(alpha, df)
+    return _effect(mc, mt, se, q, rel_half, statistic, df)
 
 
 def two_proportion_ztest(
@@ -169,7 +155,7 @@ def two_proportion_ztest(
     Examples:
         >>> e = two_proportion_ztest(100, 1000, 130, 1000)
         >>> round(float(e.p_value), 4)  # pooled p = .115, z = .03 / sqrt(.115 * .885 * .002)
-        0.0356
+        0.0355
     """
     xc, nc, xt, nt = _arrays(x_c, n_c, x_t, n_t)
     if (
@@ -187,16 +173,24 @@ def two_proportion_ztest(
     pooled = (xc + xt) / (nc + nt)
     se_pooled = np.sqrt(pooled * (1 - pooled) * (1 / nc + 1 / nt))
     se = np.sqrt(pc * (1 - pc) / nc + pt * (1 - pt) / nt)
-    effect = pt - pc
+    q = _quantile(alpha, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        statistic = np.where(se_pooled > 0, effect / se_pooled, 0.0)
-        q = _quantile(alpha, np.inf)
-        se_log = np.sqrt((1 - pc) / (pc * nc) + (1 - pt) / (pt * nt))
-        ratio = pt / pc
-        rel_half = np.exp(q * se_log)
+        statistic = np.where(se_pooled > 0, (pt - pc) / se_pooled, 0.0)
+        rel_half = np.exp(q * np.sqrt((1 - pc) / (pc * nc) + (1 - pt) / (pt * nt)))
+    return _effect(pc, pt, se, q, rel_half, statistic, np.full_like(se, np.inf))
+
+
+def _effect(
+    control: Any, treatment: Any, se: Any, q: Any, rel_half: Any, statistic: Any, df: Any
+) -> Effect:
+    """The :class:`Effect` of two arms: ``effect +- q se`` and the relative interval
+    ``(treatment / control) * rel_half^(+-1) - 1``; the p-value from ``statistic`` and ``df``."""
+    effect = treatment - control
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = treatment / control
     return Effect(
-        control=pc,
-        treatment=pt,
+        control=control,
+        treatment=treatment,
         effect=effect,
         ci_lower=effect - q * se,
         ci_upper=effect + q * se,
@@ -205,8 +199,8 @@ def two_proportion_ztest(
         rel_ci_upper=ratio * rel_half - 1.0,
         se=se,
         statistic=statistic,
-        df=np.full_like(se, np.inf),
-        p_value=_p_two_sided(statistic, np.inf),
+        df=df,
+        p_value=_p_two_sided(statistic, df),
     )
 
 

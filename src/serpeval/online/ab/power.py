@@ -19,6 +19,7 @@ equation for delta. CUPED shrinks ``s^2`` by ``1 - rho^2`` (pass ``variance_redu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from serpeval.errors import OptionError
 
@@ -83,7 +84,6 @@ def sample_size(
         >>> round(sample_size(0.001, 0.09))  # (1.95996 + 0.84162)^2 * 2 * .09 / .001^2 = 1412795
         1412795
     """
-    from scipy.optimize import brentq
     from scipy.stats import norm
 
     _check(alpha, power, ratio, variance_reduction)
@@ -101,10 +101,7 @@ def sample_size(
     def gap(n: float) -> float:
         return _power_at(effect, variance, n, ratio, alpha, variance_reduction) - target
 
-    low = closed / 2
-    while gap(low) > 0:
-        low /= 2
-    return float(brentq(gap, low, closed * 1.0000001, xtol=1e-12, rtol=1e-15, maxiter=500))
+    return _root(gap, closed, xtol=1e-12)
 
 
 def mde(
@@ -122,7 +119,6 @@ def mde(
         >>> round(mde(1.0, 1600), 4)  # (1.95996 + 0.84162) * sqrt(2 / 1600) = 0.09905
         0.0991
     """
-    from scipy.optimize import brentq
     from scipy.stats import norm
 
     _check(alpha, power, ratio, variance_reduction)
@@ -134,10 +130,18 @@ def mde(
     def gap(delta: float) -> float:
         return _power_at(delta, variance, n, ratio, alpha, variance_reduction) - power
 
+    return _root(gap, closed, xtol=1e-15)
+
+
+def _root(gap: Callable[[float], float], closed: float, *, xtol: float) -> float:
+    """The root of the increasing ``gap`` just below the closed-form start ``closed`` (where
+    the power of both tails is already at least the target)."""
+    from scipy.optimize import brentq
+
     low = closed / 2
     while gap(low) > 0:
         low /= 2
-    return float(brentq(gap, low, closed * 1.0000001, xtol=1e-15, rtol=1e-15, maxiter=500))
+    return float(brentq(gap, low, closed * 1.0000001, xtol=xtol, rtol=1e-15, maxiter=500))
 
 
 def _power_at(
