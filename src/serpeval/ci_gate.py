@@ -267,6 +267,9 @@ def gate_results(
         raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
                           f"{len(results.runs)}.")
     measures_ = results.measures if measures is None else parse_measures(measures)  # type: ignore[arg-type]
+    if not measures_:
+        raise OptionError("the gate needs at least one measure to check; got none (a gate "
+                          "with nothing to check would pass vacuously).")
     geometric = [str(m) for m in measures_ if m.spec.aggregate == "gmean"]
     if geometric:
         raise OptionError(f"{', '.join(geometric)}: a margin on a geometric mean has no "
