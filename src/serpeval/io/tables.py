@@ -70,15 +70,6 @@ def _column(table: pa.Table, role: str, label: str, given: str | None = None) ->
     )
 
 
-def _ids(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    if pa.types.is_string(column.type):
-        return column
-    if pa.types.is_integer(column.type) or pa.types.is_large_string(column.type) or \
-            pa.types.is_dictionary(column.type) or pa.types.is_string_view(column.type):
-        return column.cast(pa.string())
-    return column.cast(pa.string())
-
-
 def _no_nulls(column: pa.ChunkedArray, role: str, label: str) -> None:
     if column.null_count:
         first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
@@ -112,7 +103,7 @@ def run_from_table(
     nan = np.flatnonzero(np.isnan(scores))
     if nan.size:
         raise ParseError(f"{label}: row {nan[0] + 1}: the score is NaN; scores must be numbers.")
-    return Run(_ids(q), _ids(d), scores, name=name, source=label, source_kind="table")
+    return Run(q, d, scores, name=name, source=label, source_kind="table")
 
 
 def qrels_from_table(
@@ -144,7 +135,7 @@ def qrels_from_table(
         raise ParseError(f"{label}: the relevance column has type {r.type}; expected integers.")
     if len(grades) == 0:
         raise EmptyInputError(f"{label}: the qrels have no rows.")
-    qrels = Qrels(_ids(q), _ids(d), grades, source=label)
+    qrels = Qrels(q, d, grades, source=label)  # ids become strings there
     _refuse_duplicate_judgments(qrels, label)
     return qrels
 
