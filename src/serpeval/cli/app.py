@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from serpeval.errors import SerpevalError
 
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:1] == ["trec_eval"] and "serpeval.cli.cmd_trec_eval" in _available():
+    if args_list[:1] == ["trec_eval"]:
         # trec_eval's own flag syntax (-q -m P.5 -c ...) is parsed by that command itself.
         from serpeval.cli.cmd_trec_eval import run_trec_eval
 
@@ -80,14 +80,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     return int(status or 0)
 
-
-def _available() -> set[str]:
-    import importlib.util
-
-    names = set()
-    if importlib.util.find_spec("serpeval.cli.cmd_trec_eval") is not None:
-        names.add("serpeval.cli.cmd_trec_eval")
-    return names
 
 
 #: Commands that never hand pandas objects to pyarrow (see :func:`spare_pandas_import`).
