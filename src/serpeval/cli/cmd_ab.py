@@ -61,13 +61,7 @@ def register(sub: Any) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--correction", default="holm", help="holm (default), bonferroni, bh or none")
     p.add_argument("--use-t", action="store_true", help="Welch t instead of z for ratio metrics")
-    p.add_argument(
-        "--duplicates",
-        choices=("error", "exclude", "unchecked"),
-        default="error",
-        help="repeated impression ids: error (default), exclude their rows, or unchecked "
-        "(skip the duplicate-id check when ids are unique by construction)",
-    )
+    add_duplicates_option(p)
     p.add_argument(
         "--column",
         action="append",
@@ -99,6 +93,17 @@ def register(sub: Any) -> None:
     p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
+
+
+def add_duplicates_option(p: Any) -> None:
+    """``--duplicates error|exclude|unchecked`` (``ab`` and ``interleaving-report``)."""
+    p.add_argument(
+        "--duplicates",
+        choices=("error", "exclude", "unchecked"),
+        default="error",
+        help="repeated impression ids: error (default), exclude their rows, or unchecked "
+        "(skip the duplicate-id check when ids are unique by construction)",
+    )
 
 
 @contextmanager
@@ -142,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     common = {"backend": args.backend, "schema": schema, "clicks": args.clicks}
     with engine_status(args.backend):
         if args.plan:
-            plan = plan.plan_ab(
+            planned = plan.plan_ab(
                 args.logs,
                 args.experiment,
                 metrics=metrics,
@@ -154,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
                 pre=args.pre,
                 **common,
             )
-            return _emit(args, plan.to_dicts(), list(plan.notes), "A/B plan", plan.to_dicts())
+            rows = planned.to_dicts()
+            return _emit(args, rows, list(planned.notes), "A/B plan", rows)
         if args.monitor:
             looks: str | int = args.looks if args.looks == "daily" else _int(args.looks)
             seq = monitor.monitor_ab(

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli.app import write_output
-from serpeval.cli.cmd_ab import _emit, engine_status
+from serpeval.cli.cmd_ab import _emit, add_duplicates_option, engine_status
 from serpeval.report.table import FORMATS
 
 
@@ -55,13 +55,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--backend", choices=("duckdb", "spark"), default="duckdb", help="query engine")
     p.add_argument("--clicks", metavar="PATH", help="separate clicks table (events layout)")
-    p.add_argument(
-        "--duplicates",
-        choices=("error", "exclude", "unchecked"),
-        default="error",
-        help="repeated impression ids: error (default), exclude their rows, or unchecked "
-        "(skip the duplicate-id check when ids are unique by construction)",
-    )
+    add_duplicates_option(p)
     p.add_argument(
         "--column", action="append", metavar="ROLE=NAME", help="map a column, e.g. teams=arm"
     )
