@@ -91,6 +91,12 @@ def test_measures_listing_and_detail(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     assert "parsed as: nDCG@10" in out
     assert "IDCG" in out
+    assert main(["measures", "P"]) == 0  # a bare name whose cutoff is required
+    assert capsys.readouterr().out.startswith("P: precision at k")
+    assert main(["measures", "nDCG(gain=bogus)@10"]) == 2  # the parameter's own error
+    assert "must be one of linear, exp" in capsys.readouterr().err
+    assert main(["measures", "nope"]) == 2
+    assert "Unknown measure 'nope'" in capsys.readouterr().err
 
 
 def test_demo_runs_and_names_the_winner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,18 +35,23 @@ def describe_rows() -> list[dict[str, Any]]:
             usage += "@k"
         elif spec.cutoff == "optional":
             usage += "[@k]"
-        trec = [*spec.trec, *(f"{n}_k" for n in spec.trec_cut)]
         rows.append({
             "measure": usage,
             "definition": spec.summary,
             "aggregate": spec.aggregate,
             "aliases": ", ".join(spec.aliases),
-            "trec_eval": ", ".join(trec),
+            "trec_eval": ", ".join(_trec_names(spec)),
         })
     return rows
 
 
+def _trec_names(spec: Any) -> list[str]:
+    """The measure's trec_eval names, cutoff families as ``ndcg_cut_k``."""
+    return [*spec.trec, *(f"{n}_k" for n in spec.trec_cut)]
+
+
 def run(args: argparse.Namespace) -> int:
+    from serpeval.errors import MeasureError
     from serpeval.measures import REGISTRY, parse_measure
     from serpeval.report.table import render
 
@@ -54,8 +59,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             measure = parse_measure(args.name)
             spec = measure.spec
-        except Exception:
-            spec = REGISTRY[args.name]
+        except MeasureError as problem:
+            # A bare name is enough to describe a measure whose cutoff is required (``P``);
+            # anything else keeps its own error (a bad parameter value, an unknown name).
+            try:
+                spec = REGISTRY[args.name]
+            except MeasureError:
+                raise problem from None
             measure = None
         lines = [f"{spec.name}: {spec.summary}"]
         if measure is not None and str(measure) != spec.name:
@@ -70,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         if spec.aliases:
             lines.append("aliases: " + ", ".join(spec.aliases))
         if spec.trec or spec.trec_cut:
-            lines.append("trec_eval: " + ", ".join([*spec.trec, *(f"{n}_k" for n in spec.trec_cut)]))
+            lines.append("trec_eval: " + ", ".join(_trec_names(spec)))
         if spec.reference:
             lines.append("reference: " + spec.reference)
         write_output("\n".join(lines) + "\n", None)
