@@ -30,6 +30,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -124,14 +125,15 @@ def ensure_log(impressions: int) -> Path:
 
 def run(code: str, *args: str) -> dict:
     """Run ``code`` in a fresh interpreter; its JSON line plus the peak RSS (MiB) of the process."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    out, err = proc.stdout.read(), proc.stderr.read()
+    # files, not pipes: a child that writes more than a pipe holds (Spark's log) would block
+    # while we wait for it
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=stdout, stderr=stderr)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen need not wait
+        stdout.seek(0)
+        stderr.seek(0)
+        out, err = stdout.read(), stderr.read()
     if status != 0:
         raise RuntimeError(f"run failed ({status}): {err[-2000:]}")
     result = json.loads(out.strip().splitlines()[-1])
@@ -225,20 +227,17 @@ def write_report(
     by = {(r["tool"], r["size"]): r for r in rows}
     duck_small, pandas_small = by[("serpeval (DuckDB)", small)], by[("pandas", small)]
     pandas_half = by[("pandas", small // 2)]
-    slope = (pandas_small["wall"] - pandas_half["wall"]) / (
-        pandas_small["rows"] - pandas_half["rows"]
-    )
-    pandas_big = pandas_small["wall"] + slope * (
-        by[("serpeval (DuckDB)", big)]["rows"] - pandas_small["rows"]
-    )
-    mem_slope = (pandas_small["peak_mib"] - pandas_half["peak_mib"]) / (
-        pandas_small["rows"] - pandas_half["rows"]
-    )
-    pandas_big_mem = pandas_small["peak_mib"] + mem_slope * (
-        by[("serpeval (DuckDB)", big)]["rows"] - pandas_small["rows"]
-    )
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     big_row = by[("serpeval (DuckDB)", big)]
+
+    def pandas_at_big(key: str) -> float:
+        """pandas' ``key`` at the big log, extrapolated linearly from its two sizes."""
+        slope = (pandas_small[key] - pandas_half[key]) / (
+            pandas_small["rows"] - pandas_half["rows"]
+        )
+        return pandas_small[key] + slope * (big_row["rows"] - pandas_small["rows"])
+
+    pandas_big, pandas_big_mem = pandas_at_big("wall"), pandas_at_big("peak_mib")
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     lines = [
         "# A/B analysis at scale: serpeval (DuckDB) vs pandas",
         "",
