@@ -220,6 +220,8 @@ def test_srm_planned_split_and_no_warning_when_fine() -> None:
     assert not check.mismatch
     with pytest.raises(OptionError, match="no share for variant"):
         srm_check({"c": 1, "t": 2}, {"c": 1.0})
+    with pytest.raises(OptionError, match=r"names variant\(s\) \['u'\] that have no units"):
+        srm_check({"c": 1, "t": 2}, {"c": 1.0, "t": 1.0, "u": 1.0})
     with pytest.raises(StatsError, match="two variants"):
         srm_check({"c": 1})
 

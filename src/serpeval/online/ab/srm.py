@@ -104,6 +104,12 @@ def srm_check(
             raise OptionError(
                 f"planned split has no share for variant(s) {missing}; it names {list(expected)}."
             )
+        unseen = [v for v in expected if v not in counts]
+        if unseen:
+            raise OptionError(
+                f"planned split names variant(s) {unseen} that have no units (variants with "
+                f"units: {list(names)}): a misspelt name, or an arm that lost all its units."
+            )
         weights = [float(expected[v]) for v in names]
     elif expected is None:
         weights = [1.0] * len(names)
