@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.measures._spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -24,9 +26,6 @@ TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
               "randomization": "randomization test", "bootstrap": "paired bootstrap test"}
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
                     "tukey": "Tukey HSD", "none": "no"}
-
-#: The floor of geometric means (GMAP), as in :func:`serpeval.measures._spec.aggregate`.
-GMEAN_FLOOR = 1e-5
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,10 @@ __all__ = ["Measure", "MeasureSpec", "Param", "aggregate", "format_value"]
 Kernel = Callable[..., "NDArray[np.float64]"]
 
 
+GMEAN_FLOOR = 1e-5
+"""Geometric means average ``log(max(x, GMEAN_FLOOR))`` (trec_eval's ``MIN_GEO_MEAN``)."""
+
+
 def format_value(value: Any) -> str:
     """Canonical text of a parameter value (``0.5``, ``2``, ``exp``)."""
     if isinstance(value, float):
@@ -281,6 +285,6 @@ def aggregate(values: NDArray[np.float64], how: str) -> float:
     if n == 0:
         return float("nan")
     if how == "gmean":
-        return float(np.exp(np.cumsum(np.log(np.maximum(values, 1e-5)))[-1] / n))
+        return float(np.exp(np.cumsum(np.log(np.maximum(values, GMEAN_FLOOR)))[-1] / n))
     total = float(np.cumsum(values)[-1])
     return total if how == "sum" else total / n

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InputError, InvalidParameterError
+from serpeval.measures._spec import GMEAN_FLOOR
 from serpeval.ranking import Rankings, index_qrels, rank
 from serpeval.trec_eval.catalog import Column, Context, expand
 from serpeval.trec_eval.options import (
@@ -41,8 +42,6 @@ from serpeval.trec_eval.options import (
 )
 
 __all__ = ["Evaluation", "evaluate"]
-
-MIN_GEO_MEAN = 1e-5
 
 
 @dataclass(frozen=True)
@@ -165,9 +164,9 @@ def _summary(column: Column, values: Any, opts: Options, num_q: int, qrels: Qrel
     if how in ("sum", "num_rel"):
         return _sequential_sum(values)
     if how == "gmean":
-        total = _sequential_sum(np.log(np.maximum(values, MIN_GEO_MEAN)))
+        total = _sequential_sum(np.log(np.maximum(values, GMEAN_FLOOR)))
         if opts.complete and opts.compat == "9.0.8":
-            total += (num_q - len(values)) * math.log(MIN_GEO_MEAN)
+            total += (num_q - len(values)) * math.log(GMEAN_FLOOR)
         return math.exp(total / num_q) if num_q else 0.0
     return _sequential_sum(values) / num_q if num_q else 0.0
 
