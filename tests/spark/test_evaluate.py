@@ -266,6 +266,11 @@ def test_bad_columns_and_options_are_refused_before_any_spark_job(spark, tied) -
         )
     with pytest.raises(errors.InputError, match=r"^run DataFrame: no column 'system' \(run_col\)"):
         evaluate(qrels, run, ["AP"], run_col="system")
+    with pytest.raises(errors.InvalidParameterError, match=r"name and run_col exclude each other"):
+        evaluate(qrels, run, ["AP"], run_col="system", name="bm25")
+    for option in ({"run_col": "system"}, {"name": "bm25"}):
+        with pytest.raises(errors.InvalidParameterError, match=r"names its runs by its keys"):
+            evaluate(qrels, {"bm25": run}, ["AP"], **option)
     with pytest.raises(errors.InvalidParameterError, match="missing must be one of"):
         evaluate(qrels, run, ["AP"], missing="ignore")  # type: ignore[arg-type]
     with pytest.raises(errors.InvalidParameterError, match="buckets must be a positive integer"):

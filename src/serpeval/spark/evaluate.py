@@ -77,9 +77,10 @@ def evaluate(
         query_col, doc_col, score_col, relevance_col: column names; by default the names
             the local readers accept (``query_id``/``qid``/``topic``..., ``doc_id``/
             ``docno``/``pid``..., ``score``/``sim``, ``relevance``/``rel``/``label``...).
-        run_col: a column of ``run`` that names the run of each row: evaluates every run
-            in it (one extra Spark job lists the names).
-        name: the run's name when ``run`` is one DataFrame (default ``run``).
+        run_col: a column of ``run`` (one DataFrame) that names the run of each row:
+            evaluates every run in it (one extra Spark job lists the names).
+        name: the run's name when ``run`` is one DataFrame without ``run_col`` (default
+            ``run``).
         missing: judged queries absent from a run: ``"skip"`` (warning with the count),
             ``"zero"`` or ``"error"``.
         depth: keep only the top ``depth`` docs per query (trec_eval ``-M``).
@@ -94,6 +95,7 @@ def evaluate(
         DataFrame), aggregates and coverage.
 
     Raises:
+        InvalidParameterError: a bad option, or ``run_col`` / ``name`` where they do not apply.
         InputError: a missing column or a column of the wrong type; null ids or scores.
         ParseError: NaN scores, fractional grades.
         DuplicateError: a doc retrieved twice for one query, or judged twice.
@@ -153,6 +155,16 @@ def _run_rows(
     """The rows of every run (with a ``run`` column when there are several), the run
     names in order, and how error messages name each run."""
     columns = {"query_col": query_col, "doc_col": doc_col, "score_col": score_col}
+    if isinstance(run, Mapping) and (run_col is not None or name is not None):
+        raise InvalidParameterError(
+            f"{RUN_LABEL}: run_col and name apply to one DataFrame; {{name: DataFrame}} names "
+            "its runs by its keys."
+        )
+    if run_col is not None and name is not None:
+        raise InvalidParameterError(
+            f"{RUN_LABEL}: name and run_col exclude each other; with run_col the runs are named "
+            f"by the values of column {run_col!r}."
+        )
     if isinstance(run, Mapping):
         if not run:
             raise InputError(
