@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval._arrays import fingerprint, pair_key, segment_ids
+from serpeval._arrays import segment_ids
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InputError, ParseError, SerpevalError
 from serpeval.io.trec import find_duplicate
@@ -39,8 +39,6 @@ from serpeval.measures import parse_measures
 from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank, rank_order
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
-
     from serpeval.measures import Measure
 
 __all__ = ["COUNTERS", "ERROR", "QUERY", "STATS", "GroupPlan", "evaluate_group"]
@@ -107,7 +105,7 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
     try:
         judgments = _qrels(qrels, plan.qrels_label)
         index = index_qrels(judgments)
-        _refuse_duplicate_judgments(judgments, index.row_query, plan.qrels_label)
+        _refuse_duplicate_judgments(judgments, plan.qrels_label)
         parts = [_evaluate_run(index, judgments, name, _run_rows(run, name, label), plan)
                  for name, label in zip(plan.runs, plan.run_labels, strict=True)]
     except SerpevalError as exc:
@@ -134,13 +132,10 @@ def _qrels(table: pa.Table, label: str) -> Qrels:
     return Qrels(table["query_id"], table["doc_id"], grades.astype(np.int64), source=label)
 
 
-def _refuse_duplicate_judgments(qrels: Qrels, query_codes: NDArray[np.int64], label: str) -> None:
-    """Refuse a (query, doc) judged twice: a cheap hash check, the exact search only on a hit."""
-    keys = np.sort(pair_key(query_codes, fingerprint(qrels.doc_ids)))
-    if not np.any(keys[1:] == keys[:-1]):
-        return
+def _refuse_duplicate_judgments(qrels: Qrels, label: str) -> None:
+    """Refuse a (query, doc) judged twice (:func:`find_duplicate` screens by hash first)."""
     first, _second = find_duplicate(qrels.query_ids, qrels.doc_ids)
-    if first >= 0:  # else two different docs share a fingerprint
+    if first >= 0:
         raise DuplicateError(
             f"{label}: document {qrels.doc_ids[first].as_py()!r} is judged twice for query "
             f"{qrels.query_ids[first].as_py()!r}. Keep one judgment per (query, document)."
