@@ -282,6 +282,8 @@ def test_bad_input_errors() -> None:
         interleave([["a"], ["b"]], "balanced", k=2, tau=3)
     with pytest.raises(OptionError, match="tau must be a positive number"):
         interleave([["a"], ["b"]], "probabilistic", k=2, tau=0)
+    with pytest.raises(OptionError, match="rng must be an int seed >= 0"):
+        interleave([["a"], ["b"]], k=2, rng=-1)
     shown = interleave([["a", "b"], ["b", "c"]], k=3, rng=0)
     with pytest.raises(InputError, match=r"click at position 3 was not shown: positions are 0-based .* \(0..2\)"):
         credit(shown, [3])

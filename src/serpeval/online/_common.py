@@ -9,22 +9,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from serpeval.errors import OptionError
+from serpeval.stats._checks import as_generator
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
 T = TypeVar("T")
 
-
-def as_rng(rng: int | np.random.Generator | None) -> np.random.Generator:
-    """A NumPy Generator from a seed, a Generator (used as is) or None (fresh entropy)."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(rng)
-    raise OptionError(
-        f"rng must be an int seed, a numpy.random.Generator or None; got {type(rng).__name__}."
-    )
+#: A NumPy Generator from a seed >= 0, a Generator (used as is) or None (fresh entropy).
+as_rng = as_generator
 
 
 def lookup(kind: str, name: str, table: Mapping[str, T]) -> T:
