@@ -25,7 +25,7 @@ from typing import Literal
 from serpeval.errors import MeasureError
 from serpeval.measures import REGISTRY, Measure
 from serpeval.measures._cparse import atof, atol
-from serpeval.measures._gains import trec_gain_pairs
+from serpeval.measures._gains import format_gain_table, trec_gain_pairs
 from serpeval.trec_eval.options import EXIT_INPUT, EXIT_MEASURE, EXIT_USAGE, TrecEvalError
 
 __all__ = ["MEASURES", "NICKNAMES", "TREC_TO_SPEC", "Column", "Context", "expand", "measure_names"]
@@ -191,7 +191,7 @@ def _gain_pairs(*, persistence: bool = False, gains: bool = True,
             table, named = trec_gain_pairs(text, extra=("p",) if persistence else (),
                                            strict_levels=ctx.compat != "9.0.8")
             if gains and table:
-                params["gains"] = ";".join(f"{g}:{v!r}" for g, v in table.items())
+                params["gains"] = format_gain_table(table)
             if "p" in named:
                 params["p"] = named["p"]
         return [Column(_label(name, text), _bind(spec, ctx, params),
