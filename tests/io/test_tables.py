@@ -77,6 +77,20 @@ def test_table_errors(tmp_path: Path) -> None:
         serpeval.evaluate(3, RUN, ["AP"])
 
 
+def test_jsonl_blank_lines_are_counted(tmp_path) -> None:
+    path = tmp_path / "gaps.jsonl"
+    rows = ['{"query_id": "q1", "doc_id": "a", "score": 1}', '{"query_id": "q1", "doc_id": "b", "score": 0.5}']
+    path.write_text("\n" + rows[0] + "\n  \n" + rows[1] + "\n")
+    run = read_run(path)
+    assert len(run) == 2
+    assert run.skipped_lines == 2  # the first line and the third; not the final newline
+    qrels_path = tmp_path / "q.jsonl"
+    qrels_path.write_text('{"query_id": "q1", "doc_id": "a", "relevance": 1}\n\n')
+    from serpeval.io import read_qrels
+
+    assert read_qrels(qrels_path).skipped_lines == 1
+
+
 def test_named_runs_mapping_and_duplicate_names() -> None:
     res = serpeval.evaluate(QRELS, {"first": RUN, "second": RUN}, ["AP"])
     assert res.run_names == ["first", "second"]

@@ -41,11 +41,9 @@ def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
     if _is_table(source):
         from serpeval.io.tables import read_table
 
-        table = read_table(source)  # type: ignore[arg-type]
-        if isinstance(table, dict):
-            q = qrels_from_dict(table)
-            return Qrels(q.query_ids, q.doc_ids, q.relevance, source=str(source))
-        return qrels_from_table(table, label=str(source))
+        table, blank = read_table(source)  # type: ignore[arg-type]
+        q = qrels_from_dict(table) if isinstance(table, dict) else qrels_from_table(table, label=str(source))
+        return Qrels(q.query_ids, q.doc_ids, q.relevance, source=str(source), skipped_lines=blank)
     return read_trec_qrels(source)
 
 
@@ -59,10 +57,9 @@ def read_run(
 
         label = str(source)
         display = name or _stem(label)
-        table = read_table(source)  # type: ignore[arg-type]
-        if isinstance(table, dict):
-            run = run_from_dict(table, name=display)
-            return Run(run.query_ids, run.doc_ids, run.scores, name=display, source=label,
-                       source_kind="table")
-        return run_from_table(table, name=display, label=label)
+        table, blank = read_table(source)  # type: ignore[arg-type]
+        run = run_from_dict(table, name=display) if isinstance(table, dict) else \
+            run_from_table(table, name=display, label=label)
+        return Run(run.query_ids, run.doc_ids, run.scores, name=display, source=label,
+                   skipped_lines=blank, source_kind="table")
     return read_trec_run(source, name=name, comments=comments)

@@ -196,14 +196,17 @@ def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
                  np.array(grades, dtype=np.int64), source="<dict>")
 
 
-def read_table(path: str | Path) -> pa.Table | dict[str, Any]:
-    """Read ``.parquet``, ``.jsonl`` (one object per line) or ``.json`` (dict of dicts)."""
+def read_table(path: str | Path) -> tuple[pa.Table | dict[str, Any], int]:
+    """Read ``.parquet``, ``.jsonl`` (one object per line) or ``.json`` (dict of dicts).
+
+    Returns the table (or the JSON dict) and the number of blank lines skipped (JSONL).
+    """
     p = Path(path)
     name = p.name.lower().removesuffix(".gz")
     if name.endswith((".parquet", ".pq")):
         import pyarrow.parquet as pq
 
-        return pq.read_table(p)
+        return pq.read_table(p), 0
     from serpeval.io.trec import read_source
 
     data, label = read_source(p)
@@ -214,10 +217,15 @@ def read_table(path: str | Path) -> pa.Table | dict[str, Any]:
             raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.") from None
         if not isinstance(loaded, dict):
             raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
-        return loaded
+        return loaded, 0
     rows: list[dict[str, Any]] = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line
+    blank = 0
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
+            blank += 1
             continue
         try:
             row = json.loads(line)
@@ -231,7 +239,7 @@ def read_table(path: str | Path) -> pa.Table | dict[str, Any]:
     keys = {k for row in rows for k in row}
     columns = {k: [row.get(k) for row in rows] for k in keys}
     try:
-        return pa.table(columns)
+        return pa.table(columns), blank
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise ParseError(f"{label}: the JSON lines have inconsistent value types: {exc}.") from None
 
