@@ -33,6 +33,7 @@ from serpeval.errors import (
 )
 from serpeval.evaluate import DEFAULT_MEASURES
 from serpeval.measures import Measure, parse_measures
+from serpeval.measures._spec import GMEAN_FLOOR
 from serpeval.ranking import MISSING_POLICIES, Coverage, Missing
 from serpeval.results import Settings
 from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
@@ -215,7 +216,8 @@ _AGGREGATES = {
     # (rows that are not per-query values) must stay out: greatest() would replace them.
     "mean": F.avg,
     "sum": F.sum,
-    "gmean": lambda c: F.exp(F.avg(F.when(c.isNotNull(), F.log(F.greatest(c, F.lit(1e-5)))))),
+    "gmean": lambda c: F.exp(F.avg(F.when(c.isNotNull(),
+                                          F.log(F.greatest(c, F.lit(GMEAN_FLOOR)))))),
 }
 
 
