@@ -9,7 +9,7 @@ takes the collection and a :class:`rich.console.Console` and adds its part of th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,7 +45,6 @@ class DemoCollection:
     description: str
     true_grades: dict[str, dict[str, int]] | None = None
     measures: tuple[str, ...] = ("nDCG@10", "nDCG(gain=exp)@10", "AP", "P@10", "R@50", "RR", "Judged@10")
-    extras: dict[str, Any] = field(default_factory=dict)
 
 
 def make_collection(
