@@ -73,8 +73,9 @@ def test_duplicate_doc_is_an_error_naming_the_line(tmp_path: Path) -> None:
     from serpeval.io import read_run
 
     with pytest.raises(DuplicateError, match=r"dup.run:5: document 'a' is retrieved twice for query 'q' "
-                                             r"\(first at line 2\)"):
+                                             r"\(first at line 2\)") as refused:
         rank(qrels, read_run(path))
+    assert (refused.value.query, refused.value.doc) == ("q", "a")  # for callers that reword it
 
 
 def test_duplicate_below_depth_is_accepted_like_trec_eval() -> None:

@@ -57,7 +57,16 @@ class ParseError(InputError):
 
 
 class DuplicateError(InputError):
-    """A document appears twice for one query (in a run or in the qrels)."""
+    """A document appears twice for one query (in a run or in the qrels).
+
+    ``query`` and ``doc`` name the pair when the raiser knows it (a run's duplicate), so
+    that callers can word the error for their own input without searching again.
+    """
+
+    def __init__(self, message: str, *, query: str | None = None, doc: str | None = None) -> None:
+        super().__init__(message)
+        self.query = query
+        self.doc = doc
 
 
 class EmptyInputError(InputError):

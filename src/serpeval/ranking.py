@@ -563,10 +563,12 @@ def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[
     if first < 0:
         return  # fingerprint collision between different docs
     a, b = sorted((int(candidates[first]), int(candidates[second])))
+    query, doc = run.query_ids[b].as_py(), run.doc_ids[b].as_py()
     raise DuplicateError(
-        f"{_where(run, b)}: document {run.doc_ids[b].as_py()!r} is retrieved twice for query "
-        f"{run.query_ids[b].as_py()!r} (first at {_where(run, a, short=True)}). "
-        "trec_eval refuses such runs; keep one line per (query, document)."
+        f"{_where(run, b)}: document {doc!r} is retrieved twice for query {query!r} "
+        f"(first at {_where(run, a, short=True)}). "
+        "trec_eval refuses such runs; keep one line per (query, document).",
+        query=query, doc=doc,
     )
 
 

@@ -31,12 +31,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval._arrays import segment_ids
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, InputError, ParseError, SerpevalError
 from serpeval.io.trec import find_duplicate
 from serpeval.measures import parse_measures
-from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank, rank_order
+from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank
 
 if TYPE_CHECKING:
     from serpeval.measures import Measure
@@ -106,7 +105,7 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
         judgments = _qrels(qrels, plan.qrels_label)
         index = index_qrels(judgments)
         _refuse_duplicate_judgments(judgments, plan.qrels_label)
-        parts = [_evaluate_run(index, judgments, name, _run_rows(run, name, label), plan)
+        parts = [_evaluate_run(index, name, _run_rows(run, name, label), plan)
                  for name, label in zip(plan.runs, plan.run_labels, strict=True)]
     except SerpevalError as exc:
         return _error_table(exc, plan)
@@ -177,16 +176,15 @@ def _refuse_nulls(table: pa.Table, columns: tuple[str, ...], label: str) -> None
 
 
 def _evaluate_run(
-    index: QrelsIndex, qrels: Qrels, name: str, run: Run, plan: GroupPlan
+    index: QrelsIndex, name: str, run: Run, plan: GroupPlan
 ) -> list[pa.Table]:
     try:
         rankings = rank(index, run, missing=plan.missing, depth=plan.depth,  # type: ignore[arg-type]
                         judged_only=plan.judged_only, float32_scores=plan.float32_scores)
-    except DuplicateError:
-        query, doc = _refused_duplicate(run, qrels, plan)
+    except DuplicateError as refused:
         raise DuplicateError(
-            f"{run.source}: document {doc!r} is retrieved twice for query {query!r}. trec_eval "
-            "refuses such runs; keep one row per (query, document), e.g. with "
+            f"{run.source}: document {refused.doc!r} is retrieved twice for query {refused.query!r}. "
+            "trec_eval refuses such runs; keep one row per (query, document), e.g. with "
             "dropDuplicates on the query and doc columns."
         ) from None
     n = rankings.n_queries
@@ -230,24 +228,3 @@ def _complete(columns: dict[str, Any], n: int, plan: GroupPlan) -> pa.Table:
             arrays.append(pa.array(value, type=f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
 
-
-def _refused_duplicate(run: Run, qrels: Qrels, plan: GroupPlan) -> tuple[str, str]:
-    """The (query, doc) that :func:`rank` refused: retrieved twice for a judged query, within
-    the depth cut (trec_eval checks after the cut). Only called on that error path."""
-    judged = pc.is_in(run.query_ids, value_set=pc.unique(qrels.query_ids))
-    keep = judged.to_numpy(zero_copy_only=False)
-    scores = run.scores[keep]
-    if plan.float32_scores:
-        scores = scores.astype(np.float32).astype(np.float64)
-    candidates = Run(run.query_ids.filter(judged), run.doc_ids.filter(judged), scores)
-    order = rank_order(candidates)
-    queries, docs = candidates.query_ids.take(order), candidates.doc_ids.take(order)
-    if plan.depth is not None:
-        changes = pc.not_equal(queries[1:], queries[:-1]).to_numpy(zero_copy_only=False)
-        starts = np.flatnonzero(np.concatenate([[True], changes]))
-        offsets = np.append(starts, len(order))
-        position = np.arange(len(order)) - starts[segment_ids(offsets)]
-        within = pa.array(position < plan.depth)
-        queries, docs = queries.filter(within), docs.filter(within)
-    first, _second = find_duplicate(queries, docs)
-    return queries[first].as_py(), docs[first].as_py()
