@@ -43,15 +43,21 @@ def _as_runs(runs: Any) -> list[Run]:
     return [as_run(runs)]
 
 
-def _unique_names(runs: list[Run]) -> list[Run]:
-    """Rename runs whose display names collide (``bm25``, ``bm25#2``)."""
+def unique_names(names: Iterable[str]) -> list[str]:
+    """Display names with repeats numbered: ``bm25, bm25, dense`` -> ``bm25, bm25#2, dense``."""
     seen: dict[str, int] = {}
     out = []
-    for run in runs:
-        count = seen.get(run.name, 0)
-        seen[run.name] = count + 1
-        out.append(run if count == 0 else run.renamed(f"{run.name}#{count + 1}"))
+    for name in names:
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        out.append(name if count == 0 else f"{name}#{count + 1}")
     return out
+
+
+def _unique_names(runs: list[Run]) -> list[Run]:
+    """Rename runs whose display names collide (``bm25``, ``bm25#2``)."""
+    names = unique_names(run.name for run in runs)
+    return [run if run.name == name else run.renamed(name) for run, name in zip(runs, names, strict=True)]
 
 
 def evaluate(

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from serpeval.errors import MissingQueriesWarning
+from serpeval.evaluate import unique_names
 from serpeval.spark.evaluate import evaluate
 from serpeval.spark.io import read_qrels, read_run
 from serpeval.spark.results import SparkResults
@@ -45,13 +46,9 @@ def evaluate_files(
     """
     spark = session(getattr(args, "spark_master", None))
     qrels = read_qrels(spark, args.qrels)
-    runs = []
-    seen: dict[str, int] = {}
-    for path in args.runs:
-        run = read_run(spark, path)
-        count = seen.get(run.name, 0)
-        seen[run.name] = count + 1
-        runs.append(run if count == 0 else replace(run, name=f"{run.name}#{count + 1}"))
+    runs = [read_run(spark, path) for path in args.runs]
+    names = unique_names(run.name for run in runs)
+    runs = [run if run.name == name else replace(run, name=name) for run, name in zip(runs, names, strict=True)]
     with warnings.catch_warnings():
         # The command's notes report the same counts, next to the table.
         warnings.simplefilter("ignore", MissingQueriesWarning)
