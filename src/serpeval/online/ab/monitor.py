@@ -169,15 +169,10 @@ def _monitor_rows(
     always_valid: Any,
 ) -> list[dict[str, Any]]:
     """Rows of one treatment: looks where both arms have at least 2 units."""
-    looks = np.array([k["k"] for k in keys])
-    variant = np.array([k["variant"] for k in keys])
-    common = sorted(set(looks[variant == ctrl]) & set(looks[variant == treatment]))
-    c_idx = np.array(
-        [np.flatnonzero((looks == k) & (variant == ctrl))[0] for k in common], dtype=int
-    )
-    t_idx = np.array(
-        [np.flatnonzero((looks == k) & (variant == treatment))[0] for k in common], dtype=int
-    )
+    group = {(key["k"], key["variant"]): i for i, key in enumerate(keys)}
+    common = sorted(k for k, v in group if v == ctrl and (k, treatment) in group)
+    c_idx = np.array([group[(k, ctrl)] for k in common], dtype=int)
+    t_idx = np.array([group[(k, treatment)] for k in common], dtype=int)
     ok = (moments.n[c_idx] >= 2) & (moments.n[t_idx] >= 2)
     c_idx, t_idx = c_idx[ok], t_idx[ok]
     if len(c_idx) == 0:
@@ -195,7 +190,7 @@ def _monitor_rows(
     seq = always_valid(effect.effect, effect.se**2, n, alpha=alpha, tuning_n=tuning_n)
     rows = []
     for j, (ci, ti) in enumerate(zip(c_idx, t_idx, strict=True)):
-        k = int(looks[ci])
+        k = int(keys[ci]["k"])
         rows.append(
             {
                 "look": k,
