@@ -63,3 +63,11 @@ def test_an_experiment_with_two_treatments_is_refused() -> None:
     logs = LogGenerator(600, experiments=2, variants=("control", "b", "c")).generate(rng=3)
     with pytest.raises(InputError, match="more than one arm besides the control 'control'"):
         rejection_rates(logs.impressions, metrics="ctr", naive=False)
+
+
+def test_experiments_too_small_for_a_test_are_refused() -> None:
+    from serpeval.errors import InputError
+
+    logs = LogGenerator(40, experiments=20).generate(rng=3)  # 2 users per experiment
+    with pytest.raises(InputError, match="no experiment has at least 2 units in both arms"):
+        rejection_rates(logs.impressions, metrics="ctr", naive=False)

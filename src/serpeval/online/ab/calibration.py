@@ -64,6 +64,11 @@ def _rates(
 
     c_idx, t_idx = _pairs_by_experiment(keys, control)
     ok = (m.n[c_idx] >= 2) & (m.n[t_idx] >= 2)
+    if not np.any(ok):
+        raise InputError(
+            f"no experiment has at least 2 units in both arms ({len(ok)} with the control "
+            f"{control!r} and another arm); a test needs a variance in each arm."
+        )
     c_idx, t_idx = c_idx[ok], t_idx[ok]
     effect, test, _ = compare_metric(
         metric,
