@@ -126,6 +126,8 @@ def _split(text: str | None) -> dict[str, float] | None:
     out = {}
     for part in text.split(","):
         name, sep, share = part.partition("=")
+        if name.strip() in out:
+            raise OptionError(f"--split {text!r}: variant {name.strip()!r} appears twice.")
         try:
             out[name.strip()] = float(share)
         except ValueError:

@@ -71,6 +71,8 @@ def test_errors_are_one_line(folder, capsys) -> None:
     assert "\n" not in err
     assert main(["ab", str(folder), "--split", "control:0.5"]) == 2
     assert "VARIANT=SHARE" in capsys.readouterr().err
+    assert main(["ab", str(folder), "--split", "control=0.5,control=0.3,treatment=0.5"]) == 2
+    assert "variant 'control' appears twice" in capsys.readouterr().err
 
 
 def test_srm_banner(tmp_path, capsys) -> None:
