@@ -159,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
                 alpha=args.alpha,
                 control=args.control,
                 pre=args.pre,
+                duplicates=args.duplicates,
                 **common,
             )
             rows = planned.to_dicts()

@@ -145,6 +145,24 @@ def test_duplicated_impression_ids() -> None:
     assert res.to_dicts() == results(log([r for r in CLEAN if r[0] != 3]))
 
 
+def test_plan_honours_duplicates(tmp_path, capsys) -> None:
+    import pyarrow.parquet as pq
+
+    from serpeval.cli.app import main
+    from serpeval.online.ab import plan_ab
+
+    doubled = log([*CLEAN, (3, "control", 2, 10, [2, 5])])
+    with pytest.raises(DuplicateError):
+        plan_ab(doubled, metrics="ctr")
+    planned = plan_ab(doubled, metrics="ctr", duplicates="exclude").to_dicts()[0]
+    assert planned == plan_ab(log([r for r in CLEAN if r[0] != 3]), metrics="ctr").to_dicts()[0]
+    pq.write_table(doubled, tmp_path / "doubled.parquet")
+    argv = ["ab", str(tmp_path / "doubled.parquet"), "--plan", "-m", "ctr", "-f", "json"]
+    assert main(argv) == 2
+    assert "duplicates='exclude'" in capsys.readouterr().err
+    assert main([*argv, "--duplicates", "exclude"]) == 0
+
+
 def test_duplicated_string_ids_and_unchecked() -> None:
     # string ids take the GROUP BY path (integer ids on DuckDB a bitmap first)
     doubled = log([*CLEAN, (3, "control", 2, 10, [2, 5])])

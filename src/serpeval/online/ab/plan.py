@@ -35,6 +35,7 @@ def plan_ab(
     ratio: float = 1.0,
     control: str | None = None,
     pre: Any = None,
+    duplicates: str = "error",
     backend: str = "duckdb",
     schema: LogSchema | None = None,
     clicks: Any = None,
@@ -49,12 +50,13 @@ def plan_ab(
         mde: the effect to detect: relative to the baseline (``relative=True``, 0.01 = 1%) or
             absolute.
         power, alpha, ratio: target power, level, treatment units per control unit.
+        duplicates, backend, schema, clicks: as in :func:`~serpeval.online.ab.analyze_ab`.
     """
     from serpeval.online.ab import power as pw
 
     chosen = chosen_metrics(metrics)
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
-    prepared = prepare(opened, experiment, need=needed_columns(chosen))
+    prepared = prepare(opened, experiment, duplicates=duplicates, need=needed_columns(chosen))
     with_pre = opened.pre is not None
     variables, pairs = moment_pairs(chosen, with_pre)
     variables.add("impressions")
