@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 from hypothesis import given
@@ -24,6 +26,53 @@ def test_fingerprint_sees_every_byte_and_the_length() -> None:
     values = ["a" * 24, "a" * 23 + "b", "b" + "a" * 23, "a" * 12 + "b" + "a" * 11, "", "\x00", "a" * 25]
     chunks = pa.chunked_array([pa.array(values[:3]), pa.array(values[3:])])
     assert len(set(fingerprint(chunks).tolist())) == len(values)
+
+
+# Ids as real collections mix them: short and long, ASCII and multi-byte UTF-8, NULs.
+_ids = st.one_of(
+    st.text(max_size=200),
+    st.text(alphabet="0123456789", max_size=12),
+    st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
+    st.integers(0, 200).map(lambda n: "d" * n),
+)
+
+
+def _alone(value: str) -> int:
+    return int(fingerprint(pa.chunked_array([pa.array([value], pa.string())]))[0])
+
+
+@given(st.lists(_ids, min_size=1, max_size=40), st.data())
+def test_fingerprint_depends_on_the_string_alone(values: list[str], data) -> None:
+    """A string's fingerprint is the same alone and inside any array and any chunking.
+
+    The defect this guards: ended strings kept being mixed for every further word of the
+    longest string in their chunk, so ``"a"`` next to a 30-byte id hashed differently
+    from ``"a"`` next to short ids, and qrels and runs never matched.
+    """
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(values)), max_size=4)))
+    bounds = [0, *cuts, len(values)]
+    chunks = [pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(bounds)]
+    # An offset slice too: Arrow arrays that start inside their buffers.
+    sliced = pa.array(["padding", *values], pa.string()).slice(1)
+    expected = [_alone(v) for v in values]
+    assert fingerprint(pa.chunked_array(chunks, pa.string())).tolist() == expected
+    assert fingerprint(pa.chunked_array([sliced])).tolist() == expected
+    assert fingerprint(pa.chunked_array([pa.array(values, pa.large_string())])).tolist() == expected
+
+
+def test_fingerprint_next_to_a_long_id() -> None:
+    """The reproduction from the issue: short ids beside a long one keep their prints."""
+    short = ["a", "b", "doc1", "12345678", "123456789"]
+    with_long = fingerprint(pa.chunked_array([pa.array([*short, "this_is_a_very_long_document_id"])]))
+    assert with_long[: len(short)].tolist() == [_alone(v) for v in short]
+
+
+def test_fingerprint_long_id_among_short_ones() -> None:
+    """A 4 MiB id among 2,000 short ones: every print equals the print of the id alone."""
+    values = ["x" * (4 << 20), *(f"d{i}" for i in range(2000))]
+    prints = fingerprint(pa.chunked_array([pa.array(values)]))
+    assert prints[1:].tolist() == fingerprint(pa.chunked_array([pa.array(values[1:])])).tolist()
+    assert int(prints[0]) == _alone(values[0])
 
 
 def test_factorize_grouped_and_shuffled() -> None:

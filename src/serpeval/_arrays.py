@@ -118,44 +118,94 @@ _KEEP = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype
 
 
 def fingerprint(values: pa.ChunkedArray) -> NDArray[np.uint64]:
-    """A 64-bit hash of every string, computed on the raw UTF-8 bytes with NumPy.
+    """A 64-bit hash of every string: a function of that string's UTF-8 bytes alone.
 
-    Equal strings get equal fingerprints; different strings collide with probability about
-    2^-64, and callers verify candidate matches exactly. Every 8-byte word of every string
-    is mixed in (with the length), one vectorized pass per word position; the work is done
-    in place to keep the memory touched small (fresh pages are slow to fault in).
+    ``h = len * M``; then for each 8-byte little-endian word ``w`` of the string (the last
+    one zero-padded): ``h = mix((h ^ w) * M)`` with ``mix(x) = x ^ (x >> 31)``. A string takes
+    exactly ``ceil(len / 8)`` steps, so its fingerprint is the same whatever array, chunk or
+    file it sits in and however long its neighbours are. Equal strings get equal
+    fingerprints; different strings collide with probability about 2^-64, and callers verify
+    candidate matches exactly.
+
+    Cost is linear in the total bytes: word positions every string covers are mixed in one
+    vectorized pass over all rows (in place, no new arrays); past the shortest string only
+    the rows still going take part, compacted as they end.
     """
     out = np.empty(len(values), dtype=np.uint64)
     done = 0
     for chunk in values.chunks:
         chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
         m = len(chunk)
-        if m == 0:
-            continue
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset: chunk.offset + m + 1]
-        raw = chunk.buffers()[2]
-        data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
-        length = np.diff(offsets)
-        longest = int(length.max())
-        shortest = int(length.min())
-        # Zero padding so that every window read below stays inside the buffer.
-        padded = np.concatenate([data[: int(offsets[-1])], np.zeros(longest + 8, dtype=np.uint8)])
-        # Overlapping little-endian 8-byte windows starting at every byte.
-        windows = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded.data, strides=(1,))
-        h = out[done: done + m]
-        np.multiply(length, _MIX, out=h, dtype=np.uint64, casting="unsafe")
-        position = offsets[:-1].astype(np.intp)
-        word = np.empty(m, dtype=np.uint64)
-        for j in range(0, longest, 8):
-            np.take(windows, position, out=word)
-            if j + 8 > shortest:  # some strings end inside this word: keep only their bytes
-                word &= _KEEP[np.clip(length - j, 0, 8)]
-            h ^= word
-            h *= _MIX
-            h ^= h >> np.uint64(31)
-            position += 8
+        if m:
+            _fingerprint_chunk(chunk, out[done: done + m])
         done += m
     return out
+
+
+def _mix_word(h: NDArray[np.uint64], word: NDArray[np.uint64]) -> None:
+    """One hash step, in place: ``h = mix((h ^ word) * M)``."""
+    h ^= word
+    h *= _MIX
+    h ^= h >> np.uint64(31)
+
+
+def _fingerprint_chunk(chunk: pa.StringArray, h: NDArray[np.uint64]) -> None:
+    """Fill ``h`` with the fingerprints of one string chunk (see ``fingerprint``)."""
+    m = len(chunk)
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset: chunk.offset + m + 1]
+    raw = chunk.buffers()[2]
+    data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
+    start, stop = int(offsets[0]), int(offsets[-1])
+    # Only this chunk's bytes, then zero padding so that every 8-byte window stays inside.
+    padded = np.zeros(stop - start + 8, dtype=np.uint8)
+    padded[: stop - start] = data[start:stop]
+    # Overlapping little-endian 8-byte windows starting at every byte.
+    windows = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded.data, strides=(1,))
+    length = np.diff(offsets)
+    np.multiply(length, _MIX, out=h, dtype=np.uint64, casting="unsafe")
+    position = (offsets[:-1] - start).astype(np.intp)
+    # Few strings (perhaps long ones): word by word, one string at a time.
+    full_words = 0 if m <= _FEW_ROWS else int(length.min()) // 8
+    word = np.empty(m, dtype=np.uint64)
+    for _ in range(full_words):  # every string has all 8 bytes of these words
+        np.take(windows, position, out=word)
+        _mix_word(h, word)
+        position += 8
+    # The rest: only strings with bytes left at word offset j, compacted as they end.
+    j = 8 * full_words
+    active = np.flatnonzero(length > j)
+    if active.size == 0:
+        return
+    hh, position, left = h[active], position[active], length[active] - j
+    while active.size > _FEW_ROWS:
+        word = windows[position]
+        word &= _KEEP[np.minimum(left, 8)]
+        _mix_word(hh, word)
+        position += 8
+        left -= 8
+        going = left > 0
+        if not going.all():
+            h[active[~going]] = hh[~going]
+            active, hh, position, left = active[going], hh[going], position[going], left[going]
+    # A few long strings left: one at a time, word by word (a NumPy call per word would
+    # cost more than the arithmetic).
+    for row, start_hash, at, n in zip(active.tolist(), hh.tolist(), position.tolist(), left.tolist(), strict=True):
+        h[row] = _fingerprint_words(start_hash, padded, at, n)
+
+
+_FEW_ROWS = 8
+_MASK64 = (1 << 64) - 1
+
+
+def _fingerprint_words(h: int, data: NDArray[np.uint8], at: int, n: int) -> int:
+    """Continue a fingerprint over the ``n`` bytes of ``data`` from ``at`` (scalar path)."""
+    buffer = np.zeros(-(-n // 8) * 8, dtype=np.uint8)
+    buffer[:n] = data[at: at + n]
+    multiplier = int(_MIX)
+    for word in buffer.view("<u8").tolist():
+        h = ((h ^ word) * multiplier) & _MASK64
+        h ^= h >> 31
+    return h
 
 
 def pair_key(codes: NDArray[np.integer], prints: NDArray[np.uint64], *, inplace: bool = False
