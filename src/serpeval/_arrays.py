@@ -171,25 +171,33 @@ def _fingerprint_chunk(chunk: pa.StringArray, h: NDArray[np.uint64]) -> None:
         np.take(windows, position, out=word)
         _mix_word(h, word)
         position += 8
-    # The rest: only strings with bytes left at word offset j, compacted as they end.
-    j = 8 * full_words
-    active = np.flatnonzero(length > j)
-    if active.size == 0:
-        return
-    hh, position, left = h[active], position[active], length[active] - j
-    while active.size > _FEW_ROWS:
+    # The rest: only strings with bytes left past word offset j, compacted as they end.
+    # ``rows`` None means every row is still going: the hashes are updated in ``h`` itself.
+    left = length - 8 * full_words
+    rows = None
+    going_hash = h
+    if not (left > 0).all():
+        rows = np.flatnonzero(left > 0)
+        going_hash, position, left = h[rows], position[rows], left[rows]
+    while len(going_hash) > _FEW_ROWS:
         word = windows[position]
         word &= _KEEP[np.minimum(left, 8)]
-        _mix_word(hh, word)
+        _mix_word(going_hash, word)
         position += 8
         left -= 8
         going = left > 0
         if not going.all():
-            h[active[~going]] = hh[~going]
-            active, hh, position, left = active[going], hh[going], position[going], left[going]
-    # A few long strings left: one at a time, word by word (a NumPy call per word would
+            if rows is None:  # the ended rows' hashes are already in place
+                rows = np.flatnonzero(going)
+            else:
+                h[rows[~going]] = going_hash[~going]
+                rows = rows[going]
+            going_hash, position, left = going_hash[going], position[going], left[going]
+    # A few (long) strings left: one at a time, word by word (a NumPy call per word would
     # cost more than the arithmetic).
-    for row, start_hash, at, n in zip(active.tolist(), hh.tolist(), position.tolist(), left.tolist(), strict=True):
+    rows = np.arange(len(going_hash)) if rows is None else rows
+    for row, start_hash, at, n in zip(rows.tolist(), going_hash.tolist(), position.tolist(), left.tolist(),
+                                      strict=True):
         h[row] = _fingerprint_words(start_hash, padded, at, n)
 
 
