@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import serpeval
-    from serpeval.comparison import compare_results
+    from serpeval.comparison.compare import compare_results
     from serpeval.io import read_qrels, read_run
     from serpeval.stats import holm
 

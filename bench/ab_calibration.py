@@ -2,13 +2,13 @@
 
 1. **A/A**: one generated log holds ``--experiments`` experiments whose two arms are
    identical (users split at random); every experiment is analysed as its own A/B test in
-   one DuckDB query (:func:`serpeval.online.ab.calibration.rejection_rates`). A calibrated
+   one DuckDB query (:func:`serpeval.online.logs.calibration.rejection_rates`). A calibrated
    test rejects about 5% at alpha = 0.05. The same logs analysed as if impressions were
    independent (the mistake the delta method prevents) show what clustering is worth.
 2. **Power**: the treatment shifts every result's attractiveness by ``--effect`` (logit);
    its true CTR effect comes exactly from the click model
-   (:meth:`~serpeval.online.ab.generate.LogGenerator.expected`), the per-unit variance from
-   an independent pilot, and :func:`~serpeval.online.ab.power.sample_size` plans the users
+   (:meth:`~serpeval.online.logs.generate.LogGenerator.expected`), the per-unit variance from
+   an independent pilot, and :func:`~serpeval.online.logs.power.sample_size` plans the users
    per arm for 80% power. ``--power-experiments`` experiments of that size are generated:
    the share that rejects should be about 80%.
 3. **Peeking**: the A/A experiments replayed over 14 daily looks: stopping at the first
@@ -35,8 +35,8 @@ METRICS = ["ctr", "abandonment", "clicks_at_1", "mrr"]
 
 
 def aa(experiments: int, users: int, seed: int) -> tuple[list[dict], float, int]:
-    from serpeval.online.ab.calibration import rejection_rates
-    from serpeval.online.ab.generate import LogGenerator
+    from serpeval.online.logs.calibration import rejection_rates
+    from serpeval.online.logs.generate import LogGenerator
 
     logs = LogGenerator(experiments * users, experiments=experiments).generate(rng=seed)
     start = time.perf_counter()
@@ -45,10 +45,10 @@ def aa(experiments: int, users: int, seed: int) -> tuple[list[dict], float, int]
 
 
 def power_check(experiments: int, effect: float, seed: int) -> dict:
-    from serpeval.online.ab import plan_ab
-    from serpeval.online.ab.calibration import rejection_rates
-    from serpeval.online.ab.generate import LogGenerator
-    from serpeval.online.ab.power import sample_size
+    from serpeval.online.logs import plan_ab
+    from serpeval.online.logs.calibration import rejection_rates
+    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.logs.power import sample_size
 
     world = LogGenerator(2, effect=effect)
     truth = world.expected("treatment")["ctr"] - world.expected("control")["ctr"]
@@ -67,13 +67,13 @@ def peeking(experiments: int, users: int, seed: int) -> dict:
     """Daily looks over the A/A log: any fixed-horizon p < .05 vs any always-valid p < .05."""
     import ibis
 
-    from serpeval.online.ab.analysis import compare_metric
-    from serpeval.online.ab.features import ALL_EXPERIMENTS, prepare
-    from serpeval.online.ab.generate import LogGenerator
-    from serpeval.online.ab.metrics import get_metric
-    from serpeval.online.ab.moments import fetch_moments, unit_table
-    from serpeval.online.ab.sequential import always_valid
-    from serpeval.online.ab.sources import read_logs
+    from serpeval.online.logs.analysis import compare_metric
+    from serpeval.online.logs.features import ALL_EXPERIMENTS, prepare
+    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.logs.metrics import get_metric
+    from serpeval.online.logs.moments import fetch_moments, unit_table
+    from serpeval.online.logs.sequential import always_valid
+    from serpeval.online.logs.sources import read_logs
 
     logs = LogGenerator(experiments * users, experiments=experiments).generate(rng=seed)
     f = prepare(read_logs(logs.impressions), ALL_EXPERIMENTS).features

@@ -41,7 +41,7 @@ PER_USER = 4.0
 SERPEVAL = r"""
 import json, sys, time
 import ibis, ibis.backends.duckdb, scipy.stats  # imported before the clock, as pandas is
-from serpeval.online.ab import analyze_ab
+from serpeval.online.logs import analyze_ab
 t = time.perf_counter()
 res = analyze_ab(sys.argv[1], metrics=["ctr", "abandonment", "clicks_at_1", "mrr"],
                  duplicates=sys.argv[2])
@@ -53,8 +53,8 @@ print(json.dumps({"wall": wall, "rows": res.exclusions.kept_rows,
 SPARK = r"""
 import json, sys, time
 import ibis, ibis.backends.pyspark, scipy.stats
-from serpeval.online.ab import analyze_ab
-from serpeval.online.ab.sources import spark_session
+from serpeval.online.logs import analyze_ab
+from serpeval.online.logs.sources import spark_session
 spark_session()  # the JVM starts before the clock (about 6 s on a quiet machine)
 t = time.perf_counter()
 res = analyze_ab(sys.argv[1], metrics=["ctr", "abandonment", "clicks_at_1", "mrr"],
@@ -106,7 +106,7 @@ print(json.dumps({"wall": wall, "rows": len(df), "results": out}))
 
 def ensure_log(impressions: int) -> Path:
     """The generated log folder for about ``impressions`` pages (made once)."""
-    from serpeval.online.ab.generate import write_logs
+    from serpeval.online.logs.generate import write_logs
 
     folder = DATA / f"ab_{impressions}"
     if not (folder / "impressions.parquet").exists():

@@ -99,10 +99,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "interleaving_stats.md")
     args = parser.parse_args()
 
-    from serpeval.online import stats
-    from serpeval.online.ab import analyze_interleaving_logs
-    from serpeval.online.ab.generate import LogGenerator
-    from serpeval.online.stats import analyze_counts, analyze_outcomes
+    from serpeval.online.interleaving import analysis as stats
+    from serpeval.online.interleaving.analysis import analyze_counts, analyze_outcomes
+    from serpeval.online.logs import analyze_interleaving_logs
+    from serpeval.online.logs.generate import LogGenerator
 
     old_stats = old_module(args.before, "src/serpeval/online/stats.py", "old_stats")
     old_interleaving = old_module(

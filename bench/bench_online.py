@@ -65,7 +65,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from serpeval.online.click_models import MODELS, click_model
+    from serpeval.online.clicks import MODELS, click_model
     from serpeval.online.interleaving import credit, interleave
     from serpeval.online.interleaving.batch import credit_batch, interleave_batch
 
@@ -111,8 +111,8 @@ def main() -> int:
                              len(small), args.repeat)))
 
     # -- the simulator's Monte Carlo engine
-    from serpeval.online import _sensitivity as engine
-    from serpeval.online.simulate import make_world, synthetic_pair
+    from serpeval.online.clicks import sensitivity as engine
+    from serpeval.online.clicks.simulate import make_world, synthetic_pair
 
     qrels, run_a, run_b = synthetic_pair(0.01, n_queries=200, rng=0)
     world = make_world(qrels, run_a, run_b)

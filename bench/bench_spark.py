@@ -106,7 +106,7 @@ def _write_chunk(index: int, docs: int, chunk: int, qrels_path: Path, run_path: 
 LOCAL = """
 import json, sys, time
 import pyarrow.parquet as pq
-from serpeval.evaluate import evaluate
+from serpeval.evaluation.evaluate import evaluate
 from serpeval.io.tables import qrels_from_table, run_from_table
 t0 = time.perf_counter()
 spec = json.loads(sys.argv[1])
@@ -368,7 +368,7 @@ def local_only(args: argparse.Namespace) -> str:
         )
         print(json.dumps(rows[-1]), flush=True)
     lines = [
-        f"The local path (serpeval.evaluate after reading the Parquet files with PyArrow) "
+        f"The local path (serpeval.evaluation.evaluate after reading the Parquet files with PyArrow) "
         f"on the same files: {args.docs} docs and {JUDGED} judgments per query; median of "
         f"{args.repeat} fresh process(es) per size; machine: {os.cpu_count()} cores, "
         "shared with other work.",

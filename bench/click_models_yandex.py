@@ -22,7 +22,7 @@ DATA = HERE.parent.parent / "shared" / "data" / "clicks-yandex-wscd2012-sample"
 
 def main() -> int:
     sys.path.insert(0, str(HERE.parent / "src"))
-    from serpeval.online.click_models import (
+    from serpeval.online.clicks import (
         ClickLog,
         evaluate_model,
         fit_dbn,

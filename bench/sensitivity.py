@@ -2,7 +2,7 @@
 
 For the real run pairs in ``shared/data/trec`` (Robust04 BM25 vs BM25+RM3, Core18 title+RM3
 vs description+RM3, DL20-doc BM25 vs BM25+RM3) and for generated pairs whose nDCG@10 differ
-by about 1% (several seeds), under each click model, runs :func:`serpeval.online.simulate`:
+by about 1% (several seeds), under each click model, runs :func:`serpeval.online.clicks.simulate`:
 impressions needed at 80% power / alpha 0.05 by team draft interleaving and by A/B tests on
 CTR, abandonment and clicks@1 (exact click-model expectations, bootstrap CI over queries),
 the ratio A/B / interleaving, agreement with the offline nDCG@10 sign, and the Monte Carlo
@@ -78,7 +78,7 @@ def main() -> int:
     parser.add_argument("--plot-mc", type=int, default=40_000_000, help="MC impressions for the plots")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
-    from serpeval.online.simulate import make_world, simulate, synthetic_pair
+    from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
 
     models = ["navigational", "informational", "pbm"] if args.quick else MODELS
     seeds = 2 if args.quick else args.seeds

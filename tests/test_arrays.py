@@ -9,7 +9,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval._arrays import KeyTable, factorize, fingerprint, take, take_segments
+from serpeval.core.arrays import KeyTable, factorize, fingerprint, take, take_segments
 
 
 @given(st.lists(st.text(max_size=20), min_size=1, max_size=60))

@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 import serpeval
-from serpeval.ci_gate import gate, gate_results
-from serpeval.demo import make_collection
-from serpeval.errors import OptionError
-from serpeval.evaluate import evaluate
+from serpeval.cli.demo.offline import make_collection
+from serpeval.comparison.gate import gate, gate_results
+from serpeval.core.errors import OptionError
+from serpeval.evaluation.evaluate import evaluate
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,7 @@ def test_queries_the_candidate_drops_count_as_zero(collection) -> None:
     assert check.candidate_mean == 0.75  # (1 + 1 + 1 + 0) / 4
     assert [(r.query_id, r.delta) for r in check.regressions] == [("q4", -1.0)]
     assert not result.passed
-    with pytest.warns(serpeval.errors.MissingQueriesWarning):
+    with pytest.warns(serpeval.core.errors.MissingQueriesWarning):
         skipped = gate(qrels, base, cand, ["RR"], max_drop=0.1, missing="skip")
     assert skipped.checks[0].queries == 3  # trec_eval's default hides the lost query
 

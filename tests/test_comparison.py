@@ -12,10 +12,10 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import serpeval
-from serpeval.comparison import compare, compare_results
-from serpeval.demo import make_collection
-from serpeval.errors import InputError, MissingQueriesWarning, OptionError, StatsError
-from serpeval.evaluate import evaluate
+from serpeval.cli.demo.offline import make_collection
+from serpeval.comparison.compare import compare, compare_results
+from serpeval.core.errors import InputError, MissingQueriesWarning, OptionError, StatsError
+from serpeval.evaluation.evaluate import evaluate
 from serpeval.report.comparison import human_rows
 
 # Three queries, one relevant doc each. RR per query:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 import serpeval
-from serpeval.errors import InvalidParameterError
+from serpeval.core.errors import InvalidParameterError
 
 
 @pytest.mark.parametrize(("flags", "expected"), [([1, 0, 0], 1.0), ([0, 1], 0.5), ([0, 0, 0, 0, 1], 0.2),

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval.errors import InvalidParameterError, UnknownMeasureError
+from serpeval.core.errors import InvalidParameterError, UnknownMeasureError
 from serpeval.measures import REGISTRY, parse_measure, parse_measures
 
 

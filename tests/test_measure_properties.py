@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from serpeval.data import Qrels, Run
+from serpeval.core.data import Qrels, Run
 from serpeval.measures import REGISTRY, Measure
 from serpeval.measures._spec import PROPERTIES, aggregate
 from serpeval.ranking import rank

@@ -23,7 +23,7 @@ def test_import_is_light() -> None:
 
 
 def test_evaluate_stays_the_function_after_its_module_is_imported() -> None:
-    import serpeval.evaluate
+    import serpeval.evaluation.evaluate
 
     assert callable(serpeval.evaluate)
     assert serpeval.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["AP"]).means("run") == {"AP": 1.0}

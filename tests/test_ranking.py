@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serpeval.data import Qrels, Run
-from serpeval.errors import DuplicateError, InvalidParameterError, MissingQueriesError
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import DuplicateError, InvalidParameterError, MissingQueriesError
 from serpeval.io import read_trec_run
 from serpeval.ranking import NONPOOL, UNJUDGED, rank, rank_order
 

@@ -15,8 +15,6 @@ Examples:
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -43,28 +41,28 @@ _LAZY = {
     "REGISTRY": "serpeval.measures",
     "Measure": "serpeval.measures",
     "parse_measure": "serpeval.measures",
-    "Qrels": "serpeval.data",
-    "Run": "serpeval.data",
-    "Results": "serpeval.results",
-    "evaluate": "serpeval.evaluate",
-    "compare": "serpeval.comparison",
-    "gate": "serpeval.ci_gate",
+    "Qrels": "serpeval.core.data",
+    "Run": "serpeval.core.data",
+    "Results": "serpeval.evaluation.results",
+    "evaluate": "serpeval.evaluation.evaluate",
+    "compare": "serpeval.comparison.compare",
+    "gate": "serpeval.comparison.gate",
     "read_qrels": "serpeval.io",
     "read_run": "serpeval.io",
-    "dcg": "serpeval.formulas",
-    "ndcg": "serpeval.formulas",
-    "reciprocal_rank": "serpeval.formulas",
+    "dcg": "serpeval.measures.formulas",
+    "ndcg": "serpeval.measures.formulas",
+    "reciprocal_rank": "serpeval.measures.formulas",
 }
 
 if TYPE_CHECKING:
-    from serpeval.ci_gate import gate
-    from serpeval.comparison import compare
-    from serpeval.data import Qrels, Run
-    from serpeval.evaluate import evaluate
-    from serpeval.formulas import dcg, ndcg, reciprocal_rank
+    from serpeval.comparison.compare import compare
+    from serpeval.comparison.gate import gate
+    from serpeval.core.data import Qrels, Run
+    from serpeval.evaluation.evaluate import evaluate
+    from serpeval.evaluation.results import Results
     from serpeval.io import read_qrels, read_run
     from serpeval.measures import REGISTRY, Measure, parse_measure
-    from serpeval.results import Results
+    from serpeval.measures.formulas import dcg, ndcg, reciprocal_rank
 
 
 def __getattr__(name: str) -> Any:
@@ -78,21 +76,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """Keeps ``serpeval.evaluate`` the function when the submodule of the same name loads.
-
-    Importing ``serpeval.evaluate`` (the module) makes Python set the package attribute
-    ``evaluate`` to that module; this refuses that one overwrite, so the public function
-    stays reachable. The module is still importable (``from serpeval.evaluate import ...``
-    reads it from ``sys.modules``).
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval._arrays import (
+from serpeval.core.arrays import (
     KeyTable,
     codes_in,
     factorize_sorted,
@@ -43,8 +43,8 @@ from serpeval._arrays import (
     take,
     take_segments,
 )
-from serpeval.data import Qrels, Run
-from serpeval.errors import (
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import (
     DuplicateError,
     InvalidParameterError,
     MissingQueriesError,

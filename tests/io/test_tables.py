@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import serpeval
-from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.io import read_run
 
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1}}

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval.errors import DuplicateError, EmptyInputError, ParseError
+from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io import read_qrels, read_run
 from serpeval.io.trec import _careful_run, read_trec_run, write_trec_qrels, write_trec_run
 

@@ -12,7 +12,7 @@ import math
 import pytest
 
 import serpeval
-from serpeval.errors import InvalidParameterError, MissingQueriesWarning
+from serpeval.core.errors import InvalidParameterError, MissingQueriesWarning
 
 QRELS = {"q": {"a": 3, "b": 0, "c": 1, "d": 2, "e": -1, "g": 1}}
 RUN = {"q": {"a": 6.0, "b": 5.0, "x": 4.0, "c": 3.0, "e": 2.0, "d": 1.0}}

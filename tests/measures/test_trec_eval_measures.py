@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import serpeval
-from serpeval.errors import InvalidParameterError
+from serpeval.core.errors import InvalidParameterError
 from serpeval.measures import parse_measure
 from serpeval.measures._segments import c_round, c_trunc, powers, prefix_sums, suffix_max
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.online.test_interleaving import team_draft_lists
 
-from serpeval.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.online.interleaving import NEUTRAL, Interleaving, balanced, credit
 from serpeval.online.interleaving._result import rank_table
 from serpeval.online.interleaving.batch import credit_batch, interleave_batch

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 from tests.conftest import DATA, need
 
-from serpeval.errors import OptionError, ParseError
-from serpeval.online.click_models import (
+from serpeval.core.errors import OptionError, ParseError
+from serpeval.online.clicks import (
     DBN,
     DCM,
     PBM,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval.errors import InputError, OptionError
-from serpeval.online.click_models import (
+from serpeval.core.errors import InputError, OptionError
+from serpeval.online.clicks import (
     DBN,
     DCM,
     MODELS,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.online.interleaving import (
     METHODS,
     NEUTRAL,

@@ -8,11 +8,11 @@ import pytest
 from scipy.stats import norm
 from tests.conftest import TREC, need
 
-from serpeval.errors import EmptyInputError, InputError, OptionError
-from serpeval.online import _sensitivity as engine
-from serpeval.online.click_models import click_model
+from serpeval.core.errors import EmptyInputError, InputError, OptionError
+from serpeval.online.clicks import click_model
+from serpeval.online.clicks import sensitivity as engine
+from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
 from serpeval.online.interleaving import credit, interleave
-from serpeval.online.simulate import make_world, simulate, synthetic_pair
 
 QRELS = {
     "q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d5": 2, "d6": 1},
@@ -149,7 +149,7 @@ def test_a_clearly_better_ranker_wins_everywhere() -> None:
 
 def test_synthetic_pair_hits_the_gap() -> None:
     qrels, a, b = synthetic_pair(0.01, n_queries=80, rng=1)
-    from serpeval.evaluate import evaluate
+    from serpeval.evaluation.evaluate import evaluate
 
     res = evaluate(qrels, [a, b], ["nDCG@10"])
     ratio = res.aggregate(b.name, "nDCG@10") / res.aggregate(a.name, "nDCG@10") - 1

@@ -9,14 +9,13 @@ import pytest
 from scipy.stats import binom, binomtest
 from statsmodels.stats.multitest import multipletests
 
-import serpeval.online.click_models
-import serpeval.online.click_models.tables
+import serpeval.online.clicks
+import serpeval.online.clicks.tables
 import serpeval.online.interleaving
-import serpeval.online.stats
-from serpeval.errors import InputError, OptionError
+import serpeval.online.interleaving.analysis
+from serpeval.core.errors import InputError, OptionError
 from serpeval.online.interleaving import Interleaving
-from serpeval.online.interleaving.batch import interleave_batch
-from serpeval.online.stats import (
+from serpeval.online.interleaving.analysis import (
     aa_check,
     analyze_counts,
     analyze_outcomes,
@@ -24,11 +23,12 @@ from serpeval.online.stats import (
     sample_size,
     sanity_checks,
 )
+from serpeval.online.interleaving.batch import interleave_batch
 
 
-@pytest.mark.parametrize("module", [serpeval.online.stats, serpeval.online.interleaving,
-                                    serpeval.online.click_models,
-                                    serpeval.online.click_models.tables])
+@pytest.mark.parametrize("module", [serpeval.online.interleaving.analysis, serpeval.online.interleaving,
+                                    serpeval.online.clicks,
+                                    serpeval.online.clicks.tables])
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
     assert result.failed == 0
@@ -223,7 +223,7 @@ def test_bootstrap_against_a_per_resample_loop() -> None:
 def test_pattern_and_unit_draws_are_the_same_bootstrap(monkeypatch) -> None:
     wins, losses, ties = _random_units(3000, seed=4, most=3)
     by_pattern = analyze_counts(wins, losses, ties, n_resamples=4000, rng=0)
-    monkeypatch.setattr(serpeval.online.stats, "_PATTERN_RATIO", 10**9)   # force unit draws
+    monkeypatch.setattr(serpeval.online.interleaving.analysis, "_PATTERN_RATIO", 10**9)   # force unit draws
     by_unit = analyze_counts(wins, losses, ties, n_resamples=4000, rng=0)
     half = (by_unit.ci_high - by_unit.ci_low) / 2
     assert by_pattern.ci_low != by_unit.ci_low                 # other draws ...

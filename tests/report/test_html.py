@@ -8,9 +8,9 @@ import warnings
 import pytest
 
 import serpeval
-from serpeval.comparison import compare_results
-from serpeval.demo import make_collection
-from serpeval.errors import InputError, MissingQueriesWarning
+from serpeval.cli.demo.offline import make_collection
+from serpeval.comparison.compare import compare_results
+from serpeval.core.errors import InputError, MissingQueriesWarning
 from serpeval.report.formatting import number, signed
 from serpeval.report.html import html_report, save_html
 
@@ -193,7 +193,7 @@ def test_demo_report_section_gathers_the_state(tmp_path, collection, results, co
                                                simulation_result, parse) -> None:
     from rich.console import Console
 
-    from serpeval.demo import section_report
+    from serpeval.cli.demo.offline import section_report
 
     console = Console(record=True, width=200)
     path = tmp_path / "demo.html"
@@ -212,7 +212,7 @@ def test_demo_report_shows_the_ab_state(tmp_path, collection, results, online_fi
     report draws them in the A/B, A/B over time and interleaving sections."""
     from rich.console import Console
 
-    from serpeval.demo import section_report
+    from serpeval.cli.demo.offline import section_report
     from serpeval.report.online_inputs import read_online_json
 
     path = tmp_path / "demo.html"
@@ -227,8 +227,8 @@ def test_demo_report_shows_the_ab_state(tmp_path, collection, results, online_fi
 
 
 def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
-    from serpeval import demo
     from serpeval.cli import main
+    from serpeval.cli.demo import offline as demo
 
     # The offline sections and the report only (the online simulation has tests of its own).
     offline_only = [demo.section_offline, demo.section_compare, demo.section_report]
@@ -242,7 +242,7 @@ def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
 def test_load_collection_robust04_baseline_first_with_titles() -> None:
     from tests.conftest import TREC, need
 
-    from serpeval.demo import load_collection
+    from serpeval.cli.demo.offline import load_collection
 
     collection = load_collection(str(need(TREC / "robust04")))
     assert list(collection.runs) == ["bm25", "bm25-rm3"]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from serpeval.cli import main
-from serpeval.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.report.formatting import count, interval, p_value, percent, signed
 from serpeval.report.html import html_report
 from serpeval.report.online_inputs import KINDS, online_dicts, read_online_json
@@ -148,7 +148,7 @@ def test_wrong_or_unknown_inputs_are_clear_errors(online_files, tmp_path, capsys
 
 
 def test_result_objects_of_each_kind(online, simulation_result, parse) -> None:
-    from serpeval.online.stats import analyze_outcomes
+    from serpeval.online.interleaving.analysis import analyze_outcomes
 
     analysis = analyze_outcomes([1, 1, -1, 0, 1, 1, -1, 1] * 50, n_resamples=500, rng=0)
     html = html_report(online_results={"interleaving": analysis})

@@ -7,7 +7,7 @@ import gzip
 import pytest
 from tests.conftest import TREC, need
 
-from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.report.topics import read_topics
 
 

@@ -17,10 +17,10 @@ import pytest
 
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
 
-from serpeval import errors
-from serpeval.data import Qrels, Run
-from serpeval.evaluate import DEFAULT_MEASURES
-from serpeval.evaluate import evaluate as local_evaluate
+from serpeval.core import errors
+from serpeval.core.data import Qrels, Run
+from serpeval.evaluation.evaluate import DEFAULT_MEASURES
+from serpeval.evaluation.evaluate import evaluate as local_evaluate
 from serpeval.io import read_qrels, read_run
 from serpeval.spark import evaluate
 

@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
 
-from serpeval.data import Qrels, Run
-from serpeval.errors import MissingQueriesWarning
-from serpeval.evaluate import evaluate as local_evaluate
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import MissingQueriesWarning
+from serpeval.evaluation.evaluate import evaluate as local_evaluate
 from serpeval.spark.groups import COUNTERS, GroupPlan, evaluate_group
 
 

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
 
-from serpeval import errors
+from serpeval.core import errors
 from serpeval.io import read_qrels as local_read_qrels
 from serpeval.io import read_run as local_read_run
 from serpeval.spark import read_qrels, read_run

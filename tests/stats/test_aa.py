@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from serpeval.demo import make_collection
-from serpeval.evaluate import evaluate
+from serpeval.cli.demo.offline import make_collection
+from serpeval.evaluation.evaluate import evaluate
 from serpeval.stats import paired_bootstrap, paired_t, randomization_test, wilcoxon
 
 ALPHA = 0.05

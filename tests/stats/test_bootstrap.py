@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from serpeval.errors import OptionError
+from serpeval.core.errors import OptionError
 from serpeval.stats import paired_bootstrap
 
 

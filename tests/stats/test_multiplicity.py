@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from serpeval.errors import OptionError, StatsError
+from serpeval.core.errors import OptionError, StatsError
 from serpeval.stats import adjust, benjamini_hochberg, bonferroni, holm
 from serpeval.stats.multiplicity import canonical_correction
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from serpeval.errors import OptionError, StatsError
+from serpeval.core.errors import OptionError, StatsError
 from serpeval.stats import cohens_dz, paired_t, wilcoxon
 
 ALTERNATIVES = ["two-sided", "greater", "less"]

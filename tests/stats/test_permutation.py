@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from serpeval.errors import OptionError
+from serpeval.core.errors import OptionError
 from serpeval.stats import randomization_test
 
 

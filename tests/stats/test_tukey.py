@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from serpeval.errors import StatsError
+from serpeval.core.errors import StatsError
 from serpeval.stats import randomization_test, randomized_tukey, tukey_hsd
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from serpeval.data import Qrels, Run
+from serpeval.core.data import Qrels, Run
 from serpeval.io import read_qrels, read_run
 from serpeval.trec_eval.compute import evaluate
 from serpeval.trec_eval.options import Options

@@ -2,7 +2,7 @@
 
 Each command lives in its own module ``serpeval.cli.cmd_<name>`` with ``register(subparsers)``
 (which sets ``func`` on its parser); adding a command is one module plus one entry in
-:data:`COMMANDS`. Errors a user caused (:class:`~serpeval.errors.SerpevalError`) print one
+:data:`COMMANDS`. Errors a user caused (:class:`~serpeval.core.errors.SerpevalError`) print one
 line on stderr and exit with status 2; ``--debug`` shows the traceback instead.
 """
 
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    from serpeval.errors import SerpevalError
+    from serpeval.core.errors import SerpevalError
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["trec_eval"]:

@@ -119,7 +119,7 @@ def engine_status(backend: str) -> Iterator[None]:
 
 
 def _split(text: str | None) -> dict[str, float] | None:
-    from serpeval.errors import OptionError
+    from serpeval.core.errors import OptionError
 
     if not text:
         return None
@@ -140,9 +140,9 @@ def _split(text: str | None) -> dict[str, float] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.online.ab import analysis, monitor, plan
-    from serpeval.online.ab.schema import LogSchema
-    from serpeval.online.ab.srm import SampleRatioMismatchWarning
+    from serpeval.online.logs import analysis, monitor, plan
+    from serpeval.online.logs.schema import LogSchema
+    from serpeval.online.logs.srm import SampleRatioMismatchWarning
 
     schema = LogSchema.from_pairs(args.column)
     metrics = split_measures(args.metrics) or None
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _int(text: str) -> int:
-    from serpeval.errors import OptionError
+    from serpeval.core.errors import OptionError
 
     try:
         return int(text)

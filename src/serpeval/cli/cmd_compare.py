@@ -68,7 +68,7 @@ def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") ->
 
 def check_non_negative(args: argparse.Namespace, *options: str) -> None:
     """Refuse a negative ``--digits`` / ``--top`` with one clear line (not a format traceback)."""
-    from serpeval.errors import OptionError
+    from serpeval.core.errors import OptionError
 
     for option in options:
         value = getattr(args, option.lstrip("-").replace("-", "_"))
@@ -97,8 +97,8 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
 
     Returns ``(qrels, runs, results, then(results))``.
     """
-    from serpeval.errors import MissingQueriesWarning
-    from serpeval.evaluate import evaluate
+    from serpeval.core.errors import MissingQueriesWarning
+    from serpeval.evaluation.evaluate import evaluate
     from serpeval.io import read_qrels, read_run
 
     with progress() as bar:
@@ -139,7 +139,7 @@ def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.cmd_evaluate import coverage_notes
-    from serpeval.comparison import compare_results
+    from serpeval.comparison.compare import compare_results
 
     check_non_negative(args, "--digits")
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]

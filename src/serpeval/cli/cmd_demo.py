@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.demo import load_collection, make_collection, run_demo
+    from serpeval.cli.demo.offline import load_collection, make_collection, run_demo
 
     if args.data:
         collection = load_collection(args.data)

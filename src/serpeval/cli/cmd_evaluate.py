@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.evaluate import DEFAULT_MEASURES
+    from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
     if args.backend == "spark":

@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
 
 def parse_drop(text: str) -> tuple[float, bool]:
     """``"0.01"`` -> ``(0.01, False)``; ``"1%"`` -> ``(0.01, True)`` (relative)."""
-    from serpeval.errors import OptionError
+    from serpeval.core.errors import OptionError
 
     value = text.strip()
     relative = value.endswith("%")
@@ -73,8 +73,8 @@ def parse_drop(text: str) -> tuple[float, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.ci_gate import gate_results
     from serpeval.cli.cmd_evaluate import coverage_notes
+    from serpeval.comparison.gate import gate_results
 
     check_non_negative(args, "--digits", "--top")
     measures = split_measures(args.measures) or ["nDCG@10"]

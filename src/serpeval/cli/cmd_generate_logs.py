@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.online.ab.generate import LogGenerator
+    from serpeval.online.logs.generate import LogGenerator
 
     experiments: int | tuple[str, ...] = (
         args.experiments if args.experiments != 1 else ("ranker-v2",)

@@ -66,9 +66,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.errors import OptionError
-    from serpeval.online.ab.interleaving import analyze_interleaving_logs
-    from serpeval.online.ab.schema import LogSchema
+    from serpeval.core.errors import OptionError
+    from serpeval.online.logs.interleaving_analysis import analyze_interleaving_logs
+    from serpeval.online.logs.schema import LogSchema
 
     teams = tuple(t.strip() for t in args.teams.split(","))
     if len(teams) != 2:
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], title: str) -> int:
     """``--over-time``: the outcome table and the per-period table (csv/tsv: the latter only)."""
-    from serpeval.errors import InputError
+    from serpeval.core.errors import InputError
     from serpeval.report.table import render
 
     over = report.over_time

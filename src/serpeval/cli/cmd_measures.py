@@ -51,7 +51,7 @@ def _trec_names(spec: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.errors import MeasureError
+    from serpeval.core.errors import MeasureError
     from serpeval.measures import REGISTRY, parse_measure
     from serpeval.report.table import render
 

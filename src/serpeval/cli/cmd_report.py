@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from serpeval.errors import InputError
+    from serpeval.core.errors import InputError
     from serpeval.report.html import save_html
     from serpeval.report.online_inputs import read_online_json
     from serpeval.report.topics import read_topics
@@ -87,8 +87,8 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
     """Evaluate (with a progress bar on a terminal) and compare; the coverage notes."""
     from serpeval.cli.cmd_compare import load_and_evaluate, resolve_run
     from serpeval.cli.cmd_evaluate import coverage_notes
-    from serpeval.comparison import compare_results
-    from serpeval.evaluate import DEFAULT_MEASURES
+    from serpeval.comparison.compare import compare_results
+    from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
 

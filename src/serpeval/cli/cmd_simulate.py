@@ -58,8 +58,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.app import write_output
-    from serpeval.errors import InputError
-    from serpeval.online.simulate import make_world, simulate, synthetic_pair
+    from serpeval.core.errors import InputError
+    from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
     from serpeval.report.table import render
 
     if args.generate is not None:

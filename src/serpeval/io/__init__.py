@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO
 
-from serpeval.data import Qrels, Run
+from serpeval.core.data import Qrels, Run
 from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
 from serpeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 

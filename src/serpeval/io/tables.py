@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from serpeval.data import Qrels, Run
-from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 
 __all__ = [
     "qrels_from_dict",

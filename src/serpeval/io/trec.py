@@ -35,8 +35,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from serpeval.data import Qrels, Run
-from serpeval.errors import DuplicateError, EmptyInputError, ParseError
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
 
@@ -359,7 +359,7 @@ def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tupl
     cheap screen on 64-bit (query, doc) fingerprints finds the candidate rows; only those
     are compared as strings.
     """
-    from serpeval._arrays import codes_in, fingerprint, pair_key, take
+    from serpeval.core.arrays import codes_in, fingerprint, pair_key, take
 
     n = len(query_ids)
     if n < 2:

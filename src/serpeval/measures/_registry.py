@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from serpeval.errors import InvalidParameterError, UnknownMeasureError
+from serpeval.core.errors import InvalidParameterError, UnknownMeasureError
 from serpeval.measures._spec import Measure, MeasureSpec
 
 __all__ = ["Registry"]

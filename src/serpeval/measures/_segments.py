@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval._arrays import take_segments
+from serpeval.core.arrays import take_segments
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from serpeval.errors import InvalidParameterError
+from serpeval.core.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

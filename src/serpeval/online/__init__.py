@@ -2,9 +2,9 @@
 
 A small lazy index: ``import serpeval.online`` loads nothing heavy; each name is imported
 from its module on first use. Subpackages: :mod:`serpeval.online.interleaving`,
-:mod:`serpeval.online.click_models`; modules: :mod:`serpeval.online.stats` (deciding a
-winner from logged outcomes), :mod:`serpeval.online.simulate` (the sensitivity simulator)
-and :mod:`serpeval.online.world` (the rankers and true grades it simulates).
+:mod:`serpeval.online.clicks`; modules: :mod:`serpeval.online.interleaving.analysis` (deciding a
+winner from logged outcomes), :mod:`serpeval.online.clicks.simulate` (the sensitivity simulator)
+and :mod:`serpeval.online.clicks.world` (the rankers and true grades it simulates).
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ _LAZY: dict[str, str] = {
     "Outcome": "serpeval.online.interleaving",
     "METHODS": "serpeval.online.interleaving",
     # deciding a winner
-    "analyze_outcomes": "serpeval.online.stats",
-    "analyze_counts": "serpeval.online.stats",
-    "sample_size": "serpeval.online.stats",
+    "analyze_outcomes": "serpeval.online.interleaving.analysis",
+    "analyze_counts": "serpeval.online.interleaving.analysis",
+    "sample_size": "serpeval.online.interleaving.analysis",
     # click models
-    "click_model": "serpeval.online.click_models",
-    "ClickLog": "serpeval.online.click_models",
+    "click_model": "serpeval.online.clicks",
+    "ClickLog": "serpeval.online.clicks",
     # sensitivity simulator
-    "simulate": "serpeval.online.simulate",
-    "make_world": "serpeval.online.world",
-    "synthetic_pair": "serpeval.online.world",
-    # A/B and interleaving logs on DuckDB / Spark (serpeval.online.ab)
-    "analyze_ab": "serpeval.online.ab", "analyze_interleaving_logs": "serpeval.online.ab",
+    "simulate": "serpeval.online.clicks.simulate",
+    "make_world": "serpeval.online.clicks.world",
+    "synthetic_pair": "serpeval.online.clicks.world",
+    # A/B and interleaving logs on DuckDB / Spark (serpeval.online.logs)
+    "analyze_ab": "serpeval.online.logs", "analyze_interleaving_logs": "serpeval.online.logs",
 }
 
 __all__ = sorted(_LAZY)

@@ -1,4 +1,4 @@
-"""Render a :class:`~serpeval.comparison.Comparison`: terminal table, markdown, LaTeX, JSON, CSV.
+"""Render a :class:`~serpeval.comparison.compare.Comparison`: terminal table, markdown, LaTeX, JSON, CSV.
 
 Human formats (``table``, ``markdown``) show one row per system and measure: mean, delta
 with sign, the interval, p, corrected p, d_z, wins/ties/losses over queries, and a marker
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from serpeval.report.table import FORMATS, latex_escape, render
 
 if TYPE_CHECKING:
-    from serpeval.comparison_results import Comparison, PairResult
+    from serpeval.comparison.results import Comparison, PairResult
 
 __all__ = ["FORMATS", "format_p", "human_rows", "latex_table", "legend", "render_comparison",
            "rich_comparison_table", "system_letter", "text_table"]
@@ -50,7 +50,7 @@ def _columns(c: Comparison) -> list[str]:
 
 
 def _correction_label(c: Comparison) -> str:
-    from serpeval.comparison_results import CORRECTION_NAMES
+    from serpeval.comparison.results import CORRECTION_NAMES
 
     return CORRECTION_NAMES[c.correction]
 
@@ -194,7 +194,7 @@ def system_letter(index: int) -> str:
 
 def latex_table(c: Comparison, digits: int = 4, label: str = "tab:comparison") -> str:
     """A booktabs table, systems x measures, with ranx-style significance superscripts."""
-    from serpeval.comparison_results import CORRECTION_NAMES, TEST_NAMES
+    from serpeval.comparison.results import CORRECTION_NAMES, TEST_NAMES
 
     letters = [system_letter(i) for i in range(len(c.systems))]
     index = {name: i for i, name in enumerate(c.systems)}

@@ -28,8 +28,8 @@ from serpeval.report.online_inputs import DEMO_STATE_KEYS, online_dicts
 from serpeval.report.page import ReportData, Section, render_page
 
 if TYPE_CHECKING:
-    from serpeval.comparison_results import Comparison
-    from serpeval.results import Results
+    from serpeval.comparison.results import Comparison
+    from serpeval.evaluation.results import Results
 
 __all__ = ["SECTION_BUILDERS", "build_sections", "html_report", "report_data", "results_report",
            "save_demo_report", "save_html"]
@@ -113,7 +113,7 @@ def html_report(
     **options: Any,
 ) -> str:
     """The report as one HTML string (see :func:`report_data` for the options)."""
-    from serpeval.errors import InputError
+    from serpeval.core.errors import InputError
 
     data = report_data(results, comparison, **options)
     sections = build_sections(data)
@@ -139,11 +139,11 @@ def results_report(results: Results, *, comparison: Comparison | None = None,
     When the runs cannot be compared (fewer than two common queries), the report shows the
     evaluation and says why there are no significance tests.
     """
-    from serpeval.errors import StatsError
+    from serpeval.core.errors import StatsError
 
     notes = list(options.pop("notes", ()))
     if comparison is None and compare and len(results.runs) > 1:
-        from serpeval.comparison import compare_results
+        from serpeval.comparison.compare import compare_results
 
         try:
             comparison = compare_results(results, baseline=baseline, test=test,

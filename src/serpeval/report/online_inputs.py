@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from serpeval.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError
 
 __all__ = ["DEMO_STATE_KEYS", "KINDS", "REQUIRED_KEYS", "online_dicts", "read_online_json"]
 
@@ -46,7 +46,7 @@ DEMO_STATE_KEYS: dict[str, str] = {"online": "simulation", "ab": "ab", "ab_monit
 
 
 def _sequential_dict(result: Any) -> dict[str, Any]:
-    """:class:`~serpeval.online.ab.results.SequentialResults` as JSON-ready data."""
+    """:class:`~serpeval.online.logs.results.SequentialResults` as JSON-ready data."""
     rows = [{**r, "end": str(r["end"])} if "end" in r else dict(r) for r in result.to_dicts()]
     decision = result.first_decision()
     return {"experiment": result.experiment, "metric": result.metric, "control": result.control,
@@ -55,13 +55,13 @@ def _sequential_dict(result: Any) -> dict[str, Any]:
 
 
 def _plan_dict(result: Any) -> dict[str, Any]:
-    """:class:`~serpeval.online.ab.results.PowerPlan` as JSON-ready data."""
+    """:class:`~serpeval.online.logs.results.PowerPlan` as JSON-ready data."""
     return {"rows": result.to_dicts(), "notes": list(result.notes), "alpha": result.alpha,
             "power": result.power}
 
 
 def _simulation_dict(result: Any) -> dict[str, Any]:
-    """:class:`~serpeval.online.simulate.SimulationResult` as JSON-ready data, with curves."""
+    """:class:`~serpeval.online.clicks.simulate.SimulationResult` as JSON-ready data, with curves."""
     names = result.world.names
     return {"title": f"{names[0]} (A) vs {names[1]} (B), {result.click_model} users",
             "rows": result.to_dicts(), "notes": result.notes(),
@@ -72,7 +72,7 @@ def _simulation_dict(result: Any) -> dict[str, Any]:
 
 def _interleaving_dict(result: Any) -> dict[str, Any]:
     """An interleaving log report (``to_json_dict()``), or a bare
-    :class:`~serpeval.online.stats.InterleavingAnalysis` (its outcome row, no checks)."""
+    :class:`~serpeval.online.interleaving.analysis.InterleavingAnalysis` (its outcome row, no checks)."""
     if hasattr(result, "to_json_dict"):
         return result.to_json_dict()
     return {"results": result.to_dicts(), "checks": [], "notes": []}

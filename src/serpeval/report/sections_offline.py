@@ -3,7 +3,7 @@ distributions, and the rules used.
 
 Inputs are ``Results.to_json_dict(per_query=True)`` (``data.evaluation``) and
 ``Comparison.to_json_dict(per_query=True)`` (``data.comparison``, its rows carrying the
-``marker`` of :attr:`serpeval.comparison.PairResult.marker`). Every number shown is one of
+``marker`` of :attr:`serpeval.comparison.compare.PairResult.marker`). Every number shown is one of
 theirs, formatted; the only decisions made here are presentational (order, colour, bold).
 """
 
@@ -65,7 +65,7 @@ def measure_spec(name: str) -> Any:
 
 def direction(delta: float | None, measure: str) -> str:
     """``better``, ``worse`` or ``tie`` for a per-query delta, as W/T/L counts them."""
-    from serpeval.comparison import TIE_TOLERANCE
+    from serpeval.comparison.compare import TIE_TOLERANCE
 
     if delta is None or math.isnan(delta) or abs(delta) <= TIE_TOLERANCE:
         return "tie"
@@ -80,7 +80,7 @@ def _row_kind(row: Data) -> str:
 
 
 def _correction_label(comparison: Data) -> str:
-    from serpeval.comparison_results import CORRECTION_NAMES
+    from serpeval.comparison.results import CORRECTION_NAMES
 
     name = comparison["correction"]
     return "uncorrected" if name == "none" else CORRECTION_NAMES.get(name, name)
@@ -118,7 +118,7 @@ def overview(data: ReportData) -> Section | None:
 
 def comparison_sentence(comparison: Data) -> str:
     """``paired t-test against baseline bm25; Holm correction ...; 249 queries``."""
-    from serpeval.comparison_results import TEST_NAMES
+    from serpeval.comparison.results import TEST_NAMES
 
     against = (f"against baseline {comparison['baseline']}" if comparison["pairs"] == "baseline"
                else "all pairs")

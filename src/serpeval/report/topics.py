@@ -16,7 +16,7 @@ import gzip
 import json
 from pathlib import Path
 
-from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 
 __all__ = ["read_topics"]
 

@@ -18,7 +18,7 @@ Examples:
 
 from __future__ import annotations
 
-from serpeval.errors import require
+from serpeval.core.errors import require
 
 require("pyspark", "spark")
 

@@ -12,8 +12,8 @@ import warnings
 from dataclasses import replace
 from typing import Any
 
-from serpeval.errors import MissingQueriesWarning
-from serpeval.evaluate import unique_names
+from serpeval.core.errors import MissingQueriesWarning
+from serpeval.evaluation.evaluate import unique_names
 from serpeval.spark.evaluate import evaluate
 from serpeval.spark.io import read_qrels, read_run
 from serpeval.spark.results import SparkResults

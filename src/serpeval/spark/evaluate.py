@@ -24,18 +24,18 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-import serpeval.errors as errors_module
-from serpeval.errors import (
+import serpeval.core.errors as errors_module
+from serpeval.core.errors import (
     EmptyInputError,
     InputError,
     InvalidParameterError,
     SerpevalError,
 )
-from serpeval.evaluate import DEFAULT_MEASURES
+from serpeval.evaluation.evaluate import DEFAULT_MEASURES
+from serpeval.evaluation.results import Settings
 from serpeval.measures import Measure, parse_measures
 from serpeval.measures._spec import GMEAN_FLOOR
 from serpeval.ranking import MISSING_POLICIES, Coverage, Missing
-from serpeval.results import Settings
 from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
 from serpeval.spark.groups import COUNTERS, ERROR, QUERY, STATS, GroupPlan, evaluate_group
 from serpeval.spark.results import SparkResults, SparkRunResult

@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from serpeval.errors import InputError, ParseError
+from serpeval.core.errors import InputError, ParseError
 from serpeval.io.tables import ALIASES
 
 if TYPE_CHECKING:

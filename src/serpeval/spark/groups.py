@@ -2,8 +2,8 @@
 
 Spark co-groups the run rows and the judgments of a group of queries (a hash bucket of the
 query id, so a query never straddles two groups) and hands them to :func:`evaluate_group`
-as two Arrow tables. The function builds :class:`~serpeval.data.Qrels` and
-:class:`~serpeval.data.Run`, ranks them with :func:`serpeval.ranking.rank` and computes
+as two Arrow tables. The function builds :class:`~serpeval.core.data.Qrels` and
+:class:`~serpeval.core.data.Run`, ranks them with :func:`serpeval.ranking.rank` and computes
 every measure with its one kernel: exactly what :func:`serpeval.evaluate` does, so every
 registered measure works on Spark with no Spark-specific code per measure.
 
@@ -13,7 +13,7 @@ It returns one Arrow table (schema :meth:`GroupPlan.schema`) holding three kinds
   columns ``m0, m1, ...`` (in the order of :attr:`GroupPlan.measures`);
 * ``kind="stats"``: one per run and group, the :class:`~serpeval.ranking.Coverage`
   counters of the group (they add up over groups) and the ids of its missing queries;
-* ``kind="error"``: a :class:`~serpeval.errors.SerpevalError` found in the group (a null
+* ``kind="error"``: a :class:`~serpeval.core.errors.SerpevalError` found in the group (a null
   id, a NaN score, a document retrieved or judged twice), raised again on the driver with
   the same class. Raising inside a Spark task would reach the user as a Java stack trace.
 
@@ -31,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.data import Qrels, Run
-from serpeval.errors import DuplicateError, InputError, ParseError, SerpevalError
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import DuplicateError, InputError, ParseError, SerpevalError
 from serpeval.io.trec import find_duplicate
 from serpeval.measures import parse_measures
 from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from serpeval.errors import EmptyInputError, ParseError
+from serpeval.core.errors import EmptyInputError, ParseError
 from serpeval.io.trec import QRELS_COLUMNS, RUN_COLUMNS, _stem
 from serpeval.spark.frames import SparkSource
 

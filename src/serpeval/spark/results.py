@@ -1,10 +1,10 @@
 """What :func:`serpeval.spark.evaluate` returns: per-query values as a Spark DataFrame,
 aggregates and coverage on the driver.
 
-:class:`SparkResults` answers the same questions as :class:`serpeval.results.Results`
+:class:`SparkResults` answers the same questions as :class:`serpeval.evaluation.results.Results`
 (``means``, ``to_dicts``, ``to_json_dict``, ``coverage``), so the same renderers and the
 command line's table work on it; :meth:`SparkResults.to_local` collects the per-query values
-into a local :class:`~serpeval.results.Results` for significance tests and reports.
+into a local :class:`~serpeval.evaluation.results.Results` for significance tests and reports.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.evaluation.results import Results, RunResult, Settings
 from serpeval.measures import Measure, parse_measure
-from serpeval.results import Results, RunResult, Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -97,7 +97,7 @@ class SparkResults:
 
     # ------------------------------------------------------------------ export
     def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
-        """Rows as :meth:`serpeval.results.Results.to_dicts` gives them.
+        """Rows as :meth:`serpeval.evaluation.results.Results.to_dicts` gives them.
 
         ``per_query=True`` collects every per-query row to the driver (runs in order,
         queries in byte order); for large evaluations write :attr:`per_query` instead.
@@ -119,7 +119,7 @@ class SparkResults:
         return out
 
     def to_local(self) -> Results:
-        """Collect the per-query values into a local :class:`~serpeval.results.Results`."""
+        """Collect the per-query values into a local :class:`~serpeval.evaluation.results.Results`."""
         names = [str(m) for m in self.measures]
         table = self.per_query.orderBy("run", "query_id").toArrow()
         runs = []

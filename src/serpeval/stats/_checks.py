@@ -1,8 +1,8 @@
 """Validation shared by the statistics: paired arrays, options, random generators.
 
 A bad option (an unknown name, a confidence outside (0, 1), a count < 1) raises
-:class:`~serpeval.errors.OptionError`; data a test cannot use (one query, shapes that differ,
-NaN scores) raises :class:`~serpeval.errors.StatsError`. Messages say what was expected,
+:class:`~serpeval.core.errors.OptionError`; data a test cannot use (one query, shapes that differ,
+NaN scores) raises :class:`~serpeval.core.errors.StatsError`. Messages say what was expected,
 what was found and how to fix it. Nothing here uses ``assert``.
 """
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.errors import OptionError, StatsError
+from serpeval.core.errors import OptionError, StatsError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

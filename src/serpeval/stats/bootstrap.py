@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.errors import OptionError
+from serpeval.core.errors import OptionError
 from serpeval.stats._checks import (
     RngLike,
     as_generator,

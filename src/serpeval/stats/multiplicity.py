@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.errors import OptionError, StatsError
+from serpeval.core.errors import OptionError, StatsError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

@@ -181,7 +181,7 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
     """
     from scipy import stats
 
-    from serpeval.errors import OptionError
+    from serpeval.core.errors import OptionError
 
     check_alternative(alternative)
     level = check_confidence(confidence)

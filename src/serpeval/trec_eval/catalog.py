@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from serpeval.errors import MeasureError
+from serpeval.core.errors import MeasureError
 from serpeval.measures import REGISTRY, Measure
 from serpeval.measures._cparse import atof, atol
 from serpeval.measures._gains import format_gain_table, trec_gain_pairs

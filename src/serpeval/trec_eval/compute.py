@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.data import Qrels, Run
-from serpeval.errors import DuplicateError, InputError, InvalidParameterError
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import DuplicateError, InputError, InvalidParameterError
 from serpeval.measures._spec import GMEAN_FLOOR
 from serpeval.ranking import Rankings, index_qrels, rank
 from serpeval.trec_eval.catalog import Column, Context, expand

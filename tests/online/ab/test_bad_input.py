@@ -7,8 +7,8 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from serpeval.errors import DuplicateError, EmptyInputError, InputError, OptionError, StatsError
-from serpeval.online.ab import analyze_ab
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, OptionError, StatsError
+from serpeval.online.logs import analyze_ab
 
 T0 = dt.datetime(2026, 1, 5)
 
@@ -77,7 +77,7 @@ def test_missing_columns_name_what_and_how() -> None:
 
 
 def test_mapped_column_names() -> None:
-    from serpeval.online.ab import LogSchema
+    from serpeval.online.logs import LogSchema
 
     renamed = log(CLEAN).rename_columns(
         ["iid", "exp", "arm", "uid", "ts", "shown_n", "pos", "secs"]
@@ -149,7 +149,7 @@ def test_plan_honours_duplicates(tmp_path, capsys) -> None:
     import pyarrow.parquet as pq
 
     from serpeval.cli.app import main
-    from serpeval.online.ab import plan_ab
+    from serpeval.online.logs import plan_ab
 
     doubled = log([*CLEAN, (3, "control", 2, 10, [2, 5])])
     with pytest.raises(DuplicateError):
@@ -203,7 +203,7 @@ def test_clicks_on_positions_not_shown() -> None:
 
 
 def test_orphan_clicks_in_the_events_layout() -> None:
-    from serpeval.online.ab import split_clicks
+    from serpeval.online.logs import split_clicks
 
     impressions, clicks = split_clicks(log(CLEAN))
     orphans = pa.table({"impression_id": [99, 98], "position": [1, 2], "click_seconds": [1.0, 2.0]})
@@ -231,7 +231,7 @@ def test_units_in_two_variants_are_excluded() -> None:
 
 
 def test_monitor_counts_units_in_two_variants() -> None:
-    from serpeval.online.ab import monitor_ab
+    from serpeval.online.logs import monitor_ab
 
     mixed = log([*CLEAN, (9, "treatment", 1, 10, [1])])  # user 1 was also in control
     seq = monitor_ab(mixed, metric="ctr", looks=1)
@@ -252,7 +252,7 @@ def test_empty_log_and_unknown_names() -> None:
         analyze_ab(log(CLEAN), duplicates="keep")
     with pytest.raises(InputError, match="no such file"):
         analyze_ab("/no/such/log.parquet")
-    from serpeval.online.ab.sources import is_uri
+    from serpeval.online.logs.sources import is_uri
 
     # remote locations go to the engine unchecked (Spark: s3a/hdfs; DuckDB: httpfs)
     assert is_uri("s3a://bucket/logs/")
@@ -262,7 +262,7 @@ def test_empty_log_and_unknown_names() -> None:
 
 
 def test_srm_warns_loudly() -> None:
-    from serpeval.online.ab.srm import SampleRatioMismatchWarning
+    from serpeval.online.logs.srm import SampleRatioMismatchWarning
 
     users = [
         (i, "control" if i < 700 else "treatment", i, 10, [1] if i % 3 else []) for i in range(1000)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from serpeval.online.ab.calibration import rejection_rates
-from serpeval.online.ab.generate import LogGenerator
-from serpeval.online.ab.power import sample_size
+from serpeval.online.logs.calibration import rejection_rates
+from serpeval.online.logs.generate import LogGenerator
+from serpeval.online.logs.power import sample_size
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_injected_effect_is_detected_at_the_planned_power() -> None:
     truth = world.expected("treatment")["ctr"] - world.expected("control")["ctr"]  # exact
     # per-unit delta-method variance of CTR from an independent pilot (A/A, other seed)
     pilot = LogGenerator(20_000).generate(rng=21)
-    from serpeval.online.ab import plan_ab
+    from serpeval.online.logs import plan_ab
 
     baseline = plan_ab(pilot.impressions, metrics="ctr").to_dicts()[0]
     per_arm = round(sample_size(truth, baseline["sd_per_unit"] ** 2, power=0.8))
@@ -58,7 +58,7 @@ def test_injected_effect_is_detected_at_the_planned_power() -> None:
 
 
 def test_an_experiment_with_two_treatments_is_refused() -> None:
-    from serpeval.errors import InputError
+    from serpeval.core.errors import InputError
 
     logs = LogGenerator(600, experiments=2, variants=("control", "b", "c")).generate(rng=3)
     with pytest.raises(InputError, match="more than one arm besides the control 'control'"):
@@ -66,7 +66,7 @@ def test_an_experiment_with_two_treatments_is_refused() -> None:
 
 
 def test_experiments_too_small_for_a_test_are_refused() -> None:
-    from serpeval.errors import InputError
+    from serpeval.core.errors import InputError
 
     logs = LogGenerator(40, experiments=20).generate(rng=3)  # 2 users per experiment
     with pytest.raises(InputError, match="no experiment has at least 2 units in both arms"):

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from serpeval.cli.app import main
-from serpeval.online.ab import analyze_ab
+from serpeval.online.logs import analyze_ab
 
 
 @pytest.fixture(scope="module")

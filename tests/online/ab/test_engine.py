@@ -7,9 +7,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from serpeval.online.ab import analyze_ab, read_logs, split_clicks
-from serpeval.online.ab.features import prepare
-from serpeval.online.ab.moments import unit_table
+from serpeval.online.logs import analyze_ab, read_logs, split_clicks
+from serpeval.online.logs.features import prepare
+from serpeval.online.logs.moments import unit_table
 
 METRICS = [
     "ctr",
@@ -65,7 +65,7 @@ def test_events_layout_equals_nested(ab_logs, reference) -> None:
 def test_dataframes_and_ibis_tables(ab_logs, reference) -> None:
     import polars as pl
 
-    from serpeval.online.ab.sources import duckdb_connection
+    from serpeval.online.logs.sources import duckdb_connection
 
     same_results(reference, analyze_ab(ab_logs.impressions.to_pandas(), metrics=METRICS).to_dicts())
     same_results(

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from serpeval.errors import OptionError
-from serpeval.online.ab.generate import LogGenerator, _click_times, split_clicks, write_logs
+from serpeval.core.errors import OptionError
+from serpeval.online.logs.generate import LogGenerator, _click_times, split_clicks, write_logs
 
 
 def test_same_seed_same_log_and_other_seed_other_log() -> None:
@@ -72,9 +72,9 @@ def test_expected_values_are_exact() -> None:
 
 
 def test_sampled_logs_scatter_around_the_expectation() -> None:
-    from serpeval.online.ab.features import ALL_EXPERIMENTS, prepare
-    from serpeval.online.ab.moments import fetch_moments, unit_table
-    from serpeval.online.ab.sources import read_logs
+    from serpeval.online.logs.features import ALL_EXPERIMENTS, prepare
+    from serpeval.online.logs.moments import fetch_moments, unit_table
+    from serpeval.online.logs.sources import read_logs
 
     g = LogGenerator(40 * 3000, experiments=40, effect=0.2)
     prepared = prepare(read_logs(g.generate(rng=3).impressions), ALL_EXPERIMENTS)
@@ -145,8 +145,8 @@ def test_bad_settings() -> None:
 
 
 def test_logs_of_a_real_ranker_pair() -> None:
-    from serpeval.demo import make_collection
-    from serpeval.online.world import make_world
+    from serpeval.cli.demo.offline import make_collection
+    from serpeval.online.clicks.world import make_world
 
     c = make_collection(n_queries=20)
     a, b = list(c.runs)

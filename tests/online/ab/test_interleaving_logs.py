@@ -6,9 +6,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from serpeval.errors import InputError, OptionError
-from serpeval.online.ab import analyze_interleaving_logs
-from serpeval.online.stats import analyze_counts, analyze_outcomes
+from serpeval.core.errors import InputError, OptionError
+from serpeval.online.interleaving.analysis import analyze_counts, analyze_outcomes
+from serpeval.online.logs import analyze_interleaving_logs
 
 
 def test_log_analysis_is_the_counts_analysis_of_python_counts(interleaving_logs, il_outcomes):

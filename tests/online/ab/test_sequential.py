@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from serpeval.errors import OptionError
-from serpeval.online.ab.sequential import always_valid, mixture_rho2
+from serpeval.core.errors import OptionError
+from serpeval.online.logs.sequential import always_valid, mixture_rho2
 
 
 def mixture_lr(d: float, v: float, tau2: float) -> float:
@@ -77,7 +77,7 @@ def test_peeking_inflates_errors_but_always_valid_p_does_not() -> None:
 
 
 def test_monitor_replay_ends_where_the_fixed_analysis_is(ab_logs) -> None:
-    from serpeval.online.ab import analyze_ab, monitor_ab
+    from serpeval.online.logs import analyze_ab, monitor_ab
 
     seq = monitor_ab(ab_logs.impressions, metric="ctr", looks=4)
     full = analyze_ab(ab_logs.impressions, metrics="ctr").to_dicts()[0]

@@ -8,14 +8,14 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from serpeval.online.ab import (
+from serpeval.online.logs import (
     analyze_ab,
     analyze_interleaving_logs,
     monitor_ab,
     read_logs,
     split_clicks,
 )
-from serpeval.online.ab.generate import LogGenerator
+from serpeval.online.logs.generate import LogGenerator
 
 # one of each kind: ratio of counts, ratio needing click times, per-unit mean (fewer columns,
 # less of Spark's per-query code generation)
@@ -59,7 +59,7 @@ def test_ab_with_cuped_is_the_same_on_spark(spark, log_folder) -> None:
 
 
 def test_events_layout_from_spark_dataframes(spark, small_logs) -> None:
-    from serpeval.errors import InputError
+    from serpeval.core.errors import InputError
 
     impressions, clicks = split_clicks(small_logs.impressions)
     frames = spark.createDataFrame(impressions), spark.createDataFrame(clicks)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from serpeval.errors import OptionError, StatsError
-from serpeval.online.ab import effects, power
-from serpeval.online.ab.moments import Moments
-from serpeval.online.ab.srm import SampleRatioMismatchWarning, srm_check
+from serpeval.core.errors import OptionError, StatsError
+from serpeval.online.logs import effects, power
+from serpeval.online.logs.moments import Moments
+from serpeval.online.logs.srm import SampleRatioMismatchWarning, srm_check
 
 TOL = 1e-9
 
@@ -138,7 +138,7 @@ def _assert_same(row: dict, ref) -> None:
 
 @pytest.fixture(scope="module")
 def analysed(ab_logs, per_unit):
-    from serpeval.online.ab import analyze_ab
+    from serpeval.online.logs import analyze_ab
 
     metrics = ["ctr", "abandonment", "clicks_at_1", "mrr", "clicks_per_user"]
     plain = analyze_ab(ab_logs.impressions, metrics=metrics)

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from serpeval.errors import OptionError
-from serpeval.online._common import as_rng, lookup
+from serpeval.core.errors import OptionError
+from serpeval.online.common import as_rng, lookup
 from serpeval.online.interleaving import balanced, optimized, probabilistic, team_draft
 from serpeval.online.interleaving._result import (
     NEUTRAL,

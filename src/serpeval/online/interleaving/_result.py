@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serpeval.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError
 
 __all__ = ["NEUTRAL", "Interleaving", "Outcome"]
 

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.errors import InputError, OptionError
-from serpeval.online._common import as_rng, first_duplicate_row, lookup, positive_int
-from serpeval.online.click_models._kernel import last_click
+from serpeval.core.errors import InputError, OptionError
+from serpeval.online.clicks._kernel import last_click
+from serpeval.online.common import as_rng, first_duplicate_row, lookup, positive_int
 from serpeval.online.interleaving._result import NEUTRAL
 
 if TYPE_CHECKING:

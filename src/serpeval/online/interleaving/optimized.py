@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from serpeval.errors import OptionError
+from serpeval.core.errors import OptionError
 from serpeval.online.interleaving._result import (
     NEUTRAL,
     DocId,

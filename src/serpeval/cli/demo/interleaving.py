@@ -1,0 +1,64 @@
+"""The demo's online section: one interleaved result page, then interleaving vs an A/B test
+on the demo's two rankers with simulated users (:mod:`serpeval.online.clicks.simulate`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from serpeval.cli.demo.offline import DemoCollection
+
+CLICK_MODEL = "navigational"
+COLUMNS = ("method", "metric", "effect (A-B)", "agrees with nDCG@10", "impressions needed",
+           "95% CI", "A/B / interleaving", "Monte Carlo")
+
+
+def section(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
+    """Show a team draft page for one query, then how many queries each method needs."""
+    from serpeval.online.clicks.simulate import _count, make_world, simulate
+    from serpeval.report.table import rich_table
+
+    name_a, name_b = list(collection.runs)[:2]
+    world = make_world(collection.qrels, collection.runs[name_a], collection.runs[name_b],
+                       truth=collection.true_grades)
+    console.print(f"[bold]Online: interleaving vs an A/B test[/bold] - simulated "
+                  f"{CLICK_MODEL} users; the truth is the {world.truth} of every document")
+    _one_page(world, console)
+    result = simulate(world=world, click_model=CLICK_MODEL, mc_impressions=1_500_000,
+                      replicates=100, bootstrap=500, rng=7)
+    state["online"] = result
+    console.print(rich_table(result.to_dicts(), columns=COLUMNS))
+    console.print("\n".join(result.notes()), markup=False, style="dim")
+    il = result["interleaving"]
+    lines = [f"Interleaving needed about {_count(il.required)} queries (impressions) to detect "
+             f"{name_a} vs {name_b} at 80% power"
+             + (f"; simulated experiments got there at {_count(il.mc_required)}." if il.mc_required else ".")]
+    for m in result.methods[1:]:
+        ratio = f"{m.ratio:.1f}x" if m.ratio and np.isfinite(m.ratio) else "n/a"
+        lines.append(f"An A/B test on {m.metric} needed {_count(m.required)} ({ratio} as many)"
+                     + ("" if m.agrees else ", pointing the wrong way" if m.agrees is False else
+                        ", seeing no difference") + ".")
+    console.print("\n".join(lines), markup=False)
+
+
+def _one_page(world: Any, console: Console) -> None:
+    """Interleave the first query's two top-10 lists and credit one simulated user's clicks."""
+    from serpeval.online.clicks import click_model
+    from serpeval.online.interleaving import credit, interleave
+
+    a = [d for d in world.a[0].tolist() if d >= 0]
+    b = [d for d in world.b[0].tolist() if d >= 0]
+    shown = interleave([a, b], "team_draft", k=min(world.k, len(set(a) | set(b))), rng=1)
+    grades = np.array([[world.grades[0, d] for d in shown.docs]])
+    clicks = np.flatnonzero(click_model(CLICK_MODEL, world.levels).sample(grades, rng=3)[0]).tolist()
+    out = credit(shown, clicks)
+    teams = " ".join("AB"[t] if t >= 0 else "-" for t in shown.teams)
+    verdict = {1: f"{world.names[0]} wins", -1: f"{world.names[1]} wins", 0: "a tie"}[out.outcome]
+    console.print(
+        f"Query {world.query_ids[0]}: team draft page, teams by position {teams}; true grades "
+        f"{' '.join(map(str, grades[0]))}; one user clicked positions {[p + 1 for p in clicks]} "
+        f"-> credit {out.credits[0]:.0f}:{out.credits[1]:.0f}, {verdict}.", markup=False)

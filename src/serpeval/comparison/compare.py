@@ -1,0 +1,352 @@
+"""``compare(qrels, runs, measures)``: is the difference between systems real?
+
+For every system and measure: the mean, the difference to the baseline (delta), its 95%
+confidence interval, the p-value of a paired test, the p-value corrected for the number of
+comparisons, the effect size d_z and the wins / ties / losses over queries. Built on
+:func:`serpeval.evaluate` (the qrels work is shared by all runs) and the vectorized tests
+of :mod:`serpeval.stats`: one call tests every (system, measure) pair at once.
+
+Decisions, each a named option:
+
+- ``pairs="baseline"`` (default) compares every system with the baseline (the first run
+  unless ``baseline=`` names another); ``pairs="all"`` compares every pair.
+- ``correction`` (default ``holm``) adjusts the p-values *within each measure* over the
+  comparisons made (PyTerrier's convention): ``holm``, ``bonferroni``, ``bh``, ``tukey``
+  (with ``test="t"``: Tukey HSD over all systems from the systems x queries ANOVA; with
+  ``test="randomization"``: the randomized Tukey test), ``none``.
+- A comparison is significant when its corrected p-value is ``<= alpha``.
+- The interval is for the difference of means, from the t distribution (``ci="t"``, the
+  default except for the bootstrap test) or the paired bootstrap (``"bca"``,
+  ``"percentile"``); it is not widened for multiplicity.
+- Runs evaluated on different queries (judged queries missing from a run are skipped by
+  default) are compared on the queries common to all of them, and the counts are
+  reported; ``strict=True`` refuses instead.
+- Measures aggregated by a sum (``NumRet``...) report the delta of the sums; the tests use
+  the per-query values either way. Geometric means (``GMAP``) are tested on the per-query
+  ``log(max(x, 1e-5))`` they average; their delta has no interval (NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.comparison.results import (
+    CORRECTION_NAMES,
+    GMEAN_FLOOR,
+    TEST_NAMES,
+    Comparison,
+    PairResult,
+    SystemCoverage,
+)
+from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.stats._checks import RngLike, as_generator, check_confidence, check_count
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from serpeval.evaluation.results import Results
+    from serpeval.measures import Measure
+    from serpeval.stats import PairedTest
+
+__all__ = ["CI_METHODS", "CORRECTION_NAMES", "PAIRS", "TESTS", "TEST_NAMES", "Comparison",
+           "PairResult", "SystemCoverage",
+           "align_queries", "canonical_test", "compare", "compare_results", "paired_test",
+           "wins_ties_losses"]
+
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+_TEST_ALIASES = {"student": "t", "t-test": "t", "ttest": "t", "fisher": "randomization",
+                 "permutation": "randomization", "signed-rank": "wilcoxon"}
+PAIRS = ("baseline", "all")
+CI_METHODS = ("t", "bca", "percentile")
+
+#: Differences smaller than this are ties (values from the same kernel on equal rankings
+#: are bit-identical; this only absorbs rounding in sums).
+TIE_TOLERANCE = 1e-12
+
+
+def canonical_test(test: str) -> str:
+    """The canonical test name (ranx's ``student`` and ``fisher`` are accepted too)."""
+    key = _TEST_ALIASES.get(str(test).lower(), str(test).lower())
+    if key not in TESTS:
+        raise OptionError(f"unknown test {test!r}; choose one of: {', '.join(TESTS)}.")
+    return key
+
+
+def paired_test(test: str, x: NDArray[np.float64], y: NDArray[np.float64] | None = None, *,
+                alternative: str = "two-sided", confidence: float = 0.95,
+                n_resamples: int = 10_000, ci: str = "bca", rng: RngLike = None) -> PairedTest:
+    """Run the paired test named ``test`` (see :data:`TESTS`) on ``x - y`` (or ``x``)."""
+    from serpeval.stats import paired_bootstrap, paired_t, randomization_test, wilcoxon
+
+    test = canonical_test(test)
+    if test == "t":
+        return paired_t(x, y, alternative=alternative, confidence=confidence)
+    if test == "wilcoxon":
+        return wilcoxon(x, y, alternative=alternative, confidence=confidence)
+    if test == "randomization":
+        return randomization_test(x, y, alternative=alternative, n_permutations=n_resamples,
+                                  rng=rng, confidence=confidence)
+    return paired_bootstrap(x, y, alternative=alternative, n_resamples=n_resamples, ci=ci,
+                            confidence=confidence, rng=rng)
+
+
+def align_queries(results: Results, *, strict: bool = False
+                  ) -> tuple[NDArray[Any], NDArray[np.float64], tuple[SystemCoverage, ...]]:
+    """The queries every run was evaluated on, the values there, and what was left out.
+
+    Returns:
+        ``(query_ids, values[n_runs, n_measures, n_common], coverage)``.
+
+    Raises:
+        InputError: ``strict`` and the runs were evaluated on different queries.
+        StatsError: fewer than 2 common queries.
+    """
+    common = results.runs[0].query_ids
+    for run in results.runs[1:]:
+        common = np.intersect1d(common, run.query_ids)
+    coverage = []
+    values = []
+    for run in results.runs:
+        keep = np.isin(run.query_ids, common)
+        coverage.append(SystemCoverage(run.name, len(run.query_ids), int(keep.sum()),
+                                       tuple(run.query_ids[~keep].tolist())))
+        order = np.argsort(run.query_ids[keep], kind="stable")
+        values.append(run.values[keep][order].T)
+    if strict and any(c.dropped for c in coverage):
+        counts = ", ".join(f"{c.system}: {c.evaluated}" for c in coverage)
+        raise InputError(f"the runs were evaluated on different queries ({counts}; "
+                         f"{len(common)} in common). Compare on the common queries "
+                         "(strict=False, without --strict) or evaluate with missing='zero' "
+                         "(-c) so that every judged query counts.")
+    if len(common) < 2:
+        counts = ", ".join(f"{c.system}: {c.evaluated}" for c in coverage)
+        raise StatsError(f"a comparison needs at least 2 queries evaluated in every run; "
+                         f"{len(common)} in common ({counts}). Check that the runs and the "
+                         "qrels use the same query ids.")
+    return np.sort(common), np.stack(values), tuple(coverage)
+
+
+def wins_ties_losses(delta: NDArray[np.float64], higher_is_better: bool = True
+                     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Counts over the last axis of queries where the system is better, equal, worse."""
+    better = delta > TIE_TOLERANCE if higher_is_better else delta < -TIE_TOLERANCE
+    worse = delta < -TIE_TOLERANCE if higher_is_better else delta > TIE_TOLERANCE
+    wins, losses = better.sum(axis=-1), worse.sum(axis=-1)
+    return wins, delta.shape[-1] - wins - losses, losses
+
+
+def _pairs(systems: tuple[str, ...], pairs: str, baseline: str | int | None
+           ) -> tuple[list[tuple[int, int]], str | None]:
+    """Index pairs ``(system, reference)`` and the baseline's name."""
+    if pairs == "all":
+        if baseline is not None:
+            raise OptionError("baseline= and pairs='all' exclude each other: all pairs have no "
+                              "baseline. Drop one of them.")
+        return [(j, i) for i in range(len(systems)) for j in range(i + 1, len(systems))], None
+    if baseline is None:
+        base = 0
+    elif isinstance(baseline, int) and not isinstance(baseline, bool):
+        if not 0 <= baseline < len(systems):
+            raise OptionError(f"baseline index {baseline} is out of range for {len(systems)} runs.")
+        base = baseline
+    elif baseline in systems:
+        base = systems.index(str(baseline))
+    else:
+        raise OptionError(f"no run named {baseline!r} to use as the baseline; runs: "
+                          f"{', '.join(systems)}.")
+    return [(i, base) for i in range(len(systems)) if i != base], systems[base]
+
+
+def _test_scale(measures: tuple[Measure, ...], values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The per-query values the tests compare: the values, or ``log(max(x, 1e-5))`` for
+    measures aggregated by a geometric mean (GMAP's difference is a difference of mean logs).
+    """
+    out = values.copy()
+    for j, m in enumerate(measures):
+        if m.spec.aggregate == "gmean":
+            out[:, j] = np.log(np.maximum(values[:, j], GMEAN_FLOOR))
+    return out
+
+
+def _tukey_p(values: NDArray[np.float64], index: list[tuple[int, int]], test: str,
+             n_permutations: int, rng: np.random.Generator) -> tuple[NDArray[np.float64], str]:
+    """Tukey-adjusted p-values ``[n_measures, n_pairs]`` for the pairs in ``index``."""
+    from serpeval.stats.tukey import randomized_tukey, tukey_hsd
+
+    scores = values.transpose(1, 0, 2)                       # [measures, systems, queries]
+    if test == "randomization":
+        result = randomized_tukey(scores, n_permutations=n_permutations, rng=rng)
+        how = f"randomized Tukey HSD ({n_permutations} permutations)"
+    else:
+        result = tukey_hsd(scores, blocked=True)
+        how = f"Tukey HSD (systems x queries ANOVA, df = {result.df})"
+    rows = np.array([i for i, _ in index])
+    cols = np.array([j for _, j in index])
+    return np.asarray(result.p_value)[:, rows, cols], how
+
+
+def compare_results(
+    results: Results,
+    *,
+    baseline: str | int | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    pairs: str = "baseline",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    ci: str | None = None,
+    n_resamples: int = 10_000,
+    rng: RngLike = None,
+    strict: bool = False,
+) -> Comparison:
+    """Compare the runs of an evaluation already done (see :func:`compare` for the options)."""
+    from serpeval.stats import cohens_dz, paired_bootstrap, paired_t
+    from serpeval.stats.multiplicity import adjust, canonical_correction
+
+    test = canonical_test(test)
+    correction = canonical_correction(correction, extra=("tukey",))
+    if pairs not in PAIRS:
+        raise OptionError(f"pairs must be 'baseline' or 'all'; got {pairs!r}.")
+    level = check_confidence(confidence)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise OptionError(f"alpha must be a number between 0 and 1 (e.g. 0.05); got {alpha!r}.")
+    ci = ci or ("bca" if test == "bootstrap" else "t")
+    if ci not in CI_METHODS:
+        raise OptionError(f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}.")
+    resamples = check_count(n_resamples, "n_resamples")
+    systems = tuple(results.run_names)
+    if len(systems) < 2:
+        raise StatsError(f"comparing needs at least two runs; got {len(systems)} "
+                         f"({', '.join(systems) or 'none'}). Pass a baseline and a candidate.")
+    if len(set(systems)) != len(systems):
+        raise InputError(f"run names must differ to tell the systems apart; got "
+                         f"{', '.join(systems)}.")
+    if correction == "tukey" and test not in ("t", "randomization"):
+        raise OptionError(f"correction='tukey' goes with test='t' (Tukey HSD) or "
+                          f"test='randomization' (randomized Tukey HSD), not {test!r}; choose "
+                          "holm, bonferroni or bh for that test.")
+    index, base = _pairs(systems, pairs, baseline)
+    query_ids, values, coverage = align_queries(results, strict=strict)
+    generator = as_generator(rng)
+
+    tested_values = _test_scale(results.measures, values)
+    x = tested_values[[i for i, _ in index]].transpose(1, 0, 2)   # [measures, pairs, queries]
+    y = tested_values[[j for _, j in index]].transpose(1, 0, 2)
+    tested = paired_test(test, x, y, confidence=level, n_resamples=resamples,
+                         ci=ci if ci != "t" else "bca", rng=generator)
+    if ci == "t":
+        interval = tested if test == "t" else paired_t(x, y, confidence=level)
+    elif test == "bootstrap":
+        interval = tested
+    else:
+        interval = paired_bootstrap(x, y, n_resamples=resamples, ci=ci, confidence=level,
+                                    rng=generator)
+    method = tested.method
+    p = np.asarray(tested.p_value).reshape(len(results.measures), len(index))
+    if correction == "tukey":
+        corrected, how = _tukey_p(tested_values, index, test, resamples, generator)
+        method += f"; corrected by {how}"
+    else:
+        corrected = adjust(p, correction)
+    effect = np.asarray(cohens_dz(x, y))
+    low, high = np.asarray(interval.ci_low), np.asarray(interval.ci_high)
+    statistic = np.asarray(tested.statistic)
+
+    n = len(query_ids)
+    rows = []
+    for j, m in enumerate(results.measures):
+        # The interval is in the measure's units: times n for sums, none for geometric means.
+        scale = {"sum": n, "gmean": np.nan}.get(m.spec.aggregate, 1.0)
+        wins, ties, losses = wins_ties_losses(x[j] - y[j], m.spec.higher_is_better)
+        aggregates = [m.aggregate(values[i, j]) for i in range(len(systems))]
+        for k, (a, b) in enumerate(index):
+            mean_a, mean_b = aggregates[a], aggregates[b]
+            delta = mean_a - mean_b
+            rows.append(PairResult(
+                measure=str(m), system=systems[a], baseline=systems[b], queries=n,
+                mean=mean_a, baseline_mean=mean_b, delta=delta,
+                ci_low=float(low[j, k]) * scale, ci_high=float(high[j, k]) * scale,
+                statistic=float(statistic[j, k]), p_value=float(p[j, k]),
+                p_value_corrected=float(corrected[j, k]),
+                significant=bool(corrected[j, k] <= alpha), effect_size=float(effect[j, k]),
+                wins=int(wins[k]), ties=int(ties[k]), losses=int(losses[k]),
+                improved=(delta > 0) == m.spec.higher_is_better and delta != 0,
+            ))
+    return Comparison(
+        measures=tuple(results.measures), systems=systems, baseline=base, pairs=pairs, test=test,
+        method=method, correction=correction, alpha=float(alpha), confidence=level, ci=ci,
+        resamples=0 if test in ("t", "wilcoxon") else tested.resamples, rows=tuple(rows),
+        query_ids=query_ids, values=values, coverage=coverage, settings=results.settings,
+    )
+
+
+def compare(
+    qrels: Any,
+    runs: Any,
+    measures: str | Measure | Iterable[str | Measure] = ("nDCG@10", "AP"),
+    *,
+    baseline: str | int | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    pairs: str = "baseline",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    ci: str | None = None,
+    n_resamples: int = 10_000,
+    rng: RngLike = None,
+    strict: bool = False,
+    missing: str = "skip",
+    depth: int | None = None,
+    judged_only: bool = False,
+) -> Comparison:
+    """Compare runs with paired significance tests, corrected for multiple comparisons.
+
+    Args:
+        qrels: judgments (anything :func:`serpeval.evaluate` accepts).
+        runs: two or more runs: a list (names from the files) or ``{name: run}``.
+        measures: measure names in any dialect.
+        baseline: name (or index) of the baseline run; default the first.
+        test: ``"t"`` (paired t-test, default), ``"wilcoxon"``, ``"randomization"``
+            (Fisher's sign-flip test, p = (b+1)/(m+1)) or ``"bootstrap"`` (studentized).
+        correction: ``"holm"`` (default), ``"bonferroni"``, ``"bh"``, ``"tukey"``,
+            ``"none"``/None; applied within each measure.
+        pairs: ``"baseline"`` (each system vs the baseline) or ``"all"`` (every pair).
+        alpha: significance level of the corrected p-values.
+        confidence: level of the delta's interval.
+        ci: ``"t"``, ``"bca"`` or ``"percentile"``; default ``"t"`` (``"bca"`` for the
+            bootstrap test).
+        n_resamples: permutations / bootstrap resamples.
+        rng: seed or generator for the resampling tests (never global state).
+        strict: refuse runs evaluated on different queries instead of comparing on the
+            common ones.
+        missing, depth, judged_only: evaluation options (see :func:`serpeval.evaluate`).
+
+    Returns:
+        :class:`Comparison`: ``.rows``, ``.to_dicts()``, ``.render("table")``.
+
+    Raises:
+        StatsError: fewer than two runs, fewer than two common queries.
+        InputError: ``strict`` and different query sets; duplicate run names.
+        OptionError: an unknown test, correction, baseline or interval method.
+
+    Examples:
+        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+        >>> good = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0},
+        ...         "q3": {"x": 2.0, "c": 1.0}}
+        >>> bad = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"x": 2.0, "b": 1.0},
+        ...        "q3": {"x": 2.0, "c": 1.0}}
+        >>> c = compare(qrels, {"bad": bad, "good": good}, ["RR"])
+        >>> row = c.row("good", "RR")
+        >>> round(row.delta, 4), (row.wins, row.ties, row.losses)
+        (0.3333, (2, 1, 0))
+    """
+    from serpeval.evaluation.evaluate import evaluate
+
+    results = evaluate(qrels, runs, measures, missing=missing, depth=depth,  # type: ignore[arg-type]
+                       judged_only=judged_only)
+    return compare_results(results, baseline=baseline, test=test, correction=correction,
+                           pairs=pairs, alpha=alpha, confidence=confidence, ci=ci,
+                           n_resamples=n_resamples, rng=rng, strict=strict)

@@ -1,0 +1,387 @@
+"""``gate(qrels, baseline, candidate)``: should CI let this ranking change through?
+
+A one-sided **non-inferiority** test per measure (the default rule). With the per-query
+improvement ``d_q = candidate_q - baseline_q`` (sign flipped for lower-is-better measures)
+and the allowed drop ``margin >= 0``:
+
+    H0: mean(d) <= -margin   (the candidate is worse by more than the margin)
+    H1: mean(d) >  -margin   (it is not: the change is non-inferior)
+
+The chosen paired test is run one-sided (``alternative="greater"``) on ``d + margin``;
+the gate passes when ``p <= alpha``, equivalently (for the t-test) when the one-sided
+``1 - alpha`` lower confidence bound of ``mean(d)`` lies above ``-margin``. With several
+measures the gate passes only if every measure passes; this intersection-union test keeps
+the overall error at ``alpha`` without a correction (Berger 1982).
+
+The burden of proof is on the candidate: with few queries or noisy measures a harmless
+change can fail because non-inferiority cannot be shown. ``rule="no-significant-drop"``
+reverses the burden: it fails only when the candidate is *significantly* worse than
+``-margin`` (one-sided ``alternative="less"`` on ``d + margin``, Holm-corrected over the
+measures), so it passes when the evidence is inconclusive.
+
+Judged queries a run returns nothing for count as 0 by default (``missing="zero"``,
+trec_eval's ``-c``): a candidate that stops answering a query has regressed on it, which
+trec_eval's default (skip the query) would hide.
+
+With ``margin = 0`` non-inferiority becomes a superiority test (the candidate must be
+significantly better), and identical runs fail it; use a margin > 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.comparison.compare import (
+    TEST_NAMES,
+    TIE_TOLERANCE,
+    SystemCoverage,
+    align_queries,
+    canonical_test,
+    paired_test,
+    wins_ties_losses,
+)
+from serpeval.core.errors import OptionError
+from serpeval.stats._checks import RngLike, as_generator, check_count
+
+if TYPE_CHECKING:
+    from serpeval.evaluation.results import Results
+    from serpeval.measures import Measure
+
+__all__ = ["RULES", "GateCheck", "GateResult", "Regression", "gate", "gate_results"]
+
+RULES = ("non-inferiority", "no-significant-drop")
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A query on which the candidate scored worse than the baseline."""
+
+    query_id: str
+    baseline: float
+    candidate: float
+    delta: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"query_id": self.query_id, "baseline": self.baseline,
+                "candidate": self.candidate, "delta": self.delta}
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """The decision on one measure.
+
+    Attributes:
+        measure: canonical measure name.
+        queries: queries compared.
+        baseline_mean, candidate_mean: aggregates over those queries.
+        delta: ``candidate_mean - baseline_mean``, oriented so that positive is better.
+        margin: the allowed drop (absolute, >= 0), in the measure's units.
+        bound: the one-sided ``1 - alpha`` confidence bound of ``delta`` that decides:
+            the lower bound for non-inferiority, the upper bound for no-significant-drop.
+        p_value: p-value of the one-sided test of ``H0`` (see the module docstring).
+        p_value_corrected: Holm-corrected over the measures (no-significant-drop), else
+            the same as ``p_value``.
+        passed: this measure lets the change through.
+        wins, ties, losses: queries where the candidate is better, equal, worse.
+        regressions: the worst per-query drops, largest first.
+    """
+
+    measure: str
+    queries: int
+    baseline_mean: float
+    candidate_mean: float
+    delta: float
+    margin: float
+    bound: float
+    p_value: float
+    p_value_corrected: float
+    passed: bool
+    wins: int
+    ties: int
+    losses: int
+    regressions: tuple[Regression, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (regressions as a list of dicts)."""
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "regressions"}
+        out["regressions"] = [r.to_dict() for r in self.regressions]
+        return out
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What :func:`gate` returns: the decision, one :class:`GateCheck` per measure, the context.
+
+    ``bool(result)`` is the decision; :meth:`explain` is the one-screen text for a CI log and
+    :meth:`to_dict` the JSON report.
+    """
+
+    passed: bool
+    rule: str
+    test: str
+    method: str
+    alpha: float
+    max_drop: float
+    relative: bool
+    baseline: str
+    candidate: str
+    checks: tuple[GateCheck, ...]
+    coverage: tuple[SystemCoverage, ...]
+    rules: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the gate passes, 1 when it fails."""
+        return 0 if self.passed else 1
+
+    def hypothesis(self, check: GateCheck) -> str:
+        """The null hypothesis tested for ``check``, in words."""
+        sign = "<=" if self.rule == "non-inferiority" else ">="
+        return f"H0: delta {sign} {-check.margin:+.4f}"
+
+    def notes(self) -> list[str]:
+        """Coverage and method notes."""
+        notes = [f"p-values: {self.method}"]
+        if self.relative:
+            notes.append(f"allowed drop: {self.max_drop:.2%} of the baseline mean of each measure")
+        for c in self.coverage:
+            if c.dropped:
+                notes.append(f"{c.system}: {len(c.dropped)} of {c.evaluated} evaluated queries are "
+                             "not in both runs and were left out")
+        if self.rule == "non-inferiority" and any(c.margin == 0 for c in self.checks):
+            notes.append("margin 0: non-inferiority becomes superiority (the candidate must be "
+                         "significantly better); identical runs fail. Use --max-drop > 0.")
+        return notes
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report for the CI log (non-finite numbers become None)."""
+        from serpeval.comparison.results import json_ready
+
+        return json_ready({
+            "decision": "pass" if self.passed else "fail", "passed": self.passed,
+            "exit_code": self.exit_code, "rule": self.rule, "test": self.test,
+            "method": self.method, "alpha": self.alpha, "max_drop": self.max_drop,
+            "relative": self.relative, "baseline": self.baseline,
+            "candidate": self.candidate, "checks": [c.to_dict() for c in self.checks],
+            "coverage": [c.to_dict() for c in self.coverage], "notes": self.notes(),
+            "rules": list(self.rules),
+        })
+
+    def explain(self, top: int = 10, digits: int = 4) -> str:
+        """One screen: the decision, each measure's delta, bound and p, the worst regressions."""
+        from serpeval.report.comparison import format_p, text_table
+
+        level = f"{1 - self.alpha:.0%}"
+        decision = "PASS" if self.passed else "FAIL"
+        lines = [f"serpeval gate: {decision} - candidate {self.candidate} vs "
+                 f"baseline {self.baseline} ({self.rule}, one-sided {TEST_NAMES[self.test]}, "
+                 f"alpha {self.alpha:g}, {self.checks[0].queries} queries)"]
+        side = "lower" if self.rule == "non-inferiority" else "upper"
+        bound_name = f"{level} {side} bound"
+        rows = [{"measure": c.measure, "baseline": f"{c.baseline_mean:.{digits}f}",
+                 "candidate": f"{c.candidate_mean:.{digits}f}", "delta": f"{c.delta:+.{digits}f}",
+                 bound_name: f"{c.bound:+.{digits}f}", "allowed": f"{-c.margin:+.{digits}f}",
+                 "p": format_p(c.p_value_corrected, digits),
+                 "W/T/L": f"{c.wins}/{c.ties}/{c.losses}",
+                 "result": "pass" if c.passed else "FAIL"} for c in self.checks]
+        lines.append(text_table(rows, list(rows[0])).rstrip("\n"))
+        for c in self.checks:
+            lines.append(self._reason(c, bound_name, digits))
+        shown = next((c for c in self.checks if not c.passed), self.checks[0])
+        if shown.regressions and top > 0:
+            lines.append(f"Largest per-query drops on {shown.measure} "
+                         f"({shown.losses} of {shown.queries} queries worse):")
+            regress = [{"query": r.query_id, "baseline": f"{r.baseline:.{digits}f}",
+                        "candidate": f"{r.candidate:.{digits}f}", "delta": f"{r.delta:+.{digits}f}"}
+                       for r in shown.regressions[:top]]
+            lines.append(text_table(regress, list(regress[0])).rstrip("\n"))
+        lines += self.notes()
+        return "\n".join(lines) + "\n"
+
+    def _reason(self, c: GateCheck, bound_name: str, digits: int) -> str:
+        h0 = self.hypothesis(c)
+        if self.rule == "non-inferiority":
+            if c.passed:
+                return (f"{c.measure}: {h0} rejected ({_p_is(c.p_value, digits)} "
+                        f"<= {self.alpha:g}): "
+                        f"not worse by more than {c.margin:.{digits}f}.")
+            return (f"{c.measure}: cannot rule out a drop of more than {c.margin:.{digits}f} "
+                    f"({_p_is(c.p_value, digits)} > {self.alpha:g}; {bound_name} "
+                    f"{c.bound:+.{digits}f} <= {-c.margin:+.{digits}f}).")
+        if c.passed:
+            return (f"{c.measure}: no significant drop of more than {c.margin:.{digits}f} "
+                    f"(Holm-corrected {_p_is(c.p_value_corrected, digits)} > {self.alpha:g}).")
+        return (f"{c.measure}: significantly worse by more than {c.margin:.{digits}f} "
+                f"({h0} rejected, Holm-corrected {_p_is(c.p_value_corrected, digits)} "
+                f"<= {self.alpha:g}).")
+
+
+def _p_is(value: float, digits: int) -> str:
+    """``p = 0.0123`` or ``p < 0.0001``."""
+    from serpeval.report.comparison import format_p
+
+    text = format_p(value, digits)
+    return f"p < {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
+def gate_results(
+    results: Results,
+    measures: str | Measure | Iterable[str | Measure] | None = None,
+    *,
+    max_drop: float = 0.01,
+    relative: bool = False,
+    alpha: float = 0.05,
+    rule: str = "non-inferiority",
+    test: str = "t",
+    n_resamples: int = 10_000,
+    rng: RngLike = None,
+    top: int = 10,
+    strict: bool = False,
+) -> GateResult:
+    """The gate on an evaluation already done: run 0 is the baseline, run 1 the candidate.
+
+    ``measures`` picks some of the evaluated measures (default all); see :func:`gate` for
+    the other options.
+    """
+    from serpeval.measures import parse_measures
+    from serpeval.stats import paired_t
+    from serpeval.stats.multiplicity import holm
+
+    test = canonical_test(test)
+    if rule not in RULES:
+        raise OptionError(f"rule must be one of {', '.join(RULES)}; got {rule!r}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
+        raise OptionError(f"alpha must be a number between 0 and 0.5 (e.g. 0.05); got {alpha!r}.")
+    if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or not max_drop >= 0:
+        raise OptionError(f"max_drop must be a number >= 0 (the allowed drop); got {max_drop!r}.")
+    resamples = check_count(n_resamples, "n_resamples")
+    if len(results.runs) != 2:
+        raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
+                          f"{len(results.runs)}.")
+    measures_ = results.measures if measures is None else parse_measures(measures)  # type: ignore[arg-type]
+    if not measures_:
+        raise OptionError("the gate needs at least one measure to check; got none (a gate "
+                          "with nothing to check would pass vacuously).")
+    geometric = [str(m) for m in measures_ if m.spec.aggregate == "gmean"]
+    if geometric:
+        raise OptionError(f"{', '.join(geometric)}: a margin on a geometric mean has no "
+                          "per-query reading; gate the arithmetic measure (e.g. AP for GMAP).")
+    absent = [str(m) for m in measures_ if m not in results.measures]
+    if absent:
+        raise OptionError(f"{', '.join(absent)} not evaluated; evaluated: "
+                          f"{', '.join(map(str, results.measures))}.")
+    query_ids, values, coverage = align_queries(results, strict=strict)
+    values = values[:, [results.measures.index(m) for m in measures_]]
+    n = len(query_ids)
+    orient = np.array([1.0 if m.spec.higher_is_better else -1.0 for m in measures_])
+    gain = (values[1] - values[0]) * orient[:, None]              # [measures, queries]
+    base_means = np.array([m.aggregate(values[0, j]) for j, m in enumerate(measures_)])
+    cand_means = np.array([m.aggregate(values[1, j]) for j, m in enumerate(measures_)])
+    per_query = np.array([n if m.spec.aggregate == "sum" else 1.0 for m in measures_])
+    margin = max_drop * np.abs(base_means) if relative else np.full(len(measures_), float(max_drop))
+    shifted = gain + (margin / per_query)[:, None]
+    alternative = "greater" if rule == "non-inferiority" else "less"
+    level = 1.0 - alpha
+    tested = paired_test(test, shifted, alternative=alternative, confidence=level,
+                         n_resamples=resamples, rng=as_generator(rng))
+    # The deciding bound: the test's own (t, bootstrap) or the t bound (rank/permutation tests).
+    bounds = tested if test in ("t", "bootstrap") else paired_t(shifted, alternative=alternative,
+                                                               confidence=level)
+    p = np.atleast_1d(np.asarray(tested.p_value, dtype=np.float64))
+    side = np.atleast_1d(np.asarray(bounds.ci_low if alternative == "greater" else bounds.ci_high))
+    bound = (side - margin / per_query) * per_query
+    corrected = holm(p) if rule == "no-significant-drop" else p
+    passed = corrected <= alpha if rule == "non-inferiority" else corrected > alpha
+
+    wins, ties, losses = wins_ties_losses(gain)                 # gain: positive is better
+    checks = []
+    for j, m in enumerate(measures_):
+        worst = np.argsort(gain[j], kind="stable")[:max(0, top)]
+        regressions = tuple(
+            Regression(str(query_ids[q]), float(values[0, j, q]), float(values[1, j, q]),
+                       float(values[1, j, q] - values[0, j, q]))
+            for q in worst if gain[j, q] < -TIE_TOLERANCE)
+        checks.append(GateCheck(
+            measure=str(m), queries=n, baseline_mean=float(base_means[j]),
+            candidate_mean=float(cand_means[j]),
+            delta=float((cand_means[j] - base_means[j]) * orient[j]), margin=float(margin[j]),
+            bound=float(bound[j]), p_value=float(p[j]), p_value_corrected=float(corrected[j]),
+            passed=bool(passed[j]), wins=int(wins[j]), ties=int(ties[j]), losses=int(losses[j]),
+            regressions=regressions))
+    method = tested.method
+    if rule == "no-significant-drop" and len(checks) > 1:
+        method += " (Holm over measures)"
+    return GateResult(
+        passed=all(c.passed for c in checks), rule=rule, test=test, method=method,
+        alpha=float(alpha), max_drop=float(max_drop), relative=relative,
+        baseline=results.runs[0].name, candidate=results.runs[1].name, checks=tuple(checks),
+        coverage=coverage, rules=tuple(results.settings.rules()),
+    )
+
+
+def gate(
+    qrels: Any,
+    baseline: Any,
+    candidate: Any,
+    measures: str | Measure | Iterable[str | Measure] = ("nDCG@10",),
+    *,
+    max_drop: float = 0.01,
+    relative: bool = False,
+    alpha: float = 0.05,
+    rule: str = "non-inferiority",
+    test: str = "t",
+    n_resamples: int = 10_000,
+    rng: RngLike = None,
+    top: int = 10,
+    strict: bool = False,
+    missing: str = "zero",
+    depth: int | None = None,
+    judged_only: bool = False,
+) -> GateResult:
+    """Decide whether ``candidate`` may replace ``baseline``: a one-sided non-inferiority test.
+
+    Args:
+        qrels: judgments (anything :func:`serpeval.evaluate` accepts).
+        baseline, candidate: the two runs (paths, :class:`~serpeval.Run`, dicts, DataFrames).
+        measures: the measures that must all pass.
+        max_drop: the allowed drop (the non-inferiority margin), >= 0: absolute in the
+            measure's units, or a fraction of the baseline's mean when ``relative``
+            (``0.01`` = 1%).
+        relative: read ``max_drop`` as a fraction of the baseline mean.
+        alpha: one-sided significance level.
+        rule: ``"non-inferiority"`` (default; pass only when non-inferiority is shown) or
+            ``"no-significant-drop"`` (fail only when a drop beyond the margin is shown).
+        test: ``"t"``, ``"wilcoxon"``, ``"randomization"`` or ``"bootstrap"``.
+        n_resamples: permutations / bootstrap resamples.
+        rng: seed or generator for the resampling tests.
+        top: per-query regressions kept per measure.
+        strict: refuse runs evaluated on different queries.
+        missing: judged queries a run has no results for count as 0 (``"zero"``, the
+            default here: a candidate that stops answering a query regressed on it), or are
+            skipped (``"skip"``, trec_eval's default) or refused (``"error"``).
+        depth, judged_only: evaluation options (see :func:`serpeval.evaluate`).
+
+    Returns:
+        :class:`GateResult`; ``result.exit_code`` is 0 (pass) or 1 (fail).
+
+    Examples:
+        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+        >>> run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0},
+        ...        "q3": {"x": 2.0, "c": 1.0}}
+        >>> gate(qrels, run, run, ["RR"], max_drop=0.01).passed   # identical: non-inferior
+        True
+    """
+    from serpeval.evaluation.evaluate import evaluate
+
+    results = evaluate(qrels, [baseline, candidate], measures, missing=missing,  # type: ignore[arg-type]
+                       depth=depth, judged_only=judged_only)
+    return gate_results(results, max_drop=max_drop, relative=relative, alpha=alpha, rule=rule,
+                        test=test, n_resamples=n_resamples, rng=rng, top=top, strict=strict)

@@ -1,0 +1,260 @@
+"""What :func:`serpeval.compare` returns: :class:`Comparison`, one :class:`PairResult` per row.
+
+Frozen dataclasses with ``to_dicts()``; every renderer (:mod:`serpeval.report.comparison`)
+derives from them and nothing here recomputes a statistic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.measures._spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from serpeval.evaluation.results import Settings
+    from serpeval.measures import Measure
+
+__all__ = ["CORRECTION_NAMES", "GMEAN_FLOOR", "TEST_NAMES", "Comparison", "PairResult",
+           "SystemCoverage", "json_ready"]
+
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "randomization": "randomization test", "bootstrap": "paired bootstrap test"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+                    "tukey": "Tukey HSD", "none": "no"}
+
+
+@dataclass(frozen=True)
+class SystemCoverage:
+    """Which of a system's evaluated queries entered the comparison.
+
+    Attributes:
+        system: the run's name.
+        evaluated: queries the run was evaluated on.
+        compared: queries common to all runs (the ones compared).
+        dropped: evaluated queries left out because another run lacks them.
+    """
+
+    system: str
+    evaluated: int
+    compared: int
+    dropped: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"system": self.system, "evaluated": self.evaluated, "compared": self.compared,
+                "dropped": list(self.dropped)}
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One comparison: ``system`` against ``baseline`` on one measure.
+
+    In ``pairs="all"`` mode ``baseline`` is the row's reference system (the earlier run).
+
+    Attributes:
+        measure: canonical measure name.
+        system, baseline: run names; ``delta = mean - baseline_mean``.
+        queries: queries compared.
+        mean, baseline_mean: aggregates (means, or sums for count measures).
+        delta: difference of the aggregates.
+        ci_low, ci_high: confidence interval of ``delta``.
+        statistic: the test statistic (see :class:`serpeval.stats.PairedTest`).
+        p_value: two-sided p-value of the paired test.
+        p_value_corrected: after the multiple-comparison correction.
+        significant: ``p_value_corrected <= alpha``.
+        effect_size: paired Cohen's d_z of the per-query differences.
+        wins, ties, losses: queries where ``system`` is better, equal, worse (by the
+            measure's direction).
+        improved: the delta is an improvement (by the measure's direction).
+    """
+
+    measure: str
+    system: str
+    baseline: str
+    queries: int
+    mean: float
+    baseline_mean: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    statistic: float
+    p_value: float
+    p_value_corrected: float
+    significant: bool
+    effect_size: float
+    wins: int
+    ties: int
+    losses: int
+    improved: bool
+
+    @property
+    def marker(self) -> str:
+        """``▲`` significantly better, ``▼`` significantly worse, ``""`` otherwise."""
+        if not self.significant or self.delta == 0:
+            return ""
+        return "▲" if self.improved else "▼"
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a dict (p-value fields are named ``p_value*``)."""
+        return {field: getattr(self, field) for field in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """What :func:`compare` returns; every renderer derives from :meth:`to_dicts`.
+
+    Attributes:
+        measures: the measures compared.
+        systems: run names, in the order given.
+        baseline: the baseline's name (None when ``pairs="all"``).
+        pairs: ``"baseline"`` or ``"all"``.
+        test: ``t``, ``wilcoxon``, ``randomization`` or ``bootstrap``.
+        method: how the p-values were obtained, in words.
+        correction: ``holm``, ``bonferroni``, ``bh``, ``tukey`` or ``none``.
+        alpha: significance level for the corrected p-values.
+        confidence: level of the intervals.
+        ci: interval method (``t``, ``bca``, ``percentile``).
+        resamples: permutations / bootstrap resamples (0 for analytic tests).
+        rows: one :class:`PairResult` per (measure, comparison), measure-major.
+        query_ids: the compared queries (common to all runs).
+        values: per-query values ``float64[n_systems, n_measures, n_queries]``.
+        coverage: per system, evaluated vs compared queries.
+        settings: the evaluation options (``Settings.rules()`` states them).
+    """
+
+    measures: tuple[Measure, ...]
+    systems: tuple[str, ...]
+    baseline: str | None
+    pairs: str
+    test: str
+    method: str
+    correction: str
+    alpha: float
+    confidence: float
+    ci: str
+    resamples: int
+    rows: tuple[PairResult, ...]
+    query_ids: NDArray[Any]
+    values: NDArray[np.float64]
+    coverage: tuple[SystemCoverage, ...]
+    settings: Settings
+
+    # ------------------------------------------------------------------ access
+    def row(self, system: str, measure: str | Measure, baseline: str | None = None) -> PairResult:
+        """How ``system`` did on ``measure`` against ``baseline`` (default the baseline)."""
+        from serpeval.measures import parse_measure
+
+        name = str(parse_measure(measure))
+        for row in self.rows:
+            if row.measure == name and row.system == system and baseline in (None, row.baseline):
+                return row
+        raise KeyError(f"no comparison of {system!r} on {name}"
+                       + (f" against {baseline!r}" if baseline else ""))
+
+    def means(self) -> dict[str, dict[str, float]]:
+        """``{system: {measure: aggregate}}`` over the compared queries."""
+        return {system: {str(m): m.aggregate(self.values[i, j])
+                         for j, m in enumerate(self.measures)}
+                for i, system in enumerate(self.systems)}
+
+    def significant(self) -> list[PairResult]:
+        """The comparisons whose corrected p-value is ``<= alpha``."""
+        return [row for row in self.rows if row.significant]
+
+    def description(self) -> str:
+        """One line: the test, the correction, alpha and the number of queries."""
+        against = f"against baseline {self.baseline}" if self.pairs == "baseline" else "all pairs"
+        return (f"{TEST_NAMES[self.test]} {against}; {CORRECTION_NAMES[self.correction]} "
+                f"correction within each measure; significant: corrected p <= {self.alpha:g}; "
+                f"{len(self.query_ids)} queries")
+
+    def notes(self) -> list[str]:
+        """What a reader must know: the method, the interval, dropped queries."""
+        notes = [f"p-values: {self.method}"]
+        interval = {"t": "t distribution", "bca": "paired bootstrap, BCa",
+                    "percentile": "paired bootstrap, percentile"}[self.ci]
+        notes.append(f"{self.confidence:.0%} CI of the delta from the {interval} (not adjusted "
+                     "for multiple comparisons); d_z = mean delta / sd of the per-query deltas")
+        geometric = [str(m) for m in self.measures if m.spec.aggregate == "gmean"]
+        if geometric:
+            notes.append(f"{', '.join(geometric)}: tested on per-query "
+                         f"log(max(x, {GMEAN_FLOOR:g})), the scale a geometric mean averages; "
+                         "no interval for its delta")
+        if self.correction == "tukey" and self.pairs == "baseline":
+            notes.append("Tukey HSD adjusts over all pairs of systems (conservative for "
+                         "comparisons with one baseline)")
+        for c in self.coverage:
+            if c.dropped:
+                shown = ", ".join(c.dropped[:5]) + (", ..." if len(c.dropped) > 5 else "")
+                notes.append(f"{c.system}: {len(c.dropped)} of {c.evaluated} evaluated queries are "
+                             f"not in every run and were left out ({shown})")
+        if any(c.dropped for c in self.coverage):
+            notes.append(f"compared on the {len(self.query_ids)} queries common to all runs "
+                         "(strict=True / --strict refuses instead)")
+        return notes
+
+    # ------------------------------------------------------------------ export
+    def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
+        """Rows as dicts: one per comparison, or (``per_query``) one per comparison and query.
+
+        Per-query rows: ``measure, query_id, system, baseline, value, baseline_value, delta``.
+        """
+        if not per_query:
+            return [row.to_dict() for row in self.rows]
+        index = {name: i for i, name in enumerate(self.systems)}
+        measure_index = {str(m): j for j, m in enumerate(self.measures)}
+        out = []
+        qids = self.query_ids.tolist()
+        for row in self.rows:
+            j = measure_index[row.measure]
+            mine = self.values[index[row.system], j].tolist()
+            theirs = self.values[index[row.baseline], j].tolist()
+            for qid, value, reference in zip(qids, mine, theirs, strict=True):
+                out.append({"measure": row.measure, "query_id": qid, "system": row.system,
+                            "baseline": row.baseline, "value": value, "baseline_value": reference,
+                            "delta": value - reference})
+        return out
+
+    def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """Everything as JSON-ready data (non-finite numbers become None)."""
+        out: dict[str, Any] = {
+            "test": self.test, "method": self.method, "correction": self.correction,
+            "alpha": self.alpha, "confidence": self.confidence, "ci": self.ci,
+            "pairs": self.pairs, "baseline": self.baseline, "resamples": self.resamples,
+            "systems": list(self.systems), "measures": [str(m) for m in self.measures],
+            "queries": len(self.query_ids), "means": self.means(),
+            "comparisons": self.to_dicts(), "coverage": [c.to_dict() for c in self.coverage],
+            "notes": self.notes(), "rules": self.settings.rules(),
+        }
+        if per_query:
+            out["per_query"] = self.to_dicts(per_query=True)
+        return json_ready(out)
+
+    def render(self, fmt: str = "table", *, per_query: bool = False, digits: int = 4,
+               color: bool = False) -> str:
+        """The comparison as text (see :func:`serpeval.report.comparison.render_comparison`)."""
+        from serpeval.report.comparison import render_comparison
+
+        return render_comparison(self, fmt, per_query=per_query, digits=digits, color=color)
+
+    def __repr__(self) -> str:
+        return (f"Comparison({len(self.systems)} systems x {len(self.measures)} measures, "
+                f"{TEST_NAMES[self.test]}, {self.correction}, "
+                f"{len(self.significant())} significant)")
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by None, recursively (strict JSON has none)."""
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    return value
+

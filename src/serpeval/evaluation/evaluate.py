@@ -1,0 +1,115 @@
+"""``evaluate(qrels, runs, measures)``: per-query values and aggregates for one or more runs."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from serpeval.core.data import Qrels, Run, as_qrels, as_run
+from serpeval.core.errors import InputError
+from serpeval.evaluation.results import Results, RunResult, Settings
+from serpeval.measures import Measure, parse_measures
+from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank
+
+__all__ = ["DEFAULT_MEASURES", "evaluate"]
+
+DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP", "P@10", "R@100", "RR")
+
+
+def _is_run_dict(obj: Mapping[Any, Any]) -> bool:
+    """True for ``{qid: {docid: score}}``, False for ``{name: run}``."""
+    for value in obj.values():
+        if isinstance(value, Mapping):
+            # {qid: {docid: score}} has scalars two levels down; {name: {qid: {...}}} has mappings.
+            return not any(isinstance(v, Mapping) for v in list(value.values())[:5])
+        return False
+    return True
+
+
+def _as_runs(runs: Any) -> list[Run]:
+    if isinstance(runs, (Run, str, Path)) or (isinstance(runs, Mapping) and _is_run_dict(runs)):
+        return [as_run(runs)]
+    if isinstance(runs, Mapping):
+        return [as_run(run, name=str(name)) for name, run in runs.items()]
+    if isinstance(runs, Sequence) or (isinstance(runs, Iterable) and not hasattr(runs, "columns")):
+        out = [as_run(run) for run in runs]
+        if not out:
+            raise InputError("No runs given; pass a run or a list of runs.")
+        return _unique_names(out)
+    return [as_run(runs)]
+
+
+def unique_names(names: Iterable[str]) -> list[str]:
+    """Display names with repeats numbered: ``bm25, bm25, dense`` -> ``bm25, bm25#2, dense``."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        out.append(name if count == 0 else f"{name}#{count + 1}")
+    return out
+
+
+def _unique_names(runs: list[Run]) -> list[Run]:
+    """Rename runs whose display names collide (``bm25``, ``bm25#2``)."""
+    names = unique_names(run.name for run in runs)
+    return [run if run.name == name else run.renamed(name) for run, name in zip(runs, names, strict=True)]
+
+
+def evaluate(
+    qrels: Qrels | str | Path | Mapping[str, Mapping[str, int]] | Any,
+    runs: Any,
+    measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
+    *,
+    missing: Missing = "skip",
+    depth: int | None = None,
+    judged_only: bool = False,
+    float32_scores: bool = False,
+) -> Results:
+    """Evaluate one or several runs against the same qrels.
+
+    The qrels work (indexing the judgments, the ideal rankings) is done once and shared by
+    every run; each run is sorted once and every measure reads the same ranked arrays.
+
+    Args:
+        qrels: judgments: :class:`Qrels`, a path (TREC, JSONL, JSON, Parquet), a dict
+            ``{qid: {docid: grade}}``, or a pandas/polars DataFrame.
+        runs: one run (a :class:`Run`, path, dict ``{qid: {docid: score}}`` or DataFrame),
+            a list of runs, or a dict ``{name: run}``.
+        measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``).
+        missing: judged queries absent from a run: ``"skip"`` them (with a warning giving
+            the count), count them as ``"zero"``, or raise (``"error"``).
+        depth: keep only the top ``depth`` docs per query (trec_eval ``-M``).
+        judged_only: drop unjudged docs before measuring (trec_eval ``-J``).
+        float32_scores: compare scores as 32-bit floats (trec_eval 9.0.8 / pytrec_eval).
+
+    Returns:
+        :class:`~serpeval.evaluation.results.Results` with per-query values and aggregates.
+
+    Examples:
+        >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+        >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+        >>> res = evaluate(qrels, run, ["P@2", "RR", "nDCG@3"])
+        >>> [round(v, 4) for v in res.means("run").values()]
+        [0.5, 1.0, 0.7602]
+    """
+    parsed = parse_measures(measures)
+    judgments = as_qrels(qrels)
+    index = index_qrels(judgments)
+    results = []
+    for run in _as_runs(runs):
+        rankings = rank(index, run, missing=missing, depth=depth, judged_only=judged_only,
+                        float32_scores=float32_scores)
+        if rankings.coverage.missing and missing == "skip":
+            warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=2)
+        values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \
+            np.zeros((rankings.n_queries, 0))
+        results.append(RunResult(run.name, run.tag, rankings.query_ids, values, rankings.coverage))
+    settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
+                        float32_scores=float32_scores, qrels=judgments.source,
+                        qrels_skipped_lines=judgments.skipped_lines)
+    return Results(parsed, tuple(results), settings)

@@ -1,0 +1,197 @@
+"""Evaluation results: per-query values, aggregates, and the rules that produced them.
+
+Every renderer (terminal table, CSV, JSON, markdown, LaTeX, HTML, DataFrames) derives from
+:meth:`Results.to_dicts`; nothing recomputes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.measures import Measure, parse_measure
+from serpeval.ranking import Coverage
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["Results", "RunResult", "Settings"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The evaluation options used, stated in every report."""
+
+    missing: str = "skip"
+    depth: int | None = None
+    judged_only: bool = False
+    float32_scores: bool = False
+    qrels: str = ""
+    qrels_skipped_lines: int = 0
+
+    def rules(self) -> list[str]:
+        """Plain-language statements of the rules applied (for report headers)."""
+        missing = {
+            "skip": "judged queries absent from a run are skipped (trec_eval default)",
+            "zero": "judged queries absent from a run count as 0 (trec_eval -c)",
+            "error": "judged queries absent from a run are an error",
+        }[self.missing]
+        rules = [
+            "ranking: score descending, ties by doc id descending (byte order), as trec_eval; "
+            "rank column and line order ignored",
+            "only judged queries are evaluated; run queries without judgments are ignored",
+            missing,
+            "negative grades mean judged-but-unjudged (not non-relevant); unjudged docs are non-relevant",
+            "cutoffs past the end of a ranking count the missing ranks as non-relevant",
+            "nDCG: ideal ranking from all judged docs of the query; gain linear (trec_eval) "
+            "unless gain=exp (2^g - 1)",
+        ]
+        if self.depth is not None:
+            rules.append(f"only the top {self.depth} docs of each query are kept (-M {self.depth})")
+        if self.judged_only:
+            rules.append("unjudged docs are removed before measuring (-J)")
+        if self.float32_scores:
+            rules.append("scores compared as 32-bit floats (trec_eval 9.0.8)")
+        return rules
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """Per-query values of one run.
+
+    Attributes:
+        name: display name of the run.
+        tag: the run tag from its file.
+        query_ids: evaluated queries in byte order.
+        values: ``float64[n_queries, n_measures]`` in the order of ``Results.measures``.
+        coverage: which queries were evaluated, missing or ignored, and why.
+    """
+
+    name: str
+    tag: str
+    query_ids: NDArray[Any]
+    values: NDArray[np.float64]
+    coverage: Coverage
+
+    def column(self, index: int) -> NDArray[np.float64]:
+        """Per-query values of the measure at ``index``."""
+        return self.values[:, index]
+
+
+@dataclass(frozen=True, eq=False)
+class Results:
+    """What :func:`serpeval.evaluate` returns.
+
+    Attributes:
+        measures: the measures, in the order asked.
+        runs: one :class:`RunResult` per run, in the order given.
+        settings: the options used.
+    """
+
+    measures: tuple[Measure, ...]
+    runs: tuple[RunResult, ...]
+    settings: Settings
+
+    # ------------------------------------------------------------------ access
+    @property
+    def run_names(self) -> list[str]:
+        """Display names of the runs."""
+        return [r.name for r in self.runs]
+
+    def __getitem__(self, name: str) -> RunResult:
+        for run in self.runs:
+            if run.name == name:
+                return run
+        raise KeyError(f"no run named {name!r}; runs: {', '.join(self.run_names)}")
+
+    def _measure_index(self, measure: str | Measure) -> int:
+        m = parse_measure(measure)
+        try:
+            return self.measures.index(m)
+        except ValueError:
+            raise KeyError(
+                f"{m} was not evaluated; measures: {', '.join(map(str, self.measures))}"
+            ) from None
+
+    def per_query(self, run: str, measure: str | Measure) -> dict[str, float]:
+        """``{query_id: value}`` of one run and measure."""
+        r = self[run]
+        column = r.column(self._measure_index(measure))
+        return dict(zip(r.query_ids.tolist(), column.tolist(), strict=True))
+
+    def means(self, run: str) -> dict[str, float]:
+        """``{measure: aggregate}`` of one run (mean, or sum for counts)."""
+        r = self[run]
+        return {str(m): m.aggregate(r.column(i)) for i, m in enumerate(self.measures)}
+
+    def aggregate(self, run: str, measure: str | Measure) -> float:
+        """The aggregate of one run and measure."""
+        i = self._measure_index(measure)
+        return self.measures[i].aggregate(self[run].column(i))
+
+    # ------------------------------------------------------------------ export
+    def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
+        """Rows as dicts: one per run (aggregates), or one per (run, query).
+
+        Aggregate rows are ``{"run": name, "queries": n, <measure>: value, ...}``; per-query
+        rows are ``{"run": name, "query_id": qid, <measure>: value, ...}``.
+        """
+        names = [str(m) for m in self.measures]
+        rows: list[dict[str, Any]] = []
+        for run in self.runs:
+            if per_query:
+                for qid, values in zip(run.query_ids.tolist(), run.values.tolist(), strict=True):
+                    rows.append({"run": run.name, "query_id": qid, **dict(zip(names, values, strict=True))})
+            else:
+                row: dict[str, Any] = {"run": run.name, "queries": len(run.query_ids)}
+                row.update(self.means(run.name))
+                rows.append(row)
+        return rows
+
+    def to_pandas(self, per_query: bool = False) -> Any:
+        """A pandas DataFrame of :meth:`to_dicts` (needs ``pandas``)."""
+        from serpeval.core.errors import require
+
+        pd: Any = require("pandas", "pandas")
+        columns = ["run", "query_id" if per_query else "queries", *[str(m) for m in self.measures]]
+        return pd.DataFrame(self.to_dicts(per_query=per_query), columns=columns)
+
+    def coverage(self) -> list[dict[str, Any]]:
+        """One coverage dict per run (missing, ignored, truncated, ties)."""
+        return [run.coverage.to_dict() for run in self.runs]
+
+    def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """Everything as a JSON-ready dict: measures, aggregates, coverage, rules."""
+        out: dict[str, Any] = {
+            "measures": [str(m) for m in self.measures],
+            "results": self.to_dicts(per_query=False),
+            "coverage": self.coverage(),
+            "rules": self.settings.rules(),
+        }
+        if per_query:
+            out["per_query"] = self.to_dicts(per_query=True)
+        return out
+
+    def to_html(self, **options: Any) -> str:
+        """A self-contained HTML report; with two or more runs they are compared first.
+
+        Options (see :func:`serpeval.report.html.results_report`): ``topics`` (``{qid: text}``),
+        ``baseline``, ``test``, ``correction``, ``comparison`` (a ready
+        :class:`~serpeval.comparison.compare.Comparison`), ``compare=False``, ``title``, ``notes``.
+        """
+        from serpeval.report.html import results_report
+
+        return results_report(self, **options)
+
+    def save_html(self, path: str, **options: Any) -> str:
+        """Write :meth:`to_html` to ``path`` (UTF-8); return the path."""
+        from pathlib import Path
+
+        Path(path).write_text(self.to_html(**options), encoding="utf-8")
+        return str(path)
+
+    def __repr__(self) -> str:
+        return (f"Results({len(self.runs)} run(s) x {len(self.measures)} measure(s): "
+                f"{', '.join(self.run_names)})")

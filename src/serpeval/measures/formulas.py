@@ -1,0 +1,87 @@
+"""The textbook formulas as plain functions, for a list of grades rather than files.
+
+These follow the classic (Burges et al.) definitions: exponential gain 2^g - 1 and the
+log2(rank + 1) discount. For trec_eval's linear gain use ``gain="linear"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from serpeval.core.errors import InvalidParameterError
+
+__all__ = ["dcg", "ndcg", "reciprocal_rank"]
+
+
+def _grades(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise InvalidParameterError(f"{name} must be a flat sequence of grades; got shape {array.shape}.")
+    if not np.all(np.isfinite(array)):
+        raise InvalidParameterError(f"{name} must hold finite numbers; got {list(values)!r}.")
+    return array
+
+
+def _check_k(k: int | None) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+        raise InvalidParameterError(f"k must be an integer >= 1 or None; got {k!r}.")
+
+
+def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
+    positive = np.maximum(grades, 0.0)
+    if gain == "exp":
+        return np.exp2(positive) - 1.0
+    if gain == "linear":
+        return positive
+    raise InvalidParameterError(f"gain must be 'exp' or 'linear'; got {gain!r}.")
+
+
+def dcg(grades: Sequence[float], k: int | None = 10, gain: str = "exp") -> float:
+    """DCG@k = sum_{i=1..k} gain(g_i) / log2(i + 1) of grades in rank order.
+
+    Args:
+        grades: relevance grades of the ranked docs, best rank first.
+        k: cutoff (``None``: the whole list).
+        gain: ``"exp"`` (2^g - 1, the default here) or ``"linear"`` (g, trec_eval).
+
+    Examples:
+        >>> round(dcg([3, 2, 3, 0, 1, 2], k=6), 4)  # 7/1 + 3/1.585 + 7/2 + 0 + 1/2.585 + 3/2.807
+        13.8482
+    """
+    _check_k(k)
+    g = _grades(grades, "grades")[:k]
+    return float(np.sum(_gain(g, gain) / np.log2(np.arange(2, len(g) + 2))))
+
+
+def ndcg(
+    grades: Sequence[float], ideal_grades: Sequence[float], k: int | None = 10, gain: str = "exp"
+) -> float:
+    """nDCG@k = DCG@k(grades) / DCG@k(ideal), the ideal being ``ideal_grades`` sorted descending.
+
+    ``ideal_grades`` should hold the grades of *all* judged docs of the query, retrieved or
+    not (otherwise a ranking that misses relevant docs can score 1). Returns 0 when the
+    ideal DCG is 0 (no doc with positive gain).
+
+    Examples:
+        >>> ndcg([0, 1], [1, 0], k=2)  # 1/log2(3) / 1
+        0.6309297535714575
+        >>> ndcg([0, 0], [0, 0])
+        0.0
+    """
+    ideal = np.sort(_grades(ideal_grades, "ideal_grades"))[::-1]
+    best = dcg(ideal, k=k, gain=gain)
+    return 0.0 if best == 0.0 else dcg(grades, k=k, gain=gain) / best
+
+
+def reciprocal_rank(flags: Sequence[bool | int | float], k: int | None = None) -> float:
+    """1 / rank of the first relevant (truthy) flag within the top k; 0 if there is none.
+
+    Examples:
+        >>> reciprocal_rank([0, 0, 0, 0, 1])
+        0.2
+    """
+    _check_k(k)
+    hits = np.flatnonzero(np.asarray(flags, dtype=bool)[:k])
+    return 0.0 if hits.size == 0 else 1.0 / (hits[0] + 1.0)

@@ -1,0 +1,232 @@
+"""Click logs: SERP impressions with their clicks, encoded for fitting click models.
+
+A :class:`ClickLog` holds, per impression, the (query, document) item shown at each slot as
+an integer code and a click flag. Codes index the per-item parameters of a fitted model;
+:meth:`ClickLog.encode_like` re-encodes a held-out log in a training log's codes, mapping
+(query, document) pairs never seen in training to one extra "unseen" code (counted).
+
+Input format (JSON lines, optionally gzipped), one impression per line::
+
+    {"query": "98435_1", "docs": ["232429", "688835", ...], "clicked_ranks": [1, 4]}
+
+``clicked_ranks`` are 1-based ranks of clicked results. A ``clicks`` list of clicked doc ids
+(in click order, repeats kept) may also be present: it is used only to count what cannot be
+placed on the page (clicks on ids that were not shown, repeated clicks), which are reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.core.errors import EmptyInputError, InputError, ParseError
+from serpeval.online.common import first_duplicate_row
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from numpy.typing import NDArray
+
+__all__ = ["ClickLog"]
+
+_SEP = "\x1f"
+
+
+@dataclass(frozen=True, eq=False)
+class ClickLog:
+    """Impressions with clicks, items encoded as (query, document) codes.
+
+    Attributes:
+        items: ``int64[n, k]`` item code per slot; ``-1`` for a slot past the end of a shorter
+            result list; ``n_items`` (one past the last known code) for an item unseen in the
+            log that defined the codes (see :meth:`encode_like`).
+        clicks: ``bool[n, k]``.
+        query: ``int64[n]`` query code of each impression (index into ``queries``).
+        queries: distinct query ids.
+        item_keys: ``query<US>doc`` of every known item code (US = unit separator).
+        source: where the log came from.
+        counts: what was read and what could not be used (never silently dropped):
+            ``impressions``, ``clicks``, ``clicks_not_shown`` (ids not among the shown docs),
+            ``repeat_clicks``, ``unseen_cells`` (items unknown to the encoding log).
+    """
+
+    items: NDArray[np.int64]
+    clicks: NDArray[np.bool_]
+    query: NDArray[np.int64]
+    queries: list[str]
+    item_keys: pa.Array
+    source: str = "<click log>"
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_items(self) -> int:
+        """Number of known (query, document) items."""
+        return len(self.item_keys)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __repr__(self) -> str:
+        return (f"ClickLog({self.source!r}, {len(self)} impressions, {len(self.queries)} queries, "
+                f"{self.n_items} items)")
+
+    # ------------------------------------------------------------------ reading
+    @classmethod
+    def read_jsonl(cls, path: str | Path) -> ClickLog:
+        """Read a JSON-lines log (``.gz`` allowed); see the module docstring for the format."""
+        import pyarrow as pa
+        import pyarrow.json as pj
+
+        p = Path(path)
+        if not p.is_file():
+            raise InputError(f"{path}: no such click log file.")
+        compression = "gzip" if p.suffix == ".gz" else None
+        try:
+            table = pj.read_json(pa.input_stream(str(p), compression=compression))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ParseError(f"{path}: not a JSON-lines click log ({exc}). Expected one object "
+                             'per line: {"query": ..., "docs": [...], "clicked_ranks": [...]}.') from exc
+        missing = {"query", "docs", "clicked_ranks"} - set(table.column_names)
+        if missing:
+            raise ParseError(f"{path}: missing field(s) {', '.join(sorted(missing))}; every line "
+                             'needs "query", "docs" and "clicked_ranks" (1-based).')
+        return cls.from_table(table, source=str(path))
+
+    @classmethod
+    def from_records(cls, records: list[dict[str, Any]], source: str = "<records>") -> ClickLog:
+        """Build from dicts shaped like the JSON lines (``query``, ``docs``, ``clicked_ranks``)."""
+        import pyarrow as pa
+
+        if not records:
+            raise EmptyInputError(f"{source}: no impressions.")
+        table = pa.Table.from_pylist(
+            [{"query": str(r["query"]), "docs": [str(d) for d in r["docs"]],
+              "clicked_ranks": [int(x) for x in r.get("clicked_ranks", [])],
+              "clicks": [str(d) for d in r["clicks"]] if "clicks" in r else None}
+             for r in records],
+            schema=pa.schema([("query", pa.string()), ("docs", pa.list_(pa.string())),
+                              ("clicked_ranks", pa.list_(pa.int64())),
+                              ("clicks", pa.list_(pa.string()))]),
+        )
+        return cls.from_table(table, source=source)
+
+    @classmethod
+    def from_table(cls, table: pa.Table, source: str = "<table>") -> ClickLog:
+        """Build from an Arrow table with ``query``, ``docs`` (list) and ``clicked_ranks`` (list)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = table.num_rows
+        if n == 0:
+            raise EmptyInputError(f"{source}: no impressions.")
+        query = table.column("query").combine_chunks().cast(pa.string())
+        docs = table.column("docs").combine_chunks()
+        lengths = pc.fill_null(pc.list_value_length(docs), 0).to_numpy(zero_copy_only=False)
+        if lengths.min() == 0:
+            bad = int(np.argmin(lengths))
+            raise ParseError(f"{source}: line {bad + 1}: an impression without documents.")
+        if query.null_count:
+            bad = int(np.flatnonzero(query.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ParseError(f'{source}: line {bad + 1}: no "query" id; every impression needs one.')
+        k = int(lengths.max())
+        row_of_cell = np.repeat(np.arange(n), lengths)
+        slot_of_cell = np.arange(len(row_of_cell)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        flat_docs = docs.flatten().cast(pa.string())
+        if flat_docs.null_count:
+            cell = int(np.flatnonzero(flat_docs.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ParseError(f"{source}: line {row_of_cell[cell] + 1}: a null document id at rank "
+                             f"{slot_of_cell[cell] + 1}; every shown result needs an id.")
+        keys = pc.binary_join_element_wise(query.take(pa.array(row_of_cell)), flat_docs, _SEP)
+        item_keys = pc.unique(keys)
+        codes = pc.index_in(keys, value_set=item_keys).to_numpy(zero_copy_only=False)
+        items = np.full((n, k), -1, dtype=np.int64)
+        items[row_of_cell, slot_of_cell] = codes
+        _check_unique_docs(items, source)
+
+        ranks = table.column("clicked_ranks").combine_chunks()
+        r_len = pc.fill_null(pc.list_value_length(ranks), 0).to_numpy(zero_copy_only=False)
+        r_flat = ranks.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+        r_row = np.repeat(np.arange(n), r_len)
+        bad = (r_flat < 1) | (r_flat > lengths[r_row])
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ParseError(
+                f"{source}: line {r_row[i] + 1}: clicked rank {r_flat[i]} is not a shown position "
+                f"(1..{lengths[r_row[i]]}); clicked_ranks are 1-based ranks of shown results."
+            )
+        clicks = np.zeros((n, k), dtype=bool)
+        clicks[r_row, r_flat - 1] = True
+        counts = {"impressions": n, "clicks": int(clicks.sum()),
+                  "repeat_rank_entries": int(len(r_flat) - clicks.sum())}
+        if "clicks" in table.column_names:
+            counts.update(_raw_click_counts(table))
+        q_codes, q_names = _factorize(query)
+        return cls(items, clicks, q_codes, q_names, item_keys, source, counts)
+
+    # ------------------------------------------------------------------ encoding
+    def encode_like(self, reference: ClickLog) -> ClickLog:
+        """This log's impressions with item codes from ``reference`` (unseen -> ``reference.n_items``)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        shown = self.items >= 0
+        own = self.items[shown]
+        mapped = pc.index_in(self.item_keys.take(pa.array(own)), value_set=reference.item_keys)
+        codes = pc.fill_null(mapped, reference.n_items).to_numpy(zero_copy_only=False)
+        items = self.items.copy()
+        items[shown] = codes
+        counts = dict(self.counts)
+        counts["unseen_cells"] = int(np.count_nonzero(codes == reference.n_items))
+        return ClickLog(items, self.clicks, self.query, self.queries, reference.item_keys,
+                        self.source, counts)
+
+    def ctr_by_rank(self) -> NDArray[np.float64]:
+        """Click-through rate at each rank (over impressions that show that rank)."""
+        shown = self.items >= 0
+        return self.clicks.sum(axis=0) / np.maximum(shown.sum(axis=0), 1)
+
+
+def _factorize(values: pa.Array) -> tuple[NDArray[np.int64], list[str]]:
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(values)
+    return (encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            encoded.dictionary.to_pylist())
+
+
+def _check_unique_docs(items: NDArray[np.int64], source: str) -> None:
+    """A document shown twice on one page is a malformed impression."""
+    row = first_duplicate_row(items)
+    if row is not None:
+        raise ParseError(f"{source}: line {row + 1}: a document is listed twice in one result "
+                         "page; each shown result must be a distinct document.")
+
+
+def _raw_click_counts(table: pa.Table) -> dict[str, int]:
+    """Count raw click events that are not on a shown document, and repeated clicks."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    raw = table.column("clicks").combine_chunks()
+    docs = table.column("docs").combine_chunks()
+    n_clicks = pc.fill_null(pc.list_value_length(raw), 0).to_numpy(zero_copy_only=False)
+    if n_clicks.sum() == 0:
+        return {"click_events": 0, "clicks_not_shown": 0, "repeat_clicks": 0}
+    n_docs = pc.fill_null(pc.list_value_length(docs), 0).to_numpy(zero_copy_only=False)
+
+    def row_keys(counts: NDArray[np.int64], values: pa.Array) -> pa.Array:
+        rows = pa.array(np.repeat(np.arange(len(counts)), counts).astype(str))
+        return pc.binary_join_element_wise(rows, values.cast(pa.string()), _SEP)
+
+    # A click is on the page when (impression, doc id) is one of the impression's cells.
+    click_keys = row_keys(n_clicks, raw.flatten())
+    on_page = pc.is_in(click_keys, value_set=row_keys(n_docs, docs.flatten()))
+    on_page = on_page.to_numpy(zero_copy_only=False)
+    distinct_on_page = len(pc.unique(click_keys.filter(pa.array(on_page))))
+    return {
+        "click_events": len(on_page),
+        "clicks_not_shown": int(np.count_nonzero(~on_page)),
+        "repeat_clicks": int(np.count_nonzero(on_page) - distinct_on_page),
+    }

@@ -1,0 +1,435 @@
+"""The sensitivity simulator: how many impressions do interleaving and an A/B test need?
+
+Given judgments (taken as the *true* relevance of every document; unjudged = 0) and two
+runs, :func:`simulate` plays users of a click model on each run's top k:
+
+(a) **interleaving**: team draft lists of A and B, credit by clicks, a t-test over users of
+    their summed outcomes (the user-clustered test of Δ_AB = 0);
+(b) an **A/B test** with users split between A and B, on clicks per impression (CTR), the
+    abandonment rate (no click) and clicks@1, a Welch t-test over users' totals.
+
+For each it reports the impressions needed to detect the true difference at the given power
+and level, computed **exactly** from the click model (no Monte Carlo noise; formulas in
+:mod:`~serpeval.online.clicks.sensitivity`), the ratio A/B ÷ interleaving with a bootstrap CI over
+the queries (which topics you have is the main uncertainty), and whether each method's true
+effect agrees in sign with the offline nDCG@k difference. A Monte Carlo check then runs
+whole simulated experiments - sampled users, queries, coin flips and clicks - at sizes up
+to twice the required one and reports the empirical power curve of both methods (the
+"measured, not asserted" part; :meth:`SimulationResult.plot` draws it).
+
+Users are heterogeneous: each has a logit shift of attractiveness drawn from
+N(0, ``user_sd``²) (discretised exactly with Gauss-Hermite nodes) and issues
+``impressions_per_user`` queries drawn uniformly. Set ``user_sd=0`` and
+``impressions_per_user=1`` for independent, identical impressions. The rankers and the truth
+come from :mod:`serpeval.online.clicks.world` (:func:`make_world`, :func:`synthetic_pair`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.core.errors import InputError, OptionError
+from serpeval.online.clicks import sensitivity as engine
+from serpeval.online.clicks.world import World, make_world, synthetic_pair
+from serpeval.online.common import as_rng, positive_int
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from numpy.typing import NDArray
+
+    from serpeval.online.clicks import ClickModel
+
+__all__ = ["SimulationResult", "World", "make_world", "simulate", "synthetic_pair"]
+
+
+# ------------------------------------------------------------------ results
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """One method (interleaving, or an A/B metric): effect, required impressions, agreement.
+
+    ``agrees``: the sign of the true effect (oriented: lower abandonment is better) matches
+    the offline nDCG difference; None when the method sees no difference at all.
+    """
+
+    method: str
+    metric: str
+    value_a: float | None
+    value_b: float | None
+    effect: float
+    required: float
+    required_low: float
+    required_high: float
+    agrees: bool | None
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    mc_required: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """What :func:`simulate` measured; ``to_dicts()`` feeds every renderer."""
+
+    world: World
+    click_model: str
+    settings: dict[str, Any]
+    offline: dict[str, float]
+    methods: tuple[MethodResult, ...]
+    curves: dict[str, engine.PowerCurve]
+    analytic: dict[str, float]
+
+    def __getitem__(self, key: str) -> MethodResult:
+        for m in self.methods:
+            if key in (m.metric, m.method):
+                return m
+        raise KeyError(f"no method or metric {key!r}; have {[m.metric for m in self.methods]}")
+
+    def ratio(self, metric: str = "CTR") -> float:
+        """Impressions an A/B test on ``metric`` needs per impression interleaving needs."""
+        value = self[metric].ratio
+        return float("nan") if value is None else value
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        conf = f"{self.settings['confidence']:.0%}"
+        rows = []
+        for m in self.methods:
+            rows.append({
+                "method": m.method, "metric": m.metric,
+                "A": m.value_a, "B": m.value_b, "effect (A-B)": m.effect,
+                f"agrees with nDCG@{self.world.k}": _agreement(m.agrees),
+                "impressions needed": _count(m.required),
+                f"{conf} CI": f"[{_count(m.required_low)}, {_count(m.required_high)}]",
+                "A/B / interleaving": _ratio(m.ratio),
+                f"ratio {conf} CI": None if m.ratio is None else
+                f"[{_ratio(m.ratio_low)}, {_ratio(m.ratio_high)}]",
+                "Monte Carlo": _count(m.mc_required) if m.mc_required is not None else "-",
+            })
+        return rows
+
+    def notes(self) -> list[str]:
+        s, w = self.settings, self.world
+        off = self.offline
+        lines = [
+            f"click model: {self.click_model}; truth: {w.truth} ({w.levels} levels); "
+            f"{len(w.query_ids)} queries; top {w.k}; interleaving: team draft"
+            + (" (shared picks ignored)" if s["ignore_shared"] else ""),
+            f"users: {s['impressions_per_user']} impressions each, attractiveness logit shift "
+            f"sd {s['user_sd']}; tests two-sided at alpha {s['alpha']}, power {s['power']}",
+            f"offline nDCG@{w.k}: {w.names[0]} {off['ndcg_a']:.4f}, {w.names[1]} {off['ndcg_b']:.4f} "
+            f"(A-B {off['delta']:+.4f}, {off['relative']:+.2%} relative)",
+            "interleaving row: A and B = share of impressions won by A and by B; effect = their "
+            "difference (E[outcome]); A/B rows: the metric per impression in each arm",
+            "impressions needed: exact click-model expectations; CIs: bootstrap over queries "
+            f"({s['bootstrap']} resamples); Monte Carlo: impressions at which simulated "
+            f"experiments reached the power ({s['replicates_il']} / {s['replicates_ab']} "
+            "replicates, '-' = beyond the simulated range)",
+        ]
+        if w.skipped:
+            lines.append("skipped queries: " + ", ".join(f"{v} {k}" for k, v in w.skipped.items()))
+        return lines
+
+    def _sizes(self, points: int) -> NDArray[np.float64]:
+        """``points`` log-spaced impressions from 10 to 3x the largest finite requirement."""
+        finite = [m.required for m in self.methods if np.isfinite(m.required)]
+        top = max(finite) * 3 if finite else 1e6
+        return np.geomspace(10, max(top, 100), points)
+
+    def power_curves(self, points: int = 40) -> list[dict[str, Any]]:
+        """Power against impressions per method, as rows for plots (the HTML report).
+
+        ``source="analytic"``: the normal-approximation curve at ``points`` log-spaced sizes
+        from 10 to 3x the largest finite requirement (what :meth:`plot` draws as lines);
+        ``source="monte carlo"``: the simulated experiments' power with Wilson CIs
+        (``low``, ``high``).
+        """
+        xs = self._sizes(points)
+        rows: list[dict[str, Any]] = []
+        for m in self.methods:
+            power = engine.analytic_power(xs, m.required, self.analytic["z_alpha"],
+                                          self.analytic["z_total"])
+            rows += [{"method": m.method, "metric": m.metric, "source": "analytic",
+                      "impressions": float(x), "power": float(p), "low": None, "high": None}
+                     for x, p in zip(xs, power, strict=True) if np.isfinite(p)]
+            curve = self.curves.get(m.metric)
+            if curve is not None:
+                rows += [{"method": m.method, "metric": m.metric, "source": "monte carlo",
+                          "impressions": float(n), "power": float(p), "low": float(lo), "high": float(hi)}
+                         for n, p, lo, hi in zip(curve.grid, curve.power, curve.low, curve.high, strict=True)]
+        return rows
+
+    def plot(self, path: str | Path, title: str | None = None) -> Path:
+        """Power vs impressions for both methods (analytic lines, Monte Carlo points); a PNG."""
+        from serpeval.core.errors import require
+
+        require("matplotlib", "plot")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7.5, 4.5))
+        xs = self._sizes(200)
+        colors = {"interleaving": "C0", "CTR": "C1", "abandonment": "C2", "clicks@1": "C3"}
+        for m in self.methods:
+            label = "interleaving (team draft)" if m.method == "interleaving" else f"A/B: {m.metric}"
+            power = engine.analytic_power(xs, m.required, self.analytic["z_alpha"],
+                                          self.analytic["z_total"])
+            ax.plot(xs, power, color=colors[m.metric], label=label)
+            curve = self.curves.get(m.metric)
+            if curve is not None and len(curve.grid):
+                yerr = np.maximum(0.0, [curve.power - curve.low, curve.high - curve.power])
+                ax.errorbar(curve.grid, curve.power, yerr=yerr,
+                            fmt="o", ms=3, color=colors[m.metric], alpha=0.8)
+        ax.axhline(self.settings["power"], color="grey", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("impressions (queries issued)")
+        ax.set_ylabel("power")
+        ax.set_title(title or f"{self.world.names[0]} vs {self.world.names[1]}, {self.click_model}")
+        ax.legend(loc="lower right", fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+        fig.tight_layout()
+        out = Path(path)
+        fig.savefig(out, dpi=120)
+        plt.close(fig)
+        return out
+
+
+def _agreement(agrees: bool | None) -> str:
+    return "no difference" if agrees is None else ("yes" if agrees else "NO")
+
+
+def _count(value: float | None) -> str:
+    """Impressions: whole numbers rounded up, with thousands separators; inf when unreachable."""
+    if value is None or not np.isfinite(value) or value > 1e15:
+        return "inf"
+    return f"{math.ceil(value - 1e-9):,}"
+
+
+def _ratio(value: float | None) -> str | None:
+    if value is None:
+        return None
+    if not np.isfinite(value):
+        return "inf" if value > 0 else "nan"
+    return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
+
+
+# ------------------------------------------------------------------ the simulation
+
+
+def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
+             click_model: str | ClickModel = "navigational", k: int = 10,
+             world: World | None = None, truth: Mapping[str, Mapping[str, int]] | None = None,
+             impressions_per_user: int = 4, user_sd: float = 1.0, stop_requires_click: bool | None = None,
+             ignore_shared: bool = False, alpha: float = 0.05, power: float = 0.8,
+             confidence: float = 0.95, bootstrap: int = 2000, mc_impressions: int = 20_000_000,
+             replicates: int = 200, rng: int | np.random.Generator | None = None,
+             progress: bool | None = None) -> SimulationResult:
+    """Measure how many impressions interleaving and A/B tests need (module docstring).
+
+    Args:
+        qrels, run_a, run_b: judgments (the users' truth) and the two rankers; or ``world``.
+        click_model: a preset name (:func:`serpeval.online.clicks.click_model`) or a
+            model whose items are grades ``0 .. levels - 1``.
+        k: results per impression.
+        truth: true grades ``{qid: {doc: grade}}`` overriding the judgments for the users.
+        impressions_per_user, user_sd: the user population (module docstring).
+        stop_requires_click: stop rule of the grade-table users (None: the model's default).
+        ignore_shared: team draft's shared-pick variant.
+        alpha, power: the tests' level and the power to plan for.
+        confidence, bootstrap: CI level and resamples of the bootstrap over queries.
+        mc_impressions: impressions the Monte Carlo check may simulate in all (0: skip it).
+        replicates: at most this many simulated experiments per method.
+        rng: seed or Generator (bootstrap and Monte Carlo).
+        progress: show a progress bar (None: when stderr is a terminal).
+    """
+    from scipy.special import ndtri
+
+    from serpeval.online.clicks import ClickModel
+    from serpeval.online.clicks import click_model as preset
+
+    for value, what in ((alpha, "alpha"), (power, "power"), (confidence, "confidence")):
+        if not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise OptionError(f"{what} must be strictly between 0 and 1; got {value!r}.")
+    if not isinstance(user_sd, (int, float)) or user_sd < 0:
+        raise OptionError(f"user_sd must be >= 0; got {user_sd!r}.")
+    per_user = positive_int(impressions_per_user, "impressions_per_user")
+    positive_int(bootstrap, "bootstrap")
+    positive_int(replicates, "replicates")
+    if not isinstance(mc_impressions, int) or mc_impressions < 0:
+        raise OptionError(f"mc_impressions must be an integer >= 0; got {mc_impressions!r}.")
+    if world is None:
+        if qrels is None or run_a is None or run_b is None:
+            raise InputError("simulate needs qrels, run_a and run_b (or a prepared world=).")
+        world = make_world(qrels, run_a, run_b, k=k, truth=truth)
+    if isinstance(click_model, ClickModel):
+        model = click_model
+    else:
+        model = preset(click_model, world.levels, stop_requires_click=stop_requires_click)
+    if model.n_items < world.levels:
+        raise OptionError(f"click model {model.name!r} knows {model.n_items} grades; the truth has "
+                          f"{world.levels} (grades 0..{world.levels - 1}).")
+    generator = as_rng(rng)
+    z_alpha, z_beta = float(ndtri(1 - alpha / 2)), float(ndtri(power))
+    z = z_alpha + z_beta
+
+    tables = engine.build_tables(model, world.a, world.b, world.grades, float(user_sd), ignore_shared)
+    moments = engine.exact_moments(tables)
+    n_q = len(world.query_ids)
+    uniform = np.full(n_q, 1.0 / n_q)
+    boot = generator.multinomial(n_q, uniform, size=bootstrap) / n_q
+    delta_ndcg = float(world.ndcg_a.mean() - world.ndcg_b.mean())
+    offline_sign = np.sign(delta_ndcg)
+    q = [(1 - confidence) / 2, (1 + confidence) / 2]
+
+    def sizes(metric: str) -> tuple[float, float, NDArray[np.float64]]:
+        """Impressions needed, the effect, and the bootstrap-over-queries impressions."""
+        n, effect = engine.required_impressions(moments, metric, uniform, tables.type_weights, per_user, z)
+        n_boot, _ = engine.required_impressions(moments, metric, boot, tables.type_weights, per_user, z)
+        return float(n), float(effect), n_boot
+
+    n_il, effect_il, boot_il = sizes("interleaving")
+    il = moments["interleaving"]  # E[o] and E[o²] = P(win) - P(loss) and P(win) + P(loss)
+    il_wins = float(((il.square + il.mean) / 2).mean(axis=0) @ tables.type_weights)
+    il_losses = float(((il.square - il.mean) / 2).mean(axis=0) @ tables.type_weights)
+    results = [MethodResult(
+        "interleaving", "interleaving", il_wins, il_losses, effect_il, n_il,
+        *_quantiles(boot_il, q),
+        agrees=_agrees(effect_il, 1, offline_sign),
+    )]
+    for metric in engine.AB_METRICS:
+        n_ab, effect, boot_ab = sizes(metric)
+        ma, mb = moments[metric]
+        value_a = float(ma.mean.mean(axis=0) @ tables.type_weights)
+        value_b = float(mb.mean.mean(axis=0) @ tables.type_weights)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio_low, ratio_high = _quantiles(boot_ab / boot_il, q)
+        orient = engine.ORIENTATION[metric]
+        results.append(MethodResult(
+            "A/B", metric, value_a, value_b, effect, n_ab, *_quantiles(boot_ab, q),
+            agrees=_agrees(effect, orient, offline_sign),
+            ratio=n_ab / n_il if np.isfinite(n_il) and n_il > 0 else float("nan"),
+            ratio_low=ratio_low, ratio_high=ratio_high,
+        ))
+
+    curves: dict[str, engine.PowerCurve] = {}
+    reps = {"il": 0, "ab": 0}
+    if mc_impressions > 0:
+        curves, reps = _monte_carlo(tables.for_sampling(), results, per_user, alpha, power, replicates,
+                                    mc_impressions, generator, progress)
+        results = [_with_mc(m, curves.get(m.metric), power) for m in results]
+    offline = {"ndcg_a": float(world.ndcg_a.mean()), "ndcg_b": float(world.ndcg_b.mean()),
+               "delta": delta_ndcg,
+               "relative": delta_ndcg / float(world.ndcg_b.mean()) if world.ndcg_b.mean() else float("nan")}
+    settings = {"k": world.k, "impressions_per_user": per_user, "user_sd": float(user_sd),
+                "alpha": alpha, "power": power, "confidence": confidence, "bootstrap": bootstrap,
+                "ignore_shared": ignore_shared, "mc_impressions": mc_impressions,
+                "replicates_il": reps["il"], "replicates_ab": reps["ab"],
+                "user_types": tables.n_types}
+    return SimulationResult(world, model.name, settings, offline, tuple(results), curves,
+                            {"z_alpha": z_alpha, "z_total": z})
+
+
+def _monte_carlo(tables: engine.Tables, results: list[MethodResult], per_user: int, alpha: float,
+                 power: float, replicates: int, budget: int, rng: np.random.Generator,
+                 progress: bool | None) -> tuple[dict[str, engine.PowerCurve], dict[str, int]]:
+    """Simulate whole experiments up to twice the required size (within ``budget``)."""
+    il = results[0]
+    ab = results[1:]
+    plans = {}
+    for name, required, arms in (("il", il.required, 1),
+                                 ("ab", max((m.required for m in ab if np.isfinite(m.required)),
+                                            default=np.inf), 2)):
+        if not np.isfinite(required) or required <= 0:
+            continue
+        top = 2.0 * required
+        reps = int(min(replicates, budget / 2 // top))
+        if reps < 20:  # keep at least 20 experiments: cover a smaller range instead
+            reps = min(replicates, 20)
+            top = budget / 2 / reps
+        users = max(2, int(top // (per_user * arms)))
+        grid = np.unique(np.geomspace(2, users, 24).astype(np.int64))
+        plans[name] = (reps, users, grid, arms)
+    tick, finish = _progress_bar(sum(p[0] for p in plans.values()), progress)
+    curves: dict[str, engine.PowerCurve] = {}
+    try:
+        if "il" in plans:
+            reps, users, grid, arms = plans["il"]
+            hits = engine.simulate_interleaving(tables, users, per_user, grid, int(np.sign(il.effect)),
+                                                alpha, reps, rng, tick)
+            curves["interleaving"] = engine.power_curve(hits, grid * per_user * arms, reps)
+        if "ab" in plans:
+            reps, users, grid, arms = plans["ab"]
+            directions = {m.metric: int(np.sign(m.effect)) or 1 for m in ab}
+            hits_ab = engine.simulate_ab(tables, users, per_user, grid, directions, alpha, reps, rng, tick)
+            for metric, hits in hits_ab.items():
+                curves[metric] = engine.power_curve(hits, grid * per_user * arms, reps)
+    finally:
+        finish()
+    return curves, {"il": plans.get("il", (0,))[0], "ab": plans.get("ab", (0,))[0]}
+
+
+def _agrees(effect: float, orientation: int, offline_sign: float) -> bool | None:
+    """Does the method's true effect point the way the offline nDCG difference does?"""
+    if effect == 0:
+        return None
+    return bool(np.sign(effect) * orientation == offline_sign)
+
+
+def _quantiles(values: NDArray[np.float64], levels: list[float]) -> list[float]:
+    """Order-statistic quantiles that tolerate infinities (no interpolation between them).
+
+    A bootstrap resample whose effect vanishes needs infinitely many impressions; it sorts
+    last instead of turning the interpolation into NaN. NaN (0 / 0) counts as infinite.
+    """
+    ordered = np.sort(np.where(np.isnan(values), np.inf, values))
+    n = len(ordered)
+    return [float(ordered[min(n - 1, max(0, math.ceil(level * n) - 1))]) for level in levels]
+
+
+def _with_mc(m: MethodResult, curve: engine.PowerCurve | None, power: float) -> MethodResult:
+    """Attach the impressions at which the simulated power first reached ``power``."""
+    if curve is None:
+        return m
+    above = np.flatnonzero(curve.power >= power)
+    if not len(above):
+        return m
+    i = int(above[0])
+    if i == 0:
+        value = float(curve.grid[0])
+    else:  # linear interpolation between the grid points around the crossing
+        x0, x1 = curve.grid[i - 1], curve.grid[i]
+        y0, y1 = curve.power[i - 1], curve.power[i]
+        value = float(x0 + (power - y0) / max(y1 - y0, 1e-12) * (x1 - x0))
+    return replace(m, mc_required=value)
+
+
+def _progress_bar(total: int, show: bool | None):  # type: ignore[no-untyped-def]
+    """(tick, finish) callables for a rich progress bar over simulated experiments."""
+    if show is None:
+        show = sys.stderr.isatty()
+    if not show or total == 0:
+        return (lambda: None), (lambda: None)
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn("simulating experiments"), BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    bar.start()
+    task = bar.add_task("simulate", total=total)
+    return (lambda: bar.advance(task)), bar.stop

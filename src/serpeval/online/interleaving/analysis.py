@@ -1,0 +1,543 @@
+"""Deciding a winner from logged interleaving outcomes, checking the experiment, planning it.
+
+**Outcomes.** One per impression: +1 (A wins), -1 (B wins), 0 (tie), as
+:func:`~serpeval.online.interleaving.credit` returns them.
+
+* Chapelle et al.'s preference ``Δ_AB = (wins_A + ties / 2) / N - 1/2`` in [-1/2, 1/2];
+  positive favours A.
+* The exact two-sided binomial **sign test** of wins_A against wins_B (ties dropped),
+  ``scipy.stats.binomtest(wins_A, wins_A + wins_B, 0.5)``. It treats impressions as
+  independent; when one user (or query) contributes many impressions use the bootstrap CI
+  and the per-unit preference below, which respect the clustering.
+* A **bootstrap CI** for Δ that resamples *units* (users, or user-query pairs), not
+  impressions: units are drawn with replacement and all their impressions come along
+  (vectorized over resamples: multinomial draws over the distinct per-unit count patterns,
+  or a matrix of drawn unit indices; see ``_bootstrap_delta``). :func:`analyze_counts`
+  takes the per-unit counts directly (what a log analysis gets from its engine);
+  :func:`analyze_outcomes` counts per-impression outcomes per unit first. Both give
+  identical numbers for the same seed.
+* **Per-unit preference** (Airbnb / GrowthBook "preference" analysis): each unit prefers A if
+  it has more A wins than B wins; the net share of units preferring A, with a sign test over
+  units.
+
+**Sanity checks** (the interleaving analogue of a sample-ratio check): first-pick balance
+(A should pick first in half the impressions), per-position team balance (each position
+belongs to A and B equally often; Holm-corrected binomial tests), the share of impressions
+with a competitive (differently ranked) document, and an A/A or random-clicker check that a
+method gives no preference when users ignore relevance (balanced interleaving fails it).
+
+**Sample size** for a target preference (docs/online_methods.md §1.8): with p = P(A wins |
+not a tie) and tie rate t,
+
+    n_non_tied = ((z_{1-α/2} · 0.5 + z_{1-β} · sqrt(p (1 - p))) / (p - 0.5))²,
+    n_total = n_non_tied / (1 - t);
+
+p = 0.51, α = 0.05, power 0.8 gives about 19,600 non-tied impressions.
+
+**Multileaving**: a preference matrix ``wins[i, j]`` = impressions where ranker i out-credits
+ranker j, a sign test per pair and Holm's correction over the r(r-1)/2 pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.online.common import as_rng, positive_int
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from serpeval.online.interleaving import Interleaving
+
+__all__ = [
+    "Check",
+    "InterleavingAnalysis",
+    "MultileaveAnalysis",
+    "SampleSize",
+    "aa_check",
+    "analyze_counts",
+    "analyze_outcomes",
+    "preference_matrix",
+    "sample_size",
+    "sanity_checks",
+]
+
+
+# ------------------------------------------------------------------ inputs
+
+
+def _outcomes(outcomes: Any) -> NDArray[np.int64]:
+    """Outcomes as ``int64[n]`` in {-1, 0, 1}; accepts ints or Outcome objects/dicts."""
+    values = list(outcomes) if not isinstance(outcomes, np.ndarray) else outcomes
+    if len(values) and not isinstance(values, np.ndarray):
+        first = values[0]
+        if hasattr(first, "outcome"):
+            values = [o.outcome for o in values]
+        elif isinstance(first, dict):
+            values = [o["outcome"] for o in values]
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.size == 0:
+        raise InputError(f"outcomes must be a non-empty 1-D sequence of +1/0/-1; got shape {arr.shape}.")
+    if not np.isin(arr, (-1, 0, 1)).all():
+        bad = arr[~np.isin(arr, (-1, 0, 1))][0].item()
+        raise InputError(f"outcomes must be +1 (A wins), 0 (tie) or -1 (B wins); found {bad!r}.")
+    return arr.astype(np.int64)
+
+
+def _units(units: ArrayLike | None, n: int) -> tuple[NDArray[np.int64], int]:
+    """Integer codes of the randomisation units (one per impression; None: each impression)."""
+    if units is None:
+        return np.arange(n), n
+    arr = np.asarray(units)
+    if arr.shape != (n,):
+        raise InputError(f"units must give one user/query id per outcome: {n} outcomes, "
+                         f"{arr.shape[0] if arr.ndim else 0} units.")
+    _, codes = np.unique(arr, return_inverse=True)
+    return codes.astype(np.int64), int(codes.max()) + 1
+
+
+def _check_level(value: float, what: str) -> float:
+    if not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        raise OptionError(f"{what} must be a number strictly between 0 and 1; got {value!r}.")
+    return float(value)
+
+
+# ------------------------------------------------------------------ two rankers
+
+
+@dataclass(frozen=True)
+class InterleavingAnalysis:
+    """Who won an interleaving experiment, and how sure we are.
+
+    Attributes:
+        impressions, wins_a, wins_b, ties: counts.
+        delta: Δ_AB = (wins_A + ties/2)/N - 1/2 (positive: A preferred).
+        p_value: exact two-sided sign test of wins_A vs wins_B (impressions independent).
+        ci_low, ci_high: percentile bootstrap CI of Δ resampling units.
+        confidence: the CI's level.
+        unit: what was resampled (``impression`` when no units were given).
+        units: number of distinct units.
+        prefer_a, prefer_b: units whose own wins favour A / B (the rest are indifferent).
+        preference: (prefer_a - prefer_b) / units.
+        preference_p_value: sign test of prefer_a vs prefer_b.
+    """
+
+    impressions: int
+    wins_a: int
+    wins_b: int
+    ties: int
+    delta: float
+    p_value: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    unit: str
+    units: int
+    prefer_a: int
+    prefer_b: int
+    preference: float
+    preference_p_value: float
+
+    @property
+    def winner(self) -> str:
+        """``A``, ``B`` or ``none`` (the sign test at the CI's level and the CI agree)."""
+        alpha = 1.0 - self.confidence
+        if self.p_value < alpha and self.ci_low > 0:
+            return "A"
+        if self.p_value < alpha and self.ci_high < 0:
+            return "B"
+        return "none"
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """One row for :func:`serpeval.report.table.render`."""
+        return [{
+            "impressions": self.impressions, "wins A": self.wins_a, "wins B": self.wins_b,
+            "ties": self.ties, "delta": self.delta, "p (sign test)": self.p_value,
+            f"CI {self.confidence:.0%} low": self.ci_low, f"CI {self.confidence:.0%} high": self.ci_high,
+            "unit": self.unit, "units": self.units, "prefer A": self.prefer_a,
+            "prefer B": self.prefer_b, "preference": self.preference,
+            "p (units)": self.preference_p_value, "winner": self.winner,
+        }]
+
+
+def _binom_p(successes: int, trials: int) -> float:
+    from scipy.stats import binomtest
+
+    return 1.0 if trials == 0 else float(binomtest(successes, trials, 0.5).pvalue)
+
+
+#: random draws per bootstrap chunk (8 MB of int64)
+_CHUNK_CELLS = 1_000_000
+#: draw patterns (multinomial) rather than unit indices when units outnumber patterns this
+#: many times: a multinomial category costs about as much as eight unit draws
+_PATTERN_RATIO = 8
+
+
+def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_resamples: int,
+                     rng: np.random.Generator) -> NDArray[np.float64]:
+    """Δ of ``n_resamples`` unit-level bootstrap samples, vectorized over units.
+
+    ``scores``: per unit ``2 wins + ties`` (twice its credit, an integer); ``counts``: its
+    impressions. A resample takes ``m`` units with replacement; its
+    ``Δ* = Σ scores / (2 Σ counts) - 1/2`` over the units taken. Two exact ways to draw it:
+
+    * units sharing a (score, count) pattern are interchangeable, so when there are few
+      patterns (at most ``m / 8``; most logs: users have few impressions) each resample
+      draws how many units of each pattern it takes, Multinomial(m, multiplicity / m),
+      and sums pattern totals (a ``[resamples, patterns]`` matrix product per chunk);
+    * otherwise it draws ``m`` unit indices uniformly (a ``[resamples, m]`` index matrix per
+      chunk) and sums the drawn units' counts.
+
+    Both are the classic bootstrap (how often each unit is drawn is Multinomial(m, 1/m)).
+    Sums of integers are exact, so the same seed and the same units (in the same order,
+    for the index draws) give identical Δ* however the counts arrived
+    (:func:`analyze_outcomes` or :func:`analyze_counts`).
+    """
+    m = len(counts)
+    patterns, multiplicity = np.unique(np.stack([scores, counts], axis=1), axis=0,
+                                       return_counts=True)
+    by_pattern = len(patterns) * _PATTERN_RATIO <= m
+    width = len(patterns) if by_pattern else m
+    out = np.empty(n_resamples)
+    chunk = max(1, _CHUNK_CELLS // width)
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        if by_pattern:
+            taken = rng.multinomial(m, multiplicity / m, size=size).astype(np.float64)
+            score, shown = (taken @ patterns.astype(np.float64)).T
+        else:
+            drawn = rng.integers(0, m, size=(size, m))
+            score, shown = scores[drawn].sum(axis=1), counts[drawn].sum(axis=1)
+        out[start:start + size] = score / (2.0 * shown) - 0.5
+    return out
+
+
+def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str = "user",
+                     confidence: float = 0.95, n_resamples: int = 10_000,
+                     rng: int | np.random.Generator | None = None) -> InterleavingAnalysis:
+    """Decide between A and B from per-impression outcomes (see the module docstring).
+
+    Args:
+        outcomes: +1 / 0 / -1 per impression (or Outcome objects, or their dicts).
+        units: the user (or query) of each impression, for the clustered bootstrap and the
+            per-unit preference; None treats every impression as its own unit.
+        unit: what ``units`` are, for the report (``user``, ``query``, ``session``).
+        confidence: level of the bootstrap CI.
+        n_resamples: bootstrap resamples.
+        rng: seed or Generator for the bootstrap.
+
+    The impressions are counted per unit (units in sorted order of their ids) and analysed
+    by :func:`analyze_counts`: the same seed gives the same numbers either way.
+
+    Examples:
+        >>> res = analyze_outcomes([1, 1, 1, -1, 0, 0, 1, 1], rng=0)
+        >>> res.wins_a, res.wins_b, res.ties, res.delta   # (5 + 2/2)/8 - 1/2 = .25
+        (5, 1, 2, 0.25)
+        >>> round(res.p_value, 4)                          # binomtest(5, 6, .5)
+        0.2188
+    """
+    o = _outcomes(outcomes)
+    codes, n_units = _units(units, len(o))
+    per_unit = [np.bincount(codes[o == value], minlength=n_units) for value in (1, -1, 0)]
+    return _analyze_units(*per_unit, unit=unit if units is not None else "impression",
+                          confidence=confidence, n_resamples=n_resamples, rng=rng)
+
+
+def analyze_counts(wins: ArrayLike, losses: ArrayLike, ties: ArrayLike, *, unit: str = "user",
+                   confidence: float = 0.95, n_resamples: int = 10_000,
+                   rng: int | np.random.Generator | None = None) -> InterleavingAnalysis:
+    """Decide between A and B from per-unit counts: A's wins, B's wins and ties of each unit.
+
+    The same analysis as :func:`analyze_outcomes` without one array element per impression
+    (a log of millions of impressions comes back from the engine as per-unit counts). Given
+    the units in the order :func:`analyze_outcomes` numbers them (sorted ids), the same seed
+    gives identical numbers, CI included.
+
+    Args:
+        wins, losses, ties: one count per unit (every unit has at least one impression).
+        unit: what the units are, for the report (``user``, ``query``, ``impression``...).
+        confidence, n_resamples, rng: the bootstrap CI, as in :func:`analyze_outcomes`.
+
+    Examples:
+        >>> res = analyze_counts([3, 0, 1], [1, 1, 0], [0, 2, 0], rng=0)
+        >>> res.impressions, res.delta, res.prefer_a, res.prefer_b   # (4 + 2/2)/8 - 1/2
+        (8, 0.125, 2, 1)
+    """
+    won, lost, tied = (_count_array(v, name) for v, name in
+                       ((wins, "wins"), (losses, "losses"), (ties, "ties")))
+    if not won.shape == lost.shape == tied.shape:
+        raise InputError(f"wins, losses and ties need one count per unit each; got lengths "
+                         f"{won.size}, {lost.size} and {tied.size}.")
+    if won.size == 0:
+        raise InputError("no units: wins, losses and ties are empty.")
+    empty = np.flatnonzero(won + lost + tied == 0)
+    if empty.size:
+        raise InputError(f"{empty.size} unit(s) have no impression (e.g. unit {empty[0]}); "
+                         "every unit needs at least one win, loss or tie.")
+    return _analyze_units(won, lost, tied, unit=unit, confidence=confidence,
+                          n_resamples=n_resamples, rng=rng)
+
+
+def _count_array(values: ArrayLike, name: str) -> NDArray[np.int64]:
+    """Non-negative integer counts as ``int64[m]``."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputError(f"{name} must be a 1-D array of per-unit counts; got shape {arr.shape}.")
+    if arr.size and (arr.dtype.kind not in "iuf" or not np.all(np.mod(arr, 1) == 0)
+                     or arr.min() < 0):
+        raise InputError(f"{name} must hold non-negative whole numbers (counts per unit).")
+    return arr.astype(np.int64)
+
+
+def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
+                   ties_u: NDArray[np.int64], *, unit: str, confidence: float, n_resamples: int,
+                   rng: int | np.random.Generator | None) -> InterleavingAnalysis:
+    """The analysis of per-unit counts (both entry points end here)."""
+    confidence = _check_level(confidence, "confidence")
+    positive_int(n_resamples, "n_resamples")
+    wins_u, losses_u, ties_u = (np.asarray(v, dtype=np.int64) for v in (wins_u, losses_u, ties_u))
+    counts_u = wins_u + losses_u + ties_u
+    n_units = len(counts_u)
+    impressions = int(counts_u.sum())
+    wins_a, wins_b = int(wins_u.sum()), int(losses_u.sum())
+    ties = impressions - wins_a - wins_b
+    delta = (wins_a + ties / 2) / impressions - 0.5
+    boot = _bootstrap_delta(2 * wins_u + ties_u, counts_u, n_resamples, as_rng(rng))
+    alpha = 1.0 - confidence
+    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    prefer_a = int(np.count_nonzero(wins_u > losses_u))
+    prefer_b = int(np.count_nonzero(wins_u < losses_u))
+    return InterleavingAnalysis(
+        impressions=impressions, wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
+        p_value=_binom_p(wins_a, wins_a + wins_b), ci_low=float(low), ci_high=float(high),
+        confidence=confidence, unit=unit, units=n_units,
+        prefer_a=prefer_a, prefer_b=prefer_b, preference=(prefer_a - prefer_b) / n_units,
+        preference_p_value=_binom_p(prefer_a, prefer_a + prefer_b),
+    )
+
+
+# ------------------------------------------------------------------ planning
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """Impressions needed to detect a preference: non-tied ones, and all (ties included)."""
+
+    non_tied: int
+    total: int
+    p_win: float
+    tie_rate: float
+    alpha: float
+    power: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"non_tied": self.non_tied, "total": self.total, "p_win": self.p_win,
+                "tie_rate": self.tie_rate, "alpha": self.alpha, "power": self.power}
+
+
+def sample_size(p_win: float | None = None, *, delta: float | None = None, tie_rate: float = 0.0,
+                alpha: float = 0.05, power: float = 0.8) -> SampleSize:
+    """Impressions needed for a two-sided sign test to detect a preference (formula above).
+
+    Give either ``p_win`` (P(A wins | not a tie)) or ``delta`` (Δ_AB, which equals
+    ``(1 - tie_rate)(p_win - 1/2)``).
+
+    Examples:
+        >>> sample_size(0.51).non_tied        # ((1.96*.5 + .8416*.4999)/.01)^2 = 19619.84
+        19620
+        >>> sample_size(0.51, tie_rate=0.75).total      # 19619.84 / .25 = 78479.4
+        78480
+    """
+    from scipy.stats import norm
+
+    alpha = _check_level(alpha, "alpha")
+    power = _check_level(power, "power")
+    if not (isinstance(tie_rate, (int, float)) and 0.0 <= tie_rate < 1.0):
+        raise OptionError(f"tie_rate must be in [0, 1); got {tie_rate!r}.")
+    if (p_win is None) == (delta is None):
+        raise OptionError("give exactly one of p_win (P(A wins | not tied)) or delta (Δ_AB).")
+    p = 0.5 + delta / (1.0 - tie_rate) if delta is not None else p_win
+    if not isinstance(p, (int, float)) or not 0.0 < p < 1.0 or p == 0.5:
+        raise OptionError(f"the win probability must be in (0, 1) and differ from 1/2; got {p!r}.")
+    z_a, z_b = norm.ppf(1 - alpha / 2), norm.ppf(power)
+    non_tied = ((z_a * 0.5 + z_b * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2
+    return SampleSize(math.ceil(non_tied - 1e-9), math.ceil(non_tied / (1.0 - tie_rate) - 1e-9),
+                      float(p), float(tie_rate), alpha, power)
+
+
+# ------------------------------------------------------------------ sanity checks
+
+
+@dataclass(frozen=True)
+class Check:
+    """One validity check: its statistic, p-value (None for descriptive checks), verdict."""
+
+    name: str
+    value: float
+    p_value: float | None
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.name, "value": self.value, "p": self.p_value, "ok": self.ok,
+                "detail": self.detail}
+
+
+def _teams_matrix(interleavings: Sequence[Interleaving] | Any) -> tuple[NDArray[np.int64], NDArray[np.int64],
+                                                                      NDArray[np.bool_]]:
+    """(teams[n, k] padded with -2, first[n], competitive[n]) from serving results or a batch."""
+    if hasattr(interleavings, "teams") and hasattr(interleavings, "rank_a"):  # BatchInterleaving
+        teams = interleavings.teams.astype(np.int64)
+        teams = np.where(interleavings.docs >= 0, teams, -2)
+        competitive = ((interleavings.rank_a != interleavings.rank_b) & (interleavings.docs >= 0)).any(axis=1)
+        return teams, interleavings.first.astype(np.int64), competitive
+    items = list(interleavings)
+    if not items:
+        raise InputError("no interleavings to check.")
+    k = max(len(i.teams) for i in items)
+    teams = np.full((len(items), k), -2, dtype=np.int64)
+    for row, item in enumerate(items):
+        teams[row, : len(item.teams)] = item.teams
+    first = np.array([i.first for i in items], dtype=np.int64)
+    competitive = np.array([any(len(set(col)) > 1 for col in zip(*i.ranks, strict=True))
+                            for i in items])
+    return teams, first, competitive
+
+
+def sanity_checks(interleavings: Any, *, alpha: float = 0.001) -> list[Check]:
+    """First-pick balance, per-position team balance, competitive coverage (two rankers).
+
+    ``interleavings``: the logged :class:`~serpeval.online.interleaving.Interleaving`
+    objects, or a :class:`~serpeval.online.interleaving.batch.BatchInterleaving`. A check
+    fails when its (Holm-corrected) p-value is below ``alpha`` (strict, as for SRM checks).
+    """
+    from serpeval.stats.multiplicity import holm
+
+    alpha = _check_level(alpha, "alpha")
+    teams, first, competitive = _teams_matrix(interleavings)
+    a_first, b_first = int(np.count_nonzero(first == 0)), int(np.count_nonzero(first == 1))
+    p_first = _binom_p(a_first, a_first + b_first)
+    checks = [Check("first-pick balance", a_first / max(a_first + b_first, 1), p_first,
+                    p_first >= alpha, f"A picked first in {a_first} of {a_first + b_first} impressions")]
+    a_pos = (teams == 0).sum(axis=0)
+    b_pos = (teams == 1).sum(axis=0)
+    p_pos = np.array([_binom_p(int(x), int(x + y)) for x, y in zip(a_pos, b_pos, strict=True)])
+    adjusted = holm(p_pos)
+    worst = int(np.argmin(adjusted))
+    share = a_pos / np.maximum(a_pos + b_pos, 1)
+    checks.append(Check(
+        "per-position team balance", float(share[worst]), float(adjusted[worst]),
+        bool(adjusted.min() >= alpha),
+        f"share of A per position {np.round(share, 3).tolist()}; most unbalanced: position {worst} "
+        "(Holm-corrected)",
+    ))
+    coverage = float(competitive.mean())
+    checks.append(Check("competitive coverage", coverage, None, coverage > 0,
+                        f"{int(competitive.sum())} of {len(competitive)} impressions show a document "
+                        "the rankers rank differently (only those can tell them apart)"))
+    return checks
+
+
+def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[str]] | None = None, *,
+             method: str = "team_draft", k: int = 10, impressions: int = 10_000,
+             click_probability: float = 0.3, alpha: float = 0.001,
+             rng: int | np.random.Generator | None = None) -> Check:
+    """A/A or random-clicker check: no preference may appear when clicks ignore relevance.
+
+    Each impression picks one of the queries at random, interleaves ``rankings_a[q]`` with
+    ``rankings_b[q]`` (with itself when ``rankings_b`` is None: the A/A check) and clicks
+    every shown result independently with ``click_probability``. A fair method gives a sign
+    test p-value above ``alpha``; balanced interleaving fails on rankings that disagree.
+    """
+    from serpeval.online.interleaving import credit, interleave
+
+    generator = as_rng(rng)
+    positive_int(impressions, "impressions")
+    if not 0.0 < click_probability <= 1.0:
+        raise OptionError(f"click_probability must be in (0, 1]; got {click_probability!r}.")
+    b = rankings_a if rankings_b is None else rankings_b
+    if len(b) != len(rankings_a) or not len(rankings_a):
+        raise InputError("rankings_a and rankings_b need one ranking per query, the same queries.")
+    queries = generator.integers(0, len(rankings_a), size=impressions)
+    outcomes = np.empty(impressions, dtype=np.int64)
+    for i, q in enumerate(queries.tolist()):
+        pair = [list(rankings_a[q]), list(b[q])]
+        size = min(k, len(set(pair[0]) | set(pair[1])))
+        shown = interleave(pair, method, k=size, rng=generator)
+        clicked = np.flatnonzero(generator.random(size) < click_probability).tolist()
+        outcomes[i] = credit(shown, clicked).outcome
+    wins, losses = int((outcomes == 1).sum()), int((outcomes == -1).sum())
+    p = _binom_p(wins, wins + losses)
+    name = "A/A check" if rankings_b is None else "random-clicker check"
+    return Check(name, (wins + (impressions - wins - losses) / 2) / impressions - 0.5, p, p >= alpha,
+                 f"{method}: {wins} A wins, {losses} B wins in {impressions} impressions with "
+                 f"random clicks (p = {click_probability})")
+
+
+# ------------------------------------------------------------------ multileaving
+
+
+@dataclass(frozen=True)
+class MultileaveAnalysis:
+    """Pairwise preferences among r rankers from multileaved impressions.
+
+    ``wins[i, j]`` counts impressions where ranker i had more credit than ranker j;
+    ``p_values`` are two-sided sign tests per pair, ``adjusted`` Holm-corrected over the
+    r(r-1)/2 pairs.
+    """
+
+    names: tuple[str, ...]
+    wins: NDArray[np.int64]
+    p_values: NDArray[np.float64]
+    adjusted: NDArray[np.float64]
+    impressions: int
+    alpha: float = 0.05
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        rows = []
+        r = len(self.names)
+        for i in range(r):
+            for j in range(i + 1, r):
+                w_i, w_j = int(self.wins[i, j]), int(self.wins[j, i])
+                rows.append({
+                    "ranker": self.names[i], "vs": self.names[j], "wins": w_i, "losses": w_j,
+                    "ties": self.impressions - w_i - w_j,
+                    "delta": (w_i + (self.impressions - w_i - w_j) / 2) / self.impressions - 0.5,
+                    "p": float(self.p_values[i, j]), "p (Holm)": float(self.adjusted[i, j]),
+                    "better": (self.names[i] if w_i > w_j else self.names[j])
+                    if self.adjusted[i, j] < self.alpha else "-",
+                })
+        return rows
+
+
+def preference_matrix(credits: ArrayLike, names: Sequence[str] | None = None, *,
+                      alpha: float = 0.05) -> MultileaveAnalysis:
+    """Pairwise wins, sign tests and Holm's correction from per-impression credits ``[n, r]``."""
+    from serpeval.stats.multiplicity import holm
+
+    arr = np.asarray(credits, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] == 0:
+        raise InputError(f"credits must be [impressions, rankers] with >= 2 rankers; got {arr.shape}.")
+    if not np.isfinite(arr).all():
+        raise StatsError("credits contain NaN or infinity.")
+    r = arr.shape[1]
+    labels = tuple(names) if names is not None else tuple(f"ranker {i}" for i in range(r))
+    if len(labels) != r:
+        raise InputError(f"{len(labels)} names for {r} rankers.")
+    wins = (arr[:, :, None] > arr[:, None, :]).sum(axis=0).astype(np.int64)
+    p = np.ones((r, r))
+    iu = np.triu_indices(r, 1)
+    for i, j in zip(*iu, strict=True):
+        p[i, j] = p[j, i] = _binom_p(int(wins[i, j]), int(wins[i, j] + wins[j, i]))
+    adjusted = np.ones((r, r))
+    if len(iu[0]):
+        adj = holm(p[iu])
+        adjusted[iu] = adj
+        adjusted[iu[::-1]] = adj
+    return MultileaveAnalysis(labels, wins, p, adjusted, arr.shape[0], _check_level(alpha, "alpha"))

@@ -1,0 +1,64 @@
+"""A/B tests and interleaving experiments analysed from search logs, on DuckDB or Spark.
+
+The heavy work (impressions -> units -> per-variant moments) is one ibis expression that
+runs in the engine (DuckDB embedded by default, Spark for logs that outgrow one machine);
+the statistics run on the few numbers that come back (the design of tea-tasting).
+
+- :func:`analyze_ab` - CTR, abandonment, clicks@1, MRR, time to first click... with the
+  delta method clustered by user, Welch's t, two-proportion z, CUPED, relative effects
+  with CIs, the sample-ratio check and a multiple-testing correction.
+- :func:`monitor_ab` - always-valid p-values and confidence sequences look by look (mSPRT).
+- :func:`plan_ab` and :mod:`.power` - sample size, power, MDE.
+- :func:`analyze_interleaving_logs` - team credit per impression in the engine, then the
+  interleaving statistics of :mod:`serpeval.online`.
+- :func:`read_logs`, :class:`LogSchema` - the log schema (:mod:`.schema`) from Parquet,
+  CSV, DuckDB, DataFrames, ibis tables or Spark DataFrames.
+- :func:`generate_logs`, :func:`write_logs` - realistic logs simulated from click models.
+
+Needs the ``ab`` extra: ``pip install 'serpeval[ab]'`` (ibis + DuckDB; PySpark for Spark).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    "analyze_ab": "serpeval.online.logs.analysis",
+    "monitor_ab": "serpeval.online.logs.monitor",
+    "plan_ab": "serpeval.online.logs.plan",
+    "analyze_interleaving_logs": "serpeval.online.logs.interleaving_analysis",
+    "read_logs": "serpeval.online.logs.sources",
+    "Logs": "serpeval.online.logs.sources",
+    "LogSchema": "serpeval.online.logs.schema",
+    "METRICS": "serpeval.online.logs.metrics",
+    "ABResults": "serpeval.online.logs.results",
+    "SequentialResults": "serpeval.online.logs.results",
+    "PowerPlan": "serpeval.online.logs.results",
+    "srm_check": "serpeval.online.logs.srm",
+    "SampleRatioMismatchWarning": "serpeval.online.logs.srm",
+    "compare_means": "serpeval.online.logs.effects",
+    "two_proportion_ztest": "serpeval.online.logs.effects",
+    "always_valid": "serpeval.online.logs.sequential",
+    "sample_size": "serpeval.online.logs.power",
+    "mde": "serpeval.online.logs.power",
+    "LogGenerator": "serpeval.online.logs.generate",
+    "generate_logs": "serpeval.online.logs.generate",
+    "write_logs": "serpeval.online.logs.generate",
+    "split_clicks": "serpeval.online.logs.generate",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'serpeval.online.logs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
