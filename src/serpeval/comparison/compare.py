@@ -41,8 +41,8 @@ from serpeval.comparison.results import (
     PairResult,
     SystemCoverage,
 )
+from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
-from serpeval.stats._checks import RngLike, as_generator, check_confidence, check_count
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -210,9 +210,8 @@ def compare_results(
     correction = canonical_correction(correction, extra=("tukey",))
     if pairs not in PAIRS:
         raise OptionError(f"pairs must be 'baseline' or 'all'; got {pairs!r}.")
-    level = check_confidence(confidence)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise OptionError(f"alpha must be a number between 0 and 1 (e.g. 0.05); got {alpha!r}.")
+    level = check_level(confidence, "confidence", example=0.95)
+    alpha = check_level(alpha)
     ci = ci or ("bca" if test == "bootstrap" else "t")
     if ci not in CI_METHODS:
         raise OptionError(f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}.")

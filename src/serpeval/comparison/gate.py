@@ -44,8 +44,8 @@ from serpeval.comparison.compare import (
     paired_test,
     wins_ties_losses,
 )
+from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import RngLike, as_generator, check_count
 
 if TYPE_CHECKING:
     from serpeval.evaluation.results import Results
@@ -258,8 +258,7 @@ def gate_results(
     test = canonical_test(test)
     if rule not in RULES:
         raise OptionError(f"rule must be one of {', '.join(RULES)}; got {rule!r}.")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
-        raise OptionError(f"alpha must be a number between 0 and 0.5 (e.g. 0.05); got {alpha!r}.")
+    alpha = check_level(alpha, upper=0.5)
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or not max_drop >= 0:
         raise OptionError(f"max_drop must be a number >= 0 (the allowed drop); got {max_drop!r}.")
     resamples = check_count(n_resamples, "n_resamples")

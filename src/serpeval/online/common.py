@@ -1,23 +1,20 @@
-"""Small helpers shared by the online modules: RNG coercion, option checks, name lookup."""
+"""Small helpers shared by the online packages (interleaving, clicks, logs): name lookup with
+"did you mean", probability arrays, duplicate rows, the last click of an impression."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import as_generator
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
 T = TypeVar("T")
-
-#: A NumPy Generator from a seed >= 0, a Generator (used as is) or None (fresh entropy).
-as_rng = as_generator
 
 
 def lookup(kind: str, name: str, table: Mapping[str, T]) -> T:
@@ -53,15 +50,15 @@ def probabilities(values: ArrayLike, what: str) -> NDArray[np.float64]:
     return arr
 
 
-def positive_int(value: Any, what: str, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum`` (else :class:`OptionError`)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise OptionError(f"{what} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
-
-
 def first_duplicate_row(codes: NDArray[np.int64]) -> int | None:
     """The first row of ``codes[n, k]`` holding a code (>= 0; -1 is padding) twice, else None."""
     ordered = np.sort(codes, axis=1)
     dup = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
     return int(np.flatnonzero(dup)[0]) if dup.any() else None
+
+
+def last_click(clicks: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """0-based slot of the last click of every impression (slot-major clicks), -1 if none."""
+    k = clicks.shape[0]
+    rev = clicks[::-1]
+    return np.where(rev.any(axis=0), k - 1 - np.argmax(rev, axis=0), -1)

@@ -17,14 +17,11 @@ from serpeval.core.errors import OptionError, StatsError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ALTERNATIVES", "RngLike", "as_generator", "check_alternative", "check_confidence",
-           "check_count", "chunk_rows", "paired_differences", "scalar_or_array", "spread",
+__all__ = ["ALTERNATIVES", "check_alternative", "chunk_rows", "paired_differences", "scalar_or_array", "spread",
            "system_scores"]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
-#: What every ``rng=`` argument accepts: a seed, a generator, or None (fresh OS entropy).
-RngLike = int | np.random.Generator | None
 
 _CHUNK_BYTES = 32 * 2**20
 
@@ -38,39 +35,12 @@ def chunk_rows(*row_widths: int) -> int:
     return max(1, _CHUNK_BYTES // (8 * max(*row_widths, 1)))
 
 
-def as_generator(rng: RngLike) -> np.random.Generator:
-    """A NumPy generator from a seed, a generator (used as is) or None; never global state."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
-                       and rng >= 0):
-        return np.random.default_rng(rng)
-    raise OptionError(f"rng must be an int seed >= 0, a numpy.random.Generator or None; "
-                      f"got {rng!r}.")
-
-
 def check_alternative(alternative: str) -> str:
     """``alternative`` if it is one of :data:`ALTERNATIVES`."""
     if alternative not in ALTERNATIVES:
         raise OptionError(f"alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; "
                          f"got {alternative!r}.")
     return alternative
-
-
-def check_confidence(confidence: float) -> float:
-    """``confidence`` if it lies strictly between 0 and 1 (0.95 for a 95% interval)."""
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
-            or not 0.0 < float(confidence) < 1.0:
-        raise OptionError(f"confidence must be a number between 0 and 1 (e.g. 0.95); "
-                          f"got {confidence!r}.")
-    return float(confidence)
-
-
-def check_count(value: int, name: str, minimum: int = 1) -> int:
-    """``value`` if it is an integer >= ``minimum`` (number of permutations, resamples)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise OptionError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
 
 
 def _finite(array: NDArray[np.float64], name: str) -> None:

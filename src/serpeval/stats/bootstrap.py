@@ -34,18 +34,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import (
-    RngLike,
-    as_generator,
-    check_alternative,
-    check_confidence,
-    check_count,
-    chunk_rows,
-    paired_differences,
-    scalar_or_array,
-    spread,
-)
+from serpeval.stats._checks import check_alternative, chunk_rows, paired_differences, scalar_or_array, spread
 from serpeval.stats.paired import PairedTest, _ratio
 
 if TYPE_CHECKING:
@@ -152,7 +143,7 @@ def paired_bootstrap(
         StatsError: fewer than 2 queries, shapes differ, non-finite scores.
     """
     check_alternative(alternative)
-    level = check_confidence(confidence)
+    level = check_level(confidence, "confidence", example=0.95)
     b = check_count(n_resamples, "n_resamples", minimum=2)
     if ci not in CI_METHODS:
         raise OptionError(f"ci must be one of {', '.join(map(repr, CI_METHODS))}; got {ci!r}.")

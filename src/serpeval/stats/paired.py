@@ -15,13 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from serpeval.stats._checks import (
-    check_alternative,
-    check_confidence,
-    paired_differences,
-    scalar_or_array,
-    spread,
-)
+from serpeval.core.checks import check_level
+from serpeval.stats._checks import check_alternative, paired_differences, scalar_or_array, spread
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -132,7 +127,7 @@ def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
     from scipy import stats
 
     check_alternative(alternative)
-    level = check_confidence(confidence)
+    level = check_level(confidence, "confidence", example=0.95)
     d = paired_differences(x, y)
     n = d.shape[-1]
     df = n - 1
@@ -184,7 +179,7 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
     from serpeval.core.errors import OptionError
 
     check_alternative(alternative)
-    level = check_confidence(confidence)
+    level = check_level(confidence, "confidence", example=0.95)
     if zero_method not in ("wilcox", "pratt", "zsplit"):
         raise OptionError(f"zero_method must be 'wilcox', 'pratt' or 'zsplit'; "
                           f"got {zero_method!r}.")

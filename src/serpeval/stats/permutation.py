@@ -27,17 +27,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import (
-    RngLike,
-    as_generator,
-    check_alternative,
-    check_confidence,
-    check_count,
-    chunk_rows,
-    paired_differences,
-    scalar_or_array,
-)
+from serpeval.stats._checks import check_alternative, chunk_rows, paired_differences, scalar_or_array
 from serpeval.stats.paired import PairedTest
 
 if TYPE_CHECKING:
@@ -117,7 +109,7 @@ def randomization_test(
         0.125
     """
     check_alternative(alternative)
-    level = check_confidence(confidence)
+    level = check_level(confidence, "confidence", example=0.95)
     m = check_count(n_permutations, "n_permutations")
     d = paired_differences(x, y)
     n = d.shape[-1]

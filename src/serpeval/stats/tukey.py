@@ -31,14 +31,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from serpeval.stats._checks import (
-    RngLike,
-    as_generator,
-    check_confidence,
-    check_count,
-    chunk_rows,
-    system_scores,
-)
+from serpeval.core.checks import RngLike, as_generator, check_count, check_level
+from serpeval.stats._checks import chunk_rows, system_scores
 from serpeval.stats.paired import _ratio
 
 if TYPE_CHECKING:
@@ -111,7 +105,7 @@ def tukey_hsd(scores: ArrayLike, *, blocked: bool = True, confidence: float = 0.
     """
     from scipy import stats
 
-    level = check_confidence(confidence)
+    level = check_level(confidence, "confidence", example=0.95)
     x = system_scores(scores)
     n_systems, n = x.shape[-2], x.shape[-1]
     means = x.mean(axis=-1)
@@ -151,7 +145,7 @@ def randomized_tukey(scores: ArrayLike, *, n_permutations: int = 10_000, rng: Rn
         rng: seed or generator (never global state).
         confidence: recorded in the result (no intervals are computed).
     """
-    level = check_confidence(confidence)
+    level = check_level(confidence, "confidence", example=0.95)
     m = check_count(n_permutations, "n_permutations")
     x = system_scores(scores)
     lead, n_systems, n = x.shape[:-2], x.shape[-2], x.shape[-1]

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.online.common import last_click
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -90,13 +92,6 @@ def no_click_tail(c: NDArray[np.float64], sn: NDArray[np.float64]) -> NDArray[np
     for r in range(k - 1, -1, -1):
         out[r] = (1.0 - c[r]) * (sn[r] + (1.0 - sn[r]) * out[r + 1])
     return out
-
-
-def last_click(clicks: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """0-based slot of the last click of every impression (slot-major clicks), -1 if none."""
-    k = clicks.shape[0]
-    rev = clicks[::-1]
-    return np.where(rev.any(axis=0), k - 1 - np.argmax(rev, axis=0), -1)
 
 
 def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],

@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import check_count
 from serpeval.core.errors import OptionError
 from serpeval.online.clicks import _kernel
 from serpeval.online.clicks.logs import ClickLog
 from serpeval.online.clicks.models import DBN, DCM, PBM, ClickModel
-from serpeval.online.common import positive_int
+from serpeval.online.common import last_click
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -65,7 +66,7 @@ class FitReport:
 def _check(log: ClickLog, iterations: int, tol: float, prior: tuple[float, float]) -> None:
     if not isinstance(log, ClickLog):
         raise OptionError(f"fit needs a ClickLog; got {type(log).__name__}.")
-    positive_int(iterations, "iterations")
+    check_count(iterations, "iterations")
     if not tol > 0:
         raise OptionError(f"tol must be > 0; got {tol!r}.")
     if len(prior) != 2 or min(prior) < 0:
@@ -156,7 +157,7 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     alpha = np.full(log.n_items + 1, 0.5)
     sigma = np.full(log.n_items + 1, 0.5)
     cols = np.arange(n)
-    last = _kernel.last_click(clicks)
+    last = last_click(clicks)
     has_click = last >= 0
     lc = np.maximum(last, 0)
     slot = np.arange(k)[:, None]
@@ -203,7 +204,7 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     item_mean = _ItemMean(items, shown, log.n_items, prior)
     alpha = np.full(log.n_items + 1, 0.5)
     lam = np.full(k, 0.5)
-    last = _kernel.last_click(clicks)
+    last = last_click(clicks)
     slot = np.arange(k)[:, None]
     # Clicks followed by a shown slot: the ones that say something about lambda.
     informative = clicks.copy()

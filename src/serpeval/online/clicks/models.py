@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import as_generator
 from serpeval.core.errors import InputError, OptionError
 from serpeval.online.clicks import _kernel
-from serpeval.online.common import as_rng, probabilities
+from serpeval.online.common import probabilities
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -99,13 +100,13 @@ class ClickModel:
                shift: ArrayLike | None = None) -> NDArray[np.bool_]:
         """Simulated clicks ``bool[n, k]`` on impressions showing ``items[n, k]``."""
         c, sc, sn = self.cells(self._items(items), shift)
-        return _kernel.sample_clicks(c, sc, sn, as_rng(rng)).T
+        return _kernel.sample_clicks(c, sc, sn, as_generator(rng)).T
 
     def sample_slot_major(self, items: ArrayLike, rng: int | np.random.Generator | None = None, *,
                           shift: ArrayLike | None = None) -> NDArray[np.bool_]:
         """Like :meth:`sample` with slot-major ``items[k, n]`` and clicks ``bool[k, n]``."""
         c, sc, sn = self.cells(self._items(items, slot_major=True), shift)
-        return _kernel.sample_clicks(c, sc, sn, as_rng(rng))
+        return _kernel.sample_clicks(c, sc, sn, as_generator(rng))
 
     def click_probabilities(self, items: ArrayLike, *, shift: ArrayLike | None = None) -> NDArray[np.float64]:
         """Exact unconditional P(click) at every slot (``[n, k]``)."""

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import InputError, OptionError
 from serpeval.online.clicks import sensitivity as engine
 from serpeval.online.clicks.world import World, make_world, synthetic_pair
-from serpeval.online.common import as_rng, positive_int
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -262,9 +262,9 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
             raise OptionError(f"{what} must be strictly between 0 and 1; got {value!r}.")
     if not isinstance(user_sd, (int, float)) or user_sd < 0:
         raise OptionError(f"user_sd must be >= 0; got {user_sd!r}.")
-    per_user = positive_int(impressions_per_user, "impressions_per_user")
-    positive_int(bootstrap, "bootstrap")
-    positive_int(replicates, "replicates")
+    per_user = check_count(impressions_per_user, "impressions_per_user")
+    check_count(bootstrap, "bootstrap")
+    check_count(replicates, "replicates")
     if not isinstance(mc_impressions, int) or mc_impressions < 0:
         raise OptionError(f"mc_impressions must be an integer >= 0; got {mc_impressions!r}.")
     if world is None:
@@ -278,7 +278,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
     if model.n_items < world.levels:
         raise OptionError(f"click model {model.name!r} knows {model.n_items} grades; the truth has "
                           f"{world.levels} (grades 0..{world.levels - 1}).")
-    generator = as_rng(rng)
+    generator = as_generator(rng)
     z_alpha, z_beta = float(ndtri(1 - alpha / 2)), float(ndtri(power))
     z = z_alpha + z_beta
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import EmptyInputError, MissingQueriesWarning
-from serpeval.online.common import as_rng, positive_int
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -91,7 +91,7 @@ def make_world(qrels: Any, run_a: Any, run_b: Any, *, k: int = 10,
     from serpeval.core.data import as_qrels, as_run
     from serpeval.evaluation.evaluate import evaluate
 
-    positive_int(k, "k")
+    check_count(k, "k")
     judgments = as_qrels(qrels)
     ra, rb = as_run(run_a), as_run(run_b)
     if ra.name == rb.name:
@@ -181,9 +181,9 @@ def synthetic_pair(gap: float = 0.01, *, n_queries: int = 200, docs_per_query: i
     from serpeval.core.data import Qrels, Run
     from serpeval.evaluation.evaluate import evaluate
 
-    generator = as_rng(rng)
-    positive_int(n_queries, "n_queries")
-    positive_int(docs_per_query, "docs_per_query", minimum=k)
+    generator = as_generator(rng)
+    check_count(n_queries, "n_queries")
+    check_count(docs_per_query, "docs_per_query", minimum=k)
     probs = np.array([0.6, 0.2, 0.1, 0.06, 0.04][:levels]) if levels <= 5 else np.full(levels, 1 / levels)
     probs = probs / probs.sum()
     grades = generator.choice(levels, size=(n_queries, docs_per_query), p=probs)

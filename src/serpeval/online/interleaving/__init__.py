@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from serpeval.core.checks import as_generator
 from serpeval.core.errors import OptionError
-from serpeval.online.common import as_rng, lookup
+from serpeval.online.common import lookup
 from serpeval.online.interleaving import balanced, optimized, probabilistic, team_draft
 from serpeval.online.interleaving._result import (
     NEUTRAL,
@@ -80,7 +81,7 @@ def interleave(rankings: Any, method: str = "team_draft", k: int | None = 10,
     module = _ALIASES.get(method) or lookup("interleaving method", method, _ALIASES)
     checked = check_rankings(rankings, module.MAX_RANKERS, module.NAME)
     size = check_k(k, checked)
-    generator = as_rng(rng)
+    generator = as_generator(rng)
     try:
         return module.interleave(checked, size, generator, **options)
     except TypeError as exc:

@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import InputError, OptionError, StatsError
-from serpeval.online.common import as_rng, positive_int
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -300,7 +300,7 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
                    rng: int | np.random.Generator | None) -> InterleavingAnalysis:
     """The analysis of per-unit counts (both entry points end here)."""
     confidence = _check_level(confidence, "confidence")
-    positive_int(n_resamples, "n_resamples")
+    check_count(n_resamples, "n_resamples")
     wins_u, losses_u, ties_u = (np.asarray(v, dtype=np.int64) for v in (wins_u, losses_u, ties_u))
     counts_u = wins_u + losses_u + ties_u
     n_units = len(counts_u)
@@ -308,7 +308,7 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
     wins_a, wins_b = int(wins_u.sum()), int(losses_u.sum())
     ties = impressions - wins_a - wins_b
     delta = (wins_a + ties / 2) / impressions - 0.5
-    boot = _bootstrap_delta(2 * wins_u + ties_u, counts_u, n_resamples, as_rng(rng))
+    boot = _bootstrap_delta(2 * wins_u + ties_u, counts_u, n_resamples, as_generator(rng))
     alpha = 1.0 - confidence
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     prefer_a = int(np.count_nonzero(wins_u > losses_u))
@@ -457,8 +457,8 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     """
     from serpeval.online.interleaving import credit, interleave
 
-    generator = as_rng(rng)
-    positive_int(impressions, "impressions")
+    generator = as_generator(rng)
+    check_count(impressions, "impressions")
     if not 0.0 < click_probability <= 1.0:
         raise OptionError(f"click_probability must be in (0, 1]; got {click_probability!r}.")
     b = rankings_a if rankings_b is None else rankings_b

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.clicks._kernel import last_click
-from serpeval.online.common import as_rng, first_duplicate_row, lookup, positive_int
+from serpeval.online.common import first_duplicate_row, last_click, lookup
 from serpeval.online.interleaving._result import NEUTRAL
 
 if TYPE_CHECKING:
@@ -143,8 +143,8 @@ def interleave_batch(a: ArrayLike, b: ArrayLike, method: str = "team_draft", k: 
     a_arr, b_arr = _rankings(a, "a"), _rankings(b, "b")
     if len(a_arr) != len(b_arr):
         raise InputError(f"a and b must hold the same impressions; got {len(a_arr)} and {len(b_arr)} rows.")
-    size = max(a_arr.shape[1], b_arr.shape[1]) if k is None else positive_int(k, "k")
-    generator = as_rng(rng)
+    size = max(a_arr.shape[1], b_arr.shape[1]) if k is None else check_count(k, "k")
+    generator = as_generator(rng)
     if method == "balanced":
         if coins is not None or ignore_shared:
             raise OptionError("coins and ignore_shared apply to team draft only.")

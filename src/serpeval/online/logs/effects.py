@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import check_level
 from serpeval.core.errors import StatsError
 
 if TYPE_CHECKING:
@@ -76,8 +77,7 @@ def _arrays(*values: ArrayLike) -> list[NDArray[np.float64]]:
 def _quantile(alpha: float, df: Any) -> Any:
     from scipy import stats
 
-    if not 0.0 < alpha < 1.0:
-        raise StatsError(f"alpha must be in (0, 1); got {alpha!r}.")
+    check_level(alpha)
     return (
         stats.t.ppf(1 - alpha / 2, df) if np.any(np.isfinite(df)) else stats.norm.ppf(1 - alpha / 2)
     )

@@ -229,12 +229,12 @@ class LogGenerator:
         """
         import pyarrow as pa
 
-        from serpeval.online.common import as_rng, positive_int
+        from serpeval.core.checks import as_generator, check_count
 
-        positive_int(chunk_users, "chunk_users")
+        check_count(chunk_users, "chunk_users")
         world = self.world()
         n_blocks = -(-self.n_users // BLOCK_USERS)
-        streams = as_rng(rng).spawn(n_blocks)
+        streams = as_generator(rng).spawn(n_blocks)
         per_chunk = max(1, chunk_users // BLOCK_USERS)
         next_id = 0
         for start in range(0, n_blocks, per_chunk):

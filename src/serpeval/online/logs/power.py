@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from serpeval.core.checks import check_level
 from serpeval.core.errors import OptionError
 
 __all__ = ["mde", "power", "sample_size"]
@@ -29,8 +30,7 @@ __all__ = ["mde", "power", "sample_size"]
 def _check(
     alpha: float, target: float | None = None, ratio: float = 1.0, variance_reduction: float = 0.0
 ) -> None:
-    if not 0.0 < alpha < 1.0:
-        raise OptionError(f"alpha must be in (0, 1); got {alpha!r}.")
+    check_level(alpha)
     if target is not None and not alpha / 2 < target < 1.0:
         raise OptionError(f"power must be in (alpha/2, 1); got {target!r}.")
     if not ratio > 0:

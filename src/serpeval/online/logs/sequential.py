@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import check_level
 from serpeval.core.errors import OptionError, StatsError
 
 if TYPE_CHECKING:
@@ -74,8 +75,7 @@ def always_valid(
         alpha: error rate of the whole sequence.
         tuning_n: units at which the sequence is narrowest (default: ``n`` at the last look).
     """
-    if not 0.0 < alpha < 1.0:
-        raise OptionError(f"alpha must be in (0, 1); got {alpha!r}.")
+    check_level(alpha)
     d = np.asarray(effect, dtype=np.float64)
     v = np.asarray(variance, dtype=np.float64)
     units = np.asarray(n, dtype=np.float64)
