@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from serpeval.core.data import Qrels, Run
 from serpeval.measures import REGISTRY, Measure
-from serpeval.measures._spec import PROPERTIES, aggregate
+from serpeval.measures.spec import PROPERTIES, aggregate
 from serpeval.ranking import rank
 
 CUTOFF = 5

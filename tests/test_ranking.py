@@ -131,7 +131,7 @@ def test_shuffled_lines_give_identical_rankings() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from serpeval.ranking import _arrow_sort_order, sort_order  # noqa: E402
+from serpeval.core.order import _arrow_sort_order, sort_order  # noqa: E402
 
 
 @settings(max_examples=150)

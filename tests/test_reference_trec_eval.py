@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import serpeval
-from serpeval.measures._spec import aggregate
+from serpeval.measures.spec import aggregate
 
 # trec_eval output name -> serpeval measure (the rel threshold is set per case)
 MEASURES = {

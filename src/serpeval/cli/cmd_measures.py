@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
 def describe_rows() -> list[dict[str, Any]]:
     """One row per registered measure."""
     from serpeval.measures import REGISTRY
-    from serpeval.measures._spec import format_value
+    from serpeval.measures.spec import format_value
 
     rows = []
     for spec in REGISTRY:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.measures._spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
+from serpeval.measures.spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -3,7 +3,7 @@
 Both hold one row per (query, document) in columns: query ids and doc ids as Arrow string
 arrays (opaque byte strings: ``003`` and ``3`` are different queries), numbers as NumPy
 arrays. No dict-of-dicts: that is what makes other tools slow to load and large in memory.
-Readers live in :mod:`serpeval.io`; :func:`as_qrels` / :func:`as_run` turn anything a user
+Readers live in :mod:`serpeval.io`, whose :func:`~serpeval.io.as_qrels` / :func:`~serpeval.io.as_run` turn anything a user
 may hold (a path, a dict, a pandas or polars DataFrame, an Arrow table) into these.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,7 +19,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["Qrels", "Run", "as_qrels", "as_run"]
+__all__ = ["Qrels", "Run"]
 
 
 def _strings(values: Any) -> pa.ChunkedArray:
@@ -167,33 +166,3 @@ class Run:
             self.query_ids, self.doc_ids, self.scores, name=name, tag=self.tag,
             source=self.source, skipped_lines=self.skipped_lines, source_kind=self.source_kind,
         )
-
-
-def as_qrels(obj: Any) -> Qrels:
-    """Turn a path, ``{qid: {docid: grade}}``, a DataFrame or an Arrow table into Qrels."""
-    if isinstance(obj, Qrels):
-        return obj
-    if isinstance(obj, (str, Path)):
-        from serpeval.io import read_qrels
-
-        return read_qrels(obj)
-    if isinstance(obj, Mapping):
-        return Qrels.from_dict(obj)
-    from serpeval.io.tables import qrels_from_table
-
-    return qrels_from_table(obj)
-
-
-def as_run(obj: Any, name: str | None = None) -> Run:
-    """Turn a path, ``{qid: {docid: score}}``, a DataFrame or an Arrow table into a Run."""
-    if isinstance(obj, Run):
-        return obj if name is None else obj.renamed(name)
-    if isinstance(obj, (str, Path)):
-        from serpeval.io import read_run
-
-        return read_run(obj, name=name)
-    if isinstance(obj, Mapping):
-        return Run.from_dict(obj, name=name or "run")
-    from serpeval.io.tables import run_from_table
-
-    return run_from_table(obj, name=name or "run")

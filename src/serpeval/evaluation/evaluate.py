@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from serpeval.core.data import Qrels, Run, as_qrels, as_run
+from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
 from serpeval.evaluation.results import Results, RunResult, Settings
+from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
 from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank
 

@@ -7,14 +7,17 @@ is decompressed in every case and ``-`` reads TREC text from standard input.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from serpeval.core.data import Qrels, Run
 from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
 from serpeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 
 __all__ = [
+    "as_qrels",
+    "as_run",
     "qrels_from_dict",
     "qrels_from_table",
     "read_qrels",
@@ -63,3 +66,25 @@ def read_run(
         return Run(run.query_ids, run.doc_ids, run.scores, name=display, source=label,
                    skipped_lines=blank, source_kind="table")
     return read_trec_run(source, name=name, comments=comments)
+
+
+def as_qrels(obj: Any) -> Qrels:
+    """Turn a path, ``{qid: {docid: grade}}``, a DataFrame or an Arrow table into Qrels."""
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, (str, Path)):
+        return read_qrels(obj)
+    if isinstance(obj, Mapping):
+        return qrels_from_dict(obj)
+    return qrels_from_table(obj)
+
+
+def as_run(obj: Any, name: str | None = None) -> Run:
+    """Turn a path, ``{qid: {docid: score}}``, a DataFrame or an Arrow table into a Run."""
+    if isinstance(obj, Run):
+        return obj if name is None else obj.renamed(name)
+    if isinstance(obj, (str, Path)):
+        return read_run(obj, name=name)
+    if isinstance(obj, Mapping):
+        return run_from_dict(obj, name=name or "run")
+    return run_from_table(obj, name=name or "run")

@@ -415,7 +415,7 @@ def _format_score(x: float) -> str:
 
 def write_trec_run(run: Run, target: str | Path | IO[str], tag: str | None = None) -> None:
     """Write ``run`` as ``qid Q0 docid rank score tag``, ranked by trec_eval's order."""
-    from serpeval.ranking import rank_order
+    from serpeval.core.order import rank_order
 
     order = rank_order(run)
     q = run.query_ids.take(order).to_pylist()

@@ -33,7 +33,7 @@ from serpeval.measures import (
     yaap,
 )
 from serpeval.measures._registry import Registry
-from serpeval.measures._spec import Measure, MeasureSpec, Param
+from serpeval.measures.spec import Measure, MeasureSpec, Param
 
 __all__ = ["REGISTRY", "Measure", "MeasureSpec", "Param", "parse_measure", "parse_measures"]
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._segments import relevant_docs
-from serpeval.measures._spec import Param
+from serpeval.measures.spec import Param
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from serpeval.core.errors import InvalidParameterError, UnknownMeasureError
-from serpeval.measures._spec import Measure, MeasureSpec
+from serpeval.measures.spec import Measure, MeasureSpec
 
 __all__ = ["Registry"]
 

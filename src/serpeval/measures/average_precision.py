@@ -8,7 +8,7 @@ import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
 from serpeval.measures._segments import memo, prefix_sums, relevant_docs
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from serpeval.measures._common import REL, hits
 from serpeval.measures._segments import nonrelevant_docs
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     import numpy as np

@@ -8,7 +8,7 @@ import numpy as np
 
 from serpeval.measures._common import within
 from serpeval.measures._segments import prefix_sums
-from serpeval.measures._spec import MeasureSpec, Param
+from serpeval.measures.spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

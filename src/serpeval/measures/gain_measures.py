@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, safe_divide
-from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table
 from serpeval.measures._segments import Picked, prefix_sums, relevant_docs
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.gains import GAINS, apply_gains, parse_gain_table
 from serpeval.measures.ndcg import gain_docs, sorted_ideal_gains, trec_gains
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -8,9 +8,9 @@ does (Robertson, CIKM 2006; the TREC Robust track's GMAP).
 from __future__ import annotations
 
 from serpeval.measures._common import REL
-from serpeval.measures._spec import MeasureSpec
 from serpeval.measures.average_precision import average_precision
 from serpeval.measures.bpref import bpref
+from serpeval.measures.spec import MeasureSpec
 
 GMAP_SPEC = MeasureSpec(
     name="GMAP",

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Rankings
 
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.spec import MeasureSpec
 
 EPSILON = 1e-5
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL
-from serpeval.measures._cparse import atof
 from serpeval.measures._segments import c_round, c_trunc, memo, relevant_docs, suffix_max
-from serpeval.measures._spec import MeasureSpec, Param, format_value
+from serpeval.measures.cparse import atof
+from serpeval.measures.spec import MeasureSpec, Param, format_value
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

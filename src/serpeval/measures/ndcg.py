@@ -7,14 +7,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import GAIN, safe_divide
-from serpeval.measures._gains import (
-    GAINS,
-    apply_gains,
-    format_gain_table,
-    ideal_gains,
-    parse_gain_table,
-    trec_gain_pairs,
-)
 from serpeval.measures._segments import (
     Picked,
     at_depth,
@@ -24,7 +16,15 @@ from serpeval.measures._segments import (
     prefix_sums,
     relevant_docs,
 )
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.gains import (
+    GAINS,
+    apply_gains,
+    format_gain_table,
+    ideal_gains,
+    parse_gain_table,
+    trec_gain_pairs,
+)
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL
-from serpeval.measures._gains import GAINS, apply_gains, parse_gain_table
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.gains import GAINS, apply_gains, parse_gain_table
 from serpeval.measures.ndcg import (
     dcg_at,
     dcg_running,
@@ -21,6 +20,7 @@ from serpeval.measures.ndcg import (
     sorted_ideal_gains,
     trec_gains,
 )
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Rankings
 
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.spec import MeasureSpec
 
 
 def r_precision(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:

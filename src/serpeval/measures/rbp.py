@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._gains import GAINS, apply_gains, format_gain_table, parse_gain_table, trec_gain_pairs
 from serpeval.measures._segments import Picked, judged_docs, picked, powers, relevant_docs
-from serpeval.measures._spec import MeasureSpec, Param
+from serpeval.measures.gains import GAINS, apply_gains, format_gain_table, parse_gain_table, trec_gain_pairs
+from serpeval.measures.spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

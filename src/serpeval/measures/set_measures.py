@@ -6,8 +6,8 @@ import math
 from typing import TYPE_CHECKING
 
 from serpeval.measures._common import REL, hits, safe_divide
-from serpeval.measures._cparse import atof
-from serpeval.measures._spec import MeasureSpec, Param
+from serpeval.measures.cparse import atof
+from serpeval.measures.spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
     import numpy as np

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from serpeval.measures._common import REL, hits
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._segments import judged_docs
-from serpeval.measures._spec import MeasureSpec
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL, hits
-from serpeval.measures._cparse import atof
-from serpeval.measures._spec import MeasureSpec, Param
+from serpeval.measures.cparse import atof
+from serpeval.measures.spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.measures._common import REL
-from serpeval.measures._spec import MeasureSpec
 from serpeval.measures.average_precision import precision_sum
+from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -34,7 +34,7 @@ from serpeval.core.errors import (
 from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 from serpeval.evaluation.results import Settings
 from serpeval.measures import Measure, parse_measures
-from serpeval.measures._spec import GMEAN_FLOOR
+from serpeval.measures.spec import GMEAN_FLOOR
 from serpeval.ranking import MISSING_POLICIES, Coverage, Missing
 from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
 from serpeval.spark.groups import COUNTERS, ERROR, QUERY, STATS, GroupPlan, evaluate_group
@@ -212,7 +212,7 @@ def _grouped(run: DataFrame, qrels: DataFrame, plan: GroupPlan, key: Column) -> 
 
 
 _AGGREGATES = {
-    # Spark's form of serpeval.measures._spec.aggregate (tests check they agree). Nulls
+    # Spark's form of serpeval.measures.spec.aggregate (tests check they agree). Nulls
     # (rows that are not per-query values) must stay out: greatest() would replace them.
     "mean": F.avg,
     "sum": F.sum,

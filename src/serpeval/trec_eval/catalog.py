@@ -24,8 +24,8 @@ from typing import Literal
 
 from serpeval.core.errors import MeasureError
 from serpeval.measures import REGISTRY, Measure
-from serpeval.measures._cparse import atof, atol
-from serpeval.measures._gains import format_gain_table, trec_gain_pairs
+from serpeval.measures.cparse import atof, atol
+from serpeval.measures.gains import format_gain_table, trec_gain_pairs
 from serpeval.trec_eval.options import EXIT_INPUT, EXIT_MEASURE, EXIT_USAGE, TrecEvalError
 
 __all__ = ["MEASURES", "NICKNAMES", "TREC_TO_SPEC", "Column", "Context", "expand", "measure_names"]

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import DuplicateError, InputError, InvalidParameterError
-from serpeval.measures._spec import GMEAN_FLOOR
+from serpeval.measures.spec import GMEAN_FLOOR
 from serpeval.ranking import Rankings, index_qrels, rank
 from serpeval.trec_eval.catalog import Column, Context, expand
 from serpeval.trec_eval.options import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from serpeval.measures._cparse import atol
+from serpeval.measures.cparse import atol
 
 __all__ = ["COMPAT_VERSIONS", "Options", "TrecEvalError", "parse_options"]
 

@@ -88,8 +88,8 @@ def make_world(qrels: Any, run_a: Any, run_b: Any, *, k: int = 10,
     the judgments as the users' relevance when given; the offline nDCG@k always comes from
     the judgments. Negative and missing grades count as 0.
     """
-    from serpeval.core.data import as_qrels, as_run
     from serpeval.evaluation.evaluate import evaluate
+    from serpeval.io import as_qrels, as_run
 
     check_count(k, "k")
     judgments = as_qrels(qrels)

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._cparse import atof, atol
-from serpeval.measures._spec import Param, format_value
+from serpeval.measures.cparse import atof, atol
+from serpeval.measures.spec import Param, format_value
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
