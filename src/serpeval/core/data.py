@@ -3,8 +3,8 @@
 Both hold one row per (query, document) in columns: query ids and doc ids as Arrow string
 arrays (opaque byte strings: ``003`` and ``3`` are different queries), numbers as NumPy
 arrays. No dict-of-dicts: that is what makes other tools slow to load and large in memory.
-Readers live in :mod:`serpeval.io`, whose :func:`~serpeval.io.as_qrels` / :func:`~serpeval.io.as_run` turn anything a user
-may hold (a path, a dict, a pandas or polars DataFrame, an Arrow table) into these.
+Readers live in :mod:`serpeval.io`, whose ``as_qrels`` / ``as_run`` turn anything a user may
+hold (a path, a dict, a pandas or polars DataFrame, an Arrow table) into these.
 """
 
 from __future__ import annotations
