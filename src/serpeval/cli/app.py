@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from serpeval import __version__
+from serpeval.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
     "evaluate",

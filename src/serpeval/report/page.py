@@ -160,7 +160,7 @@ def _asset(name: str) -> str:
 
 def render_page(title: str, sections: Sequence[Section], subtitle: str = "") -> str:
     """The whole page: sections in order, CSS and JavaScript inlined."""
-    from serpeval import __version__
+    from serpeval.core.version import __version__
 
     template = _environment().get_template("report.html.j2")
     created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

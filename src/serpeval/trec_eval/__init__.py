@@ -43,7 +43,7 @@ def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
     try:
         opts = parse_options(list(argv))
         if opts.version:
-            from serpeval import __version__
+            from serpeval.core.version import __version__
 
             print(f"trec_eval version {opts.compat} (serpeval {__version__})", file=err)
             return 0

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from serpeval.online.logs.features import count, first_row
 from serpeval.online.logs.schema import check_columns
-from serpeval.online.logs.sources import Logs
+from serpeval.online.logs.sources import Logs, count, first_row
 
 __all__ = ["events_features"]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, OptionError
 from serpeval.online.logs.schema import LogSchema, check_columns
-from serpeval.online.logs.sources import Logs, collect
+from serpeval.online.logs.sources import Logs, collect, count, first_row
 
 __all__ = ["ALL_EXPERIMENTS", "Exclusions", "Prepared", "prepare"]
 
@@ -128,17 +128,6 @@ def parse_list(column: Any, value_type: str) -> Any:
         return column
     text = column.re_replace(r"""[\[\]\s"']""", "").replace(";", ",")
     return text.split(",").filter(lambda s: s != "").map(lambda s: s.try_cast(value_type))
-
-
-def count(condition: Any, where: Any = None) -> Any:
-    """``SUM(CAST(condition AS BIGINT))`` with 0 for no rows."""
-    return condition.cast("int64").sum(where=where).fill_null(0)
-
-
-def first_row(expr: Any) -> dict[str, Any]:
-    """The only row of an aggregate expression, as a dict (runs the query)."""
-    rows = collect(expr).to_pylist()
-    return rows[0] if rows else {}
 
 
 _DUPLICATES = ("error", "exclude", "unchecked")

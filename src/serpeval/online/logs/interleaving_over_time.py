@@ -42,8 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.errors import OptionError
-from serpeval.online.logs.features import count, first_row
-from serpeval.online.logs.sources import collect
+from serpeval.online.logs.sources import collect, count, first_row
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -13,12 +13,12 @@ from serpeval.online.logs.analysis import (
     needed_columns,
     split_arms,
 )
-from serpeval.online.logs.features import first_row, prepare
+from serpeval.online.logs.features import prepare
 from serpeval.online.logs.metrics import ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
 from serpeval.online.logs.results import SequentialResults
 from serpeval.online.logs.schema import LogSchema
-from serpeval.online.logs.sources import collect, read_logs
+from serpeval.online.logs.sources import collect, first_row, read_logs
 
 __all__ = ["monitor_ab"]
 

@@ -23,7 +23,7 @@ from typing import Any
 from serpeval.core.errors import InputError, OptionError, SerpevalError, require
 from serpeval.online.logs.schema import LogSchema
 
-__all__ = ["BACKENDS", "Logs", "collect", "duckdb_connection", "read_logs", "spark_session"]
+__all__ = ["BACKENDS", "Logs", "collect", "count", "duckdb_connection", "first_row", "read_logs", "spark_session"]
 
 BACKENDS = ("duckdb", "spark")
 _PARQUET = (".parquet", ".pq")
@@ -348,3 +348,14 @@ class _Engine:
 
 def _view_name(role: str) -> str:
     return f"serpeval_{role}_{uuid.uuid4().hex[:12]}"
+
+
+def count(condition: Any, where: Any = None) -> Any:
+    """``SUM(CAST(condition AS BIGINT))`` with 0 for no rows."""
+    return condition.cast("int64").sum(where=where).fill_null(0)
+
+
+def first_row(expr: Any) -> dict[str, Any]:
+    """The only row of an aggregate expression, as a dict (runs the query)."""
+    rows = collect(expr).to_pylist()
+    return rows[0] if rows else {}
