@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 import serpeval
-from serpeval.cli.demo.offline import make_collection
+from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.gate import gate, gate_results
 from serpeval.core.errors import OptionError
 from serpeval.evaluation.evaluate import evaluate

@@ -12,7 +12,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import serpeval
-from serpeval.cli.demo.offline import make_collection
+from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare, compare_results
 from serpeval.core.errors import InputError, MissingQueriesWarning, OptionError, StatsError
 from serpeval.evaluation.evaluate import evaluate

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from serpeval.cli import main
-from serpeval.cli.demo.offline import make_collection
+from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare
 from serpeval.io import write_trec_qrels, write_trec_run
 

@@ -177,7 +177,7 @@ def online_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pytest.importorskip("ibis", reason="the A/B analysis needs ibis (pip install '.[test]')")
     pytest.importorskip("duckdb", reason="the A/B analysis needs DuckDB (pip install '.[test]')")
     from serpeval.cli import main
-    from serpeval.cli.demo.offline import make_collection
+    from serpeval.cli.demo.collection import make_collection
     from serpeval.io import write_trec_qrels, write_trec_run
 
     folder = tmp_path_factory.mktemp("online")
@@ -212,7 +212,7 @@ def online_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def simulation_result():
     """A real :class:`SimulationResult` (with Monte Carlo power curves) on a small collection."""
-    from serpeval.cli.demo.offline import make_collection
+    from serpeval.cli.demo.collection import make_collection
     from serpeval.online.clicks.simulate import simulate
 
     collection = make_collection(n_queries=40, seed=3)

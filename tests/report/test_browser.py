@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import TREC, need
 
 from serpeval.cli import main
-from serpeval.cli.demo.offline import make_collection
+from serpeval.cli.demo.collection import make_collection
 from serpeval.io import write_trec_qrels, write_trec_run
 from serpeval.report.html import save_html
 

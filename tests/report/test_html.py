@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import serpeval
-from serpeval.cli.demo.offline import make_collection
+from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare_results
 from serpeval.core.errors import InputError, MissingQueriesWarning
 from serpeval.report.formatting import number, signed
@@ -242,7 +242,7 @@ def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:
 def test_load_collection_robust04_baseline_first_with_titles() -> None:
     from tests.conftest import TREC, need
 
-    from serpeval.cli.demo.offline import load_collection
+    from serpeval.cli.demo.collection import load_collection
 
     collection = load_collection(str(need(TREC / "robust04")))
     assert list(collection.runs) == ["bm25", "bm25-rm3"]

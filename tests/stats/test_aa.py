@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from serpeval.cli.demo.offline import make_collection
+from serpeval.cli.demo.collection import make_collection
 from serpeval.evaluation.evaluate import evaluate
 from serpeval.stats import paired_bootstrap, paired_t, randomization_test, wilcoxon
 

@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.demo.offline import load_collection, make_collection, run_demo
+    from serpeval.cli.demo.collection import load_collection, make_collection
+    from serpeval.cli.demo.offline import run_demo
 
     if args.data:
         collection = load_collection(args.data)

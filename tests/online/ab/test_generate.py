@@ -145,7 +145,7 @@ def test_bad_settings() -> None:
 
 
 def test_logs_of_a_real_ranker_pair() -> None:
-    from serpeval.cli.demo.offline import make_collection
+    from serpeval.cli.demo.collection import make_collection
     from serpeval.online.clicks.world import make_world
 
     c = make_collection(n_queries=20)

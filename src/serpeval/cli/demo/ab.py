@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from serpeval.cli.demo.offline import DemoCollection
+    from serpeval.cli.demo.collection import DemoCollection
 
 USERS = 10_000
 

@@ -10,7 +10,7 @@ import numpy as np
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from serpeval.cli.demo.offline import DemoCollection
+    from serpeval.cli.demo.collection import DemoCollection
 
 CLICK_MODEL = "navigational"
 COLUMNS = ("method", "metric", "effect (A-B)", "agrees with nDCG@10", "impressions needed",

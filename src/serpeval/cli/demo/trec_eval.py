@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from serpeval.cli.demo.offline import DemoCollection
+    from serpeval.cli.demo.collection import DemoCollection
 
 
 def section(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
