@@ -80,6 +80,14 @@ class Registry:
             raise UnknownMeasureError(self._unknown_message(name, name))
         return spec
 
+    def for_trec_name(self, name: str) -> MeasureSpec | None:
+        """The spec whose trec_eval names include ``name`` (``map``, ``ndcg_cut``), or None.
+
+        This is the one table from trec_eval names to measures: :mod:`serpeval.trec_eval`
+        reads it too.
+        """
+        return self._trec.get(name) or self._trec_cut.get(name)
+
     def all_names(self) -> list[str]:
         """Every name that parses: canonical names, aliases and trec_eval names."""
         names: list[str] = []

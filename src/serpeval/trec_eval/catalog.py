@@ -242,47 +242,47 @@ _ALL = frozenset({"10.0", "9.0.8"})
 _NEW = frozenset({"10.0"})
 
 #: trec_eval's measures in output order (``te_trec_measures[]`` of ``measures.c``).
-MEASURES: tuple[tuple[str, frozenset[str], str | None, Builder], ...] = (
-    ("runid", _ALL, None, _special("runid", "str")),
-    ("num_q", _ALL, None, _special("num_q", "long")),
-    ("num_ret", _ALL, "NumRet", _single(kind="long", summary="sum", cleared=True)),
-    ("num_rel", _ALL, "NumRel", _single(kind="long", summary="num_rel")),
-    ("num_rel_ret", _ALL, "NumRelRet", _single(kind="long", summary="sum")),
-    ("map", _ALL, "AP", _single()),
-    ("gm_map", _ALL, "GMAP", _single(summary="gmean", per_topic=False)),
-    ("Rprec", _ALL, "Rprec", _single()),
-    ("bpref", _ALL, "Bpref", _single()),
-    ("recip_rank", _ALL, "RR", _single()),
-    ("iprec_at_recall", _ALL, "IPrec", _levels("recall", _ELEVEN, rounding=True)),
-    ("P", _ALL, "P", _cutoffs(_CUTS)),
-    ("relstring", _ALL, None, _relstring),
-    ("recall", _ALL, "R", _cutoffs(_CUTS)),
-    ("infAP", _ALL, "infAP", _single()),
-    ("gm_bpref", _ALL, "GMBpref", _single(summary="gmean", per_topic=False)),
-    ("Rprec_mult", _ALL, "RprecMult", _levels("mult", _RPREC_MULTS, rounding=False)),
-    ("utility", _ALL, "Utility", _utility),
-    ("11pt_avg", _ALL, "IPrecAvg", _eleven_point),
-    ("binG", _ALL, "binG", _single()),
-    ("G", _ALL, "G", _gain_pairs()),
-    ("dcg", _NEW, "DCG", _gain_pairs()),
-    ("ideal_dcg", _NEW, "IDCG", _gain_pairs()),
-    ("ndcg", _ALL, "nDCG", _gain_pairs()),
-    ("ndcg_rel", _ALL, "nDCGRel", _gain_pairs()),
-    ("Rndcg", _ALL, "RnDCG", _gain_pairs()),
-    ("ndcg_cut", _ALL, "nDCG", _cutoffs(_CUTS)),
-    ("map_cut", _ALL, "AP", _cutoffs(_CUTS)),
-    ("relative_P", _ALL, "RelP", _cutoffs(_CUTS)),
-    ("success", _ALL, "Success", _cutoffs((1, 5, 10))),
-    ("set_P", _ALL, "SetP", _single()),
-    ("set_relative_P", _ALL, "SetRelP", _single()),
-    ("set_recall", _ALL, "SetR", _single()),
-    ("set_map", _ALL, "SetAP", _single()),
-    ("set_F", _ALL, "SetF", _set_f),
-    ("num_nonrel_judged_ret", _ALL, "NumNonrelJudgedRet", _single(kind="long", summary="sum")),
-    ("yaap", _ALL, "YAAP", _single()),
-    ("rbp", _NEW, "RBP", _gain_pairs(persistence=True)),
-    ("rbp_resid", _NEW, "RBPResid", _gain_pairs(persistence=True, gains=False, cleared=True)),
-    ("unj", _NEW, "Unjudged", _cutoffs((5, 10, 20), cleared=True)),
+MEASURES: tuple[tuple[str, frozenset[str], Builder], ...] = (
+    ("runid", _ALL, _special("runid", "str")),
+    ("num_q", _ALL, _special("num_q", "long")),
+    ("num_ret", _ALL, _single(kind="long", summary="sum", cleared=True)),
+    ("num_rel", _ALL, _single(kind="long", summary="num_rel")),
+    ("num_rel_ret", _ALL, _single(kind="long", summary="sum")),
+    ("map", _ALL, _single()),
+    ("gm_map", _ALL, _single(summary="gmean", per_topic=False)),
+    ("Rprec", _ALL, _single()),
+    ("bpref", _ALL, _single()),
+    ("recip_rank", _ALL, _single()),
+    ("iprec_at_recall", _ALL, _levels("recall", _ELEVEN, rounding=True)),
+    ("P", _ALL, _cutoffs(_CUTS)),
+    ("relstring", _ALL, _relstring),
+    ("recall", _ALL, _cutoffs(_CUTS)),
+    ("infAP", _ALL, _single()),
+    ("gm_bpref", _ALL, _single(summary="gmean", per_topic=False)),
+    ("Rprec_mult", _ALL, _levels("mult", _RPREC_MULTS, rounding=False)),
+    ("utility", _ALL, _utility),
+    ("11pt_avg", _ALL, _eleven_point),
+    ("binG", _ALL, _single()),
+    ("G", _ALL, _gain_pairs()),
+    ("dcg", _NEW, _gain_pairs()),
+    ("ideal_dcg", _NEW, _gain_pairs()),
+    ("ndcg", _ALL, _gain_pairs()),
+    ("ndcg_rel", _ALL, _gain_pairs()),
+    ("Rndcg", _ALL, _gain_pairs()),
+    ("ndcg_cut", _ALL, _cutoffs(_CUTS)),
+    ("map_cut", _ALL, _cutoffs(_CUTS)),
+    ("relative_P", _ALL, _cutoffs(_CUTS)),
+    ("success", _ALL, _cutoffs((1, 5, 10))),
+    ("set_P", _ALL, _single()),
+    ("set_relative_P", _ALL, _single()),
+    ("set_recall", _ALL, _single()),
+    ("set_map", _ALL, _single()),
+    ("set_F", _ALL, _set_f),
+    ("num_nonrel_judged_ret", _ALL, _single(kind="long", summary="sum")),
+    ("yaap", _ALL, _single()),
+    ("rbp", _NEW, _gain_pairs(persistence=True)),
+    ("rbp_resid", _NEW, _gain_pairs(persistence=True, gains=False, cleared=True)),
+    ("unj", _NEW, _cutoffs((5, 10, 20), cleared=True)),
 )
 
 _OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
@@ -306,13 +306,19 @@ UNSUPPORTED = frozenset({
 })
 
 
-#: trec_eval name -> the serpeval measure computing it (None: runid, num_q, relstring).
-TREC_TO_SPEC: dict[str, str | None] = {name: spec for name, _, spec, _ in MEASURES}
+def _spec_name(name: str) -> str | None:
+    spec = REGISTRY.for_trec_name(name)
+    return spec.name if spec is not None else None
+
+
+#: trec_eval name -> the serpeval measure computing it (None: runid, num_q, relstring),
+#: derived from the measure specs.
+TREC_TO_SPEC: dict[str, str | None] = {name: _spec_name(name) for name, _, _ in MEASURES}
 
 
 def measure_names(compat: str) -> list[str]:
     """The measure names of a trec_eval version, in output order."""
-    return [name for name, versions, _, _ in MEASURES if compat in versions]
+    return [name for name, versions, _ in MEASURES if compat in versions]
 
 
 def expand(arguments: Sequence[str], ctx: Context) -> list[Column]:
@@ -346,7 +352,7 @@ def expand(arguments: Sequence[str], ctx: Context) -> list[Column]:
                 hint = f" ('{name}' is new in trec_eval 10.0; use --compat 10.0)"
             raise TrecEvalError(f"trec_eval: illegal measure '{argument}'{hint}", EXIT_USAGE)
     columns: list[Column] = []
-    for name, versions, spec, build in MEASURES:
+    for name, versions, build in MEASURES:
         if name in selected and ctx.compat in versions:
-            columns.extend(build(name, spec, ctx, params.get(name)))
+            columns.extend(build(name, TREC_TO_SPEC[name], ctx, params.get(name)))
     return columns
