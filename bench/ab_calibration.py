@@ -8,7 +8,7 @@
 2. **Power**: the treatment shifts every result's attractiveness by ``--effect`` (logit);
    its true CTR effect comes exactly from the click model
    (:meth:`~serpeval.online.logs.generate.LogGenerator.expected`), the per-unit variance from
-   an independent pilot, and :func:`~serpeval.online.logs.power.sample_size` plans the users
+   an independent pilot, and :func:`~serpeval.stats.power.sample_size` plans the users
    per arm for 80% power. ``--power-experiments`` experiments of that size are generated:
    the share that rejects should be about 80%.
 3. **Peeking**: the A/A experiments replayed over 14 daily looks: stopping at the first
@@ -48,7 +48,7 @@ def power_check(experiments: int, effect: float, seed: int) -> dict:
     from serpeval.online.logs import plan_ab
     from serpeval.online.logs.calibration import rejection_rates
     from serpeval.online.logs.generate import LogGenerator
-    from serpeval.online.logs.power import sample_size
+    from serpeval.stats.power import sample_size
 
     world = LogGenerator(2, effect=effect)
     truth = world.expected("treatment")["ctr"] - world.expected("control")["ctr"]

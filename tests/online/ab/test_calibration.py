@@ -10,7 +10,7 @@ import pytest
 
 from serpeval.online.logs.calibration import rejection_rates
 from serpeval.online.logs.generate import LogGenerator
-from serpeval.online.logs.power import sample_size
+from serpeval.stats.power import sample_size
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.core.checks import as_generator, check_count
+from serpeval.core.checks import as_generator, check_count, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
 
 if TYPE_CHECKING:
@@ -100,12 +100,6 @@ def _units(units: ArrayLike | None, n: int) -> tuple[NDArray[np.int64], int]:
                          f"{arr.shape[0] if arr.ndim else 0} units.")
     _, codes = np.unique(arr, return_inverse=True)
     return codes.astype(np.int64), int(codes.max()) + 1
-
-
-def _check_level(value: float, what: str) -> float:
-    if not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
-        raise OptionError(f"{what} must be a number strictly between 0 and 1; got {value!r}.")
-    return float(value)
 
 
 # ------------------------------------------------------------------ two rankers
@@ -299,7 +293,7 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
                    ties_u: NDArray[np.int64], *, unit: str, confidence: float, n_resamples: int,
                    rng: int | np.random.Generator | None) -> InterleavingAnalysis:
     """The analysis of per-unit counts (both entry points end here)."""
-    confidence = _check_level(confidence, "confidence")
+    confidence = check_level(confidence, "confidence", example=0.95)
     check_count(n_resamples, "n_resamples")
     wins_u, losses_u, ties_u = (np.asarray(v, dtype=np.int64) for v in (wins_u, losses_u, ties_u))
     counts_u = wins_u + losses_u + ties_u
@@ -343,7 +337,8 @@ class SampleSize:
 
 def sample_size(p_win: float | None = None, *, delta: float | None = None, tie_rate: float = 0.0,
                 alpha: float = 0.05, power: float = 0.8) -> SampleSize:
-    """Impressions needed for a two-sided sign test to detect a preference (formula above).
+    """Impressions needed for a two-sided sign test to detect a preference
+    (:func:`serpeval.stats.power.sign_test_sample_size`, reported with the ties).
 
     Give either ``p_win`` (P(A wins | not a tie)) or ``delta`` (Δ_AB, which equals
     ``(1 - tie_rate)(p_win - 1/2)``).
@@ -354,21 +349,18 @@ def sample_size(p_win: float | None = None, *, delta: float | None = None, tie_r
         >>> sample_size(0.51, tie_rate=0.75).total      # 19619.84 / .25 = 78479.4
         78480
     """
-    from scipy.stats import norm
+    from serpeval.stats.power import sign_test_sample_size
 
-    alpha = _check_level(alpha, "alpha")
-    power = _check_level(power, "power")
+    alpha = check_level(alpha)
+    power = check_level(power, "power", example=0.8)
     if not (isinstance(tie_rate, (int, float)) and 0.0 <= tie_rate < 1.0):
         raise OptionError(f"tie_rate must be in [0, 1); got {tie_rate!r}.")
     if (p_win is None) == (delta is None):
         raise OptionError("give exactly one of p_win (P(A wins | not tied)) or delta (Δ_AB).")
     p = 0.5 + delta / (1.0 - tie_rate) if delta is not None else p_win
-    if not isinstance(p, (int, float)) or not 0.0 < p < 1.0 or p == 0.5:
-        raise OptionError(f"the win probability must be in (0, 1) and differ from 1/2; got {p!r}.")
-    z_a, z_b = norm.ppf(1 - alpha / 2), norm.ppf(power)
-    non_tied = ((z_a * 0.5 + z_b * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2
+    non_tied = sign_test_sample_size(p, alpha=alpha, power=power)  # type: ignore[arg-type]
     return SampleSize(math.ceil(non_tied - 1e-9), math.ceil(non_tied / (1.0 - tie_rate) - 1e-9),
-                      float(p), float(tie_rate), alpha, power)
+                      float(p), float(tie_rate), alpha, power)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ sanity checks
@@ -419,7 +411,7 @@ def sanity_checks(interleavings: Any, *, alpha: float = 0.001) -> list[Check]:
     """
     from serpeval.stats.multiplicity import holm
 
-    alpha = _check_level(alpha, "alpha")
+    alpha = check_level(alpha)
     teams, first, competitive = _teams_matrix(interleavings)
     a_first, b_first = int(np.count_nonzero(first == 0)), int(np.count_nonzero(first == 1))
     p_first = _binom_p(a_first, a_first + b_first)
@@ -540,4 +532,4 @@ def preference_matrix(credits: ArrayLike, names: Sequence[str] | None = None, *,
         adj = holm(p[iu])
         adjusted[iu] = adj
         adjusted[iu[::-1]] = adj
-    return MultileaveAnalysis(labels, wins, p, adjusted, arr.shape[0], _check_level(alpha, "alpha"))
+    return MultileaveAnalysis(labels, wins, p, adjusted, arr.shape[0], check_level(alpha))

@@ -8,7 +8,7 @@ the statistics run on the few numbers that come back (the design of tea-tasting)
   delta method clustered by user, Welch's t, two-proportion z, CUPED, relative effects
   with CIs, the sample-ratio check and a multiple-testing correction.
 - :func:`monitor_ab` - always-valid p-values and confidence sequences look by look (mSPRT).
-- :func:`plan_ab` and :mod:`.power` - sample size, power, MDE.
+- :func:`plan_ab` and :mod:`serpeval.stats.power` - sample size, power, MDE.
 - :func:`analyze_interleaving_logs` - team credit per impression in the engine, then the
   interleaving statistics of :mod:`serpeval.online`.
 - :func:`read_logs`, :class:`LogSchema` - the log schema (:mod:`.schema`) from Parquet,
@@ -40,8 +40,8 @@ _LAZY: dict[str, str] = {
     "compare_means": "serpeval.online.logs.effects",
     "two_proportion_ztest": "serpeval.online.logs.effects",
     "always_valid": "serpeval.online.logs.sequential",
-    "sample_size": "serpeval.online.logs.power",
-    "mde": "serpeval.online.logs.power",
+    "sample_size": "serpeval.stats.power",
+    "mde": "serpeval.stats.power",
     "LogGenerator": "serpeval.online.logs.generate",
     "generate_logs": "serpeval.online.logs.generate",
     "write_logs": "serpeval.online.logs.generate",

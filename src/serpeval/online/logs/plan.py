@@ -52,7 +52,7 @@ def plan_ab(
         power, alpha, ratio: target power, level, treatment units per control unit.
         duplicates, backend, schema, clicks: as in :func:`~serpeval.online.logs.analyze_ab`.
     """
-    from serpeval.online.logs import power as pw
+    from serpeval.stats import power as pw
 
     chosen = chosen_metrics(metrics)
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)

@@ -1,4 +1,7 @@
-"""Power, minimum detectable effect and sample size for a two-arm test of means or ratios.
+"""Power, minimum detectable effect and sample size: the one family of these computations.
+
+**Two-arm test of means or ratios** (A/B tests: :func:`power`, :func:`sample_size`,
+:func:`mde`).
 
 For a two-sided z-test at level alpha with per-unit variance ``s^2`` (for a ratio metric:
 its delta-method variance, which already carries the clustering of impressions within
@@ -14,6 +17,13 @@ size solves ``power(delta, n) = target`` for n; its closed-form start,
 
 is the familiar ``16 s^2 / delta^2`` at alpha = 0.05, power = 0.8. The MDE solves the same
 equation for delta. CUPED shrinks ``s^2`` by ``1 - rho^2`` (pass ``variance_reduction``).
+
+**Sign test of a preference** (interleaving: :func:`sign_test_sample_size`). With ``p`` =
+P(A wins | not a tie), the two-sided sign test at level alpha needs
+
+    n = ((z_{1-alpha/2} / 2 + z_{power} sqrt(p (1 - p))) / (p - 1/2))^2
+
+non-tied impressions, and ``n / (1 - tie_rate)`` impressions in all.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from collections.abc import Callable
 from serpeval.core.checks import check_level
 from serpeval.core.errors import OptionError
 
-__all__ = ["mde", "power", "sample_size"]
+__all__ = ["mde", "power", "sample_size", "sign_test_sample_size"]
 
 
 def _check(
@@ -131,6 +141,24 @@ def mde(
         return _power_at(delta, variance, n, ratio, alpha, variance_reduction) - power
 
     return _root(gap, closed, xtol=1e-15)
+
+
+def sign_test_sample_size(p_win: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Non-tied impressions a two-sided sign test needs to detect ``p_win`` != 1/2 (formula above).
+
+    Examples:
+        >>> round(sign_test_sample_size(0.51), 2)  # ((1.96*.5 + .8416*.4999)/.01)^2
+        19619.84
+    """
+    from scipy.stats import norm
+
+    check_level(alpha)
+    check_level(power, "power", example=0.8)
+    if isinstance(p_win, bool) or not isinstance(p_win, (int, float)) or not 0.0 < p_win < 1.0 \
+            or p_win == 0.5:
+        raise OptionError(f"the win probability must be in (0, 1) and differ from 1/2; got {p_win!r}.")
+    z_a, z_b = norm.ppf(1 - alpha / 2), norm.ppf(power)
+    return float(((z_a * 0.5 + z_b * math.sqrt(p_win * (1 - p_win))) / (p_win - 0.5)) ** 2)
 
 
 def _root(gap: Callable[[float], float], closed: float, *, xtol: float) -> float:
