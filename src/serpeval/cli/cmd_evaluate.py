@@ -55,13 +55,11 @@ def run(args: argparse.Namespace) -> int:
         qrels, runs, results, _ = load_and_evaluate(args.qrels, args.runs, measures, args)
     notes = coverage_notes(results, qrels, runs)
     if args.format == "json":
-        import json
-
-        from serpeval.report.table import _json_default
+        from serpeval._json import dumps
 
         payload = results.to_json_dict(per_query=args.per_query)
         payload["notes"] = notes
-        write_output(json.dumps(payload, indent=2, default=_json_default) + "\n", args.output)
+        write_output(dumps(payload) + "\n", args.output)
     else:
         text = render_results(results, args.format, per_query=args.per_query, digits=args.digits,
                               notes=notes if args.format != "csv" and args.format != "tsv" else (),

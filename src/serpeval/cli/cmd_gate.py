@@ -7,10 +7,10 @@ allowed drop, shown by a one-sided non-inferiority test), 1 when it fails, 2 on 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from serpeval._json import dumps
 from serpeval.cli.app import split_measures, write_output
 from serpeval.cli.cmd_compare import (
     TESTS,
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     notes = coverage_notes(results, qrels, runs)
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
-    report = json.dumps(payload, indent=2) + "\n"
+    report = dumps(payload) + "\n"
     explanation = result.explain(top=args.top, digits=args.digits)
     explanation += "".join(f"{note}\n" for note in notes)
     if args.json == "-":
