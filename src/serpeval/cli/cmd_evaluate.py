@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import EXIT_CODES_HELP, split_measures, write_output
 from serpeval.report.table import FORMATS
 
 
@@ -16,6 +16,7 @@ def register(sub: Any) -> None:
         help="evaluate runs against qrels",
         description="Evaluate one or more runs against relevance judgments. One row per run; "
                     "measures in any dialect (nDCG@10, ndcg_cut_10, MAP, P(rel=2)@5).",
+        epilog=EXIT_CODES_HELP,
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok; - for stdin)")
     p.add_argument("runs", nargs="+", help="run files")
