@@ -59,8 +59,8 @@ if TYPE_CHECKING:
     from serpeval.measures import Measure
     from serpeval.results import Results
 
-__all__ = ["RULES", "GateCheck", "GateResult", "MaxDrop", "Regression", "gate", "gate_results",
-           "parse_max_drop"]
+__all__ = ["RULES", "GateCheck", "GateResult", "MaxDrop", "Regression", "check_max_drop", "gate",
+           "gate_results", "parse_max_drop"]
 
 RULES = ("non-inferiority", "no-significant-drop")
 
@@ -146,7 +146,7 @@ def parse_max_drop(value: float | str | MaxDrop, relative: bool = False, *,
         raise OptionError(f"{option} {shown}: a relative drop must be below 100% of the "
                           "baseline mean (a drop of 100% or more lets every candidate through); "
                           "e.g. 1%.")
-    return MaxDrop(number, relative)
+    return MaxDrop(number + 0.0 if number else 0.0, relative)  # "-0" is 0
 
 
 def check_max_drop(drop: MaxDrop, measures: Iterable[Measure], *, option: str = "max_drop") -> None:
