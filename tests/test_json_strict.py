@@ -196,6 +196,11 @@ def test_ab_relative_effect_over_a_zero_control_is_null_with_its_reason(
     assert row["null_reasons"] == dict.fromkeys(
         ("rel_effect", "rel_ci_lower", "rel_ci_upper"),
         "the control value is 0: an effect relative to it is undefined")
+    # the Python API's JSON-ready dict is strict too: json.dumps(..., allow_nan=False) accepts it
+    from serpeval.online.ab import analyze_ab
+
+    api = analyze_ab(no_clicks, metrics=["ctr"]).to_json_dict()
+    assert strict(json.dumps(api, allow_nan=False))["results"][0] == row
     # the table says so instead of printing "+nan%"
     assert main(["ab", str(no_clicks), "-m", "ctr"]) == 0
     table = capsys.readouterr().out

@@ -108,7 +108,7 @@ def test_evaluate_exits_7_with_one_line(files, extra, capsys: pytest.CaptureFixt
     _one_error_line(captured.err, "evaluate", run)
 
 
-def test_gate_compare_report_exit_7_and_gate_never_passes(files, tmp_path: Path,
+def test_gate_compare_report_simulate_exit_7_and_gate_never_passes(files, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     qrels, run = files
     report = tmp_path / "gate.json"
@@ -123,6 +123,10 @@ def test_gate_compare_report_exit_7_and_gate_never_passes(files, tmp_path: Path,
     assert main(["report", str(qrels), str(run), str(run), "-o", str(tmp_path / "r.html")]) == 7
     _one_error_line(capsys.readouterr().err, "report", run)
     assert not (tmp_path / "r.html").exists()
+    assert main(["simulate", str(qrels), "--run-a", str(run), "--run-b", str(run)]) == 7
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "no query is judged and retrieved by both runs" in err
 
 
 def test_exit_7_is_in_the_help_of_the_evaluating_commands() -> None:
@@ -131,7 +135,7 @@ def test_exit_7_is_in_the_help_of_the_evaluating_commands() -> None:
     parser = build_parser()
     helps = {name: action.choices[name].format_help()  # type: ignore[union-attr]
              for action in parser._subparsers._group_actions  # type: ignore[union-attr]
-             for name in ("evaluate", "compare", "gate", "report")}
+             for name in ("evaluate", "compare", "gate", "report", "simulate")}
     for name, text in helps.items():
         assert "7 nothing evaluated" in " ".join(text.split()), name
 

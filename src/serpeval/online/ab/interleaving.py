@@ -99,8 +99,10 @@ class InterleavingLogReport:
         return notes
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Everything, JSON-ready."""
-        return {
+        """Everything, JSON-ready (non-finite numbers as None with ``null_reasons``)."""
+        from serpeval._json import json_ready
+
+        return json_ready({
             "experiment": self.experiment,
             "source": self.source,
             "backend": self.backend,
@@ -111,7 +113,7 @@ class InterleavingLogReport:
             "exclusions": self.exclusions.to_dict(),
             "notes": self.notes(),
             "over_time": self.over_time.to_json_dict() if self.over_time is not None else None,
-        }
+        })
 
 
 def analyze_interleaving_logs(

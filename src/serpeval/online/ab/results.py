@@ -135,8 +135,11 @@ class ABResults:
         ]
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Everything, JSON-ready."""
-        return {
+        """Everything, JSON-ready: a value that is not a finite number (a relative effect over
+        a zero control) is None, with the reason under ``null_reasons`` (:mod:`serpeval._json`)."""
+        from serpeval._json import json_ready
+
+        return json_ready({
             "experiment": self.experiment,
             "source": self.source,
             "backend": self.backend,
@@ -153,7 +156,7 @@ class ABResults:
             "exclusions": self.exclusions.to_dict(),
             "notes": list(self.notes),
             "rules": self.rules(),
-        }
+        })
 
     def __repr__(self) -> str:
         return (
