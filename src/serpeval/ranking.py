@@ -50,10 +50,13 @@ from serpeval.core.errors import (
     InvalidParameterError,
     MissingQueriesError,
     MissingQueriesWarning,
+    NothingEvaluatedError,
 )
 from serpeval.core.order import rank_order, sort_order
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import NDArray
 
 __all__ = [
@@ -65,6 +68,7 @@ __all__ = [
     "index_qrels",
     "rank",
     "rank_order",
+    "require_evaluated",
     "sort_order",
 ]
 
@@ -159,6 +163,12 @@ class Coverage:
     dropped_unjudged: int = 0
     ties: int = 0
 
+    @property
+    def answered(self) -> int:
+        """Judged queries that have results in the run (``judged_queries - len(missing)``);
+        0 means nothing could be evaluated (see :func:`require_evaluated`)."""
+        return self.judged_queries - len(self.missing)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the missing ids listed)."""
         return {
@@ -184,6 +194,49 @@ def missing_queries_error(source: str, run: str, missing: tuple[str, ...]) -> Mi
         f"{source}: {len(missing)} judged queries have no results in run {run!r}: {shown}{more}. "
         "Use missing='skip' to leave them out or missing='zero' to count them as 0."
     )
+
+
+def require_evaluated(coverage: Coverage, source: str, *, qrels: str = "",
+                      run_examples: Sequence[str] = ()) -> None:
+    """Refuse a run none of whose queries is judged: the one check of every evaluation path.
+
+    With no judged query answered there is no number to report, whatever the ``missing``
+    policy: ``skip`` would average over no query (NaN), ``zero`` (trec_eval ``-c``) would
+    report 0.0 for a run that was never matched with the judgments, and either hides a
+    wrong qrels or run file. trec_eval stops the same way ("No queries with both results
+    and relevance info", exit 7). A run that answers at least one judged query passes.
+
+    Args:
+        coverage: the run's coverage (:attr:`Coverage.answered` is what counts).
+        source: the run's file (or label), named first in the message.
+        qrels: the qrels' file, when known.
+        run_examples: a few of the run's query ids, to set beside the judged ones.
+
+    Raises:
+        NothingEvaluatedError: no judged query has results in the run.
+    """
+    if coverage.answered > 0:
+        return
+
+    def some(ids: Sequence[str], total: int) -> str:
+        shown = ", ".join(repr(q) for q in list(ids)[:3])
+        return f" (e.g. {shown}{', ...' if total > 3 else ''})" if shown else ""
+
+    judged = coverage.judged_queries
+    where = f" ({qrels})" if qrels else ""
+    found = (f"the run has results for {_queries(coverage.run_queries)}, none of them judged"
+             f"{some(run_examples, coverage.run_queries)}") if coverage.run_queries else \
+        "the run has no results"
+    raise NothingEvaluatedError(
+        f"{source}: no judged query has results in run {coverage.run!r}, so nothing can be "
+        f"evaluated: the qrels{where} judge {_queries(judged)}{some(coverage.missing, judged)} "
+        f"and {found}. Check that the run and the qrels belong to the same collection and use "
+        "the same query ids."
+    )
+
+
+def _queries(n: int) -> str:
+    return f"{n:,} quer{'y' if n == 1 else 'ies'}"
 
 
 def missing_queries_warning(coverage: Coverage) -> MissingQueriesWarning:
@@ -299,6 +352,8 @@ def rank(
     Raises:
         DuplicateError: a doc appears twice for one evaluated query.
         MissingQueriesError: ``missing="error"`` and judged queries are absent.
+        NothingEvaluatedError: ``missing="error"`` and no judged query has results (the
+            other policies leave this check to the caller: :func:`require_evaluated`).
     """
     if missing not in MISSING_POLICIES:
         raise InvalidParameterError(
@@ -352,8 +407,6 @@ def rank(
 
     absent = np.flatnonzero(~present)
     missing_ids = tuple(index.query_ids.take(pa.array(absent, pa.int64())).to_pylist())
-    if missing_ids and missing == "error":
-        raise missing_queries_error(run.source, run.name, missing_ids)
     evaluate_these = np.arange(n_judged) if missing == "zero" else np.flatnonzero(present)
     if len(evaluate_these) == n_judged:
         q_offsets, q_grades = offsets, grades
@@ -377,6 +430,10 @@ def rank(
         dropped_unjudged=dropped,
         ties=ties,
     )
+    if missing_ids and missing == "error":
+        # none answered is the more telling error
+        require_evaluated(coverage, run.source, run_examples=run_names.slice(0, 4).to_pylist())
+        raise missing_queries_error(run.source, run.name, missing_ids)
     query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
     return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
 

@@ -105,7 +105,7 @@ def test_gate_exit_codes_and_json(files, tmp_path: Path,
                  "-m", "nDCG@10", "-m", "AP", "--max-drop", "1%", "--top", "3"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("serpeval gate: FAIL")
-    assert "allowed drop: 1.00% of the baseline mean" in out
+    assert "allowed drop: 1% of each measure's baseline mean (relative)" in out
     assert len(_table_rows(out)) == 2 + 3  # two measures, three regressions
     assert main(["gate", str(qrels), "--baseline", str(dense), "--candidate", str(bm25),
                  "--json", "-"]) == 1
@@ -118,7 +118,8 @@ def test_gate_bad_margin_exits_2(files, capsys: pytest.CaptureFixture[str]) -> N
     qrels, bm25, dense = files
     assert main(["gate", str(qrels), "--baseline", str(bm25), "--candidate", str(dense),
                  "--max-drop", "abc"]) == 2
-    assert "--max-drop must be a number (0.01) or a percentage (1%)" in capsys.readouterr().err
+    assert "--max-drop must be a number (0.01: absolute, in the measure's units) or a percentage " \
+           "(1%: relative to the baseline mean); got 'abc'." in capsys.readouterr().err
     assert main(["gate", str(qrels), "--baseline", str(bm25), "--candidate", str(dense),
                  "--top", "-3"]) == 2
     assert "--top must be >= 0; got -3." in capsys.readouterr().err

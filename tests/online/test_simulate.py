@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import norm
 from tests.conftest import TREC, need
 
-from serpeval.core.errors import EmptyInputError, InputError, OptionError
+from serpeval.core.errors import InputError, NothingEvaluatedError, OptionError
 from serpeval.online.clicks import click_model
 from serpeval.online.clicks import sensitivity as engine
 from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
@@ -164,7 +164,9 @@ def test_option_errors(world) -> None:
         simulate(world=world, alpha=5)
     with pytest.raises(InputError, match="needs qrels, run_a and run_b"):
         simulate(QRELS)
-    with pytest.raises(EmptyInputError, match="no query is judged and retrieved by both"):
+    with pytest.raises(NothingEvaluatedError, match=r"^<dict>, <dict>: no query is judged and "
+                                                    r"retrieved by both runs.* run A answers 0 of "
+                                                    r"them and run B 2\."):
         make_world(QRELS, {"zz": {"d": 1.0}}, RUN_B)
 
 

@@ -182,6 +182,23 @@ def test_missing_queries_warn_or_raise_as_locally(spark, tied) -> None:
         evaluate(frame(spark, qrels), frame(spark, run), ["AP"], missing="error")
 
 
+@pytest.mark.parametrize("missing", ["skip", "zero", "error"])
+def test_a_run_with_no_judged_query_is_refused_as_locally(spark, missing: str) -> None:
+    """Not NaN aggregates (skip) or a row of zeros (zero): the local path's error."""
+    qrels = pa.table({"query_id": ["301", "ü-7"], "doc_id": ["a", "b"], "relevance": [1, 2]})
+    run = pa.table({"query_id": ["1030303", "1030303"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    with pytest.raises(errors.NothingEvaluatedError) as local_error:
+        local(qrels, {"run": run}, ["AP"], missing=missing)
+    assert "judge 2 queries (e.g. '301', 'ü-7')" in str(local_error.value)
+    with pytest.raises(
+        errors.NothingEvaluatedError,
+        match=r"^run DataFrame: no judged query has results in run 'run', so nothing can be "
+        r"evaluated: the qrels \(qrels DataFrame\) judge 2 queries \(e\.g\. '301', 'ü-7'\) and the "
+        r"run has results for 1 query, none of them judged\.",
+    ):
+        evaluate(frame(spark, qrels), frame(spark, run), ["AP"], missing=missing)
+
+
 def test_duplicates_are_refused_where_the_local_path_refuses_them(spark, tied) -> None:
     qrels, run = tied
     q2 = run.filter(pc.equal(run["query_id"], "q2")).sort_by(

@@ -3,7 +3,9 @@
 Each command lives in its own module ``serpeval.cli.cmd_<name>`` with ``register(subparsers)``
 (which sets ``func`` on its parser); adding a command is one module plus one entry in
 :data:`COMMANDS`. Errors a user caused (:class:`~serpeval.core.errors.SerpevalError`) print one
-line on stderr and exit with status 2; ``--debug`` shows the traceback instead.
+line on stderr and exit with status 2, or 7 when no judged query has results in a run
+(:class:`~serpeval.core.errors.NothingEvaluatedError`, trec_eval's status for it); ``--debug``
+shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -31,6 +33,19 @@ COMMANDS: tuple[str, ...] = (
 )
 
 EXIT_USAGE = 2
+EXIT_NOTHING_EVALUATED = 7  # no judged query has results in a run (as trec_eval's exit 7)
+
+#: The exit statuses every command documents in its help (``gate`` adds 0 pass / 1 fail).
+EXIT_CODES_HELP = ("exit status: 0 success; 2 bad input or option (one line on stderr names "
+                   "the file or option and the cause); 7 nothing evaluated: no judged query "
+                   "has results in a run (wrong qrels or wrong run)")
+
+
+def exit_status(exc: Exception) -> int:
+    """The exit status of a user error: 7 for nothing evaluated, else 2."""
+    from serpeval.core.errors import NothingEvaluatedError
+
+    return EXIT_NOTHING_EVALUATED if isinstance(exc, NothingEvaluatedError) else EXIT_USAGE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"serpeval {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_status(exc)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("interrupted", file=sys.stderr)
         return 130

@@ -7,6 +7,7 @@ look by look) and ``--plan`` (units needed for an effect, MDE of the units at ha
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 from collections.abc import Iterator
@@ -245,7 +246,7 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
             "value": r["value_treatment"],
             "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
             "relative [95% CI]": (
-                f"{r['rel_effect']:+.2%} [{r['rel_ci_lower']:+.2%}, {r['rel_ci_upper']:+.2%}]"
+                f"{_pct(r['rel_effect'])} [{_pct(r['rel_ci_lower'])}, {_pct(r['rel_ci_upper'])}]"
             ),
             "p": p_text(r["p_value"]),
             "p adj.": p_text(r["p_value_adjusted"]),
@@ -256,6 +257,11 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+def _pct(value: float) -> str:
+    """A relative effect in percent; ``undefined`` where it is not a number (a zero control)."""
+    return f"{value:+.2%}" if math.isfinite(value) else "undefined"
 
 
 def p_text(p: float) -> str:
@@ -278,12 +284,10 @@ def _emit(
     from serpeval.report.table import render
 
     if args.format == "json":
-        import json
-
-        from serpeval.report.table import _json_default
+        from serpeval.core.strict_json import dumps
 
         body = payload if isinstance(payload, dict) else {"rows": payload, "notes": notes}
-        write_output(json.dumps(body, indent=2, default=_json_default) + "\n", args.output)
+        write_output(dumps(body) + "\n", args.output)
         return 0
     machine = args.format in ("csv", "tsv")
     text = render(

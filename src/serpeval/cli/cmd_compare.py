@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import EXIT_CODES_HELP, split_measures, write_output
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -24,6 +24,7 @@ def register(sub: Any) -> None:
                     "corrected for multiple comparisons, the effect size d_z and wins/ties/losses "
                     "over queries. Runs evaluated on different queries are compared on the common "
                     "ones (--strict refuses).",
+        epilog=EXIT_CODES_HELP,
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
     p.add_argument("runs", nargs="+", metavar="RUN", help="two or more run files")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import EXIT_CODES_HELP, split_measures, write_output
 from serpeval.report.table import FORMATS
 
 
@@ -16,6 +16,7 @@ def register(sub: Any) -> None:
         help="evaluate runs against qrels",
         description="Evaluate one or more runs against relevance judgments. One row per run; "
                     "measures in any dialect (nDCG@10, ndcg_cut_10, MAP, P(rel=2)@5).",
+        epilog=EXIT_CODES_HELP,
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok; - for stdin)")
     p.add_argument("runs", nargs="+", help="run files")
@@ -55,13 +56,11 @@ def run(args: argparse.Namespace) -> int:
         qrels, runs, results, _ = load_and_evaluate(args.qrels, args.runs, measures, args)
     notes = coverage_notes(results, qrels, runs)
     if args.format == "json":
-        import json
-
-        from serpeval.report.table import _json_default
+        from serpeval.core.strict_json import dumps
 
         payload = results.to_json_dict(per_query=args.per_query)
         payload["notes"] = notes
-        write_output(json.dumps(payload, indent=2, default=_json_default) + "\n", args.output)
+        write_output(dumps(payload) + "\n", args.output)
     else:
         text = render_results(results, args.format, per_query=args.per_query, digits=args.digits,
                               notes=notes if args.format != "csv" and args.format != "tsv" else (),

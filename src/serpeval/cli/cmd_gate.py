@@ -1,13 +1,13 @@
 """``serpeval gate QRELS --baseline BASE_RUN --candidate NEW_RUN -m nDCG@10 [--max-drop 0.01]``.
 
 Exit status 0 when the candidate passes (not worse than the baseline by more than the
-allowed drop, shown by a one-sided non-inferiority test), 1 when it fails, 2 on bad input.
+allowed drop, shown by a one-sided non-inferiority test), 1 when it fails, 2 on bad input,
+7 when no judged query has results in a run (nothing to compare: never a pass).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -18,6 +18,7 @@ from serpeval.cli.cmd_compare import (
     check_non_negative,
     load_and_evaluate,
 )
+from serpeval.core.strict_json import dumps
 
 
 def register(sub: Any) -> None:
@@ -28,6 +29,9 @@ def register(sub: Any) -> None:
                     "is shown not to be worse than the baseline by more than --max-drop "
                     "(every measure must pass), 1 otherwise, 2 on bad input. Prints a one-screen "
                     "explanation; --json writes the report for the CI log.",
+        epilog="exit status: 0 pass; 1 fail; 2 bad input or option (one line on stderr names "
+               "the file or option and the cause); 7 nothing evaluated: no judged query has "
+               "results in the baseline or the candidate (wrong qrels or wrong run), never a pass",
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
     p.add_argument("--baseline", required=True, metavar="BASE_RUN", help="the run in production")
@@ -35,8 +39,9 @@ def register(sub: Any) -> None:
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure that must not drop (repeatable; default nDCG@10)")
     p.add_argument("--max-drop", default="0.01", metavar="DROP",
-                   help="allowed drop: absolute (0.01) or relative to the baseline mean (1%%); "
-                        "default 0.01")
+                   help="allowed drop: absolute, in the measure's units (0.01), or relative to "
+                        "the baseline mean (1%%); default 0.01. A measure bounded in [0, 1] "
+                        "cannot drop by 1 or more: --max-drop 5 is refused (did you mean 5%%?)")
     p.add_argument("--alpha", type=float, default=0.05, help="one-sided level (default 0.05)")
     p.add_argument("--rule", choices=("non-inferiority", "no-significant-drop"),
                    default="non-inferiority",
@@ -56,41 +61,28 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def parse_drop(text: str) -> tuple[float, bool]:
-    """``"0.01"`` -> ``(0.01, False)``; ``"1%"`` -> ``(0.01, True)`` (relative)."""
-    from serpeval.core.errors import OptionError
-
-    value = text.strip()
-    relative = value.endswith("%")
-    try:
-        number = float(value.rstrip("%"))
-    except ValueError:
-        raise OptionError(f"--max-drop must be a number (0.01) or a percentage (1%); "
-                          f"got {text!r}.") from None
-    if not number >= 0:
-        raise OptionError(f"--max-drop must be >= 0; got {text!r}.")
-    return (number / 100.0 if relative else number), relative
-
-
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.cmd_evaluate import coverage_notes
-    from serpeval.comparison.gate import gate_results
+    from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
+    from serpeval.measures import parse_measures
 
     check_non_negative(args, "--digits", "--top")
     measures = split_measures(args.measures) or ["nDCG@10"]
-    max_drop, relative = parse_drop(args.max_drop)
+    # A margin no measure can use is refused before the files are read.
+    max_drop = parse_max_drop(args.max_drop, option="--max-drop")
+    check_max_drop(max_drop, parse_measures(measures), option="--max-drop")
 
     def decide(results: Any) -> Any:
-        return gate_results(results, max_drop=max_drop,
-                    relative=relative, alpha=args.alpha, rule=args.rule, test=args.test,
-                    n_resamples=args.resamples, rng=args.seed, top=args.top, strict=args.strict)
+        return gate_results(results, max_drop=max_drop, alpha=args.alpha, rule=args.rule,
+                            test=args.test, n_resamples=args.resamples, rng=args.seed,
+                            top=args.top, strict=args.strict)
 
     qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
                                                      measures, args, decide)
     notes = coverage_notes(results, qrels, runs)
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
-    report = json.dumps(payload, indent=2) + "\n"
+    report = dumps(payload) + "\n"
     explanation = result.explain(top=args.top, digits=args.digits)
     explanation += "".join(f"{note}\n" for note in notes)
     if args.json == "-":

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from serpeval.cli.app import split_measures
+from serpeval.cli.app import EXIT_CODES_HELP, split_measures
 from serpeval.cli.cmd_compare import CORRECTIONS, TESTS, add_evaluation_options
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
@@ -22,6 +22,7 @@ def register(sub: Any) -> None:
                     "distribution of every measure per run, and the evaluation rules used. "
                     "Online results saved with -f json (--interleaving, --ab, --ab-monitor, "
                     "--ab-plan, --simulation) add their sections; they need no qrels.",
+        epilog=EXIT_CODES_HELP,
     )
     p.add_argument("qrels", nargs="?", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
     p.add_argument("runs", nargs="*", metavar="RUN", help="run files (the first is the baseline "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from serpeval.cli.app import EXIT_CODES_HELP
 from serpeval.report.table import FORMATS
 
 
@@ -20,6 +21,7 @@ def register(sub: Any) -> None:
                     "with the offline nDCG@k sign; then simulate whole experiments to check the "
                     "power. --generate GAP replaces QRELS and the runs with a generated pair "
                     "whose nDCG@k differs by GAP (relative, e.g. 0.01); its better 'candidate' is A.",
+        epilog=EXIT_CODES_HELP,
     )
     p.add_argument("qrels", nargs="?", help="judgments (TREC qrels, JSONL, Parquet ...)")
     p.add_argument("--run-a", metavar="RUN", help="ranker A's run")

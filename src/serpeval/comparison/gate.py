@@ -25,10 +25,18 @@ trec_eval's default (skip the query) would hide.
 
 With ``margin = 0`` non-inferiority becomes a superiority test (the candidate must be
 significantly better), and identical runs fail it; use a margin > 0.
+
+The allowed drop (:class:`MaxDrop`) is **absolute**, in each measure's units (``0.01``: the
+mean may fall by up to 0.01), or **relative** to each measure's baseline mean (``"1%"``:
+``margin = 0.01 * |baseline mean|``, so a baseline nDCG@10 of 0.5 allows 0.005). A measure
+bounded in [lo, hi] cannot drop by ``hi - lo`` or more, so such an absolute drop is
+refused ("did you mean 5%?"): ``max_drop=5`` on nDCG would let every candidate through.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,9 +59,120 @@ if TYPE_CHECKING:
     from serpeval.evaluation.results import Results
     from serpeval.measures import Measure
 
-__all__ = ["RULES", "GateCheck", "GateResult", "Regression", "gate", "gate_results"]
+__all__ = ["RULES", "GateCheck", "GateResult", "MaxDrop", "Regression", "check_max_drop", "gate",
+           "gate_results", "parse_max_drop"]
 
 RULES = ("non-inferiority", "no-significant-drop")
+
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True)
+class MaxDrop:
+    """The allowed drop of the gate (the non-inferiority margin), with its unit.
+
+    Attributes:
+        value: the absolute drop in each measure's units, or (``relative``) the fraction of
+            each measure's baseline mean (0.01 for ``1%``); finite, >= 0, and below 1 when
+            relative.
+        relative: whether ``value`` is a fraction of the baseline mean.
+    """
+
+    value: float
+    relative: bool = False
+
+    @property
+    def unit(self) -> str:
+        """``absolute`` or ``relative``."""
+        return "relative" if self.relative else "absolute"
+
+    @property
+    def text(self) -> str:
+        """As a user writes it: ``0.01`` or ``1%``."""
+        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
+
+    def margin(self, baseline_mean: float) -> float:
+        """The absolute allowed drop of a measure whose baseline mean is ``baseline_mean``."""
+        return self.value * abs(baseline_mean) if self.relative else self.value
+
+    def describe(self, baseline_mean: float, digits: int = 4) -> str:
+        """How the margin of one measure was obtained, e.g. ``0.0050 = 1% of the baseline
+        mean 0.5000`` or ``0.0100 absolute``."""
+        if self.relative:
+            return (f"{self.margin(baseline_mean):.{digits}f} = {self.text} of the baseline mean "
+                    f"{baseline_mean:.{digits}f}")
+        return f"{self.value:.{digits}f} absolute"
+
+
+def parse_max_drop(value: float | str | MaxDrop, relative: bool = False, *,
+                   option: str = "max_drop") -> MaxDrop:
+    """The allowed drop from a number (absolute, or a fraction when ``relative``) or a text:
+    ``"0.01"`` (absolute) or ``"1%"`` (relative to the baseline mean).
+
+    Refused, naming ``option``: anything but a plain decimal or a decimal followed by one
+    ``%`` (``"5%%"``, ``"1e"``), ``inf`` and ``nan``, a negative drop, a relative drop of
+    100% or more (it lets every candidate through). Whether an absolute drop fits the
+    measures is :func:`check_max_drop`'s question.
+
+    Raises:
+        OptionError: the value is not a possible allowed drop.
+    """
+    if isinstance(value, MaxDrop):
+        return value
+    form = "a number (0.01: absolute, in the measure's units) or a percentage (1%: relative " \
+           "to the baseline mean)"
+    if isinstance(value, str):
+        text = value.strip()
+        percent = text.endswith("%")
+        body = text[:-1].strip() if percent else text
+        if not _DECIMAL.fullmatch(body):
+            finite = body.lower().lstrip("+-") not in ("inf", "infinity", "nan")
+            raise OptionError(f"{option} must be {form if finite else 'a finite number'}; "
+                              f"got {value!r}.")
+        number = float(body) / 100.0 if percent else float(body)
+        relative = relative or percent
+    elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        number = float(value)
+        if not math.isfinite(number):
+            raise OptionError(f"{option} must be a finite number; got {value!r}.")
+    else:
+        raise OptionError(f"{option} must be {form}; got {value!r}.")
+    shown = repr(value) if isinstance(value, str) else \
+        f"{number:g} (= {number * 100:g}%)" if relative else f"{number:g}"
+    if number < 0:
+        raise OptionError(f"{option} must be >= 0 (the drop the candidate is allowed); got "
+                          f"{shown}. Use 0 to require a significant improvement.")
+    if relative and number >= 1:
+        raise OptionError(f"{option} {shown}: a relative drop must be below 100% of the "
+                          "baseline mean (a drop of 100% or more lets every candidate through); "
+                          "e.g. 1%.")
+    return MaxDrop(number + 0.0 if number else 0.0, relative)  # "-0" is 0
+
+
+def check_max_drop(drop: MaxDrop, measures: Iterable[Measure], *, option: str = "max_drop") -> None:
+    """Refuse an absolute drop that no bounded measure can make (``--max-drop 5`` on nDCG).
+
+    A measure whose values lie in ``[lo, hi]`` (its spec's ``bounds``) can drop by at most
+    ``hi - lo``; an allowed drop that large lets every candidate through, so it is almost
+    certainly a percentage written without its ``%``.
+
+    Raises:
+        OptionError: naming the measure, its range and the percentage that was probably meant.
+    """
+    if drop.relative:
+        return
+    for m in measures:
+        if m.spec.bounds is None:
+            continue
+        lo, hi = m.spec.bounds
+        width = hi - lo
+        if drop.value >= width:
+            hint = f" Did you mean {drop.text}%?" if drop.value < 100 else ""
+            raise OptionError(
+                f"{option} {drop.text} is an absolute drop, but {m} lies in [{lo:g}, {hi:g}]: "
+                f"an allowed drop of {width:g} or more lets every candidate through.{hint} Give "
+                f"an absolute drop below {width:g} (e.g. 0.01) or a relative one (e.g. 1%)."
+            )
 
 
 @dataclass(frozen=True)
@@ -80,7 +199,8 @@ class GateCheck:
         queries: queries compared.
         baseline_mean, candidate_mean: aggregates over those queries.
         delta: ``candidate_mean - baseline_mean``, oriented so that positive is better.
-        margin: the allowed drop (absolute, >= 0), in the measure's units.
+        margin: the allowed drop (absolute, >= 0), in the measure's units: ``max_drop``
+            itself, or ``max_drop * |baseline_mean|`` for a relative drop.
         bound: the one-sided ``1 - alpha`` confidence bound of ``delta`` that decides:
             the lower bound for non-inferiority, the upper bound for no-significant-drop.
         p_value: p-value of the one-sided test of ``H0`` (see the module docstring).
@@ -147,11 +267,22 @@ class GateResult:
         sign = "<=" if self.rule == "non-inferiority" else ">="
         return f"H0: delta {sign} {-check.margin:+.4f}"
 
+    @property
+    def drop(self) -> MaxDrop:
+        """The allowed drop with its unit."""
+        return MaxDrop(self.max_drop, self.relative)
+
+    def allowed_drop(self, digits: int = 4) -> str:
+        """The allowed drop in words, with the absolute threshold of each measure."""
+        drop = self.drop
+        if not drop.relative:
+            return f"allowed drop: {drop.value:.{digits}f} absolute, in each measure's units"
+        each = "; ".join(f"{c.measure} {drop.describe(c.baseline_mean, digits)}" for c in self.checks)
+        return f"allowed drop: {drop.text} of each measure's baseline mean (relative): {each}"
+
     def notes(self) -> list[str]:
         """Coverage and method notes."""
-        notes = [f"p-values: {self.method}"]
-        if self.relative:
-            notes.append(f"allowed drop: {self.max_drop:.2%} of the baseline mean of each measure")
+        notes = [f"p-values: {self.method}", self.allowed_drop()]
         for c in self.coverage:
             if c.dropped:
                 notes.append(f"{c.system}: {len(c.dropped)} of {c.evaluated} evaluated queries are "
@@ -169,8 +300,11 @@ class GateResult:
             "decision": "pass" if self.passed else "fail", "passed": self.passed,
             "exit_code": self.exit_code, "rule": self.rule, "test": self.test,
             "method": self.method, "alpha": self.alpha, "max_drop": self.max_drop,
-            "relative": self.relative, "baseline": self.baseline,
-            "candidate": self.candidate, "checks": [c.to_dict() for c in self.checks],
+            "relative": self.relative, "max_drop_unit": self.drop.unit,
+            "max_drop_text": self.drop.text, "baseline": self.baseline,
+            "candidate": self.candidate,
+            "checks": [{**c.to_dict(), "margin_unit": "absolute",
+                        "margin_from": self.drop.describe(c.baseline_mean, 6)} for c in self.checks],
             "coverage": [c.to_dict() for c in self.coverage], "notes": self.notes(),
             "rules": list(self.rules),
         })
@@ -236,7 +370,7 @@ def gate_results(
     results: Results,
     measures: str | Measure | Iterable[str | Measure] | None = None,
     *,
-    max_drop: float = 0.01,
+    max_drop: float | str | MaxDrop = 0.01,
     relative: bool = False,
     alpha: float = 0.05,
     rule: str = "non-inferiority",
@@ -259,8 +393,7 @@ def gate_results(
     if rule not in RULES:
         raise OptionError(f"rule must be one of {', '.join(RULES)}; got {rule!r}.")
     alpha = check_level(alpha, upper=0.5)
-    if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or not max_drop >= 0:
-        raise OptionError(f"max_drop must be a number >= 0 (the allowed drop); got {max_drop!r}.")
+    drop = parse_max_drop(max_drop, relative)
     resamples = check_count(n_resamples, "n_resamples")
     if len(results.runs) != 2:
         raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
@@ -277,6 +410,7 @@ def gate_results(
     if absent:
         raise OptionError(f"{', '.join(absent)} not evaluated; evaluated: "
                           f"{', '.join(map(str, results.measures))}.")
+    check_max_drop(drop, measures_)
     query_ids, values, coverage = align_queries(results, strict=strict)
     values = values[:, [results.measures.index(m) for m in measures_]]
     n = len(query_ids)
@@ -285,7 +419,7 @@ def gate_results(
     base_means = np.array([m.aggregate(values[0, j]) for j, m in enumerate(measures_)])
     cand_means = np.array([m.aggregate(values[1, j]) for j, m in enumerate(measures_)])
     per_query = np.array([n if m.spec.aggregate == "sum" else 1.0 for m in measures_])
-    margin = max_drop * np.abs(base_means) if relative else np.full(len(measures_), float(max_drop))
+    margin = np.array([drop.margin(mean) for mean in base_means], dtype=np.float64)
     shifted = gain + (margin / per_query)[:, None]
     alternative = "greater" if rule == "non-inferiority" else "less"
     level = 1.0 - alpha
@@ -320,7 +454,7 @@ def gate_results(
         method += " (Holm over measures)"
     return GateResult(
         passed=all(c.passed for c in checks), rule=rule, test=test, method=method,
-        alpha=float(alpha), max_drop=float(max_drop), relative=relative,
+        alpha=float(alpha), max_drop=drop.value, relative=drop.relative,
         baseline=results.runs[0].name, candidate=results.runs[1].name, checks=tuple(checks),
         coverage=coverage, rules=tuple(results.settings.rules()),
     )
@@ -332,7 +466,7 @@ def gate(
     candidate: Any,
     measures: str | Measure | Iterable[str | Measure] = ("nDCG@10",),
     *,
-    max_drop: float = 0.01,
+    max_drop: float | str | MaxDrop = 0.01,
     relative: bool = False,
     alpha: float = 0.05,
     rule: str = "non-inferiority",
@@ -351,10 +485,12 @@ def gate(
         qrels: judgments (anything :func:`serpeval.evaluate` accepts).
         baseline, candidate: the two runs (paths, :class:`~serpeval.Run`, dicts, DataFrames).
         measures: the measures that must all pass.
-        max_drop: the allowed drop (the non-inferiority margin), >= 0: absolute in the
-            measure's units, or a fraction of the baseline's mean when ``relative``
-            (``0.01`` = 1%).
-        relative: read ``max_drop`` as a fraction of the baseline mean.
+        max_drop: the allowed drop (the non-inferiority margin), >= 0: a number, absolute in
+            the measure's units (or a fraction of the baseline mean when ``relative``), or a
+            text: ``"0.01"`` (absolute) or ``"1%"`` (relative to each measure's baseline
+            mean). An absolute drop a bounded measure cannot make (``5`` on nDCG, in [0, 1])
+            and a relative one of 100% or more are refused (:class:`OptionError`).
+        relative: read a numeric ``max_drop`` as a fraction of the baseline mean.
         alpha: one-sided significance level.
         rule: ``"non-inferiority"`` (default; pass only when non-inferiority is shown) or
             ``"no-significant-drop"`` (fail only when a drop beyond the margin is shown).
@@ -379,8 +515,11 @@ def gate(
         True
     """
     from serpeval.evaluation.evaluate import evaluate
+    from serpeval.measures import parse_measures
 
+    drop = parse_max_drop(max_drop, relative)   # a bad margin is refused before any reading
+    check_max_drop(drop, parse_measures(measures))  # type: ignore[arg-type]
     results = evaluate(qrels, [baseline, candidate], measures, missing=missing,  # type: ignore[arg-type]
                        depth=depth, judged_only=judged_only)
-    return gate_results(results, max_drop=max_drop, relative=relative, alpha=alpha, rule=rule,
+    return gate_results(results, max_drop=drop, alpha=alpha, rule=rule,
                         test=test, n_resamples=n_resamples, rng=rng, top=top, strict=strict)

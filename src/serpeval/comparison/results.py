@@ -249,12 +249,9 @@ class Comparison:
 
 
 def json_ready(value: Any) -> Any:
-    """``value`` with NaN and infinities replaced by None, recursively (strict JSON has none)."""
-    if isinstance(value, float):
-        return value if np.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_ready(v) for v in value]
-    return value
+    """``value`` with NaN and infinities replaced by None and the reason recorded, recursively
+    (strict JSON has none): :func:`serpeval.core.strict_json.json_ready`."""
+    from serpeval.core.strict_json import json_ready as ready
+
+    return ready(value)
 

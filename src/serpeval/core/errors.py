@@ -12,7 +12,9 @@ line and exits non-zero (``--debug`` shows the traceback).
     │   ├── ParseError             malformed line, wrong column count, bad number
     │   ├── DuplicateError         duplicate document in a run, duplicate judgment
     │   ├── EmptyInputError        empty file / no rows
-    │   └── MissingQueriesError    missing="error" and judged queries are absent from a run
+    │   ├── MissingQueriesError    missing="error" and judged queries are absent from a run
+    │   └── NothingEvaluatedError  no judged query has results in a run (wrong qrels or run):
+    │                              there is no number to report (trec_eval exits 7)
     ├── MeasureError (ValueError)
     │   ├── UnknownMeasureError    name not in the registry ("did you mean ...")
     │   └── InvalidParameterError  bad parameter value or cutoff
@@ -35,6 +37,7 @@ __all__ = [
     "MissingExtraError",
     "MissingQueriesError",
     "MissingQueriesWarning",
+    "NothingEvaluatedError",
     "OptionError",
     "ParseError",
     "SerpevalError",
@@ -75,6 +78,16 @@ class EmptyInputError(InputError):
 
 class MissingQueriesError(InputError):
     """Judged queries are missing from a run and ``missing="error"`` was asked for."""
+
+
+class NothingEvaluatedError(InputError):
+    """No judged query has results in a run, so no measure has a value to report.
+
+    Raised whatever the ``missing`` policy: counting every judged query as 0
+    (``missing="zero"``) would report 0.0 for a run that was never evaluated, and skipping
+    them would average over nothing. trec_eval stops the same way ("No queries with both
+    results and relevance info", exit 7); the command line exits 7 too.
+    """
 
 
 class MeasureError(SerpevalError, ValueError):

@@ -14,7 +14,7 @@ from serpeval.core.errors import InputError
 from serpeval.evaluation.results import Results, RunResult, Settings
 from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
-from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank
+from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank, require_evaluated
 
 __all__ = ["DEFAULT_MEASURES", "evaluate"]
 
@@ -29,6 +29,14 @@ def _is_run_dict(obj: Mapping[Any, Any]) -> bool:
             return not any(isinstance(v, Mapping) for v in list(value.values())[:5])
         return False
     return True
+
+
+def _some_queries(run: Run) -> list[str]:
+    """Up to 4 distinct query ids of ``run``, in file order (for an error message)."""
+    import pyarrow.compute as pc
+
+    head = run.query_ids.slice(0, 10_000)
+    return pc.unique(head).slice(0, 4).to_pylist()  # type: ignore[no-any-return]
 
 
 def _as_runs(runs: Any) -> list[Run]:
@@ -91,6 +99,13 @@ def evaluate(
     Returns:
         :class:`~serpeval.evaluation.results.Results` with per-query values and aggregates.
 
+    Raises:
+        NothingEvaluatedError: no judged query has results in one of the runs (wrong qrels
+            or wrong run), whatever ``missing`` says: there is no number to report, and
+            ``missing="zero"`` would otherwise show 0.0 for a run never matched with the
+            judgments (trec_eval exits 7 here).
+        MissingQueriesError: ``missing="error"`` and judged queries are absent from a run.
+
     Examples:
         >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
         >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
@@ -105,6 +120,8 @@ def evaluate(
     for run in _as_runs(runs):
         rankings = rank(index, run, missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores)
+        require_evaluated(rankings.coverage, run.source, qrels=judgments.source,
+                          run_examples=_some_queries(run))
         if rankings.coverage.missing and missing == "skip":
             warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=2)
         values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \

@@ -163,7 +163,10 @@ class Results:
         return [run.coverage.to_dict() for run in self.runs]
 
     def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
-        """Everything as a JSON-ready dict: measures, aggregates, coverage, rules."""
+        """Everything as a JSON-ready dict: measures, aggregates, coverage, rules (a value that
+        is not a finite number would be None with ``null_reasons``: :mod:`serpeval.core.strict_json`)."""
+        from serpeval.core.strict_json import json_ready
+
         out: dict[str, Any] = {
             "measures": [str(m) for m in self.measures],
             "results": self.to_dicts(per_query=False),
@@ -172,7 +175,7 @@ class Results:
         }
         if per_query:
             out["per_query"] = self.to_dicts(per_query=True)
-        return out
+        return json_ready(out)  # type: ignore[no-any-return]
 
     def to_html(self, **options: Any) -> str:
         """A self-contained HTML report; with two or more runs they are compared first.

@@ -12,11 +12,11 @@ here recomputes a statistic.
 from __future__ import annotations
 
 import io
-import json
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from serpeval.core.strict_json import dumps
 from serpeval.report.table import FORMATS, latex_escape, render
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
                       digits: int = 4, color: bool = False, width: int | None = None) -> str:
     """The comparison as ``table``, ``markdown``, ``latex``, ``json``, ``csv`` or ``tsv``."""
     if fmt == "json":
-        return json.dumps(c.to_json_dict(per_query=per_query), indent=2) + "\n"
+        return dumps(c.to_json_dict(per_query=per_query)) + "\n"
     if fmt in ("csv", "tsv"):
         return render(c.to_dicts(per_query=per_query), fmt)
     notes = [*c.notes(), legend(c)]

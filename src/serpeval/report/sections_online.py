@@ -8,6 +8,7 @@ kind not given is a section not shown.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -216,8 +217,13 @@ def _ab_interval(r: Data, level: str) -> Interval:
     tip = (f"{r['metric']}: {r['treatment']} vs {r['control']}\nrelative effect "
            f"{percent(r['rel_effect'])}, {level} CI {relative_ci}\n"
            f"adjusted p {p_value(r['p_value_adjusted'])}: {r['verdict']}")
-    return Interval(f"{r['metric']}: {r['treatment']}", 100 * r["rel_effect"],
-                    100 * r["rel_ci_lower"], 100 * r["rel_ci_upper"], tip, _ab_marker(r)[1])
+    def in_percent(value: float | None) -> float | None:
+        return None if value is None else 100 * value   # null in JSON: undefined (zero control)
+
+    estimate = in_percent(r["rel_effect"])
+    return Interval(f"{r['metric']}: {r['treatment']}", math.nan if estimate is None else estimate,
+                    in_percent(r["rel_ci_lower"]), in_percent(r["rel_ci_upper"]), tip,
+                    _ab_marker(r)[1])
 
 
 def _ab_table(rows: Sequence[Data], level: str) -> Table:

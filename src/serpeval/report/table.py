@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
+
+from serpeval.core.strict_json import dumps
 
 __all__ = ["FORMATS", "format_cell", "render", "rich_table"]
 
@@ -67,7 +68,7 @@ def render(
         payload: Any = list(rows)
         if title or notes:
             payload = {"title": title, "rows": list(rows), "notes": list(notes)}
-        return json.dumps(payload, indent=2, default=_json_default) + "\n"
+        return dumps(payload) + "\n"
     if fmt in ("csv", "tsv"):
         buffer = io.StringIO()
         writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
@@ -82,19 +83,6 @@ def render(
     if fmt == "table":
         return _rich_table(rows, cols, digits, title, notes, width, styles or {}, color)
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-
-
-def _json_default(value: Any) -> Any:
-    try:
-        import numpy as np
-
-        if isinstance(value, np.generic):
-            return value.item()
-        if isinstance(value, np.ndarray):
-            return value.tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    return str(value)
 
 
 def _raw(value: Any) -> str:

@@ -35,7 +35,7 @@ from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 from serpeval.evaluation.results import Settings
 from serpeval.measures import Measure, parse_measures
 from serpeval.measures.spec import GMEAN_FLOOR
-from serpeval.ranking import MISSING_POLICIES, Coverage, Missing
+from serpeval.ranking import MISSING_POLICIES, Coverage, Missing, require_evaluated
 from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
 from serpeval.spark.groups import COUNTERS, ERROR, QUERY, STATS, GroupPlan, evaluate_group
 from serpeval.spark.results import SparkResults, SparkRunResult
@@ -101,6 +101,7 @@ def evaluate(
         ParseError: NaN scores, fractional grades.
         DuplicateError: a doc retrieved twice for one query, or judged twice.
         MissingQueriesError: ``missing="error"`` and judged queries are absent.
+        NothingEvaluatedError: no judged query has results in a run (any ``missing``).
         EmptyInputError: no qrels rows, or no rows in a run.
     """
     parsed = parse_measures(measures)
@@ -266,6 +267,7 @@ def _results(summaries: list[dict[str, Any]], measures: tuple[Measure, ...],
             raise EmptyInputError(f"{label}: the run has no rows.")
         coverage = Coverage(run=name, missing=tuple(sorted(s["missing_ids"])),
                             missing_policy=missing, **{c: int(s[c] or 0) for c in COUNTERS})
+        require_evaluated(coverage, label, qrels=plan.qrels_label)
         _report_missing(coverage, missing, label)
         aggregates = {str(m): _number(s[f"m{i}"]) for i, m in enumerate(measures)}
         results.append(SparkRunResult(name, int(s["queries"]), aggregates, coverage))

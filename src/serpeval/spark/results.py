@@ -33,7 +33,8 @@ class SparkRunResult:
         name: the run's name.
         queries: number of evaluated queries.
         aggregates: ``{measure: value}`` combined as each measure's spec says (mean, sum for
-            counts, geometric mean); NaN when no query was evaluated.
+            counts, geometric mean). A run with no judged query answered never gets here
+            (:class:`~serpeval.core.errors.NothingEvaluatedError`).
         coverage: which queries were evaluated, missing or ignored, summed over all groups.
     """
 

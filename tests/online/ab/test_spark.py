@@ -90,3 +90,17 @@ def test_interleaving_is_the_same_on_spark(spark) -> None:
     # the preference over time: integer sums in both engines, so identical rows
     assert len(duck.over_time_rows()) == 14
     assert duck.over_time_rows() == on_spark.over_time_rows()
+
+
+def test_absent_team_labels_are_refused_on_spark(spark) -> None:
+    """The label count runs in Spark too (unnest -> explode): the same error as on DuckDB."""
+    from serpeval.core.errors import OptionError
+
+    logs = LogGenerator(100, interleaving=True).generate(rng=2)
+    with pytest.raises(OptionError) as on_duck:
+        analyze_interleaving_logs(logs.impressions, teams=("X", "Y"), n_resamples=50)
+    with pytest.raises(OptionError) as on_spark:
+        analyze_interleaving_logs(logs.impressions, teams=("X", "Y"), backend="spark",
+                                  n_resamples=50)
+    assert str(on_spark.value) == str(on_duck.value)
+    assert "the labels there: 'A' (" in str(on_spark.value)

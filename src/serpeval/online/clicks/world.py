@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.checks import as_generator, check_count
-from serpeval.core.errors import EmptyInputError, MissingQueriesWarning
+from serpeval.core.errors import MissingQueriesWarning, NothingEvaluatedError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -104,7 +104,11 @@ def make_world(qrels: Any, run_a: Any, run_b: Any, *, k: int = 10,
                "judged but missing from run B": len(judged - set(qb)),
                "retrieved but not judged": len((set(qa) | set(qb)) - judged)}
     if not common:
-        raise EmptyInputError("no query is judged and retrieved by both runs; nothing to simulate.")
+        raise NothingEvaluatedError(
+            f"{ra.source}, {rb.source}: no query is judged and retrieved by both runs, so nothing "
+            f"can be simulated: the qrels ({judgments.source}) judge {len(judged):,} queries, run "
+            f"A answers {len(judged & set(qa)):,} of them and run B {len(judged & set(qb)):,}. "
+            "Check that the runs and the qrels belong to the same collection.")
     ia = {q: i for i, q in enumerate(qa)}
     ib = {q: i for i, q in enumerate(qb)}
     da = docs_a[[ia[q] for q in common]]

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from serpeval.core.errors import OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.online.logs.features import Exclusions, prepare
 from serpeval.online.logs.interleaving_over_time import (
     PreferenceOverTime,
@@ -99,8 +99,10 @@ class InterleavingLogReport:
         return notes
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Everything, JSON-ready."""
-        return {
+        """Everything, JSON-ready (non-finite numbers as None with ``null_reasons``)."""
+        from serpeval.core.strict_json import json_ready
+
+        return json_ready({
             "experiment": self.experiment,
             "source": self.source,
             "backend": self.backend,
@@ -111,7 +113,7 @@ class InterleavingLogReport:
             "exclusions": self.exclusions.to_dict(),
             "notes": self.notes(),
             "over_time": self.over_time.to_json_dict() if self.over_time is not None else None,
-        }
+        })
 
 
 def analyze_interleaving_logs(
@@ -157,6 +159,7 @@ def analyze_interleaving_logs(
     if unit in ("query", "user_query") and "query_id" not in prepared.present:
         raise OptionError(f"unit={unit!r} needs the query_id column ({opened.schema.query_id!r}).")
     f = prepared.features
+    _check_team_labels(f, teams, opened.source, opened.schema.teams)
     if unit in ("query", "user_query"):
         query = opened.impressions.select(
             iid=opened.impressions[opened.schema.impression_id],
@@ -205,6 +208,59 @@ def analyze_interleaving_logs(
         opened.backend,
         tuple(teams),
         over_time,
+    )
+
+
+#: How many of the labels that do occur an error about absent team labels lists.
+_LABELS_SHOWN = 12
+
+
+def _check_team_labels(f: Any, teams: tuple[str, str], source: str, column: str) -> None:
+    """Refuse team labels that never occur in the log, naming the labels that do.
+
+    A label that never occurs earns no credit: with both absent every impression is a tie
+    and the report says "no preference", with one absent the other ranker wins every
+    clicked impression, and the balance checks pass on zero counts. One engine query counts
+    the results per label (the given labels first, then the most frequent others); at most
+    :data:`_LABELS_SHOWN` + 1 rows reach Python.
+
+    Raises:
+        InputError: the teams column holds no label at all (every list null or empty).
+        OptionError: a given label never occurs.
+    """
+    import ibis
+
+    slots = f.select(label=f.teams.unnest())
+    slots = slots.filter(slots.label.notnull())
+    per_label = slots.group_by("label").aggregate(n=slots.count())
+    ours = per_label.label.isin(list(teams)).cast("int8")
+    top = per_label.order_by([ibis.desc(ours), ibis.desc(per_label.n), per_label.label])
+    rows = collect(top.limit(len(teams) + _LABELS_SHOWN)).to_pylist()
+    counts = {r["label"]: int(r["n"]) for r in rows}
+    absent = [t for t in teams if t not in counts]
+    if not absent:
+        return
+    if not counts:
+        raise InputError(
+            f"{source}: column {column!r} holds no team label (every value is null, an empty "
+            "list or a list of nulls), so no click can be credited to a ranker. An interleaving "
+            f"log needs the team of every shown result there (e.g. [{teams[0]!r}, {teams[1]!r}, "
+            "...])."
+        )
+    found = list(counts.items())
+    shown = ", ".join(f"{label!r} ({n:,} results)" for label, n in found[:_LABELS_SHOWN])
+    more = " and more" if len(found) > _LABELS_SHOWN else ""
+    if len(found) == 2:
+        (a, _), (b, _) = found
+        fix = f"Did you mean teams=({a!r}, {b!r}) (--teams {a},{b})?"
+    else:
+        fix = "Give the labels of rankers A and B (teams=, --teams)."
+    one = len(absent) == 1
+    raise OptionError(
+        f"{source}: team label{'' if one else 's'} {' and '.join(repr(t) for t in absent)} "
+        f"(teams {teams[0]!r}, {teams[1]!r}) never occur{'s' if one else ''} in column "
+        f"{column!r}, so no click could be credited to {'that ranker' if one else 'either ranker'}; "
+        f"the labels there: {shown}{more}. {fix}"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,23 @@ class Comparison:
             row["variance_reduction"] = float(self.variance_reduction)
         return row
 
+    def null_reasons(self) -> dict[str, str]:
+        """Why fields of :meth:`to_dict` are not finite numbers (the JSON report writes them as
+        null with this reason). The relative effect divides by the control value and its
+        interval works on the log scale, so a zero control (or treatment) value leaves them
+        undefined."""
+        row = self.to_dict()
+        bad = [k for k in _EFFECT_FIELDS[3:] if not math.isfinite(row[k])]
+        if not bad:
+            return {}
+        if row["value_control"] == 0:
+            why = "the control value is 0: an effect relative to it is undefined"
+        elif row["value_treatment"] == 0:
+            why = "the treatment value is 0: the relative interval (log scale) is undefined"
+        else:
+            why = "the relative effect is undefined for these values"
+        return dict.fromkeys(bad, why)
+
 
 @dataclass(frozen=True, eq=False)
 class ABResults:
@@ -117,8 +135,11 @@ class ABResults:
         ]
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Everything, JSON-ready."""
-        return {
+        """Everything, JSON-ready: a value that is not a finite number (a relative effect over
+        a zero control) is None, with the reason under ``null_reasons`` (:mod:`serpeval.core.strict_json`)."""
+        from serpeval.core.strict_json import json_ready
+
+        return json_ready({
             "experiment": self.experiment,
             "source": self.source,
             "backend": self.backend,
@@ -126,13 +147,16 @@ class ABResults:
             "alpha": self.alpha,
             "correction": self.correction,
             "cuped": self.cuped,
-            "results": self.to_dicts(),
+            "results": [
+                {**c.to_dict(), **({"null_reasons": why} if (why := c.null_reasons()) else {})}
+                for c in self.comparisons
+            ],
             "variants": self.variant_rows(),
             "srm": self.srm.to_dict(),
             "exclusions": self.exclusions.to_dict(),
             "notes": list(self.notes),
             "rules": self.rules(),
-        }
+        })
 
     def __repr__(self) -> str:
         return (
