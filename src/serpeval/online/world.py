@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.errors import EmptyInputError, MissingQueriesWarning
+from serpeval.errors import EmptyInputError, MissingQueriesWarning, OptionError
 from serpeval.online._common import as_rng, positive_int
 
 if TYPE_CHECKING:
@@ -181,6 +181,8 @@ def synthetic_pair(gap: float = 0.01, *, n_queries: int = 200, docs_per_query: i
     from serpeval.data import Qrels, Run
     from serpeval.evaluate import evaluate
 
+    if not np.isfinite(gap) or gap <= -1:
+        raise OptionError(f"gap must be a finite relative difference > -1 (e.g. 0.01); got {gap!r}.")
     generator = as_rng(rng)
     positive_int(n_queries, "n_queries")
     positive_int(docs_per_query, "docs_per_query", minimum=k)
