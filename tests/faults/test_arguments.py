@@ -202,6 +202,21 @@ def test_a_glob_over_a_log_folder_reads_pre_as_the_pre_period(
     assert status == 0
     assert json.loads(given_out)["results"] == by_folder["results"]
     assert any("left out of the impressions" in n for n in json.loads(given_out)["notes"])
+    # impressions in several files beside pre.parquet: the files are read one by one
+    import pyarrow.parquet as pq
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    table = pq.read_table(logs / "impressions.parquet")
+    half = table.num_rows // 2
+    pq.write_table(table.slice(0, half), parts / "part-0.parquet")
+    pq.write_table(table.slice(half), parts / "part-1.parquet")
+    (parts / "pre.parquet").write_bytes((logs / "pre.parquet").read_bytes())
+    status, parts_out, _ = run_cli(["ab", str(parts / "*.parquet"), "-f", "json"], capsys)
+    assert status == 0
+    for got, want in zip(json.loads(parts_out)["results"], by_folder["results"], strict=True):
+        for key, value in want.items():                       # sums in another order
+            assert got[key] == (pytest.approx(value, rel=1e-9) if isinstance(value, float) else value)
     # a pattern that matches only the pre-period has no impressions to analyse
     status, _, err = run_cli(["ab", str(logs / "pre*.parquet")], capsys)
     assert status == 2
