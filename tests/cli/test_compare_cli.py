@@ -84,10 +84,18 @@ def test_compare_bad_input_exits_2(files, capsys: pytest.CaptureFixture[str]) ->
     assert "comparing needs at least two runs; got 1 (bm25)" in capsys.readouterr().err
     assert main(["compare", str(qrels), str(bm25), str(bm25), "-b", "nope"]) == 2
     assert "no run named 'nope'" in capsys.readouterr().err
-    assert main(["compare", str(qrels), str(bm25), str(bm25), "--digits", "-1"]) == 2
-    assert "--digits must be >= 0; got -1." in capsys.readouterr().err
-    assert main(["compare", str(qrels), str(bm25), str(bm25), "-t", "bootstrap", "--seed", "-1"]) == 2
-    assert "rng must be an int seed >= 0" in capsys.readouterr().err
+    assert _status(["compare", str(qrels), str(bm25), str(bm25), "--digits", "-1"]) == 2
+    assert "argument --digits: must be an integer >= 0, got -1" in capsys.readouterr().err
+    assert _status(["compare", str(qrels), str(bm25), str(bm25), "-t", "bootstrap", "--seed", "-1"]) == 2
+    assert "argument --seed: must be an integer >= 0, got -1" in capsys.readouterr().err
+
+
+def _status(argv: list[str]) -> int:
+    """The exit status of ``serpeval ARGV`` run in-process (argparse exits on a bad value)."""
+    try:
+        return main(argv)
+    except SystemExit as exited:
+        return int(exited.code or 0)
 
 
 def test_gate_exit_codes_and_json(files, tmp_path: Path,
@@ -120,9 +128,9 @@ def test_gate_bad_margin_exits_2(files, capsys: pytest.CaptureFixture[str]) -> N
                  "--max-drop", "abc"]) == 2
     assert "--max-drop must be a number (0.01: absolute, in the measure's units) or a percentage " \
            "(1%: relative to the baseline mean); got 'abc'." in capsys.readouterr().err
-    assert main(["gate", str(qrels), "--baseline", str(bm25), "--candidate", str(dense),
-                 "--top", "-3"]) == 2
-    assert "--top must be >= 0; got -3." in capsys.readouterr().err
+    assert _status(["gate", str(qrels), "--baseline", str(bm25), "--candidate", str(dense),
+                    "--top", "-3"]) == 2
+    assert "argument --top: must be an integer >= 0, got -3" in capsys.readouterr().err
 
 
 def test_readme_shows_what_compare_prints_on_the_real_pairs(

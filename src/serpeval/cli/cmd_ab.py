@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
 from serpeval.cli.app import split_measures, write_output
 from serpeval.report.table import FORMATS
 
@@ -59,7 +60,7 @@ def register(sub: Any) -> None:
         help="planned split for the sample-ratio check, "
         "e.g. control=0.5,treatment=0.5 (default: equal)",
     )
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--correction", default="holm", help="holm (default), bonferroni, bh or none")
     p.add_argument("--use-t", action="store_true", help="Welch t instead of z for ratio metrics")
     add_duplicates_option(p)
@@ -79,19 +80,19 @@ def register(sub: Any) -> None:
     p.add_argument("--looks", default="daily", help="--monitor: 'daily' or a number of looks")
     p.add_argument(
         "--tuning-n",
-        type=float,
+        type=real(above=0.0),
         help="--monitor: units where the confidence sequence is "
         "narrowest (default: units at the last look)",
     )
     p.add_argument(
-        "--mde", type=float, default=0.01, help="--plan: effect to detect (default 0.01)"
+        "--mde", type=real(above=0.0), default=0.01, help="--plan: effect to detect (default 0.01)"
     )
     p.add_argument(
         "--absolute", action="store_true", help="--plan: --mde is absolute, not relative"
     )
-    p.add_argument("--power", type=float, default=0.8, help="--plan: target power (default 0.8)")
+    p.add_argument("--power", type=PROBABILITY, default=0.8, help="--plan: target power (default 0.8)")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
-    p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
+    p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
 

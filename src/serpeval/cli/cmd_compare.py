@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.app import EXIT_CODES_HELP, split_measures, write_output
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
@@ -42,18 +43,18 @@ def register(sub: Any) -> None:
                                                             "with the baseline")
     p.add_argument("-q", "--per-query", action="store_true", help="print the per-query deltas")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--ci", choices=("t", "bca", "percentile"),
                    help="CI method for the delta (default t; bca for --test bootstrap)")
-    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
+    p.add_argument("--resamples", type=POSITIVE_INT, default=10_000, metavar="N",
                    help="permutations / bootstrap resamples (default 10000)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0,
                    help="seed of the resampling tests (default 0: reruns give the same p-values)")
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p)
-    p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
+    p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
 
@@ -63,18 +64,8 @@ def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") ->
     p.add_argument("--missing", choices=("skip", "zero", "error"), default=missing,
                    help="judged queries absent from a run: skip (trec_eval's default), "
                         f"zero (trec_eval -c), error; default {missing}")
-    p.add_argument("--depth", type=int, metavar="N", help="keep the top N docs per query (-M)")
+    p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
-
-
-def check_non_negative(args: argparse.Namespace, *options: str) -> None:
-    """Refuse a negative ``--digits`` / ``--top`` with one clear line (not a format traceback)."""
-    from serpeval.core.errors import OptionError
-
-    for option in options:
-        value = getattr(args, option.lstrip("-").replace("-", "_"))
-        if value < 0:
-            raise OptionError(f"{option} must be >= 0; got {value}.")
 
 
 def progress() -> Any:
@@ -142,7 +133,6 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.cmd_evaluate import coverage_notes
     from serpeval.comparison.compare import compare_results
 
-    check_non_negative(args, "--digits")
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]
 
     def test(results: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.report import DEFAULT_HTML_PATH
 
 
@@ -17,8 +18,8 @@ def register(sub: Any) -> None:
                     "(qrels.txt[.gz], runs/, topics*.tsv), e.g. shared/data/trec/robust04.",
     )
     p.add_argument("--data", metavar="FOLDER", help="a collection folder instead of generated data")
-    p.add_argument("--seed", type=int, default=2024, help="seed of the generated collection")
-    p.add_argument("--queries", type=int, default=200, help="queries in the generated collection")
+    p.add_argument("--seed", type=NON_NEGATIVE_INT, default=2024, help="seed of the generated collection")
+    p.add_argument("--queries", type=POSITIVE_INT, default=200, help="queries in the generated collection")
     p.add_argument("-o", "--output", metavar="FILE", default=DEFAULT_HTML_PATH,
                    help=f"where the demo writes its HTML report (default {DEFAULT_HTML_PATH})")
     p.set_defaults(func=run)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.app import EXIT_CODES_HELP, split_measures, write_output
 from serpeval.report.table import FORMATS
 
@@ -28,9 +29,9 @@ def register(sub: Any) -> None:
     p.add_argument("--missing", choices=("skip", "zero", "error"), default="skip",
                    help="judged queries absent from a run: skip (trec_eval default), "
                         "zero (trec_eval -c), error")
-    p.add_argument("--depth", type=int, metavar="N", help="keep the top N docs per query (-M)")
+    p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
-    p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
+    p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--backend", choices=("local", "spark"), default="local",
                    help="local (default), or spark: read the files (TREC, JSONL, Parquet; local "

@@ -11,13 +11,9 @@ import argparse
 import sys
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.app import split_measures, write_output
-from serpeval.cli.cmd_compare import (
-    TESTS,
-    add_evaluation_options,
-    check_non_negative,
-    load_and_evaluate,
-)
+from serpeval.cli.cmd_compare import TESTS, add_evaluation_options, load_and_evaluate
 from serpeval.core.strict_json import dumps
 
 
@@ -48,16 +44,16 @@ def register(sub: Any) -> None:
                    help="non-inferiority (default): pass only when shown not worse; "
                         "no-significant-drop: fail only when shown worse")
     p.add_argument("-t", "--test", choices=TESTS, default="t", help="paired test (default t)")
-    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
+    p.add_argument("--resamples", type=POSITIVE_INT, default=10_000, metavar="N",
                    help="permutations / bootstrap resamples (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default 0)")
-    p.add_argument("--top", type=int, default=10, metavar="N",
+    p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="seed of the resampling tests (default 0)")
+    p.add_argument("--top", type=NON_NEGATIVE_INT, default=10, metavar="N",
                    help="per-query regressions to list (default 10)")
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p, missing="zero")
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
-    p.add_argument("--digits", type=int, default=4, help="decimals in the explanation (default 4)")
+    p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in the explanation (default 4)")
     p.set_defaults(func=run)
 
 
@@ -66,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
 
-    check_non_negative(args, "--digits", "--top")
     measures = split_measures(args.measures) or ["nDCG@10"]
     # A margin no measure can use is refused before the files are read.
     max_drop = parse_max_drop(args.max_drop, option="--max-drop")

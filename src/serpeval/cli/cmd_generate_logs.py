@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from serpeval.cli._args import FINITE, NON_NEGATIVE_INT, POSITIVE_INT, output_folder, real
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -15,28 +17,31 @@ def register(sub: Any) -> None:
         "write DIR/impressions.parquet (and DIR/pre.parquet with --pre-days): an A/B "
         "experiment with a known injected effect, or an interleaving experiment.",
     )
-    p.add_argument("folder", help="output folder")
-    p.add_argument("--users", type=int, default=100_000, help="users (default 100000)")
+    p.add_argument("folder", type=output_folder, help="output folder (created if missing)")
+    p.add_argument("--users", type=POSITIVE_INT, default=100_000, help="users (default 100000)")
     p.add_argument(
         "--effect",
-        type=float,
+        type=FINITE,
         default=0.0,
         help="A/B: attractiveness shift of the treatment on the logit scale (default 0)",
     )
     p.add_argument(
-        "--experiments", type=int, default=1, help="experiments (users split among them)"
+        "--experiments", type=POSITIVE_INT, default=1, help="experiments (users split among them)"
     )
     p.add_argument("--variants", default="control,treatment", help="arm names (first = control)")
     p.add_argument("--click-model", default="dbn", help="click model preset (default dbn)")
-    p.add_argument("--impressions-per-user", type=float, default=4.0, help="mean searches per user")
-    p.add_argument("--days", type=int, default=14, help="experiment length in days (default 14)")
-    p.add_argument("--pre-days", type=int, default=0, help="also write a pre-period of this length")
+    p.add_argument("--impressions-per-user", type=real(minimum=1.0), default=4.0,
+                   help="mean searches per user, >= 1 (default 4)")
+    p.add_argument("--days", type=POSITIVE_INT, default=14,
+                   help="experiment length in days (default 14)")
+    p.add_argument("--pre-days", type=NON_NEGATIVE_INT, default=0,
+                   help="also write a pre-period of this many days (default 0: none)")
     p.add_argument(
         "--interleaving",
         action="store_true",
         help="an interleaving log (team draft of ranker A and a better ranker B)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="random seed (default 0)")
     p.set_defaults(func=run)
 
 
@@ -59,9 +64,6 @@ def run(args: argparse.Namespace) -> int:
         noise_b=1.0 if args.interleaving else None,
     )
     folder = generator.write(args.folder, rng=args.seed, progress=sys.stderr.isatty())
-    print(
-        f"wrote {folder}/impressions.parquet"
-        + (" and pre.parquet" if args.pre_days else "")
-        + f" ({args.users:,} users)"
-    )
+    pre = " and pre.parquet" if generator.pre_days > 0 else ""  # what write() wrote
+    print(f"wrote {folder}/impressions.parquet{pre} ({args.users:,} users)")
     return 0

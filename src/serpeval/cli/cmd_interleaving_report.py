@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.app import write_output
 from serpeval.cli.cmd_ab import _emit, add_duplicates_option, engine_status
 from serpeval.report.table import FORMATS
@@ -36,11 +37,11 @@ def register(sub: Any) -> None:
         default="user",
         help="what the bootstrap resamples (default user)",
     )
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
     p.add_argument(
-        "--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)"
+        "--resamples", type=POSITIVE_INT, default=10_000, help="bootstrap resamples (default 10000)"
     )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="bootstrap seed (default 0)")
     p.add_argument(
         "--over-time",
         action="store_true",
@@ -60,7 +61,7 @@ def register(sub: Any) -> None:
         "--column", action="append", metavar="ROLE=NAME", help="map a column, e.g. teams=arm"
     )
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
-    p.add_argument("--digits", type=int, default=4, help="decimals in text output (default 4)")
+    p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.app import EXIT_CODES_HELP, split_measures
 from serpeval.cli.cmd_compare import CORRECTIONS, TESTS, add_evaluation_options
 from serpeval.report import DEFAULT_HTML_PATH
@@ -37,11 +38,11 @@ def register(sub: Any) -> None:
     p.add_argument("-c", "--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction within each measure (default holm)")
     p.add_argument("--all-pairs", action="store_true", help="compare every pair of runs")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--resamples", type=POSITIVE_INT, default=10_000, metavar="N",
                    help="permutations / bootstrap resamples (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default 0)")
+    p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="seed of the resampling tests (default 0)")
     add_evaluation_options(p)
     online = p.add_argument_group("online results (JSON files written with -f json; repeatable)")
     for kind, what in KINDS.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, new_file, real
 from serpeval.cli.app import EXIT_CODES_HELP
 from serpeval.report.table import FORMATS
 
@@ -26,33 +27,35 @@ def register(sub: Any) -> None:
     p.add_argument("qrels", nargs="?", help="judgments (TREC qrels, JSONL, Parquet ...)")
     p.add_argument("--run-a", metavar="RUN", help="ranker A's run")
     p.add_argument("--run-b", metavar="RUN", help="ranker B's run")
-    p.add_argument("--generate", type=float, metavar="GAP",
-                   help="simulate a generated pair whose nDCG@k differs by GAP (relative)")
-    p.add_argument("--queries", type=int, default=200, help="queries of a generated pair (default 200)")
+    p.add_argument("--generate", type=real(above=-1.0), metavar="GAP",
+                   help="simulate a generated pair whose nDCG@k differs by GAP (relative, > -1)")
+    p.add_argument("--queries", type=POSITIVE_INT, default=200, help="queries of a generated pair (default 200)")
     p.add_argument("-c", "--click-model", action="append", metavar="NAME",
                    help="click model preset (repeat or comma-separate for several; default "
                         "navigational): perfect, navigational, informational, almost_random, "
                         "random, cascade, pbm, dcm, dbn, sdbn")
-    p.add_argument("-k", type=int, default=10, help="results per impression (default 10)")
-    p.add_argument("--impressions-per-user", type=int, default=4,
+    p.add_argument("-k", type=POSITIVE_INT, default=10, help="results per impression (default 10)")
+    p.add_argument("--impressions-per-user", type=POSITIVE_INT, default=4,
                    help="queries each simulated user issues (default 4)")
-    p.add_argument("--user-sd", type=float, default=1.0,
+    p.add_argument("--user-sd", type=real(minimum=0.0), default=1.0,
                    help="spread of users' click propensity, sd of a logit shift (default 1.0)")
     p.add_argument("--stop-at-every-result", action="store_true",
                    help="grade-table users flip the stop coin at every result, not only after "
                         "a click")
     p.add_argument("--ignore-shared", action="store_true",
                    help="team draft: show documents both rankers pick at once on no team")
-    p.add_argument("--alpha", type=float, default=0.05, help="test level (default 0.05)")
-    p.add_argument("--power", type=float, default=0.8, help="power to plan for (default 0.8)")
-    p.add_argument("--bootstrap", type=int, default=2000,
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="test level (default 0.05)")
+    p.add_argument("--power", type=PROBABILITY, default=0.8, help="power to plan for (default 0.8)")
+    p.add_argument("--bootstrap", type=POSITIVE_INT, default=2000,
                    help="bootstrap resamples over queries for the CIs (default 2000)")
-    p.add_argument("--mc-impressions", type=int, default=10_000_000,
+    p.add_argument("--mc-impressions", type=NON_NEGATIVE_INT, default=10_000_000,
                    help="impressions the Monte Carlo power check may simulate (default 10M; 0: off)")
-    p.add_argument("--replicates", type=int, default=200,
+    p.add_argument("--replicates", type=POSITIVE_INT, default=200,
                    help="at most this many simulated experiments per method (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--plot", metavar="PNG", help="write power vs impressions (needs matplotlib)")
+    p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="random seed (default 0)")
+    p.add_argument("--plot", metavar="PNG", type=new_file,
+                   help="write power vs impressions to this image file, .png added when it has "
+                        "no image suffix (needs matplotlib)")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
@@ -90,9 +93,8 @@ def run(args: argparse.Namespace) -> int:
             rows.append({"click model": result.click_model, **row} if len(models) > 1 else row)
         notes.extend(result.notes() if i == 0 else result.notes()[:1])
         if args.plot:
-            path = args.plot if len(models) == 1 else _suffixed(args.plot, name)
-            result.plot(path)
-            notes.append(f"power plot: {path}")
+            written = result.plot(args.plot if len(models) == 1 else _suffixed(args.plot, name))
+            notes.append(f"power plot: {written}")
     title = f"interleaving vs A/B: {world.names[0]} (A) vs {world.names[1]} (B)"
     write_output(render(rows, args.format, title=title, notes=notes), args.output)
     return 0

@@ -196,6 +196,19 @@ def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
                  np.array(grades, dtype=np.int64), source="<dict>")
 
 
+def _refuse_empty_query_ids(columns: dict[str, list[Any]], numbers: list[int], label: str) -> None:
+    """A JSONL row whose query id (the column :func:`_column` would take) is ``""`` or blank is
+    an error naming ``path:line``: it would be evaluated as a query named ``""``."""
+    names = {name.lower(): name for name in columns}
+    key = next((names[a] for a in ALIASES["query_id"] if a in names), None)
+    if key is None:
+        return
+    for i, value in enumerate(columns[key]):
+        if isinstance(value, str) and not value.strip():
+            raise ParseError(f"{label}:{numbers[i]}: the query id ({key!r}) is empty: {value!r}; "
+                             "every line needs a query id.")
+
+
 def read_table(path: str | Path) -> tuple[pa.Table | dict[str, Any], int]:
     """Read ``.parquet``, ``.jsonl`` (one object per line) or ``.json`` (dict of dicts).
 
@@ -219,6 +232,7 @@ def read_table(path: str | Path) -> tuple[pa.Table | dict[str, Any], int]:
             raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
         return loaded, 0
     rows: list[dict[str, Any]] = []
+    numbers: list[int] = []  # the line of each row
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()  # the newline that ends the last line
@@ -234,10 +248,12 @@ def read_table(path: str | Path) -> tuple[pa.Table | dict[str, Any], int]:
         if not isinstance(row, dict):
             raise ParseError(f"{label}:{number}: expected a JSON object per line, found {type(row).__name__}.")
         rows.append(row)
+        numbers.append(number)
     if not rows:
         raise EmptyInputError(f"{label}: no JSON lines.")
     keys = {k for row in rows for k in row}
     columns = {k: [row.get(k) for row in rows] for k in keys}
+    _refuse_empty_query_ids(columns, numbers, label)
     try:
         return pa.table(columns), blank
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from serpeval.core.strict_json import dumps
-from serpeval.report.table import FORMATS, latex_escape, render
+from serpeval.report.table import FORMATS, latex_escape, markdown_cell, render
 
 if TYPE_CHECKING:
     from serpeval.comparison.results import Comparison, PairResult
@@ -134,9 +134,11 @@ _TEXT_COLUMNS = ("measure", "system", "vs", "query_id", "query", "result")
 def _markdown(rows: Sequence[dict[str, Any]], cols: list[str], *, title: str,
               notes: Sequence[str]) -> str:
     """A GitHub table: names left-aligned, numbers right-aligned."""
-    lines = [f"**{title}**", "", "| " + " | ".join(cols) + " |",
+    lines = [f"**{' '.join(title.splitlines())}**", "",
+             "| " + " | ".join(map(markdown_cell, cols)) + " |",
              "|" + "|".join(":---" if c in _TEXT_COLUMNS else "---:" for c in cols) + "|"]
-    lines += ["| " + " | ".join(str(row.get(c, "")) for c in cols) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_cell(row.get(c, "")) for c in cols) + " |"
+              for row in rows]
     lines += ["", *(f"_{note}_  " for note in notes)]
     return "\n".join(lines) + "\n"
 

@@ -9,7 +9,9 @@ draw; they never compute a statistic.
 The page is a Jinja2 template with autoescaping (query text and run names are user input);
 its CSS and JavaScript (sortable tables, panel switchers, tooltips) are inlined, charts are
 inline SVG (:mod:`serpeval.report.svg`) and a Content-Security-Policy forbids every network
-fetch.
+fetch. Run names, query ids, topics and the names in online results are isolated
+(:mod:`serpeval.report.bidi`) before any sentence is built from them: right-to-left text or
+a direction override in a name cannot reorder the text around it.
 
 Entry points: :func:`html_report` (objects in, HTML out), :func:`save_html`,
 ``Results.to_html()`` / ``Results.save_html()``, and ``serpeval report``.
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report import sections_offline as offline
 from serpeval.report import sections_online as online
+from serpeval.report.bidi import KEYS, isolate, isolate_fields
 from serpeval.report.online_inputs import DEMO_STATE_KEYS, online_dicts
 from serpeval.report.page import ReportData, Section, render_page
 
@@ -43,6 +46,25 @@ SECTION_BUILDERS: list[Callable[[ReportData], Section | None]] = [
     *online.BUILDERS,
     offline.rules,
 ]
+
+
+#: The user-text fields of each input (see :func:`serpeval.report.bidi.isolate_fields`).
+EVALUATION_TEXT = {"results": [{"run": True}], "coverage": [{"run": True, "missing": [True]}],
+                   "per_query": [{"run": True, "query_id": True}]}
+COMPARISON_TEXT = {"baseline": True, "systems": [True], "means": KEYS,
+                   "comparisons": [{"system": True, "baseline": True}],
+                   "coverage": [{"system": True, "dropped": [True]}],
+                   "per_query": [{"query_id": True, "system": True, "baseline": True}]}
+ONLINE_TEXT: dict[str, Any] = {
+    "ab": {"experiment": True, "results": [{"metric": True, "control": True, "treatment": True}],
+           "variants": [{"variant": True}], "srm": {"variants": [True]}},
+    "ab_monitor": {"experiment": True, "metric": True, "control": True,
+                   "rows": [{"treatment": True}]},
+    "ab_plan": {"rows": [{"metric": True}]},
+    "interleaving": {"experiment": True, "teams": [True],
+                     "results": [{"experiment": True, "A": True, "B": True}]},
+    "simulation": {"rows": [{"click model": True}]},
+}
 
 
 # ----------------------------------------------------------------------------- assembly
@@ -71,17 +93,22 @@ def report_data(
     runs = (list(results.run_names) if results is not None
             else list(comparison.systems) if comparison is not None else [])
     if title is None:
-        title = ("serpeval report: " + " vs ".join(runs)) if runs else "serpeval report"
+        title = ("serpeval report: " + " vs ".join(map(isolate, runs))) if runs else \
+            "serpeval report"
     if subtitle is None:
         subtitle = _default_subtitle(results, comparison)
+    evaluation = results.to_json_dict(per_query=True) if results is not None else None
+    online = online_dicts(online_results or {})
     return ReportData(
         title=title,
         subtitle=subtitle,
-        evaluation=results.to_json_dict(per_query=True) if results is not None else None,
-        comparison=_comparison_dict(comparison) if comparison is not None else None,
-        topics=dict(topics or {}),
+        evaluation=isolate_fields(evaluation, EVALUATION_TEXT),
+        comparison=(isolate_fields(_comparison_dict(comparison), COMPARISON_TEXT)
+                    if comparison is not None else None),
+        topics={isolate(k): isolate(v) for k, v in (topics or {}).items()},
         notes=tuple(notes),
-        online=online_dicts(online_results or {}),
+        online={kind: [isolate_fields(item, ONLINE_TEXT[kind]) for item in items]
+                for kind, items in online.items()},
     )
 
 
@@ -100,7 +127,7 @@ def _default_subtitle(results: Results | None, comparison: Comparison | None) ->
         parts.append(f"{len(results.runs)} run(s), {queries} evaluated queries, "
                      f"{len(results.measures)} measure(s)")
         if results.settings.qrels:
-            parts.append(f"qrels {results.settings.qrels}")
+            parts.append(f"qrels {isolate(results.settings.qrels)}")
     elif comparison is not None:
         parts.append(f"{len(comparison.systems)} runs, {len(comparison.query_ids)} queries "
                      "compared")

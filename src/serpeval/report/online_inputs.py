@@ -3,7 +3,9 @@
 A result object is converted by its own ``to_json_dict()`` (or, for the kinds without one,
 from its ``to_dicts()``, ``notes`` and the like: :func:`online_dicts`); a file by
 :func:`read_online_json`, which reads what ``serpeval ab|interleaving-report|simulate -f
-json`` wrote. Light to import (no HTML machinery): the command line reads :data:`KINDS`.
+json`` wrote. Both check a JSON document against the schema of its kind
+(:mod:`serpeval.report.online_schema`) and name the first field of the wrong type. Light to
+import (no HTML machinery): the command line reads :data:`KINDS`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.core.errors import InputError, OptionError
+from serpeval.report.online_schema import SCHEMAS, schema_problem
 
 __all__ = ["DEMO_STATE_KEYS", "KINDS", "REQUIRED_KEYS", "online_dicts", "read_online_json"]
 
@@ -27,14 +30,8 @@ KINDS: dict[str, str] = {
     "simulation": "the sensitivity simulator (serpeval simulate -f json)",
 }
 
-#: Keys a JSON document of each kind must have.
-REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
-    "interleaving": ("results", "checks"),
-    "ab": ("results", "variants", "srm"),
-    "ab_monitor": ("rows",),
-    "ab_plan": ("rows",),
-    "simulation": ("rows",),
-}
+#: Keys a JSON document of each kind must have (the required fields of its schema).
+REQUIRED_KEYS: dict[str, tuple[str, ...]] = {kind: tuple(SCHEMAS[kind].required) for kind in KINDS}
 
 #: ``serpeval demo`` state keys whose results have an online section: ``{state key: kind}``
 #: (the simulator; the A/B test, its daily looks and the interleaving log analysed from logs).
@@ -98,6 +95,11 @@ def _convert(kind: str, item: Any) -> Mapping[str, Any]:
     if missing:
         raise OptionError(f"online_results[{kind!r}] needs {KINDS[kind]}; got a "
                           f"{type(item).__name__} without {', '.join(missing)}.")
+    if isinstance(item, Mapping):  # given as data: check it (converted objects are right)
+        problem = schema_problem(kind, data)
+        if problem:
+            raise OptionError(f"online_results[{kind!r}]: {problem}; expected the JSON of "
+                              f"{KINDS[kind]}.")
     return data
 
 
@@ -127,4 +129,8 @@ def read_online_json(kind: str, path: str | Path) -> dict[str, Any]:
     missing = [k for k in REQUIRED_KEYS[kind] if not isinstance(data, dict) or k not in data]
     if missing:
         raise InputError(f"{source}: no {', '.join(missing)} in it; expected {KINDS[kind]}.")
+    problem = schema_problem(kind, data)
+    if problem:
+        raise InputError(f"{source}: {problem}. The file should hold {KINDS[kind]}; write it "
+                         "again with that command.")
     return data

@@ -5,7 +5,8 @@ objects); :class:`Section` is what it returns, built from :class:`Table`, :class
 :class:`Panel` and charts through the macros of ``templates/fragments.html.j2``
 (:func:`fragment`). :func:`render_page` puts the sections into ``templates/report.html.j2``
 with the CSS and JavaScript inlined. Jinja2 autoescapes every value: query text and run
-names are user input.
+names are user input; the ``bdi`` filter (:func:`serpeval.report.bidi.bdi`) shows the
+right-to-left text they may hold isolated.
 """
 
 from __future__ import annotations
@@ -137,13 +138,17 @@ class Card:
 def _environment() -> Environment:
     import jinja2
 
-    return jinja2.Environment(
+    from serpeval.report.bidi import bdi
+
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("serpeval.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=False,
         lstrip_blocks=False,
     )
+    env.filters["bdi"] = bdi
+    return env
 
 
 def fragment(name: str, *args: Any) -> Markup:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from serpeval.report.bidi import shorten, visible_length
+
 __all__ = ["Bar", "Interval", "LinePoint", "Series", "StripPoint", "StripRow", "bar_chart",
            "interval_chart", "label_width_for", "line_chart", "log_ticks", "nice_ticks",
            "strip_chart"]
@@ -250,7 +252,7 @@ def strip_chart(rows: Sequence[StripRow], *, x_label: str, width: int = 560,
         mid = y0 + row_height / 2
         body.append(f'<text class="row-label" x="{_fmt(left - 8)}" y="{_fmt(mid)}" '
                     f'text-anchor="end" dominant-baseline="middle">'
-                    f'{escape(_shorten(row.label, 18))}{_title(row.label)}</text>')
+                    f'{escape(shorten(row.label, 18))}{_title(row.label)}</text>')
         for j, p in enumerate(row.points):
             if not math.isfinite(p.value):
                 continue
@@ -305,7 +307,7 @@ def interval_chart(rows: Sequence[Interval], *, x_label: str, width: int = 560,
     for i, row in enumerate(rows):
         mid = _fmt(top + (i + 0.5) * row_height)
         body.append(f'<text class="row-label" x="{_fmt(left - 8)}" y="{mid}" text-anchor="end" '
-                    f'dominant-baseline="middle">{escape(_shorten(row.label, 30))}'
+                    f'dominant-baseline="middle">{escape(shorten(row.label, 30))}'
                     f'{_title(row.label)}</text>')
         group = [f'<g class="interval {escape(row.kind)}">{_title(row.tip)}']
         if row.low is not None and row.high is not None and math.isfinite(row.low) \
@@ -378,8 +380,5 @@ def _legend(series: Sequence[Series], left: float, right: float) -> tuple[list[s
 
 def label_width_for(labels: Iterable[str]) -> int:
     """Room for the row labels of an interval chart (7 px a character, within limits)."""
-    return min(320, 60 + 7 * max((len(label) for label in labels), default=10))
+    return min(320, 60 + 7 * max((visible_length(label) for label in labels), default=10))
 
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

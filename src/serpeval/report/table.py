@@ -15,6 +15,7 @@ from typing import Any
 from serpeval.core.strict_json import dumps
 
 __all__ = ["FORMATS", "format_cell", "render", "rich_table"]
+__all__ = ["FORMATS", "format_cell", "markdown_cell", "render", "rich_table"]
 
 FORMATS = ("table", "csv", "tsv", "json", "markdown", "latex")
 
@@ -94,15 +95,27 @@ def _raw(value: Any) -> str:
     return str(value)
 
 
+def markdown_cell(text: Any) -> str:
+    """``text`` safe in a GitHub-flavoured markdown table cell: ``|`` escaped (and the
+    backslashes, so ``a\\|b`` keeps both characters), line breaks as spaces.
+
+    >>> markdown_cell("bm25|rm3")
+    'bm25\\\\|rm3'
+    """
+    flat = " ".join(str(text).splitlines())
+    return flat.replace("\\", "\\\\").replace("|", "\\|")
+
+
 def _markdown(rows: Sequence[dict[str, Any]], cols: list[str], digits: int,
               title: str | None, notes: Sequence[str]) -> str:
     lines = []
     if title:
-        lines += [f"**{title}**", ""]
-    lines.append("| " + " | ".join(cols) + " |")
+        lines += [f"**{' '.join(title.splitlines())}**", ""]
+    lines.append("| " + " | ".join(map(markdown_cell, cols)) + " |")
     lines.append("|" + "|".join(":---" if i == 0 else "---:" for i in range(len(cols))) + "|")
     for row in rows:
-        lines.append("| " + " | ".join(format_cell(row.get(c), digits) for c in cols) + " |")
+        lines.append("| " + " | ".join(markdown_cell(format_cell(row.get(c), digits))
+                                       for c in cols) + " |")
     if notes:
         lines.append("")
         lines += [f"_{note}_  " for note in notes]

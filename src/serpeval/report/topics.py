@@ -1,6 +1,7 @@
 """Read query texts (topics) so that reports can show them next to query ids.
 
-Formats, chosen by content:
+Formats, chosen once per file by its first topic line (every line is then read in that
+format, so a TSV query id may start with ``{``):
 
 - TSV: ``qid<TAB>text`` per line (the format of ``shared/data/*/topics*.tsv``, Anserini's
   and ir_datasets' exports); blank lines and ``#`` comments are skipped.
@@ -46,11 +47,12 @@ def read_topics(path: str | Path) -> dict[str, str]:
         raise InputError(f"{source}: cannot read the topics file as UTF-8 text ({exc}).") from exc
     topics: dict[str, str] = {}
     first_line: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        qid, query = _parse_json(stripped, source, number) if stripped.startswith("{") else \
+    lines = [(number, line, line.strip()) for number, line in enumerate(text.splitlines(), 1)]
+    lines = [(n, line, stripped) for n, line, stripped in lines
+             if stripped and not stripped.startswith("#")]
+    jsonl = bool(lines) and _is_jsonl(lines[0][2])
+    for number, line, stripped in lines:
+        qid, query = _parse_json(stripped, source, number) if jsonl else \
             _parse_tsv(line, source, number)
         if not qid.strip():
             raise ParseError(f"{source}:{number}: the query id is empty in {stripped[:60]!r}.")
@@ -63,6 +65,20 @@ def read_topics(path: str | Path) -> dict[str, str]:
         raise EmptyInputError(f"{source}: no topics found (expected lines 'qid<TAB>text' or "
                               "JSON objects with an id and a text).")
     return topics
+
+
+def _is_jsonl(first: str) -> bool:
+    """Whether a topics file whose first topic line is ``first`` is JSONL: that line starts
+    with ``{`` and is a JSON object, or (a broken JSON line, to be reported as such) has no
+    tab. A TSV line ``{id}<TAB>text`` is neither."""
+    if not first.startswith("{"):
+        return False
+    if "\t" not in first:
+        return True
+    try:
+        return isinstance(json.loads(first), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _parse_tsv(line: str, source: Path, number: int) -> tuple[str, str]:

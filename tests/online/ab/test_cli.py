@@ -112,6 +112,10 @@ def test_generate_then_interleaving_report(tmp_path, capsys) -> None:
 
 
 def test_generate_logs_refuses_no_experiments(tmp_path, capsys) -> None:
-    assert main(["generate-logs", str(tmp_path / "none"), "--users", "10", "--experiments", "0"]) == 2
-    assert "experiments must be a count >= 1" in capsys.readouterr().err
-    assert not (tmp_path / "none" / "impressions.parquet").exists()
+    try:  # refused by argparse (which exits), before anything is written
+        status = main(["generate-logs", str(tmp_path / "none"), "--users", "10", "--experiments", "0"])
+    except SystemExit as exited:
+        status = int(exited.code or 0)
+    assert status == 2
+    assert "argument --experiments: must be a positive integer, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()

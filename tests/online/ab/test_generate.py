@@ -134,6 +134,11 @@ def test_bad_settings() -> None:
         {"interleaving": True, "effect": 0.1},
         {"experiments": 0},
         {"experiments": ("a", "a")},
+        {"impressions_per_user": float("nan")},
+        {"effect": float("nan")},
+        {"days": 0},
+        {"days": 2.5},
+        {"pre_days": -1},
     ):
         settings = {"n_users": 10, **bad}
         with pytest.raises(OptionError):

@@ -167,7 +167,12 @@ class SimulationResult:
         return rows
 
     def plot(self, path: str | Path, title: str | None = None) -> Path:
-        """Power vs impressions for both methods (analytic lines, Monte Carlo points); a PNG."""
+        """Power vs impressions for both methods (analytic lines, Monte Carlo points).
+
+        The image format follows the suffix of ``path`` (``.png``, ``.svg``, ``.pdf`` ... as
+        matplotlib writes them); a path without one of those gets ``.png`` appended. Returns
+        the path written.
+        """
         from serpeval.core.errors import require
 
         require("matplotlib", "plot")
@@ -199,7 +204,10 @@ class SimulationResult:
         ax.grid(alpha=0.3, which="both")
         fig.tight_layout()
         out = Path(path)
-        fig.savefig(out, dpi=120)
+        image = out.suffix[1:].lower()
+        if image not in fig.canvas.get_supported_filetypes():
+            out, image = out.with_name(out.name + ".png"), "png"
+        fig.savefig(out, dpi=120, format=image)
         plt.close(fig)
         return out
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.checks import as_generator, check_count
-from serpeval.core.errors import MissingQueriesWarning, NothingEvaluatedError
+from serpeval.core.errors import MissingQueriesWarning, NothingEvaluatedError, OptionError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -185,6 +185,8 @@ def synthetic_pair(gap: float = 0.01, *, n_queries: int = 200, docs_per_query: i
     from serpeval.core.data import Qrels, Run
     from serpeval.evaluation.evaluate import evaluate
 
+    if not np.isfinite(gap) or gap <= -1:
+        raise OptionError(f"gap must be a finite relative difference > -1 (e.g. 0.01); got {gap!r}.")
     generator = as_generator(rng)
     check_count(n_queries, "n_queries")
     check_count(docs_per_query, "docs_per_query", minimum=k)

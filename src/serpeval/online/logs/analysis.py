@@ -265,7 +265,7 @@ def analyze_ab(
     variant_counts = {
         name: {"units": counts[name], "impressions": _impressions(by_name[name])} for name in names
     }
-    notes = [srm.message(), *exclusions.notes()]
+    notes = [srm.message(), *exclusions.notes(), *opened.notes]
     return ABResults(
         experiment=prepared.experiment or "",
         source=opened.source,

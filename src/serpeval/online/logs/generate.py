@@ -122,10 +122,17 @@ class LogGenerator:
     def __post_init__(self) -> None:
         if not isinstance(self.n_users, (int, np.integer)) or self.n_users < 1:
             raise OptionError(f"n_users must be a positive integer; got {self.n_users!r}.")
-        if self.impressions_per_user < 1:
+        if not self.impressions_per_user >= 1 or not np.isfinite(self.impressions_per_user):
             raise OptionError(
-                f"impressions_per_user must be >= 1; got {self.impressions_per_user!r}."
+                f"impressions_per_user must be a finite number >= 1; got "
+                f"{self.impressions_per_user!r}."
             )
+        if not np.isfinite(self.effect):
+            raise OptionError(f"effect must be a finite number; got {self.effect!r}.")
+        for name, least in (("days", 1), ("pre_days", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+                raise OptionError(f"{name} must be an integer >= {least}; got {value!r}.")
         names = self.experiment_names
         if not names or len(set(names)) != len(names):
             raise OptionError(

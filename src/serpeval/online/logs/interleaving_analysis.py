@@ -54,6 +54,7 @@ class InterleavingLogReport:
         over_time: :class:`~serpeval.online.logs.interleaving_over_time.PreferenceOverTime`, the
             cumulative Delta per period with its CI (None without timestamps or when not
             asked for).
+        source_notes: how the log was read (:attr:`~serpeval.online.logs.sources.Logs.notes`).
     """
 
     analysis: Any
@@ -65,6 +66,7 @@ class InterleavingLogReport:
     backend: str
     teams: tuple[str, str]
     over_time: PreferenceOverTime | None = None
+    source_notes: tuple[str, ...] = ()
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The outcome row of :meth:`InterleavingAnalysis.to_dicts`, with A and B named."""
@@ -89,6 +91,7 @@ class InterleavingLogReport:
             f"{self.clicks['team B']:,}, shared or unassigned results (no credit): "
             f"{self.clicks['other']:,}",
             *self.exclusions.notes(),
+            *self.source_notes,
         ]
         if self.over_time is not None and self.over_time.without_timestamp:
             notes.append(
@@ -208,6 +211,7 @@ def analyze_interleaving_logs(
         opened.backend,
         tuple(teams),
         over_time,
+        opened.notes,
     )
 
 

@@ -143,7 +143,7 @@ def monitor_ab(
         if tuning_n is not None
         else (rows[-1]["units_control"] + rows[-1]["units_treatment"] if rows else float("nan"))
     )
-    notes = exclusions.notes()
+    notes = [*exclusions.notes(), *opened.notes]
     return SequentialResults(
         prepared.experiment or "",
         chosen.name,

@@ -118,5 +118,6 @@ def plan_ab(
         f"baseline: {'all units' if len(names) == 1 else f'variant {base_name!r}'} of "
         f"{opened.source}",
         f"two-sided alpha = {alpha}, power = {power}, treatment/control = {ratio}",
+        *opened.notes,
     ]
     return PowerPlan(tuple(rows), alpha, power, tuple(notes))

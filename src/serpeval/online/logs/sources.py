@@ -5,7 +5,9 @@
 - a path: a Parquet file, folder or glob; a CSV file (``.csv``, ``.csv.gz``); a DuckDB
   database (``.duckdb``, ``.db``: tables ``impressions`` and, if present, ``clicks``); or a
   *log folder* holding ``impressions.*`` (file or folder of Parquet/CSV files) and optionally
-  ``clicks.*`` and ``pre.*`` (the pre-period, for CUPED);
+  ``clicks.*`` and ``pre.*`` (the pre-period, for CUPED); a local glob that also matches
+  such ``clicks.*`` or ``pre.*`` files reads them in those roles, not as impressions (and
+  says so in :attr:`Logs.notes`);
 - an in-memory table: pandas or polars DataFrame, Arrow table;
 - an ibis table (any backend: its own engine runs the analysis) or a Spark DataFrame.
 
@@ -42,6 +44,8 @@ class Logs:
         backend: ``duckdb`` or ``spark``.
         source: where the log came from, for messages and reports.
         schema: the column names.
+        notes: how the source was read, where a reader must know it (files of a glob taken
+            out of the impressions).
     """
 
     impressions: Any
@@ -50,10 +54,12 @@ class Logs:
     backend: str = "duckdb"
     source: str = "<logs>"
     schema: LogSchema = field(default_factory=LogSchema)
+    notes: tuple[str, ...] = ()
 
     def with_schema(self, schema: LogSchema) -> Logs:
         """The same tables read with other column names."""
-        return Logs(self.impressions, self.clicks, self.pre, self.backend, self.source, schema)
+        return Logs(self.impressions, self.clicks, self.pre, self.backend, self.source, schema,
+                    self.notes)
 
 
 def read_logs(
@@ -85,9 +91,12 @@ def read_logs(
     backend = _backend_name(source, backend)
     engine = _Engine(backend, spark)
     label = _label(source)
+    notes: tuple[str, ...] = ()
     if isinstance(source, (str, Path)) and not is_uri(source):
         path = Path(source)
-        if not path.exists() and not any(ch in str(source) for ch in "*?["):
+        if any(ch in str(source) for ch in "*?[") and not path.exists():
+            source, clicks, pre, notes = _split_glob(str(source), clicks, pre)
+        elif not path.exists():
             raise InputError(f"{source}: no such file or folder.")
         if path.is_dir() and _find(path, "impressions") is not None:
             clicks = clicks if clicks is not None else _find(path, "clicks")
@@ -102,7 +111,54 @@ def read_logs(
         backend=engine.name,
         source=label,
         schema=schema,
+        notes=notes,
     )
+
+
+#: Files of a log folder that are not impressions: ``{role: (what it is, its stem)}``.
+_ROLES = {"clicks": "clicks table", "pre": "pre-period (CUPED)"}
+
+
+def _role(path: str) -> str | None:
+    """``clicks`` or ``pre`` for a log folder's ``clicks.*`` / ``pre.*`` file, else None."""
+    name = Path(path).name.lower()
+    return next((role for role in _ROLES for suffix in (*_PARQUET, *_CSV)
+                 if name == f"{role}{suffix}"), None)
+
+
+def _split_glob(pattern: str, clicks: Any, pre: Any) -> tuple[Any, Any, Any, tuple[str, ...]]:
+    """``(impressions, clicks, pre, notes)`` of a local glob.
+
+    A glob over a log folder (``logs/*.parquet``) also matches its ``clicks.*`` and ``pre.*``:
+    those are read in their roles (unless given separately), never as impressions, and a note
+    says so. Without such files (or matches: the engine's globs go further, e.g. Spark's
+    ``{a,b}``) the pattern is passed to the engine as it is.
+    """
+    import glob
+
+    matched = sorted(p for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+    found = {role: [p for p in matched if _role(p) == role] for role in _ROLES}
+    if not any(found.values()):
+        return pattern, clicks, pre, ()
+    impressions = [p for p in matched if _role(p) is None]
+    if not impressions:
+        raise InputError(f"{pattern}: matches only {', '.join(matched)}, which are a log "
+                         "folder's clicks or pre-period, not impressions; name the impressions.")
+    given = {"clicks": clicks, "pre": pre}
+    notes = []
+    for role, files in found.items():
+        if not files:
+            continue
+        names = ", ".join(files)
+        if given[role] is None:
+            given[role] = files[0] if len(files) == 1 else files
+            notes.append(f"{names}: matched by {pattern}, read as the {_ROLES[role]}, not as "
+                         "impressions")
+        else:
+            notes.append(f"{names}: matched by {pattern}, left out of the impressions (the "
+                         f"{_ROLES[role]} is given separately)")
+    source = impressions[0] if len(impressions) == 1 else impressions
+    return source, given["clicks"], given["pre"], tuple(notes)
 
 
 def _backend_name(source: Any, backend: str) -> str:
@@ -286,6 +342,8 @@ class _Engine:
             return ibis.pyspark.connect(obj.sparkSession).table(view)
         if isinstance(obj, (str, Path)):
             return self._file(str(obj), role)
+        if isinstance(obj, list) and obj and all(isinstance(p, str) for p in obj):
+            return self._file(obj, role)  # files of one glob (see _split_glob)
         from serpeval.io.tables import _to_arrow
 
         arrow = _to_arrow(obj, role)
@@ -300,7 +358,10 @@ class _Engine:
             self.spark.createDataFrame(arrow).createOrReplaceTempView(view)
         return self.con.table(view)
 
-    def _file(self, path: str, role: str) -> Any:
+    def _file(self, path: str | list[str], role: str) -> Any:
+        if isinstance(path, list):  # files of one format, named one by one
+            first = path[0].lower()
+            return self._read(path, role, first.endswith(_CSV), ".tsv" in first)
         p = Path(path)
         name = p.name.lower()
         is_csv = name.endswith(_CSV) or (p.is_dir() and any(p.glob("*.csv*")))
@@ -320,18 +381,22 @@ class _Engine:
                 f"CSV ({', '.join(_CSV)}), a DuckDB database ({', '.join(_DUCKDB)}) "
                 "or a log folder with impressions.* (and clicks.*)."
             )
+        return self._read(path, role, is_csv, ".tsv" in name)
+
+    def _read(self, path: str | list[str], role: str, is_csv: bool, is_tsv: bool) -> Any:
+        """A table over the file(s) at ``path``, read by the engine."""
         view = _view_name(role)
+        paths = path if isinstance(path, list) else [path]
         try:
             if self.name == "duckdb":
                 if is_csv:
-                    delim = "\t" if ".tsv" in name else ","
-                    return self.con.read_csv(path, table_name=view, delim=delim)
+                    return self.con.read_csv(path, table_name=view, delim="\t" if is_tsv else ",")
                 return self.con.read_parquet(path, table_name=view)
             reader = self.spark.read
             frame = (
-                reader.csv(path, header=True, inferSchema=True, sep="\t" if ".tsv" in name else ",")
+                reader.csv(paths, header=True, inferSchema=True, sep="\t" if is_tsv else ",")
                 if is_csv
-                else reader.parquet(path)
+                else reader.parquet(*paths)
             )
             frame.createOrReplaceTempView(view)
             return self.con.table(view)
@@ -341,7 +406,7 @@ class _Engine:
             java = getattr(exc, "java_exception", None)  # py4j: the JVM's message is the useful one
             detail = (str(java) if java is not None else str(exc)).strip().splitlines()[0]
             raise InputError(
-                f"{path}: could not be read as {'CSV' if is_csv else 'Parquet'} "
+                f"{', '.join(paths)}: could not be read as {'CSV' if is_csv else 'Parquet'} "
                 f"({type(exc).__name__}: {detail})."
             ) from exc
 
