@@ -127,6 +127,8 @@ def apply_gains(grades: NDArray[np.int64], base: str, table: dict[int, float],
     A shift of 0 gives exactly the unscaled gains.
     """
     g = np.maximum(grades, 0).astype(np.float64)
+    if table and base == "exp":  # listed grades get their listed gain: no 2^g for them
+        g[np.isin(grades, np.array(list(table), dtype=np.int64))] = 0.0
     if base != "exp":
         out = g
     elif shift is None:
