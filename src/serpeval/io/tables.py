@@ -314,14 +314,17 @@ def read_table(path: str | Path) -> TableFile:
         lines.pop()  # the newline that ends the last line
     blank = 0
     hook = _Objects()
+    decoder = json.JSONDecoder(object_pairs_hook=hook)  # one decoder: json.loads(..., hook) builds one per line
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             blank += 1
             continue
         try:
-            row = json.loads(line, object_pairs_hook=hook)
+            row = decoder.decode(line.decode("utf-8"))
         except json.JSONDecodeError as exc:
             raise ParseError(f"{label}:{number}: invalid JSON ({exc.msg}): {line[:80]!r}.") from None
+        except UnicodeDecodeError:
+            raise ParseError(f"{label}:{number}: not UTF-8 text: {line[:80]!r}. Save the file as UTF-8.") from None
         if not isinstance(row, dict):
             raise ParseError(f"{label}:{number}: expected a JSON object per line, found {type(row).__name__}.")
         repeated = _repeated_key(row, []) if hook.marked else None

@@ -83,7 +83,7 @@ def _normalize(text: str) -> str:
 GAINS = Param(
     "gains", str, "",
     "custom gains grade:gain;... overriding the base gain of the listed grades "
-    "(trec_eval's -m ndcg.1=3,2=9)",
+    "(trec_eval's -m ndcg.1=3,2=9); grades within ±(2^53 - 1), gains within ±1e100",
     normalize=_normalize,
 )
 

@@ -96,7 +96,7 @@ def parse_levels(text: str) -> tuple[float, ...]:
 
 LEVELS = Param(
     "levels", str, "",
-    "recall levels to average, separated by ';' (default: 0, 0.1, ..., 1, the 11 points)",
+    "recall levels in [0, 1] to average, separated by ';' (default: 0, 0.1, ..., 1, the 11 points)",
     normalize=lambda text: ";".join(format_value(x) for x in parse_levels(text)),
 )
 

@@ -154,7 +154,8 @@ def ndcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDAr
 
     With ``gain=exp`` any grade works: 2^g - 1 is beyond float64 from g = 1024, so a query
     with grades above 960 has its gains divided by one power of two, which cancels exactly
-    in the ratio (``_gains.exp_shift``). E.g. grades 2000 and 1999 ranked 1999 first:
+    in the ratio (``_gains.exp_shift``). E.g. grades 2000 and 1999 ranked 1999 first (the
+    -1 of 2^g - 1 is below float64's precision there):
     (2^1999 + 2^2000 / log2 3) / (2^2000 + 2^1999 / log2 3) = (1/2 + 1/log2 3) / (1 + 1/(2 log2 3)).
     """
     return safe_divide(dcg_at(r, gain, gains, cutoff), scaled_ideal_dcg(r, cutoff, gain, gains))
