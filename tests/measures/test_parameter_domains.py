@@ -74,6 +74,29 @@ def test_domain_edges_give_finite_values(text: str) -> None:
         assert ((values >= lo) & (values <= hi + 1e-12)).all(), (text, values)
 
 
+EDGE_TABLES = [
+    f"-{GRADE_LIMIT}:-1e100;{GRADE_LIMIT}:1e100;1:1e100;2:-1e100",
+    "0:1e100;1:1e100;2:1e100",
+    f"{GRADE_LIMIT}:-1e100;-1:1e100;-2:1e100",  # unjudged docs with a gain: not in the ideal
+]
+
+
+@pytest.mark.parametrize("table", EDGE_TABLES)
+@pytest.mark.parametrize("spec_name", [s.name for s in REGISTRY if s.param("gains") is not None])
+def test_gain_tables_at_the_edges_give_finite_values(spec_name: str, table: str) -> None:
+    """Gains of ±1e100 next to unit gains, for the extreme grades and for unjudged docs: no
+    NaN or infinity (G took log2 of 0 or less: 2 + 1e100 - 1e100 is 0 in float64, and a
+    ranking ahead of its ideal has a negative lag)."""
+    for gain in ("", "gain=exp,") if REGISTRY[spec_name].param("gain") else ("",):
+        text = f"{spec_name}({gain}gains={table})"
+        if gain and spec_name in ("DCG", "IDCG"):
+            with pytest.raises(InputError, match="beyond float64"):  # 2^1500 for query 'exp'
+                per_query(QRELS, RUN, text)
+            continue
+        values = per_query(QRELS, RUN, text)
+        assert np.isfinite(values).all(), (text, values)
+
+
 @pytest.mark.parametrize(
     ("spec_name", "param"),
     [(s.name, p.name) for s in REGISTRY for p in s.params if p.type in (int, float)],
