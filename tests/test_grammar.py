@@ -42,10 +42,12 @@ def test_equal_measures_are_equal_and_hashable() -> None:
     [
         ("nDGC@10", UnknownMeasureError, r"Unknown measure 'nDGC' in 'nDGC@10'\. Did you mean 'nDCG'"),
         ("P(rel=two)@5", InvalidParameterError,
-         r"Invalid measure 'P\(rel=two\)@5': the 'rel' parameter of P must be an int >= 0\. Got 'two' instead\."),
+         r"Invalid measure 'P\(rel=two\)@5': the 'rel' parameter of P must be an int in \[0, 9007199254740991\]\. "
+         r"Got 'two' instead\."),
         ("P", InvalidParameterError, r"Invalid measure 'P': P needs a cutoff, e.g\. 'P@10'\."),
-        ("P@0", InvalidParameterError, r"the cutoff must be an integer >= 1"),
-        ("P@x", InvalidParameterError, r"the cutoff after '@' must be an integer >= 1; got 'x'"),
+        ("P@0", InvalidParameterError,
+         r"the cutoff must be an integer from 1 to 9223372036854775807 \(2\^63 - 1\); got 0"),
+        ("P@x", InvalidParameterError, r"the cutoff after '@' must be an integer from 1 to 2\^63 - 1; got 'x'"),
         ("Bpref@10", InvalidParameterError, r"Bpref takes no cutoff"),
         ("nDCG(gain=log)@10", InvalidParameterError, r"must be one of linear, exp\. Got 'log'"),
         ("nDCG(cutoff=3)", InvalidParameterError, r"nDCG has no parameter 'cutoff' \(parameters: gain, gains\)"),

@@ -508,7 +508,7 @@ def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[
     repeated |= np.uint64(1)
     original = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True) | np.uint64(1)
     candidates = order[np.isin(original, repeated)]
-    from serpeval.io.trec import find_duplicate
+    from serpeval.core.arrays import find_duplicate
 
     first, second = find_duplicate(take(run.query_ids, candidates), take(run.doc_ids, candidates))
     if first < 0:

@@ -60,7 +60,8 @@ def test_table_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"row 2: the doc id is missing \(null\)"):
         serpeval.evaluate(QRELS, pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", None],
                                                "score": [1.0, 2.0]}), ["AP"])
-    with pytest.raises(ParseError, match=r"row 1: relevance 1.5 is not an integer grade"):
+    with pytest.raises(ParseError, match=r"<table>: row 1: expected an integer relevance grade .*, found 1.5, "
+                                         r"which is not a whole number"):
         serpeval.evaluate(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1.5]}), RUN, ["AP"])
     with pytest.raises(DuplicateError, match=r"row 2: document 'a' is judged twice for query 'q' \(first at row 1\)"):
         serpeval.evaluate(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "relevance": [1, 0]}),

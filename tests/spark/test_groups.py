@@ -134,7 +134,7 @@ def test_every_run_of_the_plan_is_evaluated_in_every_group(tied) -> None:
                 ),
             ),
             "ParseError",
-            "qrels DataFrame: relevance 0.5 of document",
+            "qrels DataFrame: the relevance of document",
         ),
     ],
 )

@@ -316,3 +316,45 @@ class KeyTable:
             more = ~hit & (stored != 0)
             active, slots = active[more], slots[more]
         return out
+
+
+def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
+    """Return the rows of the first duplicated (query, doc) pair, or ``(-1, -1)``.
+
+    "First" means the duplicate whose second occurrence comes earliest in the input. A
+    cheap screen on 64-bit (query, doc) fingerprints finds the candidate rows; only those
+    are compared as strings.
+    """
+    n = len(query_ids)
+    if n < 2:
+        return -1, -1
+    codes, _ = codes_in(query_ids)
+    keys = pair_key(codes, fingerprint(doc_ids), inplace=True)
+    ordered = np.sort(keys)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if repeated.size == 0:
+        return -1, -1
+    candidates = np.flatnonzero(np.isin(keys, repeated))
+    first, second = _exact_duplicate(take(query_ids, candidates), take(doc_ids, candidates))
+    if first < 0:
+        return -1, -1  # fingerprint collision between different pairs
+    return int(candidates[first]), int(candidates[second])
+
+
+def _exact_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
+    """:func:`find_duplicate` by sorting the strings (for the few candidate rows)."""
+    n = len(query_ids)
+    order = pc.sort_indices(
+        pa.table({"q": query_ids, "d": doc_ids, "i": np.arange(n)}),
+        sort_keys=[("q", "ascending"), ("d", "ascending"), ("i", "ascending")],
+    )
+    q = query_ids.take(order)
+    d = doc_ids.take(order)
+    same = pc.and_(pc.equal(q[1:], q[:-1]), pc.equal(d[1:], d[:-1])).to_numpy(zero_copy_only=False)
+    hits = np.flatnonzero(same)
+    if hits.size == 0:
+        return -1, -1
+    idx = order.to_numpy()
+    seconds = idx[hits + 1]
+    k = int(np.argmin(seconds))
+    return int(idx[hits[k]]), int(seconds[k])

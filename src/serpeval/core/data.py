@@ -9,17 +9,191 @@ hold (a path, a dict, a pandas or polars DataFrame, an Arrow table) into these.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from serpeval.core.arrays import find_duplicate
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.strict_json import quote
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["Qrels", "Run"]
+__all__ = ["GRADE_LIMIT", "Qrels", "Run", "check_grades", "check_scores", "qrels_from_nested", "run_from_nested"]
+
+GRADE_LIMIT = 2**53 - 1
+"""The largest grade magnitude: grades are integers in ``[-GRADE_LIMIT, GRADE_LIMIT]``.
+
+9,007,199,254,740,991 = 2^53 - 1, the range where every integer is exact as a float64 (the
+kernels compute gains in float64) and can be negated in int64; it is also the integer range
+JSON promises to carry exactly (RFC 7493, I-JSON)."""
+
+_GRADE_RANGE = f"from -{GRADE_LIMIT} to {GRADE_LIMIT} (2^53 - 1)"
+
+
+# ----------------------------------------------------------------------------- value rules
+
+
+def check_grades(values: Any, where: Callable[[int], str]) -> NDArray[np.int64]:
+    """The one rule for relevance grades, applied by every reader: ``int64`` grades or a ParseError.
+
+    A grade is an integer in ``[-GRADE_LIMIT, GRADE_LIMIT]``. Integer and boolean values are
+    taken as they are; a float (or decimal) is taken when it is a whole number (``2.0`` is
+    2); ``2.5``, NaN, infinity (``1e400`` in JSON reads as infinity), anything beyond the
+    range and anything that is not a number are refused, never cast.
+
+    Args:
+        values: a NumPy array, an Arrow array, or any sequence of Python values.
+        where: turns the index of a value into its location for the message (``path:line``,
+            ``path: row 3``, ``<dict>: query 'q1', doc 'd7'``).
+
+    Raises:
+        ParseError: naming the first bad value's location, what was found, how to fix it,
+            and how many values are bad.
+    """
+    arr = _numeric_array(values)
+    if arr is None:
+        return _grades_from_objects(values, where)
+    kind = arr.dtype.kind
+    if kind == "b":
+        return arr.astype(np.int64)
+    if kind in "iu":
+        if arr.dtype.itemsize < 8:
+            return arr.astype(np.int64, copy=False)
+        bad = arr > GRADE_LIMIT
+        if kind == "i":
+            bad |= arr < -GRADE_LIMIT
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(arr) <= GRADE_LIMIT) | (arr != np.trunc(arr))  # NaN fails both
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise _grade_error(where(first), arr[first].item(), int(bad.sum()))
+    return arr.astype(np.int64, copy=False)
+
+
+def check_scores(values: Any, where: Callable[[int], str]) -> NDArray[np.float64]:
+    """The one rule for run scores, applied by every reader: ``float64`` scores or a ParseError.
+
+    A score is any number except NaN (NaN has no rank). Infinite scores are kept, as
+    trec_eval's ``atof`` reads ``inf`` and ``1e400``; they tie with each other and the doc id
+    breaks the tie. Integers become floats (one too large for a float is infinite, as its
+    text would be). Booleans and text are refused.
+
+    Args:
+        values: a NumPy array, an Arrow array, or any sequence of Python values.
+        where: turns the index of a value into its location for the message.
+
+    Raises:
+        ParseError: naming the first bad value's location and how many values are bad.
+    """
+    arr = _numeric_array(values)
+    if arr is None or arr.dtype.kind == "b":
+        items = values.to_pylist() if isinstance(values, (pa.Array, pa.ChunkedArray)) else list(values)
+        scores = np.empty(len(items), dtype=np.float64)
+        for i, value in enumerate(items):
+            score = _score_value(value)
+            if score is None:
+                raise ParseError(f"{where(i)}: expected a numeric score, found {value!r}. Write scores as numbers.")
+            scores[i] = score
+    else:
+        scores = arr.astype(np.float64, copy=False)
+    nan = np.isnan(scores)
+    if nan.any():
+        first = int(np.argmax(nan))
+        raise ParseError(
+            f"{where(first)}: the score is NaN; scores must be numbers (NaN has no rank). "
+            f"{int(nan.sum())} score(s) are NaN; give those documents a score or drop them."
+        )
+    return scores
+
+
+def _numeric_array(values: Any) -> NDArray[Any] | None:
+    """``values`` as a NumPy array of booleans or numbers, or None when they are not that."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        t = values.type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+            return None
+        return np.asarray(values.to_numpy(zero_copy_only=False))
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        return values
+    return None
+
+
+def _grades_from_objects(values: Any, where: Callable[[int], str]) -> NDArray[np.int64]:
+    items = values.to_pylist() if isinstance(values, (pa.Array, pa.ChunkedArray)) else list(values)
+    grades = np.empty(len(items), dtype=np.int64)
+    first = -1
+    bad = 0
+    for i, value in enumerate(items):
+        grade = _grade_value(value)
+        if grade is None:
+            bad += 1
+            first = i if first < 0 else first
+        else:
+            grades[i] = grade
+    if bad:
+        raise _grade_error(where(first), items[first], bad)
+    return grades
+
+
+def _grade_value(value: Any) -> int | None:
+    """The grade ``value`` stands for, or None when it is not one."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (int, np.integer)):
+        number = int(value)
+        return number if -GRADE_LIMIT <= number <= GRADE_LIMIT else None
+    if isinstance(value, (float, np.floating, Decimal)):
+        if not _finite(value) or abs(value) > GRADE_LIMIT or value != int(value):
+            return None
+        return int(value)
+    return None
+
+
+def _finite(value: float | np.floating | Decimal) -> bool:
+    return value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)
+
+
+def _score_value(value: Any) -> float | None:
+    """The score ``value`` stands for (NaN included), or None when it is not a number."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        try:
+            return float(value)
+        except OverflowError:  # beyond float64, as the text "1e400" is
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, (float, np.floating, Decimal)):
+        return float(value)
+    return None
+
+
+def _grade_error(where: str, value: Any, count: int) -> ParseError:
+    """The message for a value that is not a grade: what was found and how to fix it."""
+    if isinstance(value, (float, np.floating, Decimal)) and not _finite(value):
+        if value != value:  # NaN
+            found = "NaN. NaN is not a grade: give the document a grade or drop the row"
+        else:
+            found = (f"{'-' if value < 0 else ''}infinity (a number beyond float64, such as 1e400, "
+                     "reads as infinity). Give the document an integer grade")
+    elif isinstance(value, (int, float, np.integer, np.floating, Decimal)) and not isinstance(value, bool):
+        if abs(value) > GRADE_LIMIT:
+            found = (f"{value!r}, outside that range, where every grade is exact in float64 "
+                     "arithmetic. Map the grades onto a smaller scale")
+        else:
+            found = (f"{value!r}, which is not a whole number. Round it or map it to an integer "
+                     "grade (2.0 is read as 2)")
+    else:
+        found = f"{value!r} ({type(value).__name__}). Write grades as numbers: 0, 1, 2, ..."
+    more = f" ({count} values are not valid grades.)" if count > 1 else ""
+    return ParseError(f"{where}: expected an integer relevance grade {_GRADE_RANGE}, found {found}.{more}")
 
 
 def _strings(values: Any) -> pa.ChunkedArray:
@@ -59,7 +233,10 @@ class Qrels:
     def __post_init__(self) -> None:
         object.__setattr__(self, "query_ids", _strings(self.query_ids))
         object.__setattr__(self, "doc_ids", _strings(self.doc_ids))
-        object.__setattr__(self, "relevance", np.asarray(self.relevance, dtype=np.int64))
+        object.__setattr__(self, "relevance", check_grades(self.relevance, self._row))
+
+    def _row(self, i: int) -> str:
+        return f"{self.source}: row {i + 1}"
 
     def __len__(self) -> int:
         return len(self.relevance)
@@ -70,9 +247,7 @@ class Qrels:
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
         """Build from ``{query_id: {doc_id: grade}}`` (pytrec_eval's shape)."""
-        from serpeval.io.tables import qrels_from_dict
-
-        return qrels_from_dict(judgments)
+        return qrels_from_nested(judgments, "<dict>", json_keys=False)
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """Return ``{query_id: {doc_id: grade}}``."""
@@ -126,9 +301,12 @@ class Run:
     def __post_init__(self) -> None:
         object.__setattr__(self, "query_ids", _strings(self.query_ids))
         object.__setattr__(self, "doc_ids", _strings(self.doc_ids))
-        object.__setattr__(self, "scores", np.asarray(self.scores, dtype=np.float64))
+        object.__setattr__(self, "scores", check_scores(self.scores, self._row))
         if not self.tag:
             object.__setattr__(self, "tag", self.name)
+
+    def _row(self, i: int) -> str:
+        return f"{self.source}: row {i + 1}"
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -139,9 +317,7 @@ class Run:
     @classmethod
     def from_dict(cls, scores: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
         """Build from ``{query_id: {doc_id: score}}`` (pytrec_eval's shape)."""
-        from serpeval.io.tables import run_from_dict
-
-        return run_from_dict(scores, name=name)
+        return run_from_nested(scores, name, "<dict>", json_keys=False)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Return ``{query_id: {doc_id: score}}`` (a duplicate doc keeps its last score)."""
@@ -166,3 +342,62 @@ class Run:
             self.query_ids, self.doc_ids, self.scores, name=name, tag=self.tag,
             source=self.source, skipped_lines=self.skipped_lines, source_kind=self.source_kind,
         )
+
+
+# ----------------------------------------------------------------------------- nested dicts
+
+
+def _flatten(nested: Mapping[str, Mapping[str, Any]], value: str, label: str, json_keys: bool
+             ) -> tuple[list[str], list[str], list[Any]]:
+    """Query ids, doc ids and values of ``{query_id: {doc_id: value}}`` (values unchecked).
+
+    ``json_keys`` names an entry by its JSON key path (``["q1"]["d7"]``, for a file), else
+    as ``query 'q1', doc 'd7'`` (a Python dict).
+    """
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list[Any] = []
+    for q, inner in nested.items():
+        if not isinstance(inner, Mapping):
+            where = f"key [{quote(q)}]" if json_keys else f"query {q!r}"
+            raise InputError(f"{label}: {where}: expected {{doc_id: {value}}}, found {type(inner).__name__}.")
+        for d, v in inner.items():
+            qids.append(str(q))
+            docs.append(str(d))
+            values.append(v)
+    if not values:
+        kind = "qrels have" if value == "grade" else "run has"
+        raise EmptyInputError(f"{label}: the {kind} no (query, doc, {value}) entries.")
+    return qids, docs, values
+
+
+def _entry_namer(qids: list[str], docs: list[str], label: str, json_keys: bool) -> Callable[[int], str]:
+    def where(i: int) -> str:
+        if json_keys:
+            return f"{label}: key [{quote(qids[i])}][{quote(docs[i])}]"
+        return f"{label}: query {qids[i]!r}, doc {docs[i]!r}"
+
+    return where
+
+
+def run_from_nested(scores: Mapping[str, Mapping[str, Any]], name: str, label: str, json_keys: bool) -> Run:
+    """A :class:`Run` from ``{query_id: {doc_id: score}}`` (errors as :func:`qrels_from_nested`)."""
+    qids, docs, values = _flatten(scores, "score", label, json_keys)
+    checked = check_scores(values, _entry_namer(qids, docs, label, json_keys))
+    return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, name=name, source=label)
+
+
+def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, json_keys: bool) -> Qrels:
+    """:class:`Qrels` from ``{query_id: {doc_id: grade}}``; ``label`` names the source in errors
+    (entries by JSON key path when ``json_keys``, else as ``query 'q', doc 'd'``)."""
+    qids, docs, values = _flatten(judgments, "grade", label, json_keys)
+    where = _entry_namer(qids, docs, label, json_keys)
+    grades = check_grades(values, where)
+    qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), grades, source=label)
+    first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    if first >= 0:  # only keys that differ but read as the same id: 1 and "1"
+        raise DuplicateError(
+            f"{where(second)}: document {docs[second]!r} is judged twice for query {qids[second]!r}: "
+            "two keys read as the same id. Keep one judgment per (query, document)."
+        )
+    return qrels

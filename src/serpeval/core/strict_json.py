@@ -22,7 +22,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["NULL_REASONS", "dumps", "json_ready"]
+__all__ = ["NULL_REASONS", "dumps", "json_ready", "quote"]
 
 #: The key under which an object says why some of its fields are null.
 NULL_REASONS = "null_reasons"
@@ -96,3 +96,11 @@ def _default(value: Any) -> Any:
 def dumps(payload: Any, *, indent: int | None = 2) -> str:
     """Strict JSON text of ``payload`` (no trailing newline): see the module docstring."""
     return json.dumps(json_ready(payload), indent=indent, default=_default, allow_nan=False)
+
+
+def quote(value: Any) -> str:
+    """``value`` as JSON text, for a message that shows a JSON key or value (``"q1"``, ``3``).
+
+    Not for writing documents (that is :func:`dumps`); non-ASCII text stays readable.
+    """
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -42,11 +42,9 @@ def _is_table(source: object) -> bool:
 def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
     """Read qrels from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
     if _is_table(source):
-        from serpeval.io.tables import read_table
+        from serpeval.io.tables import read_qrels_table
 
-        table, blank = read_table(source)  # type: ignore[arg-type]
-        q = qrels_from_dict(table) if isinstance(table, dict) else qrels_from_table(table, label=str(source))
-        return Qrels(q.query_ids, q.doc_ids, q.relevance, source=str(source), skipped_lines=blank)
+        return read_qrels_table(source)  # type: ignore[arg-type]
     return read_trec_qrels(source)
 
 
@@ -55,16 +53,10 @@ def read_run(
 ) -> Run:
     """Read a run from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
     if _is_table(source):
-        from serpeval.io.tables import read_table
+        from serpeval.io.tables import read_run_table
         from serpeval.io.trec import _stem
 
-        label = str(source)
-        display = name or _stem(label)
-        table, blank = read_table(source)  # type: ignore[arg-type]
-        run = run_from_dict(table, name=display) if isinstance(table, dict) else \
-            run_from_table(table, name=display, label=label)
-        return Run(run.query_ids, run.doc_ids, run.scores, name=display, source=label,
-                   skipped_lines=blank, source_kind="table")
+        return read_run_table(source, name or _stem(str(source)))  # type: ignore[arg-type]
     return read_trec_run(source, name=name, comments=comments)
 
 

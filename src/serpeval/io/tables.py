@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.data import Qrels, Run
+from serpeval.core.data import Qrels, Run, check_grades, check_scores, qrels_from_nested, run_from_nested
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.strict_json import quote
 
 __all__ = [
     "qrels_from_dict",
     "qrels_from_table",
+    "read_qrels_table",
+    "read_run_table",
     "read_table",
     "run_from_dict",
     "run_from_table",
@@ -46,16 +50,38 @@ def _to_arrow(obj: Any, label: str) -> pa.Table:
     if isinstance(obj, pa.Table):
         return obj
     module = type(obj).__module__.split(".")[0]
-    if module == "polars":
-        return obj.to_arrow()
-    if module == "pandas":
-        return pa.Table.from_pandas(obj, preserve_index=False)
+    try:
+        if module == "polars":
+            return obj.to_arrow()
+        if module == "pandas":
+            return pa.Table.from_pandas(obj, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as exc:
+        raise InputError(
+            f"{label}: the DataFrame cannot be read as columns of one type each: {exc}. "
+            "Give every column one type (numbers or text)."
+        ) from None
     if isinstance(obj, pa.RecordBatch):
         return pa.Table.from_batches([obj])
     raise InputError(
         f"{label}: cannot read a {type(obj).__name__}; expected a path, a dict "
         "{query_id: {doc_id: value}}, a pandas or polars DataFrame, or an Arrow table."
     )
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Names the rows of a table in messages: ``path:line`` for JSON lines, else ``label: row n``."""
+
+    label: str
+    lines: Sequence[int] | None = None
+
+    def at(self, i: int) -> str:
+        """The location of row ``i`` (0-based), with the label."""
+        return f"{self.label}:{self.lines[i]}" if self.lines is not None else f"{self.label}: row {i + 1}"
+
+    def short(self, i: int) -> str:
+        """The location of row ``i`` without the label (``line 7``, ``row 3``)."""
+        return f"line {self.lines[i]}" if self.lines is not None else f"row {i + 1}"
 
 
 def _column(table: pa.Table, role: str, label: str, given: str | None = None) -> pa.ChunkedArray:
@@ -70,11 +96,11 @@ def _column(table: pa.Table, role: str, label: str, given: str | None = None) ->
     )
 
 
-def _no_nulls(column: pa.ChunkedArray, role: str, label: str) -> None:
+def _no_nulls(column: pa.ChunkedArray, role: str, rows: _Rows) -> None:
     if column.null_count:
         first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(
-            f"{label}: row {first + 1}: the {role} is missing (null); "
+            f"{rows.at(first)}: the {role} is missing (null); "
             f"{column.null_count} row(s) have no {role}. Fill or drop them."
         )
 
@@ -88,21 +114,24 @@ def run_from_table(
     doc_col: str | None = None,
     score_col: str | None = None,
 ) -> Run:
-    """Build a :class:`Run` from a DataFrame or Arrow table with query, doc and score columns."""
-    table = _to_arrow(obj, label)
+    """Build a :class:`Run` from a DataFrame or Arrow table with query, doc and score columns.
+
+    Scores follow :func:`serpeval.core.data.check_scores`: numbers, NaN refused with its row.
+    """
+    return _run(_to_arrow(obj, label), name, _Rows(label), query_col, doc_col, score_col)
+
+
+def _run(table: pa.Table, name: str, rows: _Rows, query_col: str | None = None,
+         doc_col: str | None = None, score_col: str | None = None) -> Run:
+    label = rows.label
     q = _column(table, "query_id", label, query_col)
     d = _column(table, "doc_id", label, doc_col)
     s = _column(table, "score", label, score_col)
     for column, role in ((q, "query id"), (d, "doc id"), (s, "score")):
-        _no_nulls(column, role, label)
-    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type)):
-        raise ParseError(f"{label}: the score column has type {s.type}; expected numbers.")
-    scores = s.cast(pa.float64()).to_numpy()
-    if len(scores) == 0:
+        _no_nulls(column, role, rows)
+    if len(s) == 0:
         raise EmptyInputError(f"{label}: the run has no rows.")
-    nan = np.flatnonzero(np.isnan(scores))
-    if nan.size:
-        raise ParseError(f"{label}: row {nan[0] + 1}: the score is NaN; scores must be numbers.")
+    scores = check_scores(s, rows.at)
     return Run(q, d, scores, name=name, source=label, source_kind="table")
 
 
@@ -114,86 +143,49 @@ def qrels_from_table(
     doc_col: str | None = None,
     relevance_col: str | None = None,
 ) -> Qrels:
-    """Build :class:`Qrels` from a DataFrame or Arrow table with query, doc, relevance columns."""
-    table = _to_arrow(obj, label)
+    """Build :class:`Qrels` from a DataFrame or Arrow table with query, doc, relevance columns.
+
+    Grades follow :func:`serpeval.core.data.check_grades`: integers (``2.0`` is 2) within
+    ``±(2^53 - 1)``; ``2.5``, NaN, infinity and larger values are refused with their row.
+    """
+    return _qrels(_to_arrow(obj, label), _Rows(label), query_col, doc_col, relevance_col)
+
+
+def _qrels(table: pa.Table, rows: _Rows, query_col: str | None = None, doc_col: str | None = None,
+           relevance_col: str | None = None) -> Qrels:
+    label = rows.label
     q = _column(table, "query_id", label, query_col)
     d = _column(table, "doc_id", label, doc_col)
     r = _column(table, "relevance", label, relevance_col)
     for column, role in ((q, "query id"), (d, "doc id"), (r, "relevance")):
-        _no_nulls(column, role, label)
-    if pa.types.is_floating(r.type):
-        values = r.to_numpy()
-        bad = np.flatnonzero(values != np.round(values))
-        if bad.size:
-            raise ParseError(
-                f"{label}: row {bad[0] + 1}: relevance {float(values[bad[0]])!r} is not an integer grade."
-            )
-        grades = values.astype(np.int64)
-    elif pa.types.is_integer(r.type) or pa.types.is_boolean(r.type):
-        grades = r.cast(pa.int64()).to_numpy()
-    else:
-        raise ParseError(f"{label}: the relevance column has type {r.type}; expected integers.")
-    if len(grades) == 0:
+        _no_nulls(column, role, rows)
+    if len(r) == 0:
         raise EmptyInputError(f"{label}: the qrels have no rows.")
+    grades = check_grades(r, rows.at)
     qrels = Qrels(q, d, grades, source=label)  # ids become strings there
-    _refuse_duplicate_judgments(qrels, label)
+    _refuse_duplicate_judgments(qrels, rows)
     return qrels
 
 
-def _refuse_duplicate_judgments(qrels: Qrels, label: str) -> None:
-    from serpeval.io.trec import find_duplicate
+def _refuse_duplicate_judgments(qrels: Qrels, rows: _Rows) -> None:
+    from serpeval.core.arrays import find_duplicate
 
     first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
     if first >= 0:
         raise DuplicateError(
-            f"{label}: row {second + 1}: document {qrels.doc_ids[second].as_py()!r} is judged "
-            f"twice for query {qrels.query_ids[second].as_py()!r} (first at row {first + 1})."
+            f"{rows.at(second)}: document {qrels.doc_ids[second].as_py()!r} is judged twice for query "
+            f"{qrels.query_ids[second].as_py()!r} (first at {rows.short(first)})."
         )
 
 
-def _check_number(value: Any, where: str, integer: bool) -> None:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if integer and isinstance(value, bool):
-        ok = True
-    if not ok or (isinstance(value, float) and math.isnan(value)):
-        kind = "an integer grade" if integer else "a numeric score"
-        raise ParseError(f"{where}: expected {kind}, found {value!r}.")
-    if integer and isinstance(value, (float, np.floating)) and value != int(value):
-        raise ParseError(f"{where}: expected an integer grade, found {value!r}.")
-
-
-def _flatten(nested: Mapping[str, Mapping[str, Any]], value: str, integer: bool
-             ) -> tuple[list[str], list[str], list[Any]]:
-    """Query ids, doc ids and values of ``{query_id: {doc_id: value}}``, each value checked."""
-    qids: list[str] = []
-    docs: list[str] = []
-    values: list[Any] = []
-    for q, inner in nested.items():
-        if not isinstance(inner, Mapping):
-            raise InputError(f"<dict>: query {q!r}: expected {{doc_id: {value}}}, found {type(inner).__name__}.")
-        for d, v in inner.items():
-            _check_number(v, f"<dict>: query {q!r}, doc {d!r}", integer=integer)
-            qids.append(str(q))
-            docs.append(str(d))
-            values.append(int(v) if integer else float(v))
-    if not values:
-        kind = "qrels have" if integer else "run has"
-        raise EmptyInputError(f"<dict>: the {kind} no (query, doc, {value}) entries.")
-    return qids, docs, values
-
-
 def run_from_dict(scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
-    """Build a :class:`Run` from ``{query_id: {doc_id: score}}``."""
-    qids, docs, values = _flatten(scores, "score", integer=False)
-    return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), np.array(values),
-               name=name, source="<dict>")
+    """Build a :class:`Run` from ``{query_id: {doc_id: score}}`` (scores as :func:`run_from_table`)."""
+    return run_from_nested(scores, name, "<dict>", json_keys=False)
 
 
 def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
-    """Build :class:`Qrels` from ``{query_id: {doc_id: grade}}``."""
-    qids, docs, grades = _flatten(judgments, "grade", integer=True)
-    return Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()),
-                 np.array(grades, dtype=np.int64), source="<dict>")
+    """Build :class:`Qrels` from ``{query_id: {doc_id: grade}}`` (grades as :func:`qrels_from_table`)."""
+    return qrels_from_nested(judgments, "<dict>", json_keys=False)
 
 
 def _refuse_empty_query_ids(columns: dict[str, list[Any]], numbers: list[int], label: str) -> None:
@@ -209,53 +201,208 @@ def _refuse_empty_query_ids(columns: dict[str, list[Any]], numbers: list[int], l
                              "every line needs a query id.")
 
 
-def read_table(path: str | Path) -> tuple[pa.Table | dict[str, Any], int]:
+# ----------------------------------------------------------------------------- files
+
+
+class TableFile(NamedTuple):
+    """What :func:`read_table` read: the table (or JSON dict), the blank lines skipped (JSON
+    lines), and the physical line number of every row (JSON lines; None otherwise)."""
+
+    data: pa.Table | dict[str, Any]
+    skipped: int
+    lines: list[int] | None
+
+
+def read_qrels_table(path: str | Path) -> Qrels:
+    """Qrels from a ``.parquet``, ``.jsonl`` or ``.json`` file; errors name path:line (JSON
+    lines), the row (Parquet) or the key path (JSON)."""
+    label = str(path)
+    table = read_table(path)
+    if isinstance(table.data, dict):
+        qrels = qrels_from_nested(table.data, label, json_keys=True)
+    else:
+        qrels = _qrels(table.data, _Rows(label, table.lines))
+    return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped)
+
+
+def read_run_table(path: str | Path, name: str) -> Run:
+    """A run from a ``.parquet``, ``.jsonl`` or ``.json`` file (errors as :func:`read_qrels_table`)."""
+    label = str(path)
+    table = read_table(path)
+    if isinstance(table.data, dict):
+        run = run_from_nested(table.data, name, label, json_keys=True)
+    else:
+        run = _run(table.data, name, _Rows(label, table.lines))
+    return Run(run.query_ids, run.doc_ids, run.scores, name=name, source=label,
+               skipped_lines=table.skipped, source_kind="table")
+
+
+def read_table(path: str | Path) -> TableFile:
     """Read ``.parquet``, ``.jsonl`` (one object per line) or ``.json`` (dict of dicts).
 
-    Returns the table (or the JSON dict) and the number of blank lines skipped (JSONL).
+    JSON that repeats a key in one object is refused (a JSON reader would keep only the last
+    value, silently). In JSON lines a field keeps one type (numbers, text, ...) across lines;
+    an integer too large for int64 is read as the float it stands for, as JSON numbers are
+    (the grade check then refuses it; a score keeps it); ids are read as text when their
+    types mix.
     """
     p = Path(path)
     name = p.name.lower().removesuffix(".gz")
     if name.endswith((".parquet", ".pq")):
         import pyarrow.parquet as pq
 
-        return pq.read_table(p), 0
+        return TableFile(pq.read_table(p), 0, None)
     from serpeval.io.trec import read_source
 
     data, label = read_source(p)
     if name.endswith(".json"):
+        hook = _Objects()
         try:
-            loaded = json.loads(data)
+            loaded = json.loads(data, object_pairs_hook=hook)
         except json.JSONDecodeError as exc:
             raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.") from None
         if not isinstance(loaded, dict):
             raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
-        return loaded, 0
+        if hook.marked:
+            _refuse_repeated_keys(loaded, label)
+        return TableFile(loaded, 0, None)
     rows: list[dict[str, Any]] = []
-    numbers: list[int] = []  # the line of each row
+    numbers: list[int] = []
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()  # the newline that ends the last line
     blank = 0
+    hook = _Objects()
+    decoder = json.JSONDecoder(object_pairs_hook=hook)  # one decoder: json.loads(..., hook) builds one per line
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             blank += 1
             continue
         try:
-            row = json.loads(line)
+            row = decoder.decode(line.decode("utf-8"))
         except json.JSONDecodeError as exc:
             raise ParseError(f"{label}:{number}: invalid JSON ({exc.msg}): {line[:80]!r}.") from None
+        except UnicodeDecodeError:
+            raise ParseError(f"{label}:{number}: not UTF-8 text: {line[:80]!r}. Save the file as UTF-8.") from None
         if not isinstance(row, dict):
             raise ParseError(f"{label}:{number}: expected a JSON object per line, found {type(row).__name__}.")
+        repeated = _repeated_key(row, []) if hook.marked else None
+        if repeated is not None:
+            raise ParseError(
+                f"{label}:{number}: key {_key_path(*repeated)} appears twice in the object; a JSON reader "
+                "keeps only the last value, so serpeval refuses it. Keep one."
+            )
         rows.append(row)
         numbers.append(number)
     if not rows:
         raise EmptyInputError(f"{label}: no JSON lines.")
-    keys = {k for row in rows for k in row}
-    columns = {k: [row.get(k) for row in rows] for k in keys}
+    keys = dict.fromkeys(k for row in rows for k in row)
+    columns = {k: _jsonl_column(k, [row.get(k) for row in rows], label, numbers) for k in keys}
     _refuse_empty_query_ids(columns, numbers, label)
-    try:
-        return pa.table(columns), blank
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ParseError(f"{label}: the JSON lines have inconsistent value types: {exc}.") from None
+    return TableFile(pa.table(columns), blank, numbers)
 
+
+class _RepeatedKeys(dict):  # type: ignore[type-arg]
+    """A JSON object in which a key appears more than once (the first such key is kept)."""
+
+    repeated: str = ""
+
+
+class _Objects:
+    """``object_pairs_hook`` for :func:`json.loads`: plain dicts, except that an object whose
+    key repeats is marked (and :attr:`marked` set) so that the caller can say where."""
+
+    def __init__(self) -> None:
+        self.marked = False
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        self.marked = True
+        out = _RepeatedKeys(pairs)
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                out.repeated = key
+                break
+            seen.add(key)
+        return out
+
+
+def _repeated_key(obj: Any, path: list[str]) -> tuple[list[str], str] | None:
+    """The path and key of the first repeated key in ``obj``, outermost first, or None."""
+    if isinstance(obj, _RepeatedKeys):
+        return path, obj.repeated
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if isinstance(value, (dict, list)):
+                found = _repeated_key(value, [*path, key])
+                if found is not None:
+                    return found
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            found = _repeated_key(value, [*path, str(i)])
+            if found is not None:
+                return found
+    return None
+
+
+def _key_path(path: list[str], key: str) -> str:
+    return "".join(f"[{quote(k)}]" for k in [*path, key])
+
+
+def _refuse_repeated_keys(loaded: dict[str, Any], label: str) -> None:
+    repeated = _repeated_key(loaded, [])
+    if repeated is None:
+        return
+    path, key = repeated
+    if not path:
+        what = f"query {key!r} is listed twice at the top level; merge its two objects into one"
+    elif len(path) == 1:
+        what = f"document {key!r} is listed twice for query {path[0]!r}; keep one value"
+    else:
+        what = "keep one"
+    raise DuplicateError(
+        f"{label}: key {_key_path(path, key)} appears twice (a JSON reader keeps only the last "
+        f"value, silently): {what}."
+    )
+
+
+_ID_NAMES = frozenset(a.lower() for a in ALIASES["query_id"] + ALIASES["doc_id"])
+
+
+def _jsonl_column(name: str, values: list[Any], label: str, lines: list[int]) -> pa.Array:
+    """One field of every JSON line as an Arrow array (see :func:`read_table` for the rules)."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        pass
+    if name.lower() in _ID_NAMES:  # ids are opaque text: 301 and "301a" can share a field
+        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())
+    if all(v is None or _kind(v) == "a number" for v in values):  # integers beyond int64
+        return pa.array([v if v is None else _as_float(v) for v in values], pa.float64())
+    first = next(i for i, v in enumerate(values) if v is not None)
+    other = next(i for i, v in enumerate(values) if v is not None and _kind(v) != _kind(values[first]))
+    raise ParseError(
+        f"{label}:{lines[other]}: the {name!r} field holds {values[other]!r} ({_kind(values[other])}) but "
+        f"line {lines[first]} holds {values[first]!r} ({_kind(values[first])}). Give the field one type "
+        "in every line."
+    )
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "an object" if isinstance(value, dict) else "a list"
+
+
+def _as_float(value: float) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf

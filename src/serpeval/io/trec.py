@@ -15,7 +15,9 @@ Both give identical rows (a property test checks it). Rules, following trec_eval
   (trec_eval 10.0 accepts them in runs; pass ``comments=False`` to refuse them as 9.0.8 does);
 * runs: fields after the 6th are ignored, as are the ``iter`` and ``rank`` columns; the
   run tag reported is the one of the last line (trec_eval's ``runid``);
-* qrels: exactly 4 fields and an integer grade;
+* qrels: exactly 4 fields and an integer grade within ±(2^53 - 1) (``2.5`` and ``2.0`` are
+  refused here, where trec_eval's ``atol`` would read 2; a grade is never cast);
+* runs: a NaN score is refused; ``inf`` and ``1e400`` are infinite scores, as ``atof`` reads them;
 * ids are opaque byte strings (UTF-8): ``003`` and ``3`` are different queries;
 * ``.gz`` files are decompressed, ``-`` reads standard input.
 """
@@ -35,7 +37,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from serpeval.core.data import Qrels, Run
+from serpeval.core.arrays import find_duplicate
+from serpeval.core.data import Qrels, Run, check_grades, check_scores
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
@@ -217,6 +220,8 @@ def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], li
                 f"{_show(line)}.{hint}"
             )
         try:
+            if b"_" in fields[4]:  # Python reads 1_0.5 as 10.5; C's atof as 1
+                raise ValueError
             return float(fields[4])
         except ValueError:
             raise ParseError(
@@ -240,12 +245,15 @@ def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[
                 f"{_show(line)}.{hint}"
             )
         try:
-            return int(fields[3])
+            if b"_" in fields[3]:  # Python reads 1_000 as 1000; C's atol as 1
+                raise ValueError
+            value = int(fields[3])
         except ValueError:
             raise ParseError(
                 f"{label}:{number}: expected an integer relevance grade in column 4, found "
                 f"{fields[3].decode('utf-8', 'replace')!r} in {_show(line)}."
             ) from None
+        return int(check_grades([value], lambda _: f"{label}:{number}")[0])  # refuses |grade| > 2^53 - 1
 
     return _careful_rows(data, label, True, grade)
 
@@ -299,13 +307,7 @@ def read_trec_run(
         raise EmptyInputError(
             f"{src.label}: the run has no data lines; expected lines '{RUN_COLUMNS}'."
         )
-    bad = np.flatnonzero(np.isnan(scores))
-    if bad.size:
-        number = physical_line(src.data, int(bad[0]), comments)
-        raise ParseError(
-            f"{src.label}:{number}: the score is NaN; scores must be numbers (NaN has no rank). "
-            f"{bad.size} line(s) have a NaN score."
-        )
+    scores = check_scores(scores, lambda row: f"{src.label}:{physical_line(src.data, row, comments)}")
     tag = _last_tag(src.tail(), comments)
     if name is None:
         name = _stem(src.label)
@@ -326,7 +328,8 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
                                            "relevance": pa.int64()}, number="relevance")
     if fast is not None:
         table, skipped = fast
-        qids, docs, grades = table["query_id"], table["doc_id"], table["relevance"].to_numpy()
+        qids, docs = table["query_id"], table["doc_id"]
+        grades = check_grades(table["relevance"], lambda row: f"{src.label}:{physical_line(src.data, row)}")
         lines = None
     else:
         q, d, g, lines = _careful_qrels(src.data, src.label)
@@ -350,50 +353,6 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
             "Keep one judgment per (query, document)."
         )
     return qrels
-
-
-def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
-    """Return the rows of the first duplicated (query, doc) pair, or ``(-1, -1)``.
-
-    "First" means the duplicate whose second occurrence comes earliest in the input. A
-    cheap screen on 64-bit (query, doc) fingerprints finds the candidate rows; only those
-    are compared as strings.
-    """
-    from serpeval.core.arrays import codes_in, fingerprint, pair_key, take
-
-    n = len(query_ids)
-    if n < 2:
-        return -1, -1
-    codes, _ = codes_in(query_ids)
-    keys = pair_key(codes, fingerprint(doc_ids), inplace=True)
-    ordered = np.sort(keys)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    if repeated.size == 0:
-        return -1, -1
-    candidates = np.flatnonzero(np.isin(keys, repeated))
-    first, second = _exact_duplicate(take(query_ids, candidates), take(doc_ids, candidates))
-    if first < 0:
-        return -1, -1  # fingerprint collision between different pairs
-    return int(candidates[first]), int(candidates[second])
-
-
-def _exact_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
-    """:func:`find_duplicate` by sorting the strings (for the few candidate rows)."""
-    n = len(query_ids)
-    order = pc.sort_indices(
-        pa.table({"q": query_ids, "d": doc_ids, "i": np.arange(n)}),
-        sort_keys=[("q", "ascending"), ("d", "ascending"), ("i", "ascending")],
-    )
-    q = query_ids.take(order)
-    d = doc_ids.take(order)
-    same = pc.and_(pc.equal(q[1:], q[:-1]), pc.equal(d[1:], d[:-1])).to_numpy(zero_copy_only=False)
-    hits = np.flatnonzero(same)
-    if hits.size == 0:
-        return -1, -1
-    idx = order.to_numpy()
-    seconds = idx[hits + 1]
-    k = int(np.argmin(seconds))
-    return int(idx[hits[k]]), int(seconds[k])
 
 
 def _stem(label: str) -> str:

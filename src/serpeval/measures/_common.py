@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.data import GRADE_LIMIT
 from serpeval.measures._segments import relevant_docs
 from serpeval.measures.spec import Param
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 REL = Param(
     "rel", int, 1,
     "minimum grade that counts as relevant (inclusive); trec_eval's -l",
-    minimum=0,
+    minimum=0, maximum=GRADE_LIMIT,
 )
 GAIN = Param(
     "gain", str, "linear",

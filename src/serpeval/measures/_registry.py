@@ -121,8 +121,8 @@ class Registry:
                 cutoff = int(match["cutoff"])
             except ValueError:
                 raise InvalidParameterError(
-                    f"Invalid measure {text!r}: the cutoff after '@' must be an integer >= 1; "
-                    f"got {match['cutoff']!r}."
+                    f"Invalid measure {text!r}: the cutoff after '@' must be an integer from 1 to "
+                    f"2^63 - 1; got {match['cutoff']!r}."
                 ) from None
         return spec.bind(params, cutoff, text)
 

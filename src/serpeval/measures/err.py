@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 MAX_GRADE = Param(
     "max_grade", int, 4,
-    "grade of a perfect doc; stop probability R(g) = (2^g - 1) / 2^max_grade (gdeval: 4)",
-    minimum=1,
+    "grade of a perfect doc; stop probability R(g) = (2^g - 1) / 2^max_grade (gdeval: 4); "
+    "at most 53, so that R stays below 1 in float64",
+    minimum=1, maximum=53,
 )
 
 

@@ -29,13 +29,28 @@ def _check_k(k: int | None) -> None:
         raise InvalidParameterError(f"k must be an integer >= 1 or None; got {k!r}.")
 
 
-def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
+_EXP_HEADROOM = 960.0
+
+
+def _gain(grades: np.ndarray, gain: str, shift: float = 0.0) -> np.ndarray:
+    """gain(g), divided by 2^shift (exact: a power of two); shift 0 gives 2^g - 1 itself."""
     positive = np.maximum(grades, 0.0)
     if gain == "exp":
-        return np.exp2(positive) - 1.0
+        return np.exp2(positive - shift) - np.exp2(-shift)
     if gain == "linear":
         return positive
     raise InvalidParameterError(f"gain must be 'exp' or 'linear'; got {gain!r}.")
+
+
+def _shift(gain: str, *grades: np.ndarray) -> float:
+    """The power of two that keeps exp gains finite: 2^g - 1 is beyond float64 from g = 1024,
+    so grades above 960 are divided by 2^(highest - 960); 0 otherwise (no change at all)."""
+    highest = max((float(g.max()) for g in grades if g.size), default=0.0)
+    return max(0.0, highest - _EXP_HEADROOM) if gain == "exp" else 0.0
+
+
+def _scaled_dcg(g: np.ndarray, gain: str, shift: float) -> float:
+    return float(np.sum(_gain(g, gain, shift) / np.log2(np.arange(2, len(g) + 2))))
 
 
 def dcg(grades: Sequence[float], k: int | None = 10, gain: str = "exp") -> float:
@@ -52,7 +67,15 @@ def dcg(grades: Sequence[float], k: int | None = 10, gain: str = "exp") -> float
     """
     _check_k(k)
     g = _grades(grades, "grades")[:k]
-    return float(np.sum(_gain(g, gain) / np.log2(np.arange(2, len(g) + 2))))
+    shift = _shift(gain, g)
+    with np.errstate(over="ignore"):
+        value = float(np.ldexp(_scaled_dcg(g, gain, shift), int(shift))) if shift else _scaled_dcg(g, gain, 0.0)
+    if not np.isfinite(value):
+        raise InvalidParameterError(
+            f"the DCG of these grades is beyond float64: the highest is {float(g.max())!r} and 2^g - 1 is "
+            "beyond float64 from g = 1024. ndcg() is exact for any grade; for dcg() use gain='linear'."
+        )
+    return value
 
 
 def ndcg(
@@ -62,7 +85,8 @@ def ndcg(
 
     ``ideal_grades`` should hold the grades of *all* judged docs of the query, retrieved or
     not (otherwise a ranking that misses relevant docs can score 1). Returns 0 when the
-    ideal DCG is 0 (no doc with positive gain).
+    ideal DCG is 0 (no doc with positive gain). Any grade works with ``gain="exp"``: above
+    960 both DCGs are divided by one power of two, which cancels exactly.
 
     Examples:
         >>> ndcg([0, 1], [1, 0], k=2)  # 1/log2(3) / 1
@@ -70,9 +94,12 @@ def ndcg(
         >>> ndcg([0, 0], [0, 0])
         0.0
     """
-    ideal = np.sort(_grades(ideal_grades, "ideal_grades"))[::-1]
-    best = dcg(ideal, k=k, gain=gain)
-    return 0.0 if best == 0.0 else dcg(grades, k=k, gain=gain) / best
+    _check_k(k)
+    ideal = np.sort(_grades(ideal_grades, "ideal_grades"))[::-1][:k]
+    ranked = _grades(grades, "grades")[:k]
+    shift = _shift(gain, ideal, ranked)  # one scale for both: it cancels in the ratio
+    best = _scaled_dcg(ideal, gain, shift)
+    return 0.0 if best == 0.0 else _scaled_dcg(ranked, gain, shift) / best
 
 
 def reciprocal_rank(flags: Sequence[bool | int | float], k: int | None = None) -> float:

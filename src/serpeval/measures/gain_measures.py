@@ -53,7 +53,10 @@ def g_measure(r: Rankings, *, cutoff: None, gains: str) -> NDArray[np.float64]:
     ranks 1..i of max(ideal gain at that rank, 1) (the ideal's cumulative gain, at least 1
     per rank). A doc ranked where the ideal would be gets log2(2) = 1; falling behind the
     ideal discounts it. Gains are the grades (``gains`` overrides listed grades, as
-    trec_eval's ``-m G.1=3,2=9``). Edge cases: 0 when the query has no positive gain.
+    trec_eval's ``-m G.1=3,2=9``). Edge cases: 0 when the query has no positive gain. The lag
+    C_i - S_i counts as 0 where the ranking is ahead of the ideal, which only a table giving
+    unjudged docs (-1, -2) a gain makes possible (they are not in the ideal): trec_eval takes
+    the log of a number <= 0 there and prints nan or -inf.
     """
     table = parse_gain_table(gains) if gains else {}
     docs = gain_docs(r, "linear", gains)
@@ -61,7 +64,7 @@ def g_measure(r: Rankings, *, cutoff: None, gains: str) -> NDArray[np.float64]:
     gained = prefix_sums(gain, docs.offsets)  # zero gains add nothing: skip them
     ideal = sorted_ideal_gains(r, "linear", gains)
     spent = _ideal_cost(r, ideal, docs)
-    term = gain / np.log2(2.0 + spent - gained)
+    term = gain / np.log2(2.0 + np.maximum(spent - gained, 0.0))
     total = np.bincount(docs.segment, weights=term, minlength=r.n_queries)
     best = r.ideal_total(np.maximum(ideal, 0.0))
     return safe_divide(total, best)

@@ -20,15 +20,29 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.data import GRADE_LIMIT
 from serpeval.measures.cparse import atof, atol
-from serpeval.measures.spec import Param, format_value
+from serpeval.measures.spec import MAX_WEIGHT, Param, format_value
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from serpeval.ranking import Rankings
 
-__all__ = ["GAINS", "apply_gains", "format_gain_table", "ideal_gains", "parse_gain_table", "trec_gain_pairs"]
+__all__ = [
+    "EXP_HEADROOM",
+    "GAINS",
+    "apply_gains",
+    "exp_shift",
+    "format_gain_table",
+    "ideal_gains",
+    "parse_gain_table",
+    "trec_gain_pairs",
+]
+
+EXP_HEADROOM = 960
+"""``gain=exp`` gains of a query whose highest grade g is above this are computed divided by
+2^(g - 960), so that 2^g - 1 (beyond float64 from g = 1024) never overflows; see :func:`exp_shift`."""
 
 
 def parse_gain_table(text: str) -> dict[int, float]:
@@ -45,8 +59,10 @@ def parse_gain_table(text: str) -> dict[int, float]:
             raise ValueError(
                 f"expected grade:gain pairs separated by ';' such as '1:3;2:9', got {part!r}"
             ) from None
-        if not math.isfinite(value):
-            raise ValueError(f"the gain of grade {grade} must be a finite number, got {gain!r}")
+        if not -GRADE_LIMIT <= grade <= GRADE_LIMIT:
+            raise ValueError(f"a grade must be an integer within ±{GRADE_LIMIT} (2^53 - 1), got {level!r}")
+        if not (math.isfinite(value) and abs(value) <= MAX_WEIGHT):
+            raise ValueError(f"the gain of grade {grade} must be a number within ±1e100, got {gain!r}")
         if grade in table:
             raise ValueError(f"grade {grade} is listed twice")
         table[grade] = value
@@ -67,7 +83,7 @@ def _normalize(text: str) -> str:
 GAINS = Param(
     "gains", str, "",
     "custom gains grade:gain;... overriding the base gain of the listed grades "
-    "(trec_eval's -m ndcg.1=3,2=9)",
+    "(trec_eval's -m ndcg.1=3,2=9); grades within ±(2^53 - 1), gains within ±1e100",
     normalize=_normalize,
 )
 
@@ -102,25 +118,66 @@ def _is_int(text: str) -> bool:
     return body.isdigit() and body.isascii()
 
 
-def apply_gains(grades: NDArray[np.int64], base: str, table: dict[int, float]
-                ) -> NDArray[np.float64]:
-    """Gain of each grade: the table's value where listed, else the base gain (0 for grade <= 0)."""
+def apply_gains(grades: NDArray[np.int64], base: str, table: dict[int, float],
+                shift: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+    """Gain of each grade: the table's value where listed, else the base gain (0 for grade <= 0).
+
+    With ``shift`` (one power of two per grade, from :func:`exp_shift`) every gain is divided
+    by 2^shift: the exp gain is computed as 2^(g - shift) - 2^-shift, which does not overflow.
+    A shift of 0 gives exactly the unscaled gains.
+    """
     g = np.maximum(grades, 0).astype(np.float64)
-    out = np.exp2(g) - 1.0 if base == "exp" else g
+    if table and base == "exp":  # listed grades get their listed gain: no 2^g for them
+        g[np.isin(grades, np.array(list(table), dtype=np.int64))] = 0.0
+    if base != "exp":
+        out = g
+    elif shift is None:
+        out = np.exp2(g) - 1.0
+    else:
+        s = shift.astype(np.float64)
+        out = np.exp2(g - s) - np.exp2(-s)
     for grade, value in table.items():
-        out[grades == grade] = value
+        hit = grades == grade
+        out[hit] = value if shift is None else np.ldexp(value, -shift[hit])
     return out
+
+
+def exp_shift(r: Rankings, base: str, table: dict[int, float]) -> NDArray[np.int64] | None:
+    """Per query, the power of two k by which its ``gain=exp`` gains are divided; None when no
+    query needs it (``gain=linear``, or every grade <= :data:`EXP_HEADROOM`).
+
+    2^g - 1 is beyond float64 from g = 1024 (and sums of gains overflow a little earlier), so
+    nDCG would be inf/inf = NaN. A query whose highest grade not overridden by ``table`` is
+    G > 960 gets k = G - 960: its largest gain becomes about 2^960 and a sum over up to 2^63
+    documents stays finite. Dividing by a power of two is exact in floating point, so nDCG,
+    a ratio of two sums scaled alike, is the same number it would be with unbounded floats
+    (up to gains more than 2^1074 times smaller than the largest, which become 0). Queries
+    with k = 0 are computed exactly as without scaling. DCG and IDCG multiply back by 2^k
+    and refuse a value beyond float64 (``ndcg.unscale``).
+    """
+    if base != "exp" or len(r.ideal_grades) == 0 or r.ideal_grades.max() <= EXP_HEADROOM:
+        return None
+    grades = r.ideal_grades
+    own = grades > EXP_HEADROOM
+    if table:
+        own &= ~np.isin(grades, np.array(list(table), dtype=np.int64))
+    top = np.full(r.n_queries, EXP_HEADROOM, dtype=np.int64)
+    np.maximum.at(top, r.ideal_segment[own], grades[own])
+    return top - EXP_HEADROOM
 
 
 def ideal_gains(r: Rankings, base: str, table: dict[int, float]) -> NDArray[np.float64]:
     """Per query, the gains of its judged docs (grade >= 0) sorted descending, flat like
-    ``r.ideal_grades``; judgments with a negative grade give gain 0 and sort last.
+    ``r.ideal_grades``; judgments with a negative grade give gain 0 and sort last. Gains are
+    divided by the query's 2^k of :func:`exp_shift` (k = 0 but for huge exp gains).
 
     Without a table the gain grows with the grade, so ``r.ideal_grades`` is already in
     order; with one, each query's gains are sorted again.
     """
     judged = r.ideal_grades >= 0
-    gain = np.where(judged, apply_gains(r.ideal_grades, base, table), 0.0)
+    shift = exp_shift(r, base, table)
+    scale = None if shift is None else shift[r.ideal_segment]
+    gain = np.where(judged, apply_gains(r.ideal_grades, base, table, scale), 0.0)
     if not table:
         return gain
     # Within each query, positive gains first (descending), then zeros, then negatives.

@@ -89,14 +89,14 @@ def parse_levels(text: str) -> tuple[float, ...]:
         raise ValueError(
             f"expected recall levels separated by ';' such as '0.2;0.5;0.8', got {text!r}"
         ) from None
-    if not all(np.isfinite(levels)):
-        raise ValueError(f"recall levels must be finite numbers, got {text!r}")
+    if not all(0.0 <= x <= 1.0 for x in levels):
+        raise ValueError(f"recall levels must be numbers in [0, 1], got {text!r}")
     return tuple(sorted(levels))
 
 
 LEVELS = Param(
     "levels", str, "",
-    "recall levels to average, separated by ';' (default: 0, 0.1, ..., 1, the 11 points)",
+    "recall levels in [0, 1] to average, separated by ';' (default: 0, 0.1, ..., 1, the 11 points)",
     normalize=lambda text: ";".join(format_value(x) for x in parse_levels(text)),
 )
 
@@ -133,8 +133,8 @@ SPEC = MeasureSpec(
     summary="interpolated precision at a recall level: best precision from the c-th relevant "
             "doc down",
     kernel=iprec,
-    params=(REL, Param("recall", float, 0.0, "recall level x, usually in [0, 1] (c = round(x*R) "
-                       "relevant docs; levels above 1 are never reached)"), ROUNDING),
+    params=(REL, Param("recall", float, 0.0, "recall level x (c = round(x*R) relevant docs)",
+                       minimum=0.0, maximum=1.0), ROUNDING),
     trec=("iprec_at_recall",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979 (interpolation); trec_eval m_iprec_at_recall.c",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.errors import InputError
 from serpeval.measures._common import GAIN, safe_divide
 from serpeval.measures._segments import (
     Picked,
@@ -19,6 +20,7 @@ from serpeval.measures._segments import (
 from serpeval.measures.gains import (
     GAINS,
     apply_gains,
+    exp_shift,
     format_gain_table,
     ideal_gains,
     parse_gain_table,
@@ -41,47 +43,93 @@ def dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArr
     may be negative and then lower the DCG). Without a cutoff the whole ranking counts.
     The running DCG is summed down the ranking once per evaluation over the docs with a
     non-zero gain (in trec_eval's order); every cutoff reads it at rank k.
+
+    With ``gain=exp`` a grade of 1024 or more gives a gain beyond float64 (2^1024); a query
+    whose DCG is beyond float64 is refused (InputError naming it) rather than printed as
+    inf. nDCG has no such limit (see ``_gains.exp_shift``).
     """
-    return dcg_at(r, gain, gains, cutoff)
+    return unscale(r, dcg_at(r, gain, gains, cutoff), gain, gains, "DCG")
 
 
 def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = ""
               ) -> NDArray[np.float64]:
     """DCG of the ideal ranking: every judged doc of the query (retrieved or not) by gain,
-    descending, cut at k; only positive gains count (trec_eval's ``ideal_dcg``)."""
+    descending, cut at k; only positive gains count (trec_eval's ``ideal_dcg``). A value
+    beyond float64 is refused, as for :func:`dcg`."""
+    return unscale(r, scaled_ideal_dcg(r, cutoff, gain, gains), gain, gains, "IDCG")
+
+
+def scaled_ideal_dcg(r: Rankings, cutoff: int | None, gain: str, gains: str) -> NDArray[np.float64]:
+    """:func:`ideal_dcg` divided by each query's 2^k of ``_gains.exp_shift`` (k = 0 but for
+    exp gains of grades above 960)."""
     return at_depth(idcg_running(r, gain, gains), r.ideal_offsets, cutoff)
+
+
+def unscale(r: Rankings, values: NDArray[np.float64], gain: str, gains: str, what: str
+            ) -> NDArray[np.float64]:
+    """Multiply scaled per-query values back by 2^k; refuse a value beyond float64."""
+    table = parse_gain_table(gains) if gains else {}
+    shift = memo(r, ("exp_shift", gain, gains), lambda: exp_shift(r, gain, table))
+    if shift is None:
+        return values
+    with np.errstate(over="ignore"):  # a value beyond float64 is refused just below
+        out = np.ldexp(values, shift)
+    bad = np.flatnonzero(~np.isfinite(out))
+    if bad.size:
+        q = int(bad[0])
+        top = int(r.ideal_grades[r.ideal_offsets[q]])
+        raise InputError(
+            f"{what} with gain=exp of query {str(r.query_ids[q])!r} is beyond float64: its grades "
+            f"reach {top} and 2^g - 1 is beyond float64 from g = 1024"
+            f"{f' ({bad.size} queries like this)' if bad.size > 1 else ''}. "
+            f"nDCG(gain=exp) is exact for any grade (the scale cancels); for {what} use gain=linear "
+            "or grades below 1024."
+        )
+    return out
 
 
 def dcg_at(r: Rankings, gain: str, gains: str, depth: int | NDArray[np.int64] | None,
            queries: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
-    """DCG of each query (or of each of ``queries``) over its top ``depth`` docs."""
+    """DCG of each query (or of each of ``queries``) over its top ``depth`` docs, divided by
+    the query's 2^k of ``_gains.exp_shift`` (k = 0 but for exp gains of grades above 960)."""
     docs, running = dcg_running(r, gain, gains)
     return docs.value_at(running, docs.count_in_top(depth, queries), queries)
 
 
 def dcg_running(r: Rankings, gain: str, gains: str) -> tuple[Picked, NDArray[np.float64]]:
     """The ranked docs with a non-zero gain and, at each, the DCG of its query down to it
-    (summed in rank order once per rankings and gain; zero gains add nothing)."""
+    (summed in rank order once per rankings and gain; zero gains add nothing), scaled as
+    :func:`dcg_at` says."""
     table = parse_gain_table(gains) if gains else {}
     docs = gain_docs(r, gain, gains)
 
     def make() -> NDArray[np.float64]:
-        value = apply_gains(r.grades[docs.index], gain, table)
+        shift = memo(r, ("exp_shift", gain, gains), lambda: exp_shift(r, gain, table))
+        scale = None if shift is None else shift[docs.segment]
+        value = apply_gains(r.grades[docs.index], gain, table, scale)
         return prefix_sums(value / np.log2(docs.position + 2.0), docs.offsets)
 
     return docs, memo(r, ("dcg_running", gain, gains), make)
 
 
 def gain_docs(r: Rankings, gain: str, gains: str) -> Picked:
-    """The ranked docs whose gain is not 0."""
+    """The ranked docs whose gain is not 0 (linear and exp gains are 0 exactly for grades
+    <= 0 and positive above; a table sets the gain of the grades it lists)."""
     if not gains:
-        return relevant_docs(r, 1)  # linear and exp gains are 0 exactly for grades <= 0
+        return relevant_docs(r, 1)
     table = parse_gain_table(gains)
-    return picked(r, ("gain", gain, gains), lambda: apply_gains(r.grades, gain, table) != 0)
+
+    def nonzero() -> NDArray[np.bool_]:
+        listed = np.isin(r.grades, np.array(list(table), dtype=np.int64))
+        zero_gain = np.array([g for g, v in table.items() if v == 0], dtype=np.int64)
+        return np.where(listed, ~np.isin(r.grades, zero_gain), r.grades > 0)
+
+    return picked(r, ("gain", gain, gains), nonzero)
 
 
 def idcg_running(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
-    """For each position of the ideal rankings, the ideal DCG down to it (positive gains)."""
+    """For each position of the ideal rankings, the ideal DCG down to it (positive gains),
+    scaled as :func:`dcg_at` says."""
     def make() -> NDArray[np.float64]:
         ideal = np.maximum(sorted_ideal_gains(r, gain, gains), 0.0)
         return prefix_sums(ideal / ideal_log2(r), r.ideal_offsets)
@@ -103,9 +151,14 @@ def ndcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDAr
     the query has no doc with positive gain (IDCG = 0). With ``gain=linear`` this equals
     trec_eval; with ``gain=exp`` it equals gdeval's nDCG on topics that have a relevant doc.
     ``gains`` overrides the gain of listed grades (see :func:`dcg`).
+
+    With ``gain=exp`` any grade works: 2^g - 1 is beyond float64 from g = 1024, so a query
+    with grades above 960 has its gains divided by one power of two, which cancels exactly
+    in the ratio (``_gains.exp_shift``). E.g. grades 2000 and 1999 ranked 1999 first (the
+    -1 of 2^g - 1 is below float64's precision there):
+    (2^1999 + 2^2000 / log2 3) / (2^2000 + 2^1999 / log2 3) = (1/2 + 1/log2 3) / (1 + 1/(2 log2 3)).
     """
-    return safe_divide(dcg(r, cutoff=cutoff, gain=gain, gains=gains),
-                       ideal_dcg(r, cutoff=cutoff, gain=gain, gains=gains))
+    return safe_divide(dcg_at(r, gain, gains, cutoff), scaled_ideal_dcg(r, cutoff, gain, gains))
 
 
 def trec_gains(text: str) -> dict[str, str]:

@@ -41,9 +41,11 @@ def normalized_gains(r: Rankings, table: dict[int, float], docs: Picked) -> NDAr
     hi = np.full(r.n_queries, max(0.0, listed.max(initial=0.0)))
     # The highest grade 0..G that keeps its own gain (is not listed).
     for grade in np.unique(top[top >= 0]):
-        free = [g for g in range(int(grade), -1, -1) if g not in table]
-        if free:
-            hi[top == grade] = np.maximum(hi[top == grade], float(free[0]))
+        free = int(grade)
+        while free >= 0 and free in table:  # at most len(table) steps, whatever the grade
+            free -= 1
+        if free >= 0:
+            hi[top == grade] = np.maximum(hi[top == grade], float(free))
     grades = r.grades[docs.index]
     gain = apply_gains(grades, "linear", table)
     in_table = (grades >= 0) & (grades <= top[docs.segment])

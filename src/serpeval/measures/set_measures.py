@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from serpeval.measures._common import REL, hits, safe_divide
 from serpeval.measures.cparse import atof
-from serpeval.measures.spec import MeasureSpec, Param
+from serpeval.measures.spec import MAX_WEIGHT, MeasureSpec, Param
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,6 +46,8 @@ def trec_beta(text: str) -> dict[str, float]:
     x = atof(text)
     if x < 0:
         raise ValueError(f"set_F's parameter is beta squared and cannot be negative, got {text!r}")
+    if not x <= MAX_WEIGHT**2:
+        raise ValueError(f"set_F's parameter is beta squared and must be at most 1e200, got {text!r}")
     return {"beta": math.sqrt(x)}
 
 
@@ -71,7 +73,8 @@ SET_F = MeasureSpec(
     name="SetF",
     summary="F-measure of SetP and SetR (beta weights recall)",
     kernel=set_f,
-    params=(REL, Param("beta", float, 1.0, "weight of recall relative to precision", minimum=0.0)),
+    params=(REL, Param("beta", float, 1.0, "weight of recall relative to precision",
+                       minimum=0.0, maximum=MAX_WEIGHT)),
     trec=("set_F",),
     trec_params=trec_beta,
     properties=frozenset({"bounded", "no_relevant_is_zero"}),

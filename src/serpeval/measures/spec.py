@@ -22,10 +22,17 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Rankings
 
-__all__ = ["Measure", "MeasureSpec", "Param", "aggregate", "format_value"]
+__all__ = ["MAX_CUTOFF", "MAX_WEIGHT", "Measure", "MeasureSpec", "Param", "aggregate", "format_value"]
 
 Kernel = Callable[..., "NDArray[np.float64]"]
 
+
+MAX_CUTOFF = 2**63 - 1
+"""The largest cutoff ``@k``: ranks are int64."""
+
+MAX_WEIGHT = 1e100
+"""The largest magnitude of a gain, a utility coefficient or an F-measure beta: far beyond
+any real scale, and small enough that a sum over 2^63 documents stays finite in float64."""
 
 GMEAN_FLOOR = 1e-5
 """Geometric means average ``log(max(x, GMEAN_FLOOR))`` (trec_eval's ``MIN_GEO_MEAN``)."""
@@ -212,9 +219,11 @@ class MeasureSpec:
                 raise InvalidParameterError(
                     f"Invalid measure {text!r}: {self.name} takes no cutoff; write {self.name!r}."
                 )
-            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1:
+            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) \
+                    or not 1 <= cutoff <= MAX_CUTOFF:
                 raise InvalidParameterError(
-                    f"Invalid measure {text!r}: the cutoff must be an integer >= 1; got {cutoff!r}."
+                    f"Invalid measure {text!r}: the cutoff must be an integer from 1 to {MAX_CUTOFF} "
+                    f"(2^63 - 1); got {cutoff!r}."
                 )
             cutoff = int(cutoff)
         elif self.cutoff == "required":

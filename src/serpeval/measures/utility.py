@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.data import GRADE_LIMIT
 from serpeval.measures._common import REL, hits
 from serpeval.measures.cparse import atof
-from serpeval.measures.spec import MeasureSpec, Param
+from serpeval.measures.spec import MAX_WEIGHT, MeasureSpec, Param
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -48,11 +49,14 @@ SPEC = MeasureSpec(
     kernel=utility,
     params=(
         REL,
-        Param("a", float, 1.0, "worth of a relevant doc retrieved"),
-        Param("b", float, -1.0, "worth of a non-relevant (or unjudged) doc retrieved"),
-        Param("c", float, 0.0, "worth of a relevant doc not retrieved"),
-        Param("d", float, 0.0, "worth of a non-relevant doc not retrieved (needs collection)"),
-        Param("collection", int, 0, "number of docs in the collection (trec_eval -N)", minimum=0),
+        Param("a", float, 1.0, "worth of a relevant doc retrieved", minimum=-MAX_WEIGHT, maximum=MAX_WEIGHT),
+        Param("b", float, -1.0, "worth of a non-relevant (or unjudged) doc retrieved",
+              minimum=-MAX_WEIGHT, maximum=MAX_WEIGHT),
+        Param("c", float, 0.0, "worth of a relevant doc not retrieved", minimum=-MAX_WEIGHT, maximum=MAX_WEIGHT),
+        Param("d", float, 0.0, "worth of a non-relevant doc not retrieved (needs collection)",
+              minimum=-MAX_WEIGHT, maximum=MAX_WEIGHT),
+        Param("collection", int, 0, "number of docs in the collection (trec_eval -N)",
+              minimum=0, maximum=GRADE_LIMIT),
     ),
     trec=("utility",),
     bounds=None,

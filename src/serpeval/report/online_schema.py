@@ -16,11 +16,12 @@ their type. Keys not listed are ignored. Numbers are JSON numbers or ``null``: t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from serpeval.core.strict_json import quote
 
 __all__ = ["SCHEMAS", "schema_problem"]
 
@@ -36,14 +37,14 @@ def _found(value: Any) -> str:
         return "an object"
     if isinstance(value, list):
         return f"a list of {len(value)}"
-    text = json.dumps(value, ensure_ascii=False)
+    text = quote(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _key_path(path: str, key: str) -> str:
     if key.isidentifier():
         return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    return f"{path}[{quote(key)}]"
 
 
 @dataclass(frozen=True)

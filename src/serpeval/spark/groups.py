@@ -31,9 +31,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.core.data import Qrels, Run
+from serpeval.core.arrays import find_duplicate
+from serpeval.core.data import Qrels, Run, check_grades
 from serpeval.core.errors import DuplicateError, InputError, ParseError, SerpevalError
-from serpeval.io.trec import find_duplicate
 from serpeval.measures import parse_measures
 from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank
 
@@ -116,19 +116,16 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
 
 
 def _qrels(table: pa.Table, label: str) -> Qrels:
-    """Qrels from the group's judgments, refusing nulls and fractional grades."""
+    """Qrels from the group's judgments, refusing nulls and what is not a grade
+    (:func:`serpeval.core.data.check_grades`: 2.5, NaN, infinity, beyond ±(2^53 - 1))."""
     _refuse_nulls(table, ("query_id", "doc_id", "relevance"), label)
-    relevance = table["relevance"]
-    grades = relevance.to_numpy()
-    if pa.types.is_floating(relevance.type):
-        bad = np.flatnonzero(grades != np.round(grades))
-        if bad.size:
-            raise ParseError(
-                f"{label}: relevance {float(grades[bad[0]])!r} of document "
-                f"{table['doc_id'][int(bad[0])].as_py()!r} for query "
-                f"{table['query_id'][int(bad[0])].as_py()!r} is not an integer grade."
-            )
-    return Qrels(table["query_id"], table["doc_id"], grades.astype(np.int64), source=label)
+
+    def where(i: int) -> str:
+        return (f"{label}: the relevance of document {table['doc_id'][i].as_py()!r} for query "
+                f"{table['query_id'][i].as_py()!r}")
+
+    grades = check_grades(table["relevance"], where)
+    return Qrels(table["query_id"], table["doc_id"], grades, source=label)
 
 
 def _refuse_duplicate_judgments(qrels: Qrels, label: str) -> None:
