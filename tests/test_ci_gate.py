@@ -13,6 +13,7 @@ from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.gate import gate, gate_results
 from serpeval.core.errors import OptionError
 from serpeval.evaluation.evaluate import evaluate
+from serpeval.report.gate import explain_gate
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +128,7 @@ def test_report_and_explanation(collection) -> None:
     fields = {"p_value", "p_value_corrected", "bound", "margin", "regressions"}
     assert fields <= set(report["checks"][0])
     json.dumps(report, allow_nan=False)
-    text = result.explain(top=3)
+    text = explain_gate(result, top=3)
     assert text.startswith("serpeval gate: FAIL - candidate baseline vs baseline candidate")
     assert "cannot rule out a drop of more than 0.0100" in text
     assert "Largest per-query drops on nDCG@10" in text

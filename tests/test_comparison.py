@@ -16,7 +16,7 @@ from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare, compare_results
 from serpeval.core.errors import InputError, MissingQueriesWarning, OptionError, StatsError
 from serpeval.evaluation.evaluate import evaluate
-from serpeval.report.comparison import human_rows
+from serpeval.report.comparison import human_rows, render_comparison
 
 # Three queries, one relevant doc each. RR per query:
 #   bad:  x first everywhere -> 1/2, 1/2, 1/2     good: 1, 1, 1/2      (q3: x before c in both)
@@ -206,7 +206,7 @@ def test_to_dicts_json_and_per_query(demo: serpeval.Results) -> None:
     assert len(per_query) == 9 * 80
     first = per_query[0]
     assert first["delta"] == pytest.approx(first["value"] - first["baseline_value"])
-    payload = json.loads(c.render("json", per_query=True))
+    payload = json.loads(render_comparison(c, "json", per_query=True))
     assert payload["comparisons"][0]["p_value"] == pytest.approx(rows[0]["p_value"])
     assert payload["queries"] == 80
     assert len(payload["per_query"]) == 720
@@ -224,7 +224,7 @@ def test_non_finite_values_become_null_in_json() -> None:
 
 def test_renderers(demo: serpeval.Results) -> None:
     c = compare_results(demo, pairs="all")
-    latex = c.render("latex")
+    latex = render_comparison(c, "latex")
     assert "\\toprule" in latex
     assert "\\midrule" in latex
     assert "\\bottomrule" in latex
@@ -233,15 +233,15 @@ def test_renderers(demo: serpeval.Results) -> None:
     assert b_row.count("$^{a") == 3
     assert "Holm correction" in latex
     assert "$p \\le 0.05$" in latex
-    markdown = c.render("markdown")
+    markdown = render_comparison(c, "markdown")
     assert markdown.splitlines()[2].startswith("| measure | system | vs |")
-    table = c.render("table")
+    table = render_comparison(c, "table")
     assert "▲" in table
     assert "p (Holm)" in table
-    csv = c.render("csv").splitlines()
+    csv = render_comparison(c, "csv").splitlines()
     assert csv[0].split(",")[:3] == ["measure", "system", "baseline"]
     assert len(csv) == 19
-    assert "query_id" in c.render("tsv", per_query=True).splitlines()[0]
+    assert "query_id" in render_comparison(c, "tsv", per_query=True).splitlines()[0]
 
 
 def test_geometric_and_count_measures() -> None:

@@ -18,6 +18,7 @@ from serpeval.cli import main
 from serpeval.comparison.gate import MaxDrop, check_max_drop, gate, parse_max_drop
 from serpeval.core.errors import OptionError
 from serpeval.measures import parse_measures
+from serpeval.report.gate import explain_gate
 
 
 @pytest.mark.parametrize(
@@ -114,14 +115,14 @@ def test_relative_drop_of_one_percent_is_five_thousandths_of_a_half() -> None:
     assert absolute.p_value == pytest.approx(check.p_value, rel=1e-12)
     # the unit and the threshold it translated to, in the explanation and the JSON report
     assert "allowed drop: 1% of each measure's baseline mean (relative): RR 0.0050 = 1% of " \
-           "the baseline mean 0.5000" in result.explain()
+           "the baseline mean 0.5000" in explain_gate(result)
     report = result.to_dict()
     assert (report["max_drop"], report["relative"]) == (0.01, True)
     assert (report["max_drop_unit"], report["max_drop_text"]) == ("relative", "1%")
     assert report["checks"][0]["margin_unit"] == "absolute"
     assert report["checks"][0]["margin_from"] == "0.005000 = 1% of the baseline mean 0.500000"
     plain = gate(QRELS, BASE, CAND, ["RR"], max_drop=0.01)
-    assert "allowed drop: 0.0100 absolute, in each measure's units" in plain.explain()
+    assert "allowed drop: 0.0100 absolute, in each measure's units" in explain_gate(plain)
     assert plain.to_dict()["max_drop_unit"] == "absolute"
 
 

@@ -128,7 +128,7 @@ def test_user_text_is_escaped() -> None:
             "plain & simple": {"q1": {"b": 2.0, "a": 1.0}, "q2": {"b": 2.0}, "q3": {"x": 1.0}}}
     topics = {"q1": "<img src=x onerror=alert(1)>", "q2": 'quotes " and \' and &amp;'}
     res = serpeval.evaluate(qrels, runs, ["RR"])
-    html = res.to_html(topics=topics)
+    html = html_report(res, compare_results(res, rng=0), topics=topics)
     assert "<script>alert" not in html
     assert "<img src=x" not in html
     assert "&lt;script&gt;alert(" in html
@@ -139,7 +139,7 @@ def test_user_text_is_escaped() -> None:
 
 def test_single_run_report_has_no_comparison(collection, parse) -> None:
     res = serpeval.evaluate(collection.qrels, {"only": collection.runs["baseline"]}, ["AP", "P@10"])
-    parsed = parse(res.to_html())
+    parsed = parse(html_report(res))
     assert list(parsed.sections) == ["overview", "metrics", "per-query", "distributions", "rules"]
     assert parsed.sections["per-query"].title == "Per-query values"
     table = parsed.sections["per-query"].tables[0]
@@ -150,13 +150,19 @@ def test_single_run_report_has_no_comparison(collection, parse) -> None:
     assert means.column("AP") == [number(res.aggregate("only", "AP"))]
 
 
-def test_uncomparable_runs_still_report_and_say_why(parse) -> None:
-    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
-    runs = {"one": {"q1": {"a": 1.0}}, "two": {"q2": {"b": 1.0}}}
+def test_uncomparable_runs_still_report_and_say_why(parse, tmp_path) -> None:
+    """``serpeval report`` on runs with no common query: the evaluation, and why no tests."""
+    from serpeval.cli import main
+
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "one").write_text("q1 Q0 a 1 1.0 one\n")
+    (tmp_path / "two").write_text("q2 Q0 b 1 1.0 two\n")
+    out = tmp_path / "r.html"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQueriesWarning)
-        res = serpeval.evaluate(qrels, runs, ["AP"])
-    html = res.to_html()
+        assert main(["report", str(tmp_path / "q.txt"), str(tmp_path / "one"), str(tmp_path / "two"),
+                     "-m", "AP", "-o", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
     assert "no significance tests: a comparison needs at least 2 queries" in html
     coverage = parse(html).sections["rules"].tables[0]
     assert coverage.column("missing") == ["1", "1"]
@@ -185,7 +191,7 @@ def test_save_html_writes_utf8(tmp_path, results) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<!doctype html>")
     assert "<title>Ünïcode ✓</title>" in text
-    assert results.save_html(str(tmp_path / "s.html"), compare=False) == str(tmp_path / "s.html")
+    assert save_html(tmp_path / "s.html", results) == tmp_path / "s.html"
     assert "Per-query values" in (tmp_path / "s.html").read_text(encoding="utf-8")
 
 

@@ -132,6 +132,7 @@ def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.cmd_evaluate import coverage_notes
     from serpeval.comparison.compare import compare_results
+    from serpeval.report.comparison import render_comparison
 
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]
 
@@ -146,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
     qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
                                                          test)
     color = args.output is None and sys.stdout.isatty()
-    text = comparison.render(args.format, per_query=args.per_query, digits=args.digits, color=color)
+    text = render_comparison(comparison, args.format, per_query=args.per_query, digits=args.digits,
+                             color=color)
     notes = coverage_notes(results, qrels, runs)
     if args.format == "table":
         text += "".join(f"{note}\n" for note in notes)

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.cmd_evaluate import coverage_notes
     from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
+    from serpeval.report.gate import explain_gate
 
     measures = split_measures(args.measures) or ["nDCG@10"]
     # A margin no measure can use is refused before the files are read.
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
     report = dumps(payload) + "\n"
-    explanation = result.explain(top=args.top, digits=args.digits)
+    explanation = explain_gate(result, top=args.top, digits=args.digits)
     explanation += "".join(f"{note}\n" for note in notes)
     if args.json == "-":
         sys.stderr.write(explanation)

@@ -90,24 +90,31 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
     from serpeval.cli.cmd_compare import load_and_evaluate, resolve_run
     from serpeval.cli.cmd_evaluate import coverage_notes
     from serpeval.comparison.compare import compare_results
+    from serpeval.core.errors import StatsError
     from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
+
+    untested: list[str] = []
 
     def test(results: Any) -> Any:
         if len(results.runs) < 2:
             return None
         baseline = resolve_run(args.baseline, args.runs, results.run_names)
-        return compare_results(results, baseline=baseline, test=args.test,
-                               correction=args.correction,
-                               pairs="all" if args.all_pairs else "baseline", alpha=args.alpha,
-                               confidence=args.confidence, n_resamples=args.resamples,
-                               rng=args.seed)
+        try:
+            return compare_results(results, baseline=baseline, test=args.test,
+                                   correction=args.correction,
+                                   pairs="all" if args.all_pairs else "baseline", alpha=args.alpha,
+                                   confidence=args.confidence, n_resamples=args.resamples,
+                                   rng=args.seed)
+        except StatsError as exc:  # the report still shows the evaluation, and says why
+            untested.append(f"no significance tests: {exc}")
+            return None
 
     qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
                                                          test)
     notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]
-    return results, comparison, notes
+    return results, comparison, notes + untested
 
 
 def print_summary(console: Any, results: Any, comparison: Any, notes: list[str]) -> None:

@@ -324,7 +324,8 @@ def compare(
         missing, depth, judged_only: evaluation options (see :func:`serpeval.evaluate`).
 
     Returns:
-        :class:`Comparison`: ``.rows``, ``.to_dicts()``, ``.render("table")``.
+        :class:`Comparison`: ``.rows``, ``.to_dicts()``; rendered by
+        :func:`serpeval.report.comparison.render_comparison`.
 
     Raises:
         StatsError: fewer than two runs, fewer than two common queries.

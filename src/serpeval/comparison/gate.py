@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.comparison.compare import (
-    TEST_NAMES,
     TIE_TOLERANCE,
     SystemCoverage,
     align_queries,
@@ -262,11 +261,6 @@ class GateResult:
         """0 when the gate passes, 1 when it fails."""
         return 0 if self.passed else 1
 
-    def hypothesis(self, check: GateCheck) -> str:
-        """The null hypothesis tested for ``check``, in words."""
-        sign = "<=" if self.rule == "non-inferiority" else ">="
-        return f"H0: delta {sign} {-check.margin:+.4f}"
-
     @property
     def drop(self) -> MaxDrop:
         """The allowed drop with its unit."""
@@ -308,62 +302,6 @@ class GateResult:
             "coverage": [c.to_dict() for c in self.coverage], "notes": self.notes(),
             "rules": list(self.rules),
         })
-
-    def explain(self, top: int = 10, digits: int = 4) -> str:
-        """One screen: the decision, each measure's delta, bound and p, the worst regressions."""
-        from serpeval.report.comparison import format_p, text_table
-
-        level = f"{1 - self.alpha:.0%}"
-        decision = "PASS" if self.passed else "FAIL"
-        lines = [f"serpeval gate: {decision} - candidate {self.candidate} vs "
-                 f"baseline {self.baseline} ({self.rule}, one-sided {TEST_NAMES[self.test]}, "
-                 f"alpha {self.alpha:g}, {self.checks[0].queries} queries)"]
-        side = "lower" if self.rule == "non-inferiority" else "upper"
-        bound_name = f"{level} {side} bound"
-        rows = [{"measure": c.measure, "baseline": f"{c.baseline_mean:.{digits}f}",
-                 "candidate": f"{c.candidate_mean:.{digits}f}", "delta": f"{c.delta:+.{digits}f}",
-                 bound_name: f"{c.bound:+.{digits}f}", "allowed": f"{-c.margin:+.{digits}f}",
-                 "p": format_p(c.p_value_corrected, digits),
-                 "W/T/L": f"{c.wins}/{c.ties}/{c.losses}",
-                 "result": "pass" if c.passed else "FAIL"} for c in self.checks]
-        lines.append(text_table(rows, list(rows[0])).rstrip("\n"))
-        for c in self.checks:
-            lines.append(self._reason(c, bound_name, digits))
-        shown = next((c for c in self.checks if not c.passed), self.checks[0])
-        if shown.regressions and top > 0:
-            lines.append(f"Largest per-query drops on {shown.measure} "
-                         f"({shown.losses} of {shown.queries} queries worse):")
-            regress = [{"query": r.query_id, "baseline": f"{r.baseline:.{digits}f}",
-                        "candidate": f"{r.candidate:.{digits}f}", "delta": f"{r.delta:+.{digits}f}"}
-                       for r in shown.regressions[:top]]
-            lines.append(text_table(regress, list(regress[0])).rstrip("\n"))
-        lines += self.notes()
-        return "\n".join(lines) + "\n"
-
-    def _reason(self, c: GateCheck, bound_name: str, digits: int) -> str:
-        h0 = self.hypothesis(c)
-        if self.rule == "non-inferiority":
-            if c.passed:
-                return (f"{c.measure}: {h0} rejected ({_p_is(c.p_value, digits)} "
-                        f"<= {self.alpha:g}): "
-                        f"not worse by more than {c.margin:.{digits}f}.")
-            return (f"{c.measure}: cannot rule out a drop of more than {c.margin:.{digits}f} "
-                    f"({_p_is(c.p_value, digits)} > {self.alpha:g}; {bound_name} "
-                    f"{c.bound:+.{digits}f} <= {-c.margin:+.{digits}f}).")
-        if c.passed:
-            return (f"{c.measure}: no significant drop of more than {c.margin:.{digits}f} "
-                    f"(Holm-corrected {_p_is(c.p_value_corrected, digits)} > {self.alpha:g}).")
-        return (f"{c.measure}: significantly worse by more than {c.margin:.{digits}f} "
-                f"({h0} rejected, Holm-corrected {_p_is(c.p_value_corrected, digits)} "
-                f"<= {self.alpha:g}).")
-
-
-def _p_is(value: float, digits: int) -> str:
-    """``p = 0.0123`` or ``p < 0.0001``."""
-    from serpeval.report.comparison import format_p
-
-    text = format_p(value, digits)
-    return f"p < {text[1:]}" if text.startswith("<") else f"p = {text}"
 
 
 def gate_results(

@@ -235,13 +235,6 @@ class Comparison:
             out["per_query"] = self.to_dicts(per_query=True)
         return json_ready(out)
 
-    def render(self, fmt: str = "table", *, per_query: bool = False, digits: int = 4,
-               color: bool = False) -> str:
-        """The comparison as text (see :func:`serpeval.report.comparison.render_comparison`)."""
-        from serpeval.report.comparison import render_comparison
-
-        return render_comparison(self, fmt, per_query=per_query, digits=digits, color=color)
-
     def __repr__(self) -> str:
         return (f"Comparison({len(self.systems)} systems x {len(self.measures)} measures, "
                 f"{TEST_NAMES[self.test]}, {self.correction}, "

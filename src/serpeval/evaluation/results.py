@@ -177,24 +177,6 @@ class Results:
             out["per_query"] = self.to_dicts(per_query=True)
         return json_ready(out)  # type: ignore[no-any-return]
 
-    def to_html(self, **options: Any) -> str:
-        """A self-contained HTML report; with two or more runs they are compared first.
-
-        Options (see :func:`serpeval.report.html.results_report`): ``topics`` (``{qid: text}``),
-        ``baseline``, ``test``, ``correction``, ``comparison`` (a ready
-        :class:`~serpeval.comparison.compare.Comparison`), ``compare=False``, ``title``, ``notes``.
-        """
-        from serpeval.report.html import results_report
-
-        return results_report(self, **options)
-
-    def save_html(self, path: str, **options: Any) -> str:
-        """Write :meth:`to_html` to ``path`` (UTF-8); return the path."""
-        from pathlib import Path
-
-        Path(path).write_text(self.to_html(**options), encoding="utf-8")
-        return str(path)
-
     def __repr__(self) -> str:
         return (f"Results({len(self.runs)} run(s) x {len(self.measures)} measure(s): "
                 f"{', '.join(self.run_names)})")

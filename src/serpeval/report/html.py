@@ -13,8 +13,9 @@ fetch. Run names, query ids, topics and the names in online results are isolated
 (:mod:`serpeval.report.bidi`) before any sentence is built from them: right-to-left text or
 a direction override in a name cannot reorder the text around it.
 
-Entry points: :func:`html_report` (objects in, HTML out), :func:`save_html`,
-``Results.to_html()`` / ``Results.save_html()``, and ``serpeval report``.
+Entry points: :func:`html_report` (objects in, HTML out), :func:`save_html`, and
+``serpeval report``. The report draws the comparison it is given (``compare_results``'s
+result) and never runs a test itself, so it always agrees with the ``compare`` the user ran.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
     from serpeval.comparison.results import Comparison
     from serpeval.evaluation.results import Results
 
-__all__ = ["SECTION_BUILDERS", "build_sections", "html_report", "report_data", "results_report",
-           "save_demo_report", "save_html"]
+__all__ = ["SECTION_BUILDERS", "build_sections", "html_report", "report_data", "save_demo_report",
+           "save_html"]
 
 #: The section builders, in page order. Each returns a Section or None (nothing to show).
 SECTION_BUILDERS: list[Callable[[ReportData], Section | None]] = [
@@ -156,28 +157,6 @@ def save_html(path: str | Path, results: Results | None = None,
     target = Path(path)
     target.write_text(html_report(results, comparison, **options), encoding="utf-8")
     return target
-
-
-def results_report(results: Results, *, comparison: Comparison | None = None,
-                   compare: bool = True, baseline: str | None = None, test: str = "t",
-                   correction: str = "holm", **options: Any) -> str:
-    """``Results.to_html()``: with two or more runs, compare them first unless told not to.
-
-    When the runs cannot be compared (fewer than two common queries), the report shows the
-    evaluation and says why there are no significance tests.
-    """
-    from serpeval.core.errors import StatsError
-
-    notes = list(options.pop("notes", ()))
-    if comparison is None and compare and len(results.runs) > 1:
-        from serpeval.comparison.compare import compare_results
-
-        try:
-            comparison = compare_results(results, baseline=baseline, test=test,
-                                         correction=correction, rng=0)
-        except StatsError as exc:
-            notes.append(f"no significance tests: {exc}")
-    return html_report(results, comparison, notes=notes, **options)
 
 
 def save_demo_report(collection: Any, state: Mapping[str, Any]) -> Path:
