@@ -188,14 +188,14 @@ def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
     return qrels_from_nested(judgments, "<dict>", json_keys=False)
 
 
-def _refuse_empty_query_ids(columns: dict[str, list[Any]], numbers: list[int], label: str) -> None:
+def _refuse_empty_query_ids(columns: dict[str, pa.Array], numbers: list[int], label: str) -> None:
     """A JSONL row whose query id (the column :func:`_column` would take) is ``""`` or blank is
     an error naming ``path:line``: it would be evaluated as a query named ``""``."""
     names = {name.lower(): name for name in columns}
     key = next((names[a] for a in ALIASES["query_id"] if a in names), None)
     if key is None:
         return
-    for i, value in enumerate(columns[key]):
+    for i, value in enumerate(columns[key].to_pylist()):
         if isinstance(value, str) and not value.strip():
             raise ParseError(f"{label}:{numbers[i]}: the query id ({key!r}) is empty: {value!r}; "
                              "every line needs a query id.")
