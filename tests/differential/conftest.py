@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.differential.compare import TALLY
 from tests.differential.layouts import Layout, Written, draw_layout, write
-from tests.differential.oracle import TALLY
 from tests.differential.shapes import BIG_SCENARIOS, SCENARIOS, Collection, Scenario, make_collection
 
 VARIANTS = 2  # draws of each scenario in CI (one for those spread over blocks)
@@ -122,6 +122,11 @@ def cli_case(cli_spec: CaseSpec, case_folder: Path) -> Case:
 @pytest.fixture
 def small(small_spec: CaseSpec, case_folder: Path) -> Case:
     return build(small_spec, case_folder)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.failed and "tests/differential/" in report.nodeid:
+        TALLY.failed_tests += 1
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 import pytrec_eval
+from tests.differential.compare import TALLY, same
 from tests.differential.shapes import Collection
 
 import serpeval
 from serpeval.errors import MissingQueriesWarning
-from serpeval.measures import REGISTRY, Measure
+from serpeval.measures import REGISTRY
 
 NOT_NUMERIC = {"runid", "num_q", "relstring"}
 # pytrec_eval keeps these per query as log(max(x, 1e-5)); serpeval keeps x and takes the
@@ -30,33 +30,6 @@ MIN_GEO_MEAN = 1e-5
 # Every measure but the three non-numeric ones: pytrec_eval 0.5.11 crashes (segmentation
 # fault) computing relstring next to gm_bpref for a query whose judgments are all negative.
 MEASURES = set(pytrec_eval.supported_measures) - NOT_NUMERIC
-
-
-@dataclass
-class Tally:
-    """What the harness compared, for the summary the lead quotes."""
-
-    files: set[str] = field(default_factory=set)
-    queries: int = 0
-    values: int = 0
-    mismatches: int = 0
-    by_check: dict[str, int] = field(default_factory=dict)
-
-    def add(self, check: str, files: list[Any], queries: int, values: int, mismatches: int = 0) -> None:
-        self.files.update(str(f) for f in files)
-        self.queries += queries
-        self.values += values
-        self.mismatches += mismatches
-        self.by_check[check] = self.by_check.get(check, 0) + values
-
-    def summary(self) -> str:
-        parts = ", ".join(f"{check} {n:,}" for check, n in sorted(self.by_check.items()))
-        verdict = "all equal" if self.mismatches == 0 else f"{self.mismatches:,} NOT equal"
-        return (f"{len(self.files):,} files, {self.queries:,} queries, {self.values:,} values compared, "
-                f"{verdict} ({parts})")
-
-
-TALLY = Tally()
 
 
 @cache
@@ -102,11 +75,6 @@ def serpeval_values(qrels: Any, run: Any, names: tuple[str, ...] | None = None,
     return out
 
 
-def same(a: float, b: float) -> bool:
-    """Equal as doubles (NaN equals NaN)."""
-    return a == b or (math.isnan(a) and math.isnan(b))
-
-
 def compare(check: str, ours: dict[str, dict[str, Any]], theirs: dict[str, dict[str, Any]],
             files: list[Any], label: str) -> None:
     """Assert every value of ``theirs`` is in ``ours`` and equal; count it in :data:`TALLY`."""
@@ -123,17 +91,3 @@ def compare(check: str, ours: dict[str, dict[str, Any]], theirs: dict[str, dict[
                 problems.append(f"{name} of query {q!r}: serpeval {got!r}, reference {want!r}")
     TALLY.add(check, files, len(theirs), values, len(problems))
     assert not problems, f"{label}: {len(problems)} of {values} values differ:\n  " + "\n  ".join(problems[:12])
-
-
-def measure_values(qrels: Any, run: Any, measures: list[Measure]) -> dict[str, dict[str, float]]:
-    """``serpeval.evaluate`` per query (scores as 64-bit floats), keyed by canonical measure name."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQueriesWarning)
-        res = serpeval.evaluate(qrels, run, measures)
-    (result,) = res.runs
-    qids = result.query_ids.tolist()
-    out: dict[str, dict[str, float]] = {q: {} for q in qids}
-    for i, measure in enumerate(res.measures):
-        for q, v in zip(qids, result.column(i).tolist(), strict=True):
-            out[q][str(measure)] = v
-    return out

@@ -22,9 +22,9 @@ from itertools import pairwise
 
 import pyarrow as pa
 import pytest
+from tests.differential.compare import TALLY, measure_values, same
 from tests.differential.conftest import Case
 from tests.differential.layouts import draw_layout, write
-from tests.differential.oracle import TALLY, measure_values, same
 from tests.differential.shapes import EVERY_SHAPE, Collection, draw_ids
 
 from serpeval.data import Qrels, Run

@@ -18,6 +18,7 @@ import pytest
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from tests.differential import oracle  # noqa: E402
+from tests.differential.compare import TALLY  # noqa: E402
 from tests.differential.conftest import Case, build, case_specs  # noqa: E402
 
 from serpeval.trec_eval import run as trec_eval  # noqa: E402
@@ -28,7 +29,7 @@ def test_evaluate_on_files_equals_pytrec_eval(case: Case) -> None:
     assert set(theirs) == case.coll.evaluated_queries  # the generator's own bookkeeping
     assert len(theirs) >= 3
     ours = oracle.serpeval_values(case.qrels.path, case.run.path)
-    oracle.compare("evaluate", ours, theirs, case.files, f"{case.spec.id} ({case.qrels.layout.name} / "
+    oracle.compare("evaluate vs pytrec_eval", ours, theirs, case.files, f"{case.spec.id} ({case.qrels.layout.name} / "
                    f"{case.run.layout.name})")
 
 
@@ -89,7 +90,7 @@ def test_trec_eval_command_equals_pytrec_eval(cli_case: Case, flags: list[str]) 
             problems.append(f"{name} of all: printed {summary[name]!r}, mean of pytrec_eval's {want!r}")
     assert summary["num_q"] == str(len(theirs))
     assert summary["runid"] == case.run.tag  # the tag of the run's last line
-    oracle.TALLY.add("trec_eval command", case.files, len(theirs), values + 2, len(problems))
+    TALLY.add("trec_eval command vs pytrec_eval", case.files, len(theirs), values + 2, len(problems))
     assert not problems, f"{case.spec.id} {flags}: {len(problems)} of {values} differ:\n  " + "\n  ".join(problems[:12])
 
 
@@ -104,4 +105,4 @@ def test_console_command_prints_what_the_function_prints(request: pytest.Fixture
     theirs = oracle.reference(case.coll)
     first = sorted(theirs)[0]
     assert table[first]["map"] == as_printed(theirs[first]["map"])
-    oracle.TALLY.add("console command", case.files, len(theirs), sum(len(v) for v in table.values()))
+    TALLY.add("console entry point = main function", case.files, len(theirs), sum(len(v) for v in table.values()))

@@ -13,9 +13,9 @@ from typing import Any
 
 import pyarrow.compute as pc
 import pytest
+from tests.differential.compare import TALLY
 from tests.differential.conftest import Case
 from tests.differential.layouts import Written
-from tests.differential.oracle import TALLY
 
 from serpeval.io import read_qrels, read_run
 from serpeval.io import trec as trec_module
