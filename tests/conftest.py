@@ -20,6 +20,15 @@ settings.register_profile("ci", max_examples=200, deadline=None, derandomize=Tru
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("serpeval")
+    group.addoption("--big", action="store_true", default=False,
+                    help="differential tests (tests/differential): many more and larger generated "
+                         "collections, files over Arrow's block size by their rows alone (minutes)")
+    group.addoption("--differential-seed", type=int, default=20261202,
+                    help="seed of the generated collections in tests/differential (fixed in CI)")
+
+
 def need(path: Path) -> Path:
     """Return ``path`` or skip the test with the reason that the shared data is absent."""
     if not path.exists():

@@ -58,6 +58,21 @@ def test_trec_files_read_like_the_local_readers(spark, tmp_path: Path, compress:
     assert run.source == str(run_path)
 
 
+def test_byte_order_marks_at_line_starts_are_removed_like_the_local_readers(spark, tmp_path: Path) -> None:
+    """A BOM (Windows editors) at the start of the file, and at a line start after `cat`."""
+    bom = "\ufeff"
+    run_path, qrels_path = tmp_path / "bom.run", tmp_path / "qrels.txt"
+    run_path.write_text(bom + RUN_TEXT.replace("q2 Q0 d1", bom + "q2 Q0 d1") + "\n" + bom + "q3 Q0 d1 1 2 t\n",
+                        encoding="utf-8")
+    qrels_path.write_text(bom + QRELS_TEXT + bom + "q3 0 d1 1\n", encoding="utf-8")
+    run, qrels = read_run(spark, str(run_path)), read_qrels(spark, str(qrels_path))
+    want_run, want_qrels = local_read_run(run_path), local_read_qrels(qrels_path)
+    assert spark_rows(run.frame, "score") == rows(want_run.to_arrow(), "score")
+    assert spark_rows(qrels.frame, "relevance") == rows(want_qrels.to_arrow(), "relevance")
+    assert {"q1", "q2", "q3"} == {r[0] for r in spark_rows(run.frame, "score")}
+    assert (run.skipped_lines, qrels.skipped_lines) == (want_run.skipped_lines, want_qrels.skipped_lines)
+
+
 @pytest.mark.parametrize(
     ("text", "reader", "message"),
     [

@@ -2,11 +2,12 @@
 
 The format comes from the path as for the local readers: ``.parquet``/``.pq`` (a file or a
 dataset folder), ``.jsonl``, anything else is TREC text (``.gz`` is decompressed by Spark).
-TREC lines follow the local reader's rules: any whitespace separates fields, blank and
-``#`` comment lines are skipped and counted, runs need at least 6 fields (``iter``,
-``rank`` and the tag are ignored), qrels exactly 4 with an integer grade. A TREC file is
-checked in one Spark job before evaluation (malformed lines are refused with an example);
-Spark does not know line numbers, so the message shows the line's text instead.
+TREC lines follow the local reader's rules: any whitespace separates fields, a byte order
+mark starting a line is removed, blank and ``#`` comment lines are skipped and counted,
+runs need at least 6 fields (``iter``, ``rank`` and the tag are ignored), qrels exactly 4
+with an integer grade. A TREC file is checked in one Spark job before evaluation
+(malformed lines are refused with an example); Spark does not know line numbers, so the
+message shows the line's text instead.
 """
 
 from __future__ import annotations
@@ -72,7 +73,10 @@ def _read_table(spark: SparkSession, path: str) -> DataFrame | None:
 def _lines(spark: SparkSession, path: str) -> tuple[DataFrame, Column, Column]:
     """The text lines, each line's whitespace-separated fields, and which lines hold data."""
     lines = spark.read.text(path)
-    stripped = F.regexp_replace(F.col("value"), r"^\s+|\s+$", "")
+    # A byte order mark starting a line is removed, as by the local reader (Hadoop's line
+    # reader drops only the one at the start of a file; `cat` puts others at line starts).
+    unmarked = F.regexp_replace(F.col("value"), "^\ufeff", "")
+    stripped = F.regexp_replace(unmarked, r"^\s+|\s+$", "")
     fields = F.split(stripped, r"\s+")
     content = (stripped != "") & ~stripped.startswith("#")
     return lines, fields, content

@@ -63,9 +63,13 @@ Where serpeval deliberately differs from trec_eval 10.0:
  * A topic whose judgments are all negative is evaluated (no relevant doc); trec_eval
    exits 4 or reads stale counts there.
  * 11pt_avg levels are sorted; trec_eval skips levels given out of order.
- * Inputs are read strictly: a non-numeric score or grade, a NaN score, ids that are not
-   UTF-8, a duplicate judgment (in any topic) are errors naming the file and line (exit 2
-   or 4), where trec_eval's atof/atol read garbage as 0. Blank lines in qrels are skipped.
+ * Inputs are read strictly: a non-numeric score or grade (also 0x10 or 1_0), a NaN score,
+   ids that are not UTF-8, a duplicate judgment (in any topic) are errors naming the file
+   and line (exit 2 or 4), where trec_eval's atof/atol read garbage as 0. Blank lines in
+   qrels are skipped.
+ * A UTF-8 byte order mark starting a line (Windows editors write one; files joined with
+   cat carry more) is removed; trec_eval keeps it in the topic id, which then matches no
+   topic of the other file.
  * -l below 0 and -M below 1 are refused (exit 1); -Z, -R prefs/qrels_jg and the
    preference measures are not supported.
  * Errors print serpeval's messages (file:line, what was expected); the exit codes are

@@ -1,0 +1,80 @@
+"""One reading of the same bytes: both TREC readers on every file of the harness.
+
+The fast reader (Arrow) takes a file only when it is provably single-space separated; the
+careful one (split on any whitespace) takes everything. Here each file is read as the
+reader chooses and again with the fast path switched off, and both must give the rows the
+file was written from, in file order, with the same skipped-line count and run tag.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pytest
+from tests.differential.compare import TALLY
+from tests.differential.conftest import Case
+from tests.differential.layouts import Written
+
+from serpeval.io import read_qrels, read_run
+from serpeval.io import trec as trec_module
+
+
+def read(kind: str, path: Path) -> Any:
+    return read_qrels(path) if kind == "qrels" else read_run(path)
+
+
+def contents(kind: str, data: Any) -> dict[str, Any]:
+    numbers = data.relevance.tolist() if kind == "qrels" else data.scores.tolist()
+    out = {"query_ids": data.query_ids.to_pylist(), "doc_ids": data.doc_ids.to_pylist(), "numbers": numbers,
+           "skipped_lines": data.skipped_lines}
+    if kind == "run":
+        out["tag"] = data.tag
+    return out
+
+
+def expected(kind: str, written: Written) -> dict[str, Any]:
+    parse = int if kind == "qrels" else float
+    out = {"query_ids": [q for q, _, _ in written.rows], "doc_ids": [d for _, d, _ in written.rows],
+           "numbers": [parse(v) for _, _, v in written.rows], "skipped_lines": written.skipped}
+    if kind == "run":
+        out["tag"] = written.tag
+    return out
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_fast_and_careful_readers_give_the_written_rows(case: Case, kind: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    written = case.qrels if kind == "qrels" else case.run
+    fast_tables = []
+    original = trec_module._fast_table
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        fast_tables.append(result)
+        return result
+
+    monkeypatch.setattr(trec_module, "_fast_table", spy)
+    chosen = read(kind, written.path)
+    (table,) = fast_tables
+    # The fast path takes exactly the plain layouts (else it is never tested, or slow).
+    assert (table is not None) == written.layout.fast, written.layout.name
+    monkeypatch.setattr(trec_module, "_fast_table", lambda *args, **kwargs: None)
+    careful = read(kind, written.path)
+    want = expected(kind, written)
+    assert contents(kind, chosen) == want
+    assert contents(kind, careful) == want
+    TALLY.add("readers (both paths)", [written.path], 0, 2 * 3 * len(written.rows))
+    if kind in case.spec.scenario.blocks:
+        assert_long_ids_in_one_block(chosen.doc_ids, first=kind == "run")
+
+
+def assert_long_ids_in_one_block(doc_ids: Any, first: bool) -> None:
+    """The file spans several Arrow blocks, and its long ids sit in one end of them."""
+    longest = [pc.max(pc.binary_length(chunk)).as_py() for chunk in doc_ids.chunks]
+    assert len(longest) >= 3, f"expected a table of several blocks, got chunks of {longest} bytes at most"
+    holding = [i for i, n in enumerate(longest) if n > 16]
+    assert holding, longest
+    assert any(n <= 16 for n in longest), longest
+    assert holding == (list(range(len(holding))) if first else list(range(len(longest) - len(holding), len(longest))))
