@@ -336,7 +336,7 @@ def gate_results(
     if len(results.runs) != 2:
         raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
                           f"{len(results.runs)}.")
-    measures_ = results.measures if measures is None else parse_measures(measures)  # type: ignore[arg-type]
+    measures_ = results.measures if measures is None else parse_measures(measures)
     if not measures_:
         raise OptionError("the gate needs at least one measure to check; got none (a gate "
                           "with nothing to check would pass vacuously).")
@@ -456,7 +456,7 @@ def gate(
     from serpeval.measures import parse_measures
 
     drop = parse_max_drop(max_drop, relative)   # a bad margin is refused before any reading
-    check_max_drop(drop, parse_measures(measures))  # type: ignore[arg-type]
+    check_max_drop(drop, parse_measures(measures))
     results = evaluate(qrels, [baseline, candidate], measures, missing=missing,  # type: ignore[arg-type]
                        depth=depth, judged_only=judged_only)
     return gate_results(results, max_drop=drop, alpha=alpha, rule=rule,

@@ -175,7 +175,7 @@ class Results:
         }
         if per_query:
             out["per_query"] = self.to_dicts(per_query=True)
-        return json_ready(out)  # type: ignore[no-any-return]
+        return json_ready(out)
 
     def __repr__(self) -> str:
         return (f"Results({len(self.runs)} run(s) x {len(self.measures)} measure(s): "

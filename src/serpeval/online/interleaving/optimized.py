@@ -62,12 +62,12 @@ def allowed_lists(a: tuple[DocId, ...], b: tuple[DocId, ...], k: int) -> list[tu
         if len(prefix) == k:
             out.append(tuple(prefix))
             return
-        options = {head(a, shown), head(b, shown)} - {None}
+        options = {doc for doc in (head(a, shown), head(b, shown)) if doc is not None}
         for doc in sorted(options, key=str):
-            prefix.append(doc)  # type: ignore[arg-type]
-            shown.add(doc)  # type: ignore[arg-type]
+            prefix.append(doc)
+            shown.add(doc)
             extend(prefix, shown)
-            shown.discard(doc)  # type: ignore[arg-type]
+            shown.discard(doc)
             prefix.pop()
 
     extend([], set())
@@ -121,7 +121,7 @@ def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator, *,
                           f"got {credit_function!r}.")
     a, b = (tuple(r) for r in rankings)
     lists, p, bias = distribution(a, b, k, credit_function)
-    pick = int(min(np.searchsorted(np.cumsum(p), rng.random(), side="right"), len(lists) - 1))
+    pick = min(int(np.searchsorted(np.cumsum(p), rng.random(), side="right")), len(lists) - 1)
     docs = lists[pick]
     heads_a, heads_b = _heads(a, docs), _heads(b, docs)
     teams = tuple(NEUTRAL if (x and y) else (0 if x else 1)

@@ -155,10 +155,11 @@ def analyze_interleaving_logs(
         raise OptionError(f"unit must be one of {', '.join(_UNITS)}; got {unit!r}.")
     if len(teams) != 2 or teams[0] == teams[1]:
         raise OptionError(f"teams must be two different labels; got {teams!r}.")
+    labels = (teams[0], teams[1])  # a list from untyped callers becomes the tuple
     if period is not None:
         period_seconds(period)  # a bad period is an error before any query runs
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
-    prepared = prepare(opened, experiment, duplicates=duplicates, teams=tuple(teams))
+    prepared = prepare(opened, experiment, duplicates=duplicates, teams=labels)
     if unit in ("query", "user_query") and "query_id" not in prepared.present:
         raise OptionError(f"unit={unit!r} needs the query_id column ({opened.schema.query_id!r}).")
     f = prepared.features
@@ -209,7 +210,7 @@ def analyze_interleaving_logs(
         prepared.experiment or "",
         opened.source,
         opened.backend,
-        tuple(teams),
+        labels,
         over_time,
         opened.notes,
     )
