@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -79,7 +79,7 @@ UNJUDGED = -2
 """Grade given to a retrieved doc whose qrels grade is negative (pooled but unjudged)."""
 
 Missing = Literal["skip", "zero", "error"]
-MISSING_POLICIES: tuple[str, ...] = ("skip", "zero", "error")
+MISSING_POLICIES: tuple[Missing, ...] = get_args(Missing)
 
 
 # ----------------------------------------------------------------------------- qrels side

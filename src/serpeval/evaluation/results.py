@@ -17,6 +17,8 @@ from serpeval.ranking import Coverage
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from serpeval.ranking import Missing
+
 __all__ = ["Results", "RunResult", "Settings"]
 
 
@@ -24,7 +26,7 @@ __all__ = ["Results", "RunResult", "Settings"]
 class Settings:
     """The evaluation options used, stated in every report."""
 
-    missing: str = "skip"
+    missing: Missing = "skip"
     depth: int | None = None
     judged_only: bool = False
     float32_scores: bool = False

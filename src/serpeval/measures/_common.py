@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -20,10 +20,14 @@ REL = Param(
     "minimum grade that counts as relevant (inclusive); trec_eval's -l",
     minimum=0, maximum=GRADE_LIMIT,
 )
+#: Gain of a grade g: ``linear`` = g (trec_eval), ``exp`` = 2^g - 1 (Burges, gdeval).
+Gain = Literal["linear", "exp"]
+GAIN_KINDS: tuple[Gain, ...] = get_args(Gain)
+
 GAIN = Param(
     "gain", str, "linear",
     "gain of a grade g: linear = g (trec_eval), exp = 2^g - 1 (Burges, gdeval)",
-    choices=("linear", "exp"),
+    choices=GAIN_KINDS,
 )
 
 
