@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.logs.features import Exclusions, prepare
+from serpeval.online.logs.features import Duplicates, Exclusions, prepare
 from serpeval.online.logs.interleaving_over_time import (
     PreferenceOverTime,
     period_seconds,
@@ -38,7 +38,9 @@ from serpeval.online.logs.sources import collect, read_logs
 
 __all__ = ["InterleavingLogReport", "analyze_interleaving_logs"]
 
-_UNITS = ("user", "query", "user_query", "impression")
+#: What the bootstrap resamples and the preference counts.
+LogUnit = Literal["user", "query", "user_query", "impression"]
+_UNITS: tuple[LogUnit, ...] = get_args(LogUnit)
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,12 +126,12 @@ def analyze_interleaving_logs(
     experiment: str | None = None,
     *,
     teams: tuple[str, str] = ("A", "B"),
-    unit: str = "user",
+    unit: LogUnit = "user",
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     rng: int | np.random.Generator | None = None,
     alpha_checks: float = 0.001,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     backend: str = "duckdb",
     schema: LogSchema | None = None,
     clicks: Any = None,
