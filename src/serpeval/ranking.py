@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -43,6 +43,7 @@ from serpeval.core.arrays import (
     segment_ids,
     take,
     take_segments,
+    weighted_bincount,
 )
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import (
@@ -78,7 +79,7 @@ UNJUDGED = -2
 """Grade given to a retrieved doc whose qrels grade is negative (pooled but unjudged)."""
 
 Missing = Literal["skip", "zero", "error"]
-MISSING_POLICIES: tuple[str, ...] = ("skip", "zero", "error")
+MISSING_POLICIES: tuple[Missing, ...] = get_args(Missing)
 
 
 # ----------------------------------------------------------------------------- qrels side
@@ -99,7 +100,7 @@ class QrelsIndex:
     """
 
     query_ids: pa.Array
-    row_query: NDArray[np.int64]
+    row_query: NDArray[np.int32]
     doc_ids: pa.ChunkedArray
     grades: NDArray[np.int64]
     table: KeyTable
@@ -300,15 +301,15 @@ class Rankings:
     def total(self, values: NDArray[np.float64], mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Per query: the sum of ``values`` over ranked docs (where ``mask``)."""
         if mask is None:
-            return np.bincount(self.segment, weights=values, minlength=self.n_queries)
-        return np.bincount(self.segment[mask], weights=values[mask], minlength=self.n_queries)
+            return weighted_bincount(self.segment, values, self.n_queries)
+        return weighted_bincount(self.segment[mask], values[mask], self.n_queries)
 
     def ideal_total(self, values: NDArray[np.float64], mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Per query: the sum of ``values`` over the ideal ranking (where ``mask``)."""
         seg = self.ideal_segment
         if mask is None:
-            return np.bincount(seg, weights=values, minlength=self.n_queries)
-        return np.bincount(seg[mask], weights=values[mask], minlength=self.n_queries)
+            return weighted_bincount(seg, values, self.n_queries)
+        return weighted_bincount(seg[mask], values[mask], self.n_queries)
 
     def num_rel(self, rel: int) -> NDArray[np.int64]:
         """Per query: judged docs with grade >= ``rel`` (retrieved or not), trec_eval's R."""
@@ -443,7 +444,7 @@ def _lookup_grades(
     doc_ids: pa.ChunkedArray,
     keys: NDArray[np.uint64],
     order: NDArray[np.int64],
-    sorted_codes: NDArray[np.int64],
+    sorted_codes: NDArray[np.int32],
 ) -> NDArray[np.int64]:
     """Grade of every ranked row: its judgment, NONPOOL or UNJUDGED.
 

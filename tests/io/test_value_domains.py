@@ -346,3 +346,11 @@ def test_command_line_refuses_with_one_line_and_status_2(tmp_path: Path) -> None
     # d1 (grade 1) first, d2 (grade 1100) second: (1 + 2^1100/log2 3) / (2^1100 + 1/log2 3) = 1/log2 3
     # to 1e-300 (it printed NaN: 2^1100 overflowed to inf)
     assert json.loads(ok.stdout)["results"][0]["nDCG(gain=exp)"] == pytest.approx(1 / np.log2(3), rel=1e-15)
+
+
+def test_int64_minimum_as_a_python_object_is_outside_the_range() -> None:
+    """A NumPy scalar in a dict (an object sequence, not an array): abs(np.int64(-2**63))
+    overflows back to -2**63, so the range is checked by comparison, not by abs()."""
+    found = r"found np\.int64\(-9223372036854775808\), outside that range"
+    with pytest.raises(ParseError, match=rf"<dict>: query 'q1', doc 'b': {EXPECTED}.*{found}"):
+        qrels_from_dict({"q1": {"a": 1, "b": np.int64(-(2**63))}})

@@ -29,7 +29,7 @@ Decisions, each a named option:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -49,26 +49,32 @@ if TYPE_CHECKING:
 
     from serpeval.evaluation.results import Results
     from serpeval.measures import Measure
+    from serpeval.ranking import Missing
     from serpeval.stats import PairedTest
+    from serpeval.stats._checks import Alternative
+    from serpeval.stats.bootstrap import BootstrapInterval
 
-__all__ = ["CI_METHODS", "CORRECTION_NAMES", "PAIRS", "TESTS", "TEST_NAMES", "Comparison",
-           "PairResult", "SystemCoverage",
+__all__ = ["CI_METHODS", "CORRECTION_NAMES", "PAIRS", "TESTS", "TEST_NAMES", "Comparison", "IntervalMethod",
+           "PairResult", "Pairs", "SystemCoverage", "Test",
            "align_queries", "canonical_test", "compare", "compare_results", "paired_test",
            "wins_ties_losses"]
 
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
+TESTS: tuple[Test, ...] = get_args(Test)
 _TEST_ALIASES = {"student": "t", "t-test": "t", "ttest": "t", "fisher": "randomization",
                  "permutation": "randomization", "signed-rank": "wilcoxon"}
-PAIRS = ("baseline", "all")
-CI_METHODS = ("t", "bca", "percentile")
+Pairs = Literal["baseline", "all"]
+PAIRS: tuple[Pairs, ...] = get_args(Pairs)
+IntervalMethod = Literal["t", "bca", "percentile"]
+CI_METHODS: tuple[IntervalMethod, ...] = get_args(IntervalMethod)
 
 #: Differences smaller than this are ties (values from the same kernel on equal rankings
 #: are bit-identical; this only absorbs rounding in sums).
 TIE_TOLERANCE = 1e-12
 
 
-def canonical_test(test: str) -> str:
-    """The canonical test name (ranx's ``student`` and ``fisher`` are accepted too)."""
+def canonical_test(test: str) -> Test:
+    """The canonical test name (ranx's ``student`` and ``fisher`` are accepted too, in any case)."""
     key = _TEST_ALIASES.get(str(test).lower(), str(test).lower())
     if key not in TESTS:
         raise OptionError(f"unknown test {test!r}; choose one of: {', '.join(TESTS)}.")
@@ -76,9 +82,10 @@ def canonical_test(test: str) -> str:
 
 
 def paired_test(test: str, x: NDArray[np.float64], y: NDArray[np.float64] | None = None, *,
-                alternative: str = "two-sided", confidence: float = 0.95,
-                n_resamples: int = 10_000, ci: str = "bca", rng: RngLike = None) -> PairedTest:
-    """Run the paired test named ``test`` (see :data:`TESTS`) on ``x - y`` (or ``x``)."""
+                alternative: Alternative = "two-sided", confidence: float = 0.95,
+                n_resamples: int = 10_000, ci: BootstrapInterval = "bca", rng: RngLike = None) -> PairedTest:
+    """Run the paired test named ``test`` (see :data:`TESTS`; aliases in any case are accepted,
+    so it is typed ``str``) on ``x - y`` (or ``x``)."""
     from serpeval.stats import paired_bootstrap, paired_t, randomization_test, wilcoxon
 
     test = canonical_test(test)
@@ -194,10 +201,10 @@ def compare_results(
     baseline: str | int | None = None,
     test: str = "t",
     correction: str | None = "holm",
-    pairs: str = "baseline",
+    pairs: Pairs = "baseline",
     alpha: float = 0.05,
     confidence: float = 0.95,
-    ci: str | None = None,
+    ci: IntervalMethod | None = None,
     n_resamples: int = 10_000,
     rng: RngLike = None,
     strict: bool = False,
@@ -290,14 +297,14 @@ def compare(
     baseline: str | int | None = None,
     test: str = "t",
     correction: str | None = "holm",
-    pairs: str = "baseline",
+    pairs: Pairs = "baseline",
     alpha: float = 0.05,
     confidence: float = 0.95,
-    ci: str | None = None,
+    ci: IntervalMethod | None = None,
     n_resamples: int = 10_000,
     rng: RngLike = None,
     strict: bool = False,
-    missing: str = "skip",
+    missing: Missing = "skip",
     depth: int | None = None,
     judged_only: bool = False,
 ) -> Comparison:
@@ -312,6 +319,9 @@ def compare(
             (Fisher's sign-flip test, p = (b+1)/(m+1)) or ``"bootstrap"`` (studentized).
         correction: ``"holm"`` (default), ``"bonferroni"``, ``"bh"``, ``"tukey"``,
             ``"none"``/None; applied within each measure.
+            ``test`` and ``correction`` are typed ``str``, not ``Literal``: aliases in any
+            case (``student``, ``fisher``, ``permutation``, ``signed-rank``; ``fdr_bh``,
+            ``benjamini-hochberg``, ``bonf``) are accepted.
         pairs: ``"baseline"`` (each system vs the baseline) or ``"all"`` (every pair).
         alpha: significance level of the corrected p-values.
         confidence: level of the delta's interval.
@@ -345,7 +355,7 @@ def compare(
     """
     from serpeval.evaluation.evaluate import evaluate
 
-    results = evaluate(qrels, runs, measures, missing=missing, depth=depth,  # type: ignore[arg-type]
+    results = evaluate(qrels, runs, measures, missing=missing, depth=depth,
                        judged_only=judged_only)
     return compare_results(results, baseline=baseline, test=test, correction=correction,
                            pairs=pairs, alpha=alpha, confidence=confidence, ci=ci,

@@ -39,7 +39,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -57,11 +57,14 @@ from serpeval.core.errors import OptionError
 if TYPE_CHECKING:
     from serpeval.evaluation.results import Results
     from serpeval.measures import Measure
+    from serpeval.ranking import Missing
+    from serpeval.stats._checks import Alternative
 
-__all__ = ["RULES", "GateCheck", "GateResult", "MaxDrop", "Regression", "check_max_drop", "gate",
+__all__ = ["RULES", "GateCheck", "GateResult", "MaxDrop", "Regression", "Rule", "check_max_drop", "gate",
            "gate_results", "parse_max_drop"]
 
-RULES = ("non-inferiority", "no-significant-drop")
+Rule = Literal["non-inferiority", "no-significant-drop"]
+RULES: tuple[Rule, ...] = get_args(Rule)
 
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -241,7 +244,7 @@ class GateResult:
     """
 
     passed: bool
-    rule: str
+    rule: Rule
     test: str
     method: str
     alpha: float
@@ -311,7 +314,7 @@ def gate_results(
     max_drop: float | str | MaxDrop = 0.01,
     relative: bool = False,
     alpha: float = 0.05,
-    rule: str = "non-inferiority",
+    rule: Rule = "non-inferiority",
     test: str = "t",
     n_resamples: int = 10_000,
     rng: RngLike = None,
@@ -336,7 +339,7 @@ def gate_results(
     if len(results.runs) != 2:
         raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
                           f"{len(results.runs)}.")
-    measures_ = results.measures if measures is None else parse_measures(measures)  # type: ignore[arg-type]
+    measures_ = results.measures if measures is None else parse_measures(measures)
     if not measures_:
         raise OptionError("the gate needs at least one measure to check; got none (a gate "
                           "with nothing to check would pass vacuously).")
@@ -359,7 +362,7 @@ def gate_results(
     per_query = np.array([n if m.spec.aggregate == "sum" else 1.0 for m in measures_])
     margin = np.array([drop.margin(mean) for mean in base_means], dtype=np.float64)
     shifted = gain + (margin / per_query)[:, None]
-    alternative = "greater" if rule == "non-inferiority" else "less"
+    alternative: Alternative = "greater" if rule == "non-inferiority" else "less"
     level = 1.0 - alpha
     tested = paired_test(test, shifted, alternative=alternative, confidence=level,
                          n_resamples=resamples, rng=as_generator(rng))
@@ -407,13 +410,13 @@ def gate(
     max_drop: float | str | MaxDrop = 0.01,
     relative: bool = False,
     alpha: float = 0.05,
-    rule: str = "non-inferiority",
+    rule: Rule = "non-inferiority",
     test: str = "t",
     n_resamples: int = 10_000,
     rng: RngLike = None,
     top: int = 10,
     strict: bool = False,
-    missing: str = "zero",
+    missing: Missing = "zero",
     depth: int | None = None,
     judged_only: bool = False,
 ) -> GateResult:
@@ -432,7 +435,9 @@ def gate(
         alpha: one-sided significance level.
         rule: ``"non-inferiority"`` (default; pass only when non-inferiority is shown) or
             ``"no-significant-drop"`` (fail only when a drop beyond the margin is shown).
-        test: ``"t"``, ``"wilcoxon"``, ``"randomization"`` or ``"bootstrap"``.
+        test: ``"t"``, ``"wilcoxon"``, ``"randomization"`` or ``"bootstrap"`` (typed ``str``:
+            aliases such as ``student`` or ``fisher``, in any case, are accepted; see
+            :func:`~serpeval.comparison.compare.canonical_test`).
         n_resamples: permutations / bootstrap resamples.
         rng: seed or generator for the resampling tests.
         top: per-query regressions kept per measure.
@@ -456,8 +461,8 @@ def gate(
     from serpeval.measures import parse_measures
 
     drop = parse_max_drop(max_drop, relative)   # a bad margin is refused before any reading
-    check_max_drop(drop, parse_measures(measures))  # type: ignore[arg-type]
-    results = evaluate(qrels, [baseline, candidate], measures, missing=missing,  # type: ignore[arg-type]
+    check_max_drop(drop, parse_measures(measures))
+    results = evaluate(qrels, [baseline, candidate], measures, missing=missing,
                        depth=depth, judged_only=judged_only)
     return gate_results(results, max_drop=drop, alpha=alpha, rule=rule,
                         test=test, n_resamples=n_resamples, rng=rng, top=top, strict=strict)

@@ -16,6 +16,7 @@ from serpeval.measures.spec import GMEAN_FLOOR  # the floor of geometric means (
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from serpeval.comparison.compare import IntervalMethod, Pairs, Test
     from serpeval.evaluation.results import Settings
     from serpeval.measures import Measure
 
@@ -130,13 +131,13 @@ class Comparison:
     measures: tuple[Measure, ...]
     systems: tuple[str, ...]
     baseline: str | None
-    pairs: str
-    test: str
+    pairs: Pairs
+    test: Test
     method: str
     correction: str
     alpha: float
     confidence: float
-    ci: str
+    ci: IntervalMethod
     resamples: int
     rows: tuple[PairResult, ...]
     query_ids: NDArray[Any]

@@ -19,6 +19,12 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
+def weighted_bincount(codes: NDArray[np.integer], weights: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """Per code 0..n-1: the sum of ``weights`` of its rows (``np.bincount`` with weights,
+    which returns float64; numpy's stub types every bincount as intp)."""
+    return np.bincount(codes, weights=weights, minlength=n)  # type: ignore[return-value]
+
+
 def _blocks(values: pa.ChunkedArray) -> tuple[pa.Array, NDArray[np.int64]] | None:
     """The value and length of every run of equal neighbours, or None when runs are short.
 

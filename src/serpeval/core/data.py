@@ -151,7 +151,7 @@ def _grade_value(value: Any) -> int | None:
         number = int(value)
         return number if -GRADE_LIMIT <= number <= GRADE_LIMIT else None
     if isinstance(value, (float, np.floating, Decimal)):
-        if not _finite(value) or abs(value) > GRADE_LIMIT or value != int(value):
+        if not _finite(value) or not -GRADE_LIMIT <= value <= GRADE_LIMIT or value != int(value):
             return None
         return int(value)
     return None
@@ -184,7 +184,8 @@ def _grade_error(where: str, value: Any, count: int) -> ParseError:
             found = (f"{'-' if value < 0 else ''}infinity (a number beyond float64, such as 1e400, "
                      "reads as infinity). Give the document an integer grade")
     elif isinstance(value, (int, float, np.integer, np.floating, Decimal)) and not isinstance(value, bool):
-        if abs(value) > GRADE_LIMIT:
+        # Compared, not abs(): abs(np.int64(-2**63)) overflows back to -2**63.
+        if not -GRADE_LIMIT <= value <= GRADE_LIMIT:
             found = (f"{value!r}, outside that range, where every grade is exact in float64 "
                      "arithmetic. Map the grades onto a smaller scale")
         else:

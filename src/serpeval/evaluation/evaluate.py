@@ -36,7 +36,7 @@ def _some_queries(run: Run) -> list[str]:
     import pyarrow.compute as pc
 
     head = run.query_ids.slice(0, 10_000)
-    return pc.unique(head).slice(0, 4).to_pylist()  # type: ignore[no-any-return]
+    return pc.unique(head).slice(0, 4).to_pylist()
 
 
 def _as_runs(runs: Any) -> list[Run]:

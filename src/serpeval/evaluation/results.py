@@ -17,6 +17,8 @@ from serpeval.ranking import Coverage
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from serpeval.ranking import Missing
+
 __all__ = ["Results", "RunResult", "Settings"]
 
 
@@ -24,7 +26,7 @@ __all__ = ["Results", "RunResult", "Settings"]
 class Settings:
     """The evaluation options used, stated in every report."""
 
-    missing: str = "skip"
+    missing: Missing = "skip"
     depth: int | None = None
     judged_only: bool = False
     float32_scores: bool = False
@@ -175,7 +177,7 @@ class Results:
         }
         if per_query:
             out["per_query"] = self.to_dicts(per_query=True)
-        return json_ready(out)  # type: ignore[no-any-return]
+        return json_ready(out)
 
     def __repr__(self) -> str:
         return (f"Results({len(self.runs)} run(s) x {len(self.measures)} measure(s): "

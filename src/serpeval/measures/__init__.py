@@ -7,6 +7,8 @@ property tests all read the registry.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from serpeval.measures import (
     average_precision,
     bpref,
@@ -84,7 +86,7 @@ def parse_measure(text: str | Measure) -> Measure:
     return REGISTRY.parse(text)
 
 
-def parse_measures(texts: str | Measure | list[str | Measure] | tuple[str | Measure, ...]) -> tuple[Measure, ...]:
+def parse_measures(texts: str | Measure | Iterable[str | Measure]) -> tuple[Measure, ...]:
     """Parse one name or several, keeping order and dropping repeats."""
     if isinstance(texts, (str, Measure)):
         texts = [texts]

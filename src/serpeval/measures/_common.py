@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -20,10 +20,14 @@ REL = Param(
     "minimum grade that counts as relevant (inclusive); trec_eval's -l",
     minimum=0, maximum=GRADE_LIMIT,
 )
+#: Gain of a grade g: ``linear`` = g (trec_eval), ``exp`` = 2^g - 1 (Burges, gdeval).
+Gain = Literal["linear", "exp"]
+GAIN_KINDS: tuple[Gain, ...] = get_args(Gain)
+
 GAIN = Param(
     "gain", str, "linear",
     "gain of a grade g: linear = g (trec_eval), exp = 2^g - 1 (Burges, gdeval)",
-    choices=("linear", "exp"),
+    choices=GAIN_KINDS,
 )
 
 
@@ -40,11 +44,11 @@ def hits(r: Rankings, rel: int, cutoff: int | NDArray[np.int64] | None) -> NDArr
     return relevant_docs(r, rel).count_in_top(cutoff)
 
 
-def safe_divide(num: NDArray[np.float64], den: NDArray[np.float64] | float) -> NDArray[np.float64]:
-    """``num / den`` with 0 where ``den`` is 0."""
-    num = np.asarray(num, dtype=np.float64)
-    den = np.broadcast_to(np.asarray(den, dtype=np.float64), num.shape)
-    out = np.zeros_like(num)
-    np.divide(num, den, out=out, where=den != 0)
+def safe_divide(num: NDArray[np.number[Any]], den: NDArray[np.number[Any]] | float) -> NDArray[np.float64]:
+    """``num / den`` with 0 where ``den`` is 0 (integer counts are divided as float64)."""
+    numerator = np.asarray(num, dtype=np.float64)
+    denominator = np.broadcast_to(np.asarray(den, dtype=np.float64), numerator.shape)
+    out = np.zeros_like(numerator)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
     return out
 

@@ -7,10 +7,14 @@ log2(rank + 1) discount. For trec_eval's linear gain use ``gain="linear"``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from serpeval.core.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from serpeval.measures._common import Gain
 
 __all__ = ["dcg", "ndcg", "reciprocal_rank"]
 
@@ -32,7 +36,7 @@ def _check_k(k: int | None) -> None:
 _EXP_HEADROOM = 960.0
 
 
-def _gain(grades: np.ndarray, gain: str, shift: float = 0.0) -> np.ndarray:
+def _gain(grades: np.ndarray, gain: Gain, shift: float = 0.0) -> np.ndarray:
     """gain(g), divided by 2^shift (exact: a power of two); shift 0 gives 2^g - 1 itself."""
     positive = np.maximum(grades, 0.0)
     if gain == "exp":
@@ -42,18 +46,18 @@ def _gain(grades: np.ndarray, gain: str, shift: float = 0.0) -> np.ndarray:
     raise InvalidParameterError(f"gain must be 'exp' or 'linear'; got {gain!r}.")
 
 
-def _shift(gain: str, *grades: np.ndarray) -> float:
+def _shift(gain: Gain, *grades: np.ndarray) -> float:
     """The power of two that keeps exp gains finite: 2^g - 1 is beyond float64 from g = 1024,
     so grades above 960 are divided by 2^(highest - 960); 0 otherwise (no change at all)."""
     highest = max((float(g.max()) for g in grades if g.size), default=0.0)
     return max(0.0, highest - _EXP_HEADROOM) if gain == "exp" else 0.0
 
 
-def _scaled_dcg(g: np.ndarray, gain: str, shift: float) -> float:
+def _scaled_dcg(g: np.ndarray, gain: Gain, shift: float) -> float:
     return float(np.sum(_gain(g, gain, shift) / np.log2(np.arange(2, len(g) + 2))))
 
 
-def dcg(grades: Sequence[float], k: int | None = 10, gain: str = "exp") -> float:
+def dcg(grades: Sequence[float], k: int | None = 10, gain: Gain = "exp") -> float:
     """DCG@k = sum_{i=1..k} gain(g_i) / log2(i + 1) of grades in rank order.
 
     Args:
@@ -79,7 +83,7 @@ def dcg(grades: Sequence[float], k: int | None = 10, gain: str = "exp") -> float
 
 
 def ndcg(
-    grades: Sequence[float], ideal_grades: Sequence[float], k: int | None = 10, gain: str = "exp"
+    grades: Sequence[float], ideal_grades: Sequence[float], k: int | None = 10, gain: Gain = "exp"
 ) -> float:
     """nDCG@k = DCG@k(grades) / DCG@k(ideal), the ideal being ``ideal_grades`` sorted descending.
 

@@ -27,6 +27,7 @@ from serpeval.measures.spec import MAX_WEIGHT, Param, format_value
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from serpeval.measures._common import Gain
     from serpeval.ranking import Rankings
 
 __all__ = [
@@ -118,7 +119,7 @@ def _is_int(text: str) -> bool:
     return body.isdigit() and body.isascii()
 
 
-def apply_gains(grades: NDArray[np.int64], base: str, table: dict[int, float],
+def apply_gains(grades: NDArray[np.int64], base: Gain, table: dict[int, float],
                 shift: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
     """Gain of each grade: the table's value where listed, else the base gain (0 for grade <= 0).
 
@@ -142,7 +143,7 @@ def apply_gains(grades: NDArray[np.int64], base: str, table: dict[int, float],
     return out
 
 
-def exp_shift(r: Rankings, base: str, table: dict[int, float]) -> NDArray[np.int64] | None:
+def exp_shift(r: Rankings, base: Gain, table: dict[int, float]) -> NDArray[np.int64] | None:
     """Per query, the power of two k by which its ``gain=exp`` gains are divided; None when no
     query needs it (``gain=linear``, or every grade <= :data:`EXP_HEADROOM`).
 
@@ -166,7 +167,7 @@ def exp_shift(r: Rankings, base: str, table: dict[int, float]) -> NDArray[np.int
     return top - EXP_HEADROOM
 
 
-def ideal_gains(r: Rankings, base: str, table: dict[int, float]) -> NDArray[np.float64]:
+def ideal_gains(r: Rankings, base: Gain, table: dict[int, float]) -> NDArray[np.float64]:
     """Per query, the gains of its judged docs (grade >= 0) sorted descending, flat like
     ``r.ideal_grades``; judgments with a negative grade give gain 0 and sort last. Gains are
     divided by the query's 2^k of :func:`exp_shift` (k = 0 but for huge exp gains).

@@ -31,10 +31,11 @@ from serpeval.measures.spec import MeasureSpec
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from serpeval.measures._common import Gain
     from serpeval.ranking import Rankings
 
 
-def dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArray[np.float64]:
+def dcg(r: Rankings, *, cutoff: int | None, gain: Gain, gains: str = "") -> NDArray[np.float64]:
     """DCG@k = sum over ranks i <= k of gain(grade_i) / log2(i + 1).
 
     ``gain=linear``: gain(g) = g (trec_eval); ``gain=exp``: 2^g - 1 (Burges et al., gdeval).
@@ -51,7 +52,7 @@ def dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArr
     return unscale(r, dcg_at(r, gain, gains, cutoff), gain, gains, "DCG")
 
 
-def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = ""
+def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: Gain, gains: str = ""
               ) -> NDArray[np.float64]:
     """DCG of the ideal ranking: every judged doc of the query (retrieved or not) by gain,
     descending, cut at k; only positive gains count (trec_eval's ``ideal_dcg``). A value
@@ -59,13 +60,13 @@ def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = ""
     return unscale(r, scaled_ideal_dcg(r, cutoff, gain, gains), gain, gains, "IDCG")
 
 
-def scaled_ideal_dcg(r: Rankings, cutoff: int | None, gain: str, gains: str) -> NDArray[np.float64]:
+def scaled_ideal_dcg(r: Rankings, cutoff: int | None, gain: Gain, gains: str) -> NDArray[np.float64]:
     """:func:`ideal_dcg` divided by each query's 2^k of ``_gains.exp_shift`` (k = 0 but for
     exp gains of grades above 960)."""
     return at_depth(idcg_running(r, gain, gains), r.ideal_offsets, cutoff)
 
 
-def unscale(r: Rankings, values: NDArray[np.float64], gain: str, gains: str, what: str
+def unscale(r: Rankings, values: NDArray[np.float64], gain: Gain, gains: str, what: str
             ) -> NDArray[np.float64]:
     """Multiply scaled per-query values back by 2^k; refuse a value beyond float64."""
     table = parse_gain_table(gains) if gains else {}
@@ -88,7 +89,7 @@ def unscale(r: Rankings, values: NDArray[np.float64], gain: str, gains: str, wha
     return out
 
 
-def dcg_at(r: Rankings, gain: str, gains: str, depth: int | NDArray[np.int64] | None,
+def dcg_at(r: Rankings, gain: Gain, gains: str, depth: int | NDArray[np.int64] | None,
            queries: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
     """DCG of each query (or of each of ``queries``) over its top ``depth`` docs, divided by
     the query's 2^k of ``_gains.exp_shift`` (k = 0 but for exp gains of grades above 960)."""
@@ -96,7 +97,7 @@ def dcg_at(r: Rankings, gain: str, gains: str, depth: int | NDArray[np.int64] | 
     return docs.value_at(running, docs.count_in_top(depth, queries), queries)
 
 
-def dcg_running(r: Rankings, gain: str, gains: str) -> tuple[Picked, NDArray[np.float64]]:
+def dcg_running(r: Rankings, gain: Gain, gains: str) -> tuple[Picked, NDArray[np.float64]]:
     """The ranked docs with a non-zero gain and, at each, the DCG of its query down to it
     (summed in rank order once per rankings and gain; zero gains add nothing), scaled as
     :func:`dcg_at` says."""
@@ -112,7 +113,7 @@ def dcg_running(r: Rankings, gain: str, gains: str) -> tuple[Picked, NDArray[np.
     return docs, memo(r, ("dcg_running", gain, gains), make)
 
 
-def gain_docs(r: Rankings, gain: str, gains: str) -> Picked:
+def gain_docs(r: Rankings, gain: Gain, gains: str) -> Picked:
     """The ranked docs whose gain is not 0 (linear and exp gains are 0 exactly for grades
     <= 0 and positive above; a table sets the gain of the grades it lists)."""
     if not gains:
@@ -127,7 +128,7 @@ def gain_docs(r: Rankings, gain: str, gains: str) -> Picked:
     return picked(r, ("gain", gain, gains), nonzero)
 
 
-def idcg_running(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
+def idcg_running(r: Rankings, gain: Gain, gains: str) -> NDArray[np.float64]:
     """For each position of the ideal rankings, the ideal DCG down to it (positive gains),
     scaled as :func:`dcg_at` says."""
     def make() -> NDArray[np.float64]:
@@ -137,13 +138,13 @@ def idcg_running(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
     return memo(r, ("idcg_running", gain, gains), make)
 
 
-def sorted_ideal_gains(r: Rankings, gain: str, gains: str) -> NDArray[np.float64]:
+def sorted_ideal_gains(r: Rankings, gain: Gain, gains: str) -> NDArray[np.float64]:
     """The gains of each query's judgments sorted descending (see ``_gains.ideal_gains``)."""
     table = parse_gain_table(gains) if gains else {}
     return memo(r, ("ideal_gains", gain, gains), lambda: ideal_gains(r, gain, table))
 
 
-def ndcg(r: Rankings, *, cutoff: int | None, gain: str, gains: str = "") -> NDArray[np.float64]:
+def ndcg(r: Rankings, *, cutoff: int | None, gain: Gain, gains: str = "") -> NDArray[np.float64]:
     """nDCG@k = DCG@k / IDCG@k.
 
     The ideal ranking comes from *all* judged docs of the query, retrieved or not, cut at

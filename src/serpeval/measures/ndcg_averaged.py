@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from serpeval.ranking import Rankings
 
 
-def _ideal(r: Rankings, gains: str) -> tuple[NDArray[np.float64], ...]:
+def _ideal(r: Rankings, gains: str) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
     """The sorted ideal gains, the number P of positive ones per query, and the ideal's
     running DCG (shared with nDCG)."""
     ideal = sorted_ideal_gains(r, "linear", gains)

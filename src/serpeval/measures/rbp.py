@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.arrays import weighted_bincount
 from serpeval.measures._segments import Picked, judged_docs, picked, powers, relevant_docs
 from serpeval.measures.gains import GAINS, apply_gains, format_gain_table, parse_gain_table, trec_gain_pairs
 from serpeval.measures.spec import MeasureSpec, Param
@@ -74,8 +75,7 @@ def rbp(r: Rankings, *, cutoff: None, p: float, gains: str) -> NDArray[np.float6
     docs = picked(r, "all", lambda: np.ones(len(r.grades), dtype=bool)) if table \
         else relevant_docs(r, 1)
     weight = powers(p, int(r.n_ret.max(initial=0)))[docs.position]
-    total = np.bincount(docs.segment, weights=normalized_gains(r, table, docs) * weight,
-                        minlength=r.n_queries)
+    total = weighted_bincount(docs.segment, normalized_gains(r, table, docs) * weight, r.n_queries)
     return (1.0 - p) * total
 
 

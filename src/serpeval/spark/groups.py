@@ -39,6 +39,7 @@ from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank
 
 if TYPE_CHECKING:
     from serpeval.measures import Measure
+    from serpeval.ranking import Missing
 
 __all__ = ["COUNTERS", "ERROR", "QUERY", "STATS", "GroupPlan", "evaluate_group"]
 
@@ -64,7 +65,7 @@ class GroupPlan:
 
     measures: tuple[str, ...]
     runs: tuple[str, ...] = ("run",)
-    missing: str = "skip"
+    missing: Missing = "skip"
     depth: int | None = None
     judged_only: bool = False
     float32_scores: bool = False
@@ -176,7 +177,7 @@ def _evaluate_run(
     index: QrelsIndex, name: str, run: Run, plan: GroupPlan
 ) -> list[pa.Table]:
     try:
-        rankings = rank(index, run, missing=plan.missing, depth=plan.depth,  # type: ignore[arg-type]
+        rankings = rank(index, run, missing=plan.missing, depth=plan.depth,
                         judged_only=plan.judged_only, float32_scores=plan.float32_scores)
     except DuplicateError as refused:
         raise DuplicateError(

@@ -8,7 +8,7 @@ what was found and how to fix it. Nothing here uses ``assert``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -17,10 +17,11 @@ from serpeval.core.errors import OptionError, StatsError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ALTERNATIVES", "check_alternative", "chunk_rows", "paired_differences", "scalar_or_array", "spread",
-           "system_scores"]
+__all__ = ["ALTERNATIVES", "Alternative", "check_alternative", "chunk_rows", "paired_differences", "scalar_or_array",
+           "spread", "system_scores"]
 
-ALTERNATIVES = ("two-sided", "greater", "less")
+Alternative = Literal["two-sided", "greater", "less"]
+ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
 
 
 _CHUNK_BYTES = 32 * 2**20
@@ -35,7 +36,7 @@ def chunk_rows(*row_widths: int) -> int:
     return max(1, _CHUNK_BYTES // (8 * max(*row_widths, 1)))
 
 
-def check_alternative(alternative: str) -> str:
+def check_alternative(alternative: Alternative) -> Alternative:
     """``alternative`` if it is one of :data:`ALTERNATIVES`."""
     if alternative not in ALTERNATIVES:
         raise OptionError(f"alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; "

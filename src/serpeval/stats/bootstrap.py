@@ -30,21 +30,29 @@ every resampled mean.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import check_alternative, chunk_rows, paired_differences, scalar_or_array, spread
+from serpeval.stats._checks import (
+    Alternative,
+    check_alternative,
+    chunk_rows,
+    paired_differences,
+    scalar_or_array,
+    spread,
+)
 from serpeval.stats.paired import PairedTest, _ratio
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["CI_METHODS", "paired_bootstrap"]
+__all__ = ["CI_METHODS", "BootstrapInterval", "paired_bootstrap"]
 
-CI_METHODS = ("bca", "percentile")
+BootstrapInterval = Literal["bca", "percentile"]
+CI_METHODS: tuple[BootstrapInterval, ...] = get_args(BootstrapInterval)
 
 
 def _resampled_moments(d: NDArray[np.float64], n_resamples: int, rng: np.random.Generator
@@ -117,9 +125,9 @@ def paired_bootstrap(
     y: ArrayLike | None = None,
     *,
     n_resamples: int = 10_000,
-    ci: str = "bca",
+    ci: BootstrapInterval = "bca",
     confidence: float = 0.95,
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
     rng: RngLike = None,
 ) -> PairedTest:
     """Paired bootstrap of the mean of ``x - y``: a BCa or percentile CI, a studentized p-value.

@@ -120,5 +120,9 @@ def canonical_correction(name: str | None, extra: tuple[str, ...] = ()) -> str:
 
 
 def adjust(p: ArrayLike, method: str = "holm") -> NDArray[np.float64]:
-    """Adjusted p-values along the last axis (``holm``, ``bonferroni``, ``bh`` or ``none``)."""
+    """Adjusted p-values along the last axis (``holm``, ``bonferroni``, ``bh`` or ``none``).
+
+    ``method`` is typed ``str``, not a ``Literal``: the aliases ``fdr_bh``,
+    ``benjamini-hochberg`` and ``bonf``, in any case, are accepted too.
+    """
     return CORRECTIONS[canonical_correction(method)](p)

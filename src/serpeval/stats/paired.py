@@ -11,17 +11,21 @@ Identical systems (all differences 0) give statistic 0 and p = 1 without dividin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
 from serpeval.core.checks import check_level
-from serpeval.stats._checks import check_alternative, paired_differences, scalar_or_array, spread
+from serpeval.stats._checks import Alternative, check_alternative, paired_differences, scalar_or_array, spread
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["PairedTest", "cohens_dz", "paired_t", "wilcoxon"]
+__all__ = ["ZERO_METHODS", "PairedTest", "ZeroMethod", "cohens_dz", "paired_t", "wilcoxon"]
+
+#: How Wilcoxon's test treats zero differences (scipy.stats.wilcoxon's ``zero_method``).
+ZeroMethod = Literal["wilcox", "pratt", "zsplit"]
+ZERO_METHODS: tuple[ZeroMethod, ...] = get_args(ZeroMethod)
 
 
 class PairedTest(NamedTuple):
@@ -43,7 +47,7 @@ class PairedTest(NamedTuple):
     """
 
     test: str
-    alternative: str
+    alternative: Alternative
     n: int
     mean_delta: Any
     statistic: Any
@@ -94,7 +98,7 @@ def cohens_dz(x: ArrayLike, y: ArrayLike | None = None) -> Any:
     return scalar_or_array(_ratio(d.mean(axis=-1), spread(d)))
 
 
-def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "two-sided",
+def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternative = "two-sided",
              confidence: float = 0.95) -> PairedTest:
     """Student's paired t-test of the mean of ``x - y`` (scipy.stats.ttest_rel).
 
@@ -152,8 +156,8 @@ def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
                       0, f"Student's paired t-test, df = {df}")
 
 
-def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "two-sided",
-             zero_method: str = "wilcox", confidence: float = 0.95) -> PairedTest:
+def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternative = "two-sided",
+             zero_method: ZeroMethod = "wilcox", confidence: float = 0.95) -> PairedTest:
     """Wilcoxon signed-rank test of ``x - y`` (scipy.stats.wilcoxon, vectorized over comparisons).
 
     Ranks the absolute differences; W+ is the sum of the ranks of positive differences.
@@ -180,7 +184,7 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: str = "tw
 
     check_alternative(alternative)
     level = check_level(confidence, "confidence", example=0.95)
-    if zero_method not in ("wilcox", "pratt", "zsplit"):
+    if zero_method not in ZERO_METHODS:
         raise OptionError(f"zero_method must be 'wilcox', 'pratt' or 'zsplit'; "
                           f"got {zero_method!r}.")
     d = paired_differences(x, y)

@@ -29,7 +29,7 @@ import numpy as np
 
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import check_alternative, chunk_rows, paired_differences, scalar_or_array
+from serpeval.stats._checks import Alternative, check_alternative, chunk_rows, paired_differences, scalar_or_array
 from serpeval.stats.paired import PairedTest
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def randomization_test(
     y: ArrayLike | None = None,
     *,
     n_permutations: int = 10_000,
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
     exact: bool | None = None,
     rng: RngLike = None,
     confidence: float = 0.95,

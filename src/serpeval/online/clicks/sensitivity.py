@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,9 +63,9 @@ class Tables:
     n_lists: int
     shifts: NDArray[np.float64]
     type_weights: NDArray[np.float64]
-    il_cells: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+    il_cells: _kernel.Cells
     il_weight: NDArray[np.int64]
-    ab_cells: tuple[tuple[NDArray[np.float64], ...], tuple[NDArray[np.float64], ...]]
+    ab_cells: tuple[_kernel.Cells, _kernel.Cells]
 
     @property
     def n_types(self) -> int:
@@ -106,9 +106,9 @@ def build_tables(model: ClickModel, a: NDArray[np.int64], b: NDArray[np.int64],
     list_grades = _grades_of(np.repeat(grades, n_l, axis=0), batch.docs)
     weight = np.where(batch.teams == 0, 1, np.where(batch.teams == 1, -1, 0))
     il_cells = _cells(model, list_grades, shifts)
-    ab_cells = tuple(_cells(model, _grades_of(grades, arm), shifts) for arm in (a, b))
+    ab_cells = (_cells(model, _grades_of(grades, a), shifts), _cells(model, _grades_of(grades, b), shifts))
     return Tables(n_q, n_l, shifts, type_weights, il_cells,
-                  np.ascontiguousarray(weight.T), ab_cells)  # type: ignore[arg-type]
+                  np.ascontiguousarray(weight.T), ab_cells)
 
 
 def _grades_of(grades: NDArray[np.int64], docs: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -117,13 +117,13 @@ def _grades_of(grades: NDArray[np.int64], docs: NDArray[np.int64]) -> NDArray[np
     return np.where(docs >= 0, out, -1)
 
 
-def _cells(model: ClickModel, items: NDArray[np.int64],
-           shifts: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+def _cells(model: ClickModel, items: NDArray[np.int64], shifts: NDArray[np.float64]) -> _kernel.Cells:
     """Slot-major cells for every row x type: column ``row * T + t``."""
     n_t = len(shifts)
     expanded = np.repeat(np.ascontiguousarray(items.T), n_t, axis=1)  # [k, rows * T]
     shift = np.tile(shifts, items.shape[0])
-    return tuple(np.ascontiguousarray(x) for x in model.cells(expanded, shift))
+    c, sc, sn = model.cells(expanded, shift)
+    return np.ascontiguousarray(c), np.ascontiguousarray(sc), np.ascontiguousarray(sn)
 
 
 # ------------------------------------------------------------------ exact moments
@@ -218,15 +218,16 @@ def _wilson(hits: NDArray[np.float64], n: int, z: float = 1.96) -> tuple[NDArray
     return p, np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
 
 
-def _t_crit(df: NDArray[np.float64], alpha: float) -> NDArray[np.float64]:
+def _t_crit(df: NDArray[np.floating[Any]], alpha: float) -> NDArray[np.float64]:
     """Two-sided critical value of Student's t (scipy.special, lighter than scipy.stats)."""
     from scipy.special import stdtrit
 
     return stdtrit(np.maximum(df, 1), 1 - alpha / 2)
 
 
-def _gather(cells: tuple[NDArray[np.float64], ...], cols: NDArray[np.int64]) -> tuple[NDArray[np.float64], ...]:
-    return tuple(x[:, cols] for x in cells)
+def _gather(cells: _kernel.Cells, cols: NDArray[np.int64]) -> _kernel.Cells:
+    c, sc, sn = cells
+    return c[:, cols], sc[:, cols], sn[:, cols]
 
 
 def simulate_interleaving(tables: Tables, users: int, per_user: int, grid_users: NDArray[np.int64],

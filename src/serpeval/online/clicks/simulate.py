@@ -40,7 +40,7 @@ from serpeval.online.clicks import sensitivity as engine
 from serpeval.online.clicks.world import World, make_world, synthetic_pair
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from numpy.typing import NDArray
 
@@ -297,7 +297,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
     boot = generator.multinomial(n_q, uniform, size=bootstrap) / n_q
     delta_ndcg = float(world.ndcg_a.mean() - world.ndcg_b.mean())
     offline_sign = np.sign(delta_ndcg)
-    q = [(1 - confidence) / 2, (1 + confidence) / 2]
+    q = ((1 - confidence) / 2, (1 + confidence) / 2)
 
     def sizes(metric: str) -> tuple[float, float, NDArray[np.float64]]:
         """Impressions needed, the effect, and the bootstrap-over-queries impressions."""
@@ -307,6 +307,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
 
     n_il, effect_il, boot_il = sizes("interleaving")
     il = moments["interleaving"]  # E[o] and E[o²] = P(win) - P(loss) and P(win) + P(loss)
+    assert isinstance(il, engine.Moments)  # exact_moments' layout: one Moments for interleaving
     il_wins = float(((il.square + il.mean) / 2).mean(axis=0) @ tables.type_weights)
     il_losses = float(((il.square - il.mean) / 2).mean(axis=0) @ tables.type_weights)
     results = [MethodResult(
@@ -316,7 +317,9 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
     )]
     for metric in engine.AB_METRICS:
         n_ab, effect, boot_ab = sizes(metric)
-        ma, mb = moments[metric]
+        arms = moments[metric]
+        assert isinstance(arms, tuple)  # exact_moments' layout: (arm A, arm B) per A/B metric
+        ma, mb = arms
         value_a = float(ma.mean.mean(axis=0) @ tables.type_weights)
         value_b = float(mb.mean.mean(axis=0) @ tables.type_weights)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -393,7 +396,7 @@ def _agrees(effect: float, orientation: int, offline_sign: float) -> bool | None
     return bool(np.sign(effect) * orientation == offline_sign)
 
 
-def _quantiles(values: NDArray[np.float64], levels: list[float]) -> list[float]:
+def _quantiles(values: NDArray[np.float64], levels: tuple[float, float]) -> tuple[float, float]:
     """Order-statistic quantiles that tolerate infinities (no interpolation between them).
 
     A bootstrap resample whose effect vanishes needs infinitely many impressions; it sorts
@@ -401,7 +404,10 @@ def _quantiles(values: NDArray[np.float64], levels: list[float]) -> list[float]:
     """
     ordered = np.sort(np.where(np.isnan(values), np.inf, values))
     n = len(ordered)
-    return [float(ordered[min(n - 1, max(0, math.ceil(level * n) - 1))]) for level in levels]
+    def at(level: float) -> float:
+        return float(ordered[min(n - 1, max(0, math.ceil(level * n) - 1))])
+
+    return at(levels[0]), at(levels[1])
 
 
 def _with_mc(m: MethodResult, curve: engine.PowerCurve | None, power: float) -> MethodResult:
@@ -421,7 +427,7 @@ def _with_mc(m: MethodResult, curve: engine.PowerCurve | None, power: float) -> 
     return replace(m, mc_required=value)
 
 
-def _progress_bar(total: int, show: bool | None):  # type: ignore[no-untyped-def]
+def _progress_bar(total: int, show: bool | None) -> tuple[Callable[[], None], Callable[[], None]]:
     """(tick, finish) callables for a rich progress bar over simulated experiments."""
     if show is None:
         show = sys.stderr.isatty()

@@ -127,16 +127,25 @@ def make_world(qrels: Any, run_a: Any, run_b: Any, *, k: int = 10,
     )
 
 
-def _local_codes(da: NDArray[np.object_], db: NDArray[np.object_]) -> tuple[NDArray[np.int64], ...]:
+def _local_codes(
+    da: NDArray[np.object_], db: NDArray[np.object_],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.object_]]:
     """Per query: A's docs get codes 0..k-1, B's docs A's code when shared, else k + j."""
     k = da.shape[1]
-    valid_a, valid_b = np.not_equal(da, None), np.not_equal(db, None)
+    valid_a, valid_b = _not_none(da), _not_none(db)
     a = np.where(valid_a, np.arange(k), -1)
     same = (db[:, :, None] == da[:, None, :]) & valid_b[:, :, None] & valid_a[:, None, :]
     b = np.where(same.any(axis=2), same.argmax(axis=2), k + np.arange(k))
     b = np.where(valid_b, b, -1)
-    union = np.concatenate([da, np.where(same.any(axis=2), None, db)], axis=1)
+    # numpy's stub for where() rejects None as a value; object arrays take it elementwise.
+    union = np.concatenate([da, np.where(same.any(axis=2), None, db)], axis=1)  # type: ignore[call-overload]
     return a.astype(np.int64), b.astype(np.int64), union
+
+
+def _not_none(values: NDArray[np.object_]) -> NDArray[np.bool_]:
+    """Elementwise ``value != None`` of an object array of doc ids (padding slots hold None)."""
+    # numpy's ufunc stubs reject None as an operand; object arrays compare it elementwise.
+    return np.not_equal(values, None)  # type: ignore[call-overload]
 
 
 def _truth_grades(queries: list[str], union: NDArray[np.object_], truth: Any) -> NDArray[np.int64]:
@@ -155,7 +164,7 @@ def _truth_grades(queries: list[str], union: NDArray[np.object_], truth: Any) ->
         t_g = np.array([r[2] for r in rows], dtype=np.int64)
     sep = "\x1f"
     truth_keys = pc.binary_join_element_wise(t_q, t_d, sep)
-    present = np.not_equal(union, None)
+    present = _not_none(union)
     qs = np.repeat(np.array(queries, dtype=object), union.shape[1]).reshape(union.shape)
     cell_keys = pc.binary_join_element_wise(pa.array(qs[present].tolist(), pa.string()),
                                             pa.array(union[present].tolist(), pa.string()), sep)

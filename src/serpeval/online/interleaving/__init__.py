@@ -71,7 +71,8 @@ def interleave(rankings: Any, method: str = "team_draft", k: int | None = 10,
     Args:
         rankings: two or more rankings, each a list of document ids (str or int), best first;
             they may differ in length and need not overlap.
-        method: see the module docstring; unknown names get "did you mean".
+        method: see the module docstring; unknown names get "did you mean". Typed ``str``,
+            not a ``Literal``: aliases (``team-draft``, ``tdi``, any case) are accepted.
         k: how many documents to show (None: the union of all rankings). Larger than the
             number of distinct documents is an error.
         rng: a seed or a ``numpy.random.Generator``: the same seed gives the same list.

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
     from serpeval.online.interleaving import Interleaving
+    from serpeval.online.interleaving.batch import BatchInterleaving
 
 __all__ = [
     "Check",
@@ -381,10 +382,13 @@ class Check:
                 "detail": self.detail}
 
 
-def _teams_matrix(interleavings: Sequence[Interleaving] | Any) -> tuple[NDArray[np.int64], NDArray[np.int64],
-                                                                      NDArray[np.bool_]]:
+def _teams_matrix(
+    interleavings: Sequence[Interleaving] | BatchInterleaving,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
     """(teams[n, k] padded with -2, first[n], competitive[n]) from serving results or a batch."""
-    if hasattr(interleavings, "teams") and hasattr(interleavings, "rank_a"):  # BatchInterleaving
+    from serpeval.online.interleaving.batch import BatchInterleaving
+
+    if isinstance(interleavings, BatchInterleaving):
         teams = interleavings.teams.astype(np.int64)
         teams = np.where(interleavings.docs >= 0, teams, -2)
         competitive = ((interleavings.rank_a != interleavings.rank_b) & (interleavings.docs >= 0)).any(axis=1)
@@ -402,7 +406,7 @@ def _teams_matrix(interleavings: Sequence[Interleaving] | Any) -> tuple[NDArray[
     return teams, first, competitive
 
 
-def sanity_checks(interleavings: Any, *, alpha: float = 0.001) -> list[Check]:
+def sanity_checks(interleavings: Sequence[Interleaving] | BatchInterleaving, *, alpha: float = 0.001) -> list[Check]:
     """First-pick balance, per-position team balance, competitive coverage (two rankers).
 
     ``interleavings``: the logged :class:`~serpeval.online.interleaving.Interleaving`

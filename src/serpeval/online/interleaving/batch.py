@@ -88,9 +88,9 @@ def _rankings(values: ArrayLike, name: str) -> NDArray[np.int64]:
     if not valid[:, 0].all():
         row = int(np.flatnonzero(~valid[:, 0])[0])
         raise InputError(f"{name}: impression {row} has an empty ranking.")
-    row = first_duplicate_row(arr)
-    if row is not None:
-        raise InputError(f"{name}: impression {row} lists a document twice.")
+    duplicate = first_duplicate_row(arr)
+    if duplicate is not None:
+        raise InputError(f"{name}: impression {duplicate} lists a document twice.")
     return arr
 
 
@@ -193,6 +193,7 @@ def _team_draft(a: NDArray[np.int64], b: NDArray[np.int64], k: int, rng: np.rand
         neutral = (has_a & has_b & equal & (doc_a == doc_b)) if ignore_shared else np.zeros(n, bool)
         contest = has_a & has_b & equal & ~neutral
         if coins is None:
+            assert draws is not None  # drawn above exactly when coins is None
             coin = draws[slot]
         else:
             coin = coins[rows, np.minimum(flips, coins.shape[1] - 1)]

@@ -26,7 +26,7 @@ a serving system pays the LP once per distinct pair of rankings.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -43,11 +43,12 @@ from serpeval.online.interleaving._result import (
 
 NAME = "optimized"
 MAX_RANKERS = 2
-CREDIT_FUNCTIONS = ("inverse", "linear")
+CreditFunction = Literal["inverse", "linear"]
+CREDIT_FUNCTIONS: tuple[CreditFunction, ...] = get_args(CreditFunction)
 _PENALTY = 1e4
 
 
-def _gain(rank: np.ndarray, credit_function: str) -> np.ndarray:
+def _gain(rank: np.ndarray, credit_function: CreditFunction) -> np.ndarray:
     return 1.0 / rank if credit_function == "inverse" else -rank
 
 
@@ -62,12 +63,12 @@ def allowed_lists(a: tuple[DocId, ...], b: tuple[DocId, ...], k: int) -> list[tu
         if len(prefix) == k:
             out.append(tuple(prefix))
             return
-        options = {head(a, shown), head(b, shown)} - {None}
+        options = {doc for doc in (head(a, shown), head(b, shown)) if doc is not None}
         for doc in sorted(options, key=str):
-            prefix.append(doc)  # type: ignore[arg-type]
-            shown.add(doc)  # type: ignore[arg-type]
+            prefix.append(doc)
+            shown.add(doc)
             extend(prefix, shown)
-            shown.discard(doc)  # type: ignore[arg-type]
+            shown.discard(doc)
             prefix.pop()
 
     extend([], set())
@@ -76,7 +77,7 @@ def allowed_lists(a: tuple[DocId, ...], b: tuple[DocId, ...], k: int) -> list[tu
 
 @lru_cache(maxsize=4096)
 def distribution(a: tuple[DocId, ...], b: tuple[DocId, ...], k: int,
-                 credit_function: str) -> tuple[tuple[tuple[DocId, ...], ...], np.ndarray, float]:
+                 credit_function: CreditFunction) -> tuple[tuple[tuple[DocId, ...], ...], np.ndarray, float]:
     """``(lists, probabilities, bias)`` of the optimized interleaving of A and B."""
     from scipy.optimize import linprog
 
@@ -114,14 +115,14 @@ def distribution(a: tuple[DocId, ...], b: tuple[DocId, ...], k: int,
 
 
 def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator, *,
-               credit_function: str = "inverse") -> Interleaving:
+               credit_function: CreditFunction = "inverse") -> Interleaving:
     """Draw one list from the optimized distribution (validated by the caller)."""
     if credit_function not in CREDIT_FUNCTIONS:
         raise OptionError(f"credit_function must be one of {', '.join(CREDIT_FUNCTIONS)}; "
                           f"got {credit_function!r}.")
     a, b = (tuple(r) for r in rankings)
     lists, p, bias = distribution(a, b, k, credit_function)
-    pick = int(min(np.searchsorted(np.cumsum(p), rng.random(), side="right"), len(lists) - 1))
+    pick = min(int(np.searchsorted(np.cumsum(p), rng.random(), side="right")), len(lists) - 1)
     docs = lists[pick]
     heads_a, heads_b = _heads(a, docs), _heads(b, docs)
     teams = tuple(NEUTRAL if (x and y) else (0 if x else 1)

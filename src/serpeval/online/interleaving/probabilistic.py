@@ -103,10 +103,11 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
         for j in range(i + 1, n):
             e = _sign_expectation(q_clicked[:, i], q_clicked[:, j]) if clicks else 0.0
             prefs[i, j], prefs[j, i] = e, -e
-    expected = float(prefs[0, 1]) if n == 2 else None
     best = [s for s in range(n) if all(prefs[s, t] > _TIE for t in range(n) if t != s)]
     winner = best[0] if best else None
+    expected: float | None = None
     if n == 2:
+        expected = float(prefs[0, 1])
         outcome = int(np.sign(expected)) if abs(expected) > _TIE else 0
     else:
         outcome = 0 if winner is None else (1 if winner == 0 else -1)

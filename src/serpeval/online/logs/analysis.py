@@ -22,7 +22,7 @@ import numpy as np
 
 from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.online.logs.effects import Effect, compare_means, cuped, two_proportion_ztest
-from serpeval.online.logs.features import prepare
+from serpeval.online.logs.features import Duplicates, prepare
 from serpeval.online.logs.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
 from serpeval.online.logs.results import ABResults, Comparison
@@ -164,7 +164,7 @@ def analyze_ab(
     correction: str = "holm",
     use_t: bool = False,
     srm_threshold: float = 0.001,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     long_click_seconds: float = 30.0,
     backend: str = "duckdb",
     schema: LogSchema | None = None,
@@ -184,12 +184,14 @@ def analyze_ab(
         pre: pre-period impressions (same schema) for CUPED; also read from a log folder's
             ``pre.*``. ``cuped``: use it (default: when there is one).
         alpha, correction: level and multiple-testing correction across all comparisons
-            (``holm``, ``bonferroni``, ``bh``, ``none``).
+            (``holm``, ``bonferroni``, ``bh``, ``none``; typed ``str``: the aliases of
+            :func:`serpeval.stats.multiplicity.adjust`, in any case, are accepted too).
         use_t: Welch t (instead of z) for ratio metrics too.
         srm_threshold: p-value below which the split counts as a mismatch (warns).
         duplicates: ``error`` or ``exclude`` rows with a repeated impression id.
         long_click_seconds: dwell threshold of ``long_click_rate``.
-        backend: ``duckdb`` or ``spark`` for paths and in-memory tables.
+        backend: ``duckdb`` or ``spark`` for paths and in-memory tables (any case; typed
+            ``str``, see :func:`~serpeval.online.logs.sources.read_logs`).
         schema: column names; clicks: a separate clicks table (events layout).
     """
     from serpeval.stats.multiplicity import adjust, canonical_correction

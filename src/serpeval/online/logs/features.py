@@ -26,7 +26,7 @@ Nothing is pulled into Python but one row of counts (:class:`Exclusions`) per qu
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, OptionError
 from serpeval.online.logs.schema import LogSchema, check_columns
@@ -130,14 +130,16 @@ def parse_list(column: Any, value_type: str) -> Any:
     return text.split(",").filter(lambda s: s != "").map(lambda s: s.try_cast(value_type))
 
 
-_DUPLICATES = ("error", "exclude", "unchecked")
+#: What to do with rows whose impression id repeats.
+Duplicates = Literal["error", "exclude", "unchecked"]
+_DUPLICATES: tuple[Duplicates, ...] = get_args(Duplicates)
 
 
 def prepare(
     logs: Logs,
     experiment: str | None,
     *,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     long_click_seconds: float = 30.0,
     teams: tuple[str, str] | None = None,
     need: tuple[str, ...] = (),
@@ -328,7 +330,7 @@ def _distinct_ids(kept: Any, id_range: tuple[int | None, int | None]) -> int | N
     return int(backend.raw_sql(sql).fetchall()[0][0])
 
 
-def _drop_duplicates(kept: Any, duplicates: str, source: str) -> tuple[Any, int]:
+def _drop_duplicates(kept: Any, duplicates: Duplicates, source: str) -> tuple[Any, int]:
     """Raise on repeated impression ids, or leave all their rows out (and count them).
 
     One ``GROUP BY iid`` counts the repeated ids and their rows (in DuckDB about twice as

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.logs.features import Exclusions, prepare
+from serpeval.online.logs.features import Duplicates, Exclusions, prepare
 from serpeval.online.logs.interleaving_over_time import (
     PreferenceOverTime,
     period_seconds,
@@ -38,7 +38,9 @@ from serpeval.online.logs.sources import collect, read_logs
 
 __all__ = ["InterleavingLogReport", "analyze_interleaving_logs"]
 
-_UNITS = ("user", "query", "user_query", "impression")
+#: What the bootstrap resamples and the preference counts.
+LogUnit = Literal["user", "query", "user_query", "impression"]
+_UNITS: tuple[LogUnit, ...] = get_args(LogUnit)
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,12 +126,12 @@ def analyze_interleaving_logs(
     experiment: str | None = None,
     *,
     teams: tuple[str, str] = ("A", "B"),
-    unit: str = "user",
+    unit: LogUnit = "user",
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     rng: int | np.random.Generator | None = None,
     alpha_checks: float = 0.001,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     backend: str = "duckdb",
     schema: LogSchema | None = None,
     clicks: Any = None,
@@ -155,10 +157,11 @@ def analyze_interleaving_logs(
         raise OptionError(f"unit must be one of {', '.join(_UNITS)}; got {unit!r}.")
     if len(teams) != 2 or teams[0] == teams[1]:
         raise OptionError(f"teams must be two different labels; got {teams!r}.")
+    labels = (teams[0], teams[1])  # a list from untyped callers becomes the tuple
     if period is not None:
         period_seconds(period)  # a bad period is an error before any query runs
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
-    prepared = prepare(opened, experiment, duplicates=duplicates, teams=tuple(teams))
+    prepared = prepare(opened, experiment, duplicates=duplicates, teams=labels)
     if unit in ("query", "user_query") and "query_id" not in prepared.present:
         raise OptionError(f"unit={unit!r} needs the query_id column ({opened.schema.query_id!r}).")
     f = prepared.features
@@ -209,7 +212,7 @@ def analyze_interleaving_logs(
         prepared.experiment or "",
         opened.source,
         opened.backend,
-        tuple(teams),
+        labels,
         over_time,
         opened.notes,
     )

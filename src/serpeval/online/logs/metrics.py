@@ -30,8 +30,12 @@ metric                   numerator Y_u       denominator X_u meaning
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from serpeval.core.errors import OptionError
+
+if TYPE_CHECKING:
+    import ibis
 
 __all__ = ["DEFAULT_METRICS", "METRICS", "ABMetric", "get_metric", "unit_sums"]
 
@@ -136,9 +140,9 @@ def get_metric(name: str | ABMetric) -> ABMetric:
 _SUMS = ("impressions", "clicks", "abandoned", "click_at_1", "rr", "ttfc", "timed", "long_clicks")
 
 
-def unit_sums(features: object, columns: set[str]) -> dict[str, object]:
+def unit_sums(features: ibis.Table, columns: set[str]) -> dict[str, ibis.Value]:
     """Aggregations over a unit's impressions for the per-unit ``columns``."""
-    out: dict[str, object] = {}
+    out: dict[str, ibis.Value] = {}
     for column in sorted(columns):
         if column == "user_ctr":
             continue
@@ -146,7 +150,7 @@ def unit_sums(features: object, columns: set[str]) -> dict[str, object]:
             raise AssertionError(column)  # pragma: no cover - internal table
         out[column] = (
             features.count()
-            if column == "impressions"  # type: ignore[attr-defined]
+            if column == "impressions"
             else features[column].sum().fill_null(0)
-        )  # type: ignore[index]
+        )
     return out

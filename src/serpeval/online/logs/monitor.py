@@ -13,7 +13,7 @@ from serpeval.online.logs.analysis import (
     needed_columns,
     split_arms,
 )
-from serpeval.online.logs.features import prepare
+from serpeval.online.logs.features import Duplicates, prepare
 from serpeval.online.logs.metrics import ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
 from serpeval.online.logs.results import SequentialResults
@@ -48,7 +48,7 @@ def monitor_ab(
     alpha: float = 0.05,
     tuning_n: float | None = None,
     use_t: bool = False,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     long_click_seconds: float = 30.0,
     backend: str = "duckdb",
     schema: LogSchema | None = None,

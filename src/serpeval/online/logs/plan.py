@@ -13,7 +13,7 @@ from serpeval.online.logs.analysis import (
     pre_features,
     split_arms,
 )
-from serpeval.online.logs.features import prepare
+from serpeval.online.logs.features import Duplicates, prepare
 from serpeval.online.logs.metrics import ABMetric
 from serpeval.online.logs.moments import fetch_moments, unit_table
 from serpeval.online.logs.results import PowerPlan
@@ -35,7 +35,7 @@ def plan_ab(
     ratio: float = 1.0,
     control: str | None = None,
     pre: Any = None,
-    duplicates: str = "error",
+    duplicates: Duplicates = "error",
     backend: str = "duckdb",
     schema: LogSchema | None = None,
     clicks: Any = None,

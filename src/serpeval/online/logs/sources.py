@@ -81,6 +81,7 @@ def read_logs(
         pre: pre-period impressions for CUPED, same kinds of input.
         backend: ``duckdb`` (embedded, default) or ``spark`` (the active SparkSession, or a
             local one). Ignored for ibis tables and Spark DataFrames, which bring their own.
+            Typed ``str``, not a ``Literal``: any case and the alias ``pyspark`` are accepted.
         schema: column names (default: the documented schema).
         table, clicks_table: table names inside a DuckDB database.
         spark: a SparkSession to use with ``backend="spark"``.
