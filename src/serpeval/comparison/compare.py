@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from serpeval.measures import Measure
     from serpeval.ranking import Missing
     from serpeval.stats import PairedTest
-    from serpeval.stats._checks import Alternative
     from serpeval.stats.bootstrap import BootstrapInterval
+    from serpeval.stats.validation import Alternative
 
 __all__ = ["CI_METHODS", "CORRECTION_NAMES", "PAIRS", "TESTS", "TEST_NAMES", "Comparison", "IntervalMethod",
            "PairResult", "Pairs", "SystemCoverage", "Test",

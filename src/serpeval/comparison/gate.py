@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from serpeval.evaluation.results import Results
     from serpeval.measures import Measure
     from serpeval.ranking import Missing
-    from serpeval.stats._checks import Alternative
+    from serpeval.stats.validation import Alternative
 
 __all__ = ["RULES", "GateCheck", "GateResult", "MaxDrop", "Regression", "Rule", "check_max_drop", "gate",
            "gate_results", "parse_max_drop"]

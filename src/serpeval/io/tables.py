@@ -302,7 +302,7 @@ def read_table(path: str | Path) -> TableFile:
     return TableFile(pa.table(columns), blank, numbers)
 
 
-class _RepeatedKeys(dict):  # type: ignore[type-arg]
+class _RepeatedKeys(dict):
     """A JSON object in which a key appears more than once (the first such key is kept)."""
 
     repeated: str = ""

@@ -86,7 +86,7 @@ class Source:
         if isinstance(source, bytes):
             self._data, self.label = source, "<bytes>"
         elif hasattr(source, "read"):
-            raw = source.read()  # type: ignore[union-attr]
+            raw = source.read()
             self._data = raw.encode() if isinstance(raw, str) else raw
             self.label = str(getattr(source, "name", "<stream>"))
         elif str(source) == "-":

@@ -83,7 +83,7 @@ def _correction_label(comparison: Data) -> str:
     from serpeval.comparison.results import CORRECTION_NAMES
 
     name = comparison["correction"]
-    return "uncorrected" if name == "none" else CORRECTION_NAMES.get(name, name)
+    return "uncorrected" if name == "none" else CORRECTION_NAMES.get(name, str(name))
 
 
 def _by(rows: Sequence[Data], *keys: str) -> dict[Any, list[Data]]:

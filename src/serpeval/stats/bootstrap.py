@@ -36,7 +36,8 @@ import numpy as np
 
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import (
+from serpeval.stats.paired import PairedTest, _ratio
+from serpeval.stats.validation import (
     Alternative,
     check_alternative,
     chunk_rows,
@@ -44,7 +45,6 @@ from serpeval.stats._checks import (
     scalar_or_array,
     spread,
 )
-from serpeval.stats.paired import PairedTest, _ratio
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

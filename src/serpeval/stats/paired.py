@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 import numpy as np
 
 from serpeval.core.checks import check_level
-from serpeval.stats._checks import Alternative, check_alternative, paired_differences, scalar_or_array, spread
+from serpeval.stats.validation import Alternative, check_alternative, paired_differences, scalar_or_array, spread
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

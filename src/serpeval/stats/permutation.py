@@ -29,8 +29,8 @@ import numpy as np
 
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
-from serpeval.stats._checks import Alternative, check_alternative, chunk_rows, paired_differences, scalar_or_array
 from serpeval.stats.paired import PairedTest
+from serpeval.stats.validation import Alternative, check_alternative, chunk_rows, paired_differences, scalar_or_array
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
-from serpeval.stats._checks import chunk_rows, system_scores
 from serpeval.stats.paired import _ratio
+from serpeval.stats.validation import chunk_rows, system_scores
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

@@ -1,6 +1,6 @@
-"""Validation shared by the statistics: paired arrays, options, random generators.
+"""Validation shared by the statistics: paired arrays, alternatives, chunk sizes.
 
-A bad option (an unknown name, a confidence outside (0, 1), a count < 1) raises
+A bad option (an unknown alternative) raises
 :class:`~serpeval.core.errors.OptionError`; data a test cannot use (one query, shapes that differ,
 NaN scores) raises :class:`~serpeval.core.errors.StatsError`. Messages say what was expected,
 what was found and how to fix it. Nothing here uses ``assert``.
