@@ -186,10 +186,11 @@ class Results:
         return results_report(self, **options)
 
     def save_html(self, path: str, **options: Any) -> str:
-        """Write :meth:`to_html` to ``path`` (UTF-8); return the path."""
-        from pathlib import Path
+        """Write :meth:`to_html` to ``path`` (UTF-8, atomically: a failure leaves no partial
+        file); return the path."""
+        from serpeval.io.outputs import write_text
 
-        Path(path).write_text(self.to_html(**options), encoding="utf-8")
+        write_text(path, self.to_html(**options))
         return str(path)
 
     def __repr__(self) -> str:

@@ -50,10 +50,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    from serpeval.errors import SerpevalError
+    """Run the command line; returns the exit status.
+
+    Every failure, from the start-up imports to the last byte written, ends here as one line
+    on stderr and a status (:mod:`serpeval.cli.failures`): 2 for errors, 130 for Ctrl-C, 141
+    when the reader of standard output went away.
+    """
+    from serpeval.cli.failures import handle, prepare_std_streams
 
     args_list = list(sys.argv[1:] if argv is None else argv)
+    command, debug = _command(args_list)
+    prepare_std_streams()
+    try:
+        return _run(args_list)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # KeyboardInterrupt included: "interrupted", 130
+        return handle(exc, f"serpeval {command}: error:" if command else "serpeval: error:", debug)
+
+
+def _command(args: Sequence[str]) -> tuple[str | None, bool]:
+    """The command word and whether ``--debug`` comes before it (known before parsing, so that
+    a failure while parsing or importing is reported like any other)."""
+    for i, word in enumerate(args):
+        if not word.startswith("-"):
+            return word, "--debug" in args[:i]
+    return None, "--debug" in args
+
+
+def _run(args_list: list[str]) -> int:
     if args_list[:1] == ["trec_eval"]:
         # trec_eval's own flag syntax (-q -m P.5 -c ...) is parsed by that command itself.
         from serpeval.cli.cmd_trec_eval import run_trec_eval
@@ -66,20 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if getattr(args, "backend", "local") == "local":  # Spark hands pandas data to pyarrow
         spare_pandas_import(args.command)
-    try:
-        status = args.func(args)
-    except SerpevalError as exc:
-        if args.debug:
-            raise
-        print(f"serpeval {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:  # pragma: no cover - interactive
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # pragma: no cover - e.g. `| head`
-        return 0
+    status = args.func(args)
+    sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     return int(status or 0)
-
 
 
 #: Commands that never hand pandas objects to pyarrow (see :func:`spare_pandas_import`).
@@ -150,12 +164,24 @@ def split_measures(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-def write_output(text: str, path: str | None) -> None:
-    """Print ``text`` or write it to ``path``."""
-    if path:
-        from pathlib import Path
+def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] = ()) -> None:
+    """Refuse, before any work, an output whose folder is missing, that is a folder, or that
+    is one of the command's ``inputs`` (:func:`serpeval.io.outputs.check_outputs`)."""
+    from serpeval.io.outputs import check_outputs as check
 
-        Path(path).write_text(text, encoding="utf-8")
+    check(outputs, inputs)
+
+
+def write_output(text: str, path: str | None) -> None:
+    """Print ``text``, or write it to ``path`` atomically (``-`` is standard output).
+
+    Raises:
+        OutputError: the file cannot be written (its folder is missing, the disk is full...)
+            or standard output is closed or full; a file written before stays as it was.
+    """
+    from serpeval.io.outputs import write_stdout, write_text
+
+    if path and path != "-":
+        write_text(path, text)
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)

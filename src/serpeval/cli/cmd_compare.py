@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import check_outputs, split_measures, write_output
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -108,11 +108,11 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             if bar is not None:
                 bar.update(task, advance=1, description=text)
 
-        qrels = read_qrels(qrels_path)
-        runs = []
+        qrels = read_counting(read_qrels, qrels_path, 0)
+        runs: list[Any] = []
         for path in run_paths:
             step(f"reading {path}")
-            runs.append(read_run(path))
+            runs.append(read_counting(read_run, path, len(qrels) + sum(len(r) for r in runs)))
         step("evaluating")
         with warnings.catch_warnings():
             # The notes report the same counts next to the table.
@@ -125,6 +125,16 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             outcome = then(results)
         step("done")
     return qrels, runs, results, outcome
+
+
+def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:
+    """``read(path)``; running out of memory says which file and how many lines were read."""
+    from serpeval.errors import OutOfMemoryError
+
+    try:
+        return read(path)
+    except MemoryError:
+        raise OutOfMemoryError(f"out of memory while reading {path} ({lines:,} lines read so far).") from None
 
 
 def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -> str | None:
@@ -142,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.comparison import compare_results
 
     check_non_negative(args, "--digits")
+    check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]
 
     def test(results: Any) -> Any:

@@ -25,8 +25,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.app import check_outputs
     from serpeval.demo import load_collection, make_collection, run_demo
 
+    check_outputs({"-o": args.output})
     if args.data:
         collection = load_collection(args.data)
     else:

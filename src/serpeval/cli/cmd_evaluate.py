@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import check_outputs, split_measures, write_output
 from serpeval.report.table import FORMATS
 
 
@@ -43,6 +43,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from serpeval.evaluate import DEFAULT_MEASURES
 
+    check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
     if args.backend == "spark":
         from serpeval.spark.cli import evaluate_files

@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import check_outputs, split_measures, write_output
 from serpeval.cli.cmd_compare import (
     TESTS,
     add_evaluation_options,
@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.cmd_evaluate import coverage_notes
 
     check_non_negative(args, "--digits", "--top")
+    check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.candidate])
     measures = split_measures(args.measures) or ["nDCG@10"]
     max_drop, relative = parse_drop(args.max_drop)
 

@@ -37,12 +37,33 @@ def register(sub: Any) -> None:
         help="an interleaving log (team draft of ranker A and a better ranker B)",
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a log already in the folder (refused by default)")
     p.set_defaults(func=run)
+
+
+LOG_FILES = ("impressions.parquet", "pre.parquet")
+
+
+def refuse_existing(folder: str, force: bool) -> None:
+    """Refuse, before generating, a folder that is a file, or that holds a log (unless --force)."""
+    from pathlib import Path
+
+    from serpeval.errors import OutputError
+
+    target = Path(folder)
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"{folder}: cannot write a log folder: a file of that name exists.")
+    found = [name for name in LOG_FILES if (target / name).exists()]
+    if found and not force:
+        raise OutputError(f"{folder}: already holds a log ({', '.join(found)}); pass --force to "
+                          "replace it, or choose another folder.")
 
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.online.ab.generate import LogGenerator
 
+    refuse_existing(args.folder, args.force)
     experiments: int | tuple[str, ...] = (
         args.experiments if args.experiments != 1 else ("ranker-v2",)
     )
@@ -60,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     )
     folder = generator.write(args.folder, rng=args.seed, progress=sys.stderr.isatty())
     print(
-        f"wrote {folder}/impressions.parquet"
+        f"wrote {folder / 'impressions.parquet'}"
         + (" and pre.parquet" if args.pre_days else "")
         + f" ({args.users:,} users)"
     )

@@ -1,8 +1,10 @@
 """Readers and writers for qrels and runs.
 
 :func:`read_qrels` and :func:`read_run` choose the format from the file name: ``.parquet``,
-``.jsonl``, ``.json`` (``{query_id: {doc_id: value}}``), anything else is TREC text; ``.gz``
-is decompressed in every case and ``-`` reads TREC text from standard input.
+``.jsonl``, ``.json`` (``{query_id: {doc_id: value}}``), anything else is TREC text, unless
+its bytes are Parquet's; gzip is decompressed in every case (recognised by its magic bytes),
+``-`` reads standard input, and pipes and FIFOs (``<(zcat run.gz)``) are read once
+(:mod:`serpeval.io.inputs`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from serpeval.data import Qrels, Run
+from serpeval.io.inputs import Input, open_input
 from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
 from serpeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 
@@ -36,30 +39,39 @@ def _is_table(source: object) -> bool:
     return Path(source).name.lower().removesuffix(".gz").endswith(_TABLE_SUFFIXES)
 
 
+def _open(source: str | Path | bytes | IO[bytes]) -> tuple[Input, bool]:
+    """The opened input, and whether it is a table (by its name, or Parquet by its bytes)."""
+    opened = open_input(source)
+    return opened, _is_table(source) or opened.parquet
+
+
 def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
     """Read qrels from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
-    if _is_table(source):
+    opened, table_input = _open(source)
+    if table_input:
         from serpeval.io.tables import read_table
 
-        table, blank = read_table(source)  # type: ignore[arg-type]
-        q = qrels_from_dict(table) if isinstance(table, dict) else qrels_from_table(table, label=str(source))
-        return Qrels(q.query_ids, q.doc_ids, q.relevance, source=str(source), skipped_lines=blank)
-    return read_trec_qrels(source)
+        label = opened.label
+        table, blank = read_table(opened)
+        q = qrels_from_dict(table) if isinstance(table, dict) else qrels_from_table(table, label=label)
+        return Qrels(q.query_ids, q.doc_ids, q.relevance, source=label, skipped_lines=blank)
+    return read_trec_qrels(opened)
 
 
 def read_run(
     source: str | Path | bytes | IO[bytes], *, name: str | None = None, comments: bool = True
 ) -> Run:
     """Read a run from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
-    if _is_table(source):
+    opened, table_input = _open(source)
+    if table_input:
         from serpeval.io.tables import read_table
         from serpeval.io.trec import _stem
 
-        label = str(source)
+        label = opened.label
         display = name or _stem(label)
-        table, blank = read_table(source)  # type: ignore[arg-type]
+        table, blank = read_table(opened)
         run = run_from_dict(table, name=display) if isinstance(table, dict) else \
             run_from_table(table, name=display, label=label)
         return Run(run.query_ids, run.doc_ids, run.scores, name=display, source=label,
                    skipped_lines=blank, source_kind="table")
-    return read_trec_run(source, name=name, comments=comments)
+    return read_trec_run(opened, name=name, comments=comments)

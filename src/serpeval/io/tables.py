@@ -18,13 +18,16 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, EmptyInputError, InputError, ParseError
+
+if TYPE_CHECKING:
+    from serpeval.io.inputs import Input
 
 __all__ = [
     "qrels_from_dict",
@@ -196,31 +199,38 @@ def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
                  np.array(grades, dtype=np.int64), source="<dict>")
 
 
-def read_table(path: str | Path) -> tuple[pa.Table | dict[str, Any], int]:
+def read_table(path: str | Path | Input) -> tuple[pa.Table | dict[str, Any], int]:
     """Read ``.parquet``, ``.jsonl`` (one object per line) or ``.json`` (dict of dicts).
 
+    The format comes from the name (``.gz`` stripped); Parquet is also recognised by its
+    bytes (``<(cat run.parquet)``). Any input :func:`~serpeval.io.inputs.open_input` takes
+    works: gzip (also ``.parquet.gz``), standard input, pipes and FIFOs (read once).
     Returns the table (or the JSON dict) and the number of blank lines skipped (JSONL).
+
+    Raises:
+        ReadError: the file cannot be read, or is not the Parquet file its name says.
+        ParseError: invalid JSON or text that is not UTF-8 (naming the line).
     """
-    p = Path(path)
-    name = p.name.lower().removesuffix(".gz")
-    if name.endswith((".parquet", ".pq")):
-        import pyarrow.parquet as pq
+    from serpeval.io.inputs import open_input
 
-        return pq.read_table(p), 0
-    from serpeval.io.trec import read_source
-
-    data, label = read_source(p)
+    opened = open_input(path)
+    label = opened.label
+    name = Path(label).name.lower().removesuffix(".gz")
+    if opened.parquet or name.endswith((".parquet", ".pq")):
+        return _read_parquet(opened), 0
+    data = opened.read()
+    text = _utf8(data, label)
     if name.endswith(".json"):
         try:
-            loaded = json.loads(data)
+            loaded = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.") from None
         if not isinstance(loaded, dict):
             raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
         return loaded, 0
     rows: list[dict[str, Any]] = []
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
+    lines = text.split("\n")
+    if lines[-1] == "":
         lines.pop()  # the newline that ends the last line
     blank = 0
     for number, line in enumerate(lines, start=1):
@@ -243,3 +253,35 @@ def read_table(path: str | Path) -> tuple[pa.Table | dict[str, Any], int]:
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise ParseError(f"{label}: the JSON lines have inconsistent value types: {exc}.") from None
 
+
+def _utf8(data: bytes, label: str) -> str:
+    """``data`` as text (a UTF-8 byte-order mark is dropped); an error names the line and column."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ParseError(
+            f"{label}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); "
+            "save the file as UTF-8."
+        ) from None
+
+
+def _read_parquet(opened: Input) -> pa.Table:
+    """A Parquet file by path (memory-mapped), or from the bytes of a pipe or a ``.gz``."""
+    import pyarrow.parquet as pq
+
+    from serpeval.errors import OutOfMemoryError, ReadError
+
+    try:
+        if opened.path is not None:
+            return pq.read_table(opened.path)
+        return pq.read_table(pa.BufferReader(opened.read()))
+    except MemoryError:
+        raise OutOfMemoryError(f"out of memory while reading {opened.label}.") from None
+    except (pa.ArrowException, OSError) as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ReadError(
+            f"{opened.label}: not a readable Parquet file ({detail}). Is it truncated, or another "
+            "format under a .parquet name?"
+        ) from None

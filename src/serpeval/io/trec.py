@@ -17,7 +17,8 @@ Both give identical rows (a property test checks it). Rules, following trec_eval
   run tag reported is the one of the last line (trec_eval's ``runid``);
 * qrels: exactly 4 fields and an integer grade;
 * ids are opaque byte strings (UTF-8): ``003`` and ``3`` are different queries;
-* ``.gz`` files are decompressed, ``-`` reads standard input.
+* gzip input is decompressed (recognised by its magic bytes), ``-`` reads standard input,
+  and pipes (``<(zcat run.gz)``) and FIFOs are read once, never reopened.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import gzip
 import io
 import math
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -37,6 +37,7 @@ import pyarrow.csv as pacsv
 
 from serpeval.data import Qrels, Run
 from serpeval.errors import DuplicateError, EmptyInputError, ParseError
+from serpeval.io.inputs import Input, open_input
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
 
@@ -51,51 +52,36 @@ _BLOCK_SIZE = 1 << 24
 
 
 class Source:
-    """A file, standard input or bytes to parse, read lazily.
+    """A file, standard input, a pipe or bytes to parse, opened once (:mod:`serpeval.io.inputs`).
 
-    A plain file is handed to Arrow by path (no copy through Python); its bytes are read
-    only when the careful parser or an error message needs them.
+    A regular uncompressed file is handed to Arrow by path (no copy through Python); its
+    bytes are read only when the careful parser or an error message needs them. Anything
+    else (stdin, ``<(zcat run.gz)``, a FIFO, gzip) is read once into memory.
     """
 
-    def __init__(self, source: str | Path | bytes | IO[bytes]) -> None:
-        self.path: Path | None = None
-        self._data: bytes | None = None
-        if isinstance(source, bytes):
-            self._data, self.label = source, "<bytes>"
-        elif hasattr(source, "read"):
-            raw = source.read()  # type: ignore[union-attr]
-            self._data = raw.encode() if isinstance(raw, str) else raw
-            self.label = str(getattr(source, "name", "<stream>"))
-        elif str(source) == "-":
-            self._data, self.label = sys.stdin.buffer.read(), "<stdin>"
-        else:
-            self.path, self.label = Path(source), str(source)
-            try:
-                with self.path.open("rb") as handle:
-                    magic = handle.read(2)
-            except FileNotFoundError:
-                raise ParseError(f"{self.label}: no such file. Check the path.") from None
-            except IsADirectoryError:
-                raise ParseError(f"{self.label}: is a directory, expected a file.") from None
-            if magic == b"\x1f\x8b":
-                self._data = self.path.read_bytes()
-        if self._data is not None and self._data[:2] == b"\x1f\x8b":
-            try:
-                self._data = gzip.decompress(self._data)
-            except (OSError, EOFError) as exc:
-                raise ParseError(f"{self.label}: looks gzip-compressed but cannot be read: {exc}") from None
+    def __init__(self, source: str | Path | bytes | IO[bytes] | Input) -> None:
+        opened = open_input(source)
+        self.label = opened.label
+        self.path = opened.path
+        self._input = opened
+        self._data = opened.data
 
     @property
     def data(self) -> bytes:
         """The (decompressed) bytes."""
         if self._data is None:
-            assert self.path is not None  # an internal invariant, not user input
-            self._data = self.path.read_bytes()
+            self._data = self._input.read()
         return self._data
 
     def arrow_input(self) -> Any:
-        """What Arrow's CSV reader should read: the path of a plain file, else a buffer."""
-        return str(self.path) if self._data is None else pa.py_buffer(self._data)
+        """What Arrow's CSV reader should read: a plain file's stream, else a buffer.
+
+        A stream without compression: given a path, Arrow would guess a codec from the
+        name and fail on a plain file named ``.gz`` (gzip was already recognised by its bytes).
+        """
+        if self._data is None:
+            return pa.input_stream(str(self.path), compression=None)
+        return pa.py_buffer(self._data)
 
     def tail(self, size: int = 1 << 16) -> bytes:
         """The last ``size`` bytes (to find the run tag of the last line cheaply)."""
@@ -107,7 +93,7 @@ class Source:
         return self.data[-size:]
 
 
-def read_source(source: str | Path | bytes | IO[bytes]) -> tuple[bytes, str]:
+def read_source(source: str | Path | bytes | IO[bytes] | Input) -> tuple[bytes, str]:
     """Return the bytes of ``source`` (decompressed if gzip) and a label for messages."""
     src = Source(source)
     return src.data, src.label
@@ -442,11 +428,11 @@ def write_trec_qrels(qrels: Qrels, target: str | Path | IO[str]) -> None:
 
 
 def _write_text(text: str, target: Any) -> None:
+    """Write to a file object, or to a path atomically (``.gz``: gzip-compressed)."""
+    from serpeval.io.outputs import write_bytes
+
     if hasattr(target, "write"):
         target.write(text)
         return
-    path = Path(target)
-    if path.suffix == ".gz":
-        path.write_bytes(gzip.compress(text.encode("utf-8")))
-    else:
-        path.write_text(text, encoding="utf-8")
+    data = text.encode("utf-8")
+    write_bytes(target, gzip.compress(data) if Path(target).suffix == ".gz" else data)

@@ -30,6 +30,9 @@ Kernel = Callable[..., "NDArray[np.float64]"]
 GMEAN_FLOOR = 1e-5
 """Geometric means average ``log(max(x, GMEAN_FLOOR))`` (trec_eval's ``MIN_GEO_MEAN``)."""
 
+MAX_CUTOFF = 2**63 - 1
+"""The largest cutoff: the kernels count ranks in 64-bit integers (``@k`` beyond is refused)."""
+
 
 def format_value(value: Any) -> str:
     """Canonical text of a parameter value (``0.5``, ``2``, ``exp``)."""
@@ -215,6 +218,11 @@ class MeasureSpec:
             if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1:
                 raise InvalidParameterError(
                     f"Invalid measure {text!r}: the cutoff must be an integer >= 1; got {cutoff!r}."
+                )
+            if cutoff > MAX_CUTOFF:
+                raise InvalidParameterError(
+                    f"Invalid measure {text!r}: the cutoff {cutoff} is too large (at most "
+                    f"{MAX_CUTOFF}, a 64-bit integer)."
                 )
             cutoff = int(cutoff)
         elif self.cutoff == "required":

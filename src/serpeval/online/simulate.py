@@ -198,9 +198,14 @@ class SimulationResult:
         ax.legend(loc="lower right", fontsize=8)
         ax.grid(alpha=0.3, which="both")
         fig.tight_layout()
+        from serpeval.io.outputs import atomic_path
+
         out = Path(path)
-        fig.savefig(out, dpi=120)
-        plt.close(fig)
+        try:
+            with atomic_path(out) as temporary:  # a failure leaves no partial PNG
+                fig.savefig(temporary, dpi=120, format=out.suffix.lstrip(".").lower() or "png")
+        finally:
+            plt.close(fig)
         return out
 
 
