@@ -60,8 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     command, debug = _command(args_list)
-    prepare_std_streams()
     try:
+        prepare_std_streams()
         return _run(args_list)
     except SystemExit:
         raise

@@ -79,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
         results, comparison, notes = _evaluate(args)
         print_summary(console, results, comparison, notes)
     for kind in online:
-        console.print(f"included {KINDS[kind]}: {', '.join(files[kind])}", markup=False)
+        console.print(f"included {KINDS[kind]}: {', '.join(files[kind])}", markup=False, soft_wrap=True)
     replaced = Path(args.output).exists()
     path = save_html(args.output, results, comparison, topics=topics, title=args.title,
                      notes=notes, online_results=online)
-    console.print(wrote_message(path, replaced), markup=False)
+    console.print(wrote_message(path, replaced), markup=False, soft_wrap=True)
     return 0
 
 

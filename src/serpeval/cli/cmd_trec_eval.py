@@ -34,8 +34,8 @@ def run_trec_eval(argv: Sequence[str]) -> int:
     """
     from serpeval.cli.failures import handle, prepare_std_streams
 
-    prepare_std_streams()
     try:
+        prepare_std_streams()
         from serpeval.cli.app import spare_pandas_import
         from serpeval.trec_eval import run
 
@@ -49,4 +49,10 @@ def run_trec_eval(argv: Sequence[str]) -> int:
 
 def main() -> None:
     """Entry point of the ``trec_eval`` console script."""
-    sys.exit(run_trec_eval(sys.argv[1:]))
+    try:
+        status = run_trec_eval(sys.argv[1:])
+    except KeyboardInterrupt:  # before (or while) run_trec_eval's own guard takes over
+        from serpeval.cli import interrupted
+
+        status = interrupted()
+    sys.exit(status)

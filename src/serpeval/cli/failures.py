@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import signal
 import sys
 from typing import Any
 
@@ -65,7 +64,7 @@ class ClosedStream:
         self.closed = False
 
     def _fail(self, *args: Any) -> Any:
-        raise OSError(errno.EBADF, self._what)
+        raise OSError(errno.EBADF, self._what, self.name)
 
     write = read = readline = fileno = _fail
 
@@ -76,9 +75,51 @@ class ClosedStream:
         return False
 
 
+class LabelledStream:
+    """Standard output whose failures name it: an OSError from ``write`` or ``flush`` (a full
+    disk, ``> /dev/full``) gets the file name ``<stdout>``, so that the one error line says
+    which output failed. A closed pipe (``| head``) stays a BrokenPipeError."""
+
+    def __init__(self, stream: Any, label: str) -> None:
+        self._stream = stream
+        self._label = label
+        self._buffer: LabelledStream | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @property
+    def buffer(self) -> LabelledStream:
+        if self._buffer is None:
+            self._buffer = LabelledStream(self._stream.buffer, self._label)
+        return self._buffer
+
+    def _call(self, method: Any, *args: Any) -> Any:
+        try:
+            return method(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            raise OSError(exc.errno, exc.strerror or str(exc), self._label) from None
+
+    def write(self, data: Any) -> Any:
+        return self._call(self._stream.write, data)
+
+    def writelines(self, lines: Any) -> Any:
+        return self._call(self._stream.writelines, lines)
+
+    def flush(self) -> Any:
+        return self._call(self._stream.flush)
+
+
 def prepare_std_streams() -> None:
     """Hold closed standard file descriptors with ``/dev/null``; make the closed streams fail
-    with a clear cause when used (see the module docstring)."""
+    with a clear cause when used, and standard output's failures name it (see the module
+    docstring). Only the process's own streams are touched (not a test's captured ones)."""
+    if sys.stdout is not None and sys.stdout is sys.__stdout__:
+        sys.stdout = LabelledStream(sys.stdout, STDOUT)  # type: ignore[assignment]
     for fd, name, label in ((0, "input", "<stdin>"), (1, "output", STDOUT), (2, "error", "<stderr>")):
         try:
             os.fstat(fd)
@@ -139,6 +180,8 @@ def describe(exc: BaseException) -> tuple[str, int]:
         return f"an input is not UTF-8 text ({exc}); save it as UTF-8.", EXIT_ERROR
     if isinstance(exc, OSError):
         cause = os_error_cause(exc)
+        if exc.filename == STDOUT:
+            return f"{STDOUT}: cannot write: {cause}.", EXIT_ERROR
         if exc.filename is not None:
             return f"{exc.filename}: {cause}.", EXIT_ERROR
         if _stdout_broken():
@@ -167,9 +210,9 @@ def handle(exc: BaseException, prefix: str, debug: bool = False) -> int:
     """Print ``exc`` as one line after ``prefix`` (``serpeval evaluate: error:``) and return
     the exit status; re-raise with ``debug`` (interrupts and closed pipes excepted)."""
     if isinstance(exc, KeyboardInterrupt):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt this
-        _say("interrupted")
-        return EXIT_INTERRUPTED
+        from serpeval.cli import interrupted
+
+        return interrupted()
     if isinstance(exc, BrokenPipeError) or (isinstance(exc, OSError) and exc.errno == errno.EPIPE):
         silence_stdout()
         return EXIT_PIPE

@@ -9,10 +9,13 @@ its bytes are Parquet's; gzip is decompressed in every case (recognised by its m
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from serpeval.data import Qrels, Run
+from serpeval.errors import ParseError
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
 from serpeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
@@ -45,6 +48,19 @@ def _open(source: str | Path | bytes | IO[bytes]) -> tuple[Input, bool]:
     return opened, _is_table(source) or opened.parquet
 
 
+@contextmanager
+def _values_fit(label: str) -> Iterator[None]:
+    """Arrow's refusal to convert a column (a uint64 beyond int64, ...) as a ParseError naming
+    the file."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError) as exc:
+        detail = " ".join(str(exc).split())
+        raise ParseError(f"{label}: a column cannot be read as ids or numbers ({detail}).") from None
+
+
 def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
     """Read qrels from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
     opened, table_input = _open(source)
@@ -53,7 +69,8 @@ def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
 
         label = opened.label
         table, blank = read_table(opened)
-        q = qrels_from_dict(table) if isinstance(table, dict) else qrels_from_table(table, label=label)
+        with _values_fit(label):
+            q = qrels_from_dict(table) if isinstance(table, dict) else qrels_from_table(table, label=label)
         return Qrels(q.query_ids, q.doc_ids, q.relevance, source=label, skipped_lines=blank)
     return read_trec_qrels(opened)
 
@@ -70,8 +87,9 @@ def read_run(
         label = opened.label
         display = name or _stem(label)
         table, blank = read_table(opened)
-        run = run_from_dict(table, name=display) if isinstance(table, dict) else \
-            run_from_table(table, name=display, label=label)
+        with _values_fit(label):
+            run = run_from_dict(table, name=display) if isinstance(table, dict) else \
+                run_from_table(table, name=display, label=label)
         return Run(run.query_ids, run.doc_ids, run.scores, name=display, source=label,
                    skipped_lines=blank, source_kind="table")
     return read_trec_run(opened, name=name, comments=comments)

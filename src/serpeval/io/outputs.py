@@ -35,6 +35,7 @@ def writing_error(exc: OSError, label: str, atomic: bool = False) -> OutputError
     temporary file, so a previous file there is unchanged)."""
     import errno
 
+    label = str(exc.filename) if exc.filename == STDOUT else label
     if exc.errno == errno.EBADF and label == STDOUT:
         return OutputError(f"{STDOUT}: cannot write: standard output is closed. Redirect it to a "
                            "file, or write with -o FILE.")

@@ -66,11 +66,34 @@ def _column(table: pa.Table, role: str, label: str, given: str | None = None) ->
     wanted = (given,) if given else ALIASES[role]
     for alias in wanted:
         if alias.lower() in names:
-            return table[names[alias.lower()]]
+            column = table[names[alias.lower()]]
+            if role in ("query_id", "doc_id"):
+                _check_ids(column, names[alias.lower()], role, label)
+            return column
     raise InputError(
         f"{label}: no {role} column; expected one of {', '.join(wanted)}, found columns "
         f"{', '.join(table.column_names) or '(none)'}. Rename the column or pass its name."
     )
+
+
+def _check_ids(column: pa.ChunkedArray, name: str, role: str, label: str) -> None:
+    """Ids are text (UTF-8) or scalars cast to text; refuse lists, structs, maps and bytes
+    that are not UTF-8."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    what = f"{label}: the {role.replace('_', ' ')} column {name!r}"
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+        for row, value in enumerate(column.to_pylist()):
+            try:
+                if value is not None:
+                    value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ParseError(f"{what}: row {row + 1}: {value[:40]!r} is not UTF-8 text; ids must "
+                                 "be text.") from None
+        return
+    if pa.types.is_nested(kind):  # list, struct, map, union
+        raise ParseError(f"{what} has type {column.type}; expected text or integers.")
 
 
 def _no_nulls(column: pa.ChunkedArray, role: str, label: str) -> None:
