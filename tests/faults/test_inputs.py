@@ -228,3 +228,35 @@ def test_debug_keeps_the_traceback(inputs, tmp_path) -> None:
     assert "Traceback" in outcome.err
     assert "ReadError" in outcome.err
     assert "nope.run: no such file" in outcome.err
+
+
+# ----------------------------------------------------------------------------- logs (ab, interleaving-report)
+
+
+def _fifo(folder: Path) -> Path:
+    os.mkfifo(folder / "log.parquet")
+    return folder / "log.parquet"
+
+
+LOG_FAULTS: dict[str, tuple[Callable[[Path, Path], Path], tuple[str, ...]]] = {
+    "missing file": (lambda f, log: f / "nope.parquet", ("nope.parquet", "no such file")),
+    "ENOTDIR": (lambda f, log: log / "impressions.parquet" / "x.parquet", ("x.parquet", "not a directory")),
+    "ELOOP": (lambda f, log: _loop(f), ("loop-a.run", "symbolic links")),
+    "ENAMETOOLONG": (lambda f, log: f / ("l" * 300 + ".parquet"), ("llll", "too long")),
+    "a FIFO": (lambda f, log: _fifo(f), ("log.parquet", "is a pipe", "Save the log to a file")),
+    "Parquet truncated": (lambda f, log: _bytes(f / "cut.parquet", (log / "impressions.parquet").read_bytes()[:500]),
+                          ("cut.parquet", "could not be read as Parquet")),
+    "text named .parquet": (lambda f, log: _bytes(f / "text.parquet", b"impression_id,variant\n1,a\n"),
+                            ("text.parquet", "could not be read as Parquet")),
+}
+
+
+@pytest.mark.parametrize("fault", list(LOG_FAULTS))
+@pytest.mark.parametrize("name", ["ab", "interleaving-report"])
+def test_log_fault(name, fault, cli, logs, outputs, tmp_path) -> None:
+    """A/B and interleaving logs are read by DuckDB, by name: the same faults, one line each."""
+    make, words = LOG_FAULTS[fault]
+    log = make(tmp_path, logs["ab" if name == "ab" else "interleaving"])
+    out = good(outputs / "out.txt")
+    assert_one_error(cli(name, str(log), "-o", str(out)), *words)
+    assert_untouched(outputs, out)

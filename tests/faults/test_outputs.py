@@ -20,7 +20,9 @@ from tests.faults.helpers import (
     Inputs,
     assert_one_error,
     assert_untouched,
+    can_drop_dac,
     good,
+    no_dac_prefix,
     run_bash,
     run_process,
 )
@@ -113,6 +115,21 @@ def test_two_outputs_in_one_file_are_refused(cli, inputs, outputs) -> None:
     same = outputs / "same.png"
     assert_one_error(cli("simulate", str(inputs.qrels), "--run-a", str(inputs.run), "--run-b", str(inputs.other),
                          "-o", str(same), "--plot", str(same)), "the same file as -o")
+
+
+@pytest.mark.skipif(not can_drop_dac(), reason="running as root without setpriv: cannot deny write access")
+def test_permission_denied_on_the_output_folder(inputs, outputs) -> None:
+    locked = outputs / "locked"
+    locked.mkdir()
+    kept = good(locked / "out.csv")
+    locked.chmod(0o555)
+    try:
+        outcome = run_process(["evaluate", str(inputs.qrels), str(inputs.run), "-o", str(kept)],
+                              prefix=no_dac_prefix())
+    finally:
+        locked.chmod(0o755)
+    assert_one_error(outcome, "out.csv", "permission denied")
+    assert_untouched(locked, kept)
 
 
 # ----------------------------------------------------------------------------- standard output

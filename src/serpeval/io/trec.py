@@ -26,6 +26,7 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -294,7 +295,7 @@ def read_trec_run(
         )
     tag = _last_tag(src.tail(), comments)
     if name is None:
-        name = _stem(src.label)
+        name = tag if tag and _unnamed(src.label) else _stem(src.label)
     return Run(qids, docs, scores, name=name, tag=tag or name, source=src.label,
                skipped_lines=skipped, source_kind="trec")
 
@@ -380,6 +381,12 @@ def _exact_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tu
     seconds = idx[hits + 1]
     k = int(np.argmin(seconds))
     return int(idx[hits[k]]), int(seconds[k])
+
+
+def _unnamed(label: str) -> bool:
+    """Standard input or a pipe (``<(zcat run.gz)`` is ``/dev/fd/63``): its name says nothing,
+    the run tag names the run."""
+    return label == "<stdin>" or re.fullmatch(r"/(dev|proc/(self|\d+))/fd/\d+", label) is not None
 
 
 def _stem(label: str) -> str:
