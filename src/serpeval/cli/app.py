@@ -2,8 +2,10 @@
 
 Each command lives in its own module ``serpeval.cli.cmd_<name>`` with ``register(subparsers)``
 (which sets ``func`` on its parser); adding a command is one module plus one entry in
-:data:`COMMANDS`. Errors a user caused (:class:`~serpeval.errors.SerpevalError`) print one
-line on stderr and exit with status 2; ``--debug`` shows the traceback instead.
+:data:`COMMANDS`. Every failure (a :class:`~serpeval.errors.SerpevalError`, an unreadable
+input, an unwritable output, Ctrl-C...) prints one line on stderr and exits with a status
+(:mod:`serpeval.cli.failures`); ``--debug`` shows the traceback instead. Outputs are written
+atomically and checked before any work (:func:`check_outputs`, :func:`write_output`).
 """
 
 from __future__ import annotations

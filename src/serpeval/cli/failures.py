@@ -10,7 +10,8 @@ out of memory                                      2       what was read, and wh
 a corrupt compressed input, text that is not       2       the cause
 UTF-8, a number too large (safety net: readers
 name the path and line themselves)
-Ctrl-C (SIGINT), anywhere, start-up included       130     ``interrupted``
+Ctrl-C (SIGINT), anywhere once serpeval's code     130     ``interrupted``
+runs (its start-up imports included)
 standard output closed by its reader (``| head``)  141     nothing (as a program killed by
                                                            SIGPIPE, the Unix convention)
 anything else: a bug                               70      ``... internal error: ...``; rerun
@@ -18,13 +19,14 @@ anything else: a bug                               70      ``... internal error:
 =================================================  ======  ======================================
 
 ``--debug`` re-raises instead, so Python prints the traceback. ``serpeval trec_eval`` keeps
-trec_eval's statuses and its ``trec_eval: ...`` lines (:func:`trec_eval_failure`).
+trec_eval's statuses and its ``trec_eval: ...`` lines
+(:func:`serpeval.cli.cmd_trec_eval.run_trec_eval`).
 
 Standard streams closed at start (``>&-``, ``<&-``) are taken care of by
 :func:`prepare_std_streams`: their file descriptors are held by ``/dev/null`` (so that no
-output file is opened as descriptor 1 and written to by mistake), and ``sys.stdout`` /
-``sys.stdin`` fail with "standard output/input is closed" when used: a closed standard output is an
-error (status 2), not a silent success.
+output file is opened as descriptor 1 and written to by mistake); ``sys.stdout`` then fails
+with "standard output is closed" when used (a closed standard output is an error, status 2,
+not a silent success) and ``sys.stdin`` stays None, which the readers report for ``-``.
 """
 
 from __future__ import annotations

@@ -150,8 +150,8 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
 def check_outputs(outputs: Mapping[str, str | Path | None], inputs: Iterable[str | Path | None] = ()) -> None:
     """Refuse bad outputs before any work: ``{option: path}`` (``{"-o": "out.csv"}``).
 
-    Refused: a path whose folder does not exist, a path that is a folder, a path that is
-    one of ``inputs`` (the same file, also through a link), and two options naming the same
+    Refused: a path whose folder does not exist or may not be written to, a path that is a
+    folder, a path that is one of ``inputs`` (the same file, also through a link), and two options naming the same
     file. ``None`` and ``-`` (standard output) are skipped.
 
     Raises:
@@ -171,6 +171,8 @@ def check_outputs(outputs: Mapping[str, str | Path | None], inputs: Iterable[str
         if not folder.is_dir():
             why = "is not a folder" if folder.exists() else "does not exist"
             raise OutputError(f"{option} {path}: cannot write: the folder {target.parent} {why}.")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputError(f"{option} {path}: cannot write: permission denied (in {target.parent}).")
         key = _identity(target)
         if key is not None and key in sources:
             raise OutputError(
