@@ -2,6 +2,33 @@
 
 from __future__ import annotations
 
-from serpeval.cli.app import main
+import sys
+from collections.abc import Sequence
 
 __all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``serpeval`` (see :func:`serpeval.cli.app.main`).
+
+    The command line's modules are imported only here, inside the guard, so that a Ctrl-C
+    while they load is reported as ``interrupted`` (status 130) like one at any later moment.
+    (A Ctrl-C during the Python interpreter's own start-up, before any serpeval code runs,
+    is Python's to report.)
+    """
+    try:
+        from serpeval.cli.app import main as run
+
+        return run(argv)
+    except KeyboardInterrupt:  # before (or while) app.main's own guard takes over
+        return interrupted()
+
+
+def interrupted() -> int:
+    """Say ``interrupted`` on stderr and return 130 (128 + SIGINT), ignoring further Ctrl-C."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.stderr is not None:
+        print("interrupted", file=sys.stderr)
+    return 130

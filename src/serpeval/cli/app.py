@@ -2,10 +2,11 @@
 
 Each command lives in its own module ``serpeval.cli.cmd_<name>`` with ``register(subparsers)``
 (which sets ``func`` on its parser); adding a command is one module plus one entry in
-:data:`COMMANDS`. Errors a user caused (:class:`~serpeval.core.errors.SerpevalError`) print one
-line on stderr and exit with status 2, or 7 when no judged query has results in a run
-(:class:`~serpeval.core.errors.NothingEvaluatedError`, trec_eval's status for it); ``--debug``
-shows the traceback instead.
+:data:`COMMANDS`. Every failure (a :class:`~serpeval.core.errors.SerpevalError`, an unreadable
+input, an unwritable output, Ctrl-C...) prints one line on stderr and exits with a status
+(:mod:`serpeval.cli.failures`); ``--debug`` shows the traceback instead. Outputs are written
+atomically and checked before any work (:func:`check_outputs`, :func:`write_output`).
+A run in which no judged query has results exits 7, as trec_eval does.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from serpeval.core.version import __version__
 
@@ -33,7 +34,6 @@ COMMANDS: tuple[str, ...] = (
 )
 
 EXIT_USAGE = 2
-EXIT_NOTHING_EVALUATED = 7  # no judged query has results in a run (as trec_eval's exit 7)
 
 #: The exit statuses every command documents in its help (``gate`` adds 0 pass / 1 fail).
 EXIT_CODES_HELP = ("exit status: 0 success; 2 bad input or option (one line on stderr names "
@@ -41,16 +41,18 @@ EXIT_CODES_HELP = ("exit status: 0 success; 2 bad input or option (one line on s
                    "has results in a run (wrong qrels or wrong run)")
 
 
-def exit_status(exc: Exception) -> int:
-    """The exit status of a user error: 7 for nothing evaluated, else 2."""
-    from serpeval.core.errors import NothingEvaluatedError
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, except that a bad argument is one line on stderr (no usage block): ``serpeval
+    CMD: error: argument --days: must be a positive integer, got -3``, exit status 2, like
+    every other error (``serpeval CMD -h`` shows the usage)."""
 
-    return EXIT_NOTHING_EVALUATED if isinstance(exc, NothingEvaluatedError) else EXIT_USAGE
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with one subparser per command."""
-    parser = argparse.ArgumentParser(
+    """The top-level parser with one subparser per command (each a :class:`OneLineParser`)."""
+    parser = OneLineParser(
         prog="serpeval",
         description="Search-quality evaluation: trec_eval-exact measures, fast; significance "
                     "tests; interleaving and A/B analysis; reports.",
@@ -65,10 +67,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    from serpeval.core.errors import SerpevalError
+    """Run the command line; returns the exit status.
+
+    Every failure, from the start-up imports to the last byte written, ends here as one line
+    on stderr and a status (:mod:`serpeval.cli.failures`): 2 for errors, 130 for Ctrl-C, 141
+    when the reader of standard output went away.
+    """
+    from serpeval.cli.failures import handle, prepare_std_streams
 
     args_list = list(sys.argv[1:] if argv is None else argv)
+    command, debug = _command(args_list)
+    try:
+        prepare_std_streams()
+        return _run(args_list)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # KeyboardInterrupt included: "interrupted", 130
+        return handle(exc, f"serpeval {command}: error:" if command else "serpeval: error:", debug)
+
+
+def _command(args: Sequence[str]) -> tuple[str | None, bool]:
+    """The command word and whether ``--debug`` comes before it (known before parsing, so that
+    a failure while parsing or importing is reported like any other)."""
+    for i, word in enumerate(args):
+        if not word.startswith("-"):
+            return word, "--debug" in args[:i]
+    return None, "--debug" in args
+
+
+def _run(args_list: list[str]) -> int:
     if args_list[:1] == ["trec_eval"]:
         # trec_eval's own flag syntax (-q -m P.5 -c ...) is parsed by that command itself.
         from serpeval.cli.cmd_trec_eval import run_trec_eval
@@ -81,20 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if getattr(args, "backend", "local") == "local":  # Spark hands pandas data to pyarrow
         spare_pandas_import(args.command)
-    try:
-        status = args.func(args)
-    except SerpevalError as exc:
-        if args.debug:
-            raise
-        print(f"serpeval {args.command}: error: {exc}", file=sys.stderr)
-        return exit_status(exc)
-    except KeyboardInterrupt:  # pragma: no cover - interactive
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # pragma: no cover - e.g. `| head`
-        return 0
+    status = args.func(args)
+    sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     return int(status or 0)
-
 
 
 #: Commands that never hand pandas objects to pyarrow (see :func:`spare_pandas_import`).
@@ -165,12 +181,24 @@ def split_measures(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-def write_output(text: str, path: str | None) -> None:
-    """Print ``text`` or write it to ``path``."""
-    if path:
-        from pathlib import Path
+def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] = ()) -> None:
+    """Refuse, before any work, an output whose folder is missing, that is a folder, or that
+    is one of the command's ``inputs`` (:func:`serpeval.io.outputs.check_outputs`)."""
+    from serpeval.io.outputs import check_outputs as check
 
-        Path(path).write_text(text, encoding="utf-8")
+    check(outputs, inputs)
+
+
+def write_output(text: str, path: str | None) -> None:
+    """Print ``text``, or write it to ``path`` atomically (``-`` is standard output).
+
+    Raises:
+        OutputError: the file cannot be written (its folder is missing, the disk is full...)
+            or standard output is closed or full; a file written before stays as it was.
+    """
+    from serpeval.io.outputs import write_stdout, write_text
+
+    if path and path != "-":
+        write_text(path, text)
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)

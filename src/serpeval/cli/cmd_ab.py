@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import check_outputs, split_measures, write_output
 from serpeval.report.table import FORMATS
 
 
@@ -146,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.online.logs.schema import LogSchema
     from serpeval.online.logs.srm import SampleRatioMismatchWarning
 
+    check_outputs({"-o": args.output}, [args.logs, args.clicks, args.pre])
     schema = LogSchema.from_pairs(args.column)
     metrics = split_measures(args.metrics) or None
     common = {"backend": args.backend, "schema": schema, "clicks": args.clicks}

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.app import EXIT_CODES_HELP, split_measures, write_output
+from serpeval.cli.app import EXIT_CODES_HELP, check_outputs, split_measures, write_output
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -100,11 +100,11 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             if bar is not None:
                 bar.update(task, advance=1, description=text)
 
-        qrels = read_qrels(qrels_path)
-        runs = []
+        qrels = read_counting(read_qrels, qrels_path, 0)
+        runs: list[Any] = []
         for path in run_paths:
             step(f"reading {path}")
-            runs.append(read_run(path))
+            runs.append(read_counting(read_run, path, len(qrels) + sum(len(r) for r in runs)))
         step("evaluating")
         with warnings.catch_warnings():
             # The notes report the same counts next to the table.
@@ -117,6 +117,16 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             outcome = then(results)
         step("done")
     return qrels, runs, results, outcome
+
+
+def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:
+    """``read(path)``; running out of memory says which file and how many lines were read."""
+    from serpeval.core.errors import OutOfMemoryError
+
+    try:
+        return read(path)
+    except MemoryError:
+        raise OutOfMemoryError(f"out of memory while reading {path} ({lines:,} lines read so far).") from None
 
 
 def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -> str | None:
@@ -134,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.comparison.compare import compare_results
     from serpeval.report.comparison import render_comparison
 
+    check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]
 
     def test(results: Any) -> Any:

@@ -26,9 +26,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.app import check_outputs
     from serpeval.cli.demo.collection import load_collection, make_collection
     from serpeval.cli.demo.offline import run_demo
 
+    check_outputs({"-o": args.output})
     if args.data:
         collection = load_collection(args.data)
     else:

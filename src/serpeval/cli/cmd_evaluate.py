@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
-from serpeval.cli.app import EXIT_CODES_HELP, split_measures, write_output
+from serpeval.cli.app import EXIT_CODES_HELP, check_outputs, split_measures, write_output
 from serpeval.report.table import FORMATS
 
 
@@ -45,6 +45,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
+    check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
     if args.backend == "spark":
         from serpeval.spark.cli import evaluate_files

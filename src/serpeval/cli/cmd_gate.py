@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
-from serpeval.cli.app import split_measures, write_output
+from serpeval.cli.app import check_outputs, split_measures, write_output
 from serpeval.cli.cmd_compare import TESTS, add_evaluation_options, load_and_evaluate
 from serpeval.core.strict_json import dumps
 
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.measures import parse_measures
     from serpeval.report.gate import explain_gate
 
+    check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.candidate])
     measures = split_measures(args.measures) or ["nDCG@10"]
     # A margin no measure can use is refused before the files are read.
     max_drop = parse_max_drop(args.max_drop, option="--max-drop")

@@ -42,12 +42,33 @@ def register(sub: Any) -> None:
         help="an interleaving log (team draft of ranker A and a better ranker B)",
     )
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="random seed (default 0)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a log already in the folder (refused by default)")
     p.set_defaults(func=run)
+
+
+LOG_FILES = ("impressions.parquet", "pre.parquet")
+
+
+def refuse_existing(folder: str, force: bool) -> None:
+    """Refuse, before generating, a folder that is a file, or that holds a log (unless --force)."""
+    from pathlib import Path
+
+    from serpeval.core.errors import OutputError
+
+    target = Path(folder)
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"{folder}: cannot write a log folder: a file of that name exists.")
+    found = [name for name in LOG_FILES if (target / name).exists()]
+    if found and not force:
+        raise OutputError(f"{folder}: already holds a log ({', '.join(found)}); pass --force to "
+                          "replace it, or choose another folder.")
 
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.online.logs.generate import LogGenerator
 
+    refuse_existing(args.folder, args.force)
     experiments: int | tuple[str, ...] = (
         args.experiments if args.experiments != 1 else ("ranker-v2",)
     )
@@ -65,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
     )
     folder = generator.write(args.folder, rng=args.seed, progress=sys.stderr.isatty())
     pre = " and pre.parquet" if generator.pre_days > 0 else ""  # what write() wrote
-    print(f"wrote {folder}/impressions.parquet{pre} ({args.users:,} users)")
+    print(f"wrote {folder / 'impressions.parquet'}{pre} ({args.users:,} users)")
     return 0

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.app import write_output
+from serpeval.cli.app import check_outputs, write_output
 from serpeval.cli.cmd_ab import _emit, add_duplicates_option, engine_status
 from serpeval.report.table import FORMATS
 
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.online.logs.interleaving_analysis import analyze_interleaving_logs
     from serpeval.online.logs.schema import LogSchema
 
+    check_outputs({"-o": args.output}, [args.logs, args.clicks])
     teams = tuple(t.strip() for t in args.teams.split(","))
     if len(teams) != 2:
         raise OptionError(f"--teams needs two labels separated by a comma; got {args.teams!r}.")

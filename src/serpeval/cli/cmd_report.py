@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.app import EXIT_CODES_HELP, split_measures
+from serpeval.cli.app import EXIT_CODES_HELP, check_outputs, split_measures
 from serpeval.cli.cmd_compare import CORRECTIONS, TESTS, add_evaluation_options
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.report.topics import read_topics
 
     files = {kind: getattr(args, f"online_{kind}") for kind in KINDS}
+    check_outputs({"-o": args.output},
+                  [args.qrels, *args.runs, args.topics, *(p for paths in files.values() for p in paths)])
     online = {kind: [read_online_json(kind, path) for path in paths]
               for kind, paths in files.items() if paths}
     if args.qrels is not None and not args.runs:
@@ -78,11 +81,19 @@ def run(args: argparse.Namespace) -> int:
         results, comparison, notes = _evaluate(args)
         print_summary(console, results, comparison, notes)
     for kind in online:
-        console.print(f"included {KINDS[kind]}: {', '.join(files[kind])}", markup=False)
+        console.print(f"included {KINDS[kind]}: {', '.join(files[kind])}", markup=False, soft_wrap=True)
+    replaced = Path(args.output).exists()
     path = save_html(args.output, results, comparison, topics=topics, title=args.title,
                      notes=notes, online_results=online)
-    console.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KB)", markup=False)
+    console.print(wrote_message(path, replaced), markup=False, soft_wrap=True)
     return 0
+
+
+def wrote_message(path: Path, replaced: bool) -> str:
+    """``wrote /abs/report.html (12 KB, replaced the previous file)``: where, how big, and
+    whether a file was overwritten."""
+    size = path.stat().st_size / 1024
+    return f"wrote {path.resolve()} ({size:,.0f} KB{', replaced the previous file' if replaced else ''})"
 
 
 def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:

@@ -62,11 +62,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.app import write_output
+    from serpeval.cli.app import check_outputs, write_output
     from serpeval.core.errors import InputError
     from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
     from serpeval.report.table import render
 
+    check_outputs({"-o": args.output, "--plot": args.plot}, [args.qrels, args.run_a, args.run_b])
     if args.generate is not None:
         if args.qrels or args.run_a or args.run_b:
             raise InputError("--generate replaces QRELS, --run-a and --run-b; give one or the other.")

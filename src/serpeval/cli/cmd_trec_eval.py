@@ -23,17 +23,36 @@ def register(sub: Any) -> None:
 
 
 def run_trec_eval(argv: Sequence[str]) -> int:
-    """Run trec_eval with ``argv`` (the words after ``trec_eval``); returns the exit status."""
-    from serpeval.cli.app import spare_pandas_import
-    from serpeval.trec_eval import run
+    """Run trec_eval with ``argv`` (the words after ``trec_eval``); returns the exit status.
 
-    spare_pandas_import("trec_eval")
+    trec_eval's statuses (1 usage, 2 input, 4 measure, 7 no common topic) and its
+    ``trec_eval: ...`` messages; besides them, as every serpeval command
+    (:mod:`serpeval.cli.failures`): a failure to write standard output (full disk, closed)
+    is one line and status 2, Ctrl-C prints ``interrupted`` and exits 130, and a reader of
+    standard output that went away (``| head``) ends it quietly with 141, as SIGPIPE ends
+    the C program.
+    """
+    from serpeval.cli.failures import handle, prepare_std_streams
+
     try:
-        return run(argv)
-    except BrokenPipeError:  # `trec_eval ... | head`
-        return 0
+        prepare_std_streams()
+        from serpeval.cli.app import spare_pandas_import
+        from serpeval.trec_eval import run
+
+        spare_pandas_import("trec_eval")
+        status = run(argv)
+        sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
+        return status
+    except BaseException as exc:  # KeyboardInterrupt included
+        return handle(exc, "trec_eval:")
 
 
 def main() -> None:
     """Entry point of the ``trec_eval`` console script."""
-    sys.exit(run_trec_eval(sys.argv[1:]))
+    try:
+        status = run_trec_eval(sys.argv[1:])
+    except KeyboardInterrupt:  # before (or while) run_trec_eval's own guard takes over
+        from serpeval.cli import interrupted
+
+        status = interrupted()
+    sys.exit(status)

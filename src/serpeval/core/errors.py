@@ -10,6 +10,8 @@ line and exits non-zero (``--debug`` shows the traceback).
     SerpevalError
     ├── InputError (ValueError)
     │   ├── ParseError             malformed line, wrong column count, bad number
+    │   │   └── ReadError          an input cannot be read: missing, no permission, not a
+    │   │                          file, corrupt compression, not Parquet
     │   ├── DuplicateError         duplicate document in a run, duplicate judgment
     │   ├── EmptyInputError        empty file / no rows
     │   ├── MissingQueriesError    missing="error" and judged queries are absent from a run
@@ -21,6 +23,9 @@ line and exits non-zero (``--debug`` shows the traceback).
     ├── StatsError (ValueError)    statistics cannot be computed on the given data
     ├── OptionError (ValueError)   an option is not valid: unknown method or click-model name
     │                              ("did you mean"), a probability outside [0, 1], k < 1
+    ├── OutputError                an output cannot be written: its folder is missing, the
+    │                              disk is full, standard output is closed, it is an input
+    ├── OutOfMemoryError (MemoryError)  the inputs do not fit in memory
     └── MissingExtraError (ImportError)  an optional dependency is not installed
 
 Warnings derive from :class:`SerpevalWarning`.
@@ -39,7 +44,10 @@ __all__ = [
     "MissingQueriesWarning",
     "NothingEvaluatedError",
     "OptionError",
+    "OutOfMemoryError",
+    "OutputError",
     "ParseError",
+    "ReadError",
     "SerpevalError",
     "SerpevalWarning",
     "StatsError",
@@ -90,6 +98,13 @@ class NothingEvaluatedError(InputError):
     """
 
 
+class ReadError(ParseError):
+    """An input cannot be read at all (the message names the path and the cause).
+
+    A ParseError, as these failures were before it existed.
+    """
+
+
 class MeasureError(SerpevalError, ValueError):
     """A measure name or parameter is not valid."""
 
@@ -110,6 +125,14 @@ class OptionError(SerpevalError, ValueError):
     """An option is not valid: an unknown name, a probability outside [0, 1], a bad size."""
 
 
+class OutputError(SerpevalError):
+    """An output cannot be written (the message names the path and the cause)."""
+
+
+class OutOfMemoryError(SerpevalError, MemoryError):
+    """The inputs do not fit in memory; the message says what was being read and what to try."""
+
+
 class MissingExtraError(SerpevalError, ImportError):
     """An optional dependency is needed; the message gives the ``pip install`` line."""
 
@@ -120,6 +143,39 @@ class SerpevalWarning(UserWarning):
 
 class MissingQueriesWarning(SerpevalWarning):
     """Judged queries are absent from a run and were skipped (``missing="skip"``)."""
+
+
+#: The cause of an OSError in words, by errno (the C library's text when not listed).
+_CAUSES = {
+    "ENOENT": "no such file or directory",
+    "EACCES": "permission denied",
+    "EPERM": "operation not permitted",
+    "ELOOP": "too many levels of symbolic links (a symlink loop?)",
+    "ENOTDIR": "a component of the path is not a directory",
+    "ENAMETOOLONG": "the file name is too long",
+    "EISDIR": "is a directory, expected a file",
+    "ENOSPC": "no space left on the device",
+    "EDQUOT": "disk quota exceeded",
+    "EFBIG": "file too large (a file size limit was reached)",
+    "EROFS": "read-only file system",
+    "EBADF": "closed (bad file descriptor)",
+    "EIO": "input/output error",
+    "ENXIO": "no such device",
+    "ENODEV": "no such device",
+    "EMFILE": "too many open files",
+    "ENOMEM": "out of memory",
+}
+
+
+def os_error_cause(exc: OSError) -> str:
+    """The cause of ``exc`` in a few words, without the path: ``permission denied``."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    if name in _CAUSES:
+        return _CAUSES[name]
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return text[:1].lower() + text[1:]
 
 
 def require(module: str, extra: str) -> object:

@@ -1,17 +1,22 @@
 """Readers and writers for qrels and runs.
 
 :func:`read_qrels` and :func:`read_run` choose the format from the file name: ``.parquet``,
-``.jsonl``, ``.json`` (``{query_id: {doc_id: value}}``), anything else is TREC text; ``.gz``
-is decompressed in every case and ``-`` reads TREC text from standard input.
+``.jsonl``, ``.json`` (``{query_id: {doc_id: value}}``), anything else is TREC text, unless
+its bytes are Parquet's; gzip is decompressed in every case (recognised by its magic bytes),
+``-`` reads standard input, and pipes and FIFOs (``<(zcat run.gz)``) are read once
+(:mod:`serpeval.io.inputs`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import ParseError
+from serpeval.io.inputs import Input, open_input
 from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
 from serpeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 
@@ -39,26 +44,48 @@ def _is_table(source: object) -> bool:
     return Path(source).name.lower().removesuffix(".gz").endswith(_TABLE_SUFFIXES)
 
 
+def _open(source: str | Path | bytes | IO[bytes]) -> tuple[Input, bool]:
+    """The opened input, and whether it is a table (by its name, or Parquet by its bytes)."""
+    opened = open_input(source)
+    return opened, _is_table(source) or opened.parquet
+
+
+@contextmanager
+def _values_fit(label: str) -> Iterator[None]:
+    """Arrow's refusal to convert a column (a uint64 beyond int64, ...) as a ParseError naming
+    the file."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError) as exc:
+        detail = " ".join(str(exc).split())
+        raise ParseError(f"{label}: a column cannot be read as ids or numbers ({detail}).") from None
+
+
 def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
     """Read qrels from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
-    if _is_table(source):
+    opened, table_input = _open(source)
+    if table_input:
         from serpeval.io.tables import read_qrels_table
 
-        return read_qrels_table(source)  # type: ignore[arg-type]
-    return read_trec_qrels(source)
+        with _values_fit(opened.label):
+            return read_qrels_table(opened)
+    return read_trec_qrels(opened)
 
 
 def read_run(
     source: str | Path | bytes | IO[bytes], *, name: str | None = None, comments: bool = True
 ) -> Run:
     """Read a run from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
-    if _is_table(source):
+    opened, table_input = _open(source)
+    if table_input:
         from serpeval.io.tables import read_run_table
         from serpeval.io.trec import _stem
 
-        return read_run_table(source, name or _stem(str(source)))  # type: ignore[arg-type]
-    return read_trec_run(source, name=name, comments=comments)
-
+        with _values_fit(opened.label):
+            return read_run_table(opened, name or _stem(opened.label))
+    return read_trec_run(opened, name=name, comments=comments)
 
 def as_qrels(obj: Any) -> Qrels:
     """Turn a path, ``{qid: {docid: grade}}``, a DataFrame or an Arrow table into Qrels."""

@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,9 @@ import pyarrow as pa
 from serpeval.core.data import Qrels, Run, check_grades, check_scores, qrels_from_nested, run_from_nested
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
+
+if TYPE_CHECKING:
+    from serpeval.io.inputs import Input
 
 __all__ = [
     "qrels_from_dict",
@@ -89,11 +92,34 @@ def _column(table: pa.Table, role: str, label: str, given: str | None = None) ->
     wanted = (given,) if given else ALIASES[role]
     for alias in wanted:
         if alias.lower() in names:
-            return table[names[alias.lower()]]
+            column = table[names[alias.lower()]]
+            if role in ("query_id", "doc_id"):
+                _check_ids(column, names[alias.lower()], role, label)
+            return column
     raise InputError(
         f"{label}: no {role} column; expected one of {', '.join(wanted)}, found columns "
         f"{', '.join(table.column_names) or '(none)'}. Rename the column or pass its name."
     )
+
+
+def _check_ids(column: pa.ChunkedArray, name: str, role: str, label: str) -> None:
+    """Ids are text (UTF-8) or scalars cast to text; refuse lists, structs, maps and bytes
+    that are not UTF-8."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    what = f"{label}: the {role.replace('_', ' ')} column {name!r}"
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+        for row, value in enumerate(column.to_pylist()):
+            try:
+                if value is not None:
+                    value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ParseError(f"{what}: row {row + 1}: {value[:40]!r} is not UTF-8 text; ids must "
+                                 "be text.") from None
+        return
+    if pa.types.is_nested(kind):  # list, struct, map, union
+        raise ParseError(f"{what} has type {column.type}; expected text or integers.")
 
 
 def _no_nulls(column: pa.ChunkedArray, role: str, rows: _Rows) -> None:
@@ -206,18 +232,20 @@ def _refuse_empty_query_ids(columns: dict[str, pa.Array], numbers: list[int], la
 
 class TableFile(NamedTuple):
     """What :func:`read_table` read: the table (or JSON dict), the blank lines skipped (JSON
-    lines), and the physical line number of every row (JSON lines; None otherwise)."""
+    lines), the physical line number of every row (JSON lines; None otherwise), and the
+    input's name for messages."""
 
     data: pa.Table | dict[str, Any]
     skipped: int
     lines: list[int] | None
+    label: str
 
 
-def read_qrels_table(path: str | Path) -> Qrels:
+def read_qrels_table(path: str | Path | Input) -> Qrels:
     """Qrels from a ``.parquet``, ``.jsonl`` or ``.json`` file; errors name path:line (JSON
     lines), the row (Parquet) or the key path (JSON)."""
-    label = str(path)
     table = read_table(path)
+    label = table.label
     if isinstance(table.data, dict):
         qrels = qrels_from_nested(table.data, label, json_keys=True)
     else:
@@ -225,10 +253,10 @@ def read_qrels_table(path: str | Path) -> Qrels:
     return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped)
 
 
-def read_run_table(path: str | Path, name: str) -> Run:
+def read_run_table(path: str | Path | Input, name: str) -> Run:
     """A run from a ``.parquet``, ``.jsonl`` or ``.json`` file (errors as :func:`read_qrels_table`)."""
-    label = str(path)
     table = read_table(path)
+    label = table.label
     if isinstance(table.data, dict):
         run = run_from_nested(table.data, name, label, json_keys=True)
     else:
@@ -237,39 +265,46 @@ def read_run_table(path: str | Path, name: str) -> Run:
                skipped_lines=table.skipped, source_kind="table")
 
 
-def read_table(path: str | Path) -> TableFile:
+def read_table(path: str | Path | Input) -> TableFile:
     """Read ``.parquet``, ``.jsonl`` (one object per line) or ``.json`` (dict of dicts).
+
+    The format comes from the name (``.gz`` stripped); Parquet is also recognised by its
+    bytes (``<(cat run.parquet)``). Any input :func:`~serpeval.io.inputs.open_input` takes
+    works: gzip (also ``.parquet.gz``), standard input, pipes and FIFOs (read once).
 
     JSON that repeats a key in one object is refused (a JSON reader would keep only the last
     value, silently). In JSON lines a field keeps one type (numbers, text, ...) across lines;
     an integer too large for int64 is read as the float it stands for, as JSON numbers are
     (the grade check then refuses it; a score keeps it); ids are read as text when their
     types mix.
+
+    Raises:
+        ReadError: the file cannot be read, or is not the Parquet file its name says.
+        ParseError: invalid JSON or text that is not UTF-8 (naming the line).
     """
-    p = Path(path)
-    name = p.name.lower().removesuffix(".gz")
-    if name.endswith((".parquet", ".pq")):
-        import pyarrow.parquet as pq
+    from serpeval.io.inputs import open_input
 
-        return TableFile(pq.read_table(p), 0, None)
-    from serpeval.io.trec import read_source
-
-    data, label = read_source(p)
+    opened = open_input(path)
+    label = opened.label
+    name = Path(label).name.lower().removesuffix(".gz")
+    if opened.parquet or name.endswith((".parquet", ".pq")):
+        return TableFile(_read_parquet(opened), 0, None, label)
+    text = _utf8(opened.read(), label)
     if name.endswith(".json"):
         hook = _Objects()
         try:
-            loaded = json.loads(data, object_pairs_hook=hook)
+            loaded = json.loads(text, object_pairs_hook=hook)
         except json.JSONDecodeError as exc:
             raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.") from None
         if not isinstance(loaded, dict):
             raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
         if hook.marked:
             _refuse_repeated_keys(loaded, label)
-        return TableFile(loaded, 0, None)
+        return TableFile(loaded, 0, None, label)
     rows: list[dict[str, Any]] = []
-    numbers: list[int] = []
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
+    numbers: list[int] = []  # the line of each row
+    lines = text.split("\n")
+    if lines[-1] == "":
         lines.pop()  # the newline that ends the last line
     blank = 0
     hook = _Objects()
@@ -279,11 +314,9 @@ def read_table(path: str | Path) -> TableFile:
             blank += 1
             continue
         try:
-            row = decoder.decode(line.decode("utf-8"))
+            row = decoder.decode(line)
         except json.JSONDecodeError as exc:
             raise ParseError(f"{label}:{number}: invalid JSON ({exc.msg}): {line[:80]!r}.") from None
-        except UnicodeDecodeError:
-            raise ParseError(f"{label}:{number}: not UTF-8 text: {line[:80]!r}. Save the file as UTF-8.") from None
         if not isinstance(row, dict):
             raise ParseError(f"{label}:{number}: expected a JSON object per line, found {type(row).__name__}.")
         repeated = _repeated_key(row, []) if hook.marked else None
@@ -299,7 +332,7 @@ def read_table(path: str | Path) -> TableFile:
     keys = dict.fromkeys(k for row in rows for k in row)
     columns = {k: _jsonl_column(k, [row.get(k) for row in rows], label, numbers) for k in keys}
     _refuse_empty_query_ids(columns, numbers, label)
-    return TableFile(pa.table(columns), blank, numbers)
+    return TableFile(pa.table(columns), blank, numbers, label)
 
 
 class _RepeatedKeys(dict):
@@ -406,3 +439,36 @@ def _as_float(value: float) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def _utf8(data: bytes, label: str) -> str:
+    """``data`` as text (a UTF-8 byte-order mark is dropped); an error names the line and column."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ParseError(
+            f"{label}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); "
+            "save the file as UTF-8."
+        ) from None
+
+
+def _read_parquet(opened: Input) -> pa.Table:
+    """A Parquet file by path (memory-mapped), or from the bytes of a pipe or a ``.gz``."""
+    import pyarrow.parquet as pq
+
+    from serpeval.core.errors import OutOfMemoryError, ReadError
+
+    try:
+        if opened.path is not None:
+            return pq.read_table(opened.path)
+        return pq.read_table(pa.BufferReader(opened.read()))
+    except MemoryError:
+        raise OutOfMemoryError(f"out of memory while reading {opened.label}.") from None
+    except (pa.ArrowException, OSError) as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ReadError(
+            f"{opened.label}: not a readable Parquet file ({detail}). Is it truncated, or another "
+            "format under a .parquet name?"
+        ) from None

@@ -34,7 +34,8 @@ following trec_eval:
   is never cast);
 * runs: a NaN score is refused; ``inf`` and ``1e400`` are infinite scores, as ``atof`` reads them;
 * ids are opaque byte strings (UTF-8): ``003`` and ``3`` are different queries;
-* ``.gz`` files are decompressed, ``-`` reads standard input.
+* gzip input is decompressed (recognised by its magic bytes), ``-`` reads standard input,
+  and pipes (``<(zcat run.gz)``) and FIFOs are read once, never reopened.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ import io
 import math
 import mmap
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -57,6 +57,7 @@ import pyarrow.csv as pacsv
 from serpeval.core.arrays import find_duplicate
 from serpeval.core.data import Qrels, Run, check_grades, check_scores
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
+from serpeval.io.inputs import Input, open_input
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
 
@@ -74,51 +75,36 @@ _SPELLINGS = pa.dictionary(pa.int32(), pa.string())  # how the fast path reads g
 
 
 class Source:
-    """A file, standard input or bytes to parse, read lazily.
+    """A file, standard input, a pipe or bytes to parse, opened once (:mod:`serpeval.io.inputs`).
 
-    A plain file is handed to Arrow by path (no copy through Python); its bytes are read
-    only when the careful parser or an error message needs them.
+    A regular uncompressed file is handed to Arrow by path (no copy through Python); its
+    bytes are read only when the careful parser or an error message needs them. Anything
+    else (stdin, ``<(zcat run.gz)``, a FIFO, gzip) is read once into memory.
     """
 
-    def __init__(self, source: str | Path | bytes | IO[bytes]) -> None:
-        self.path: Path | None = None
-        self._data: bytes | None = None
-        if isinstance(source, bytes):
-            self._data, self.label = source, "<bytes>"
-        elif hasattr(source, "read"):
-            raw = source.read()
-            self._data = raw.encode() if isinstance(raw, str) else raw
-            self.label = str(getattr(source, "name", "<stream>"))
-        elif str(source) == "-":
-            self._data, self.label = sys.stdin.buffer.read(), "<stdin>"
-        else:
-            self.path, self.label = Path(source), str(source)
-            try:
-                with self.path.open("rb") as handle:
-                    magic = handle.read(2)
-            except FileNotFoundError:
-                raise ParseError(f"{self.label}: no such file. Check the path.") from None
-            except IsADirectoryError:
-                raise ParseError(f"{self.label}: is a directory, expected a file.") from None
-            if magic == b"\x1f\x8b":
-                self._data = self.path.read_bytes()
-        if self._data is not None and self._data[:2] == b"\x1f\x8b":
-            try:
-                self._data = gzip.decompress(self._data)
-            except (OSError, EOFError) as exc:
-                raise ParseError(f"{self.label}: looks gzip-compressed but cannot be read: {exc}") from None
+    def __init__(self, source: str | Path | bytes | IO[bytes] | Input) -> None:
+        opened = open_input(source)
+        self.label = opened.label
+        self.path = opened.path
+        self._input = opened
+        self._data = opened.data
 
     @property
     def data(self) -> bytes:
         """The (decompressed) bytes."""
         if self._data is None:
-            assert self.path is not None  # an internal invariant, not user input
-            self._data = self.path.read_bytes()
+            self._data = self._input.read()
         return self._data
 
     def arrow_input(self) -> Any:
-        """What Arrow's CSV reader should read: the path of a plain file, else a buffer."""
-        return str(self.path) if self._data is None else pa.py_buffer(self._data)
+        """What Arrow's CSV reader should read: a plain file's stream, else a buffer.
+
+        A stream without compression: given a path, Arrow would guess a codec from the
+        name and fail on a plain file named ``.gz`` (gzip was already recognised by its bytes).
+        """
+        if self._data is None:
+            return pa.input_stream(str(self.path), compression=None)
+        return pa.py_buffer(self._data)
 
     def single_spaced(self) -> bool:
         """:func:`_single_spaced` on the bytes (a plain file is memory-mapped, not copied)."""
@@ -140,7 +126,7 @@ class Source:
         return self.data[-size:]
 
 
-def read_source(source: str | Path | bytes | IO[bytes]) -> tuple[bytes, str]:
+def read_source(source: str | Path | bytes | IO[bytes] | Input) -> tuple[bytes, str]:
     """Return the bytes of ``source`` (decompressed if gzip) and a label for messages."""
     src = Source(source)
     return src.data, src.label
@@ -403,7 +389,7 @@ def read_trec_run(
     scores = check_scores(scores, lambda row: f"{src.label}:{physical_line(src.data, row, comments)}")
     tag = _last_tag(src.tail(), comments)
     if name is None:
-        name = _stem(src.label)
+        name = tag if tag and _unnamed(src.label) else _stem(src.label)
     return Run(qids, docs, scores, name=name, tag=tag or name, source=src.label,
                skipped_lines=skipped, source_kind="trec")
 
@@ -446,6 +432,12 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
             "Keep one judgment per (query, document)."
         )
     return qrels
+
+
+def _unnamed(label: str) -> bool:
+    """Standard input or a pipe (``<(zcat run.gz)`` is ``/dev/fd/63``): its name says nothing,
+    the run tag names the run."""
+    return label == "<stdin>" or re.fullmatch(r"/(dev|proc/(self|\d+))/fd/\d+", label) is not None
 
 
 def _stem(label: str) -> str:
@@ -494,11 +486,11 @@ def write_trec_qrels(qrels: Qrels, target: str | Path | IO[str]) -> None:
 
 
 def _write_text(text: str, target: Any) -> None:
+    """Write to a file object, or to a path atomically (``.gz``: gzip-compressed)."""
+    from serpeval.io.outputs import write_bytes
+
     if hasattr(target, "write"):
         target.write(text)
         return
-    path = Path(target)
-    if path.suffix == ".gz":
-        path.write_bytes(gzip.compress(text.encode("utf-8")))
-    else:
-        path.write_text(text, encoding="utf-8")
+    data = text.encode("utf-8")
+    write_bytes(target, gzip.compress(data) if Path(target).suffix == ".gz" else data)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["atof", "atol"]
+__all__ = ["LONG_MAX", "LONG_MIN", "atof", "atol"]
 
 _FLOAT = re.compile(
     r"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE
@@ -24,7 +24,14 @@ def atof(text: str) -> float:
     return float(match[1]) if match else 0.0
 
 
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+
 def atol(text: str) -> int:
-    """The integer at the start of ``text`` (after blanks); 0 when there is none."""
+    """The integer at the start of ``text`` (after blanks); 0 when there is none.
+
+    Out of range values saturate at ``LONG_MIN`` / ``LONG_MAX``, as glibc's ``atol``
+    (``strtol``) does.
+    """
     match = _INT.match(text)
-    return int(match[1]) if match else 0
+    return min(max(int(match[1]), LONG_MIN), LONG_MAX) if match else 0

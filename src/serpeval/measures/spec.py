@@ -37,6 +37,9 @@ any real scale, and small enough that a sum over 2^63 documents stays finite in 
 GMEAN_FLOOR = 1e-5
 """Geometric means average ``log(max(x, GMEAN_FLOOR))`` (trec_eval's ``MIN_GEO_MEAN``)."""
 
+MAX_CUTOFF = 2**63 - 1
+"""The largest cutoff: the kernels count ranks in 64-bit integers (``@k`` beyond is refused)."""
+
 
 def format_value(value: Any) -> str:
     """Canonical text of a parameter value (``0.5``, ``2``, ``exp``)."""
@@ -224,6 +227,11 @@ class MeasureSpec:
                 raise InvalidParameterError(
                     f"Invalid measure {text!r}: the cutoff must be an integer from 1 to {MAX_CUTOFF} "
                     f"(2^63 - 1); got {cutoff!r}."
+                )
+            if cutoff > MAX_CUTOFF:
+                raise InvalidParameterError(
+                    f"Invalid measure {text!r}: the cutoff {cutoff} is too large (at most "
+                    f"{MAX_CUTOFF}, a 64-bit integer)."
                 )
             cutoff = int(cutoff)
         elif self.cutoff == "required":

@@ -153,10 +153,11 @@ def html_report(
 
 def save_html(path: str | Path, results: Results | None = None,
               comparison: Comparison | None = None, **options: Any) -> Path:
-    """Write :func:`html_report` to ``path`` (UTF-8); return the path."""
-    target = Path(path)
-    target.write_text(html_report(results, comparison, **options), encoding="utf-8")
-    return target
+    """Write :func:`html_report` to ``path`` (UTF-8, atomically: a failure leaves no partial
+    file, and a previous report there stays as it was); return the path."""
+    from serpeval.io.outputs import write_text
+
+    return write_text(path, html_report(results, comparison, **options))
 
 
 def save_demo_report(collection: Any, state: Mapping[str, Any]) -> Path:

@@ -119,13 +119,14 @@ def read_online_json(kind: str, path: str | Path) -> dict[str, Any]:
     """A JSON file written by ``serpeval ... -f json`` for an online section of ``kind``."""
     if kind not in KINDS:
         raise OptionError(f"unknown online result kind {kind!r}; choose from {', '.join(KINDS)}.")
-    source = Path(path)
+    from serpeval.io.inputs import read_input
+
+    raw, label = read_input(path, what="file")  # a pipe or gzip too; errors name the path
+    source = Path(label)
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{source}: file not found.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{source}: not a JSON file ({exc}); expected {KINDS[kind]}.") from exc
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{source}: not a JSON file ({exc}); expected {KINDS[kind]}.") from None
     missing = [k for k in REQUIRED_KEYS[kind] if not isinstance(data, dict) or k not in data]
     if missing:
         raise InputError(f"{source}: no {', '.join(missing)} in it; expected {KINDS[kind]}.")

@@ -8,12 +8,12 @@ format, so a TSV query id may start with ``{``):
 - JSONL: one object per line with an id (``query_id``, ``qid``, ``_id`` or ``id``) and a
   text (``text``, ``query`` or ``title``), as BEIR's ``queries.jsonl``.
 
-Either may be gzipped (``.gz``). Bad lines are errors naming ``path:line``.
+Either may be gzipped (recognised by its bytes) or come from a pipe. Bad lines are errors
+naming ``path:line``.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
@@ -35,16 +35,15 @@ def read_topics(path: str | Path) -> dict[str, str]:
         DuplicateError: a query id appears twice.
         EmptyInputError: the file holds no topics.
     """
-    source = Path(path)
+    from serpeval.io.inputs import read_input
+
+    raw, label = read_input(path, what="topics file")  # a pipe or gzip too; errors name the path
+    source = Path(label)
     try:
-        raw = source.read_bytes()
-        if source.suffix == ".gz":
-            raw = gzip.decompress(raw)
         text = raw.decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{source}: topics file not found.") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:  # EOFError: a truncated .gz
-        raise InputError(f"{source}: cannot read the topics file as UTF-8 text ({exc}).") from exc
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{source}:{line}: cannot read the topics file as UTF-8 text ({exc}).") from None
     topics: dict[str, str] = {}
     first_line: dict[str, int] = {}
     lines = [(number, line, line.strip()) for number, line in enumerate(text.splitlines(), 1)]

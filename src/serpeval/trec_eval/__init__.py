@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from serpeval.trec_eval.options import EXIT_USAGE, USAGE, Options, TrecEvalError, parse_options
+from serpeval.trec_eval.options import EXIT_INPUT, EXIT_USAGE, USAGE, Options, TrecEvalError, parse_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -62,15 +62,28 @@ def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
             step(f"ranking {len(run_):,} lines, computing the measures")
             evaluation = evaluate(opts, qrels, run_)
             step("writing")
-            for chunk in format_evaluation(evaluation, opts):
-                out.write(chunk)
-            out.flush()
+            _write(out, format_evaluation(evaluation, opts))
         for line in evaluation.warnings:
             print(line, file=err)
     except TrecEvalError as exc:
         print(str(exc), file=err)
         return exc.status
     return 0
+
+
+def _write(out: IO[bytes], chunks: Iterator[bytes]) -> None:
+    """Write the output; a failure (full disk, closed stdout) is a TrecEvalError, status 2.
+    A reader that went away (``| head``) stays a BrokenPipeError for the caller."""
+    try:
+        for chunk in chunks:
+            out.write(chunk)
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        from serpeval.core.errors import os_error_cause
+
+        raise TrecEvalError(f"trec_eval: <stdout>: cannot write: {os_error_cause(exc)}", EXIT_INPUT) from None
 
 
 LONG_INPUT = 50_000_000  # bytes of run: above this, a terminal shows what is going on

@@ -24,7 +24,7 @@ from typing import Literal
 
 from serpeval.core.errors import MeasureError
 from serpeval.measures import REGISTRY, Measure
-from serpeval.measures.cparse import atof, atol
+from serpeval.measures.cparse import LONG_MAX, atof, atol
 from serpeval.measures.gains import format_gain_table, trec_gain_pairs
 from serpeval.trec_eval.options import EXIT_INPUT, EXIT_MEASURE, EXIT_USAGE, TrecEvalError
 
@@ -87,6 +87,8 @@ def long_cutoffs(name: str, text: str) -> list[int]:
     values = sorted(atol(part) for part in text.split(","))
     if values[0] <= 0:
         raise _init_error(name, f"cutoffs of {name} must be positive; got {text!r}")
+    if values[-1] >= LONG_MAX:  # atol saturates: the number overflowed a 64-bit long
+        raise _init_error(name, f"cutoffs of {name} must be below {LONG_MAX}; got {text!r}")
     if len(set(values)) != len(values):
         raise _init_error(name, f"duplicate cutoffs in {name}.{text}")
     return values

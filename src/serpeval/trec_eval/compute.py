@@ -213,7 +213,7 @@ def read_inputs(opts: Options) -> tuple[Qrels, Run]:
 
     Raises:
         TrecEvalError: status 2 for unreadable or malformed files (the message names the
-            file and line), 4 for a duplicate judgment.
+            file and line) and for running out of memory, 4 for a duplicate judgment.
     """
     from serpeval.io.trec import read_trec_qrels, read_trec_run
 
@@ -225,9 +225,20 @@ def read_inputs(opts: Options) -> tuple[Qrels, Run]:
     except InputError as exc:
         raise TrecEvalError(f"trec_eval: {exc}\ntrec_eval: Quit in file '{qrels_path}'",
                             EXIT_INPUT) from None
+    except MemoryError:
+        raise _out_of_memory(qrels_path, 0) from None
     try:
         run = read_trec_run(run_path, comments=opts.compat == "10.0")
     except InputError as exc:
         raise TrecEvalError(f"trec_eval: {exc}\ntrec_eval: Quit in file '{run_path}'",
                             EXIT_INPUT) from None
+    except MemoryError:
+        raise _out_of_memory(run_path, len(qrels)) from None
     return qrels, run
+
+
+def _out_of_memory(path: str, lines: int) -> TrecEvalError:
+    return TrecEvalError(
+        f"trec_eval: out of memory while reading {path} ({lines:,} lines read so far); "
+        "try a machine with more memory, or split the run by topic (the measures are per topic)",
+        EXIT_INPUT)

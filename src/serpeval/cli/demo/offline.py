@@ -84,10 +84,17 @@ def section_compare(collection: DemoCollection, console: Console, state: dict[st
 
 def section_report(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Write what the sections above stored in ``state`` as one HTML report; print its path."""
+    from pathlib import Path
+
+    from rich.markup import escape
+
+    from serpeval.report import DEFAULT_HTML_PATH
     from serpeval.report.html import save_demo_report
 
+    replaced = Path(state.get("report_path", DEFAULT_HTML_PATH)).exists()
     path = save_demo_report(collection, state)
-    console.print(f"[bold]Report[/bold] - wrote {path} ({path.stat().st_size / 1024:,.0f} KB); "
+    console.print(f"[bold]Report[/bold] - wrote {escape(str(path.resolve()))} "
+                  f"({path.stat().st_size / 1024:,.0f} KB{', replaced the previous file' if replaced else ''}); "
                   "open it in a browser (it needs no network).")
 
 

@@ -203,12 +203,19 @@ class SimulationResult:
         ax.legend(loc="lower right", fontsize=8)
         ax.grid(alpha=0.3, which="both")
         fig.tight_layout()
+        from serpeval.io.outputs import atomic_path
+
         out = Path(path)
         image = out.suffix[1:].lower()
         if image not in fig.canvas.get_supported_filetypes():
-            out, image = out.with_name(out.name + ".png"), "png"
-        fig.savefig(out, dpi=120, format=image)
-        plt.close(fig)
+            image = "png"
+            if not (out.exists() and not out.is_file()):  # a device or a pipe is written as named
+                out = out.with_name(out.name + ".png")
+        try:
+            with atomic_path(out) as temporary:  # a failure leaves no partial image
+                fig.savefig(temporary, dpi=120, format=image)
+        finally:
+            plt.close(fig)
         return out
 
 

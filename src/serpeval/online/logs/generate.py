@@ -377,26 +377,35 @@ class LogGenerator:
         chunk_users: int = 250_000,
         progress: bool = False,
     ) -> Path:
-        """Write ``folder/impressions.parquet`` (and ``pre.parquet``) chunk by chunk."""
+        """Write ``folder/impressions.parquet`` (and ``pre.parquet``) chunk by chunk.
+
+        Atomically: the files are written under temporary names and appear together when
+        complete (a full disk or Ctrl-C leaves the folder as it was). Existing files are
+        replaced, and a ``pre.parquet`` of an earlier log is removed when this one has none
+        (it would be taken as this log's pre-period).
+        """
         import pyarrow.parquet as pq
 
+        from serpeval.io.outputs import atomic_files
+
         out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
+        names = ["impressions.parquet", *(["pre.parquet"] if self.pre_days > 0 else [])]
         writers: dict[str, pq.ParquetWriter] = {}
         bar = _progress(progress, self.n_users)
-        try:
-            for table, pre in self.chunks(rng, chunk_users):
-                for name, part in (("impressions", table), ("pre", pre)):
-                    if part is None:
-                        continue
-                    if name not in writers:
-                        writers[name] = pq.ParquetWriter(out / f"{name}.parquet", part.schema)
-                    writers[name].write_table(part, row_group_size=1_000_000)
-                bar.advance(min(chunk_users, self.n_users))
-        finally:
-            for writer in writers.values():
-                writer.close()
-            bar.close()
+        with atomic_files(out, names, stale=["pre.parquet"]) as paths:
+            try:
+                for table, pre in self.chunks(rng, chunk_users):
+                    for name, part in (("impressions", table), ("pre", pre)):
+                        if part is None:
+                            continue
+                        if name not in writers:
+                            writers[name] = pq.ParquetWriter(paths[f"{name}.parquet"], part.schema)
+                        writers[name].write_table(part, row_group_size=1_000_000)
+                    bar.advance(min(chunk_users, self.n_users))
+            finally:
+                for writer in writers.values():
+                    writer.close()
+                bar.close()
         return out
 
 

@@ -97,8 +97,8 @@ def read_logs(
         path = Path(source)
         if any(ch in str(source) for ch in "*?[") and not path.exists():
             source, clicks, pre, notes = _split_glob(str(source), clicks, pre)
-        elif not path.exists():
-            raise InputError(f"{source}: no such file or folder.")
+        else:
+            _check_local(path)
         if path.is_dir() and _find(path, "impressions") is not None:
             clicks = clicks if clicks is not None else _find(path, "clicks")
             pre = pre if pre is not None else _find(path, "pre")
@@ -160,6 +160,28 @@ def _split_glob(pattern: str, clicks: Any, pre: Any) -> tuple[Any, Any, Any, tup
                          f"{_ROLES[role]} is given separately)")
     source = impressions[0] if len(impressions) == 1 else impressions
     return source, given["clicks"], given["pre"], tuple(notes)
+
+
+def _check_local(path: Path) -> None:
+    """A local log must be a real file or folder: the engine opens it itself, by name, maybe
+    several times (a pipe, ``<(cat log.parquet)``, could be read only once)."""
+    import errno
+    import os
+    import stat
+
+    from serpeval.io.inputs import reading_error
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise InputError(f"{path}: no such file or folder.") from None
+        raise reading_error(exc, str(path)) from None
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise InputError(
+            f"{path}: is a pipe or a device; logs are read by the query engine, which needs a "
+            "file or folder it can open by name. Save the log to a file first."
+        )
 
 
 def _backend_name(source: Any, backend: str) -> str:
@@ -364,6 +386,8 @@ class _Engine:
             first = path[0].lower()
             return self._read(path, role, first.endswith(_CSV), ".tsv" in first)
         p = Path(path)
+        if not is_uri(path) and not any(ch in path for ch in "*?["):
+            _check_local(p)
         name = p.name.lower()
         is_csv = name.endswith(_CSV) or (p.is_dir() and any(p.glob("*.csv*")))
         if is_uri(path):
