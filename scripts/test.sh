@@ -11,4 +11,7 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
         || echo "scripts/test.sh: could not install chromium; the browser test will be skipped" >&2
 fi
 python3 -m ruff check --quiet src tests bench
+# The layers of docs/architecture.md (import-linter contracts in pyproject.toml) and the types.
+lint-imports --no-cache >/dev/null || lint-imports --no-cache
+python3 -m mypy
 exec python3 -m pytest "$@"

@@ -52,7 +52,7 @@ def test_evaluate_csv_and_json(files, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_trec_eval_value_lists_in_m(files, capsys: pytest.CaptureFixture[str]) -> None:
     """``-m P.5,10`` is two measures and ``-m ndcg.1=3,2=9`` one, as in trec_eval."""
-    from serpeval.cli.app import split_measures
+    from serpeval.cli.common import split_measures
 
     assert split_measures(["P.1,3,RR", "ndcg.1=3,2=9", "utility.1,-1,0,0", "nDCG(gains=1:3;2:9)@5,AP"]) == [
         "P.1,3", "RR", "ndcg.1=3,2=9", "utility.1,-1,0,0", "nDCG(gains=1:3;2:9)@5", "AP"]

@@ -21,7 +21,7 @@ from tests.differential import oracle  # noqa: E402
 from tests.differential.compare import TALLY  # noqa: E402
 from tests.differential.conftest import Case, build, case_specs  # noqa: E402
 
-from serpeval.trec_eval import run as trec_eval  # noqa: E402
+from serpeval.cli.cmd_trec_eval import run as trec_eval  # noqa: E402
 
 
 def test_evaluate_on_files_equals_pytrec_eval(case: Case) -> None:

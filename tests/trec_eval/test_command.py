@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from serpeval.trec_eval import run
+from serpeval.cli.cmd_trec_eval import run
 from serpeval.trec_eval.options import TrecEvalError, parse_options
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -266,7 +266,7 @@ def test_output_parses_back_and_ignores_line_order(tmp_path_factory, data, seed,
 
 def test_progress_on_a_terminal_leaves_stdout_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """Large runs show a transient phase spinner on a terminal's stderr; stdout is unchanged."""
-    import serpeval.trec_eval as te
+    import serpeval.cli.cmd_trec_eval as te
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

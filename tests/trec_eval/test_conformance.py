@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from serpeval.trec_eval import run
+from serpeval.cli.cmd_trec_eval import run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 with gzip.open(FIXTURES / "expected.jsonl.gz", "rt", encoding="utf-8") as _lines:

@@ -5,7 +5,7 @@ Each command lives in its own module ``serpeval.cli.cmd_<name>`` with ``register
 :data:`COMMANDS`. Every failure (a :class:`~serpeval.core.errors.SerpevalError`, an unreadable
 input, an unwritable output, Ctrl-C...) prints one line on stderr and exits with a status
 (:mod:`serpeval.cli.failures`); ``--debug`` shows the traceback instead. Outputs are written
-atomically and checked before any work (:func:`check_outputs`, :func:`write_output`).
+atomically and checked before any work (:mod:`serpeval.cli.common`).
 A run in which no judged query has results exits 7, as trec_eval does.
 """
 
@@ -15,8 +15,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
+from serpeval.cli.common import EXIT_USAGE, spare_pandas_import
 from serpeval.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
@@ -32,14 +33,6 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "simulate",
 )
-
-EXIT_USAGE = 2
-
-#: The exit statuses every command documents in its help (``gate`` adds 0 pass / 1 fail).
-EXIT_CODES_HELP = ("exit status: 0 success; 2 bad input or option (one line on stderr names "
-                   "the file or option and the cause); 7 nothing evaluated: no judged query "
-                   "has results in a run (wrong qrels or wrong run)")
-
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, except that a bad argument is one line on stderr (no usage block): ``serpeval
@@ -111,94 +104,3 @@ def _run(args_list: list[str]) -> int:
     status = args.func(args)
     sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     return int(status or 0)
-
-
-#: Commands that never hand pandas objects to pyarrow (see :func:`spare_pandas_import`).
-PANDAS_FREE = frozenset({"trec_eval", "evaluate", "compare", "gate", "measures"})
-
-
-def started_as(command: str) -> bool:
-    """Whether this process is the ``serpeval <command>`` (or ``trec_eval``) program itself,
-    not a Python program calling the CLI in-process (whose pyarrow must stay untouched)."""
-    program = sys.argv[0].replace("\\", "/")
-    if command == "trec_eval" and (program.endswith("/trec_eval") or program == "trec_eval"):
-        return True
-    launched = program.endswith(("/serpeval", "/serpeval/__main__.py")) or program == "serpeval"
-    return launched and command in sys.argv[1:3]
-
-
-def spare_pandas_import(command: str) -> None:
-    """Spare a pandas-free command the pandas import (0.5-1.5 s) that pyarrow triggers.
-
-    pyarrow imports pandas on its first ``pyarrow.array()`` call, only to check whether the
-    input is a pandas object, and remembers the outcome. Making that one attempt fail (by
-    hiding pandas while it happens) keeps the process free of pandas. Done only when this
-    process is one of the :data:`PANDAS_FREE` commands started from the shell.
-    """
-    if command not in PANDAS_FREE or "pandas" in sys.modules or not started_as(command):
-        return
-    import pyarrow as pa
-
-    class NoPandas:
-        @staticmethod
-        def find_spec(name: str, *args: Any) -> None:
-            if name == "pandas":
-                raise ImportError(f"pandas is not used by serpeval {command}")
-
-    sys.meta_path.insert(0, NoPandas)  # type: ignore[arg-type]
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(NoPandas)  # type: ignore[arg-type]
-
-
-def split_measures(values: Sequence[str] | None) -> list[str]:
-    """``-m`` values, each possibly comma-separated outside parentheses.
-
-    A piece that starts with a digit, ``-`` or ``.`` continues trec_eval's value list of the
-    measure before it (``P.5,10``, ``ndcg.1=3,2=9``, ``utility.1,-1,0,0``), which the
-    measure grammar reads as a whole.
-    """
-    out: list[str] = []
-    for value in values or []:
-        first = len(out)
-        depth = 0
-        pieces = [""]
-        for ch in value:
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-            if ch == "," and depth == 0:
-                pieces.append("")
-            else:
-                pieces[-1] += ch
-        for piece in (p.strip() for p in pieces):
-            if piece and piece[0] in "0123456789-." and len(out) > first:
-                out[-1] += "," + piece
-            elif piece:
-                out.append(piece)
-    return out
-
-
-def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] = ()) -> None:
-    """Refuse, before any work, an output whose folder is missing, that is a folder, or that
-    is one of the command's ``inputs`` (:func:`serpeval.io.outputs.check_outputs`)."""
-    from serpeval.io.outputs import check_outputs as check
-
-    check(outputs, inputs)
-
-
-def write_output(text: str, path: str | None) -> None:
-    """Print ``text``, or write it to ``path`` atomically (``-`` is standard output).
-
-    Raises:
-        OutputError: the file cannot be written (its folder is missing, the disk is full...)
-            or standard output is closed or full; a file written before stays as it was.
-    """
-    from serpeval.io.outputs import write_stdout, write_text
-
-    if path and path != "-":
-        write_text(path, text)
-    else:
-        write_stdout(text)

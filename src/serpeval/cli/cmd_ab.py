@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
-from serpeval.cli.app import check_outputs, split_measures, write_output
+from serpeval.cli.common import check_outputs, split_measures, write_output
 from serpeval.report.table import FORMATS
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.app import EXIT_CODES_HELP, check_outputs, split_measures, write_output
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, write_output
+from serpeval.cli.offline import add_evaluation_options, load_and_evaluate, resolve_run
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -59,88 +58,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") -> None:
-    """``--missing``, ``--depth``, ``--judged-only`` (shared with ``gate``)."""
-    p.add_argument("--missing", choices=("skip", "zero", "error"), default=missing,
-                   help="judged queries absent from a run: skip (trec_eval's default), "
-                        f"zero (trec_eval -c), error; default {missing}")
-    p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
-    p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
-
-
-def progress() -> Any:
-    """A transient rich progress display on a terminal's stderr, or a silent stand-in."""
-    from contextlib import nullcontext
-
-    if not sys.stderr.isatty():
-        return nullcontext(None)
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=Console(stderr=True), transient=True)
-
-
-def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Sequence[str],
-                      args: argparse.Namespace, then: Callable[[Any], Any] | None = None
-                      ) -> tuple[Any, list[Any], Any, Any]:
-    """Read the qrels and runs, evaluate, then run ``then(results)``; a progress bar on a terminal.
-
-    Returns ``(qrels, runs, results, then(results))``.
-    """
-    from serpeval.core.errors import MissingQueriesWarning
-    from serpeval.evaluation.evaluate import evaluate
-    from serpeval.io import read_qrels, read_run
-
-    with progress() as bar:
-        task = bar.add_task("reading qrels", total=len(run_paths) + (3 if then else 2)) if bar else None
-
-        def step(text: str) -> None:
-            if bar is not None:
-                bar.update(task, advance=1, description=text)
-
-        qrels = read_counting(read_qrels, qrels_path, 0)
-        runs: list[Any] = []
-        for path in run_paths:
-            step(f"reading {path}")
-            runs.append(read_counting(read_run, path, len(qrels) + sum(len(r) for r in runs)))
-        step("evaluating")
-        with warnings.catch_warnings():
-            # The notes report the same counts next to the table.
-            warnings.simplefilter("ignore", MissingQueriesWarning)
-            results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
-                               judged_only=args.judged_only)
-        outcome = None
-        if then is not None:
-            step("testing")
-            outcome = then(results)
-        step("done")
-    return qrels, runs, results, outcome
-
-
-def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:
-    """``read(path)``; running out of memory says which file and how many lines were read."""
-    from serpeval.core.errors import OutOfMemoryError
-
-    try:
-        return read(path)
-    except MemoryError:
-        raise OutOfMemoryError(f"out of memory while reading {path} ({lines:,} lines read so far).") from None
-
-
-def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -> str | None:
-    """A run name from ``--baseline`` given as a name or as one of the paths."""
-    if value is None or value in names:
-        return value
-    for path, name in zip(paths, names, strict=True):
-        if value == path:
-            return name
-    return value  # compare_results reports the unknown name with the choices
-
-
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.cmd_evaluate import coverage_notes
+    from serpeval.cli.offline import coverage_notes
     from serpeval.comparison.compare import compare_results
     from serpeval.report.comparison import render_comparison
 

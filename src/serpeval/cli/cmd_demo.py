@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.app import check_outputs
+    from serpeval.cli.common import check_outputs
     from serpeval.cli.demo.collection import load_collection, make_collection
     from serpeval.cli.demo.offline import run_demo
 

@@ -7,7 +7,8 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
-from serpeval.cli.app import EXIT_CODES_HELP, check_outputs, split_measures, write_output
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, write_output
+from serpeval.cli.offline import coverage_notes, render_results
 from serpeval.report.table import FORMATS
 
 
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
         qrels, runs, results = evaluate_files(args, measures)
     else:
-        from serpeval.cli.cmd_compare import load_and_evaluate
+        from serpeval.cli.offline import load_and_evaluate
 
         # A progress bar on a terminal; the notes below report the missing-query counts.
         qrels, runs, results, _ = load_and_evaluate(args.qrels, args.runs, measures, args)
@@ -72,63 +73,3 @@ def run(args: argparse.Namespace) -> int:
             for note in notes:
                 print(note, file=sys.stderr)
     return 0
-
-
-def coverage_notes(results: Any, qrels: Any, runs: list[Any]) -> list[str]:
-    """One line per fact a reader must know: skipped queries, ignored rows, ties, skipped lines."""
-    notes = []
-    if qrels.skipped_lines:
-        notes.append(f"qrels {qrels.source}: {qrels.skipped_lines} blank/comment line(s) skipped")
-    for run, result in zip(runs, results.runs, strict=True):
-        c = result.coverage
-        if run.skipped_lines:
-            notes.append(f"{c.run}: {run.skipped_lines} blank/comment line(s) skipped")
-        if c.missing:
-            action = {"skip": "skipped", "zero": "counted as 0", "error": "refused"}[c.missing_policy]
-            notes.append(f"{c.run}: {len(c.missing)} of {c.judged_queries} judged queries have no "
-                         f"results ({action})")
-        if c.unjudged_queries:
-            notes.append(f"{c.run}: {_plural(c.unjudged_queries, 'run query', 'run queries')} "
-                         f"({_plural(c.unjudged_rows, 'line')}) without judgments ignored")
-        if c.truncated_rows:
-            notes.append(f"{c.run}: {c.truncated_rows} lines below depth {results.settings.depth} ignored")
-        if c.dropped_unjudged:
-            notes.append(f"{c.run}: {c.dropped_unjudged} unjudged docs removed (judged only)")
-        if c.ties:
-            notes.append(f"{c.run}: {_plural(c.ties, 'group')} of tied scores, broken by doc id descending")
-    notes.append("rules: ties by doc id desc (trec_eval); missing queries: "
-                 f"{results.settings.missing}; nDCG gain linear unless gain=exp; ideal from all judgments")
-    return notes
-
-
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
-def results_rows(results: Any, per_query: bool = False) -> tuple[list[dict[str, Any]], dict[tuple[int, str], str]]:
-    """Rows of the results table (counts as integers) and the best value per column in bold."""
-    rows = results.to_dicts(per_query=per_query)
-    styles = {}
-    if not per_query and len(rows) > 1:
-        for m in results.measures:
-            if m.spec.bounds is None:
-                continue
-            values = [row[str(m)] for row in rows]
-            best = max(values) if m.spec.higher_is_better else min(values)
-            for j, v in enumerate(values):
-                if v == best:
-                    styles[(j, str(m))] = "bold"
-    for row in rows:
-        for m in results.measures:
-            if m.spec.aggregate == "sum":
-                row[str(m)] = int(row[str(m)])
-    return rows, styles
-
-
-def render_results(results: Any, fmt: str, *, per_query: bool = False, digits: int = 4,
-                   notes: Any = (), color: bool = False, title: str | None = None) -> str:
-    """The results table: one row per run (or per run and query), best value per column in bold."""
-    from serpeval.report.table import render
-
-    rows, styles = results_rows(results, per_query)
-    return render(rows, fmt, digits=digits, notes=notes, styles=styles, color=color, title=title)

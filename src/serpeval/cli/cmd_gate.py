@@ -12,8 +12,9 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
-from serpeval.cli.app import check_outputs, split_measures, write_output
-from serpeval.cli.cmd_compare import TESTS, add_evaluation_options, load_and_evaluate
+from serpeval.cli.cmd_compare import TESTS
+from serpeval.cli.common import check_outputs, split_measures, write_output
+from serpeval.cli.offline import add_evaluation_options, load_and_evaluate
 from serpeval.core.strict_json import dumps
 
 
@@ -58,7 +59,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.cmd_evaluate import coverage_notes
+    from serpeval.cli.offline import coverage_notes
     from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
     from serpeval.report.gate import explain_gate

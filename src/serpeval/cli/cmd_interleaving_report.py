@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.app import check_outputs, write_output
 from serpeval.cli.cmd_ab import _emit, add_duplicates_option, engine_status
+from serpeval.cli.common import check_outputs, write_output
 from serpeval.report.table import FORMATS
 
 

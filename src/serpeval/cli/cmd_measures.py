@@ -6,7 +6,7 @@ import argparse
 import inspect
 from typing import Any
 
-from serpeval.cli.app import write_output
+from serpeval.cli.common import write_output
 
 
 def register(sub: Any) -> None:

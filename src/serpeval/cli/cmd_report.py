@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.app import EXIT_CODES_HELP, check_outputs, split_measures
-from serpeval.cli.cmd_compare import CORRECTIONS, TESTS, add_evaluation_options
+from serpeval.cli.cmd_compare import CORRECTIONS, TESTS
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures
+from serpeval.cli.offline import add_evaluation_options
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
 
@@ -98,8 +99,7 @@ def wrote_message(path: Path, replaced: bool) -> str:
 
 def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
     """Evaluate (with a progress bar on a terminal) and compare; the coverage notes."""
-    from serpeval.cli.cmd_compare import load_and_evaluate, resolve_run
-    from serpeval.cli.cmd_evaluate import coverage_notes
+    from serpeval.cli.offline import coverage_notes, load_and_evaluate, resolve_run
     from serpeval.comparison.compare import compare_results
     from serpeval.core.errors import StatsError
     from serpeval.evaluation.evaluate import DEFAULT_MEASURES
@@ -130,7 +130,7 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
 
 def print_summary(console: Any, results: Any, comparison: Any, notes: list[str]) -> None:
     """The terminal's share of the report: the comparison (or results) table and the notes."""
-    from serpeval.cli.cmd_evaluate import results_rows
+    from serpeval.cli.offline import results_rows
     from serpeval.report.table import rich_table
 
     if comparison is not None:

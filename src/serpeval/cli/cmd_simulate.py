@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, new_file, real
-from serpeval.cli.app import EXIT_CODES_HELP
+from serpeval.cli.common import EXIT_CODES_HELP
 from serpeval.report.table import FORMATS
 
 
@@ -62,7 +62,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.app import check_outputs, write_output
+    from serpeval.cli.common import check_outputs, write_output
     from serpeval.core.errors import InputError
     from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
     from serpeval.report.table import render

@@ -123,7 +123,7 @@ def prepare_std_streams() -> None:
     with a clear cause when used, and standard output's failures name it (see the module
     docstring). Only the process's own streams are touched (not a test's captured ones)."""
     if sys.stdout is not None and sys.stdout is sys.__stdout__:
-        sys.stdout = LabelledStream(sys.stdout, STDOUT)  # type: ignore[assignment]
+        sys.stdout = LabelledStream(sys.stdout, STDOUT)
     for fd, name, label in ((0, "input", "<stdin>"), (1, "output", STDOUT), (2, "error", "<stderr>")):
         try:
             os.fstat(fd)
@@ -138,7 +138,7 @@ def prepare_std_streams() -> None:
             os.dup2(held, fd)
             os.close(held)
         if fd == 1:
-            sys.stdout = ClosedStream(name, label)  # type: ignore[assignment]
+            sys.stdout = ClosedStream(name, label)
         # sys.stdin stays None (the readers say "standard input is closed"); sys.stderr stays
         # None (messages go nowhere)
 

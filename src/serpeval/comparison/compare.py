@@ -29,17 +29,23 @@ Decisions, each a named option:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from serpeval.comparison.results import (
+    CI_METHODS,
     CORRECTION_NAMES,
     GMEAN_FLOOR,
+    PAIRS,
     TEST_NAMES,
+    TESTS,
     Comparison,
+    IntervalMethod,
     PairResult,
+    Pairs,
     SystemCoverage,
+    Test,
 )
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
@@ -59,14 +65,8 @@ __all__ = ["CI_METHODS", "CORRECTION_NAMES", "PAIRS", "TESTS", "TEST_NAMES", "Co
            "align_queries", "canonical_test", "compare", "compare_results", "paired_test",
            "wins_ties_losses"]
 
-Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
-TESTS: tuple[Test, ...] = get_args(Test)
 _TEST_ALIASES = {"student": "t", "t-test": "t", "ttest": "t", "fisher": "randomization",
                  "permutation": "randomization", "signed-rank": "wilcoxon"}
-Pairs = Literal["baseline", "all"]
-PAIRS: tuple[Pairs, ...] = get_args(Pairs)
-IntervalMethod = Literal["t", "bca", "percentile"]
-CI_METHODS: tuple[IntervalMethod, ...] = get_args(IntervalMethod)
 
 #: Differences smaller than this are ties (values from the same kernel on equal rankings
 #: are bit-identical; this only absorbs rounding in sums).

@@ -7,7 +7,7 @@ derives from them and nothing here recomputes a statistic.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -16,12 +16,21 @@ from serpeval.measures.spec import GMEAN_FLOOR  # the floor of geometric means (
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from serpeval.comparison.compare import IntervalMethod, Pairs, Test
     from serpeval.evaluation.results import Settings
     from serpeval.measures import Measure
 
-__all__ = ["CORRECTION_NAMES", "GMEAN_FLOOR", "TEST_NAMES", "Comparison", "PairResult",
-           "SystemCoverage", "json_ready"]
+__all__ = ["CI_METHODS", "CORRECTION_NAMES", "GMEAN_FLOOR", "PAIRS", "TESTS", "TEST_NAMES", "Comparison",
+           "IntervalMethod", "PairResult", "Pairs", "SystemCoverage", "Test", "json_ready"]
+
+#: The paired tests (aliases such as "ttest" are resolved by ``canonical_test``).
+Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
+TESTS: tuple[Test, ...] = get_args(Test)
+#: Which pairs are compared: every run against the baseline, or all pairs.
+Pairs = Literal["baseline", "all"]
+PAIRS: tuple[Pairs, ...] = get_args(Pairs)
+#: How confidence intervals of the mean difference are made.
+IntervalMethod = Literal["t", "bca", "percentile"]
+CI_METHODS: tuple[IntervalMethod, ...] = get_args(IntervalMethod)
 
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
               "randomization": "randomization test", "bootstrap": "paired bootstrap test"}

@@ -355,7 +355,7 @@ def _count_skipped(data: bytes, rows: int) -> int:
 
 
 def read_trec_run(
-    source: str | Path | bytes | IO[bytes],
+    source: str | Path | bytes | IO[bytes] | Input,
     *,
     name: str | None = None,
     comments: bool = True,
@@ -394,7 +394,7 @@ def read_trec_run(
                skipped_lines=skipped, source_kind="trec")
 
 
-def read_trec_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
+def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
     """Read a TREC qrels file ``qid iter docid rel`` (the iter column is ignored).
 
     Raises:

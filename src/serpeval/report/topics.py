@@ -42,8 +42,8 @@ def read_topics(path: str | Path) -> dict[str, str]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"{source}:{line}: cannot read the topics file as UTF-8 text ({exc}).") from None
+        at = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{source}:{at}: cannot read the topics file as UTF-8 text ({exc}).") from None
     topics: dict[str, str] = {}
     first_line: dict[str, int] = {}
     lines = [(number, line, line.strip()) for number, line in enumerate(text.splitlines(), 1)]

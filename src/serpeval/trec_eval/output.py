@@ -14,12 +14,18 @@ a doubt about the last bit of the product) and non-finite values are formatted b
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["fixed4", "integers", "lines"]
+if TYPE_CHECKING:
+    from serpeval.trec_eval.catalog import Column
+    from serpeval.trec_eval.compute import Evaluation
+    from serpeval.trec_eval.options import Options
+
+__all__ = ["fixed4", "format_evaluation", "integers", "lines"]
 
 _NEAR_HALF = 1e-5  # |x * 1e4 - (k + 0.5)| below this: let Python decide the rounding
 
@@ -91,3 +97,27 @@ def _contents(strings: pa.Array) -> bytes:
     if data is None:
         return b""
     return data.slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pybytes()
+
+
+def format_evaluation(evaluation: Evaluation, opts: Options) -> Iterator[bytes]:
+    """The output bytes, in blocks: the ``-q`` rows (if asked), then the ``all`` rows."""
+    columns = evaluation.columns
+    if opts.per_query:
+        shown = [(c, v) for c, v in zip(columns, evaluation.per_topic, strict=True)
+                 if v is not None]
+        yield from lines([c.name for c, _ in shown], evaluation.topics,
+                         [_text(c, v) for c, v in shown])
+    if opts.summary:
+        shown = [(c, v) for c, v in zip(columns, evaluation.summary, strict=True) if v is not None]
+        yield from lines([c.name for c, _ in shown], pa.array(["all"]),
+                         [_text(c, pa.array([v]) if c.kind == "str" else np.array([v]))
+                          for c, v in shown])
+
+
+def _text(column: Column, values: Any) -> pa.Array:
+    """Printed values: ``%6.4f``, ``%ld`` of the truncated value, runid as is, relstring
+    between single quotes."""
+    if column.kind == "str":
+        return values if column.summary == "runid" else pc.binary_join_element_wise(
+            "'", values, "'", "")
+    return integers(values) if column.kind == "long" else fixed4(values)

@@ -25,7 +25,7 @@ __all__ = ["SECTIONS", "run_demo"]
 
 def section_offline(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Evaluate both runs; say which is better on nDCG@10, by how much, on how many queries."""
-    from serpeval.cli.cmd_evaluate import results_rows
+    from serpeval.cli.offline import results_rows
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.report.table import rich_table
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 def section(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Run ``serpeval trec_eval -m official`` on the candidate run; check ``--compat 9.0.8``
     against pytrec_eval (trec_eval 9.0.8 compiled) on every measure of every query."""
+    from serpeval.cli.cmd_trec_eval import run
     from serpeval.io.trec import write_trec_qrels, write_trec_run
-    from serpeval.trec_eval import run
     from serpeval.trec_eval.compute import evaluate
     from serpeval.trec_eval.options import Options
 

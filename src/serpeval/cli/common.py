@@ -1,0 +1,112 @@
+"""What every command shares: the exit statuses in their help, ``-m`` splitting, checked and
+atomic outputs, and sparing pandas-free commands the pandas import.
+
+Imported by :mod:`serpeval.cli.app` and the ``cmd_*`` modules; imports no command.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["EXIT_CODES_HELP", "EXIT_USAGE", "PANDAS_FREE", "check_outputs", "spare_pandas_import",
+           "split_measures", "started_as", "write_output"]
+
+EXIT_USAGE = 2
+
+#: The exit statuses every command documents in its help (``gate`` adds 0 pass / 1 fail).
+EXIT_CODES_HELP = ("exit status: 0 success; 2 bad input or option (one line on stderr names "
+                   "the file or option and the cause); 7 nothing evaluated: no judged query "
+                   "has results in a run (wrong qrels or wrong run)")
+
+
+#: Commands that never hand pandas objects to pyarrow (see :func:`spare_pandas_import`).
+PANDAS_FREE = frozenset({"trec_eval", "evaluate", "compare", "gate", "measures"})
+
+
+def started_as(command: str) -> bool:
+    """Whether this process is the ``serpeval <command>`` (or ``trec_eval``) program itself,
+    not a Python program calling the CLI in-process (whose pyarrow must stay untouched)."""
+    program = sys.argv[0].replace("\\", "/")
+    if command == "trec_eval" and (program.endswith("/trec_eval") or program == "trec_eval"):
+        return True
+    launched = program.endswith(("/serpeval", "/serpeval/__main__.py")) or program == "serpeval"
+    return launched and command in sys.argv[1:3]
+
+
+def spare_pandas_import(command: str) -> None:
+    """Spare a pandas-free command the pandas import (0.5-1.5 s) that pyarrow triggers.
+
+    pyarrow imports pandas on its first ``pyarrow.array()`` call, only to check whether the
+    input is a pandas object, and remembers the outcome. Making that one attempt fail (by
+    hiding pandas while it happens) keeps the process free of pandas. Done only when this
+    process is one of the :data:`PANDAS_FREE` commands started from the shell.
+    """
+    if command not in PANDAS_FREE or "pandas" in sys.modules or not started_as(command):
+        return
+    import pyarrow as pa
+
+    class NoPandas:
+        @staticmethod
+        def find_spec(name: str, *args: Any) -> None:
+            if name == "pandas":
+                raise ImportError(f"pandas is not used by serpeval {command}")
+
+    sys.meta_path.insert(0, NoPandas)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(NoPandas)
+
+
+def split_measures(values: Sequence[str] | None) -> list[str]:
+    """``-m`` values, each possibly comma-separated outside parentheses.
+
+    A piece that starts with a digit, ``-`` or ``.`` continues trec_eval's value list of the
+    measure before it (``P.5,10``, ``ndcg.1=3,2=9``, ``utility.1,-1,0,0``), which the
+    measure grammar reads as a whole.
+    """
+    out: list[str] = []
+    for value in values or []:
+        first = len(out)
+        depth = 0
+        pieces = [""]
+        for ch in value:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            if ch == "," and depth == 0:
+                pieces.append("")
+            else:
+                pieces[-1] += ch
+        for piece in (p.strip() for p in pieces):
+            if piece and piece[0] in "0123456789-." and len(out) > first:
+                out[-1] += "," + piece
+            elif piece:
+                out.append(piece)
+    return out
+
+
+def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] = ()) -> None:
+    """Refuse, before any work, an output whose folder is missing, that is a folder, or that
+    is one of the command's ``inputs`` (:func:`serpeval.io.outputs.check_outputs`)."""
+    from serpeval.io.outputs import check_outputs as check
+
+    check(outputs, inputs)
+
+
+def write_output(text: str, path: str | None) -> None:
+    """Print ``text``, or write it to ``path`` atomically (``-`` is standard output).
+
+    Raises:
+        OutputError: the file cannot be written (its folder is missing, the disk is full...)
+            or standard output is closed or full; a file written before stays as it was.
+    """
+    from serpeval.io.outputs import write_stdout, write_text
+
+    if path and path != "-":
+        write_text(path, text)
+    else:
+        write_stdout(text)

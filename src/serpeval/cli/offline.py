@@ -1,0 +1,157 @@
+"""What the offline commands (``evaluate``, ``compare``, ``gate``, ``report``) share: the
+evaluation options, reading and evaluating with a progress bar, naming the baseline run,
+and the coverage notes and result rows they print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from serpeval.cli._args import POSITIVE_INT
+from serpeval.core.errors import MissingQueriesWarning
+
+__all__ = ["add_evaluation_options", "coverage_notes", "load_and_evaluate", "progress", "read_counting",
+           "render_results", "resolve_run", "results_rows"]
+
+
+def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") -> None:
+    """``--missing``, ``--depth``, ``--judged-only`` (shared with ``gate``)."""
+    p.add_argument("--missing", choices=("skip", "zero", "error"), default=missing,
+                   help="judged queries absent from a run: skip (trec_eval's default), "
+                        f"zero (trec_eval -c), error; default {missing}")
+    p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
+    p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+
+
+def progress() -> Any:
+    """A transient rich progress display on a terminal's stderr, or a silent stand-in."""
+    from contextlib import nullcontext
+
+    if not sys.stderr.isatty():
+        return nullcontext(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
+def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Sequence[str],
+                      args: argparse.Namespace, then: Callable[[Any], Any] | None = None
+                      ) -> tuple[Any, list[Any], Any, Any]:
+    """Read the qrels and runs, evaluate, then run ``then(results)``; a progress bar on a terminal.
+
+    Returns ``(qrels, runs, results, then(results))``.
+    """
+    from serpeval.evaluation.evaluate import evaluate
+    from serpeval.io import read_qrels, read_run
+
+    with progress() as bar:
+        task = bar.add_task("reading qrels", total=len(run_paths) + (3 if then else 2)) if bar else None
+
+        def step(text: str) -> None:
+            if bar is not None:
+                bar.update(task, advance=1, description=text)
+
+        qrels = read_counting(read_qrels, qrels_path, 0)
+        runs: list[Any] = []
+        for path in run_paths:
+            step(f"reading {path}")
+            runs.append(read_counting(read_run, path, len(qrels) + sum(len(r) for r in runs)))
+        step("evaluating")
+        with warnings.catch_warnings():
+            # The notes report the same counts next to the table.
+            warnings.simplefilter("ignore", MissingQueriesWarning)
+            results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
+                               judged_only=args.judged_only)
+        outcome = None
+        if then is not None:
+            step("testing")
+            outcome = then(results)
+        step("done")
+    return qrels, runs, results, outcome
+
+
+def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:
+    """``read(path)``; running out of memory says which file and how many lines were read."""
+    from serpeval.core.errors import OutOfMemoryError
+
+    try:
+        return read(path)
+    except MemoryError:
+        raise OutOfMemoryError(f"out of memory while reading {path} ({lines:,} lines read so far).") from None
+
+
+def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -> str | None:
+    """A run name from ``--baseline`` given as a name or as one of the paths."""
+    if value is None or value in names:
+        return value
+    for path, name in zip(paths, names, strict=True):
+        if value == path:
+            return name
+    return value  # compare_results reports the unknown name with the choices
+
+
+def coverage_notes(results: Any, qrels: Any, runs: list[Any]) -> list[str]:
+    """One line per fact a reader must know: skipped queries, ignored rows, ties, skipped lines."""
+    notes = []
+    if qrels.skipped_lines:
+        notes.append(f"qrels {qrels.source}: {qrels.skipped_lines} blank/comment line(s) skipped")
+    for run, result in zip(runs, results.runs, strict=True):
+        c = result.coverage
+        if run.skipped_lines:
+            notes.append(f"{c.run}: {run.skipped_lines} blank/comment line(s) skipped")
+        if c.missing:
+            action = {"skip": "skipped", "zero": "counted as 0", "error": "refused"}[c.missing_policy]
+            notes.append(f"{c.run}: {len(c.missing)} of {c.judged_queries} judged queries have no "
+                         f"results ({action})")
+        if c.unjudged_queries:
+            notes.append(f"{c.run}: {_plural(c.unjudged_queries, 'run query', 'run queries')} "
+                         f"({_plural(c.unjudged_rows, 'line')}) without judgments ignored")
+        if c.truncated_rows:
+            notes.append(f"{c.run}: {c.truncated_rows} lines below depth {results.settings.depth} ignored")
+        if c.dropped_unjudged:
+            notes.append(f"{c.run}: {c.dropped_unjudged} unjudged docs removed (judged only)")
+        if c.ties:
+            notes.append(f"{c.run}: {_plural(c.ties, 'group')} of tied scores, broken by doc id descending")
+    notes.append("rules: ties by doc id desc (trec_eval); missing queries: "
+                 f"{results.settings.missing}; nDCG gain linear unless gain=exp; ideal from all judgments")
+    return notes
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def results_rows(results: Any, per_query: bool = False) -> tuple[list[dict[str, Any]], dict[tuple[int, str], str]]:
+    """Rows of the results table (counts as integers) and the best value per column in bold."""
+    rows = results.to_dicts(per_query=per_query)
+    styles = {}
+    if not per_query and len(rows) > 1:
+        for m in results.measures:
+            if m.spec.bounds is None:
+                continue
+            values = [row[str(m)] for row in rows]
+            best = max(values) if m.spec.higher_is_better else min(values)
+            for j, v in enumerate(values):
+                if v == best:
+                    styles[(j, str(m))] = "bold"
+    for row in rows:
+        for m in results.measures:
+            if m.spec.aggregate == "sum":
+                row[str(m)] = int(row[str(m)])
+    return rows, styles
+
+
+def render_results(results: Any, fmt: str, *, per_query: bool = False, digits: int = 4,
+                   notes: Any = (), color: bool = False, title: str | None = None) -> str:
+    """The results table: one row per run (or per run and query), best value per column in bold."""
+    from serpeval.report.table import render
+
+    rows, styles = results_rows(results, per_query)
+    return render(rows, fmt, digits=digits, notes=notes, styles=styles, color=color, title=title)
