@@ -224,3 +224,16 @@ def test_monte_carlo_statistics_against_scipy() -> None:
     np.testing.assert_allclose(got, [0.8 + norm.cdf(-2 * z_a - norm.ppf(0.8)),
                                      norm.cdf(2 * z_total - z_a) + norm.cdf(-2 * z_total - z_a)])
     assert np.isnan(engine.analytic_power(np.array([10.0]), np.inf, z_a, z_total)).all()
+
+
+def test_progress_is_a_callback_the_library_never_draws(world) -> None:
+    """``progress(done, total)`` is called once per simulated experiment, ending at the total;
+    the library itself draws nothing (the command line turns the callback into a bar)."""
+    calls: list[tuple[int, int]] = []
+    simulate(world=world, click_model="navigational", mc_impressions=200_000, replicates=20, rng=0,
+             bootstrap=50, progress=lambda done, total: calls.append((done, total)))
+    assert calls
+    assert [done for done, _ in calls] == list(range(1, len(calls) + 1))
+    assert calls[-1][0] == calls[-1][1]
+    with pytest.raises(OptionError, match="progress must be a callable"):
+        simulate(world=world, click_model="navigational", progress=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from serpeval.cli._args import FINITE, NON_NEGATIVE_INT, POSITIVE_INT, output_folder, real
@@ -66,6 +65,7 @@ def refuse_existing(folder: str, force: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.progress import bar
     from serpeval.online.logs.generate import LogGenerator
 
     refuse_existing(args.folder, args.force)
@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         interleaving=args.interleaving,
         noise_b=1.0 if args.interleaving else None,
     )
-    folder = generator.write(args.folder, rng=args.seed, progress=sys.stderr.isatty())
+    with bar("generating users") as progress:
+        folder = generator.write(args.folder, rng=args.seed, progress=progress)
     pre = " and pre.parquet" if generator.pre_days > 0 else ""  # what write() wrote
     print(f"wrote {folder / 'impressions.parquet'}{pre} ({args.users:,} users)")
     return 0

@@ -63,6 +63,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.common import check_outputs, write_output
+    from serpeval.cli.progress import bar
     from serpeval.core.errors import InputError
     from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
     from serpeval.report.table import render
@@ -83,13 +84,14 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for i, name in enumerate(models):
-        result = simulate(
-            world=world, click_model=name, impressions_per_user=args.impressions_per_user,
-            user_sd=args.user_sd, stop_requires_click=False if args.stop_at_every_result else None,
-            ignore_shared=args.ignore_shared, alpha=args.alpha, power=args.power,
-            bootstrap=args.bootstrap, mc_impressions=args.mc_impressions,
-            replicates=args.replicates, rng=args.seed,
-        )
+        with bar(f"simulating experiments ({name})") as progress:
+            result = simulate(
+                world=world, click_model=name, impressions_per_user=args.impressions_per_user,
+                user_sd=args.user_sd, stop_requires_click=False if args.stop_at_every_result else None,
+                ignore_shared=args.ignore_shared, alpha=args.alpha, power=args.power,
+                bootstrap=args.bootstrap, mc_impressions=args.mc_impressions,
+                replicates=args.replicates, rng=args.seed, progress=progress,
+            )
         for row in result.to_dicts():
             rows.append({"click model": result.click_model, **row} if len(models) > 1 else row)
         notes.extend(result.notes() if i == 0 else result.notes()[:1])

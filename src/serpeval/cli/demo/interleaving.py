@@ -19,6 +19,7 @@ COLUMNS = ("method", "metric", "effect (A-B)", "agrees with nDCG@10", "impressio
 
 def section(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Show a team draft page for one query, then how many queries each method needs."""
+    from serpeval.cli.progress import bar
     from serpeval.online.clicks.simulate import _count, make_world, simulate
     from serpeval.report.table import rich_table
 
@@ -28,8 +29,9 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     console.print(f"[bold]Online: interleaving vs an A/B test[/bold] - simulated "
                   f"{CLICK_MODEL} users; the truth is the {world.truth} of every document")
     _one_page(world, console)
-    result = simulate(world=world, click_model=CLICK_MODEL, mc_impressions=1_500_000,
-                      replicates=100, bootstrap=500, rng=7)
+    with bar("simulating experiments") as progress:
+        result = simulate(world=world, click_model=CLICK_MODEL, mc_impressions=1_500_000,
+                          replicates=100, bootstrap=500, rng=7, progress=progress)
     state["online"] = result
     console.print(rich_table(result.to_dicts(), columns=COLUMNS))
     console.print("\n".join(result.notes()), markup=False, style="dim")

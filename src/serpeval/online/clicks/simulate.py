@@ -27,7 +27,6 @@ come from :mod:`serpeval.online.clicks.world` (:func:`make_world`, :func:`synthe
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,11 +35,12 @@ import numpy as np
 
 from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import InputError, OptionError
+from serpeval.core.progress import Progress, progress_callback
 from serpeval.online.clicks import sensitivity as engine
 from serpeval.online.clicks.world import World, make_world, synthetic_pair
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from numpy.typing import NDArray
 
@@ -248,7 +248,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
              ignore_shared: bool = False, alpha: float = 0.05, power: float = 0.8,
              confidence: float = 0.95, bootstrap: int = 2000, mc_impressions: int = 20_000_000,
              replicates: int = 200, rng: int | np.random.Generator | None = None,
-             progress: bool | None = None) -> SimulationResult:
+             progress: Progress | bool | None = None) -> SimulationResult:
     """Measure how many impressions interleaving and A/B tests need (module docstring).
 
     Args:
@@ -265,7 +265,8 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
         mc_impressions: impressions the Monte Carlo check may simulate in all (0: skip it).
         replicates: at most this many simulated experiments per method.
         rng: seed or Generator (bootstrap and Monte Carlo).
-        progress: show a progress bar (None: when stderr is a terminal).
+        progress: a callback ``progress(done, total)`` over the simulated experiments
+            (:mod:`serpeval.core.progress`; the command line draws it as a bar), or None.
     """
     from scipy.special import ndtri
 
@@ -359,7 +360,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
 
 def _monte_carlo(tables: engine.Tables, results: list[MethodResult], per_user: int, alpha: float,
                  power: float, replicates: int, budget: int, rng: np.random.Generator,
-                 progress: bool | None) -> tuple[dict[str, engine.PowerCurve], dict[str, int]]:
+                 progress: Progress | bool | None) -> tuple[dict[str, engine.PowerCurve], dict[str, int]]:
     """Simulate whole experiments up to twice the required size (within ``budget``)."""
     il = results[0]
     ab = results[1:]
@@ -377,7 +378,18 @@ def _monte_carlo(tables: engine.Tables, results: list[MethodResult], per_user: i
         users = max(2, int(top // (per_user * arms)))
         grid = np.unique(np.geomspace(2, users, 24).astype(np.int64))
         plans[name] = (reps, users, grid, arms)
-    tick, finish = _progress_bar(sum(p[0] for p in plans.values()), progress)
+    report = progress_callback(progress)
+    total = sum(p[0] for p in plans.values())
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        report(done, total)
+
+    def finish() -> None:
+        return None
+
     curves: dict[str, engine.PowerCurve] = {}
     try:
         if "il" in plans:
@@ -434,23 +446,3 @@ def _with_mc(m: MethodResult, curve: engine.PowerCurve | None, power: float) -> 
     return replace(m, mc_required=value)
 
 
-def _progress_bar(total: int, show: bool | None) -> tuple[Callable[[], None], Callable[[], None]]:
-    """(tick, finish) callables for a rich progress bar over simulated experiments."""
-    if show is None:
-        show = sys.stderr.isatty()
-    if not show or total == 0:
-        return (lambda: None), (lambda: None)
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(TextColumn("simulating experiments"), BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-    bar.start()
-    task = bar.add_task("simulate", total=total)
-    return (lambda: bar.advance(task)), bar.stop

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.errors import OptionError
+from serpeval.core.progress import Progress, progress_callback
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -375,14 +376,15 @@ class LogGenerator:
         rng: int | np.random.Generator | None = None,
         *,
         chunk_users: int = 250_000,
-        progress: bool = False,
+        progress: Progress | bool | None = None,
     ) -> Path:
         """Write ``folder/impressions.parquet`` (and ``pre.parquet``) chunk by chunk.
 
         Atomically: the files are written under temporary names and appear together when
         complete (a full disk or Ctrl-C leaves the folder as it was). Existing files are
         replaced, and a ``pre.parquet`` of an earlier log is removed when this one has none
-        (it would be taken as this log's pre-period).
+        (it would be taken as this log's pre-period). ``progress(done, total)`` is called
+        with the users written (:mod:`serpeval.core.progress`).
         """
         import pyarrow.parquet as pq
 
@@ -391,7 +393,8 @@ class LogGenerator:
         out = Path(folder)
         names = ["impressions.parquet", *(["pre.parquet"] if self.pre_days > 0 else [])]
         writers: dict[str, pq.ParquetWriter] = {}
-        bar = _progress(progress, self.n_users)
+        report = progress_callback(progress)  # (users written, users in all)
+        done = 0
         with atomic_files(out, names, stale=["pre.parquet"]) as paths:
             try:
                 for table, pre in self.chunks(rng, chunk_users):
@@ -401,11 +404,11 @@ class LogGenerator:
                         if name not in writers:
                             writers[name] = pq.ParquetWriter(paths[f"{name}.parquet"], part.schema)
                         writers[name].write_table(part, row_group_size=1_000_000)
-                    bar.advance(min(chunk_users, self.n_users))
+                    done = min(done + chunk_users, self.n_users)
+                    report(done, self.n_users)
             finally:
                 for writer in writers.values():
                     writer.close()
-                bar.close()
         return out
 
 
@@ -442,26 +445,6 @@ def _click_times(
     return total - base
 
 
-class _progress:
-    """A rich progress bar on a terminal (silent otherwise)."""
-
-    def __init__(self, show: bool, total: int) -> None:
-        self._bar = None
-        if show:
-            from rich.progress import Progress
-
-            self._bar = Progress(transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("generating users", total=total)
-
-    def advance(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, n)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
 
 def generate_logs(
     n_users: int = 10_000, *, rng: int | np.random.Generator | None = None, **settings: Any
@@ -476,7 +459,7 @@ def write_logs(
     *,
     rng: int | np.random.Generator | None = None,
     chunk_users: int = 250_000,
-    progress: bool = False,
+    progress: Progress | bool | None = None,
     **settings: Any,
 ) -> Path:
     """Write a generated log folder (``impressions.parquet``, ``pre.parquet`` with pre_days)."""
