@@ -16,7 +16,7 @@ import pytest
 
 from serpeval.core.data import Qrels, Run
 from serpeval.io import read_qrels, read_run
-from serpeval.trec_eval.compute import evaluate
+from serpeval.trec_eval.compute import compute_evaluation
 from serpeval.trec_eval.options import Options
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -43,7 +43,7 @@ def serpeval_values(qrels: Qrels, run: Run, rel: int, judged_only: bool
     """Per-topic values of ``trec_eval --compat 9.0.8 -q -m all_trec``, keyed like pytrec_eval."""
     opts = Options(per_query=True, measures=["all_trec"], compat="9.0.8", rel_level=rel,
                    judged_only=judged_only)
-    evaluation = evaluate(opts, qrels, run)
+    evaluation = compute_evaluation(opts, qrels, run)
     by_name = {c.name: v for c, v in zip(evaluation.columns, evaluation.per_topic, strict=True)
                if v is not None and c.kind != "str"}
     # pytrec_eval keeps gm_map/gm_bpref per topic as log(max(x, 1e-5)).

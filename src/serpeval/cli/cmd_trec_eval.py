@@ -84,13 +84,13 @@ def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
             return 0
         if len(opts.files) != 2:
             raise TrecEvalError(USAGE.rstrip("\n"), EXIT_USAGE)
-        from serpeval.trec_eval.compute import evaluate, read_inputs
+        from serpeval.trec_eval.compute import compute_evaluation, read_inputs
 
         with _progress(opts, err) as step:
             step("reading the qrels and the run")
             qrels, run_ = read_inputs(opts)
             step(f"ranking {len(run_):,} lines, computing the measures")
-            evaluation = evaluate(opts, qrels, run_)
+            evaluation = compute_evaluation(opts, qrels, run_)
             step("writing")
             _write(out, format_evaluation(evaluation, opts))
         for line in evaluation.warnings:

@@ -22,8 +22,20 @@ from markupsafe import Markup
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-__all__ = ["Card", "Cell", "Column", "Panel", "ReportData", "Row", "Section", "Table",
-           "fragment", "num_cell", "render_page", "text_cell"]
+__all__ = [
+    "Card",
+    "Cell",
+    "Panel",
+    "ReportData",
+    "Row",
+    "Section",
+    "Table",
+    "TableColumn",
+    "fragment",
+    "num_cell",
+    "render_page",
+    "text_cell",
+]
 
 
 # ----------------------------------------------------------------------------- data
@@ -63,7 +75,7 @@ class Section:
 
 
 @dataclass(frozen=True)
-class Column:
+class TableColumn:
     """A table column; numeric columns are right-aligned and sort by number."""
 
     name: str
@@ -105,7 +117,7 @@ class Row:
 class Table:
     """A sortable table; ``scroll`` puts a long one in a box of its own."""
 
-    columns: Sequence[Column]
+    columns: Sequence[TableColumn]
     rows: Sequence[Row]
     caption: str = ""
     scroll: bool = False

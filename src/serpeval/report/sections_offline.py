@@ -19,12 +19,12 @@ from markupsafe import Markup
 from serpeval.report.formatting import interval, number, p_value, signed
 from serpeval.report.page import (
     Card,
-    Column,
     Panel,
     ReportData,
     Row,
     Section,
     Table,
+    TableColumn,
     fragment,
     num_cell,
     text_cell,
@@ -193,8 +193,8 @@ def _means_table(rows: Sequence[Data], measures: Sequence[str], comparison: Data
     if comparison is not None and comparison["pairs"] == "baseline":
         pairs = {(r["system"], r["measure"]): r for r in comparison["comparisons"]}
     best = {m: _best(rows, m) for m in measures}
-    columns = [Column("run", numeric=False), Column("queries"),
-               *[Column(m, help=measure_spec(m).summary) for m in measures]]
+    columns = [TableColumn("run", numeric=False), TableColumn("queries"),
+               *[TableColumn(m, help=measure_spec(m).summary) for m in measures]]
     table = []
     for r in rows:
         cells = [text_cell(r["run"]), num_cell(r["queries"], str(r["queries"]))]
@@ -214,15 +214,15 @@ def _means_table(rows: Sequence[Data], measures: Sequence[str], comparison: Data
 def _differences_table(comparison: Data) -> Table:
     level = f"{comparison['confidence']:.0%}"
     all_pairs = comparison["pairs"] == "all"
-    columns = [Column("measure", numeric=False), Column("system", numeric=False),
-               *([Column("vs", numeric=False)] if all_pairs else []),
-               Column("mean"), Column("vs mean" if all_pairs else "baseline mean"),
-               Column("Δ"), Column(f"{level} CI", help=f"{level} confidence interval of Δ"),
-               Column("p", help="p-value of the paired test"),
-               Column(f"p ({_correction_label(comparison)})",
+    columns = [TableColumn("measure", numeric=False), TableColumn("system", numeric=False),
+               *([TableColumn("vs", numeric=False)] if all_pairs else []),
+               TableColumn("mean"), TableColumn("vs mean" if all_pairs else "baseline mean"),
+               TableColumn("Δ"), TableColumn(f"{level} CI", help=f"{level} confidence interval of Δ"),
+               TableColumn("p", help="p-value of the paired test"),
+               TableColumn(f"p ({_correction_label(comparison)})",
                       help="corrected for multiple comparisons"),
-               Column("d_z", help="effect size: mean Δ / sd of the per-query Δ"),
-               Column("W/T/L", help="queries won / tied / lost"), Column("sig", numeric=False)]
+               TableColumn("d_z", help="effect size: mean Δ / sd of the per-query Δ"),
+               TableColumn("W/T/L", help="queries won / tied / lost"), TableColumn("sig", numeric=False)]
     rows = []
     previous = None
     for r in comparison["comparisons"]:
@@ -300,9 +300,9 @@ def _delta_panel(pair: Data, rows: Sequence[Data], topics: Mapping[str, str]) ->
                             f"{number(r['value'])}  (Δ {signed(r['delta'])})",
                 direction(r["delta"], measure)) for r in ordered]
     chart = bar_chart(bars, y_label=f"Δ {measure}", x_label=f"{len(bars)} queries, sorted by Δ")
-    columns = [Column("#"), Column("query", numeric=False),
-               *([Column("text", numeric=False)] if topics else []),
-               Column(baseline), Column(system), Column("Δ")]
+    columns = [TableColumn("#"), TableColumn("query", numeric=False),
+               *([TableColumn("text", numeric=False)] if topics else []),
+               TableColumn(baseline), TableColumn(system), TableColumn("Δ")]
     table = []
     for i, r in enumerate(ordered, 1):
         kind = direction(r["delta"], measure)
@@ -326,8 +326,8 @@ def _per_query_values(evaluation: Data, topics: Mapping[str, str]) -> Section | 
         return None
     first = measures[0]
     up = measure_spec(first).higher_is_better
-    columns = [Column("query", numeric=False), *([Column("text", numeric=False)] if topics else []),
-               *[Column(m) for m in measures]]
+    columns = [TableColumn("query", numeric=False), *([TableColumn("text", numeric=False)] if topics else []),
+               *[TableColumn(m) for m in measures]]
     panels = []
     for run, rows in by_run.items():
         ordered = sorted(rows, key=lambda r: (r[first] if up else -r[first], r["query_id"]))
@@ -396,11 +396,11 @@ MISSING_ACTIONS = {"skip": "skipped", "zero": "counted as 0", "error": "refused"
 
 
 def _coverage_table(coverage: Sequence[Data]) -> Table:
-    columns = [Column("run", numeric=False), Column("judged queries"), Column("run queries"),
-               Column("evaluated"),
-               Column("missing", help="judged queries the run has no results for"),
-               Column("missing queries", numeric=False), Column("unjudged run queries"),
-               Column("tie groups", help="groups of equal scores, broken by doc id descending")]
+    columns = [TableColumn("run", numeric=False), TableColumn("judged queries"), TableColumn("run queries"),
+               TableColumn("evaluated"),
+               TableColumn("missing", help="judged queries the run has no results for"),
+               TableColumn("missing queries", numeric=False), TableColumn("unjudged run queries"),
+               TableColumn("tie groups", help="groups of equal scores, broken by doc id descending")]
     rows = []
     for c in coverage:
         missing = list(c["missing"])

@@ -18,11 +18,11 @@ from serpeval.report.formatting import count, interval, number, p_value, percent
 from serpeval.report.page import (
     Card,
     Cell,
-    Column,
     ReportData,
     Row,
     Section,
     Table,
+    TableColumn,
     fragment,
     num_cell,
     text_cell,
@@ -109,8 +109,8 @@ def _interleaving_body(d: Data) -> Markup:
                    text_cell(str(c.get("detail", "")), "wrap")], "" if c["ok"] else "worse")
               for c in d.get("checks", [])]
     if checks:
-        columns = [Column("check", False), Column("value"), Column("p"), Column("result", False),
-                   Column("detail", False)]
+        columns = [TableColumn("check", False), TableColumn("value"), TableColumn("p"), TableColumn("result", False),
+                   TableColumn("detail", False)]
         parts.append(fragment("table", Table(columns, checks,
                                              caption="Validity checks of the interleaving")))
     if (d.get("over_time") or {}).get("rows"):
@@ -162,10 +162,10 @@ def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
                   num_cell(r["delta"], signed(r["delta"])),
                   num_cell(r.get("ci_low"), interval(r.get("ci_low"), r.get("ci_high")))])
              for r, start in zip(rows, starts, strict=True)]
-    columns = [Column(period), Column("start (UTC)", False), Column("impressions"),
-               Column(f"wins {a}"), Column(f"wins {b}"), Column("ties"),
-               Column("impressions so far"), Column(f"{units} so far"),
-               Column("cumulative Δ_AB"), Column(f"{level} CI")]
+    columns = [TableColumn(period), TableColumn("start (UTC)", False), TableColumn("impressions"),
+               TableColumn(f"wins {a}"), TableColumn(f"wins {b}"), TableColumn("ties"),
+               TableColumn("impressions so far"), TableColumn(f"{units} so far"),
+               TableColumn("cumulative Δ_AB"), TableColumn(f"{level} CI")]
     caption = (f"Line and band: Δ_AB of all impressions up to the end of each {period}, with "
                f"its {level} CI (delta method on per-{unit} sums, clustered by {unit}). "
                "Read each point as a fixed-horizon estimate, not as a stopping rule.")
@@ -228,12 +228,12 @@ def _ab_interval(r: Data, level: str) -> Interval:
 
 def _ab_table(rows: Sequence[Data], level: str) -> Table:
     several = len({r["treatment"] for r in rows}) > 1   # else the treatment is in every title
-    columns = [Column("metric", False), *([Column("treatment", False)] if several else []),
-               Column("control value"), Column("treatment value"), Column("effect"),
-               Column(f"{level} CI"), Column("relative"), Column(f"relative {level} CI"),
-               Column("p"), Column("p adj."),
-               Column("verdict", False, help="hover a verdict for its test"),
-               Column("variance reduction", help="CUPED")]
+    columns = [TableColumn("metric", False), *([TableColumn("treatment", False)] if several else []),
+               TableColumn("control value"), TableColumn("treatment value"), TableColumn("effect"),
+               TableColumn(f"{level} CI"), TableColumn("relative"), TableColumn(f"relative {level} CI"),
+               TableColumn("p"), TableColumn("p adj."),
+               TableColumn("verdict", False, help="hover a verdict for its test"),
+               TableColumn("variance reduction", help="CUPED")]
     table = []
     for r in rows:
         marker, kind = _ab_marker(r)
@@ -268,7 +268,7 @@ def _ab_body(d: Data) -> Markup:
     variants = [Row([text_cell(v["variant"]), num_cell(v["units"], count(v["units"])),
                      num_cell(v.get("impressions"), count(v.get("impressions")))])
                 for v in d["variants"]]
-    columns = [Column("variant", False), Column("units"), Column("impressions")]
+    columns = [TableColumn("variant", False), TableColumn("units"), TableColumn("impressions")]
     parts.append(fragment("table", Table(columns, variants,
                                          caption=f"Units of analysis: {d.get('unit', 'units')}")))
     parts.append(fragment("notes", [*d.get("notes", []), *d.get("rules", [])]))
@@ -323,9 +323,9 @@ def _monitor_body(d: Data) -> Markup:
     if d.get("first_decision") is not None:
         parts.append(fragment("paragraph", f"The always-valid p-value first fell below "
                                            f"{d['alpha']:g} at look {d['first_decision']}."))
-    columns = [Column("look"), Column("end", False), Column("treatment", False), Column("units"),
-               Column("effect"), Column("confidence sequence"), Column("fixed CI"),
-               Column("always-valid p"), Column("fixed p")]
+    columns = [TableColumn("look"), TableColumn("end", False), TableColumn("treatment", False), TableColumn("units"),
+               TableColumn("effect"), TableColumn("confidence sequence"), TableColumn("fixed CI"),
+               TableColumn("always-valid p"), TableColumn("fixed p")]
     parts += [fragment("table", Table(columns, table, scroll=len(table) > 15)),
               fragment("notes", list(d.get("notes", [])))]
     return _join(parts)
@@ -353,9 +353,9 @@ def _plan_body(d: Data) -> Markup:
                      percent(r.get("rel_mde_at_observed"), sign=False)),
             num_cell(r.get("variance_reduction"),
                      percent(r.get("variance_reduction"), 1, sign=False))]))
-    columns = [Column("metric", False), Column("baseline"), Column("sd per unit"), Column("MDE"),
-               Column("units per arm"), Column("units observed"), Column("MDE now"),
-               Column("relative MDE now"), Column("variance reduction")]
+    columns = [TableColumn("metric", False), TableColumn("baseline"), TableColumn("sd per unit"), TableColumn("MDE"),
+               TableColumn("units per arm"), TableColumn("units observed"), TableColumn("MDE now"),
+               TableColumn("relative MDE now"), TableColumn("variance reduction")]
     return _join([fragment("table", Table(columns, rows)),
                   fragment("notes", list(d.get("notes", [])))])
 
@@ -424,7 +424,7 @@ def _simulation_body(d: Data) -> Markup:
     table = [Row([text_cell(_cell_text(row.get(c))) if c in text_columns
                   else Cell(_cell_text(row.get(c)), _cell_key(row.get(c)), "num")
                   for c in columns]) for row in d["rows"]]
-    columns_shown = [Column(c, c not in text_columns) for c in columns]
+    columns_shown = [TableColumn(c, c not in text_columns) for c in columns]
     parts += [fragment("table", Table(columns_shown, table)),
               fragment("notes", list(d.get("notes", [])))]
     return _join(parts)

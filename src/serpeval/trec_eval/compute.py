@@ -41,7 +41,7 @@ from serpeval.trec_eval.options import (
     TrecEvalError,
 )
 
-__all__ = ["Evaluation", "evaluate"]
+__all__ = ["Evaluation", "compute_evaluation"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class Evaluation:
     warnings: list[str]
 
 
-def evaluate(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
+def compute_evaluation(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` as ``trec_eval`` with ``opts`` does.
 
     Raises:

@@ -19,7 +19,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     against pytrec_eval (trec_eval 9.0.8 compiled) on every measure of every query."""
     from serpeval.cli.cmd_trec_eval import run
     from serpeval.io.trec import write_trec_qrels, write_trec_run
-    from serpeval.trec_eval.compute import evaluate
+    from serpeval.trec_eval.compute import compute_evaluation
     from serpeval.trec_eval.options import Options
 
     name = list(collection.runs)[-1]
@@ -41,7 +41,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     except ImportError:
         return
     opts = Options(per_query=True, measures=["all_trec"], compat="9.0.8")
-    evaluation = evaluate(opts, collection.qrels, collection.runs[name])
+    evaluation = compute_evaluation(opts, collection.qrels, collection.runs[name])
     theirs = pytrec_eval.RelevanceEvaluator(collection.qrels.to_dict(), {"all_trec"}).evaluate(
         collection.runs[name].to_dict())
     compared = differ = 0

@@ -130,14 +130,14 @@ def _cells(model: ClickModel, items: NDArray[np.int64], shifts: NDArray[np.float
 
 
 @dataclass(frozen=True, eq=False)
-class Moments:
+class OutcomeMoments:
     """``E[X | q, t]`` and ``E[X² | q, t]`` (``[Q, T]``) of one per-impression quantity."""
 
     mean: NDArray[np.float64]
     square: NDArray[np.float64]
 
 
-def exact_moments(tables: Tables) -> dict[str, Moments | tuple[Moments, Moments]]:
+def exact_moments(tables: Tables) -> dict[str, OutcomeMoments | tuple[OutcomeMoments, OutcomeMoments]]:
     """Interleaving outcome moments and, per arm, the three A/B metrics' moments."""
     n_q, n_l, n_t = tables.n_queries, tables.n_lists, tables.n_types
     k = tables.il_weight.shape[0]
@@ -145,23 +145,23 @@ def exact_moments(tables: Tables) -> dict[str, Moments | tuple[Moments, Moments]
     dist = _kernel.sum_distribution(*tables.il_cells, weight)  # [(q, l, t), 2k + 1]
     win = dist[:, k + 1:].sum(axis=1).reshape(n_q, n_l, n_t).mean(axis=1)
     loss = dist[:, :k].sum(axis=1).reshape(n_q, n_l, n_t).mean(axis=1)
-    out: dict[str, Moments | tuple[Moments, Moments]] = {
-        "interleaving": Moments(win - loss, win + loss)}
+    out: dict[str, OutcomeMoments | tuple[OutcomeMoments, OutcomeMoments]] = {
+        "interleaving": OutcomeMoments(win - loss, win + loss)}
     per_arm = []
     for cells in tables.ab_cells:
         counts = _kernel.sum_distribution(*cells, np.ones(cells[0].shape, dtype=np.int64))[:, k:]
         j = np.arange(k + 1)
-        ctr = Moments((counts @ j).reshape(n_q, n_t), (counts @ j**2).reshape(n_q, n_t))
+        ctr = OutcomeMoments((counts @ j).reshape(n_q, n_t), (counts @ j**2).reshape(n_q, n_t))
         none = counts[:, 0].reshape(n_q, n_t)
         first = cells[0][0].reshape(n_q, n_t)  # P(C_1) = c_1: rank 1 is always examined
-        per_arm.append({"CTR": ctr, "abandonment": Moments(none, none),
-                        "clicks@1": Moments(first, first)})
+        per_arm.append({"CTR": ctr, "abandonment": OutcomeMoments(none, none),
+                        "clicks@1": OutcomeMoments(first, first)})
     for metric in AB_METRICS:
         out[metric] = (per_arm[0][metric], per_arm[1][metric])
     return out
 
 
-def user_moments(m: Moments, query_weights: NDArray[np.float64], type_weights: NDArray[np.float64],
+def user_moments(m: OutcomeMoments, query_weights: NDArray[np.float64], type_weights: NDArray[np.float64],
                  per_user: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """E[S] and Var S of a user's total over ``per_user`` impressions.
 

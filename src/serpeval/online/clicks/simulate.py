@@ -315,7 +315,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
 
     n_il, effect_il, boot_il = sizes("interleaving")
     il = moments["interleaving"]  # E[o] and E[o²] = P(win) - P(loss) and P(win) + P(loss)
-    assert isinstance(il, engine.Moments)  # exact_moments' layout: one Moments for interleaving
+    assert isinstance(il, engine.OutcomeMoments)  # exact_moments' layout: one OutcomeMoments for interleaving
     il_wins = float(((il.square + il.mean) / 2).mean(axis=0) @ tables.type_weights)
     il_losses = float(((il.square - il.mean) / 2).mean(axis=0) @ tables.type_weights)
     results = [MethodResult(

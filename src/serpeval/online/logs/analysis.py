@@ -25,7 +25,7 @@ from serpeval.online.logs.effects import Effect, compare_means, cuped, two_propo
 from serpeval.online.logs.features import Duplicates, prepare
 from serpeval.online.logs.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
-from serpeval.online.logs.results import ABResults, Comparison
+from serpeval.online.logs.results import ABResults, MetricComparison
 from serpeval.online.logs.schema import LogSchema
 from serpeval.online.logs.sources import read_logs
 from serpeval.online.logs.srm import srm_check
@@ -249,7 +249,7 @@ def analyze_ab(
             found.append((metric, treatment, effect.scalar(), test, reduction))
     adjusted = adjust(np.array([float(e.p_value) for _, _, e, _, _ in found]), correction)
     comparisons = tuple(
-        Comparison(
+        MetricComparison(
             metric.name,
             ctrl,
             treatment,

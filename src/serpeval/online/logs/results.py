@@ -10,13 +10,13 @@ from serpeval.online.logs.effects import Effect
 from serpeval.online.logs.features import Exclusions
 from serpeval.online.logs.srm import SRMCheck
 
-__all__ = ["ABResults", "Comparison", "PowerPlan", "SequentialResults"]
+__all__ = ["ABResults", "MetricComparison", "PowerPlan", "SequentialResults"]
 
 _EFFECT_FIELDS = ("effect", "ci_lower", "ci_upper", "rel_effect", "rel_ci_lower", "rel_ci_upper")
 
 
 @dataclass(frozen=True)
-class Comparison:
+class MetricComparison:
     """One metric, one treatment against the control."""
 
     metric: str
@@ -102,7 +102,7 @@ class ABResults:
     source: str
     backend: str
     unit: str
-    comparisons: tuple[Comparison, ...]
+    comparisons: tuple[MetricComparison, ...]
     variants: dict[str, dict[str, int]]
     srm: SRMCheck
     exclusions: Exclusions
