@@ -1,4 +1,8 @@
-"""The ``serpeval`` command line: thin wrappers that parse arguments, call the API, render."""
+"""The ``serpeval`` command line: thin wrappers that parse arguments, call the API, render.
+
+Layer: cli, the top. May import everything; nothing imports it but ``serpeval.__main__`` and
+the console scripts.
+"""
 
 from __future__ import annotations
 

@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
                 **common,
             )
             rows = planned.to_dicts()
-            return _emit(args, rows, list(planned.notes), "A/B plan", rows)
+            return emit(args, rows, list(planned.notes), "A/B plan", rows)
         if args.monitor:
             looks: str | int = args.looks if args.looks == "daily" else _int(args.looks)
             seq = monitor.monitor_ab(
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{seq.tuning_n:,.0f} units; p_value is the fixed-horizon p "
                 "(stopping at its first dip below alpha is invalid)",
             ]
-            return _emit(
+            return emit(
                 args,
                 _monitor_rows(seq.to_dicts(), args.format),
                 notes,
@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     notes = [*res.notes, *res.rules()]
     arms = ", ".join(f"{v} {c['units']:,} units" for v, c in res.variants.items())
     title = f"{res.experiment}: {arms} ({res.backend})"
-    status = _emit(args, ab_rows(res.to_dicts(), args.format), notes, title, res.to_json_dict())
+    status = emit(args, ab_rows(res.to_dicts(), args.format), notes, title, res.to_json_dict())
     if res.srm.mismatch:
         _banner(res.srm.message())
     return status
@@ -280,7 +280,7 @@ def _monitor_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
     return out
 
 
-def _emit(
+def emit(
     args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str], title: str, payload: Any
 ) -> int:
     from serpeval.report.table import render

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.cmd_ab import _emit, add_duplicates_option, engine_status
+from serpeval.cli.cmd_ab import add_duplicates_option, emit, engine_status
 from serpeval.cli.common import check_outputs, write_output
 from serpeval.report.table import FORMATS
 
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     title = f"{report.experiment or report.source}: interleaving, {report.backend}"
     notes = [*report.notes(), *checks]
     if not args.over_time or args.format == "json":
-        return _emit(args, report.to_dicts(), notes, title, report.to_json_dict())
+        return emit(args, report.to_dicts(), notes, title, report.to_json_dict())
     return _emit_over_time(args, report, notes, title)
 
 
@@ -113,7 +113,7 @@ def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], tit
             "'timestamp'; map yours with --column timestamp=NAME)."
         )
     if args.format in ("csv", "tsv"):
-        return _emit(args, report.over_time_rows(), notes, title, None)
+        return emit(args, report.over_time_rows(), notes, title, None)
     color = args.output is None and sys.stdout.isatty()
     compact = over_time_rows(report.over_time_rows(), over.period, over.confidence, args.digits)
     parts = [

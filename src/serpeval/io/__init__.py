@@ -5,6 +5,8 @@
 its bytes are Parquet's; gzip is decompressed in every case (recognised by its magic bytes),
 ``-`` reads standard input, and pipes and FIFOs (``<(zcat run.gz)``) are read once
 (:mod:`serpeval.io.inputs`).
+
+Layer: io. May import core only (never ranking or anything above).
 """
 
 from __future__ import annotations
@@ -81,10 +83,10 @@ def read_run(
     opened, table_input = _open(source)
     if table_input:
         from serpeval.io.tables import read_run_table
-        from serpeval.io.trec import _stem
+        from serpeval.io.trec import run_name_of
 
         with _values_fit(opened.label):
-            return read_run_table(opened, name or _stem(opened.label))
+            return read_run_table(opened, name or run_name_of(opened.label))
     return read_trec_run(opened, name=name, comments=comments)
 
 def as_qrels(obj: Any) -> Qrels:

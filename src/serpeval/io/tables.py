@@ -49,7 +49,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _to_arrow(obj: Any, label: str) -> pa.Table:
+def to_arrow(obj: Any, label: str) -> pa.Table:
+    """A pandas or polars DataFrame, an Arrow table or a dict of columns as an Arrow table."""
     if isinstance(obj, pa.Table):
         return obj
     module = type(obj).__module__.split(".")[0]
@@ -144,7 +145,7 @@ def run_from_table(
 
     Scores follow :func:`serpeval.core.data.check_scores`: numbers, NaN refused with its row.
     """
-    return _run(_to_arrow(obj, label), name, _Rows(label), query_col, doc_col, score_col)
+    return _run(to_arrow(obj, label), name, _Rows(label), query_col, doc_col, score_col)
 
 
 def _run(table: pa.Table, name: str, rows: _Rows, query_col: str | None = None,
@@ -174,7 +175,7 @@ def qrels_from_table(
     Grades follow :func:`serpeval.core.data.check_grades`: integers (``2.0`` is 2) within
     ``±(2^53 - 1)``; ``2.5``, NaN, infinity and larger values are refused with their row.
     """
-    return _qrels(_to_arrow(obj, label), _Rows(label), query_col, doc_col, relevance_col)
+    return _qrels(to_arrow(obj, label), _Rows(label), query_col, doc_col, relevance_col)
 
 
 def _qrels(table: pa.Table, rows: _Rows, query_col: str | None = None, doc_col: str | None = None,

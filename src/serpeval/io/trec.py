@@ -389,7 +389,7 @@ def read_trec_run(
     scores = check_scores(scores, lambda row: f"{src.label}:{physical_line(src.data, row, comments)}")
     tag = _last_tag(src.tail(), comments)
     if name is None:
-        name = tag if tag and _unnamed(src.label) else _stem(src.label)
+        name = tag if tag and _unnamed(src.label) else run_name_of(src.label)
     return Run(qids, docs, scores, name=name, tag=tag or name, source=src.label,
                skipped_lines=skipped, source_kind="trec")
 
@@ -440,7 +440,8 @@ def _unnamed(label: str) -> bool:
     return label == "<stdin>" or re.fullmatch(r"/(dev|proc/(self|\d+))/fd/\d+", label) is not None
 
 
-def _stem(label: str) -> str:
+def run_name_of(label: str) -> str:
+    """A run's display name from its file name: ``runs/bm25.run.gz`` -> ``bm25``."""
     name = Path(label).name
     for suffix in (".gz", ".txt", ".trec", ".run", ".tsv", ".parquet", ".pq", ".jsonl", ".json"):
         if name.endswith(suffix) and len(name) > len(suffix):

@@ -3,6 +3,9 @@
 Adding a measure is one file (a :class:`MeasureSpec` and a pure kernel) plus one line in
 :data:`REGISTRY`. The grammar, ``serpeval measures``, the reports and the registry-wide
 property tests all read the registry.
+
+Layer: measures. May import ranking, io and core; measure kernels read ranked arrays, never
+files (an import-linter contract).
 """
 
 from __future__ import annotations

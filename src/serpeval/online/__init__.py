@@ -5,6 +5,10 @@ from its module on first use. Subpackages: :mod:`serpeval.online.interleaving`,
 :mod:`serpeval.online.clicks`; modules: :mod:`serpeval.online.interleaving.analysis` (deciding a
 winner from logged outcomes), :mod:`serpeval.online.clicks.simulate` (the sensitivity simulator)
 and :mod:`serpeval.online.clicks.world` (the rankers and true grades it simulates).
+
+Layer: beside comparison, spark and trec_eval. May import stats, evaluation, measures,
+ranking, io and core; inside it, logs may use interleaving and clicks, clicks may use
+interleaving, and interleaving uses neither.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Examples:
     >>> cmp = compare_results(res, rng=0)                                    # doctest: +SKIP
     >>> print(render_comparison(cmp, "markdown"))                            # doctest: +SKIP
     >>> save_html("report.html", res, cmp, topics={"301": "..."})            # doctest: +SKIP
+
+Layer: report. Formats what it is given and never recomputes a statistic. May import
+everything but cli.
 """
 
 from __future__ import annotations

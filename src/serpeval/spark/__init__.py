@@ -14,6 +14,9 @@ Examples:
     >>> res.means()                                                       # doctest: +SKIP
     {'nDCG@10': 0.4238, 'AP': 0.2531}
     >>> res.per_query.write.parquet("s3a://lake/eval/bm25")               # doctest: +SKIP
+
+Layer: beside comparison, online and trec_eval. May import evaluation, measures, ranking, io
+and core; never comparison, online, trec_eval, report or cli.
 """
 
 from __future__ import annotations

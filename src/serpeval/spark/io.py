@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from serpeval.core.errors import EmptyInputError, ParseError
-from serpeval.io.trec import QRELS_COLUMNS, RUN_COLUMNS, _stem
+from serpeval.io.trec import QRELS_COLUMNS, RUN_COLUMNS, run_name_of
 from serpeval.spark.frames import SparkSource
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ __all__ = ["read_qrels", "read_run"]
 
 def read_run(spark: SparkSession, path: str, *, name: str | None = None) -> SparkSource:
     """Read a run (TREC ``qid Q0 docid rank score tag``, JSON lines or Parquet) with Spark."""
-    display = name or _stem(path.rstrip("/"))
+    display = name or run_name_of(path.rstrip("/"))
     table = _read_table(spark, path)
     if table is not None:
         return SparkSource(table, path, display)

@@ -10,6 +10,8 @@ randomness comes only from an injected ``rng`` (seed, generator or None).
 - :mod:`~serpeval.stats.bootstrap`: paired bootstrap, percentile and BCa intervals.
 - :mod:`~serpeval.stats.multiplicity`: Holm, Bonferroni, Benjamini-Hochberg.
 - :mod:`~serpeval.stats.tukey`: Tukey HSD and the randomized Tukey test for all pairs.
+
+Layer: stats (arrays in, numbers out). May import core only.
 """
 
 from __future__ import annotations

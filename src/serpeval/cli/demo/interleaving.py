@@ -20,7 +20,7 @@ COLUMNS = ("method", "metric", "effect (A-B)", "agrees with nDCG@10", "impressio
 def section(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Show a team draft page for one query, then how many queries each method needs."""
     from serpeval.cli.progress import bar
-    from serpeval.online.clicks.simulate import _count, make_world, simulate
+    from serpeval.online.clicks.simulate import count_text, make_world, simulate
     from serpeval.report.table import rich_table
 
     name_a, name_b = list(collection.runs)[:2]
@@ -36,12 +36,12 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     console.print(rich_table(result.to_dicts(), columns=COLUMNS))
     console.print("\n".join(result.notes()), markup=False, style="dim")
     il = result["interleaving"]
-    lines = [f"Interleaving needed about {_count(il.required)} queries (impressions) to detect "
+    lines = [f"Interleaving needed about {count_text(il.required)} queries (impressions) to detect "
              f"{name_a} vs {name_b} at 80% power"
-             + (f"; simulated experiments got there at {_count(il.mc_required)}." if il.mc_required else ".")]
+             + (f"; simulated experiments got there at {count_text(il.mc_required)}." if il.mc_required else ".")]
     for m in result.methods[1:]:
         ratio = f"{m.ratio:.1f}x" if m.ratio and np.isfinite(m.ratio) else "n/a"
-        lines.append(f"An A/B test on {m.metric} needed {_count(m.required)} ({ratio} as many)"
+        lines.append(f"An A/B test on {m.metric} needed {count_text(m.required)} ({ratio} as many)"
                      + ("" if m.agrees else ", pointing the wrong way" if m.agrees is False else
                         ", seeing no difference") + ".")
     console.print("\n".join(lines), markup=False)

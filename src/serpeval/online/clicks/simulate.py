@@ -106,12 +106,12 @@ class SimulationResult:
                 "method": m.method, "metric": m.metric,
                 "A": m.value_a, "B": m.value_b, "effect (A-B)": m.effect,
                 f"agrees with nDCG@{self.world.k}": _agreement(m.agrees),
-                "impressions needed": _count(m.required),
-                f"{conf} CI": f"[{_count(m.required_low)}, {_count(m.required_high)}]",
+                "impressions needed": count_text(m.required),
+                f"{conf} CI": f"[{count_text(m.required_low)}, {count_text(m.required_high)}]",
                 "A/B / interleaving": _ratio(m.ratio),
                 f"ratio {conf} CI": None if m.ratio is None else
                 f"[{_ratio(m.ratio_low)}, {_ratio(m.ratio_high)}]",
-                "Monte Carlo": _count(m.mc_required) if m.mc_required is not None else "-",
+                "Monte Carlo": count_text(m.mc_required) if m.mc_required is not None else "-",
             })
         return rows
 
@@ -223,7 +223,7 @@ def _agreement(agrees: bool | None) -> str:
     return "no difference" if agrees is None else ("yes" if agrees else "NO")
 
 
-def _count(value: float | None) -> str:
+def count_text(value: float | None) -> str:
     """Impressions: whole numbers rounded up, with thousands separators; inf when unreachable."""
     if value is None or not np.isfinite(value) or value > 1e15:
         return "inf"

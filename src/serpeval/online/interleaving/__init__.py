@@ -24,6 +24,9 @@ Examples:
     (3, True)
     >>> credit(shown, [0]).outcome in (-1, 0, 1)
     True
+
+Part of online (serving time). May import online.common, stats and the layers below; never
+online.clicks or online.logs.
 """
 
 from __future__ import annotations

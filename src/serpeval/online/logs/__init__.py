@@ -16,6 +16,9 @@ the statistics run on the few numbers that come back (the design of tea-tasting)
 - :func:`generate_logs`, :func:`write_logs` - realistic logs simulated from click models.
 
 Needs the ``ab`` extra: ``pip install 'serpeval[ab]'`` (ibis + DuckDB; PySpark for Spark).
+
+Part of online (logs on DuckDB or Spark). May import online.interleaving, online.clicks,
+online.common, stats and the layers below.
 """
 
 from __future__ import annotations

@@ -367,9 +367,9 @@ class _Engine:
             return self._file(str(obj), role)
         if isinstance(obj, list) and obj and all(isinstance(p, str) for p in obj):
             return self._file(obj, role)  # files of one glob (see _split_glob)
-        from serpeval.io.tables import _to_arrow
+        from serpeval.io.tables import to_arrow
 
-        arrow = _to_arrow(obj, role)
+        arrow = to_arrow(obj, role)
         view = _view_name(role)
         if self.name == "duckdb":
             return self.con.create_table(view, arrow, temp=True)
