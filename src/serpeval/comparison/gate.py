@@ -53,6 +53,7 @@ from serpeval.comparison.compare import (
 )
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
+from serpeval.core.tabular import Tabular
 
 if TYPE_CHECKING:
     from serpeval.evaluation.results import Results
@@ -236,7 +237,7 @@ class GateCheck:
 
 
 @dataclass(frozen=True)
-class GateResult:
+class GateResult(Tabular):
     """What :func:`gate` returns: the decision, one :class:`GateCheck` per measure, the context.
 
     ``bool(result)`` is the decision; :meth:`explain` is the one-screen text for a CI log and
@@ -288,6 +289,20 @@ class GateResult:
             notes.append("margin 0: non-inferiority becomes superiority (the candidate must be "
                          "significantly better); identical runs fail. Use --max-drop > 0.")
         return notes
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """One row per measure: the :class:`GateCheck` fields without the regressions, plus
+        the number of regressions listed (:meth:`to_dict` has them in full)."""
+        rows = []
+        for check in self.checks:
+            row = {f: getattr(check, f) for f in check.__dataclass_fields__ if f != "regressions"}
+            row["regressions"] = len(check.regressions)
+            rows.append(row)
+        return rows
+
+    def _html_caption(self) -> str:
+        decision = "pass" if self.passed else "fail"
+        return f"gate {decision}: {self.candidate} vs {self.baseline} ({self.rule}, {self.drop.text})"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report for the CI log (non-finite numbers become None)."""

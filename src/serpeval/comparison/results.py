@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
+from serpeval.core.tabular import Tabular
 from serpeval.measures.spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ class PairResult:
 
 
 @dataclass(frozen=True, eq=False)
-class Comparison:
+class Comparison(Tabular):
     """What :func:`compare` returns; every renderer derives from :meth:`to_dicts`.
 
     Attributes:
@@ -229,6 +230,9 @@ class Comparison:
                             "baseline": row.baseline, "value": value, "baseline_value": reference,
                             "delta": value - reference})
         return out
+
+    def _html_caption(self) -> str:
+        return repr(self)
 
     def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
         """Everything as JSON-ready data (non-finite numbers become None)."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.tabular import Tabular
 from serpeval.measures import Measure, parse_measure
 from serpeval.ranking import Coverage
 
@@ -83,7 +84,7 @@ class RunResult:
 
 
 @dataclass(frozen=True, eq=False)
-class Results:
+class Results(Tabular):
     """What :func:`serpeval.evaluate` returns.
 
     Attributes:
@@ -159,6 +160,9 @@ class Results:
         pd: Any = require("pandas", "pandas")
         columns = ["run", "query_id" if per_query else "queries", *[str(m) for m in self.measures]]
         return pd.DataFrame(self.to_dicts(per_query=per_query), columns=columns)
+
+    def _html_caption(self) -> str:
+        return repr(self)
 
     def coverage(self) -> list[dict[str, Any]]:
         """One coverage dict per run (missing, ignored, truncated, ties)."""

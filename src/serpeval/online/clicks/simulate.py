@@ -36,6 +36,7 @@ import numpy as np
 from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import InputError, OptionError
 from serpeval.core.progress import Progress, progress_callback
+from serpeval.core.tabular import Tabular
 from serpeval.online.clicks import sensitivity as engine
 from serpeval.online.clicks.world import World, make_world, synthetic_pair
 
@@ -76,7 +77,7 @@ class MethodResult:
 
 
 @dataclass(frozen=True, eq=False)
-class SimulationResult:
+class SimulationResult(Tabular):
     """What :func:`simulate` measured; ``to_dicts()`` feeds every renderer."""
 
     world: World

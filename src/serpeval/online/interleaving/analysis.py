@@ -49,6 +49,7 @@ import numpy as np
 
 from serpeval.core.checks import as_generator, check_count, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.core.tabular import Tabular
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -107,7 +108,7 @@ def _units(units: ArrayLike | None, n: int) -> tuple[NDArray[np.int64], int]:
 
 
 @dataclass(frozen=True)
-class InterleavingAnalysis:
+class InterleavingAnalysis(Tabular):
     """Who won an interleaving experiment, and how sure we are.
 
     Attributes:
@@ -480,7 +481,7 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
 
 
 @dataclass(frozen=True)
-class MultileaveAnalysis:
+class MultileaveAnalysis(Tabular):
     """Pairwise preferences among r rankers from multileaved impressions.
 
     ``wins[i, j]`` counts impressions where ranker i had more credit than ranker j;

@@ -27,6 +27,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from serpeval.core.errors import InputError, OptionError
+from serpeval.core.tabular import Tabular
 from serpeval.online.logs.features import Duplicates, Exclusions, prepare
 from serpeval.online.logs.interleaving_over_time import (
     PreferenceOverTime,
@@ -44,7 +45,7 @@ _UNITS: tuple[LogUnit, ...] = get_args(LogUnit)
 
 
 @dataclass(frozen=True, eq=False)
-class InterleavingLogReport:
+class InterleavingLogReport(Tabular):
     """The analysis of an interleaving log.
 
     Attributes:

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from serpeval.core.tabular import Tabular
 from serpeval.online.logs.effects import Effect
 from serpeval.online.logs.features import Exclusions
 from serpeval.online.logs.srm import SRMCheck
@@ -84,7 +85,7 @@ class MetricComparison:
 
 
 @dataclass(frozen=True, eq=False)
-class ABResults:
+class ABResults(Tabular):
     """The analysis of one A/B experiment (:func:`~serpeval.online.logs.analyze_ab`).
 
     Attributes:
@@ -166,7 +167,7 @@ class ABResults:
 
 
 @dataclass(frozen=True, eq=False)
-class SequentialResults:
+class SequentialResults(Tabular):
     """Always-valid monitoring of one metric over looks (:func:`~serpeval.online.logs.monitor_ab`)."""
 
     experiment: str
@@ -192,7 +193,7 @@ class SequentialResults:
 
 
 @dataclass(frozen=True, eq=False)
-class PowerPlan:
+class PowerPlan(Tabular):
     """Sample sizes and detectable effects per metric (:func:`~serpeval.online.logs.plan_ab`)."""
 
     rows: tuple[dict[str, Any], ...]
