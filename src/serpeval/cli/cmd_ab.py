@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
-from serpeval.cli.common import check_outputs, split_measures, write_output
+from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
 from serpeval.report.table import FORMATS
 
 
@@ -299,6 +299,7 @@ def emit(
         title=None if machine else title,
         notes=() if machine else notes,
         color=args.output is None and sys.stdout.isatty(),
+        width=table_width(args.output),
     )
     write_output(text, args.output)
     if machine:

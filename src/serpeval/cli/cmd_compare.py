@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, write_output
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import add_evaluation_options, load_and_evaluate, resolve_run
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.offline import coverage_notes
     from serpeval.comparison.compare import compare_results
     from serpeval.report.comparison import render_comparison
+    from serpeval.report.table import fit_text
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]
@@ -78,10 +79,10 @@ def run(args: argparse.Namespace) -> int:
                                                          test)
     color = args.output is None and sys.stdout.isatty()
     text = render_comparison(comparison, args.format, per_query=args.per_query, digits=args.digits,
-                             color=color)
+                             color=color, width=table_width(args.output))
     notes = coverage_notes(results, qrels, runs)
     if args.format == "table":
-        text += "".join(f"{note}\n" for note in notes)
+        text += fit_text(notes, table_width(args.output))
     elif args.format == "markdown":
         text += "".join(f"_{note}_  \n" for note in notes)
     else:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
-from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, write_output
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import coverage_notes, render_results
 from serpeval.report.table import FORMATS
 
@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = render_results(results, args.format, per_query=args.per_query, digits=args.digits,
                               notes=notes if args.format != "csv" and args.format != "tsv" else (),
-                              color=args.output is None and sys.stdout.isatty())
+                              color=args.output is None and sys.stdout.isatty(),
+                              width=table_width(args.output))
         write_output(text, args.output)
         if args.format in ("csv", "tsv"):
             for note in notes:

@@ -8,7 +8,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.cmd_ab import add_duplicates_option, emit, engine_status
-from serpeval.cli.common import check_outputs, write_output
+from serpeval.cli.common import check_outputs, table_width, write_output
 from serpeval.report.table import FORMATS
 
 
@@ -124,6 +124,7 @@ def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], tit
             title=title,
             notes=notes,
             color=color,
+            width=table_width(args.output),
         ),
         render(
             compact,
@@ -131,6 +132,7 @@ def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], tit
             digits=args.digits,
             title=f"preference over time: {over.method()}",
             color=color,
+            width=table_width(args.output),
         ),
     ]
     write_output("\n".join(part.rstrip("\n") for part in parts) + "\n", args.output)

@@ -6,7 +6,7 @@ import argparse
 import inspect
 from typing import Any
 
-from serpeval.cli.common import write_output
+from serpeval.cli.common import table_width, write_output
 
 
 def register(sub: Any) -> None:
@@ -85,5 +85,5 @@ def run(args: argparse.Namespace) -> int:
             lines.append("reference: " + spec.reference)
         write_output("\n".join(lines) + "\n", None)
         return 0
-    write_output(render(describe_rows(), args.format, width=160), None)
+    write_output(render(describe_rows(), args.format, width=table_width() or 160), None)
     return 0

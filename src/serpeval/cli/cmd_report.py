@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.cmd_compare import CORRECTIONS, TESTS
-from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width
 from serpeval.cli.offline import add_evaluation_options
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
@@ -75,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("nothing to report: give QRELS RUN [RUN...], or online results such as "
                          "--ab ab.json (written by serpeval ab -f json).")
     topics = read_topics(args.topics) if args.topics else {}
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    console = Console(highlight=False, width=table_width() or 120)
     results = comparison = None
     notes: list[str] = []
     if args.qrels is not None:
@@ -130,17 +129,21 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
 
 def print_summary(console: Any, results: Any, comparison: Any, notes: list[str]) -> None:
     """The terminal's share of the report: the comparison (or results) table and the notes."""
-    from serpeval.cli.offline import results_rows
-    from serpeval.report.table import rich_table
+    from rich.text import Text
 
+    from serpeval.cli.offline import results_rows
+    from serpeval.report.table import render
+
+    color = console.is_terminal
     if comparison is not None:
-        from serpeval.report.comparison import human_rows, legend, rich_comparison_table
+        from serpeval.report.comparison import human_rows, legend, text_table
 
         console.print(comparison.description(), markup=False)
-        console.print(rich_comparison_table(*human_rows(comparison)))
+        text = text_table(*human_rows(comparison), color=color, width=console.width)
         notes = [*notes, legend(comparison)]
     else:
         rows, styles = results_rows(results)
-        console.print(rich_table(rows, styles=styles))
+        text = render(rows, "table", styles=styles, color=color, width=console.width)
+    console.print(Text.from_ansi(text.rstrip("\n")), soft_wrap=True)
     for note in notes:
         console.print(note, markup=False)

@@ -62,7 +62,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.common import check_outputs, write_output
+    from serpeval.cli.common import check_outputs, table_width, write_output
     from serpeval.cli.progress import bar
     from serpeval.core.errors import InputError
     from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
             written = result.plot(args.plot if len(models) == 1 else _suffixed(args.plot, name))
             notes.append(f"power plot: {written}")
     title = f"interleaving vs A/B: {world.names[0]} (A) vs {world.names[1]} (B)"
-    write_output(render(rows, args.format, title=title, notes=notes), args.output)
+    write_output(render(rows, args.format, title=title, notes=notes,
+                        width=table_width(args.output)), args.output)
     return 0
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["EXIT_CODES_HELP", "EXIT_USAGE", "PANDAS_FREE", "check_outputs", "spare_pandas_import",
-           "split_measures", "started_as", "write_output"]
+           "split_measures", "started_as", "table_width", "write_output"]
 
 EXIT_USAGE = 2
 
@@ -95,6 +95,22 @@ def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] =
     from serpeval.io.outputs import check_outputs as check
 
     check(outputs, inputs)
+
+
+def table_width(output: str | None = None) -> int | None:
+    """The one decision of how wide terminal tables are: ``COLUMNS`` when it is set, else the
+    terminal's width when standard output is a terminal; ``None`` (the renderer's fixed
+    layout, :data:`serpeval.report.table.DEFAULT_WIDTH`) for pipes and for an ``output`` file.
+    Never below 30 columns.
+    """
+    import os
+    import shutil
+
+    if output and output != "-":
+        return None
+    if os.environ.get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
+        return max(shutil.get_terminal_size().columns, 30)
+    return None
 
 
 def write_output(text: str, path: str | None) -> None:

@@ -149,9 +149,11 @@ def results_rows(results: Any, per_query: bool = False) -> tuple[list[dict[str, 
 
 
 def render_results(results: Any, fmt: str, *, per_query: bool = False, digits: int = 4,
-                   notes: Any = (), color: bool = False, title: str | None = None) -> str:
+                   notes: Any = (), color: bool = False, title: str | None = None,
+                   width: int | None = None) -> str:
     """The results table: one row per run (or per run and query), best value per column in bold."""
     from serpeval.report.table import render
 
     rows, styles = results_rows(results, per_query)
-    return render(rows, fmt, digits=digits, notes=notes, styles=styles, color=color, title=title)
+    return render(rows, fmt, digits=digits, notes=notes, styles=styles, color=color, title=title,
+                  width=width)

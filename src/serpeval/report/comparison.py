@@ -11,13 +11,23 @@ here recomputes a statistic.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from serpeval.core.strict_json import dumps
-from serpeval.report.table import FORMATS, latex_escape, markdown_cell, render
+from serpeval.report.table import (
+    DEFAULT_WIDTH,
+    FORMATS,
+    column_widths,
+    fit_text,
+    latex_escape,
+    markdown_cell,
+    record_layout,
+    render,
+    table_of,
+    table_text,
+)
 
 if TYPE_CHECKING:
     from serpeval.comparison.results import Comparison, PairResult
@@ -121,8 +131,8 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
         return latex_table(c, digits=digits)
     rows, cols, styles = human_rows(c, digits)
     if fmt == "table":
-        return c.description() + "\n" + text_table(rows, cols, styles, notes=notes, color=color,
-                                                    width=width)
+        return fit_text([c.description()], width) + text_table(rows, cols, styles, notes=notes,
+                                                               color=color, width=width)
     if fmt == "markdown":
         return _markdown(rows, cols, title=c.description(), notes=notes)
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -144,44 +154,39 @@ def _markdown(rows: Sequence[dict[str, Any]], cols: list[str], *, title: str,
 
 
 def rich_comparison_table(rows: Sequence[dict[str, Any]], cols: list[str],
-                          styles: dict[tuple[int, str], str] | None = None) -> Any:
-    """A :class:`rich.table.Table` of preformatted cells: names left, numbers right, no wrapping.
+                          styles: dict[tuple[int, str], str] | None = None, *,
+                          width: int | None = None) -> Any:
+    """A :class:`rich.table.Table` of preformatted cells: names left, numbers right.
 
-    A new section (a rule) starts wherever the ``measure`` column changes.
+    A new section (a rule) starts wherever the ``measure`` column changes. With ``width``,
+    columns are sized to fit it (:func:`~serpeval.report.table.column_widths`: cells wrap at
+    spaces, numbers stay whole); a table that cannot fit keeps its natural widths.
     """
-    from rich.markup import escape
-    from rich.table import Table
+    headers, grid, right, sections = _grid(rows, cols)
+    return table_of(headers, grid, right, styles=styles, sections=sections,
+                    widths=column_widths(headers, grid, width) if width else None)
 
-    styles = styles or {}
-    table = Table(header_style="bold")
-    for col in cols:
-        table.add_column(col, justify="left" if col in _TEXT_COLUMNS else "right", no_wrap=True)
-    previous = None
-    for i, row in enumerate(rows):
-        if previous is not None and row.get("measure") != previous:
-            table.add_section()
-        previous = row.get("measure")
-        cells = []
-        for col in cols:
-            text = escape(str(row.get(col, "")))
-            style = styles.get((i, col))
-            cells.append(f"[{style}]{text}[/{style}]" if style else text)
-        table.add_row(*cells)
-    return table
+
+def _grid(rows: Sequence[dict[str, Any]],
+          cols: list[str]) -> tuple[list[str], list[list[str]], list[bool], list[int]]:
+    """Headers, cell texts, right alignment and the rows that start a new measure."""
+    grid = [[str(row.get(col, "")) for col in cols] for row in rows]
+    sections = [i for i in range(1, len(rows)) if rows[i].get("measure") != rows[i - 1].get("measure")]
+    return list(cols), grid, [col not in _TEXT_COLUMNS for col in cols], sections
 
 
 def text_table(rows: Sequence[dict[str, Any]], cols: list[str],
                styles: dict[tuple[int, str], str] | None = None, *, notes: Sequence[str] = (),
                color: bool = False, width: int | None = None) -> str:
-    """:func:`rich_comparison_table` as text (ANSI colours only when ``color``), then ``notes``."""
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width or 200, color_system="standard" if color else None,
-                      force_terminal=color, highlight=False)
-    console.print(rich_comparison_table(rows, cols, styles))
-    text = "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
-    return text + "".join(f"{note}\n" for note in notes)
+    """:func:`rich_comparison_table` as text at ``width`` (``None``: the fixed width of pipes
+    and files), then ``notes``; the record layout when the table cannot fit ``width``. ANSI
+    colours only when ``color``."""
+    if width is not None:
+        headers, grid, _, _ = _grid(rows, cols)
+        if column_widths(headers, grid, width) is None:
+            return record_layout(headers, grid, width) + fit_text(notes, width)
+    table = rich_comparison_table(rows, cols, styles, width=width or DEFAULT_WIDTH)
+    return table_text(table, width=width, color=color) + fit_text(notes, width)
 
 
 def system_letter(index: int) -> str:

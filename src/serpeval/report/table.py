@@ -14,10 +14,13 @@ from typing import Any
 
 from serpeval.core.strict_json import dumps
 
-__all__ = ["FORMATS", "format_cell", "render", "rich_table"]
-__all__ = ["FORMATS", "format_cell", "markdown_cell", "render", "rich_table"]
+__all__ = ["DEFAULT_WIDTH", "FORMATS", "column_widths", "fit_text", "format_cell", "markdown_cell",
+           "record_layout", "render", "rich_table", "table_of", "table_text"]
 
 FORMATS = ("table", "csv", "tsv", "json", "markdown", "latex")
+
+#: Width of terminal tables when the caller gives none (pipes and files): today's fixed layout.
+DEFAULT_WIDTH = 200
 
 
 def format_cell(value: Any, digits: int = 4) -> str:
@@ -156,40 +159,152 @@ def _latex(rows: Sequence[dict[str, Any]], cols: list[str], digits: int,
 
 def rich_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None, *,
                digits: int = 4, title: str | None = None,
-               styles: dict[tuple[int, str], str] | None = None) -> Any:
-    """A :class:`rich.table.Table` of ``rows`` (numbers right-aligned), to print on a console."""
+               styles: dict[tuple[int, str], str] | None = None, width: int | None = None) -> Any:
+    """A :class:`rich.table.Table` of ``rows`` (numbers right-aligned), to print on a console.
+
+    With ``width``, the columns are sized by :func:`column_widths` to fit it (cells wrap at
+    spaces only, so a number is never split); a table that cannot fit keeps its natural widths.
+    """
+    cols = _columns(rows, columns)
+    grid = [[format_cell(r.get(c), digits) for c in cols] for r in rows]
+    right = [i > 0 and any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
+                           for r in rows) for i, c in enumerate(cols)]
+    return table_of(cols, grid, right, styles=styles, title=title,
+                    widths=column_widths(cols, grid, width) if width else None)
+
+
+def table_of(headers: Sequence[str], grid: Sequence[Sequence[str]], right: Sequence[bool], *,
+             styles: dict[tuple[int, str], str] | None = None, title: str | None = None,
+             widths: Sequence[int] | None = None, sections: Sequence[int] = ()) -> Any:
+    """A rich table of preformatted ``grid`` cells; ``right[i]`` right-aligns column ``i``;
+    ``widths`` fixes the column widths (cells then wrap at spaces); a rule precedes each row
+    index in ``sections``."""
     from rich.table import Table
 
-    cols = _columns(rows, columns)
     styles = styles or {}
     table = Table(title=title, title_justify="left", header_style="bold")
-    for i, c in enumerate(cols):
-        numeric = any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
-        widest = max((len(format_cell(r.get(c), digits)) for r in rows), default=1)
-        # Values never wrap or truncate; long headers wrap instead.
-        table.add_column(c, justify="right" if numeric and i > 0 else "left",
-                         min_width=widest if numeric or i == 0 else None, no_wrap=i == 0)
-    for index, row in enumerate(rows):
-        cells = []
-        for c in cols:
-            text = _escape_markup(format_cell(row.get(c), digits))
-            style = styles.get((index, c))
-            cells.append(f"[{style}]{text}[/{style}]" if style else text)
-        table.add_row(*cells)
+    # Without fixed widths (a table too wide for any fit), rich shrinks the columns, never
+    # below their longest word.
+    narrowest = [_cell_range([h, *(row[i] for row in grid)])[0] for i, h in enumerate(headers)]
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="right" if right[i] else "left",
+                         width=widths[i] if widths else None,
+                         min_width=None if widths else narrowest[i], overflow="fold")
+    for index, cells in enumerate(grid):
+        if index in sections:
+            table.add_section()
+        marked = []
+        for header, text in zip(headers, cells, strict=True):
+            style = styles.get((index, header))
+            escaped = _escape_markup(text)
+            marked.append(f"[{style}]{escaped}[/{style}]" if style else escaped)
+        table.add_row(*marked)
     return table
+
+
+def _cell_range(texts: Sequence[str]) -> tuple[int, int]:
+    """(narrowest, natural) width of a column: its longest word and its longest line."""
+    from rich.cells import cell_len
+
+    words = [cell_len(w) for t in texts for w in t.split()]
+    lines = [cell_len(line) for t in texts for line in t.splitlines()]
+    return max(words, default=1), max(lines, default=1)
+
+
+def column_widths(headers: Sequence[str], grid: Sequence[Sequence[str]], width: int) -> list[int] | None:
+    """Widths of the columns so that the table (rich's heavy-head box: 3 characters a column
+    plus 1) fits in ``width``, or ``None`` when even the narrowest layout does not fit.
+
+    Each column starts at its natural width (longest line of header and cells) and may shrink
+    down to its longest word, never below: words (numbers among them) are never split.
+    Prose columns (no digit in any cell) shrink first, then the others; within each, the
+    column with the most room to spare, one character at a time.
+    """
+    ranges = [_cell_range([h, *(row[i] for row in grid)]) for i, h in enumerate(headers)]
+    widths = [natural for _, natural in ranges]
+    excess = sum(widths) + 3 * len(headers) + 1 - width
+    if excess <= 0:
+        return widths
+    spare = [natural - narrow for narrow, natural in ranges]
+    if sum(spare) < excess:
+        return None
+    prose = [not any(ch.isdigit() for row in grid for ch in row[i]) for i in range(len(headers))]
+    while excess > 0:
+        i = max(range(len(widths)), key=lambda j: (spare[j] > 0 and prose[j], spare[j], j))
+        widths[i] -= 1
+        spare[i] -= 1
+        excess -= 1
+    return widths
+
+
+def fit_text(lines: Sequence[str], width: int | None) -> str:
+    """``lines`` (titles, notes) each ending in a newline; with ``width``, wrapped at spaces to
+    it (never at a hyphen, so ``8.0e-14`` stays whole; only a word longer than the line is
+    broken)."""
+    import textwrap
+
+    out = []
+    for line in lines:
+        if width is None or len(line) <= width:
+            out.append(line)
+            continue
+        out += textwrap.wrap(line, width, break_on_hyphens=False) or [""]
+    return "".join(f"{line}\n" for line in out)
+
+
+def record_layout(headers: Sequence[str], grid: Sequence[Sequence[str]], width: int,
+                  title: str | None = None) -> str:
+    """The table for a terminal too narrow for it: one block per row, one ``column  value``
+    line per non-empty cell (values wrapped at spaces under their column), blocks separated by
+    a blank line. Keys longer than half the width put their value on the next line, indented."""
+    import textwrap
+
+    from rich.cells import cell_len
+
+    key_width = max((cell_len(h) for h in headers), default=0)
+    inline = key_width + 2 <= width // 2
+    indent = key_width + 2 if inline else 2
+    out = fit_text([title], width).splitlines() if title else []
+    for cells in grid:
+        if out:
+            out.append("")
+        for header, text in zip(headers, cells, strict=True):
+            if not text.strip():
+                continue
+            values = textwrap.wrap(text, width - indent, break_on_hyphens=False) or [""]
+            if inline:
+                out.append(f"{header}{' ' * (indent - cell_len(header))}{values[0]}".rstrip())
+                out += [" " * indent + v for v in values[1:]]
+            else:
+                out += fit_text([header], width).splitlines()
+                out += [" " * indent + v for v in values]
+    return "\n".join(out) + "\n"
+
+
+def table_text(table: Any, *, width: int | None, color: bool = False) -> str:
+    """A rich table printed at ``width`` (``None``: :data:`DEFAULT_WIDTH`), trailing spaces
+    removed; ANSI colours only when ``color``."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or DEFAULT_WIDTH,
+                      color_system="standard" if color else None, force_terminal=color,
+                      highlight=False)
+    console.print(table)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
 
 def _rich_table(rows: Sequence[dict[str, Any]], cols: list[str], digits: int, title: str | None,
                 notes: Sequence[str], width: int | None,
                 styles: dict[tuple[int, str], str], color: bool = False) -> str:
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width or 200, color_system="standard" if color else None,
-                      force_terminal=color, highlight=False)
-    console.print(rich_table(rows, cols, digits=digits, title=title, styles=styles))
-    text = "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
-    return text + "".join(f"{note}\n" for note in notes)
+    """The terminal table at ``width``: fitted columns, or the record layout when they cannot
+    fit; ``None`` is the fixed :data:`DEFAULT_WIDTH` layout of pipes and files."""
+    grid = [[format_cell(r.get(c), digits) for c in cols] for r in rows]
+    if width is not None and column_widths(cols, grid, width) is None:
+        return record_layout(cols, grid, width, title) + fit_text(notes, width)
+    table = rich_table(rows, cols, digits=digits, title=title, styles=styles,
+                       width=width or DEFAULT_WIDTH)
+    return table_text(table, width=width, color=color) + fit_text(notes, width)
 
 
 def _escape_markup(text: str) -> str:
