@@ -77,3 +77,10 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see the piped layout (fixed width) unless they set COLUMNS themselves: a CI
+    environment that exports COLUMNS must not change what table-parsing tests read."""
+    monkeypatch.delenv("COLUMNS", raising=False)
