@@ -293,3 +293,12 @@ def test_real_pairs_equal_scipy_on_pytrec_eval_values(trec: Path) -> None:
             y, x = ([t[q][key] for q in common] for t in truth)
             assert row.p_value == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-6)
             assert row.delta == pytest.approx(np.mean(x) - np.mean(y), abs=1e-9)
+
+
+def test_a_run_named_baseline_is_not_said_twice() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    runs = {"baseline": {"q1": {"a": 1.0}, "q2": {"x": 1.0}, "q3": {"c": 1.0}},
+            "candidate": {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"x": 1.0}}}
+    c = compare_results(serpeval.evaluate(qrels, runs, ["AP"]), rng=0)
+    assert "against the baseline run;" in c.description()
+    assert "baseline baseline" not in c.description()

@@ -41,3 +41,20 @@ def test_sort_key_is_the_number_and_empty_when_missing() -> None:
     assert sort_key(3) == "3.0"
     assert float(sort_key(0.1)) == 0.1
     assert sort_key(None) == sort_key(math.nan) == ""
+
+
+def test_plain_text_drops_markup_and_keeps_words() -> None:
+    from serpeval.report.formatting import plain_text
+
+    assert plain_text("see :func:`dcg` and ``x`` of *all* docs; :func:`~serpeval.measures.gains.exp_shift`; "
+                      "2 * 3 * 4") == "see dcg and x of all docs; exp_shift; 2 * 3 * 4"
+
+
+def test_measure_help_has_no_markup(capsys) -> None:
+    from serpeval.cli import main
+
+    assert main(["measures", "ndcg_cut_10"]) == 0
+    out = capsys.readouterr().out
+    assert "nDCG@k = DCG@k / IDCG@k." in out
+    assert "``" not in out
+    assert ":func:" not in out

@@ -53,6 +53,7 @@ def _trec_names(spec: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from serpeval.core.errors import MeasureError
     from serpeval.measures import REGISTRY, parse_measure
+    from serpeval.report.formatting import plain_text
     from serpeval.report.table import render
 
     if args.name:
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         lines = [f"{spec.name}: {spec.summary}"]
         if measure is not None and str(measure) != spec.name:
             lines.append(f"parsed as: {measure}")
-        doc = inspect.getdoc(spec.kernel) or ""
+        doc = plain_text(inspect.getdoc(spec.kernel) or "")
         lines += ["", doc, ""]
         for p in spec.params:
             default = "none" if p.default == "" else p.default

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from serpeval.measures import Measure
 
 __all__ = ["CI_METHODS", "CORRECTION_NAMES", "GMEAN_FLOOR", "PAIRS", "TESTS", "TEST_NAMES", "Comparison",
-           "IntervalMethod", "PairResult", "Pairs", "SystemCoverage", "Test", "json_ready"]
+           "IntervalMethod", "PairResult", "Pairs", "SystemCoverage", "Test", "against_baseline",
+           "json_ready"]
 
 #: The paired tests (aliases such as "ttest" are resolved by ``canonical_test``).
 Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
@@ -179,7 +180,7 @@ class Comparison(Tabular):
 
     def description(self) -> str:
         """One line: the test, the correction, alpha and the number of queries."""
-        against = f"against baseline {self.baseline}" if self.pairs == "baseline" else "all pairs"
+        against = against_baseline(self.baseline) if self.pairs == "baseline" else "all pairs"
         return (f"{TEST_NAMES[self.test]} {against}; {CORRECTION_NAMES[self.correction]} "
                 f"correction within each measure; significant: corrected p <= {self.alpha:g}; "
                 f"{len(self.query_ids)} queries")
@@ -253,6 +254,11 @@ class Comparison(Tabular):
         return (f"Comparison({len(self.systems)} systems x {len(self.measures)} measures, "
                 f"{TEST_NAMES[self.test]}, {self.correction}, "
                 f"{len(self.significant())} significant)")
+
+
+def against_baseline(name: str | None) -> str:
+    """``against baseline bm25``; a run itself named ``baseline`` is not said twice."""
+    return "against the baseline run" if name == "baseline" else f"against baseline {name}"
 
 
 def json_ready(value: Any) -> Any:

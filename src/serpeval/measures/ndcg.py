@@ -47,7 +47,7 @@ def dcg(r: Rankings, *, cutoff: int | None, gain: Gain, gains: str = "") -> NDAr
 
     With ``gain=exp`` a grade of 1024 or more gives a gain beyond float64 (2^1024); a query
     whose DCG is beyond float64 is refused (InputError naming it) rather than printed as
-    inf. nDCG has no such limit (see ``_gains.exp_shift``).
+    inf. nDCG has no such limit (see ``gains.exp_shift``).
     """
     return unscale(r, dcg_at(r, gain, gains, cutoff), gain, gains, "DCG")
 
@@ -61,7 +61,7 @@ def ideal_dcg(r: Rankings, *, cutoff: int | None, gain: Gain, gains: str = ""
 
 
 def scaled_ideal_dcg(r: Rankings, cutoff: int | None, gain: Gain, gains: str) -> NDArray[np.float64]:
-    """:func:`ideal_dcg` divided by each query's 2^k of ``_gains.exp_shift`` (k = 0 but for
+    """:func:`ideal_dcg` divided by each query's 2^k of ``gains.exp_shift`` (k = 0 but for
     exp gains of grades above 960)."""
     return at_depth(idcg_running(r, gain, gains), r.ideal_offsets, cutoff)
 
@@ -92,7 +92,7 @@ def unscale(r: Rankings, values: NDArray[np.float64], gain: Gain, gains: str, wh
 def dcg_at(r: Rankings, gain: Gain, gains: str, depth: int | NDArray[np.int64] | None,
            queries: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
     """DCG of each query (or of each of ``queries``) over its top ``depth`` docs, divided by
-    the query's 2^k of ``_gains.exp_shift`` (k = 0 but for exp gains of grades above 960)."""
+    the query's 2^k of ``gains.exp_shift`` (k = 0 but for exp gains of grades above 960)."""
     docs, running = dcg_running(r, gain, gains)
     return docs.value_at(running, docs.count_in_top(depth, queries), queries)
 
@@ -155,7 +155,7 @@ def ndcg(r: Rankings, *, cutoff: int | None, gain: Gain, gains: str = "") -> NDA
 
     With ``gain=exp`` any grade works: 2^g - 1 is beyond float64 from g = 1024, so a query
     with grades above 960 has its gains divided by one power of two, which cancels exactly
-    in the ratio (``_gains.exp_shift``). E.g. grades 2000 and 1999 ranked 1999 first (the
+    in the ratio (``gains.exp_shift``). E.g. grades 2000 and 1999 ranked 1999 first (the
     -1 of 2^g - 1 is below float64's precision there):
     (2^1999 + 2^2000 / log2 3) / (2^2000 + 2^1999 / log2 3) = (1/2 + 1/log2 3) / (1 + 1/(2 log2 3)).
     """

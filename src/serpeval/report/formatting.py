@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
-__all__ = ["count", "interval", "number", "p_value", "percent", "signed", "sort_key"]
+__all__ = ["count", "interval", "number", "p_value", "percent", "plain_text", "signed", "sort_key"]
+
+_ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+_EMPHASIS = re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])")
 
 
 def _missing(value: float | None) -> bool:
@@ -64,3 +69,14 @@ def p_value(value: float | None) -> str:
 def sort_key(value: float | None) -> str:
     """The ``data-sort`` key of a number (empty for a missing value, which sorts last)."""
     return "" if _missing(value) else repr(float(value))  # type: ignore[arg-type]
+
+
+def plain_text(docstring: str) -> str:
+    """A docstring for a terminal: reStructuredText markup dropped, the words kept.
+
+    ``:func:`dcg``` -> ``dcg``, ````x```` -> ``x``, ``*all*`` -> ``all``; a role's target keeps
+    only its last name (``serpeval.measures.gains.exp_shift`` -> ``exp_shift``).
+    """
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1], docstring)
+    text = _LITERAL.sub(r"\1", text)
+    return _EMPHASIS.sub(r"\1", text)

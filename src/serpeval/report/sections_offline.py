@@ -118,10 +118,9 @@ def overview(data: ReportData) -> Section | None:
 
 def comparison_sentence(comparison: Data) -> str:
     """``paired t-test against baseline bm25; Holm correction ...; 249 queries``."""
-    from serpeval.comparison.results import TEST_NAMES
+    from serpeval.comparison.results import TEST_NAMES, against_baseline
 
-    against = (f"against baseline {comparison['baseline']}" if comparison["pairs"] == "baseline"
-               else "all pairs")
+    against = against_baseline(comparison["baseline"]) if comparison["pairs"] == "baseline" else "all pairs"
     return (f"{TEST_NAMES.get(comparison['test'], comparison['test'])} {against}; "
             f"{_correction_label(comparison)} correction within each measure; significant when "
             f"corrected p ≤ {comparison['alpha']:g}; {comparison['queries']} queries")
