@@ -58,3 +58,13 @@ def test_measure_help_has_no_markup(capsys) -> None:
     assert "nDCG@k = DCG@k / IDCG@k." in out
     assert "``" not in out
     assert ":func:" not in out
+
+
+def test_log_tables_show_p_values_as_the_other_tables_do() -> None:
+    from serpeval.cli.cmd_ab import _is_p, p_cell
+
+    assert [_is_p(c) for c in ("p", "p (sign test)", "p (units)", "p adj.", "prefer A", "preference")] == \
+        [True, True, True, True, False, False]
+    assert p_cell(1.2e-53, 4) == "<0.0001"
+    assert p_cell(0.0123, 4) == "0.0123"
+    assert p_cell("B", 4) == "B"

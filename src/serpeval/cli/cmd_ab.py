@@ -280,6 +280,20 @@ def _monitor_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
     return out
 
 
+def _is_p(column: str) -> bool:
+    """``p``, ``p (sign test)``, ``p (units)``, ``p adj.``: a column of p-values."""
+    return column == "p" or column.startswith(("p ", "p("))
+
+
+def p_cell(value: Any, digits: int) -> Any:
+    """A p-value as text (``<0.0001`` below what ``digits`` decimals show); other values as given."""
+    from serpeval.report.comparison import format_p
+
+    if isinstance(value, float) and value == value:  # not NaN
+        return format_p(value, digits)
+    return value
+
+
 def emit(
     args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str], title: str, payload: Any
 ) -> int:
@@ -292,6 +306,8 @@ def emit(
         write_output(dumps(body) + "\n", args.output)
         return 0
     machine = args.format in ("csv", "tsv")
+    if not machine:  # p-values as every table shows them: <0.0001, never 0.0000
+        rows = [{k: p_cell(v, args.digits) if _is_p(k) else v for k, v in row.items()} for row in rows]
     text = render(
         rows,
         args.format,
