@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--backend", choices=("local", "spark"), default="local",
                    help="local (default), or spark: read the files (TREC, JSONL, Parquet; local "
-                        "or object storage) and evaluate through Spark (needs serpeval[spark])")
+                        "or object storage) and evaluate through Spark (needs the spark extra, pip install "
+                        "'serpeval[spark]', and Java 17)")
     p.add_argument("--spark-master", metavar="URL",
                    help="Spark master for --backend spark (default: the active session, "
                         "spark-submit's setting, or local[*])")
