@@ -145,3 +145,17 @@ def test_a_fresh_session_is_quiet_and_uses_this_interpreter(tmp_path: Path) -> N
              or "log level" in line]
     assert noise == [], spark.stderr
     assert shutil.which("python3", path=env["PATH"]) != sys.executable  # the venv is not on PATH
+
+
+def test_progress_is_reported_step_by_step(spark: Any, files: tuple[str, str]) -> None:
+    import argparse
+
+    qrels, run = files
+    args = argparse.Namespace(qrels=qrels, runs=[run, run], missing="skip", depth=None, judged_only=False,
+                              spark_master=None)
+    calls: list[tuple[int, int]] = []
+    _, runs, results = spark_cli.evaluate_files(args, ["AP"], lambda done, total: calls.append((done, total)))
+    # the session, the qrels, two runs, the evaluation: 5 steps
+    assert calls == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+    assert len({r.name for r in runs}) == 2  # the same file twice gets two names
+    assert results.means("a")["AP"] == pytest.approx(1.0)  # the one relevant doc d1 is ranked first

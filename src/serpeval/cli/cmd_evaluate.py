@@ -50,9 +50,12 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
     if args.backend == "spark":
+        from serpeval.cli.progress import bar
         from serpeval.spark.cli import evaluate_files
 
-        qrels, runs, results = evaluate_files(args, measures)
+        # serpeval's own progress on a terminal (Spark's console progress and logs are off)
+        with bar("Spark: start, read, evaluate") as progress:
+            qrels, runs, results = evaluate_files(args, measures, progress)
     else:
         from serpeval.cli.offline import load_and_evaluate
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from serpeval.core import sparkconf
 from serpeval.core.errors import MissingQueriesWarning, SerpevalError
+from serpeval.core.progress import Progress, progress_callback
 from serpeval.evaluation.evaluate import unique_names
 from serpeval.io.inputs import reading_error
 from serpeval.measures import parse_measures
@@ -103,17 +104,30 @@ def local_size(path: str) -> int | None:
 
 
 def evaluate_files(
-    args: argparse.Namespace, measures: list[str]
+    args: argparse.Namespace, measures: list[str], progress: Progress | None = None
 ) -> tuple[Any, list[Any], SparkResults]:
     """Read ``args.qrels`` and ``args.runs`` with Spark and evaluate them.
+
+    Everything :func:`check_inputs` can check is checked before the session starts.
+    ``progress(done, total)`` is called after each step: the session, each input read and
+    checked (one Spark job per TREC file), the evaluation (``2 + len(inputs)`` steps).
 
     Returns the qrels and runs as :class:`~serpeval.spark.frames.SparkSource` (for the
     notes on skipped lines) and the :class:`~serpeval.spark.results.SparkResults`.
     """
-    size = check_inputs([args.qrels, *args.runs], measures, args)
+    report = progress_callback(progress)
+    paths = [args.qrels, *args.runs]
+    total = len(paths) + 2
+    size = check_inputs(paths, measures, args)
+    report(0, total)
     spark = session(getattr(args, "spark_master", None), size)
+    report(1, total)
     qrels = read_qrels(spark, args.qrels)
-    runs = [read_run(spark, path) for path in args.runs]
+    report(2, total)
+    runs = []
+    for path in args.runs:
+        runs.append(read_run(spark, path))
+        report(2 + len(runs), total)
     names = unique_names(run.name for run in runs)
     runs = [run if run.name == name else replace(run, name=name) for run, name in zip(runs, names, strict=True)]
     with warnings.catch_warnings():
@@ -121,4 +135,5 @@ def evaluate_files(
         warnings.simplefilter("ignore", MissingQueriesWarning)
         results = evaluate(qrels, {run.name: run for run in runs}, measures, missing=args.missing,
                            depth=args.depth, judged_only=args.judged_only)
+    report(total, total)
     return qrels, runs, results
