@@ -3,10 +3,17 @@
 # Usage: scripts/test.sh [pytest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "$(python3 -c 'import sys; print(sys.prefix == sys.base_prefix)')" = True ]; then
+    echo "scripts/test.sh: installing serpeval and its test dependencies into $(command -v python3) (not a virtual environment; python3 -m venv .venv && . .venv/bin/activate first is recommended)" >&2
+else
+    echo "scripts/test.sh: installing serpeval and its test dependencies into the virtual environment $(python3 -c 'import sys; print(sys.prefix)')" >&2
+fi
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet -e '.[test]'
 # The HTML report test drives Debian's Chromium through Playwright (never a browser download).
+# As root, Chromium is installed system-wide through apt; say so before doing it.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "scripts/test.sh: running as root: installing Debian's chromium system-wide (apt-get install -y chromium) for the browser test" >&2
     apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
         || echo "scripts/test.sh: could not install chromium; the browser test will be skipped" >&2
 fi

@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--backend", choices=("local", "spark"), default="local",
                    help="local (default), or spark: read the files (TREC, JSONL, Parquet; local "
-                        "or object storage) and evaluate through Spark (needs serpeval[spark])")
+                        "or object storage) and evaluate through Spark (needs the spark extra, pip install "
+                        "'serpeval[spark]', and Java 17)")
     p.add_argument("--spark-master", metavar="URL",
                    help="Spark master for --backend spark (default: the active session, "
                         "spark-submit's setting, or local[*])")
@@ -49,9 +50,12 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
     if args.backend == "spark":
+        from serpeval.cli.progress import bar
         from serpeval.spark.cli import evaluate_files
 
-        qrels, runs, results = evaluate_files(args, measures)
+        # serpeval's own progress on a terminal (Spark's console progress and logs are off)
+        with bar("Spark: start, read, evaluate") as progress:
+            qrels, runs, results = evaluate_files(args, measures, progress)
     else:
         from serpeval.cli.offline import load_and_evaluate
 

@@ -178,8 +178,19 @@ def os_error_cause(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
+def install_command(extra: str) -> str:
+    """The exact shell command that installs serpeval's ``extra`` into the running interpreter:
+    ``/path/to/python -m pip install 'serpeval[spark]'`` (the interpreter's own pip, so it is
+    right in a virtual environment that is not activated). The one place for install hints."""
+    import shlex
+    import sys
+
+    python = shlex.quote(sys.executable) if sys.executable else "python3"
+    return f"{python} -m pip install 'serpeval[{extra}]'"
+
+
 def require(module: str, extra: str) -> object:
-    """Import ``module`` or raise :class:`MissingExtraError` naming the extra to install."""
+    """Import ``module`` or raise :class:`MissingExtraError` naming the command to run."""
     import importlib
 
     try:
@@ -187,5 +198,5 @@ def require(module: str, extra: str) -> object:
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingExtraError(
             f"{module} is needed for this feature but is not installed. "
-            f"Install it with: pip install 'serpeval[{extra}]'"
+            f"Install it with: {install_command(extra)}"
         ) from exc

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column
 
-__all__ = ["evaluate"]
+__all__ = ["check_options", "evaluate"]
 
 RUN_LABEL = "run DataFrame"
 QRELS_LABEL = "qrels DataFrame"
@@ -105,7 +105,7 @@ def evaluate(
         EmptyInputError: no qrels rows, or no rows in a run.
     """
     parsed = parse_measures(measures)
-    _check_options(missing, depth, buckets)
+    check_options(missing, depth, buckets)
     qrels_df, qrels_label, qrels_source = unwrap(qrels, QRELS_LABEL)
     judgments = qrels_frame(qrels_df, label=qrels_label, query_col=query_col, doc_col=doc_col,
                             relevance_col=relevance_col)
@@ -139,7 +139,9 @@ def evaluate(
 # ----------------------------------------------------------------------------- inputs
 
 
-def _check_options(missing: str, depth: int | None, buckets: int | None) -> None:
+def check_options(missing: str, depth: int | None, buckets: int | None) -> None:
+    """Refuse a bad ``missing``, ``depth`` or ``buckets`` (run before any Spark job, and by the
+    command line before a session starts)."""
     if missing not in MISSING_POLICIES:
         raise InvalidParameterError(
             f"missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}."

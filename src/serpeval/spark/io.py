@@ -25,7 +25,7 @@ from serpeval.spark.frames import SparkSource
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["read_qrels", "read_run"]
+__all__ = ["input_format", "read_qrels", "read_run"]
 
 
 def read_run(spark: SparkSession, path: str, *, name: str | None = None) -> SparkSource:
@@ -57,16 +57,28 @@ def read_qrels(spark: SparkSession, path: str) -> SparkSource:
     return SparkSource(frame, path, "qrels", skipped)
 
 
-def _read_table(spark: SparkSession, path: str) -> DataFrame | None:
-    """Parquet or JSON lines by the path's suffix; None for TREC text."""
+def input_format(path: str) -> str:
+    """``parquet``, ``jsonl`` or ``trec`` by the path's suffix (no Spark needed: the CLI checks
+    every input before a session starts). A ``.json`` file is a ParseError: that format is
+    read by the local backend only."""
     suffixes = PurePosixPath(path.rstrip("/").lower().removesuffix(".gz")).suffixes
     if suffixes[-1:] in ([".parquet"], [".pq"]):
-        return spark.read.parquet(path)
+        return "parquet"
     if suffixes[-1:] == [".jsonl"]:
-        return spark.read.json(path)
+        return "jsonl"
     if suffixes[-1:] == [".json"]:
         raise ParseError(f"{path}: {{query_id: {{doc_id: value}}}} JSON is read by the local "
                          "backend only; use JSON lines (.jsonl), Parquet or TREC text with Spark.")
+    return "trec"
+
+
+def _read_table(spark: SparkSession, path: str) -> DataFrame | None:
+    """Parquet or JSON lines by the path's suffix; None for TREC text."""
+    fmt = input_format(path)
+    if fmt == "parquet":
+        return spark.read.parquet(path)
+    if fmt == "jsonl":
+        return spark.read.json(path)
     return None
 
 

@@ -18,12 +18,27 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     """Simulate an A/B log and an interleaving log of the two rankers; analyse both."""
     import tempfile
 
+    from rich.markup import escape
+
+    from serpeval.core.errors import install_command
+
     if not all(importlib.util.find_spec(m) for m in ("ibis", "duckdb")):
         console.print(
-            "[bold]A/B logs[/bold] - skipped: install the ab extra "
-            "(pip install 'serpeval[ab]') to analyse logs on DuckDB."
+            "[bold]A/B logs[/bold] - skipped: ibis and DuckDB are not installed; "
+            f"install them with {escape(install_command('ab'))} to analyse logs on DuckDB."
         )
         return
+    # The logs live in temporary folders that are removed when the section ends, on error too.
+    with (
+        tempfile.TemporaryDirectory(prefix="serpeval-demo-ab-") as folder,
+        tempfile.TemporaryDirectory(prefix="serpeval-demo-interleaving-") as il_folder,
+    ):
+        _analyse(collection, console, state, folder, il_folder)
+
+
+def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any], folder: str,
+             il_folder: str) -> None:
+    """Write the A/B log to ``folder`` and the interleaving log to ``il_folder``; analyse both."""
     from serpeval.cli.cmd_ab import ab_rows
     from serpeval.online.clicks.world import make_world
     from serpeval.online.logs import analyze_ab, analyze_interleaving_logs, monitor_ab
@@ -37,7 +52,6 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
         collection.runs[name_b],
         truth=collection.true_grades,
     )
-    folder = tempfile.mkdtemp(prefix="serpeval-demo-ab-")
     LogGenerator(
         USERS,
         pair=world,
@@ -47,8 +61,8 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     ).write(folder, rng=11)
     console.print(
         f"[bold]A/B test from logs[/bold] - {USERS:,} simulated users ({name_a} = control, "
-        f"{name_b} = treatment, 14 days plus a 14-day pre-period) written to {folder}, "
-        "analysed on DuckDB"
+        f"{name_b} = treatment, 14 days plus a 14-day pre-period) written as Parquet to a "
+        "temporary folder, analysed on DuckDB"
     )
     res = analyze_ab(folder, control=name_a)
     state["ab"] = res
@@ -73,7 +87,6 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
         markup=False,
     )
 
-    il_folder = tempfile.mkdtemp(prefix="serpeval-demo-interleaving-")
     LogGenerator(USERS // 5, pair=world, interleaving=True).write(il_folder, rng=12)
     report = analyze_interleaving_logs(il_folder, n_resamples=2000, rng=0)
     state["interleaving_log"] = report

@@ -15,7 +15,8 @@ the statistics run on the few numbers that come back (the design of tea-tasting)
   CSV, DuckDB, DataFrames, ibis tables or Spark DataFrames.
 - :func:`generate_logs`, :func:`write_logs` - realistic logs simulated from click models.
 
-Needs the ``ab`` extra: ``pip install 'serpeval[ab]'`` (ibis + DuckDB; PySpark for Spark).
+ibis and DuckDB are dependencies of serpeval (``pip install .`` installs them); Spark needs the
+``spark`` extra: ``pip install 'serpeval[spark]'``.
 
 Part of online (logs on DuckDB or Spark). May import online.interleaving, online.clicks,
 online.common, stats and the layers below.

@@ -295,32 +295,34 @@ def allow_arrow_lambdas(con: Any) -> None:
 
 
 def spark_session() -> Any:
-    """The active SparkSession, or a new local one (``local[*]``, UTC, quiet, no UI)."""
+    """The active SparkSession, or a new local one (``local[*]``, UTC, quiet, no UI; the
+    options of :mod:`serpeval.core.sparkconf`, Java checked first)."""
     require("pyspark", "spark")
     import os
     import tempfile
 
     from pyspark.sql import SparkSession
 
+    from serpeval.core import sparkconf
+
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    problem = sparkconf.java_problem()
+    if problem:
+        raise SerpevalError(f"{problem} Or use --backend duckdb.")
     cores = os.cpu_count() or 2
+    sparkconf.set_worker_python()
+    builder = SparkSession.builder.master(f"local[{cores}]").appName("serpeval")
+    for key, value in sparkconf.local_options(sparkconf.shuffle_partitions(None, cores)).items():
+        builder = builder.config(key, value)
     try:
-        session = (
-            SparkSession.builder.master(f"local[{cores}]")
-            .appName("serpeval")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.shuffle.partitions", str(2 * cores))
-            .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="serpeval-spark-"))
-            .getOrCreate()
-        )
-    except Exception as exc:  # Java missing or broken: say how to fix it
+        session = builder.config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="serpeval-spark-")).getOrCreate()
+    except Exception as exc:  # Java broken: say how to fix it
         raise SerpevalError(
             f"could not start a local Spark session ({type(exc).__name__}: {exc}). Spark needs "
-            "Java 17 or 21 on PATH (or JAVA_HOME); install it, or use --backend duckdb."
+            f"Java {sparkconf.JAVA_MIN} or later on PATH (or JAVA_HOME; Debian/Ubuntu: "
+            f"{sparkconf.JAVA_INSTALL}); or use --backend duckdb."
         ) from exc
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -1,0 +1,125 @@
+"""The settings of the Spark sessions serpeval starts itself (``evaluate --backend spark``,
+the A/B analysis on Spark), and the Java check that runs before one starts.
+
+Pure Python (no pyspark import): the one place where :mod:`serpeval.spark` and
+:mod:`serpeval.online.logs` get their session options, so both start Spark the same way.
+
+- **Java first.** :func:`java_problem` finds ``$JAVA_HOME/bin/java`` or ``java`` on PATH and
+  reads its major version (Spark 4 needs 17 or later) *before* a JVM is launched, so a
+  missing Java is one clear line, not a py4j traceback.
+- **Quiet.** log4j2 logs errors only (:data:`LOG4J2_PROPERTIES`, passed as
+  ``-Dlog4j2.configurationFile``), and the console progress bar (``[Stage 9: ...]``) is off:
+  serpeval reports its own progress.
+- **The running interpreter for workers.** ``spark.pyspark.python`` and ``PYSPARK_PYTHON``
+  (read by PySpark when the context starts) are ``sys.executable``, so Python workers import
+  the same serpeval even from a virtual environment that is not activated. A
+  ``PYSPARK_PYTHON`` the user set is kept.
+- **Local mode sized to the data.** ``spark.sql.shuffle.partitions`` (serpeval's query
+  buckets) is :func:`shuffle_partitions` of the input size instead of Spark's 200: each
+  partition costs a task and an Arrow round trip to a Python worker, which dominated small
+  inputs (200 near-empty tasks); no UI, no network lookups (``spark.driver.host`` is
+  localhost).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = [
+    "JAVA_INSTALL",
+    "LOG4J2_PROPERTIES",
+    "java_problem",
+    "local_options",
+    "set_worker_python",
+    "shuffle_partitions",
+]
+
+#: The command that installs a suitable Java on Debian and Ubuntu.
+JAVA_INSTALL = "apt-get install -y openjdk-17-jre-headless"
+#: Spark 4's minimum Java version.
+JAVA_MIN = 17
+#: log4j2 configuration of the sessions serpeval starts: errors only, on stderr.
+LOG4J2_PROPERTIES = Path(__file__).with_name("spark-log4j2.properties")
+#: Input bytes per shuffle partition in local mode (a partition is one Python worker call).
+BYTES_PER_PARTITION = 32 * 2**20
+
+
+def java_executable() -> str | None:
+    """``$JAVA_HOME/bin/java`` when JAVA_HOME is set (as Spark's launcher does), else
+    ``java`` on PATH; None when neither exists."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = Path(home) / "bin" / "java"
+        return str(candidate) if candidate.is_file() else None
+    return shutil.which("java")
+
+
+def java_problem() -> str | None:
+    """None when a Java >= 17 is found; otherwise one sentence saying what is wrong and the
+    command that fixes it (Debian/Ubuntu). Runs ``java -version`` (about 0.1 s)."""
+    java = java_executable()
+    fix = f"Spark needs Java {JAVA_MIN} or later: install it (Debian/Ubuntu: {JAVA_INSTALL}) or set JAVA_HOME."
+    if java is None:
+        where = f"JAVA_HOME={os.environ['JAVA_HOME']} has no bin/java" if os.environ.get("JAVA_HOME") else \
+            "no java on PATH and JAVA_HOME is not set"
+        return f"Java not found ({where}). {fix}"
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{java} -version failed ({exc}). {fix}"
+    version = java_major_version(out.stderr + out.stdout)
+    if out.returncode != 0 or version is None:
+        return f"{java} -version failed (exit {out.returncode}). {fix}"
+    if version < JAVA_MIN:
+        return f"{java} is Java {version}. {fix}"
+    return None
+
+
+def java_major_version(text: str) -> int | None:
+    """The major version in ``java -version``'s output: ``"17.0.15"`` -> 17, ``"1.8.0_392"``
+    -> 8; None when there is none."""
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if found is None:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+def shuffle_partitions(input_bytes: int | None, cores: int | None = None) -> int:
+    """Shuffle partitions for local mode: one per :data:`BYTES_PER_PARTITION` of input,
+    at least 1 and at most ``2 * cores`` (capped at Spark's default 200); ``2 * cores``
+    when the size is unknown (object storage). 50 queries (a 300 KB file) -> 1."""
+    cores = cores or os.cpu_count() or 2
+    most = min(200, 2 * cores)
+    if input_bytes is None:
+        return most
+    return max(1, min(most, -(-input_bytes // BYTES_PER_PARTITION)))
+
+
+def local_options(partitions: int) -> dict[str, str]:
+    """The options of a local session serpeval starts (see the module docstring)."""
+    return {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(partitions),
+        "spark.default.parallelism": str(partitions),
+        "spark.sql.adaptive.coalescePartitions.initialPartitionNum": str(partitions),
+        "spark.driver.host": "localhost",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES.as_uri()}",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+    }
+
+
+def set_worker_python() -> None:
+    """Make PySpark start its Python workers with the running interpreter (``PYSPARK_PYTHON``,
+    read when the SparkContext starts), unless the user chose one."""
+    if sys.executable:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -1,0 +1,161 @@
+"""``evaluate --backend spark`` fails early and starts quietly: bad measures, options and inputs
+are refused before a JVM starts; Java is checked with a clear message; a session serpeval
+starts prints no log4j or stage-progress lines and runs its Python workers with the running
+interpreter."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
+
+from serpeval.cli import main
+from serpeval.core import sparkconf
+from serpeval.spark import cli as spark_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n")
+    return str(tmp_path / "qrels.txt"), str(tmp_path / "a.run")
+
+
+@pytest.fixture
+def no_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Starting (or finding) a Spark session, or checking Java, fails the test."""
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a Spark session was requested before the inputs were checked")
+
+    monkeypatch.setattr(spark_cli, "session", refuse)
+    monkeypatch.setattr(sparkconf, "java_problem", refuse)
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        (["-m", "nDCG@10,APP"], "Unknown measure 'APP' in 'APP'. Did you mean 'AP' or 'MAP'?"),
+        (["-m", "P@x"], "P@x"),
+        (["-m", "nDCG(gain=bogus)@10"], "must be one of linear, exp"),
+    ],
+)
+def test_bad_measures_and_options_are_refused_before_spark(
+    files: tuple[str, str], no_session: None, capsys: pytest.CaptureFixture[str], extra: list[str], error: str
+) -> None:
+    assert main(["evaluate", "--backend", "spark", *files, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("serpeval evaluate: error: ")
+    assert error in err
+    assert err.count("\n") == 1
+
+
+def test_missing_unreadable_and_json_inputs_are_refused_before_spark(
+    files: tuple[str, str], no_session: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, run = files
+    missing = str(tmp_path / "nope.run")
+    assert main(["evaluate", "--backend", "spark", qrels, run, missing]) == 2
+    assert capsys.readouterr().err == f"serpeval evaluate: error: {missing}: no such file. Check the path.\n"
+    (tmp_path / "run.json").write_text('{"q1": {"d1": 1.0}}')
+    assert main(["evaluate", "--backend", "spark", qrels, str(tmp_path / "run.json")]) == 2
+    assert "JSON is read by the local backend only" in capsys.readouterr().err
+    if os.geteuid() != 0:  # root reads anything
+        locked = tmp_path / "locked.run"
+        locked.write_text("q1 Q0 d1 1 1.0 a\n")
+        locked.chmod(0)
+        assert main(["evaluate", "--backend", "spark", qrels, str(locked)]) == 2
+        assert "permission denied" in capsys.readouterr().err
+
+
+def test_input_sizes_decide_the_local_partitions(files: tuple[str, str], tmp_path: Path) -> None:
+    import argparse
+
+    args = argparse.Namespace(missing="skip", depth=None)
+    qrels, run = files
+    size = spark_cli.check_inputs([qrels, run], ["AP"], args)
+    assert size == Path(qrels).stat().st_size + Path(run).stat().st_size  # 20 + 34 bytes
+    assert spark_cli.check_inputs([qrels, "s3a://bucket/run.parquet"], ["AP"], args) is None
+    # 1 partition per 32 MiB, at most 2 * cores (and 200); 2 * cores when the size is unknown
+    assert sparkconf.shuffle_partitions(54, cores=8) == 1
+    assert sparkconf.shuffle_partitions(100 * 2**20, cores=8) == 4  # ceil(100 / 32)
+    assert sparkconf.shuffle_partitions(10 * 2**30, cores=8) == 16
+    assert sparkconf.shuffle_partitions(None, cores=8) == 16
+    assert sparkconf.shuffle_partitions(None, cores=256) == 200
+
+
+def test_java_is_checked_with_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    problem = sparkconf.java_problem()
+    assert problem is not None
+    assert f"JAVA_HOME={tmp_path} has no bin/java" in problem
+    assert "apt-get install -y openjdk-17-jre-headless" in problem
+    (tmp_path / "bin").mkdir()
+    java = tmp_path / "bin" / "java"
+    java.write_text('#!/bin/sh\necho \'openjdk version "11.0.22" 2024-01-16\' >&2\n')
+    java.chmod(0o755)
+    assert sparkconf.java_problem() == (
+        f"{java} is Java 11. Spark needs Java 17 or later: install it (Debian/Ubuntu: "
+        "apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME."
+    )
+    java.write_text('#!/bin/sh\necho \'openjdk version "21.0.1" 2023-10-17\' >&2\n')
+    assert sparkconf.java_problem() is None
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert sparkconf.java_problem() == (
+        "Java not found (no java on PATH and JAVA_HOME is not set). Spark needs Java 17 or later: "
+        "install it (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME."
+    )
+    assert sparkconf.java_major_version('java version "1.8.0_392"') == 8
+    assert sparkconf.java_major_version('openjdk version "17.0.15" 2025-04-15') == 17
+    assert sparkconf.java_major_version('openjdk version "21" 2023-09-19') == 21
+    assert sparkconf.java_major_version("no version here") is None
+
+
+def test_a_fresh_session_is_quiet_and_uses_this_interpreter(tmp_path: Path) -> None:
+    """A new process (so a new JVM with serpeval's settings), with the virtual environment
+    not activated (its bin/ not on PATH, no PYSPARK_PYTHON): the Python workers must still
+    be this interpreter, and stderr has no log4j or ``[Stage ...]`` lines."""
+    if sparkconf.java_problem() is not None:
+        pytest.skip("Spark needs Java 17+ and none was found")
+    (tmp_path / "qrels.txt").write_text("".join(f"q{q} 0 d{d} {(q + d) % 3}\n" for q in range(20) for d in range(5)))
+    (tmp_path / "a.run").write_text("".join(f"q{q} Q0 d{d} {d} {10 - d} a\n" for q in range(20) for d in range(8)))
+    java = sparkconf.java_executable()
+    assert java is not None
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = os.pathsep.join(p for p in ("/usr/bin", "/bin", str(Path(java).parent)) if p)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    args = [str(tmp_path / "qrels.txt"), str(tmp_path / "a.run"), "-m", "P@5,AP", "-f", "tsv"]
+    spark = subprocess.run([sys.executable, "-m", "serpeval", "evaluate", "--backend", "spark", *args],
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert spark.returncode == 0, spark.stderr
+    local = subprocess.run([sys.executable, "-m", "serpeval", "evaluate", *args],
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert spark.stdout == local.stdout
+    noise = [line for line in spark.stderr.splitlines()
+             if "[Stage" in line or "log4j" in line or " WARN " in line or " INFO " in line
+             or "log level" in line]
+    assert noise == [], spark.stderr
+    assert shutil.which("python3", path=env["PATH"]) != sys.executable  # the venv is not on PATH
+
+
+def test_progress_is_reported_step_by_step(spark: Any, files: tuple[str, str]) -> None:
+    import argparse
+
+    qrels, run = files
+    args = argparse.Namespace(qrels=qrels, runs=[run, run], missing="skip", depth=None, judged_only=False,
+                              spark_master=None)
+    calls: list[tuple[int, int]] = []
+    _, runs, results = spark_cli.evaluate_files(args, ["AP"], lambda done, total: calls.append((done, total)))
+    # the session, the qrels, two runs, the evaluation: 5 steps
+    assert calls == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+    assert len({r.name for r in runs}) == 2  # the same file twice gets two names
+    assert results.means("a")["AP"] == pytest.approx(1.0)  # the one relevant doc d1 is ranked first
