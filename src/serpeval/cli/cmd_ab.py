@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
                 **common,
             )
             rows = planned.to_dicts()
-            return emit(args, rows, list(planned.notes), "A/B plan", rows)
+            return emit(args, _plan_rows(rows, args.format), list(planned.notes), "A/B plan", rows)
         if args.monitor:
             looks: str | int = args.looks if args.looks == "daily" else _int(args.looks)
             seq = monitor.monitor_ab(
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
             notes = [
                 *seq.notes,
                 f"always-valid p-values and confidence sequence: mSPRT, narrowest at "
-                f"{seq.tuning_n:,.0f} units; p_value is the fixed-horizon p "
+                f"{seq.tuning_n:,.0f} units; p is the fixed-horizon p "
                 "(stopping at its first dip below alpha is invalid)",
             ]
             return emit(
@@ -244,8 +244,8 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
         {
             "metric": r["metric"],
             "treatment": r["treatment"],
-            "control": r["value_control"],
-            "value": r["value_treatment"],
+            "control value": r["value_control"],
+            "treatment value": r["value_treatment"],
             "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
             "relative [95% CI]": (
                 f"{_pct(r['rel_effect'])} [{_pct(r['rel_ci_lower'])}, {_pct(r['rel_ci_upper'])}]"
@@ -272,11 +272,42 @@ def p_text(p: float) -> str:
 
 
 def _monitor_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
-    """Look-by-look rows: timestamps as text; readable p-values in the display formats."""
+    """Look-by-look rows: timestamps as text; readable labels and p-values in the display formats."""
     out = [{**r, "end": r["end"].isoformat(sep=" ")} for r in rows]
     if fmt in ("table", "markdown", "latex"):
         for r in out:
             r["p_value"], r["always_valid_p"] = p_text(r["p_value"]), p_text(r["always_valid_p"])
+        return [_labelled(r) for r in out]
+    return out
+
+
+def _plan_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+    """Plan rows: every field for the machine formats; readable labels for reading."""
+    if fmt not in ("table", "markdown", "latex"):
+        return rows
+    return [_labelled({**r, "relative": "relative" if r.get("relative") else "absolute"}) for r in rows]
+
+
+#: Field names of the plan and monitor rows -> the column headers a person reads.
+_LABELS = {
+    "sd_per_unit": "sd per unit", "units_observed": "units observed", "mde": "MDE",
+    "relative": "MDE is", "units_per_arm": "units per arm", "mde_at_observed": "MDE now",
+    "rel_mde_at_observed": "relative MDE now", "variance_reduction": "variance reduction",
+    "units_control": "units control", "units_treatment": "units treatment",
+    "value_control": "control value", "value_treatment": "treatment value", "ci_lower": "CI low",
+    "ci_upper": "CI high", "p_value": "p", "cs_lower": "always-valid low",
+    "cs_upper": "always-valid high", "always_valid_p": "always-valid p",
+}
+
+
+def _labelled(row: dict[str, Any]) -> dict[str, Any]:
+    """A display row: readable headers; unit counts (users, by default) with thousands separators."""
+    out = {}
+    for key, value in row.items():
+        label = _LABELS.get(key, key)
+        if label.startswith("units") and isinstance(value, (int, float)) and math.isfinite(value):
+            value = f"{math.ceil(value):,}"
+        out[label] = value
     return out
 
 

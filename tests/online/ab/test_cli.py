@@ -119,3 +119,22 @@ def test_generate_logs_refuses_no_experiments(tmp_path, capsys) -> None:
     assert status == 2
     assert "argument --experiments: must be a positive integer, got 0" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()
+
+
+def test_plan_and_monitor_tables_have_readable_headers() -> None:
+    from serpeval.cli.cmd_ab import _monitor_rows, _plan_rows
+
+    plan = [{"metric": "ctr", "baseline": 0.5, "sd_per_unit": 0.4, "units_observed": 1471, "mde": 0.01,
+             "relative": True, "units_per_arm": 52556.2, "mde_at_observed": 0.04,
+             "rel_mde_at_observed": 0.06, "variance_reduction": 0.1}]
+    shown = _plan_rows(plan, "table")[0]
+    assert list(shown) == ["metric", "baseline", "sd per unit", "units observed", "MDE", "MDE is", "units per arm",
+                           "MDE now", "relative MDE now", "variance reduction"]
+    assert (shown["units observed"], shown["MDE is"], shown["units per arm"]) == ("1,471", "relative", "52,557")
+    assert _plan_rows(plan, "json") == plan  # machine formats keep every field as it is
+    import datetime as dt
+
+    look = [{"look": 1, "end": dt.datetime(2026, 1, 6), "units_control": 309, "p_value": 0.25,
+             "always_valid_p": 1.0, "cs_lower": -0.19}]
+    assert list(_monitor_rows(look, "table")[0]) == ["look", "end", "units control", "p", "always-valid p",
+                                                     "always-valid low"]
