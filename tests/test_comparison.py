@@ -302,3 +302,14 @@ def test_a_run_named_baseline_is_not_said_twice() -> None:
     c = compare_results(serpeval.evaluate(qrels, runs, ["AP"]), rng=0)
     assert "against the baseline run;" in c.description()
     assert "baseline baseline" not in c.description()
+
+
+def test_per_query_output_keeps_only_its_own_notes() -> None:
+    """The per-query table has no CI, d_z, sig or p columns: their footnotes stay with the summary."""
+    collection = make_collection(n_queries=12)
+    c = compare_results(serpeval.evaluate(collection.qrels, collection.runs, ["AP"]), rng=0)
+    summary = render_comparison(c, "table")
+    per_query = render_comparison(c, "table", per_query=True)
+    for footnote in ("d_z = mean delta", "sig: ", "p-values:"):
+        assert footnote in summary
+        assert footnote not in per_query

@@ -25,9 +25,10 @@ def register(sub: Any) -> None:
         help="A/B: attractiveness shift of the treatment on the logit scale (default 0)",
     )
     p.add_argument(
-        "--experiments", type=POSITIVE_INT, default=1, help="experiments (users split among them)"
+        "--experiments", type=POSITIVE_INT, default=1, help="experiments, users split among them (default 1)"
     )
-    p.add_argument("--variants", default="control,treatment", help="arm names (first = control)")
+    p.add_argument("--variants", default="control,treatment",
+                   help="arm names, first = control (default control,treatment)")
     p.add_argument("--click-model", default="dbn", help="click model preset (default dbn)")
     p.add_argument("--impressions-per-user", type=real(minimum=1.0), default=4.0,
                    help="mean searches per user, >= 1 (default 4)")

@@ -14,7 +14,8 @@ def register(sub: Any) -> None:
                        description="List every registered measure with a one-line definition, "
                                    "or show one measure (its formula and edge cases).")
     p.add_argument("name", nargs="?", help="a measure name in any dialect, e.g. ndcg_cut_10")
-    p.add_argument("-f", "--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.add_argument("-f", "--format", choices=("table", "markdown", "json", "csv"), default="table",
+                   help="output format of the measure list (default table)")
     p.set_defaults(func=run)
 
 

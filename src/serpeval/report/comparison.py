@@ -124,9 +124,10 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
     if fmt in ("csv", "tsv"):
         return render(c.to_dicts(per_query=per_query), fmt)
     notes = [*c.notes(), legend(c)]
-    if per_query:
+    if per_query:  # the notes that explain the summary table's columns (CI, d_z, sig) stay with it
+        per_query_notes = [n for n in c.notes() if not n.startswith(("p-values:", f"{c.confidence:.0%} CI"))]
         return render(_per_query_rows(c, digits), fmt, digits=digits, title=c.description(),
-                      notes=notes, color=color, width=width)
+                      notes=per_query_notes, color=color, width=width)
     if fmt == "latex":
         return latex_table(c, digits=digits)
     rows, cols, styles = human_rows(c, digits)
