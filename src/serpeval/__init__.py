@@ -14,8 +14,7 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from serpeval.core.version import __version__
 
@@ -36,6 +35,8 @@ __all__ = [
     "read_run",
     "reciprocal_rank",
 ]
+
+from serpeval.core.lazy import lazy_index
 
 _LAZY = {
     "REGISTRY": "serpeval.measures",
@@ -65,14 +66,5 @@ if TYPE_CHECKING:
     from serpeval.measures.formulas import dcg, ndcg, reciprocal_rank
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'serpeval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_index(__name__, _LAZY)
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -13,8 +13,7 @@ interleaving, and interleaving uses neither.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from serpeval.core.lazy import lazy_index
 
 _LAZY: dict[str, str] = {
     # interleaving at serving time
@@ -41,14 +40,5 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'serpeval.online' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_index(__name__, _LAZY)
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -19,9 +19,7 @@ everything but cli.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from serpeval.core.lazy import lazy_index
 from serpeval.report.table import FORMATS, format_cell, render
 
 __all__ = ["DEFAULT_HTML_PATH", "FORMATS", "explain_gate", "format_cell", "html_report", "render",
@@ -39,10 +37,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'serpeval.report' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_index(__name__, _LAZY)

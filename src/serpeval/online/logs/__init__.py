@@ -24,8 +24,7 @@ online.common, stats and the layers below.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from serpeval.core.lazy import lazy_index
 
 _LAZY: dict[str, str] = {
     "analyze_ab": "serpeval.online.logs.analysis",
@@ -55,14 +54,5 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'serpeval.online.logs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_index(__name__, _LAZY)
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
