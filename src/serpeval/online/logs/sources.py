@@ -296,9 +296,12 @@ def allow_arrow_lambdas(con: Any) -> None:
 
 def spark_session() -> Any:
     """The active SparkSession, or a new local one (``local[*]``, UTC, quiet, no UI; the
-    options of :mod:`serpeval.core.sparkconf`, Java checked first)."""
+    options of :mod:`serpeval.core.sparkconf`, Java checked first). Its warehouse folder is a
+    temporary directory removed when the process exits."""
     require("pyspark", "spark")
+    import atexit
     import os
+    import shutil
     import tempfile
 
     from pyspark.sql import SparkSession
@@ -316,8 +319,10 @@ def spark_session() -> Any:
     builder = SparkSession.builder.master(f"local[{cores}]").appName("serpeval")
     for key, value in sparkconf.local_options(sparkconf.shuffle_partitions(None, cores)).items():
         builder = builder.config(key, value)
+    warehouse = tempfile.mkdtemp(prefix="serpeval-spark-")
+    atexit.register(shutil.rmtree, warehouse, ignore_errors=True)  # leave no folder in the temp directory
     try:
-        session = builder.config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="serpeval-spark-")).getOrCreate()
+        session = builder.config("spark.sql.warehouse.dir", warehouse).getOrCreate()
     except Exception as exc:  # Java broken: say how to fix it
         raise SerpevalError(
             f"could not start a local Spark session ({type(exc).__name__}: {exc}). Spark needs "
