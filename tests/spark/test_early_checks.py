@@ -142,9 +142,29 @@ def test_a_fresh_session_is_quiet_and_uses_this_interpreter(tmp_path: Path) -> N
     assert spark.stdout == local.stdout
     noise = [line for line in spark.stderr.splitlines()
              if "[Stage" in line or "log4j" in line or " WARN " in line or " INFO " in line
-             or "log level" in line]
+             or "log level" in line or "WARNING: Using incubator modules" in line]
     assert noise == [], spark.stderr
     assert shutil.which("python3", path=env["PATH"]) != sys.executable  # the venv is not on PATH
+
+
+def test_the_jvm_start_up_warning_is_dropped_and_other_lines_kept(capfd: pytest.CaptureFixture[str]) -> None:
+    """get_or_create_quietly: a child launched by getOrCreate (as the JVM is) inherits fd 2; its
+    incubator-module warning is dropped, its other lines (errors) still reach stderr, in order."""
+    import threading
+
+    class Builder:
+        def getOrCreate(self) -> str:  # noqa: N802 (pyspark's name)
+            script = ("import os; os.write(2, b'before\\n'); "
+                      "os.write(2, b'WARNING: Using incubator modules: jdk.incubator.vector\\n'); "
+                      "os.write(2, b'ERROR real problem\\n')")
+            subprocess.run([sys.executable, "-c", script], check=True)
+            return "session"
+
+    assert sparkconf.get_or_create_quietly(Builder()) == "session"
+    for thread in threading.enumerate():
+        if thread.name == "serpeval-jvm-stderr":
+            thread.join(timeout=30)  # the child has exited: the pipe is at its end
+    assert capfd.readouterr().err == "before\nERROR real problem\n"
 
 
 def test_progress_is_reported_step_by_step(spark: Any, files: tuple[str, str]) -> None:

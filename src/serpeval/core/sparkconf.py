@@ -19,6 +19,9 @@ Pure Python (no pyspark import): the one place where :mod:`serpeval.spark` and
   partition costs a task and an Arrow round trip to a Python worker, which dominated small
   inputs (200 near-empty tasks); no UI, no network lookups (``spark.driver.host`` is
   localhost).
+- **No start-up noise.** :func:`get_or_create_quietly` starts the session with the JVM's
+  one start-up warning (Java's note on Spark's incubator vector module) filtered out of
+  stderr.
 """
 
 from __future__ import annotations
@@ -29,10 +32,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "JAVA_INSTALL",
+    "JVM_NOISE",
     "LOG4J2_PROPERTIES",
+    "get_or_create_quietly",
     "java_problem",
     "local_options",
     "set_worker_python",
@@ -123,3 +129,46 @@ def set_worker_python() -> None:
     read when the SparkContext starts), unless the user chose one."""
     if sys.executable:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+#: What the JVM says on stderr at start-up that carries no information for a serpeval user:
+#: Spark 4's launcher always adds ``--add-modules=jdk.incubator.vector``, and Java then prints
+#: this line whatever the log level (no JVM flag turns it off).
+JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+
+
+def get_or_create_quietly(builder: Any) -> Any:
+    """``builder.getOrCreate()`` with the JVM's start-up noise (:data:`JVM_NOISE`) dropped from
+    stderr; every other line the JVM writes, then or later, still reaches stderr.
+
+    The JVM inherits file descriptor 2 when it is launched, so for the launch fd 2 is pointed
+    at a pipe; a daemon thread, started first, forwards the pipe's lines to the stderr of the
+    moment of the launch, minus the noise, for the life of the process. A forwarding error (stderr closed) drops lines but keeps
+    draining the pipe, so the JVM can never block on a full pipe.
+    """
+    import threading
+
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    real_stderr = os.dup(2)
+    threading.Thread(target=_forward_stderr, args=(read_end, real_stderr), name="serpeval-jvm-stderr",
+                     daemon=True).start()  # before the launch: the JVM must never wait on a full pipe
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        return builder.getOrCreate()
+    finally:
+        sys.stderr.flush()
+        os.dup2(real_stderr, 2)
+
+
+def _forward_stderr(read_end: int, target: int) -> None:
+    """Copy lines from ``read_end`` to ``target`` until the pipe closes, minus :data:`JVM_NOISE`."""
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        for line in iter(pipe.readline, b""):
+            if line.rstrip(b"\r\n") in JVM_NOISE:
+                continue
+            try:
+                os.write(target, line)
+            except OSError:
+                pass  # stderr gone: keep draining so the JVM never blocks

@@ -53,7 +53,7 @@ def session(master: str | None = None, input_bytes: int | None = None) -> Any:
         options = sparkconf.local_options(sparkconf.shuffle_partitions(input_bytes))
     for key, value in options.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = sparkconf.get_or_create_quietly(builder)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

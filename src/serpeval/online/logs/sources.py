@@ -322,7 +322,7 @@ def spark_session() -> Any:
     warehouse = tempfile.mkdtemp(prefix="serpeval-spark-")
     atexit.register(shutil.rmtree, warehouse, ignore_errors=True)  # leave no folder in the temp directory
     try:
-        session = builder.config("spark.sql.warehouse.dir", warehouse).getOrCreate()
+        session = sparkconf.get_or_create_quietly(builder.config("spark.sql.warehouse.dir", warehouse))
     except Exception as exc:  # Java broken: say how to fix it
         raise SerpevalError(
             f"could not start a local Spark session ({type(exc).__name__}: {exc}). Spark needs "
