@@ -153,7 +153,7 @@ def test_the_jvm_start_up_warning_is_dropped_and_other_lines_kept(capfd: pytest.
     import threading
 
     class Builder:
-        def getOrCreate(self) -> str:  # noqa: N802 (pyspark's name)
+        def getOrCreate(self) -> str:  # pyspark's name
             script = ("import os; os.write(2, b'before\\n'); "
                       "os.write(2, b'WARNING: Using incubator modules: jdk.incubator.vector\\n'); "
                       "os.write(2, b'ERROR real problem\\n')")

@@ -26,6 +26,7 @@ Pure Python (no pyspark import): the one place where :mod:`serpeval.spark` and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -143,8 +144,9 @@ def get_or_create_quietly(builder: Any) -> Any:
 
     The JVM inherits file descriptor 2 when it is launched, so for the launch fd 2 is pointed
     at a pipe; a daemon thread, started first, forwards the pipe's lines to the stderr of the
-    moment of the launch, minus the noise, for the life of the process. A forwarding error (stderr closed) drops lines but keeps
-    draining the pipe, so the JVM can never block on a full pipe.
+    moment of the launch, minus the noise, for the life of the process. A forwarding error
+    (stderr closed) drops lines but keeps draining the pipe, so the JVM can never block on a
+    full pipe.
     """
     import threading
 
@@ -168,7 +170,5 @@ def _forward_stderr(read_end: int, target: int) -> None:
         for line in iter(pipe.readline, b""):
             if line.rstrip(b"\r\n") in JVM_NOISE:
                 continue
-            try:
+            with contextlib.suppress(OSError):  # stderr gone: keep draining so the JVM never blocks
                 os.write(target, line)
-            except OSError:
-                pass  # stderr gone: keep draining so the JVM never blocks
