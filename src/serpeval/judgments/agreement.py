@@ -579,7 +579,8 @@ def _pair(data: _Aligned, labels: Sequence[str], a: int, b: int, weights: NDArra
     confusion = per_query.sum(axis=0).reshape(n_cat, n_cat)
     boot = (weights @ per_query).reshape(-1, n_cat, n_cat)
     values = {"observed": float(np.trace(confusion) / n_both)}
-    replicates = {"observed": np.trace(boot, axis1=1, axis2=2) / boot.sum(axis=(1, 2))}
+    with np.errstate(invalid="ignore", divide="ignore"):  # a draw without co-judged documents: NaN
+        replicates = {"observed": np.trace(boot, axis1=1, axis2=2) / boot.sum(axis=(1, 2))}
     for key, kind in (("kappa", "none"), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
         values[key] = float(cohen_kappa(confusion, kind))
         replicates[key] = cohen_kappa(boot, kind)
