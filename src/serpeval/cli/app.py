@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "generate-logs",
     "report",
     "simulate",
+    "agreement",
 )
 
 class OneLineParser(argparse.ArgumentParser):

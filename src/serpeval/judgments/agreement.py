@@ -556,7 +556,8 @@ def _names(sets: Sequence[Qrels], names: Sequence[str] | None) -> list[str]:
         return out
     out = []
     for i, q in enumerate(sets):
-        base = Path(q.source).name if not q.source.startswith("<") else f"set{i + 1}"
+        path = Path(q.source[:-3] if q.source.endswith(".gz") else q.source)
+        base = path.stem or path.name if not q.source.startswith("<") else f"set{i + 1}"
         name, n = base, 2
         while name in out:
             name, n = f"{base}#{n}", n + 1
@@ -647,6 +648,13 @@ def _fleiss(data: _Aligned, counts: NDArray[np.int64], everyone: NDArray[np.bool
     return value, interval
 
 
+def _load_runs(runs: Any) -> list[Any]:
+    """Read the runs once (they are evaluated under every label set), named as evaluate names them."""
+    from serpeval.evaluation.evaluate import _as_runs  # evaluate's one rule for "runs" arguments
+
+    return _as_runs(runs)
+
+
 def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures: str | Iterable[str],
                test: str, correction: str, alpha: float, rng: np.random.Generator) -> RankingStability:
     """Evaluate the runs under every set on the queries all sets judge; compare orderings and decisions."""
@@ -664,6 +672,7 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
         raise InputError(f"ranking stability needs at least 2 queries judged by every label set; "
                          f"{len(common)} are. Check that the label sets cover the same topics.")
     value_set = pa.array(sorted(common))
+    loaded = _load_runs(runs)
     results, decisions = [], []
     for q in sets:
         mask = pc.is_in(q.query_ids, value_set=value_set)
@@ -672,7 +681,7 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
                            source=q.source)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MissingQueriesWarning)  # the same for every set
-            res = evaluate(restricted, runs, measures)
+            res = evaluate(restricted, loaded, measures)
         results.append(res)
         c = compare_results(res, pairs="all", test=test, correction=correction, alpha=alpha, rng=rng)
         decisions.append(np.array([(1 if r.improved else -1) if r.significant and r.delta != 0 else 0
