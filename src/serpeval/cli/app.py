@@ -33,6 +33,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "simulate",
     "agreement",
+    "clicks-to-qrels",
 )
 
 class OneLineParser(argparse.ArgumentParser):

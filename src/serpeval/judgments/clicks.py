@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from serpeval.core.data import Qrels
     from serpeval.online.clicks import ClickLog, FitReport
 
-__all__ = ["MODELS", "ClickQrels", "clicks_to_qrels", "read_click_log", "simulated_clicks"]
+__all__ = ["MODELS", "ClickQrels", "click_log_records", "clicks_to_qrels", "read_click_log", "simulated_clicks"]
 
 #: The click models clicks-to-qrels fits, and what it takes as an item's relevance.
 MODELS = {"dbn": "attractiveness x satisfaction", "pbm": "attractiveness", "dcm": "attractiveness"}
@@ -98,6 +98,19 @@ def read_click_log(path: str | Path) -> ClickLog:
                          '"query", "docs" (shown document ids in rank order) and "clicked_ranks" (1-based).'
                          + hint)
     return ClickLog.from_table(table, source=str(path))
+
+
+def click_log_records(log: ClickLog) -> list[dict[str, Any]]:
+    """The impressions of ``log`` as dicts in the JSON-lines format (``query``, ``docs``,
+    ``clicked_ranks``): what :func:`read_click_log` reads back (to save a simulated log)."""
+    _, docs = _split_keys(log)
+    out = []
+    for row in range(len(log)):
+        codes = log.items[row]
+        shown = codes >= 0
+        out.append({"query": log.queries[int(log.query[row])], "docs": docs[codes[shown]].tolist(),
+                    "clicked_ranks": (np.flatnonzero(log.clicks[row] & shown) + 1).tolist()})
+    return out
 
 
 # ------------------------------------------------------------------ the result
@@ -161,13 +174,13 @@ class ClickQrels(Tabular):
                          "from": None if j == 0 else self.thresholds[j - 1],
                          "lowest": float(est.min()) if len(est) else None,
                          "highest": float(est.max()) if len(est) else None,
-                         "impressions (median)": float(np.median(self.impressions[mine])) if len(est) else None})
+                         "impressions (median)": _median(self.impressions[mine])})
         if self.unlabelled:
             below = ~labelled
             rows.append({"grade": f"none (< {self.min_impressions} impr.)", "documents": self.unlabelled,
                          "share": None, "from": None, "lowest": float(self.estimate[below].min()),
                          "highest": float(self.estimate[below].max()),
-                         "impressions (median)": float(np.median(self.impressions[below]))})
+                         "impressions (median)": _median(self.impressions[below])})
         return rows
 
     def item_dicts(self) -> list[dict[str, Any]]:
@@ -207,8 +220,9 @@ class ClickQrels(Tabular):
                          f"{c['below_floor']:,}, negative grades: {c['negative']:,}")
         skipped = {k: v for k, v in self.counts.items() if k in ("clicks_not_shown", "repeat_clicks") and v}
         if skipped:
-            notes.append("log lines' clicks not placed on a shown result: "
-                         + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in skipped.items()))
+            words = {"clicks_not_shown": "on a document not shown", "repeat_clicks": "repeated clicks"}
+            notes.append("raw click events the model does not use: "
+                         + ", ".join(f"{words[k]} {v:,}" for k, v in skipped.items()))
         return notes
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -218,6 +232,14 @@ class ClickQrels(Tabular):
                 "min_impressions": self.min_impressions, "pairs": len(self.estimate),
                 "unlabelled": self.unlabelled, "fit": self.fit.to_dict(), "calibration": self.calibration,
                 "log_counts": dict(self.counts), "rows": self.to_dicts(), "notes": self.notes()}
+
+
+def _median(counts: NDArray[np.int64]) -> float | int | None:
+    """The median count: an integer when it is one, None for no items."""
+    if len(counts) == 0:
+        return None
+    value = float(np.median(counts))
+    return int(value) if value.is_integer() else value
 
 
 # ------------------------------------------------------------------ inference
