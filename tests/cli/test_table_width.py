@@ -24,6 +24,7 @@ def inputs(tmp_path_factory):
         write_trec_run(run, folder / f"{name}.run")
     assert main(["generate-logs", str(folder / "ab"), "--users", "600"]) == 0
     _second_assessor(collection.qrels, folder / "qrels-b.txt")
+    _click_log(folder / "clicks.jsonl")
     assert main(["generate-logs", str(folder / "il"), "--users", "600", "--interleaving"]) == 0
     return folder
 
@@ -42,6 +43,15 @@ def _second_assessor(qrels, path) -> None:
                            moved[keep.to_numpy(zero_copy_only=False)]), path)
 
 
+def _click_log(path) -> None:
+    import json
+
+    from serpeval.judgments.clicks import click_log_records, simulated_clicks
+
+    log, _ = simulated_clicks(20, 2_000, rng=0)
+    path.write_text("".join(json.dumps(r) + "\n" for r in click_log_records(log)))
+
+
 def commands(folder):
     qrels, runs = str(folder / "qrels.txt"), [str(folder / "baseline.run"), str(folder / "candidate.run")]
     return {
@@ -55,6 +65,8 @@ def commands(folder):
         "interleaving-report --over-time": ["interleaving-report", str(folder / "il"), "--resamples",
                                             "200", "--over-time"],
         "agreement": ["agreement", qrels, str(folder / "qrels-b.txt"), "--runs", *runs, "--resamples", "200"],
+        "clicks-to-qrels": ["clicks-to-qrels", str(folder / "clicks.jsonl"), "--model", "pbm", "--min-impressions",
+                            "50", "-o", str(folder / "clicks.qrels")],
         "simulate": ["simulate", "--generate", "0.05", "--queries", "30", "--replicates", "10",
                      "--bootstrap", "50", "--mc-impressions", "5000"],
     }

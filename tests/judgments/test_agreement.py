@@ -248,7 +248,9 @@ def test_ranking_stability_against_evaluate_and_compare() -> None:
         runs[f"sys{i}"] = {q: {d: truth[q][d] + rng.normal(0, noise) for d in docs} for q in queries}
     result = agreement([truth, other], names=["A", "B"], runs=runs, measures=["nDCG@10"], resamples=10)
     st = result.stability
-    assert st is not None and st.queries == 20 and st.left_out == 0
+    assert st is not None
+    assert st.queries == 20
+    assert st.left_out == 0
     means_a = [evaluate(truth, runs, ["nDCG@10"]).aggregate(s, "nDCG@10") for s in runs]
     means_b = [evaluate(other, runs, ["nDCG@10"]).aggregate(s, "nDCG@10") for s in runs]
     row = st.rows[0]
@@ -268,6 +270,49 @@ def test_stability_uses_the_queries_every_set_judges() -> None:
     runs = {"x": {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d1": 1.0}},
             "y": {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d3": 1.0}}}
     st = agreement([a, b], runs=runs, measures=["P@1"], resamples=10).stability
-    assert st is not None and (st.queries, st.left_out) == (2, 1)
+    assert st is not None
+    assert (st.queries, st.left_out) == (2, 1)
     # Under a: x gets P@1 = (1 + 1)/2 = 1, y (0 + 0)/2 = 0; under b: x (1 + 0)/2, y (1 + 0)/2.
     assert st.means[:, :, 0].tolist() == [[1.0, 0.0], [0.5, 0.5]]
+
+
+# ------------------------------------------------------------------ the command line
+
+def _write(path, sets) -> list[str]:
+    from serpeval.io import as_qrels
+    from serpeval.io.trec import write_trec_qrels
+
+    paths = []
+    for i, s in enumerate(sets):
+        p = path / f"assessor{i}.qrels"
+        write_trec_qrels(as_qrels(s), p)
+        paths.append(str(p))
+    return paths
+
+
+def test_cli_json_carries_the_same_numbers(tmp_path, capsys) -> None:
+    import json
+
+    from serpeval.cli.app import main
+
+    sets = noisy_sets(3, seed=2)
+    paths = _write(tmp_path, sets)
+    assert main(["agreement", *paths, "--names", "x,y,z", "--resamples", "50", "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    direct = agreement(paths, names=["x", "y", "z"], resamples=50)
+    assert [p["kappa"] for p in payload["pairs"]] == [p.kappa for p in direct.pairs]
+    assert payload["fleiss_kappa"] == direct.fleiss
+    assert payload["alpha"] == direct.alpha
+    assert payload["pairs"][0]["confusion"] == direct.pairs[0].confusion.tolist()
+
+
+def test_cli_table_and_errors(tmp_path, capsys) -> None:
+    from serpeval.cli.app import main
+
+    paths = _write(tmp_path, noisy_sets(2, seed=3))
+    assert main(["agreement", *paths, "--resamples", "50"]) == 0
+    text = capsys.readouterr().out
+    assert "assessor agreement: assessor0, assessor1" in text
+    assert "confusion: assessor0 (rows) vs assessor1 (columns)" in text
+    assert main(["agreement", paths[0]]) == 2
+    assert "at least two label sets" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import DATA, need
 
 from serpeval.core.errors import InputError, OptionError
 from serpeval.judgments.agreement import agreement, cohen_kappa
@@ -20,7 +21,6 @@ from serpeval.judgments.clicks import (
     simulated_clicks,
 )
 from serpeval.online.clicks import ClickLog, fit_dbn, fit_pbm
-from tests.conftest import DATA, need
 
 YANDEX = DATA / "clicks-yandex-wscd2012-sample"
 
@@ -67,7 +67,8 @@ def test_impressions_and_clicks_are_counted(small) -> None:
     assert len(r.qrels) == (~below).sum()
     assert f"{below.sum():,} seen in fewer than 40 impressions" in " ".join(r.notes())
     rows = r.to_dicts()
-    assert rows[-1]["grade"] == "none (< 40 impr.)" and rows[-1]["documents"] == below.sum()
+    assert rows[-1]["grade"] == "none (< 40 impr.)"
+    assert rows[-1]["documents"] == below.sum()
     assert sum(row["documents"] for row in rows) == log.n_items
 
 
@@ -116,7 +117,9 @@ def test_calibration_counts_what_it_cannot_use(small) -> None:
     judged[first] = {**judged[first], "not-in-the-log": 2, next(iter(judged[first])): -1}
     r = clicks_to_qrels(log, model="pbm", calibrate=judged, min_impressions=30)
     c = r.calibration
-    assert c is not None and c["not_in_log"] == 1 and c["negative"] == 1
+    assert c is not None
+    assert c["not_in_log"] == 1
+    assert c["negative"] == 1
     assert c["below_floor"] == int(np.count_nonzero(r.impressions < 30)) - (
         1 if r.impressions[(r.query_ids == first) & (r.doc_ids == next(iter(judged[first])))][0] < 30 else 0)
     # The reported kappa is the kappa of the labels written, on the judged pairs.
@@ -194,7 +197,8 @@ def test_cli_writes_qrels_counts_and_they_evaluate(tmp_path, small, capsys) -> N
 def test_log_round_trips_through_records(small) -> None:
     log, _ = small
     again = ClickLog.from_records(click_log_records(log))
-    assert (again.items == log.items).all() and (again.clicks == log.clicks).all()
+    assert (again.items == log.items).all()
+    assert (again.clicks == log.clicks).all()
 
 
 def test_errors_say_what_to_do(tmp_path, small) -> None:

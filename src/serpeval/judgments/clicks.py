@@ -486,7 +486,8 @@ def simulated_clicks(
     """
     import pyarrow as pa
 
-    from serpeval.online.clicks import ClickLog, click_model as preset
+    from serpeval.online.clicks import ClickLog
+    from serpeval.online.clicks import click_model as preset
 
     check_count(n_queries, "n_queries")
     check_count(impressions, "impressions")
