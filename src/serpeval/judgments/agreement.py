@@ -305,9 +305,9 @@ class RankingStability(Tabular):
 
     def notes(self) -> list[str]:
         return [f"{len(self.systems)} systems evaluated under each label set on the {self.queries} "
-                f"queries every set judges ({self.left_out} queries judged by some sets only are "
-                "left out); tau: Kendall's tau-b; tau_AP: Yilmaz et al. 2008 with the first set as "
-                f"the reference; decisions: all system pairs, {self.test} test, {self.correction} "
+                f"queries every set judges (left out: {self.left_out} judged by some sets only); tau: "
+                "Kendall's tau-b; tau_AP: Yilmaz et al. 2008 with the first set as the reference; "
+                f"decisions: all system pairs, {self.test} test, {self.correction} "
                 f"correction, alpha {self.alpha:g}; flips: decisions that differ, reversals: "
                 "significant in opposite directions"]
 
@@ -535,9 +535,10 @@ def agreement(
     for s in range(len(sets)):
         np.add.at(counts, (np.flatnonzero(judged[s]), data.grades[s][judged[s]]), 1)
     alpha_value, alpha_ci, alpha_items = _overall_alpha(data, counts, weights, level, undefined)
-    fleiss, fleiss_ci, everyone = None, None, int(judged.all(axis=0).sum())
+    by_all: NDArray[np.bool_] = np.logical_and.reduce(judged, axis=0)
+    fleiss, fleiss_ci, everyone = None, None, int(by_all.sum())
     if len(sets) > 2 and everyone:
-        fleiss, fleiss_ci = _fleiss(data, counts, judged.all(axis=0), len(sets), weights, level, undefined)
+        fleiss, fleiss_ci = _fleiss(data, counts, by_all, len(sets), weights, level, undefined)
     stability = None
     if runs is not None:
         stability = _stability(sets, labels, runs, measures, test, correction, alpha, generator)

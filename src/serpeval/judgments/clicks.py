@@ -341,8 +341,8 @@ def clicks_to_qrels(
                          f"(the most: {int(impressions.max())}); lower --min-impressions.")
     query_ids, doc_ids = _split_keys(clicklog)
     calibration = None
-    if calibrate is None:
-        thresholds = tuple(float(t) for t in np.quantile(estimate[labelled], shares))
+    if shares is not None:
+        thresholds = tuple(float(t) for t in np.quantile(estimate[labelled], np.asarray(shares)))
         method = "quantile"
     else:
         thresholds, calibration = _calibrate(calibrate, query_ids, doc_ids, estimate, labelled, levels, objective)
