@@ -431,37 +431,46 @@ class _Aligned:
 
 
 def _align(sets: Sequence[Qrels], names: Sequence[str]) -> _Aligned:
-    """One grade matrix over the union of judged (query, document) pairs."""
+    """One grade matrix over the union of judged (query, document) pairs.
+
+    Ids of all sets are dictionary-encoded together once; a pair is the integer
+    ``query code * documents + document code`` (no string keys).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from serpeval.core.arrays import factorize
-
-    keys, grades, counts = [], [], []
+    kept_q, kept_d, grades, counts = [], [], [], []
     for name, q in zip(names, sets, strict=True):
         keep = q.relevance >= 0
         mask = pa.array(keep)
         qids = q.query_ids.filter(mask)
-        keys.append(pc.binary_join_element_wise(qids, q.doc_ids.filter(mask), "\x1f"))
+        kept_q.extend(qids.chunks)
+        kept_d.extend(q.doc_ids.filter(mask).chunks)
         grades.append(q.relevance[keep])
         counts.append(SetCounts(name, q.source, int(keep.sum()), len(pc.unique(qids)),
                                 int(len(keep) - keep.sum())))
         if not keep.any():
             raise InputError(f"{q.source}: no non-negative grade; label set {name!r} judges nothing "
                              "(negative grades mean 'in the pool but not judged').")
-    universe = pc.unique(pa.chunked_array(keys).combine_chunks())
     lowest = min(int(g.min()) for g in grades)
     highest = max(int(g.max()) for g in grades)
     if highest - lowest + 1 > MAX_GRADE_SPAN:
         raise InputError(f"grades span {lowest}..{highest}; agreement takes graded labels (at most "
                          f"{MAX_GRADE_SPAN} grades from the lowest to the highest).")
-    matrix = np.full((len(sets), len(universe)), -1, dtype=np.int64)
-    for s, (k, g) in enumerate(zip(keys, grades, strict=True)):
-        codes = pc.index_in(k, value_set=universe).to_numpy(zero_copy_only=False).astype(np.int64)
-        matrix[s, codes] = g - lowest
-    query_of_item = pc.list_element(pc.split_pattern(universe, "\x1f", max_splits=1), 0)
-    query, query_names = factorize(pa.chunked_array([query_of_item]))
-    return _Aligned(matrix, query, len(query_names), tuple(range(lowest, highest + 1)), tuple(counts),
+    query_codes = pc.dictionary_encode(pa.chunked_array(kept_q, pa.string()).combine_chunks())
+    doc_codes = pc.dictionary_encode(pa.chunked_array(kept_d, pa.string()).combine_chunks())
+    n_docs = len(doc_codes.dictionary)
+    key = (query_codes.indices.to_numpy(zero_copy_only=False).astype(np.int64) * n_docs
+           + doc_codes.indices.to_numpy(zero_copy_only=False))
+    pairs, item = np.unique(key, return_inverse=True)
+    matrix = np.full((len(sets), len(pairs)), -1, dtype=np.int64)
+    start = 0
+    for s, g in enumerate(grades):
+        matrix[s, item[start:start + len(g)]] = g - lowest
+        start += len(g)
+    used, query = np.unique(pairs // n_docs, return_inverse=True)
+    query_names = query_codes.dictionary.take(pa.array(used)).to_pylist()
+    return _Aligned(matrix, query.astype(np.int64), len(used), tuple(range(lowest, highest + 1)), tuple(counts),
                     query_names)
 
 

@@ -345,7 +345,7 @@ def clicks_to_qrels(
         thresholds = tuple(float(t) for t in np.quantile(estimate[labelled], np.asarray(shares)))
         method = "quantile"
     else:
-        thresholds, calibration = _calibrate(calibrate, query_ids, doc_ids, estimate, labelled, levels, objective)
+        thresholds, calibration = _calibrate(calibrate, clicklog.item_keys, estimate, labelled, levels, objective)
         method = "calibrated"
     labels = np.where(labelled, _apply(estimate, thresholds, levels), -1)
     qrels = _qrels(query_ids[labelled], doc_ids[labelled], labels[labelled], clicklog.source)
@@ -376,7 +376,7 @@ def _qrels(query_ids: NDArray[np.object_], doc_ids: NDArray[np.object_], grades:
 
 # ------------------------------------------------------------------ calibration
 
-def _calibrate(calibrate: Any, query_ids: NDArray[np.object_], doc_ids: NDArray[np.object_],
+def _calibrate(calibrate: Any, log_keys: Any,
                estimate: NDArray[np.float64], labelled: NDArray[np.bool_], levels: tuple[int, ...],
                objective: str) -> tuple[tuple[float, ...], dict[str, Any]]:
     """Thresholds maximising kappa between inferred grades and ``calibrate`` (module docstring)."""
@@ -389,7 +389,6 @@ def _calibrate(calibrate: Any, query_ids: NDArray[np.object_], doc_ids: NDArray[
     keep = judged.relevance >= 0
     mask = pa.array(keep)
     keys = pc.binary_join_element_wise(judged.query_ids.filter(mask), judged.doc_ids.filter(mask), _SEP)
-    log_keys = pa.array([f"{q}{_SEP}{d}" for q, d in zip(query_ids, doc_ids, strict=True)], pa.string())
     found = pc.fill_null(pc.index_in(keys, value_set=log_keys), -1).to_numpy(zero_copy_only=False)
     in_log = found >= 0
     position = np.maximum(found, 0).astype(np.int64)
