@@ -316,3 +316,38 @@ def test_cli_table_and_errors(tmp_path, capsys) -> None:
     assert "confusion: assessor0 (rows) vs assessor1 (columns)" in text
     assert main(["agreement", paths[0]]) == 2
     assert "at least two label sets" in capsys.readouterr().err
+
+
+def test_opposite_label_sets_reverse_the_ranking_and_the_decision() -> None:
+    """Set A calls d1 relevant, set B d5; run x ranks d1 first, y ranks d5 first, except on 3 of
+    20 queries where both put the other document first. Under A: P@1 of x = 17/20, of y = 3/20;
+    under B the reverse. Both differences are significant, in opposite directions."""
+    queries = [f"q{i}" for i in range(20)]
+    a = {q: {"d1": 1, "d5": 0} for q in queries}
+    b = {q: {"d1": 0, "d5": 1} for q in queries}
+    x = {q: {"d1": 2.0, "d5": 1.0} if i >= 3 else {"d1": 1.0, "d5": 2.0} for i, q in enumerate(queries)}
+    y = {q: {"d5": 2.0, "d1": 1.0} if i >= 3 else {"d5": 1.0, "d1": 2.0} for i, q in enumerate(queries)}
+    st = agreement([a, b], names=["A", "B"], runs={"x": x, "y": y}, measures=["P@1"], resamples=10).stability
+    assert st is not None
+    assert st.means[:, :, 0].tolist() == [[0.85, 0.15], [0.15, 0.85]]
+    row = st.rows[0]
+    assert (row.tau, row.tau_ap) == (-1.0, -1.0)
+    assert (row.decisions, row.significant_a, row.significant_b, row.flips, row.reversals) == (1, 1, 1, 1, 1)
+
+
+def test_order_of_the_sets_only_transposes() -> None:
+    sets = noisy_sets(2, seed=9)
+    ab, ba = agreement(sets, resamples=50), agreement(sets[::-1], resamples=50)
+    assert (ab.pairs[0].confusion == ba.pairs[0].confusion.T).all()
+    for key in ("observed", "kappa", "kappa_linear", "kappa_quadratic", "alpha"):
+        assert ab.pairs[0].values[key] == pytest.approx(ba.pairs[0].values[key], abs=1e-12)
+    assert (ab.pairs[0].only_a, ab.pairs[0].only_b) == (ba.pairs[0].only_b, ba.pairs[0].only_a)
+
+
+def test_three_sets_without_a_common_document_have_no_fleiss() -> None:
+    a, b, c = {"q": {"d1": 1, "d2": 0}}, {"q": {"d1": 1, "d3": 1}}, {"q": {"d2": 0, "d3": 1}}
+    result = agreement([a, b, c], resamples=10)
+    assert result.fleiss is None
+    assert result.all_judged == 0
+    assert result.alpha_items == 3
+    assert any("no Fleiss kappa" in n for n in result.notes())

@@ -400,6 +400,9 @@ class Agreement(Tabular):
                  f"(only a / only b), not compared; negative grades are not labels "
                  f"({sum(s.unjudged for s in self.sets)} set aside)",
                  f"{self.confidence:.0%} CIs: percentile bootstrap over queries, {self.resamples} resamples"]
+        if len(self.sets) > 2 and self.fleiss is None:
+            notes.append("no document is judged by every set, so there is no Fleiss kappa (alpha uses "
+                         "documents judged by two sets or more)")
         if any(self.undefined.values()):
             parts = ", ".join(f"{k}: {v}" for k, v in self.undefined.items() if v)
             notes.append(f"bootstrap replicates where a statistic is undefined (one label only), left out: {parts}")
