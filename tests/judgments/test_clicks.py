@@ -223,3 +223,24 @@ def test_errors_say_what_to_do(tmp_path, small) -> None:
     with pytest.raises(InputError, match="generate-logs log records the clicked positions"):
         read_click_log(generated)
     assert Path(generated).exists()
+
+
+def test_several_files_are_one_log(tmp_path, small) -> None:
+    log, _ = small
+    records = click_log_records(log)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"
+    first.write_text("".join(json.dumps(r) + "\n" for r in records[:2500]))
+    import gzip
+
+    second.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in records[2500:]).encode()))
+    both = read_click_log([first, second])
+    assert len(both) == len(log)
+    assert both.n_items == log.n_items
+    one = clicks_to_qrels(log, model="pbm")
+    two = clicks_to_qrels([first, second], model="pbm")
+    assert sorted(zip(one.query_ids, one.doc_ids, one.labels, strict=True)) == sorted(
+        zip(two.query_ids, two.doc_ids, two.labels, strict=True))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(records[0]) + "\n" + json.dumps({**records[1], "clicked_ranks": [11]}) + "\n")
+    with pytest.raises(InputError, match=r"bad.jsonl: line 2: clicked rank 11"):
+        read_click_log([first, bad])

@@ -1,4 +1,4 @@
-"""``serpeval clicks-to-qrels LOG --model dbn --grades 0,1,2,3 -o FILE``: qrels inferred from clicks."""
+"""``serpeval clicks-to-qrels LOG... --model dbn --grades 0,1,2,3 -o FILE``: qrels inferred from clicks."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
                     "impressions get no grade and are counted.",
         epilog=EXIT_CODES_HELP,
     )
-    p.add_argument("log", metavar="LOG", help="click log: JSON lines (.gz ok) or Parquet")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="click log file(s): JSON lines (.gz ok) or Parquet; "
+                                                         "several files are one log")
     p.add_argument("--model", choices=("dbn", "pbm", "dcm"), default="dbn", help="click model (default dbn)")
     p.add_argument("--grades", default="0,1,2,3", help="grades to assign, lowest first (default 0,1,2,3)")
     p.add_argument("--min-impressions", type=POSITIVE_INT, default=1, metavar="N",
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.judgments.clicks import clicks_to_qrels
     from serpeval.report.click_qrels import item_lines, render_click_qrels
 
-    check_outputs({"-o": args.output, "--counts": args.counts}, [args.log, args.calibrate])
+    check_outputs({"-o": args.output, "--counts": args.counts}, [*args.logs, args.calibrate])
     if args.output == "-" or args.counts == "-":
         raise OptionError("-o and --counts take file names; the summary goes to standard output.")
     quantiles = None
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             raise OptionError(f"--quantiles: comma-separated shares such as 0.5,0.8,0.95; got "
                               f"{args.quantiles!r}.") from None
-    result = clicks_to_qrels(args.log, model=args.model, grades=args.grades, min_impressions=args.min_impressions,
+    result = clicks_to_qrels(args.logs, model=args.model, grades=args.grades, min_impressions=args.min_impressions,
                              quantiles=quantiles, calibrate=args.calibrate, objective=args.calibrate_by,
                              iterations=args.iterations)
     write_trec_qrels(result.qrels, args.output)

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.checks import RngLike, as_generator, check_count
-from serpeval.core.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError, ParseError
 from serpeval.core.tabular import Tabular
 from serpeval.judgments.agreement import cohen_kappa
 
@@ -72,32 +72,60 @@ _SEP = "\x1f"
 
 # ------------------------------------------------------------------ reading logs
 
-def read_click_log(path: str | Path) -> ClickLog:
+def read_click_log(path: str | Path | Sequence[str | Path]) -> ClickLog:
     """A click log from JSON lines (``.gz`` allowed) or Parquet, one impression per row with
     ``query``, ``docs`` (the shown document ids in rank order) and ``clicked_ranks`` (1-based);
-    see :class:`serpeval.online.clicks.ClickLog`."""
+    see :class:`serpeval.online.clicks.ClickLog`. Several files are one log (each is checked on
+    its own first, so that an error names its file and line)."""
+    import pyarrow as pa
+
     from serpeval.online.clicks import ClickLog
+
+    paths = [path] if isinstance(path, (str, Path)) else list(path)
+    if not paths:
+        raise InputError("no click log given; pass one or more files.")
+    tables = [_log_table(p) for p in paths]
+    logs = [ClickLog.from_table(t, source=str(p)) for t, p in zip(tables, paths, strict=True)]
+    if len(logs) == 1:
+        return logs[0]
+    columns = ["query", "docs", "clicked_ranks"]
+    if all("clicks" in t.column_names for t in tables):
+        columns.append("clicks")
+    combined = pa.concat_tables([t.select(columns) for t in tables], promote_options="permissive")
+    return ClickLog.from_table(combined, source=" + ".join(str(p) for p in paths))
+
+
+def _log_table(path: str | Path) -> Any:
+    """The Arrow table of one click-log file, its columns checked."""
+    import pyarrow as pa
 
     p = Path(path)
     if p.is_dir():
-        raise InputError(f"{path}: a folder; clicks-to-qrels reads one click-log file (JSON lines or Parquet) "
+        raise InputError(f"{path}: a folder; clicks-to-qrels reads click-log files (JSON lines or Parquet) "
                          'with "query", "docs" and "clicked_ranks" per impression.')
-    if p.suffix != ".parquet":
-        return ClickLog.read_jsonl(p)
-    import pyarrow.parquet as pq
-
+    if not p.is_file():
+        raise InputError(f"{path}: no such click log file.")
     try:
-        table = pq.read_table(p)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read Parquet ({exc}).") from exc
+        if p.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(p)
+        else:
+            import pyarrow.json as pj
+
+            table = pj.read_json(pa.input_stream(str(p), compression="gzip" if p.suffix == ".gz" else None))
+    except (pa.ArrowInvalid, OSError, ValueError) as exc:
+        raise ParseError(f"{path}: not a JSON-lines or Parquet click log ({' '.join(str(exc).split())}). "
+                         'Expected one impression per line: {"query": ..., "docs": [...], "clicked_ranks": [...]}.'
+                         ) from exc
     missing = {"query", "docs", "clicked_ranks"} - set(table.column_names)
     if missing:
         hint = (" A generate-logs log records the clicked positions but not the documents shown, so no "
                 "(query, document) relevance can be estimated from it." if "n_shown" in table.column_names else "")
-        raise InputError(f"{path}: missing column(s) {', '.join(sorted(missing))}; a click log needs "
+        raise ParseError(f"{path}: missing column(s) {', '.join(sorted(missing))}; a click log needs "
                          '"query", "docs" (shown document ids in rank order) and "clicked_ranks" (1-based).'
                          + hint)
-    return ClickLog.from_table(table, source=str(path))
+    return table
 
 
 def click_log_records(log: ClickLog) -> list[dict[str, Any]]:
@@ -288,7 +316,7 @@ def _apply(estimate: NDArray[np.float64], thresholds: Sequence[float], grades: t
 
 
 def clicks_to_qrels(
-    log: ClickLog | str | Path,
+    log: ClickLog | str | Path | Sequence[str | Path],
     *,
     model: str = "dbn",
     grades: Sequence[int] | str = (0, 1, 2, 3),
@@ -301,7 +329,7 @@ def clicks_to_qrels(
     """Fit ``model`` on ``log`` and turn each (query, document)'s relevance into a grade.
 
     Args:
-        log: a :class:`~serpeval.online.clicks.ClickLog` or a path (:func:`read_click_log`).
+        log: a :class:`~serpeval.online.clicks.ClickLog`, or one or more paths (:func:`read_click_log`).
         model: ``dbn``, ``pbm`` or ``dcm`` (see :data:`MODELS` for the relevance taken).
         grades: the grades to assign, lowest first (``"0,1,2,3"`` also accepted).
         min_impressions: items seen in fewer impressions get no grade (counted).
