@@ -351,3 +351,16 @@ def test_three_sets_without_a_common_document_have_no_fleiss() -> None:
     assert result.all_judged == 0
     assert result.alpha_items == 3
     assert any("no Fleiss kappa" in n for n in result.notes())
+
+
+def test_results_display_in_notebooks() -> None:
+    from tests.test_notebook_display import check_display
+
+    sets = noisy_sets(3, seed=4)
+    rng = np.random.default_rng(0)
+    runs = {f"r{i}": {q: {d: g + rng.normal(0, i + 0.5) for d, g in row.items()} for q, row in sets[0].items()}
+            for i in range(3)}
+    result = agreement(sets, runs=runs, measures=["P@5"], resamples=20)
+    check_display(result)
+    assert result.stability is not None
+    check_display(result.stability)

@@ -244,3 +244,9 @@ def test_several_files_are_one_log(tmp_path, small) -> None:
     bad.write_text(json.dumps(records[0]) + "\n" + json.dumps({**records[1], "clicked_ranks": [11]}) + "\n")
     with pytest.raises(InputError, match=r"bad.jsonl: line 2: clicked rank 11"):
         read_click_log([first, bad])
+
+
+def test_result_displays_in_notebooks(small) -> None:
+    from tests.test_notebook_display import check_display
+
+    check_display(clicks_to_qrels(small[0], model="pbm", min_impressions=50))
