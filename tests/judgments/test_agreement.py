@@ -364,3 +364,12 @@ def test_results_display_in_notebooks() -> None:
     check_display(result)
     assert result.stability is not None
     check_display(result.stability)
+
+
+def test_queries_a_run_does_not_answer_are_reported() -> None:
+    a = {"q1": {"d1": 1}, "q2": {"d1": 1}, "q3": {"d1": 0}}
+    runs = {"x": {"q1": {"d1": 1.0}, "q2": {"d1": 1.0}, "q3": {"d1": 1.0}},
+            "y": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}}
+    st = agreement([a, a], runs=runs, measures=["P@1"], resamples=10).stability
+    assert st is not None and st.missing == {"x": 0, "y": 1}
+    assert "queries without results, skipped: y 1" in st.notes()[-1]

@@ -274,6 +274,8 @@ class RankingStability(Tabular):
         means: ``float64[sets, systems, measures]``.
         rows: one :class:`StabilityRow` per (measure, pair of sets).
         test, correction, alpha: the significance decisions' settings.
+        missing: per run, evaluated queries it has no results for (skipped, as ``evaluate``
+            does; ``compare`` then uses the queries every run answers).
     """
 
     sets: tuple[str, ...]
@@ -286,6 +288,7 @@ class RankingStability(Tabular):
     test: str
     correction: str
     alpha: float
+    missing: dict[str, int] = field(default_factory=dict)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         return [r.to_dict() for r in self.rows]
@@ -309,7 +312,9 @@ class RankingStability(Tabular):
                 "Kendall's tau-b; tau_AP: Yilmaz et al. 2008 with the first set as the reference; "
                 f"decisions: all system pairs, {self.test} test, {self.correction} "
                 f"correction, alpha {self.alpha:g}; flips: decisions that differ, reversals: "
-                "significant in opposite directions"]
+                "significant in opposite directions"] + (
+            ["queries without results, skipped: " + ", ".join(f"{k} {v}" for k, v in self.missing.items() if v)]
+            if any(self.missing.values()) else [])
 
 
 def _ranks(values: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -417,6 +422,8 @@ class Agreement(Tabular):
                 "confidence": self.confidence, "undefined_replicates": dict(self.undefined),
                 "stability": None if self.stability is None else {
                     "rows": self.stability.to_dicts(), "means": self.stability.means_dicts(),
+                    "queries": self.stability.queries, "left_out": self.stability.left_out,
+                    "missing": dict(self.stability.missing),
                     "notes": self.stability.notes()},
                 "notes": self.notes()}
 
@@ -714,5 +721,6 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
                     kendall_tau(means[a, :, m], means[b, :, m]), tau_ap(means[a, :, m], means[b, :, m]),
                     len(da), int(np.count_nonzero(da)), int(np.count_nonzero(db)),
                     int(np.count_nonzero(da != db)), int(np.count_nonzero(da * db < 0))))
+    missing = {run.name: len(run.coverage.missing) for run in results[0].runs}
     return RankingStability(tuple(labels), systems, measure_names, len(common), left_out, means, tuple(rows),
-                            test, correction, float(alpha))
+                            test, correction, float(alpha), missing)
