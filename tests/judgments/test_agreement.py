@@ -371,5 +371,6 @@ def test_queries_a_run_does_not_answer_are_reported() -> None:
     runs = {"x": {"q1": {"d1": 1.0}, "q2": {"d1": 1.0}, "q3": {"d1": 1.0}},
             "y": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}}
     st = agreement([a, a], runs=runs, measures=["P@1"], resamples=10).stability
-    assert st is not None and st.missing == {"x": 0, "y": 1}
+    assert st is not None
+    assert st.missing == {"x": 0, "y": 1}
     assert "queries without results, skipped: y 1" in st.notes()[-1]
