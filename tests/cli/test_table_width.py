@@ -23,8 +23,33 @@ def inputs(tmp_path_factory):
     for name, run in collection.runs.items():
         write_trec_run(run, folder / f"{name}.run")
     assert main(["generate-logs", str(folder / "ab"), "--users", "600"]) == 0
+    _second_assessor(collection.qrels, folder / "qrels-b.txt")
+    _click_log(folder / "clicks.jsonl")
     assert main(["generate-logs", str(folder / "il"), "--users", "600", "--interleaving"]) == 0
     return folder
+
+
+def _second_assessor(qrels, path) -> None:
+    """The same judgments with a third of the grades moved by one and a tenth dropped (agreement)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from serpeval.core.data import Qrels
+
+    rng = np.random.default_rng(0)
+    moved = np.clip(qrels.relevance + rng.integers(-1, 2, len(qrels)) * (rng.random(len(qrels)) < 0.3), 0, None)
+    keep = pa.array(rng.random(len(qrels)) < 0.9)
+    write_trec_qrels(Qrels(qrels.query_ids.filter(keep), qrels.doc_ids.filter(keep),
+                           moved[keep.to_numpy(zero_copy_only=False)]), path)
+
+
+def _click_log(path) -> None:
+    import json
+
+    from serpeval.judgments.clicks import click_log_records, simulated_clicks
+
+    log, _ = simulated_clicks(20, 2_000, rng=0)
+    path.write_text("".join(json.dumps(r) + "\n" for r in click_log_records(log)))
 
 
 def commands(folder):
@@ -39,6 +64,9 @@ def commands(folder):
         "interleaving-report": ["interleaving-report", str(folder / "il"), "--resamples", "200"],
         "interleaving-report --over-time": ["interleaving-report", str(folder / "il"), "--resamples",
                                             "200", "--over-time"],
+        "agreement": ["agreement", qrels, str(folder / "qrels-b.txt"), "--runs", *runs, "--resamples", "200"],
+        "clicks-to-qrels": ["clicks-to-qrels", str(folder / "clicks.jsonl"), "--model", "pbm", "--min-impressions",
+                            "50", "-o", str(folder / "clicks.qrels")],
         "simulate": ["simulate", "--generate", "0.05", "--queries", "30", "--replicates", "10",
                      "--bootstrap", "50", "--mc-impressions", "5000"],
     }

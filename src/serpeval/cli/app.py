@@ -32,6 +32,8 @@ COMMANDS: tuple[str, ...] = (
     "generate-logs",
     "report",
     "simulate",
+    "agreement",
+    "clicks-to-qrels",
 )
 
 class OneLineParser(argparse.ArgumentParser):

@@ -1,0 +1,75 @@
+"""``serpeval clicks-to-qrels LOG... --model dbn --grades 0,1,2,3 -o FILE``: qrels inferred from clicks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
+from serpeval.cli.common import EXIT_CODES_HELP
+
+FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "clicks-to-qrels",
+        help="infer graded qrels from a click log by fitting a click model",
+        description="Fit a click model (dbn: relevance = attractiveness x satisfaction; pbm, dcm: "
+                    "attractiveness) on a click log (JSON lines or Parquet with query, docs, "
+                    "clicked_ranks per impression; the Yandex format) and cut each (query, document)'s "
+                    "estimated relevance into grades: by quantiles of the estimates (default equal "
+                    "shares, or --quantiles), or by thresholds calibrated to existing judgments "
+                    "(--calibrate). Writes TREC qrels (-o); --counts writes every pair with its estimate, "
+                    "impressions and clicks as JSON lines. Pairs seen in fewer than --min-impressions "
+                    "impressions get no grade and are counted.",
+        epilog=EXIT_CODES_HELP,
+    )
+    p.add_argument("logs", nargs="+", metavar="LOG", help="click log file(s): JSON lines (.gz ok) or Parquet; "
+                                                         "several files are one log")
+    p.add_argument("--model", choices=("dbn", "pbm", "dcm"), default="dbn", help="click model (default dbn)")
+    p.add_argument("--grades", default="0,1,2,3", help="grades to assign, lowest first (default 0,1,2,3)")
+    p.add_argument("--min-impressions", type=POSITIVE_INT, default=1, metavar="N",
+                   help="label only pairs seen in at least N impressions (default 1)")
+    p.add_argument("--quantiles", metavar="SHARES",
+                   help="cumulative grade shares of the quantile thresholds, one per boundary "
+                        "(e.g. 0.5,0.8,0.95; default equal shares)")
+    p.add_argument("--calibrate", metavar="QRELS",
+                   help="choose the thresholds that maximise agreement with these judgments")
+    p.add_argument("--calibrate-by", choices=("quadratic", "linear", "kappa"), default="quadratic",
+                   help="agreement maximised by --calibrate: weighted Cohen's kappa (default quadratic)")
+    p.add_argument("--iterations", type=POSITIVE_INT, default=100, help="EM iterations at most (default 100)")
+    p.add_argument("-o", "--output", metavar="FILE", required=True, help="write the qrels (TREC format) to FILE")
+    p.add_argument("--counts", metavar="FILE",
+                   help="write every (query, document) with estimate, impressions, clicks and grade (JSON lines)")
+    p.add_argument("-f", "--format", choices=FORMATS, default="table", help="format of the summary on stdout")
+    p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.common import check_outputs, table_width, write_output
+    from serpeval.core.errors import OptionError
+    from serpeval.io.outputs import write_text
+    from serpeval.io.trec import write_trec_qrels
+    from serpeval.judgments.clicks import clicks_to_qrels
+    from serpeval.report.click_qrels import item_lines, render_click_qrels
+
+    check_outputs({"-o": args.output, "--counts": args.counts}, [*args.logs, args.calibrate])
+    if args.output == "-" or args.counts == "-":
+        raise OptionError("-o and --counts take file names; the summary goes to standard output.")
+    quantiles = None
+    if args.quantiles:
+        try:
+            quantiles = [float(v) for v in args.quantiles.split(",") if v.strip()]
+        except ValueError:
+            raise OptionError(f"--quantiles: comma-separated shares such as 0.5,0.8,0.95; got "
+                              f"{args.quantiles!r}.") from None
+    result = clicks_to_qrels(args.logs, model=args.model, grades=args.grades, min_impressions=args.min_impressions,
+                             quantiles=quantiles, calibrate=args.calibrate, objective=args.calibrate_by,
+                             iterations=args.iterations)
+    write_trec_qrels(result.qrels, args.output)
+    if args.counts:
+        write_text(args.counts, item_lines(result))
+    write_output(render_click_qrels(result, args.format, digits=args.digits, width=table_width(None)), None)
+    return 0

@@ -1,0 +1,252 @@
+"""Qrels from clicks: thresholds, calibration, counts, the Yandex sample, simulated logs with
+known grades, and the command line."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.conftest import DATA, need
+
+from serpeval.core.errors import InputError, OptionError
+from serpeval.judgments.agreement import agreement, cohen_kappa
+from serpeval.judgments.clicks import (
+    _best_thresholds,
+    click_log_records,
+    clicks_to_qrels,
+    read_click_log,
+    simulated_clicks,
+)
+from serpeval.online.clicks import ClickLog, fit_dbn, fit_pbm
+
+YANDEX = DATA / "clicks-yandex-wscd2012-sample"
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A simulated log (30 queries, 6,000 impressions) and its true grades."""
+    return simulated_clicks(30, 6_000, rng=3)
+
+
+# ------------------------------------------------------------------ thresholds
+
+def test_quantile_thresholds_and_ties(small) -> None:
+    log, _ = small
+    r = clicks_to_qrels(log, model="pbm", quantiles=[0.5, 0.8, 0.95], min_impressions=5)
+    labelled = r.impressions >= 5
+    assert r.thresholds == pytest.approx(tuple(np.quantile(r.estimate[labelled], [0.5, 0.8, 0.95])))
+    # grade = grades[number of thresholds <= estimate], checked item by item.
+    expected = np.array([sum(e >= t for t in r.thresholds) for e in r.estimate])
+    assert (r.labels[labelled] == expected[labelled]).all()
+    assert (r.labels[~labelled] == -1).all()
+    # Equal estimates never get different grades.
+    for value in np.unique(r.estimate[labelled]):
+        assert len(np.unique(r.labels[labelled & (r.estimate == value)])) == 1
+
+
+def test_relevance_is_what_the_docstring_says(small) -> None:
+    log, _ = small
+    dbn, _ = fit_dbn(log, iterations=30)
+    r = clicks_to_qrels(log, model="dbn", iterations=30)
+    n = log.n_items
+    assert r.estimate == pytest.approx(dbn.attractiveness[:n] * dbn.satisfaction[:n])
+    pbm, _ = fit_pbm(log)
+    assert clicks_to_qrels(log, model="pbm").estimate == pytest.approx(pbm.attractiveness[:n])
+
+
+def test_impressions_and_clicks_are_counted(small) -> None:
+    log, _ = small
+    r = clicks_to_qrels(log, model="pbm", min_impressions=40)
+    assert r.impressions.sum() == np.count_nonzero(log.items >= 0)
+    assert r.clicks.sum() == log.clicks.sum()
+    below = r.impressions < 40
+    assert r.unlabelled == below.sum() > 0
+    assert len(r.qrels) == (~below).sum()
+    assert f"{below.sum():,} seen in fewer than 40 impressions" in " ".join(r.notes())
+    rows = r.to_dicts()
+    assert rows[-1]["grade"] == "none (< 40 impr.)"
+    assert rows[-1]["documents"] == below.sum()
+    assert sum(row["documents"] for row in rows) == log.n_items
+
+
+# ------------------------------------------------------------------ calibration
+
+def _brute_force(values, truth, levels, weights):
+    """Every cut of the sorted estimates between distinct values: the best kappa."""
+    order = np.argsort(values, kind="stable")
+    v, t = values[order], truth[order]
+    n = len(v)
+    cuts = [p for p in range(n + 1) if p in (0, n) or v[p - 1] != v[p]]
+    best = -np.inf
+    for chosen in itertools.combinations_with_replacement(cuts, len(levels) - 1):
+        inferred = np.zeros(n, dtype=int)
+        for j, c in enumerate(chosen):
+            inferred[c:] = levels[j + 1]
+        confusion = np.zeros((4, 4))
+        np.add.at(confusion, (inferred, t), 1)
+        k = float(cohen_kappa(confusion, weights))
+        best = max(best, k) if np.isfinite(k) else best
+    return best
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("weights", ["none", "quadratic"])
+def test_calibration_search_finds_the_best_cuts(seed, weights) -> None:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 4, 13)
+    values = np.round(truth + rng.normal(0, 1, 13), 1)  # ties on purpose
+    _, found = _best_thresholds(values, truth, (0, 1, 2, 3), weights)
+    assert found == pytest.approx(_brute_force(values, truth, (0, 1, 2, 3), weights), abs=1e-12)
+
+
+def test_calibration_separable_case_is_perfect() -> None:
+    # Estimates 0.1, 0.2 (grade 0), 0.5 (grade 1), 0.8, 0.9 (grade 2): cuts at the midpoints.
+    thresholds, value = _best_thresholds(np.array([0.8, 0.1, 0.5, 0.9, 0.2]), np.array([2, 0, 1, 2, 0]),
+                                         (0, 1, 2), "quadratic")
+    assert value == 1.0
+    assert thresholds == pytest.approx((0.35, 0.65))
+
+
+def test_calibration_counts_what_it_cannot_use(small) -> None:
+    log, truth = small
+    judged = truth.to_dict()
+    first = next(iter(judged))
+    judged[first] = {**judged[first], "not-in-the-log": 2, next(iter(judged[first])): -1}
+    r = clicks_to_qrels(log, model="pbm", calibrate=judged, min_impressions=30)
+    c = r.calibration
+    assert c is not None
+    assert c["not_in_log"] == 1
+    assert c["negative"] == 1
+    assert c["below_floor"] == int(np.count_nonzero(r.impressions < 30)) - (
+        1 if r.impressions[(r.query_ids == first) & (r.doc_ids == next(iter(judged[first])))][0] < 30 else 0)
+    # The reported kappa is the kappa of the labels written, on the judged pairs.
+    check = agreement([{q: {d: g for d, g in row.items() if g >= 0} for q, row in judged.items()}, r.qrels],
+                      resamples=10)
+    assert check.pairs[0].values["kappa_quadratic"] == pytest.approx(c["value"], abs=1e-12)
+
+
+@pytest.mark.parametrize(("model", "quadratic", "unweighted"), [("dbn", 0.85, 0.59), ("pbm", 0.88, 0.67),
+                                                                ("dcm", 0.90, 0.75)])
+def test_recovery_of_true_grades_reported_in_the_readme(model, quadratic, unweighted) -> None:
+    """README: a simulated DBN log with known grades (100 queries, 50,000 impressions, 20 docs per
+    query, 4 grades, P(g) ~ 2^-g, seed 0), thresholds calibrated on the true grades of half the
+    queries, agreement measured on the other half (1,000 pairs, all seen in >= 20 impressions).
+    bench/clicks_to_qrels.py prints the same numbers with their CIs."""
+    kappa = held_out_kappa(model)
+    assert round(kappa["kappa_quadratic"], 2) == quadratic
+    assert round(kappa["kappa"], 2) == unweighted
+
+
+def held_out_kappa(model: str, seed: int = 0) -> dict[str, float]:
+    log, truth = simulated_clicks(100, 50_000, rng=seed)
+    judged = truth.to_dict()
+    queries = sorted(judged)
+    calibration = {q: judged[q] for q in queries[::2]}
+    held_out = {q: judged[q] for q in queries[1::2]}
+    r = clicks_to_qrels(log, model=model, min_impressions=20, calibrate=calibration)
+    return agreement([held_out, r.qrels], resamples=10).pairs[0].values
+
+
+# ------------------------------------------------------------------ real clicks
+
+@pytest.fixture(scope="module")
+def yandex():
+    train = need(YANDEX / "serps.train.jsonl.gz")
+    return read_click_log(train), read_click_log(YANDEX / "serps.test.jsonl.gz")
+
+
+def test_yandex_grades_from_train_predict_clicks_on_test(yandex) -> None:
+    """Pairs graded higher from the training log are clicked more at rank 1 of the test log
+    (a check on real behaviour, no true grades exist)."""
+    train, test = yandex
+    r = clicks_to_qrels(train, model="pbm", min_impressions=10)
+    assert r.fit.impressions == 35_064
+    assert r.impressions.sum() == 350_640  # every impression shows 10 results
+    assert r.counts["clicks_not_shown"] == 417  # the sample's README
+    encoded = test.encode_like(train)
+    grade_of = np.append(r.labels, -1)  # the unseen code -> no grade
+    first = grade_of[encoded.items[:, 0]]
+    ctr = [encoded.clicks[first == g, 0].mean() for g in r.grades]
+    assert all(np.diff(ctr) > 0), ctr
+
+
+def test_cli_writes_qrels_counts_and_they_evaluate(tmp_path, small, capsys) -> None:
+    from serpeval import evaluate, read_qrels
+    from serpeval.cli.app import main
+
+    log, truth = small
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in click_log_records(log)))
+    out, counts = tmp_path / "clicks.qrels", tmp_path / "counts.jsonl"
+    assert main(["clicks-to-qrels", str(path), "--model", "pbm", "--min-impressions", "10",
+                 "-o", str(out), "--counts", str(counts)]) == 0
+    summary = capsys.readouterr().out
+    assert "qrels from clicks: pbm, quantile thresholds" in summary
+    qrels = read_qrels(out)
+    lines = [json.loads(x) for x in counts.read_text().splitlines()]
+    assert len(lines) == log.n_items
+    assert sum(x["relevance"] is not None for x in lines) == len(qrels)
+    assert all(x["impressions"] >= 10 for x in lines if x["relevance"] is not None)
+    run = {q: {d: float(g) for d, g in row.items()} for q, row in truth.to_dict().items()}
+    assert evaluate(qrels, run, ["nDCG@10"]).aggregate("run", "nDCG@10") > 0.5
+
+
+def test_log_round_trips_through_records(small) -> None:
+    log, _ = small
+    again = ClickLog.from_records(click_log_records(log))
+    assert (again.items == log.items).all()
+    assert (again.clicks == log.clicks).all()
+
+
+def test_errors_say_what_to_do(tmp_path, small) -> None:
+    log, truth = small
+    with pytest.raises(OptionError, match="unknown click model 'ubm'"):
+        clicks_to_qrels(log, model="ubm")
+    with pytest.raises(OptionError, match="distinct non-negative integers"):
+        clicks_to_qrels(log, grades="0,2,1")
+    with pytest.raises(OptionError, match="exclude each other"):
+        clicks_to_qrels(log, quantiles=[0.5, 0.7, 0.9], calibrate=truth)
+    with pytest.raises(OptionError, match="3 increasing shares"):
+        clicks_to_qrels(log, quantiles=[0.5, 0.7])
+    with pytest.raises(InputError, match="lower --min-impressions"):
+        clicks_to_qrels(log, min_impressions=10**6)
+    with pytest.raises(InputError, match="calibration needs at least 2"):
+        clicks_to_qrels(log, calibrate={"elsewhere": {"x": 1}})
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    generated = tmp_path / "impressions.parquet"
+    pq.write_table(pa.table({"query_id": [1], "n_shown": [10], "clicks": [[1]]}), generated)
+    with pytest.raises(InputError, match="generate-logs log records the clicked positions"):
+        read_click_log(generated)
+    assert Path(generated).exists()
+
+
+def test_several_files_are_one_log(tmp_path, small) -> None:
+    log, _ = small
+    records = click_log_records(log)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"
+    first.write_text("".join(json.dumps(r) + "\n" for r in records[:2500]))
+    import gzip
+
+    second.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in records[2500:]).encode()))
+    both = read_click_log([first, second])
+    assert len(both) == len(log)
+    assert both.n_items == log.n_items
+    one = clicks_to_qrels(log, model="pbm")
+    two = clicks_to_qrels([first, second], model="pbm")
+    assert sorted(zip(one.query_ids, one.doc_ids, one.labels, strict=True)) == sorted(
+        zip(two.query_ids, two.doc_ids, two.labels, strict=True))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(records[0]) + "\n" + json.dumps({**records[1], "clicked_ranks": [11]}) + "\n")
+    with pytest.raises(InputError, match=r"bad.jsonl: line 2: clicked rank 11"):
+        read_click_log([first, bad])
+
+
+def test_result_displays_in_notebooks(small) -> None:
+    from tests.test_notebook_display import check_display
+
+    check_display(clicks_to_qrels(small[0], model="pbm", min_impressions=50))
