@@ -128,12 +128,17 @@ def _quantile_groups(name: str, query_ids: NDArray[Any], values: NDArray[np.floa
     for k in np.unique(index):
         members = values[index == k]
         lo, hi = members.min(), members.max()
-        span = f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
+        span = _number(lo) if lo == hi else f"{_number(lo)}-{_number(hi)}"
         prefix = f"{names[k]}: " if len(names) == len(edges) + 1 else ""
         label_of[int(k)] = f"{prefix}{span} {unit}"
         order.append(label_of[int(k)])
     labels = tuple(label_of[int(k)] for k in index)
     return Groups(name, tuple(np.asarray(query_ids).astype(str).tolist()), labels, tuple(order), note)
+
+
+def _number(x: float) -> str:
+    """An integer as it is, another value with 3 significant digits (a bin edge)."""
+    return str(int(x)) if float(x).is_integer() else f"{x:.3g}"
 
 
 def _relevant_counts(qrels: Any, query_ids: NDArray[Any]) -> NDArray[np.float64]:
