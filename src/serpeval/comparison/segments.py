@@ -122,7 +122,7 @@ def _quantile_groups(name: str, query_ids: NDArray[Any], values: NDArray[np.floa
     """Quantile bins of ``values`` on the distinct values (ties in one bin), labelled by range."""
     values = np.asarray(values, dtype=np.float64)
     edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1], method="lower"))
-    index = np.searchsorted(edges, values, side="right")
+    index = np.searchsorted(edges, values, side="left")   # a value equal to an edge: the lower bin
     order = []
     label_of = {}
     for k in np.unique(index):
@@ -296,6 +296,53 @@ def interaction_test(deltas: Any, membership: Any, *, n_permutations: int = 10_0
 
 
 # ----------------------------------------------------------------------------- breakdown
+def group_tests(x: Any, y: Any, membership: Any, *, test: str = "t", confidence: float = 0.95,
+                correction: str = "holm", n_resamples: int = 10_000, rng: RngLike = None
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], str]:
+    """The paired test of ``x - y`` in every group, corrected across the groups.
+
+    Args:
+        x, y: per-query scores ``[..., n_queries]`` (leading axes: independent families).
+        membership: ``bool[n_queries, n_groups]``.
+
+    Returns:
+        ``(p, p_corrected, ci_low, ci_high, method)``, arrays ``[..., n_groups]``; NaN for
+        groups with fewer than 2 queries (not in the correction's family). The interval is
+        the t interval of the group's mean of ``x - y``.
+    """
+    from serpeval.comparison.compare import paired_test
+    from serpeval.stats import paired_t
+    from serpeval.stats.multiplicity import adjust, canonical_correction
+
+    correction = canonical_correction(correction)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    matrix = np.asarray(membership, dtype=bool)
+    generator = as_generator(rng)
+    shape = (*x.shape[:-1], matrix.shape[1])
+    p = np.full(shape, np.nan)
+    low, high = np.full(shape, np.nan), np.full(shape, np.nan)
+    sizes = matrix.sum(axis=0)
+    method = ""
+    for k in range(matrix.shape[1]):
+        members = matrix[:, k]
+        if sizes[k] < 2:
+            continue
+        xs, ys = x[..., members], y[..., members]
+        result = paired_test(test, xs, ys, confidence=confidence, n_resamples=n_resamples, ci="bca",
+                             rng=generator)
+        method = result.method.split(", df =")[0]       # the df differs per group
+        p[..., k] = np.asarray(result.p_value)
+        interval = result if result.test == "t" else paired_t(xs, ys, confidence=confidence)
+        low[..., k] = np.asarray(interval.ci_low)
+        high[..., k] = np.asarray(interval.ci_high)
+    corrected = np.full(shape, np.nan)
+    tested = sizes >= 2
+    if tested.any():
+        corrected[..., tested] = adjust(np.clip(p[..., tested], 0.0, 1.0), correction)
+    return p, corrected, low, high, method
+
+
+
 @dataclass(frozen=True)
 class SegmentRow:
     """One group of one comparison (``system`` against ``baseline`` on ``measure``).
@@ -436,9 +483,8 @@ def segment_breakdown(comparison: Comparison, groups: Groups, *, correction: str
     Raises:
         OptionError: an unknown correction, or no compared query in any group.
     """
-    from serpeval.comparison.compare import _test_scale, paired_test
-    from serpeval.stats import paired_t
-    from serpeval.stats.multiplicity import adjust, canonical_correction
+    from serpeval.comparison.compare import _test_scale
+    from serpeval.stats.multiplicity import canonical_correction
 
     correction = canonical_correction(correction)
     min_queries = check_count(min_queries, "min_queries")
@@ -455,36 +501,17 @@ def segment_breakdown(comparison: Comparison, groups: Groups, *, correction: str
     tested = _test_scale(comparison.measures, comparison.values)    # [systems, measures, queries]
     x_all = tested[[a for a, _ in index]].transpose(1, 0, 2)        # [measures, pairs, queries]
     y_all = tested[[b for _, b in index]].transpose(1, 0, 2)
-    n_m, n_p, n_g = len(comparison.measures), len(index), len(groups.order)
-    shape = (n_m, n_p, n_g)
-    p = np.full(shape, np.nan)
-    low, high = np.full(shape, np.nan), np.full(shape, np.nan)
+    p, corrected, low, high, method = group_tests(
+        x_all, y_all, matrix, test=comparison.test, confidence=comparison.confidence, correction=correction,
+        n_resamples=comparison.resamples or 10_000, rng=generator)
     sizes = matrix.sum(axis=0)
-    method = ""
-    for k in range(n_g):
-        members = matrix[:, k]
-        if sizes[k] < 2:
-            continue
-        x, y = x_all[..., members], y_all[..., members]
-        result = paired_test(comparison.test, x, y, confidence=comparison.confidence,
-                             n_resamples=comparison.resamples or 10_000,
-                             ci="bca", rng=generator)
-        method = result.method.split(", df =")[0]       # the df differs per group
-        p[..., k] = np.asarray(result.p_value).reshape(n_m, n_p)
-        interval = result if comparison.test == "t" else paired_t(x, y, confidence=comparison.confidence)
-        low[..., k] = np.asarray(interval.ci_low).reshape(n_m, n_p)
-        high[..., k] = np.asarray(interval.ci_high).reshape(n_m, n_p)
-    corrected = np.full(shape, np.nan)
-    tested_groups = sizes >= 2
-    if tested_groups.any():
-        corrected[..., tested_groups] = adjust(np.clip(p[..., tested_groups], 0.0, 1.0), correction)
 
     rows = []
     interactions = []
     for j, m in enumerate(comparison.measures):
         scale_kind = m.spec.aggregate
         for k_pair, (a, b) in enumerate(index):
-            for k in range(n_g):
+            for k in range(len(groups.order)):
                 members = matrix[:, k]
                 n = int(sizes[k])
                 mean_a = m.aggregate(comparison.values[a, j, members]) if n else float("nan")
