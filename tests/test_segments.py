@@ -51,8 +51,11 @@ def test_hand_worked_per_group_numbers() -> None:
     rows = {r.group: r for r in s.rows}
     assert [r.group for r in s.rows] == ["head", "tail", "hard"]
     # head: deltas .5, .5, .5 -> mean .5, sd 0: t = inf, p = 0; means 1.0 vs .5
-    assert rows["head"].queries == 3 and rows["head"].mean == 1.0 and rows["head"].baseline_mean == 0.5
-    assert rows["head"].delta == 0.5 and rows["head"].p_value == 0.0
+    assert rows["head"].queries == 3
+    assert rows["head"].mean == 1.0
+    assert rows["head"].baseline_mean == 0.5
+    assert rows["head"].delta == 0.5
+    assert rows["head"].p_value == 0.0
     # tail: deltas 0, 0, -.25 -> mean -1/12; scipy's paired t-test on the same numbers
     t = stats.ttest_rel([0.5, 0.5, 0.25], [0.5, 0.5, 0.5])
     assert rows["tail"].delta == pytest.approx(-0.25 / 3)
@@ -60,12 +63,18 @@ def test_hand_worked_per_group_numbers() -> None:
     half = stats.t.ppf(0.975, 2) * np.std([0, 0, -0.25], ddof=1) / np.sqrt(3)
     assert rows["tail"].ci_low == pytest.approx(-0.25 / 3 - half)
     # hard: one query -> no test, not in Holm's family (2 tests): head 2*0 = 0, tail 1*p
-    assert rows["hard"].queries == 1 and np.isnan(rows["hard"].p_value) and rows["hard"].too_small
+    assert rows["hard"].queries == 1
+    assert np.isnan(rows["hard"].p_value)
+    assert rows["hard"].too_small
     assert rows["tail"].p_value_corrected == pytest.approx(t.pvalue)   # the larger: times 1
-    assert rows["head"].significant and not rows["tail"].significant
-    assert s.unknown == ("q-unknown",) and s.ungrouped == () and s.multi == 1
+    assert rows["head"].significant
+    assert not rows["tail"].significant
+    assert s.unknown == ("q-unknown",)
+    assert s.ungrouped == ()
+    assert s.multi == 1
     notes = "\n".join(s.notes())
-    assert "1 queries in the groups were not compared" in notes and "fewer than 10 queries" in notes
+    assert "1 queries in the groups were not compared" in notes
+    assert "fewer than 10 queries" in notes
     assert json.loads(json.dumps(c.to_json_dict()))["segments"]["groups"] == ["head", "tail", "hard"]
 
 
@@ -97,8 +106,9 @@ def test_effect_in_one_segment_is_found_and_the_others_not() -> None:
     _, corrected, *_ = group_tests(cand, base, membership)
     assert corrected[3] <= 0.05
     assert (corrected[:3] > 0.05).all()
-    f, p_perm, p_anova, _ = interaction_test(cand - base, membership, n_permutations=999, rng=1)
-    assert p_perm <= 0.05 and p_anova <= 0.05
+    _f, p_perm, p_anova, _ = interaction_test(cand - base, membership, n_permutations=999, rng=1)
+    assert p_perm <= 0.05
+    assert p_anova <= 0.05
 
 
 def test_aa_over_many_segmentations_keeps_the_family_wise_error() -> None:
@@ -145,17 +155,21 @@ def test_interaction_f_equals_scipy_and_statsmodels_anova() -> None:
     membership = labels[:, None] == np.arange(3)[None, :]
     f, p_perm, p_anova, used = interaction_test(d, membership, n_permutations=999, rng=0)
     ref = stats.f_oneway(*(d[labels == k] for k in range(3)))
-    assert f == pytest.approx(ref.statistic) and p_anova == pytest.approx(ref.pvalue)
+    assert f == pytest.approx(ref.statistic)
+    assert p_anova == pytest.approx(ref.pvalue)
     table = anova_lm(ols("d ~ C(g)", pd.DataFrame({"d": d, "g": labels})).fit())
     assert f == pytest.approx(table["F"].iloc[0])
-    assert used == 999 and abs(p_perm - p_anova) < 0.06
+    assert used == 999
+    assert abs(p_perm - p_anova) < 0.06
 
 
 def test_multi_membership_interaction_has_no_parametric_p() -> None:
     d = np.array([0.1, 0.2, 0.3, -0.1, 0.0, 0.4, 0.2, -0.2])
     membership = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [1, 1], [0, 1], [1, 0]], dtype=bool)
     f, p_perm, p_anova, _ = interaction_test(d, membership, n_permutations=500, rng=0)
-    assert np.isfinite(f) and 0 < p_perm <= 1 and np.isnan(p_anova)
+    assert np.isfinite(f)
+    assert 0 < p_perm <= 1
+    assert np.isnan(p_anova)
     # F on memberships by hand: group 1 = q1 q2 q3 q6 q8, group 2 = q4 q5 q6 q7
     g1, g2 = d[[0, 1, 2, 5, 7]], d[[3, 4, 5, 6]]
     allv = np.concatenate([g1, g2])
@@ -169,7 +183,8 @@ def test_read_groups_tsv_jsonl_parquet_and_errors(tmp_path) -> None:
     tsv = tmp_path / "g.tsv"
     tsv.write_text("# segments\nq1\thead\n\nq1\tEnglish \nq 2\ttail\r\n", encoding="utf-8")
     pairs = read_groups(tsv)
-    assert pairs.query_ids == ("q1", "q1", "q 2") and pairs.groups == ("head", "English", "tail")
+    assert pairs.query_ids == ("q1", "q1", "q 2")
+    assert pairs.groups == ("head", "English", "tail")
     (tmp_path / "bad.tsv").write_text("q1\thead\nq2 head\n")
     with pytest.raises(ParseError, match=r"bad.tsv:2: expected 'query_id<TAB>group'"):
         read_groups(tmp_path / "bad.tsv")
@@ -179,7 +194,9 @@ def test_read_groups_tsv_jsonl_parquet_and_errors(tmp_path) -> None:
     jsonl = tmp_path / "g.jsonl"
     jsonl.write_text('{"qid": "q1", "groups": ["a", "b"]}\n{"qid": 7, "group": "c"}\n{"qid": "q9", "group": null}\n')
     pairs = read_groups(jsonl)
-    assert pairs.query_ids == ("q1", "q1", "7") and pairs.groups == ("a", "b", "c") and pairs.empty == 1
+    assert pairs.query_ids == ("q1", "q1", "7")
+    assert pairs.groups == ("a", "b", "c")
+    assert pairs.empty == 1
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -221,20 +238,26 @@ def test_group_means_and_group_gate() -> None:
     g = resolve_groups(groups, query_ids=results.runs[0].query_ids)
     means = group_means(results, g)
     row = next(r for r in means.to_dicts() if r["group"] == "tail" and r["run"] == "cand")
-    assert row["queries"] == 3 and row["RR"] == pytest.approx((0.5 + 0.5 + 0.25) / 3)
+    assert row["queries"] == 3
+    assert row["RR"] == pytest.approx((0.5 + 0.5 + 0.25) / 3)
     gate = gate_groups(results, g, max_drop=0.01, min_queries=3)
     checks = {c.group: c for c in gate.checks}
-    assert checks["head"].passed and checks["head"].gated
-    assert not checks["tail"].passed and not gate.passed          # the tail regresses
-    assert not checks["hard"].gated and checks["hard"].passed     # 1 query: not gated
+    assert checks["head"].passed
+    assert checks["head"].gated
+    assert not checks["tail"].passed
+    assert not gate.passed
+    assert not checks["hard"].gated
+    assert checks["hard"].passed
     assert gate.correction == "none"
     nsd = gate_groups(results, g, max_drop=0.01, min_queries=3, rule="no-significant-drop")
-    assert nsd.correction == "holm" and nsd.passed                # no significant drop shown on 3 queries
+    assert nsd.correction == "holm"
+    assert nsd.passed
 
 
 def test_breakdown_with_wilcoxon_and_all_pairs() -> None:
     qrels, runs, groups = _tiny()
     runs = {**runs, "third": runs["cand"]}
     c = compare(qrels, runs, ["RR", "P@1"], groups=groups, test="wilcoxon", pairs="all", rng=0)
-    assert len(c.segments.rows) == 2 * 3 * 3 and len(c.segments.interactions) == 2 * 3
+    assert len(c.segments.rows) == 2 * 3 * 3
+    assert len(c.segments.interactions) == 2 * 3
     assert segment_breakdown(c, Groups.from_mapping(groups)).test == "wilcoxon"

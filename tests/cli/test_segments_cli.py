@@ -37,7 +37,8 @@ def test_compare_groups_json_matches_the_api(files, capsys) -> None:
     api = compare(files["qrels"], [files["bm25"], files["dense"]], ["nDCG@10"], groups=files["groups"],
                   rng=0).segments
     assert payload["groups"] == ["even", "odd", "first ten"]
-    assert payload["unknown_queries"] == ["not-a-query"] and payload["multi_group_queries"] == 10
+    assert payload["unknown_queries"] == ["not-a-query"]
+    assert payload["multi_group_queries"] == 10
     for got, want in zip(payload["rows"], api.to_dicts(), strict=True):
         assert got["queries"] == want["queries"]
         assert got["p_value_corrected"] == pytest.approx(want["p_value_corrected"])
@@ -48,11 +49,14 @@ def test_compare_groups_table_and_csv(files, capsys) -> None:
             "--groups", str(files["groups"])]
     assert main(base) == 0
     out = capsys.readouterr().out
-    assert "per-group breakdown by" in out and "first ten" in out and "interaction (AP" in out
+    assert "per-group breakdown by" in out
+    assert "first ten" in out
+    assert "interaction (AP" in out
     assert "1 queries in the groups were not compared" in out
     assert main([*base, "-f", "csv", "--group-correction", "bh"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("measure,system,baseline,group,queries") and len(lines) == 4
+    assert lines[0].startswith("measure,system,baseline,group,queries")
+    assert len(lines) == 4
 
 
 def test_evaluate_groups_builtin_relevant(files, capsys) -> None:
@@ -81,7 +85,8 @@ def test_gate_groups_fails_when_one_group_regresses(files, tmp_path, capsys) -> 
     code = main(argv)
     payload = json.loads(capsys.readouterr().out)
     assert payload["passed_overall"] is True      # 6 of 60 queries lost: within 0.1 on average
-    assert code == 1 and payload["passed"] is False
+    assert code == 1
+    assert payload["passed"] is False
     failed = [c["group"] for c in payload["groups"]["checks"] if not c["passed"]]
     assert failed == ["bad"]
     assert np.isfinite(payload["groups"]["checks"][0]["p_value"])
@@ -91,4 +96,5 @@ def test_groups_file_errors_name_the_line(files, tmp_path, capsys) -> None:
     (tmp_path / "bad.tsv").write_text("q1\tx\nq2\n")
     code = main(["compare", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "--groups",
                  str(tmp_path / "bad.tsv")])
-    assert code == 2 and "bad.tsv:2" in capsys.readouterr().err
+    assert code == 2
+    assert "bad.tsv:2" in capsys.readouterr().err

@@ -55,8 +55,18 @@ if TYPE_CHECKING:
     from serpeval.comparison.results import Comparison
     from serpeval.evaluation.results import Results
 
-__all__ = ["BUILTINS", "Groups", "GroupMeans", "Interaction", "SegmentBreakdown", "SegmentRow",
-           "group_means", "interaction_test", "resolve_groups", "segment_breakdown"]
+__all__ = [
+    "BUILTINS",
+    "GroupMeans",
+    "Groups",
+    "Interaction",
+    "SegmentBreakdown",
+    "SegmentRow",
+    "group_means",
+    "interaction_test",
+    "resolve_groups",
+    "segment_breakdown",
+]
 
 #: Built-in groupings (``groups="builtin:relevant"``, ``--groups builtin:relevant``).
 BUILTINS = ("builtin:relevant", "builtin:difficulty", "builtin:length")

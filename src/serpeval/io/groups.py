@@ -161,5 +161,5 @@ def _from_table(opened: Any, column: str | None, label: str) -> GroupPairs:
                          f"columns: {', '.join(table.column_names)}.")
     qids = table.column(qcol).to_pylist()
     cells = table.column(want).to_pylist()
-    return _collect([(i + 1, str(q) if q is not None else "", c) for i, (q, c) in enumerate(zip(qids, cells, strict=True))],
-                    f"{label} (column {want!r})", "row")
+    rows = [(i + 1, "" if q is None else str(q), c) for i, (q, c) in enumerate(zip(qids, cells, strict=True))]
+    return _collect(rows, f"{label} (column {want!r})", "row")
