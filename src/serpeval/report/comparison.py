@@ -139,7 +139,7 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-_TEXT_COLUMNS = ("measure", "system", "vs", "query_id", "query", "result", "group", "segment", "metric",
+_TEXT_COLUMNS = ("measure", "system", "vs", "query_id", "query", "result", "group", "segment", "metric", "prefers",
                  "run")
 
 

@@ -106,16 +106,23 @@ def render_online_segments(s: Any, fmt: str = "table", *, digits: int = 4, color
         return render(s.to_dicts(), fmt)
     ci = f"{1 - s.alpha:.0%} CI"
     corr = "p (uncorr.)" if s.correction == "none" else f"p ({s.correction})"
-    cols = ["metric", "segment", "units", "control", "treatment", "Δ", ci, "p", corr, "sig"]
+    interleaving = s.kind == "interleaving"
+    a, b = ("share A", "share B") if interleaving else ("control", "treatment")
+    cols = [*([] if interleaving else ["metric"]), "segment", "units", a, b, "Δ", ci, "p", corr,
+            "prefers" if interleaving else "sig"]
     rows: list[dict[str, Any]] = []
     styles: dict[tuple[int, str], str] = {}
     for r in s.rows:
-        marker = ("▲" if r.improved else "▼") if r.significant and r.effect != 0 else ""
+        if interleaving:   # who is preferred, whatever the sign convention of Δ
+            marker = ("A" if r.value_control > 0.5 else "B") if r.significant and r.effect != 0 else ""
+        else:
+            marker = ("▲" if r.improved else "▼") if r.significant and r.effect != 0 else ""
         rows.append({"metric": r.metric, "segment": r.segment, "units": f"{r.units:,}",
-                     "control": f"{r.control:.{digits}f}", "treatment": f"{r.treatment:.{digits}f}",
+                     a: f"{r.value_control:.{digits}f}", b: f"{r.value_treatment:.{digits}f}",
                      "Δ": _signed(r.effect, digits), ci: _interval(r.ci_low, r.ci_high, digits),
-                     "p": _p(r.p_value, digits), corr: _p(r.p_value_corrected, digits), "sig": marker})
-        if marker:
+                     "p": _p(r.p_value, digits), corr: _p(r.p_value_corrected, digits),
+                     cols[-1]: marker})
+        if marker and not interleaving:
             style = "bold green" if r.improved else "bold red"
             for col in ("Δ", "sig", corr):
                 styles[(len(rows) - 1, col)] = style
