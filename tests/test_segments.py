@@ -261,3 +261,25 @@ def test_breakdown_with_wilcoxon_and_all_pairs() -> None:
     assert len(c.segments.rows) == 2 * 3 * 3
     assert len(c.segments.interactions) == 2 * 3
     assert segment_breakdown(c, Groups.from_mapping(groups)).test == "wilcoxon"
+
+
+def test_readme_robust04_breakdown(trec) -> None:
+    """The README's table: Robust04 BM25 vs BM25+RM3 by quartiles of relevant documents."""
+    folder = trec / "robust04"
+    if not (folder / "runs" / "bm25-rm3.run.gz").exists():
+        pytest.skip(f"Robust04 runs not found in {folder}")
+    c = compare(folder / "qrels.txt.gz", [folder / "runs" / "bm25.run.gz", folder / "runs" / "bm25-rm3.run.gz"],
+                ["nDCG@10", "AP"], groups="builtin:relevant", rng=0)
+    s = c.segments
+    assert s.groups == ("3-20 relevant", "21-41 relevant", "42-89 relevant", "93-448 relevant")
+    ndcg = [r for r in s.rows if r.measure == "nDCG@10"]
+    ap = [r for r in s.rows if r.measure == "AP"]
+    assert [r.queries for r in ndcg] == [64, 61, 62, 62]
+    assert [round(r.delta, 4) for r in ap] == [0.0251, 0.0693, 0.1095, 0.1149]
+    assert [round(r.p_value, 4) for r in ndcg] == [0.4142, 0.0137, 0.0881, 0.556]
+    assert [round(r.p_value_corrected, 4) for r in ndcg] == [0.8283, 0.0548, 0.2644, 0.8283]
+    assert [r.significant for r in ap] == [False, True, True, True]
+    assert not any(r.significant for r in ndcg)
+    ndcg_i, ap_i = s.interactions
+    assert round(ndcg_i.statistic, 3) == 1.883 and round(ap_i.statistic, 3) == 9.124
+    assert round(ndcg_i.p_anova, 4) == 0.1329 and ap_i.p_value < 0.001
