@@ -52,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
-    if args.backend == "spark" and args.groups in ("builtin:relevant",):
+    if args.backend == "spark" and args.groups:
         from serpeval.core.errors import OptionError
 
-        raise OptionError("--groups builtin:relevant counts judgments locally; with --backend spark "
-                          "give a groups file (or builtin:difficulty, builtin:length).")
+        raise OptionError("--groups works on the local backend; with --backend spark write the per-query "
+                          "values (--per-query) and evaluate the groups locally, or drop --groups.")
     if args.backend == "spark":
         from serpeval.cli.progress import bar
         from serpeval.spark.cli import evaluate_files
@@ -75,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
         from serpeval.cli.offline import resolve_cli_groups
         from serpeval.comparison.segments import group_means
 
-        first = results.runs[0]
-        by_group = group_means(results, resolve_cli_groups(args, first.query_ids, qrels, first.values[:, 0],
+        local: Any = results        # the local backend (spark refuses --groups above)
+        first = local.runs[0]
+        by_group = group_means(local, resolve_cli_groups(args, first.query_ids, qrels, first.values[:, 0],
                                                            first.name, str(results.measures[0])))
     if args.format == "json":
         from serpeval.core.strict_json import dumps

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from serpeval.comparison.segments import Groups
     from serpeval.evaluation.results import Results
     from serpeval.measures import Measure
+    from serpeval.stats.validation import Alternative
 
 __all__ = ["GroupCheck", "GroupGate", "gate_groups"]
 
@@ -151,7 +152,7 @@ def gate_groups(results: Results, groups: Groups, measures: Iterable[str | Measu
     matrix, counts = groups.membership(query_ids)
     generator = as_generator(rng)
     orient = np.array([1.0 if m.spec.higher_is_better else -1.0 for m in measures_])
-    alternative = "greater" if rule == "non-inferiority" else "less"
+    alternative: Alternative = "greater" if rule == "non-inferiority" else "less"
     found = []
     for k, group in enumerate(groups.order):
         members = matrix[:, k]

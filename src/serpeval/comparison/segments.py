@@ -63,9 +63,11 @@ __all__ = [
     "SegmentBreakdown",
     "SegmentRow",
     "group_means",
+    "group_tests",
     "interaction_test",
     "resolve_groups",
     "segment_breakdown",
+    "with_segments",
 ]
 
 #: Built-in groupings (``groups="builtin:relevant"``, ``--groups builtin:relevant``).

@@ -290,7 +290,7 @@ def analyze_ab_segments(
     skipped: list[str] = []
     for metric in chosen:
         for treatment in treatments:
-            found = []
+            found: list[tuple[str, int, int, Any, str]] = []
             for s in segments:
                 ic, it = where.get((s, ctrl)), where.get((s, treatment))
                 nc = int(moments.n[ic]) if ic is not None else 0
