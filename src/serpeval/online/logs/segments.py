@@ -125,6 +125,8 @@ class SegmentEffects(Tabular):
                  f"{names.get(self.correction, self.correction)} correction across the "
                  f"{len(self.mix)} segments within each metric and treatment; significant: corrected p < "
                  f"{self.alpha:g}"]
+        if self.kind == "ab":
+            notes.append("per-segment effects without CUPED (the overall analysis may use it)")
         if self.kind == "interleaving":
             notes.append("Δ: the preference of the overall interleaving report (its sign), per segment; "
                          "share A / share B: the credit shares (wins + ties / 2) / impressions "
