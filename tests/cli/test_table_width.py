@@ -26,6 +26,11 @@ def inputs(tmp_path_factory):
     _second_assessor(collection.qrels, folder / "qrels-b.txt")
     _click_log(folder / "clicks.jsonl")
     assert main(["generate-logs", str(folder / "il"), "--users", "600", "--interleaving"]) == 0
+    _with_segment(folder / "ab" / "impressions.parquet", folder / "ab_by.parquet")
+    _with_segment(folder / "il" / "impressions.parquet", folder / "il_by.parquet")
+    qids = sorted(collection.qrels.to_dict())
+    (folder / "groups.tsv").write_text("".join(f"{q}\t{'head queries' if i % 3 else 'tail'}\n"
+                                               for i, q in enumerate(qids)))
     return folder
 
 
@@ -52,12 +57,29 @@ def _click_log(path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in click_log_records(log)))
 
 
+def _with_segment(source, target) -> None:
+    """The log with a ``device`` column (per user), for --by."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(source)
+    users = table.column("user_id").to_numpy()
+    pq.write_table(table.append_column("device", pa.array(np.array(["desktop", "mobile", "tablet"])[users % 3])),
+                   target)
+
+
 def commands(folder):
     qrels, runs = str(folder / "qrels.txt"), [str(folder / "baseline.run"), str(folder / "candidate.run")]
     return {
         "evaluate": ["evaluate", qrels, *runs],
         "evaluate -q": ["evaluate", qrels, *runs, "-q", "-m", "nDCG@10"],
         "compare": ["compare", qrels, *runs],
+        "compare --groups": ["compare", qrels, *runs, "--groups", str(folder / "groups.tsv")],
+        "evaluate --groups": ["evaluate", qrels, *runs, "--groups", "builtin:relevant"],
+        "ab --by": ["ab", str(folder / "ab_by.parquet"), "--by", "device"],
+        "interleaving-report --by": ["interleaving-report", str(folder / "il_by.parquet"), "--resamples", "200",
+                                     "--by", "device"],
         "measures": ["measures"],
         "ab": ["ab", str(folder / "ab")],
         "ab --monitor": ["ab", str(folder / "ab"), "--monitor", "--looks", "3"],

@@ -91,6 +91,9 @@ def register(sub: Any) -> None:
         "--absolute", action="store_true", help="--plan: --mde is absolute, not relative"
     )
     p.add_argument("--power", type=PROBABILITY, default=0.8, help="--plan: target power (default 0.8)")
+    from serpeval.cli.segments import add_by_option
+
+    add_by_option(p)
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -150,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
     schema = LogSchema.from_pairs(args.column)
     metrics = split_measures(args.metrics) or None
     common = {"backend": args.backend, "schema": schema, "clicks": args.clicks}
+    if args.by and (args.plan or args.monitor):
+        from serpeval.core.errors import OptionError
+
+        raise OptionError("--by goes with the analysis, not with --plan or --monitor.")
     with engine_status(args.backend):
         if args.plan:
             planned = plan.plan_ab(
@@ -194,6 +201,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{seq.experiment}: {seq.metric} look by look",
                 seq.to_dicts(),
             )
+        if args.by:
+            from serpeval.online.logs.segments import analyze_ab_segments
+
+            args.segment_result = analyze_ab_segments(
+                args.logs, args.experiment, by=args.by, metrics=metrics, control=args.control,
+                alpha=args.alpha, correction=args.by_correction, use_t=args.use_t,
+                duplicates=args.duplicates, **common)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SampleRatioMismatchWarning)  # shown as a banner below
             res = analysis.analyze_ab(
@@ -328,15 +342,22 @@ def p_cell(value: Any, digits: int) -> Any:
 def emit(
     args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str], title: str, payload: Any
 ) -> int:
+    from serpeval.cli.segments import segment_json, segment_text
     from serpeval.report.table import render
 
     if args.format == "json":
         from serpeval.core.strict_json import dumps
 
         body = payload if isinstance(payload, dict) else {"rows": payload, "notes": notes}
-        write_output(dumps(body) + "\n", args.output)
+        write_output(dumps(segment_json(args, body)) + "\n", args.output)
         return 0
     machine = args.format in ("csv", "tsv")
+    by_segment = segment_text(args, table_width(args.output), args.output is None and sys.stdout.isatty())
+    if machine and by_segment:   # one table per file: the per-segment rows
+        write_output(by_segment, args.output)
+        for note in notes:
+            print(note, file=sys.stderr)
+        return 0
     if not machine:  # p-values as every table shows them: <0.0001, never 0.0000
         rows = [{k: p_cell(v, args.digits) if _is_p(k) else v for k, v in row.items()} for row in rows]
     text = render(
@@ -348,6 +369,8 @@ def emit(
         color=args.output is None and sys.stdout.isatty(),
         width=table_width(args.output),
     )
+    if by_segment:
+        text += "\n" + by_segment
     write_output(text, args.output)
     if machine:
         for note in notes:

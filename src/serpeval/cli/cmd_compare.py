@@ -8,7 +8,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.offline import add_evaluation_options, load_and_evaluate, resolve_run
+from serpeval.cli.offline import add_evaluation_options, add_group_options, load_and_evaluate, resolve_run
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -53,6 +53,7 @@ def register(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p)
+    add_group_options(p)
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.report.table import fit_text
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
+    groups_file = args.groups if args.groups and not args.groups.startswith("builtin:") else None
     measures = split_measures(args.measures) or ["nDCG@10", "AP"]
 
     def test(results: Any) -> Any:
@@ -75,11 +77,29 @@ def run(args: argparse.Namespace) -> int:
                                confidence=args.confidence, ci=args.ci, n_resamples=args.resamples,
                                rng=args.seed, strict=args.strict)
 
+    if groups_file:
+        from serpeval.io.groups import read_groups
+
+        read_groups(groups_file, args.group_column)   # a bad groups file fails before the runs are read
     qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
                                                          test)
     color = args.output is None and sys.stdout.isatty()
+    if args.groups:
+        from serpeval.cli.offline import group_topics
+        from serpeval.comparison.segments import with_segments
+
+        comparison = with_segments(comparison, args.groups, qrels=qrels, topics=group_topics(args),
+                                   column=args.group_column, correction=args.group_correction,
+                                   min_queries=args.group_min_queries, rng=args.seed)
     text = render_comparison(comparison, args.format, per_query=args.per_query, digits=args.digits,
                              color=color, width=table_width(args.output))
+    if comparison.segments is not None and args.format in ("table", "markdown", "csv", "tsv"):
+        from serpeval.report.segments import render_segments
+
+        segments = render_segments(comparison.segments, args.format, digits=args.digits, color=color,
+                                   width=table_width(args.output))
+        # csv/tsv: the per-group rows replace the overall ones (one table per file)
+        text = segments if args.format in ("csv", "tsv") else text + "\n" + segments
     notes = coverage_notes(results, qrels, runs)
     if args.format == "table":
         text += fit_text(notes, table_width(args.output))

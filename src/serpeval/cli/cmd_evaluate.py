@@ -41,6 +41,9 @@ def register(sub: Any) -> None:
     p.add_argument("--spark-master", metavar="URL",
                    help="Spark master for --backend spark (default: the active session, "
                         "spark-submit's setting, or local[*])")
+    from serpeval.cli.offline import add_group_options
+
+    add_group_options(p)
     p.set_defaults(func=run)
 
 
@@ -49,6 +52,11 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
+    if args.backend == "spark" and args.groups:
+        from serpeval.core.errors import OptionError
+
+        raise OptionError("--groups works on the local backend; with --backend spark write the per-query "
+                          "values (--per-query) and evaluate the groups locally, or drop --groups.")
     if args.backend == "spark":
         from serpeval.cli.progress import bar
         from serpeval.spark.cli import evaluate_files
@@ -62,17 +70,34 @@ def run(args: argparse.Namespace) -> int:
         # A progress bar on a terminal; the notes below report the missing-query counts.
         qrels, runs, results, _ = load_and_evaluate(args.qrels, args.runs, measures, args)
     notes = coverage_notes(results, qrels, runs)
+    by_group = None
+    if args.groups:
+        from serpeval.cli.offline import resolve_cli_groups
+        from serpeval.comparison.segments import group_means
+
+        local: Any = results        # the local backend (spark refuses --groups above)
+        first = local.runs[0]
+        by_group = group_means(local, resolve_cli_groups(args, first.query_ids, qrels, first.values[:, 0],
+                                                           first.name, str(results.measures[0])))
     if args.format == "json":
         from serpeval.core.strict_json import dumps
 
         payload = results.to_json_dict(per_query=args.per_query)
         payload["notes"] = notes
+        if by_group is not None:
+            payload["groups"] = {"grouping": by_group.grouping, "rows": by_group.to_dicts(),
+                                 "notes": by_group.notes()}
         write_output(dumps(payload) + "\n", args.output)
     else:
         text = render_results(results, args.format, per_query=args.per_query, digits=args.digits,
                               notes=notes if args.format != "csv" and args.format != "tsv" else (),
                               color=args.output is None and sys.stdout.isatty(),
                               width=table_width(args.output))
+        if by_group is not None:
+            from serpeval.report.segments import render_group_means
+
+            means = render_group_means(by_group, args.format, digits=args.digits, width=table_width(args.output))
+            text = means if args.format in ("csv", "tsv") else text + "\n" + means
         write_output(text, args.output)
         if args.format in ("csv", "tsv"):
             for note in notes:

@@ -14,7 +14,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.cmd_compare import TESTS
 from serpeval.cli.common import check_outputs, split_measures, write_output
-from serpeval.cli.offline import add_evaluation_options, load_and_evaluate
+from serpeval.cli.offline import add_evaluation_options, add_group_options, load_and_evaluate
 from serpeval.core.strict_json import dumps
 
 
@@ -53,6 +53,7 @@ def register(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p, missing="zero")
+    add_group_options(p, gate=True)
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in the explanation (default 4)")
     p.set_defaults(func=run)
@@ -80,8 +81,29 @@ def run(args: argparse.Namespace) -> int:
     notes = coverage_notes(results, qrels, runs)
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
-    report = dumps(payload) + "\n"
     explanation = explain_gate(result, top=args.top, digits=args.digits)
+    exit_code = result.exit_code
+    if args.groups:
+        from serpeval.cli.common import table_width
+        from serpeval.cli.offline import resolve_cli_groups
+        from serpeval.comparison.compare import align_queries
+        from serpeval.comparison.segment_gate import gate_groups
+        from serpeval.report.segments import render_group_gate
+
+        query_ids, values, _ = align_queries(results, strict=args.strict)
+        groups = resolve_cli_groups(args, query_ids, qrels, values[0, 0], results.run_names[0],
+                                    str(results.measures[0]))
+        by_group = gate_groups(results, groups, max_drop=max_drop, alpha=args.alpha, rule=args.rule,
+                               test=args.test, min_queries=args.group_min_queries,
+                               correction=args.group_correction, n_resamples=args.resamples,
+                               rng=args.seed, strict=args.strict)
+        payload["groups"] = by_group.to_dict()
+        payload["passed_overall"] = result.passed
+        payload["passed"] = result.passed and by_group.passed
+        payload["decision"] = "pass" if payload["passed"] else "fail"
+        payload["exit_code"] = exit_code = 0 if payload["passed"] else 1
+        explanation += "\n" + render_group_gate(by_group, digits=args.digits, width=table_width(None))
+    report = dumps(payload) + "\n"
     explanation += "".join(f"{note}\n" for note in notes)
     if args.json == "-":
         sys.stderr.write(explanation)
@@ -90,4 +112,4 @@ def run(args: argparse.Namespace) -> int:
         write_output(explanation, None)
         if args.json:
             write_output(report, args.json)
-    return result.exit_code
+    return exit_code

@@ -60,6 +60,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--column", action="append", metavar="ROLE=NAME", help="map a column, e.g. teams=arm"
     )
+    from serpeval.cli.segments import add_by_option
+
+    add_by_option(p)
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -90,6 +93,13 @@ def run(args: argparse.Namespace) -> int:
             clicks=args.clicks,
             period=args.period,
         )
+        if args.by:
+            from serpeval.online.logs.segments import analyze_interleaving_segments
+
+            args.segment_result = analyze_interleaving_segments(
+                args.logs, args.experiment, by=args.by, teams=(teams[0], teams[1]),
+                alpha=1 - args.confidence, correction=args.by_correction, duplicates=args.duplicates,
+                backend=args.backend, schema=LogSchema.from_pairs(args.column), clicks=args.clicks)
     checks = [
         f"check {c['check']}: {'ok' if c['ok'] else 'FAILED'} ({c['detail']})"
         for c in report.check_rows()
@@ -135,6 +145,11 @@ def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], tit
             width=table_width(args.output),
         ),
     ]
+    from serpeval.cli.segments import segment_text
+
+    by_segment = segment_text(args, table_width(args.output), color)
+    if by_segment:
+        parts.append(by_segment)
     write_output("\n".join(part.rstrip("\n") for part in parts) + "\n", args.output)
     return 0
 

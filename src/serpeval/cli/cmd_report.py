@@ -45,6 +45,9 @@ def register(sub: Any) -> None:
                    help="permutations / bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="seed of the resampling tests (default 0)")
     add_evaluation_options(p)
+    from serpeval.cli.offline import add_group_options
+
+    add_group_options(p, topics=False)
     online = p.add_argument_group("online results (JSON files written with -f json; repeatable)")
     for kind, what in KINDS.items():
         online.add_argument(f"--{kind.replace('_', '-')}", dest=f"online_{kind}", action="append",
@@ -123,6 +126,13 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
 
     qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
                                                          test)
+    if args.groups and comparison is not None:
+        from serpeval.cli.offline import group_topics
+        from serpeval.comparison.segments import with_segments
+
+        comparison = with_segments(comparison, args.groups, qrels=qrels, topics=group_topics(args),
+                                   column=args.group_column, correction=args.group_correction,
+                                   min_queries=args.group_min_queries, rng=args.seed)
     notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]
     return results, comparison, notes + untested
 

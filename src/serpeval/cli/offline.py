@@ -157,3 +157,44 @@ def render_results(results: Any, fmt: str, *, per_query: bool = False, digits: i
     rows, styles = results_rows(results, per_query)
     return render(rows, fmt, digits=digits, notes=notes, styles=styles, color=color, title=title,
                   width=width)
+
+
+def add_group_options(p: argparse.ArgumentParser, *, topics: bool = True, gate: bool = False) -> None:
+    """``--groups``, ``--group-column``, ``--group-correction``, ``--group-min-queries``
+    (and ``--topics`` for ``builtin:length`` where the command has none)."""
+    p.add_argument("--groups", metavar="FILE|builtin:NAME",
+                   help="per-group breakdown: a file (TSV qid<TAB>group, a query may be in several "
+                        "groups; JSONL; Parquet) or builtin:relevant (quartiles of the number of "
+                        "relevant docs), builtin:difficulty (baseline score tertiles; regression to "
+                        "the mean prone), builtin:length (query words; needs --topics)")
+    p.add_argument("--group-column", metavar="COLUMN",
+                   help="the column of --groups holding the group (JSONL/Parquet/topics file)")
+    choices = ("auto", "holm", "bonferroni", "bh", "none") if gate else ("holm", "bonferroni", "bh", "none")
+    p.add_argument("--group-correction", choices=choices, default=choices[0],
+                   help="correction across groups (default " + choices[0]
+                        + ("; auto: none for non-inferiority, an intersection-union test, holm for "
+                           "no-significant-drop" if gate else "") + ")")
+    p.add_argument("--group-min-queries", type=POSITIVE_INT, default=10, metavar="N",
+                   help="smallest group a test is trusted on" + (" and gated" if gate else "")
+                        + " (default 10)")
+    if topics:
+        p.add_argument("--topics", metavar="FILE", help="query texts (TSV/JSONL) for --groups builtin:length")
+
+
+def group_topics(args: argparse.Namespace) -> Any:
+    """The topics ``{query: text}`` for ``--groups builtin:length`` (None without --topics)."""
+    if not getattr(args, "topics", None) or args.groups != "builtin:length":
+        return None
+    from serpeval.report.topics import read_topics
+
+    return read_topics(args.topics)
+
+
+def resolve_cli_groups(args: argparse.Namespace, query_ids: Any, qrels: Any,
+                       baseline_values: Any = None, baseline_name: str = "", measure: str = "") -> Any:
+    """The :class:`~serpeval.comparison.segments.Groups` of ``--groups``."""
+    from serpeval.comparison.segments import resolve_groups
+
+    return resolve_groups(args.groups, query_ids=query_ids, qrels=qrels, baseline_values=baseline_values,
+                          baseline_name=baseline_name, measure=measure, topics=group_topics(args),
+                          column=args.group_column)

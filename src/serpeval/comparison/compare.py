@@ -307,6 +307,9 @@ def compare(
     missing: Missing = "skip",
     depth: int | None = None,
     judged_only: bool = False,
+    groups: Any = None,
+    group_correction: str = "holm",
+    topics: Any = None,
 ) -> Comparison:
     """Compare runs with paired significance tests, corrected for multiple comparisons.
 
@@ -328,6 +331,13 @@ def compare(
         ci: ``"t"``, ``"bca"`` or ``"percentile"``; default ``"t"`` (``"bca"`` for the
             bootstrap test).
         n_resamples: permutations / bootstrap resamples.
+        groups: a per-group breakdown (``comparison.segments``, see
+            :mod:`serpeval.comparison.segments`): a groups file (TSV ``qid<TAB>group``,
+            JSONL, Parquet), ``{query: group or [groups]}``, a
+            :class:`~serpeval.comparison.segments.Groups` or a built-in name
+            (``"builtin:relevant"``, ``"builtin:difficulty"``, ``"builtin:length"``).
+        group_correction: the correction across groups (``"holm"`` default, ``"bh"``...).
+        topics: ``{query: text}`` for ``groups="builtin:length"``.
         rng: seed or generator for the resampling tests (never global state).
         strict: refuse runs evaluated on different queries instead of comparing on the
             common ones.
@@ -355,8 +365,18 @@ def compare(
     """
     from serpeval.evaluation.evaluate import evaluate
 
+    if groups is not None:
+        from serpeval.io import as_qrels
+
+        qrels = as_qrels(qrels)          # read once: builtin:relevant counts its judgments
     results = evaluate(qrels, runs, measures, missing=missing, depth=depth,
                        judged_only=judged_only)
-    return compare_results(results, baseline=baseline, test=test, correction=correction,
-                           pairs=pairs, alpha=alpha, confidence=confidence, ci=ci,
-                           n_resamples=n_resamples, rng=rng, strict=strict)
+    comparison = compare_results(results, baseline=baseline, test=test, correction=correction,
+                                 pairs=pairs, alpha=alpha, confidence=confidence, ci=ci,
+                                 n_resamples=n_resamples, rng=rng, strict=strict)
+    if groups is None:
+        return comparison
+    from serpeval.comparison.segments import with_segments
+
+    return with_segments(comparison, groups, qrels=qrels, topics=topics, correction=group_correction,
+                         rng=rng)

@@ -137,6 +137,8 @@ class Comparison(Tabular):
         values: per-query values ``float64[n_systems, n_measures, n_queries]``.
         coverage: per system, evaluated vs compared queries.
         settings: the evaluation options (``Settings.rules()`` states them).
+        segments: the per-group breakdown
+            (:class:`~serpeval.comparison.segments.SegmentBreakdown`) when groups were given.
     """
 
     measures: tuple[Measure, ...]
@@ -155,6 +157,7 @@ class Comparison(Tabular):
     values: NDArray[np.float64]
     coverage: tuple[SystemCoverage, ...]
     settings: Settings
+    segments: Any = None   # a SegmentBreakdown (compare(..., groups=...)), or None
 
     # ------------------------------------------------------------------ access
     def row(self, system: str, measure: str | Measure, baseline: str | None = None) -> PairResult:
@@ -248,6 +251,8 @@ class Comparison(Tabular):
         }
         if per_query:
             out["per_query"] = self.to_dicts(per_query=True)
+        if self.segments is not None:
+            out["segments"] = self.segments.to_json_dict()
         return json_ready(out)
 
     def __repr__(self) -> str:

@@ -139,7 +139,8 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-_TEXT_COLUMNS = ("measure", "system", "vs", "query_id", "query", "result")
+_TEXT_COLUMNS = ("measure", "system", "vs", "query_id", "query", "result", "group", "segment", "metric", "prefers",
+                 "run")
 
 
 def _markdown(rows: Sequence[dict[str, Any]], cols: list[str], *, title: str,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report import sections_offline as offline
 from serpeval.report import sections_online as online
+from serpeval.report import sections_segments as segments
 from serpeval.report.bidi import KEYS, isolate, isolate_fields
 from serpeval.report.online_inputs import DEMO_STATE_KEYS, online_dicts
 from serpeval.report.page import ReportData, Section, render_page
@@ -42,9 +43,11 @@ __all__ = ["SECTION_BUILDERS", "build_sections", "html_report", "report_data", "
 SECTION_BUILDERS: list[Callable[[ReportData], Section | None]] = [
     offline.overview,
     offline.metric_table,
+    segments.offline_segments,
     offline.per_query,
     offline.distributions,
     *online.BUILDERS,
+    segments.online_segments,
     offline.rules,
 ]
 
@@ -55,7 +58,12 @@ EVALUATION_TEXT = {"results": [{"run": True}], "coverage": [{"run": True, "missi
 COMPARISON_TEXT = {"baseline": True, "systems": [True], "means": KEYS,
                    "comparisons": [{"system": True, "baseline": True}],
                    "coverage": [{"system": True, "dropped": [True]}],
-                   "per_query": [{"query_id": True, "system": True, "baseline": True}]}
+                   "per_query": [{"query_id": True, "system": True, "baseline": True}],
+                   "segments": {"grouping": True, "groups": [True],
+                                "rows": [{"group": True, "system": True, "baseline": True}],
+                                "interactions": [{"system": True, "baseline": True}]}}
+SEGMENTS_TEXT = {"by": True, "experiment": True,
+                 "rows": [{"metric": True, "segment": True, "treatment": True, "control": True}]}
 ONLINE_TEXT: dict[str, Any] = {
     "ab": {"experiment": True, "results": [{"metric": True, "control": True, "treatment": True}],
            "variants": [{"variant": True}], "srm": {"variants": [True]}},
@@ -65,7 +73,9 @@ ONLINE_TEXT: dict[str, Any] = {
     "interleaving": {"experiment": True, "teams": [True],
                      "results": [{"experiment": True, "A": True, "B": True}]},
     "simulation": {"rows": [{"click model": True}]},
+    "segments": SEGMENTS_TEXT,
 }
+ONLINE_TEXT["ab"]["segments"] = ONLINE_TEXT["interleaving"]["segments"] = SEGMENTS_TEXT
 
 
 # ----------------------------------------------------------------------------- assembly

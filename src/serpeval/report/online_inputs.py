@@ -28,6 +28,7 @@ KINDS: dict[str, str] = {
     "ab_monitor": "an A/B test look by look (serpeval ab --monitor -f json)",
     "ab_plan": "an A/B sample-size plan (serpeval ab --plan -f json)",
     "simulation": "the sensitivity simulator (serpeval simulate -f json)",
+    "segments": "per-segment effects (the segments of serpeval ab|interleaving-report --by -f json)",
 }
 
 #: Keys a JSON document of each kind must have (the required fields of its schema).

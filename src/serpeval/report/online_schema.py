@@ -275,9 +275,21 @@ SIMULATION = Obj(
               "curves": ListOf(_CURVE), "power": NUMBER, "confidence": NUMBER},
 )
 
+_SEGMENT_ROW = Obj(
+    required={"metric": TEXT, "treatment": TEXT, "control": TEXT, "segment": TEXT, "units": NUMBER,
+              "value_control": NUMBER, "value_treatment": NUMBER, "effect": NUMBER, "ci_low": NUMBER,
+              "ci_high": NUMBER, "p_value": NUMBER, "p_value_corrected": NUMBER, "significant": FLAG,
+              "improved": FLAG},
+)
+
+SEGMENTS = Obj(
+    required={"kind": TEXT, "by": TEXT, "rows": ListOf(_SEGMENT_ROW)},
+    optional={"alpha": NUMBER, "correction": TEXT, "notes": NOTES},
+)
+
 #: The schema of each online kind (the keys of :data:`serpeval.report.online_inputs.KINDS`).
 SCHEMAS: dict[str, Obj] = {"interleaving": INTERLEAVING, "ab": AB, "ab_monitor": AB_MONITOR,
-                           "ab_plan": AB_PLAN, "simulation": SIMULATION}
+                           "ab_plan": AB_PLAN, "simulation": SIMULATION, "segments": SEGMENTS}
 
 
 def schema_problem(kind: str, data: Any) -> str | None:

@@ -143,6 +143,7 @@ def prepare(
     long_click_seconds: float = 30.0,
     teams: tuple[str, str] | None = None,
     need: tuple[str, ...] = (),
+    segment: str | None = None,
 ) -> Prepared:
     """Features of ``experiment`` (None: the log's only experiment; ``""``: a log without
     experiments, every row; :data:`ALL_EXPERIMENTS`: every experiment, with its name).
@@ -159,6 +160,8 @@ def prepare(
         long_click_seconds: dwell threshold of a long (satisfied) click.
         teams: the two team labels of an interleaving log (credit columns are added).
         need: optional roles the caller requires (``timestamp``, ``click_seconds``, ...).
+        segment: a log column carried along as ``segment`` (as a string; NULL kept) for
+            per-segment analyses (:mod:`~serpeval.online.logs.segments`).
     """
     import ibis
 
@@ -192,6 +195,7 @@ def prepare(
         if teams is not None
         else ibis.null("array<string>"),
         **(_nested_lists(imp, s, present) if nested else {}),
+        **({"segment": imp[segment].cast("string")} if segment is not None else {}),
     )
     bad_key = base.iid.isnull() | base.unit.isnull() | base.variant.isnull()
     bad_shown = ~bad_key & (base.n_shown.isnull() | (base.n_shown < 0))
@@ -476,4 +480,6 @@ _FEATURES = [
 def select_features(t: Any) -> Any:
     """The feature columns (interleaving logs also keep credit, ``n_shown`` and ``teams``)."""
     extra = ["credit_a", "credit_b", "n_shown", "teams"] if "credit_a" in t.columns else []
+    if "segment" in t.columns:
+        extra.append("segment")
     return t.select(*_FEATURES, *extra)

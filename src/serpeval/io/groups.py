@@ -1,0 +1,165 @@
+"""Read query groups (segments): which queries belong to which group.
+
+Formats, chosen by the file:
+
+- TSV (default): ``qid<TAB>group`` per line; a query may appear on several lines (it is in
+  several groups); blank lines and ``#`` comments are skipped; a line ``qid<TAB>`` with an
+  empty group, a line without a tab and a repeated ``(qid, group)`` pair are errors naming
+  ``path:line``.
+- JSONL (first line starts with ``{``): one object per line with an id (``query_id``,
+  ``qid``, ``_id``, ``id``) and ``group`` (a string) or ``groups`` (a list of strings); or,
+  with ``column=``, that field.
+- A column of a Parquet / JSONL table (``column=``): the query column (``query_id``,
+  ``qid``...) and the named column; a list-valued column puts a query in several groups.
+  A TSV topics file ``qid<TAB>text`` is read with ``column=`` as ``qid<TAB>value``.
+
+Null or empty values put the query in no group (counted in :attr:`GroupPairs.empty`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+
+__all__ = ["GroupPairs", "read_groups"]
+
+ID_KEYS = ("query_id", "qid", "_id", "id")
+
+
+@dataclass(frozen=True)
+class GroupPairs:
+    """``(query id, group)`` memberships read from a file.
+
+    Attributes:
+        query_ids, groups: one entry per membership (a query in two groups appears twice).
+        source: the file, for messages.
+        empty: rows whose group value was null or empty (the query is in no group).
+    """
+
+    query_ids: tuple[str, ...]
+    groups: tuple[str, ...]
+    source: str
+    empty: int = 0
+
+
+def read_groups(path: str | Path, column: str | None = None) -> GroupPairs:
+    """The memberships in ``path`` (see the module docstring).
+
+    Raises:
+        InputError: unreadable file, or ``column`` absent (the message lists the columns).
+        ParseError: a bad line, naming ``path:line``.
+        DuplicateError: the same ``(query, group)`` twice.
+        EmptyInputError: no membership at all.
+    """
+    from serpeval.io.inputs import open_input
+
+    opened = open_input(path, what="groups file")
+    label = opened.label
+    name = Path(label).name.lower().removesuffix(".gz")
+    if opened.parquet or name.endswith((".parquet", ".pq")):
+        pairs = _from_table(opened, column, label)
+    else:
+        raw = opened.read()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            at = raw.count(b"\n", 0, exc.start) + 1
+            raise InputError(f"{label}:{at}: cannot read the groups file as UTF-8 text ({exc}).") from None
+        pairs = _from_text(text, column, label)
+    if not pairs.query_ids:
+        raise EmptyInputError(f"{label}: no query groups found (expected lines 'qid<TAB>group', JSON "
+                              "objects with an id and 'group'/'groups', or a column named with "
+                              "--group-column).")
+    return pairs
+
+
+def _values(value: Any) -> list[str]:
+    """The groups of one cell: a string, a number, a list of them; None/empty -> none."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    text = str(value).strip()
+    return [text] if text else []
+
+
+def _collect(rows: list[tuple[int, str, Any]], label: str, unit: str) -> GroupPairs:
+    """Memberships from ``(line or row number, qid, cell)``; duplicates are errors."""
+    qids: list[str] = []
+    groups: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    empty = 0
+    for number, qid, cell in rows:
+        if not qid.strip():
+            raise ParseError(f"{label}:{number}: the query id is empty.")
+        values = _values(cell)
+        if not values:
+            empty += 1
+        for group in values:
+            key = (qid, group)
+            if key in seen:
+                raise DuplicateError(f"{label}:{number}: query {qid!r} is listed in group {group!r} "
+                                     f"again (first on {unit} {seen[key]}); list each membership once.")
+            seen[key] = number
+            qids.append(qid)
+            groups.append(group)
+    return GroupPairs(tuple(qids), tuple(groups), label, empty)
+
+
+def _from_text(text: str, column: str | None, label: str) -> GroupPairs:
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1)
+             if line.strip() and not line.strip().startswith("#")]
+    rows: list[tuple[int, str, Any]] = []
+    jsonl = bool(lines) and lines[0][1].lstrip().startswith("{") and "\t" not in lines[0][1]
+    for number, line in lines:
+        if jsonl:
+            rows.append(_json_row(line, column, label, number))
+            continue
+        if "\t" not in line:
+            raise ParseError(f"{label}:{number}: expected 'query_id<TAB>group', found no tab in "
+                             f"{line.strip()[:60]!r}.")
+        qid, group = line.split("\t", 1)
+        if not group.strip():
+            raise ParseError(f"{label}:{number}: query {qid.strip()!r} has an empty group; give a "
+                             "group name after the tab or drop the line.")
+        rows.append((number, qid.strip(), group.strip()))
+    return _collect(rows, label, "line")
+
+
+def _json_row(line: str, column: str | None, label: str, number: int) -> tuple[int, str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"{label}:{number}: not valid JSON ({exc.msg}).") from None
+    if not isinstance(record, dict):
+        raise ParseError(f"{label}:{number}: expected a JSON object with an id and a group.")
+    qid = next((record[k] for k in ID_KEYS if k in record), None)
+    keys = (column,) if column else ("group", "groups")
+    present = [k for k in keys if k in record]
+    if qid is None or not present:
+        want = repr(column) if column else "'group' or 'groups'"
+        raise ParseError(f"{label}:{number}: a line needs an id ({', '.join(ID_KEYS)}) and {want}; "
+                         f"found keys {', '.join(record) or 'none'}.")
+    return number, str(qid), record[present[0]]
+
+
+def _from_table(opened: Any, column: str | None, label: str) -> GroupPairs:
+    from serpeval.io.tables import _read_parquet
+
+    table = _read_parquet(opened)
+    names = {n.lower(): n for n in table.column_names}
+    qcol = next((names[k] for k in ("query_id", "qid", "q_id", "query", "topic", "topic_id") if k in names),
+                None)
+    want = column or next((names[k] for k in ("group", "groups") if k in names), None)
+    if qcol is None or want is None or want not in table.column_names:
+        raise InputError(f"{label}: a groups table needs a query id column (query_id, qid, ...) and "
+                         f"{'the column ' + repr(column) if column else 'a group column (group, groups)'}; "
+                         f"columns: {', '.join(table.column_names)}.")
+    qids = table.column(qcol).to_pylist()
+    cells = table.column(want).to_pylist()
+    rows = [(i + 1, "" if q is None else str(q), c) for i, (q, c) in enumerate(zip(qids, cells, strict=True))]
+    return _collect(rows, f"{label} (column {want!r})", "row")
