@@ -32,6 +32,9 @@ COMMANDS: tuple[str, ...] = (
     "generate-logs",
     "report",
     "simulate",
+    "pool",
+    "judged",
+    "diff",
 )
 
 class OneLineParser(argparse.ArgumentParser):
