@@ -8,7 +8,14 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.offline import add_evaluation_options, load_and_evaluate, resolve_run
+from serpeval.cli.offline import (
+    add_evaluation_options,
+    add_judged_options,
+    judged_gap_notes,
+    load_and_evaluate,
+    resolve_run,
+    with_judged_column,
+)
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -53,6 +60,7 @@ def register(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p)
+    add_judged_options(p)
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
@@ -65,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.report.table import fit_text
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
-    measures = split_measures(args.measures) or ["nDCG@10", "AP"]
+    measures = with_judged_column(split_measures(args.measures) or ["nDCG@10", "AP"], args.judged)
 
     def test(results: Any) -> Any:
         baseline = resolve_run(args.baseline, args.runs, results.run_names)
@@ -80,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     color = args.output is None and sys.stdout.isatty()
     text = render_comparison(comparison, args.format, per_query=args.per_query, digits=args.digits,
                              color=color, width=table_width(args.output))
-    notes = coverage_notes(results, qrels, runs)
+    notes = coverage_notes(results, qrels, runs) + judged_gap_notes(qrels, runs, results, args)
     if args.format == "table":
         text += fit_text(notes, table_width(args.output))
     elif args.format == "markdown":

@@ -14,7 +14,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.cmd_compare import TESTS
 from serpeval.cli.common import check_outputs, split_measures, write_output
-from serpeval.cli.offline import add_evaluation_options, load_and_evaluate
+from serpeval.cli.offline import add_evaluation_options, add_judged_options, judged_gap_notes, load_and_evaluate
 from serpeval.core.strict_json import dumps
 
 
@@ -53,6 +53,7 @@ def register(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p, missing="zero")
+    add_judged_options(p, column=False)
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in the explanation (default 4)")
     p.set_defaults(func=run)
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
     qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
                                                      measures, args, decide)
-    notes = coverage_notes(results, qrels, runs)
+    gaps = judged_gap_notes(qrels, runs, results, args)
+    notes = coverage_notes(results, qrels, runs) + gaps
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
     report = dumps(payload) + "\n"
