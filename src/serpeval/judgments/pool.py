@@ -13,7 +13,7 @@ Methods (``method=``), all over the runs' rankings cut at ``depth`` when it is g
   2007, "Strategic system comparisons via targeted relevance judgments"; ``p`` = 0.8).
 * ``mtf`` - move-to-front (Cormack, Palmer & Clarke 1998, "Efficient construction of large
   test collections"), adaptive: per query every run has a priority (0 at the start); the run
-  with the highest priority (ties in a seeded random order) gives its next unseen document;
+  with the highest priority (ties to the run given first) gives its next unseen document;
   a relevant judgment (grade >= ``rel``) keeps that run in front, a non-relevant one lowers
   its priority by 1 and the run of highest priority takes over. A document already seen
   for the query (from another run) is skipped at no cost; a document judged in ``qrels`` is
@@ -30,7 +30,8 @@ the remainder going to the first queries in byte order). Documents judged in ``q
 (grade >= 0) are never asked again; negative grades (trec_eval's "pooled but unjudged",
 what an unfilled judging list holds) are asked again. Ties in priority are broken by a
 hash of (query id, doc id, ``seed``): the same inputs and seed give the same pool whatever
-the order of the files or their lines.
+the order of the lines in the files (``mtf`` needs no seed: its choices follow the judgments,
+and runs of equal priority are taken in the order given).
 
 Vectorized: the runs are ranked in one sort (:func:`serpeval.judgments.stacked.stack_runs`),
 weights are bincounts, and the selection is one sort; ``mtf`` steps all queries at once
@@ -220,7 +221,7 @@ def pool(
     n_runs = np.bincount(stacked.pair, minlength=stacked.n_pairs).astype(np.int64)
     weight = np.full(stacked.n_pairs, np.nan)
     if method == "mtf":
-        picked = _move_to_front(stacked, known, truth, seed, budget, per_query, rel)
+        picked = _move_to_front(stacked, known, truth, budget, per_query, rel)
     else:
         if method == "depth":
             primary = -best.astype(np.float64)
@@ -282,8 +283,7 @@ def _select(stacked: Stacked, open_: NDArray[np.bool_], primary: NDArray[np.floa
 
 
 def _move_to_front(stacked: Stacked, known: NDArray[np.int64], truth: NDArray[np.int64] | None,
-                   seed: int, budget: int | None, per_query: int | None,
-                   rel: int) -> NDArray[np.int64]:
+                   budget: int | None, per_query: int | None, rel: int) -> NDArray[np.int64]:
     """The pairs MTF asks for, by query then the order asked (see the module docstring).
 
     All queries step together: each step, every active query looks at the next document of
@@ -300,8 +300,8 @@ def _move_to_front(stacked: Stacked, known: NDArray[np.int64], truth: NDArray[np
     seg_start = stacked.offsets[:-1].reshape(nq, nr)
     seg_len = stacked.lengths()
     pointer = np.zeros((nq, nr), dtype=np.int64)
-    # Integer priorities; the seeded run order breaks ties (a fraction below 1).
-    tiebreak = np.random.default_rng(seed).random((nq, nr)) * 0.5
+    # Integer priorities; among equal ones the run given first wins (a fraction below 1).
+    tiebreak = np.broadcast_to(-np.arange(nr) / (2.0 * nr), (nq, nr))
     priority = np.where(seg_len > 0, 0.0, -np.inf)
     seen = np.zeros(stacked.n_pairs, dtype=bool)
     grade = known.copy()
