@@ -27,7 +27,8 @@ def test_pool_writes_each_format_and_prints_a_summary(files, capsys) -> None:
     out = files / "pool.txt"
     assert main(["pool", *runs, "--depth", "2", "--qrels", str(files / "qrels.txt"), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "already judged (skipped)" in printed and f"to {out}" in printed
+    assert "already judged (skipped)" in printed
+    assert f"to {out}" in printed
     # Top 2: q1 old a b, new n a -> n (a, b judged); q2 old x y, new z x -> y z (x judged).
     assert out.read_text() == "q1 0 n -1\nq2 0 z -1\nq2 0 y -1\n"
     quepid = files / "pool.csv"
@@ -60,7 +61,8 @@ def test_judged_command(files, capsys) -> None:
     payload = json.loads(capsys.readouterr().out)
     rows = {r["run"]: r for r in payload["runs"]}
     # old: q1 a b (2/2), q2 x y (1/2) -> 0.75; new: q1 n a (1/2), q2 z x (1/2) -> 0.5.
-    assert rows["old"]["Judged@2"] == 0.75 and rows["new"]["Judged@2"] == 0.5
+    assert rows["old"]["Judged@2"] == 0.75
+    assert rows["new"]["Judged@2"] == 0.5
     assert payload["pool_needed"] == {"2": 3}  # n, y, z
 
 
@@ -94,4 +96,5 @@ def test_report_has_a_diff_section(files, capsys) -> None:
     assert main(["report", str(files / "qrels.txt"), str(files / "old.run"), str(files / "new.run"),
                  "-m", "P@2", "--diff", "--resamples", "100", "-o", str(out)]) == 0
     html = out.read_text()
-    assert 'id="run-diff"' in html and "RBO_ext" in html
+    assert 'id="run-diff"' in html
+    assert "RBO_ext" in html

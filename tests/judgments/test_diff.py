@@ -42,7 +42,9 @@ def test_hand_worked_rbo_overlap_and_tau() -> None:
     assert r.overlap[0] == 1.0  # top 2: {a, b} both ways
     # Shared a, b, c: (a, b) swapped, (a, c) and (b, c) kept: tau = (2 - 1) / 3.
     assert r.tau[0] == pytest.approx(1 / 3)
-    assert r.shared[0] == 3 and r.entered[0] == 0 and r.left[0] == 0
+    assert r.shared[0] == 3
+    assert r.entered[0] == 0
+    assert r.left[0] == 0
 
 
 def test_identical_disjoint_and_empty_rankings() -> None:
@@ -54,10 +56,14 @@ def test_identical_disjoint_and_empty_rankings() -> None:
     assert r.rbo_ext[same] == pytest.approx(1.0)
     assert r.rbo_min[same] + r.rbo_res[same] == pytest.approx(1.0)
     assert r.tau[same] == 1.0
-    assert r.rbo_min[apart] == 0.0 and r.rbo_ext[apart] == 0.0 and np.isnan(r.tau[apart])
+    assert r.rbo_min[apart] == 0.0
+    assert r.rbo_ext[apart] == 0.0
+    assert np.isnan(r.tau[apart])
     # One ranking empty: nothing shared, everything possible beyond.
     assert (r.rbo_min[only_a], r.rbo_ext[only_a], r.rbo_res[only_a]) == (0.0, 0.0, pytest.approx(1.0))
-    assert r.overlap[apart] == 0.0 and r.entered[apart] == 2 and r.left[apart] == 2
+    assert r.overlap[apart] == 0.0
+    assert r.entered[apart] == 2
+    assert r.left[apart] == 2
 
 
 def _brute(s_list, t_list, p, horizon=4000):
@@ -124,12 +130,15 @@ def test_changed_unjudged_documents_and_most_changed() -> None:
     b = run("B", {"q1": ["a", "n1", "n2"], "q2": ["x", "y"]})
     qrels = Qrels.from_dict({"q1": {"a": 1, "n1": 0, "b": 1}, "q2": {"x": 1}})
     r = diff_runs(a, b, k=3, qrels=qrels)
-    assert r.entered.tolist() == [2, 0] and r.left.tolist() == [2, 0]
-    assert r.entered_unjudged.tolist() == [1, 0] and r.left_unjudged.tolist() == [1, 0]
+    assert r.entered.tolist() == [2, 0]
+    assert r.left.tolist() == [2, 0]
+    assert r.entered_unjudged.tolist() == [1, 0]
+    assert r.left_unjudged.tolist() == [1, 0]
     assert r.unjudged == (("q1", "n2", "entered"), ("q1", "c", "left"))
     assert [x["query_id"] for x in r.most_changed(1)] == ["q1"]
     summary = r.summary()
-    assert summary["entered unjudged"] == 1 and summary["queries"] == 2
+    assert summary["entered unjudged"] == 1
+    assert summary["queries"] == 2
 
 
 def test_depth_cut_and_options() -> None:

@@ -35,9 +35,12 @@ def test_warning_when_judged_rates_differ() -> None:
     # P@2 at depth 2: old 0.75, new 0.25 (50 points); AP at the longest ranking, 3:
     # old (2/3 + 1/3) / 2 = 0.5, new (1/3 + 0) / 2 = 1/6.
     assert [(g.depth, g.measures) for g in gaps] == [(2, ("P@2",)), (3, ("AP",))]
-    assert gaps[0].best == ("old", 0.75) and gaps[0].worst == ("new", 0.25)
+    assert gaps[0].best == ("old", 0.75)
+    assert gaps[0].worst == ("new", 0.25)
     message = gaps[0].message()
-    assert "differs by 50.0 points" in message and "judged_only" in message and "favours old" in message
+    assert "differs by 50.0 points" in message
+    assert "judged_only" in message
+    assert "favours old" in message
     assert judged_gaps(QRELS, [OLD, NEW], results, threshold=0.6) == []  # 50 points < 60
     condensed = evaluate(QRELS, [OLD, NEW], ["P@2"], judged_only=True)
     assert judged_gaps(QRELS, [OLD, NEW], condensed) == []  # already condensed lists

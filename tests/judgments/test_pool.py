@@ -13,7 +13,6 @@ from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import DuplicateError, OptionError, ParseError
 from serpeval.evaluation.evaluate import evaluate
 from serpeval.io import read_qrels
-from serpeval.io.trec import write_trec_run
 from serpeval.judgments.pool import pool
 from serpeval.report.judging import JUDGING_FORMATS, format_for, judging_file
 
@@ -37,7 +36,9 @@ def test_depth_pool_by_best_rank_then_runs() -> None:
     assert p.order.tolist() == [1, 2, 3, 1, 2, 3]
     assert p.best_rank.tolist() == [1, 1, 2, 1, 1, 2]
     assert p.runs.tolist() == [2, 1, 1, 2, 1, 1]
-    assert p.candidates == 6 and p.already_judged == 0 and p.n_queries == 2
+    assert p.candidates == 6
+    assert p.already_judged == 0
+    assert p.n_queries == 2
 
 
 def test_rrf_pool_weights_and_budgets() -> None:
@@ -79,7 +80,8 @@ def test_move_to_front_with_an_oracle() -> None:
     assert p.summary()["relevant found (oracle)"] == 2
     # With a judged in --qrels, replaying it costs nothing: A drops, B gives b and d.
     again = pool([one, two], method="mtf", per_query=2, oracle=oracle, qrels=Qrels.from_dict({"q1": {"a": 0}}))
-    assert pairs(again) == [("q1", "b"), ("q1", "d")] and again.already_judged == 1
+    assert pairs(again) == [("q1", "b"), ("q1", "d")]
+    assert again.already_judged == 1
     # Without an oracle the documents asked are pending, assumed relevant: A keeps the front.
     assert pairs(pool([one, two], method="mtf", per_query=2)) == [("q1", "a"), ("q1", "b")]
     # A relevant a keeps A in front: a, b (seen by A first), c.
@@ -149,7 +151,8 @@ def test_formats_and_their_parsers(tmp_path) -> None:
     body = json.loads(judging_file(p, "rank-eval", topics=topics, index="docs", k=5))
     assert body["metric"] == {"dcg": {"k": 5, "normalize": True}}
     first = body["requests"][0]
-    assert first["id"] == "q1" and first["request"] == {"query": {"multi_match": {"query": "heart, attack"}}}
+    assert first["id"] == "q1"
+    assert first["request"] == {"query": {"multi_match": {"query": "heart, attack"}}}
     assert first["ratings"][0] == {"_index": "docs", "_id": "b", "rating": None}
     assert [len(r["ratings"]) for r in body["requests"]] == [3, 3]
     assert [format_for(n) for n in ("p.csv", "p.jsonl", "p.json", "p.txt", None)] == \
@@ -236,4 +239,14 @@ def test_depth_pool_of_real_runs_evaluates_like_the_full_qrels(trec, tmp_path) -
         for m in ("P@5", "P@10"):
             a, b = mine.per_query(name, m), theirs.per_query(name, m)
             assert all(math.isclose(a[q], b[q]) for q in common if q in a and q in b)
-    assert len(p) == len(pa.array(p.doc_ids)) and p.candidates >= len(p)
+    assert len(p) == len(pa.array(p.doc_ids))
+    assert p.candidates >= len(p)
+
+
+def test_queries_the_oracle_lacks_are_left_out() -> None:
+    oracle = Qrels.from_dict({"q1": {"a": 1}})
+    for method in ("depth", "mtf"):
+        p = pool([A, B], method=method, depth=2, per_query=5, oracle=oracle)  # type: ignore[arg-type]
+        assert {q for q, _ in pairs(p)} == {"q1"}
+        assert p.oracle_queries_left_out == 1
+        assert p.summary()["queries the oracle lacks (left out)"] == 1

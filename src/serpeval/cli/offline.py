@@ -14,9 +14,19 @@ from typing import Any
 from serpeval.cli._args import POSITIVE_INT, real
 from serpeval.core.errors import MissingQueriesWarning
 
-__all__ = ["add_evaluation_options", "add_judged_options", "coverage_notes", "judged_gap_notes",
-           "with_judged_column", "load_and_evaluate", "progress", "read_counting",
-           "render_results", "resolve_run", "results_rows"]
+__all__ = [
+    "add_evaluation_options",
+    "add_judged_options",
+    "coverage_notes",
+    "judged_gap_notes",
+    "load_and_evaluate",
+    "progress",
+    "read_counting",
+    "render_results",
+    "resolve_run",
+    "results_rows",
+    "with_judged_column",
+]
 
 
 def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") -> None:

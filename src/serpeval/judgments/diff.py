@@ -33,6 +33,7 @@ sum over flat per-query segments, tau counts concordant pairs over chunks of que
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -290,7 +291,7 @@ def _kendall_tau(query: NDArray[np.int64], rank_a: NDArray[np.int64], rank_b: ND
     bounds = np.searchsorted(np.cumsum(pairs_per_query), np.arange(0, pairs_per_query.sum() + 1, _PAIR_CHUNK),
                              side="right")
     edges = np.unique(np.concatenate([[0], bounds, [nq]]))
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         first, last = starts[lo], starts[hi]
         if last - first < 2:
             continue

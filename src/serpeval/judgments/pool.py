@@ -40,13 +40,13 @@ weights are bincounts, and the selection is one sort; ``mtf`` steps all queries 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.arrays import fingerprint
+from serpeval.core.arrays import codes_in, fingerprint
 from serpeval.core.checks import check_count
 from serpeval.core.data import Qrels
 from serpeval.core.errors import OptionError
@@ -88,6 +88,9 @@ class Pool(Tabular):
         candidates: distinct (query, document) pairs the runs retrieve (within ``depth``).
         already_judged: candidates skipped because ``qrels`` judge them.
         oracle_unjudged: pooled documents the oracle has no grade for (graded 0).
+        simulated: whether an oracle graded the pool.
+        oracle_queries_left_out: run queries the oracle judges nothing for (not pooled when
+            simulating: there is no assessor to simulate for them).
     """
 
     method: str
@@ -105,7 +108,7 @@ class Pool(Tabular):
     already_judged: int
     oracle_unjudged: int = 0
     simulated: bool = False
-    _per_query: dict[str, int] = field(default_factory=dict, repr=False)
+    oracle_queries_left_out: int = 0
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -136,7 +139,7 @@ class Pool(Tabular):
             "candidates": self.candidates,
             "already judged (skipped)": self.already_judged,
             "pooled": len(self),
-            "queries with docs to judge": int(len(sizes)),
+            "queries with docs to judge": len(sizes),
             "docs per query (min)": int(sizes.min()) if len(sizes) else 0,
             "docs per query (mean)": float(sizes.mean()) if len(sizes) else 0.0,
             "docs per query (max)": int(sizes.max()) if len(sizes) else 0,
@@ -144,6 +147,7 @@ class Pool(Tabular):
         if self.simulated:
             out["relevant found (oracle)"] = int(np.count_nonzero(self.grades >= self.settings["rel"]))
             out["not in the oracle (graded 0)"] = self.oracle_unjudged
+            out["queries the oracle lacks (left out)"] = self.oracle_queries_left_out
         return out
 
     def to_qrels(self) -> Qrels:
@@ -179,7 +183,8 @@ def pool(
         per_query: at most this many documents per query.
         qrels: judgments made so far: judged documents are skipped (``mtf`` replays them).
         oracle: simulate the assessor: the pool is graded from these qrels (0 where they
-            have no grade), and ``mtf`` adapts to those grades.
+            have no grade), and ``mtf`` adapts to those grades; queries the oracle judges
+            nothing for are left out (counted).
         rrf_k: the constant of reciprocal-rank fusion (> 0).
         rbp_p: the persistence of the RBP weight, in (0, 1).
         rel: the grade that counts as relevant for ``mtf`` (and the summary).
@@ -210,7 +215,15 @@ def pool(
     stacked = stack_runs(run_objects, depth)
     known = qrels_grades(stacked, as_qrels(qrels)) if qrels is not None else \
         np.full(stacked.n_pairs, -1, dtype=np.int64)
-    truth = qrels_grades(stacked, as_qrels(oracle)) if oracle is not None else None
+    truth = None
+    simulated_queries = np.ones(stacked.n_queries, dtype=bool)
+    if oracle is not None:
+        oracle = as_qrels(oracle)
+        truth = qrels_grades(stacked, oracle)
+        # A query the oracle never judged cannot be simulated: it is left out (and counted).
+        codes, _ = codes_in(oracle.query_ids, stacked.query_ids)
+        simulated_queries[:] = False
+        simulated_queries[codes[codes >= 0]] = True
     judged = known >= 0
     tie = _tie_keys(stacked, seed)
     settings = {"depth": depth, "budget": budget, "per_query": per_query, "seed": seed, "rel": rel,
@@ -221,7 +234,7 @@ def pool(
     n_runs = np.bincount(stacked.pair, minlength=stacked.n_pairs).astype(np.int64)
     weight = np.full(stacked.n_pairs, np.nan)
     if method == "mtf":
-        picked = _move_to_front(stacked, known, truth, budget, per_query, rel)
+        picked = _move_to_front(stacked, known, truth, budget, per_query, rel, simulated_queries)
     else:
         if method == "depth":
             primary = -best.astype(np.float64)
@@ -235,7 +248,8 @@ def pool(
                 contribution = (1.0 - rbp_p) * rbp_p ** (stacked.rank - 1.0)
             weight = np.bincount(stacked.pair, weights=contribution, minlength=stacked.n_pairs)
             primary, secondary = weight, -best.astype(np.float64)
-        picked = _select(stacked, ~judged, primary, secondary, tie, budget, per_query)
+        open_ = ~judged & simulated_queries[stacked.pair_query]
+        picked = _select(stacked, open_, primary, secondary, tie, budget, per_query)
     grades = np.full(len(picked), -1, dtype=np.int64)
     oracle_unjudged = 0
     if truth is not None:
@@ -249,7 +263,8 @@ def pool(
     doc_text = stacked.pair_doc.take(pa.array(picked, pa.int64())).to_numpy()
     return Pool(method, settings, stacked.run_names, query_text, doc_text, order, best[picked],
                 n_runs[picked], weight[picked], grades, stacked.n_queries, stacked.n_pairs,
-                int(np.count_nonzero(judged)), oracle_unjudged, truth is not None)
+                int(np.count_nonzero(judged)), oracle_unjudged, truth is not None,
+                int(np.count_nonzero(~simulated_queries)))
 
 
 def _tie_keys(stacked: Stacked, seed: int) -> NDArray[np.uint64]:
@@ -283,7 +298,8 @@ def _select(stacked: Stacked, open_: NDArray[np.bool_], primary: NDArray[np.floa
 
 
 def _move_to_front(stacked: Stacked, known: NDArray[np.int64], truth: NDArray[np.int64] | None,
-                   budget: int | None, per_query: int | None, rel: int) -> NDArray[np.int64]:
+                   budget: int | None, per_query: int | None, rel: int,
+                   simulated: NDArray[np.bool_]) -> NDArray[np.int64]:
     """The pairs MTF asks for, by query then the order asked (see the module docstring).
 
     All queries step together: each step, every active query looks at the next document of
@@ -297,6 +313,7 @@ def _move_to_front(stacked: Stacked, known: NDArray[np.int64], truth: NDArray[np
         share = np.full(nq, budget // max(nq, 1), dtype=np.int64)
         share[: budget % max(nq, 1)] += 1
         allowance = np.minimum(allowance, share)
+    allowance[~simulated] = 0
     seg_start = stacked.offsets[:-1].reshape(nq, nr)
     seg_len = stacked.lengths()
     pointer = np.zeros((nq, nr), dtype=np.int64)

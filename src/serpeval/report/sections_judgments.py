@@ -12,8 +12,18 @@ from typing import Any
 from markupsafe import Markup
 
 from serpeval.report.formatting import number
-from serpeval.report.page import Card, Panel, ReportData, Row, Section, Table, TableColumn, fragment, num_cell, \
-    text_cell
+from serpeval.report.page import (
+    Card,
+    Panel,
+    ReportData,
+    Row,
+    Section,
+    Table,
+    TableColumn,
+    fragment,
+    num_cell,
+    text_cell,
+)
 from serpeval.report.svg import Bar, bar_chart
 
 __all__ = ["diff_dicts", "run_diff"]
