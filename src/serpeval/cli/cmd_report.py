@@ -102,7 +102,7 @@ def wrote_message(path: Path, replaced: bool) -> str:
     return f"wrote {path.resolve()} ({size:,.0f} KB{', replaced the previous file' if replaced else ''})"
 
 
-def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str], tuple[Any, list[Any]]]:
     """Evaluate (with a progress bar on a terminal) and compare; the coverage notes."""
     from serpeval.cli.offline import coverage_notes, load_and_evaluate, resolve_run
     from serpeval.comparison.compare import compare_results

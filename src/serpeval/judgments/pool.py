@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.arrays import codes_in, fingerprint
+from serpeval.core.arrays import codes_in, fingerprint, weighted_bincount
 from serpeval.core.checks import check_count
 from serpeval.core.data import Qrels
 from serpeval.core.errors import OptionError
@@ -246,7 +246,7 @@ def pool(
             else:
                 settings["rbp_p"] = rbp_p
                 contribution = (1.0 - rbp_p) * rbp_p ** (stacked.rank - 1.0)
-            weight = np.bincount(stacked.pair, weights=contribution, minlength=stacked.n_pairs)
+            weight = weighted_bincount(stacked.pair, contribution, stacked.n_pairs)
             primary, secondary = weight, -best.astype(np.float64)
         open_ = ~judged & simulated_queries[stacked.pair_query]
         picked = _select(stacked, open_, primary, secondary, tie, budget, per_query)
@@ -309,9 +309,11 @@ def _move_to_front(stacked: Stacked, known: NDArray[np.int64], truth: NDArray[np
     allowance = np.full(nq, np.iinfo(np.int64).max, dtype=np.int64)
     if per_query is not None:
         allowance[:] = per_query
-    if budget is not None:
-        share = np.full(nq, budget // max(nq, 1), dtype=np.int64)
-        share[: budget % max(nq, 1)] += 1
+    if budget is not None:  # split evenly over the queries that can be pooled
+        which = np.flatnonzero(simulated)
+        share = np.zeros(nq, dtype=np.int64)
+        share[which] = budget // max(len(which), 1)
+        share[which[: budget % max(len(which), 1)]] += 1
         allowance = np.minimum(allowance, share)
     allowance[~simulated] = 0
     seg_start = stacked.offsets[:-1].reshape(nq, nr)

@@ -82,4 +82,4 @@ def _panel(d: Data, topics: Mapping[str, str]) -> Panel:
 
 def diff_dicts(diffs: Sequence[Any]) -> list[dict[str, Any]]:
     """``to_json_dict()`` of each diff (dicts pass through)."""
-    return [d if isinstance(d, Mapping) else d.to_json_dict() for d in diffs]
+    return [dict(d) if isinstance(d, Mapping) else d.to_json_dict() for d in diffs]
