@@ -246,7 +246,7 @@ def pool(
             else:
                 settings["rbp_p"] = rbp_p
                 contribution = (1.0 - rbp_p) * rbp_p ** (stacked.rank - 1.0)
-            weight = weighted_bincount(stacked.pair, contribution, stacked.n_pairs)
+            weight = weighted_bincount(stacked.pair, contribution.astype(np.float64), stacked.n_pairs)
             primary, secondary = weight, -best.astype(np.float64)
         open_ = ~judged & simulated_queries[stacked.pair_query]
         picked = _select(stacked, open_, primary, secondary, tie, budget, per_query)
