@@ -250,3 +250,20 @@ def test_queries_the_oracle_lacks_are_left_out() -> None:
         assert {q for q, _ in pairs(p)} == {"q1"}
         assert p.oracle_queries_left_out == 1
         assert p.summary()["queries the oracle lacks (left out)"] == 1
+
+
+def test_csv_and_tsv_runs_and_qrels_with_crlf_and_bom(tmp_path) -> None:
+    from serpeval.io import read_run
+
+    run_path = tmp_path / "run.csv"
+    run_path.write_bytes("\ufeffqid,docid,score\r\nq1,d1,2.5\r\nq1,d2,1e0\r\n\r\nq2,é,3\r\n".encode())
+    run = read_run(run_path)
+    assert run.to_dict() == {"q1": {"d1": 2.5, "d2": 1.0}, "q2": {"é": 3.0}}
+    assert run.name == "run"
+    qrels_path = tmp_path / "qrels.tsv"
+    qrels_path.write_text("topic\tdocno\tgrade\tnote\nq1\td1\t2\tgood, very\nq2\té\t0\t\n")
+    assert read_qrels(qrels_path).to_dict() == {"q1": {"d1": 2}, "q2": {"é": 0}}
+    half = tmp_path / "half.tsv"
+    half.write_text("query_id\tdoc_id\trelevance\nq1\td1\t2.5\n")
+    with pytest.raises(ParseError, match=rf"{half}:2: expected an integer relevance grade"):
+        read_qrels(half)
