@@ -39,6 +39,12 @@ def test_depth_pool_by_best_rank_then_runs() -> None:
     assert p.candidates == 6
     assert p.already_judged == 0
     assert p.n_queries == 2
+    # Per query 2 (q1 b a, q2 x z), then a budget of 3 by best rank and runs: b and x (rank 1,
+    # 2 runs), then a or z (rank 1, 1 run; the seeded hash picks): one query keeps 2, one 1.
+    capped = pool([A, B], method="depth", depth=2, per_query=2, budget=3)
+    assert {("q1", "b"), ("q2", "x")} <= set(pairs(capped))
+    summary = capped.summary()
+    assert (summary["pooled"], summary["docs per query (min)"], summary["docs per query (max)"]) == (3, 1, 2)
 
 
 def test_rrf_pool_weights_and_budgets() -> None:

@@ -169,6 +169,7 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
     Returns one :class:`JudgedGap` per depth that crosses the threshold (none when the
     judgments cover the runs alike, or when fewer than two runs are given).
     """
+    from serpeval.core.arrays import factorize_sorted
     from serpeval.io import as_qrels, as_run
 
     threshold = check_probability(threshold, "threshold")
@@ -177,8 +178,8 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
     run_objects = [as_run(r) for r in runs]
     if depth is None:
         depth = results.settings.depth
-    longest = max(int(np.bincount(np.unique(r.query_ids.to_numpy(), return_inverse=True)[1].ravel()).max())
-                  if len(r) else 1 for r in run_objects)
+    longest = max(int(np.bincount(factorize_sorted(r.query_ids)[0]).max()) if len(r) else 1
+                  for r in run_objects)
     by_depth: dict[int, list[str]] = {}
     for m in results.measures:
         k = m.cutoff if m.cutoff is not None else (depth or longest)

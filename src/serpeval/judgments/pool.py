@@ -130,8 +130,8 @@ class Pool(Tabular):
 
     def summary(self) -> dict[str, Any]:
         """The counts a reader needs: method, queries, candidates, skipped, pooled, per query."""
-        sizes = np.bincount(np.unique(self.query_ids, return_inverse=True)[1].ravel()) \
-            if len(self) else np.zeros(0, dtype=np.int64)
+        sizes = np.diff(np.flatnonzero(np.r_[True, self.order[1:] == 1, True])) \
+            if len(self) else np.zeros(0, dtype=np.int64)  # rows are by query, order restarts at 1
         out: dict[str, Any] = {
             "method": self.method,
             "runs": len(self.run_names),
