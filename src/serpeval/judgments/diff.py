@@ -43,7 +43,7 @@ import pyarrow as pa
 from serpeval.core.checks import check_count
 from serpeval.core.errors import OptionError
 from serpeval.core.tabular import Tabular
-from serpeval.judgments.stacked import qrels_grades, stack_runs
+from serpeval.judgments.stacked import qrels_grades, sort_by, stack_runs
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -280,7 +280,7 @@ def rbo_from_overlaps(depth_of_match: NDArray[np.int64], query: NDArray[np.int64
 def _kendall_tau(query: NDArray[np.int64], rank_a: NDArray[np.int64], rank_b: NDArray[np.int64],
                  nq: int) -> NDArray[np.float64]:
     """Kendall's tau between the A and B ranks of the shared documents of every query."""
-    order = np.lexsort((rank_a, query))
+    order = sort_by((query, "ascending"), (rank_a, "ascending"))
     query, rank_b = query[order], rank_b[order]
     n = np.bincount(query, minlength=nq).astype(np.int64)
     starts = np.zeros(nq + 1, dtype=np.int64)

@@ -51,7 +51,7 @@ from serpeval.core.checks import check_count
 from serpeval.core.data import Qrels
 from serpeval.core.errors import OptionError
 from serpeval.core.tabular import Tabular
-from serpeval.judgments.stacked import Stacked, qrels_grades, stack_runs
+from serpeval.judgments.stacked import Stacked, qrels_grades, sort_by, stack_runs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -284,13 +284,15 @@ def _select(stacked: Stacked, open_: NDArray[np.bool_], primary: NDArray[np.floa
     """The pairs to judge (``open_`` ones, best priority first), by query then priority."""
     candidates = np.flatnonzero(open_)
     q = stacked.pair_query[candidates]
-    ranked = candidates[np.lexsort((tie[candidates], -secondary[candidates], -primary[candidates], q))]
+    ranked = candidates[sort_by((q, "ascending"), (primary[candidates], "descending"),
+                                (secondary[candidates], "descending"), (tie[candidates], "ascending"))]
     if per_query is not None:
         q = stacked.pair_query[ranked]
         starts = np.searchsorted(q, np.arange(stacked.n_queries))
         ranked = ranked[np.arange(len(ranked)) - starts[q] < per_query]
     if budget is not None and len(ranked) > budget:
-        best_first = np.lexsort((tie[ranked], -secondary[ranked], -primary[ranked]))
+        best_first = sort_by((primary[ranked], "descending"), (secondary[ranked], "descending"),
+                             (tie[ranked], "ascending"))
         keep = np.zeros(len(ranked), dtype=bool)
         keep[best_first[:budget]] = True
         ranked = ranked[keep]  # still by query, then priority

@@ -10,10 +10,11 @@ given one integer ``pair`` code shared by all runs (and looked up in qrels the s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from serpeval.core.arrays import codes_in, factorize_sorted, take
 from serpeval.core.errors import DuplicateError, InputError
@@ -26,7 +27,15 @@ if TYPE_CHECKING:
 
     from serpeval.core.data import Qrels, Run
 
-__all__ = ["Stacked", "qrels_grades", "stack_runs"]
+__all__ = ["Stacked", "qrels_grades", "sort_by", "stack_runs"]
+
+
+def sort_by(*keys: tuple[NDArray[Any], str]) -> NDArray[np.int64]:
+    """Indices that sort rows by ``keys`` (``(array, "ascending" | "descending")``, the first
+    key first), stable; Arrow's multi-key sort, several times faster than ``np.lexsort``."""
+    table = pa.table({f"k{i}": values for i, (values, _) in enumerate(keys)})
+    order = pc.sort_indices(table, sort_keys=[(f"k{i}", how) for i, (_, how) in enumerate(keys)])
+    return order.to_numpy().view(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
