@@ -91,6 +91,11 @@ def commands(folder):
                             "50", "-o", str(folder / "clicks.qrels")],
         "simulate": ["simulate", "--generate", "0.05", "--queries", "30", "--replicates", "10",
                      "--bootstrap", "50", "--mc-impressions", "5000"],
+        "pool": ["pool", *runs, "--method", "rrf", "--per-query", "5", "--simulate", qrels,
+                 "-o", str(folder / "pool.txt")],
+        "judged": ["judged", qrels, *runs, "-k", "10", "-k", "100"],
+        "judged -q": ["judged", qrels, *runs, "-q"],
+        "diff": ["diff", *runs, "--qrels", qrels],
     }
 
 

@@ -119,10 +119,13 @@ def command(name: str, qrels: Path | str, run: Path | str, other: Path, out: Pat
         "simulate": ["simulate", q, "--run-a", r, "--run-b", str(other), "--bootstrap", "20",
                      "--mc-impressions", "0", "-o", str(out)],
         "trec_eval": ["trec_eval", q, r],
+        "judged": ["judged", q, r, str(other), "-f", "csv", "-o", str(out)],
+        "diff": ["diff", r, str(other), "--qrels", q, "-f", "csv", "-o", str(out)],
+        "pool": ["pool", r, str(other), "--depth", "5", "--qrels", q, "-o", str(out)],
     }[name]
 
 
-COMMANDS = ("evaluate", "compare", "gate", "report", "simulate", "trec_eval")
+COMMANDS = ("evaluate", "compare", "gate", "report", "simulate", "trec_eval", "judged", "diff", "pool")
 CASES = [(c, f) for c in COMMANDS for f in FAULTS if c != "trec_eval" or f in TEXT_ONLY]
 
 

@@ -34,6 +34,9 @@ COMMANDS: tuple[str, ...] = (
     "simulate",
     "agreement",
     "clicks-to-qrels",
+    "pool",
+    "judged",
+    "diff",
 )
 
 class OneLineParser(argparse.ArgumentParser):

@@ -8,7 +8,15 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.offline import add_evaluation_options, add_group_options, load_and_evaluate, resolve_run
+from serpeval.cli.offline import (
+    add_evaluation_options,
+    add_group_options,
+    add_judged_options,
+    judged_gap_notes,
+    load_and_evaluate,
+    resolve_run,
+    with_judged_column,
+)
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -54,6 +62,7 @@ def register(sub: Any) -> None:
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p)
     add_group_options(p)
+    add_judged_options(p)
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
@@ -67,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     groups_file = args.groups if args.groups and not args.groups.startswith("builtin:") else None
-    measures = split_measures(args.measures) or ["nDCG@10", "AP"]
+    measures = with_judged_column(split_measures(args.measures) or ["nDCG@10", "AP"], args.judged)
 
     def test(results: Any) -> Any:
         baseline = resolve_run(args.baseline, args.runs, results.run_names)
@@ -100,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
                                    width=table_width(args.output))
         # csv/tsv: the per-group rows replace the overall ones (one table per file)
         text = segments if args.format in ("csv", "tsv") else text + "\n" + segments
-    notes = coverage_notes(results, qrels, runs)
+    notes = coverage_notes(results, qrels, runs) + judged_gap_notes(qrels, runs, results, args)
     if args.format == "table":
         text += fit_text(notes, table_width(args.output))
     elif args.format == "markdown":

@@ -32,6 +32,9 @@ def register(sub: Any) -> None:
                         "zero (trec_eval -c), error")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+    p.add_argument("--judged", nargs="?", const=0, type=POSITIVE_INT, metavar="K",
+                   help="add a Judged@K column (the share of the top K that is judged; K defaults "
+                        "to the deepest cutoff of the measures, else 10)")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--backend", choices=("local", "spark"), default="local",
@@ -51,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
-    measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
+    from serpeval.cli.offline import with_judged_column
+
+    measures = with_judged_column(split_measures(args.measures) or list(DEFAULT_MEASURES), args.judged)
     if args.backend == "spark" and args.groups:
         from serpeval.core.errors import OptionError
 

@@ -14,7 +14,13 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.cmd_compare import TESTS
 from serpeval.cli.common import check_outputs, split_measures, write_output
-from serpeval.cli.offline import add_evaluation_options, add_group_options, load_and_evaluate
+from serpeval.cli.offline import (
+    add_evaluation_options,
+    add_group_options,
+    add_judged_options,
+    judged_gap_notes,
+    load_and_evaluate,
+)
 from serpeval.core.strict_json import dumps
 
 
@@ -54,6 +60,7 @@ def register(sub: Any) -> None:
                    help="refuse runs evaluated on different queries")
     add_evaluation_options(p, missing="zero")
     add_group_options(p, gate=True)
+    add_judged_options(p, column=False)
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in the explanation (default 4)")
     p.set_defaults(func=run)
@@ -78,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
     qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
                                                      measures, args, decide)
-    notes = coverage_notes(results, qrels, runs)
+    gaps = judged_gap_notes(qrels, runs, results, args)
+    notes = coverage_notes(results, qrels, runs) + gaps
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
     explanation = explain_gate(result, top=args.top, digits=args.digits)

@@ -52,6 +52,9 @@ def register(sub: Any) -> None:
     for kind, what in KINDS.items():
         online.add_argument(f"--{kind.replace('_', '-')}", dest=f"online_{kind}", action="append",
                             metavar="JSON", default=[], help=what)
+    p.add_argument("--diff", action="store_true",
+                   help="add a section on how each run's rankings differ from the baseline's "
+                        "(overlap@10, RBO, Kendall's tau; serpeval diff)")
     p.add_argument("--title", help="page title (default: the run names)")
     p.add_argument("-o", "--output", metavar="FILE", default=DEFAULT_HTML_PATH,
                    help=f"the HTML file to write (default {DEFAULT_HTML_PATH})")
@@ -80,14 +83,17 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, width=table_width() or 120)
     results = comparison = None
     notes: list[str] = []
+    diffs: list[Any] = []
     if args.qrels is not None:
-        results, comparison, notes = _evaluate(args)
+        results, comparison, notes, (qrels, runs) = _evaluate(args)
         print_summary(console, results, comparison, notes)
+        if args.diff:
+            diffs = _diffs(args, qrels, runs)
     for kind in online:
         console.print(f"included {KINDS[kind]}: {', '.join(files[kind])}", markup=False, soft_wrap=True)
     replaced = Path(args.output).exists()
     path = save_html(args.output, results, comparison, topics=topics, title=args.title,
-                     notes=notes, online_results=online)
+                     notes=notes, online_results=online, diffs=diffs)
     console.print(wrote_message(path, replaced), markup=False, soft_wrap=True)
     return 0
 
@@ -99,7 +105,7 @@ def wrote_message(path: Path, replaced: bool) -> str:
     return f"wrote {path.resolve()} ({size:,.0f} KB{', replaced the previous file' if replaced else ''})"
 
 
-def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str], tuple[Any, list[Any]]]:
     """Evaluate (with a progress bar on a terminal) and compare; the coverage notes."""
     from serpeval.cli.offline import coverage_notes, load_and_evaluate, resolve_run
     from serpeval.comparison.compare import compare_results
@@ -134,7 +140,19 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
                                    column=args.group_column, correction=args.group_correction,
                                    min_queries=args.group_min_queries, rng=args.seed)
     notes = [n for n in coverage_notes(results, qrels, runs) if not n.startswith("rules:")]
-    return results, comparison, notes + untested
+    return results, comparison, notes + untested, (qrels, runs)
+
+
+def _diffs(args: argparse.Namespace, qrels: Any, runs: list[Any]) -> list[Any]:
+    """The diff of the baseline's rankings with each other run's (the first run is the baseline
+    unless --baseline names another)."""
+    from serpeval.cli.offline import resolve_run
+    from serpeval.judgments.diff import diff_runs
+
+    names = [r.name for r in runs]
+    baseline = resolve_run(args.baseline, args.runs, names) or names[0]
+    base = runs[names.index(baseline)] if baseline in names else runs[0]
+    return [diff_runs(base, other, qrels=qrels) for other in runs if other is not base]
 
 
 def print_summary(console: Any, results: Any, comparison: Any, notes: list[str]) -> None:

@@ -11,11 +11,22 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from serpeval.cli._args import POSITIVE_INT
+from serpeval.cli._args import POSITIVE_INT, real
 from serpeval.core.errors import MissingQueriesWarning
 
-__all__ = ["add_evaluation_options", "coverage_notes", "load_and_evaluate", "progress", "read_counting",
-           "render_results", "resolve_run", "results_rows"]
+__all__ = [
+    "add_evaluation_options",
+    "add_judged_options",
+    "coverage_notes",
+    "judged_gap_notes",
+    "load_and_evaluate",
+    "progress",
+    "read_counting",
+    "render_results",
+    "resolve_run",
+    "results_rows",
+    "with_judged_column",
+]
 
 
 def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") -> None:
@@ -25,6 +36,40 @@ def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") ->
                         f"zero (trec_eval -c), error; default {missing}")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+
+
+def add_judged_options(p: argparse.ArgumentParser, column: bool = True) -> None:
+    """``--judged [K]`` (a Judged@K column) and ``--judged-gap POINTS`` (the unequal-judging
+    warning of compare and gate)."""
+    if column:
+        p.add_argument("--judged", nargs="?", const=0, type=POSITIVE_INT, metavar="K",
+                       help="add a Judged@K column (the share of the top K that is judged; K "
+                            "defaults to the deepest cutoff of the measures, else 10)")
+    p.add_argument("--judged-gap", type=real(minimum=0.0), default=5.0, metavar="POINTS",
+                   help="warn when the runs' judged rates at a measure's depth differ by more "
+                        "than POINTS percentage points (default 5; 100 never warns)")
+
+
+def with_judged_column(measures: list[str], judged: int | None) -> list[str]:
+    """``measures`` plus ``Judged@K`` when ``--judged`` was given (K 0: the deepest cutoff)."""
+    if judged is None:
+        return measures
+    if not judged:
+        from serpeval.measures import parse_measures
+
+        cutoffs = [m.cutoff for m in parse_measures(measures) if m.cutoff is not None]
+        judged = max(cutoffs, default=10)
+    return [*measures, f"Judged@{judged}"]
+
+
+def judged_gap_notes(qrels: Any, runs: Sequence[Any], results: Any, args: argparse.Namespace) -> list[str]:
+    """The warnings of :func:`serpeval.judgments.judged.judged_gaps` (none above 100 points)."""
+    if args.judged_gap >= 100:
+        return []
+    from serpeval.judgments.judged import judged_gaps
+
+    gaps = judged_gaps(qrels, runs, results, threshold=args.judged_gap / 100.0, depth=args.depth)
+    return [gap.message() for gap in gaps]
 
 
 def progress() -> Any:

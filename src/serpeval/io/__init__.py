@@ -1,7 +1,8 @@
 """Readers and writers for qrels and runs.
 
 :func:`read_qrels` and :func:`read_run` choose the format from the file name: ``.parquet``,
-``.jsonl``, ``.json`` (``{query_id: {doc_id: value}}``), anything else is TREC text, unless
+``.jsonl``, ``.json`` (``{query_id: {doc_id: value}}``), ``.csv`` and ``.tsv`` (a header line),
+anything else is TREC text, unless
 its bytes are Parquet's; gzip is decompressed in every case (recognised by its magic bytes),
 ``-`` reads standard input, and pipes and FIFOs (``<(zcat run.gz)``) are read once
 (:mod:`serpeval.io.inputs`).
@@ -37,7 +38,7 @@ __all__ = [
     "write_trec_run",
 ]
 
-_TABLE_SUFFIXES = (".parquet", ".pq", ".jsonl", ".json")
+_TABLE_SUFFIXES = (".parquet", ".pq", ".jsonl", ".json", ".csv", ".tsv")
 
 
 def _is_table(source: object) -> bool:

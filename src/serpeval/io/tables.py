@@ -1,4 +1,4 @@
-"""Qrels and runs from tables: dicts, JSONL, JSON, Parquet, Arrow, pandas and polars.
+"""Qrels and runs from tables: dicts, JSONL, JSON, CSV, TSV, Parquet, Arrow, pandas and polars.
 
 Column names are matched case-insensitively against common aliases:
 
@@ -8,8 +8,15 @@ role       accepted names
 query      ``query_id qid q_id query topic topic_id``
 document   ``doc_id docid docno doc document_id pid did``
 score      ``score sim similarity``
-relevance  ``relevance rel label grade judgment``
+relevance  ``relevance rel label grade judgment rating``
 ========== ==========================================================
+
+CSV and TSV files have a header line; every column is read as text (ids are opaque: ``007``
+stays ``007``) and the relevance and score columns are then read as numbers, an error naming
+``path:line``. Quepid's ratings CSV (``query,docid,rating``) reads as qrels whose query ids
+are the ``query`` column. A JSON file in the shape of Elasticsearch's / OpenSearch's
+``_rank_eval`` request (``{"requests": [{"id": ..., "ratings": [{"_id": ..., "rating": ...}]}]}``)
+reads as qrels: the request ids are the query ids.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "query_id": ("query_id", "qid", "q_id", "query", "topic", "topic_id"),
     "doc_id": ("doc_id", "docid", "docno", "doc", "document_id", "pid", "did"),
     "score": ("score", "sim", "similarity"),
-    "relevance": ("relevance", "rel", "label", "grade", "judgment"),
+    "relevance": ("relevance", "rel", "label", "grade", "judgment", "rating"),
 }
 
 
@@ -247,11 +254,48 @@ def read_qrels_table(path: str | Path | Input) -> Qrels:
     lines), the row (Parquet) or the key path (JSON)."""
     table = read_table(path)
     label = table.label
-    if isinstance(table.data, dict):
+    if isinstance(table.data, dict) and isinstance(table.data.get("requests"), list):
+        qrels = _rank_eval_qrels(table.data["requests"], label)
+    elif isinstance(table.data, dict):
         qrels = qrels_from_nested(table.data, label, json_keys=True)
     else:
         qrels = _qrels(table.data, _Rows(label, table.lines))
     return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped)
+
+
+def _rank_eval_qrels(requests: list[Any], label: str) -> Qrels:
+    """Qrels from the ``requests`` of an Elasticsearch/OpenSearch ``_rank_eval`` body: each
+    request's ``id`` is the query id, each of its ``ratings`` a ``{"_id": doc, "rating": grade}``."""
+    qids: list[str] = []
+    docs: list[str] = []
+    grades: list[Any] = []
+    where: list[str] = []
+    for i, request in enumerate(requests):
+        at = f"{label}: requests[{i}]"
+        if not isinstance(request, dict) or "id" not in request or not isinstance(request.get("ratings"), list):
+            raise ParseError(f"{at}: expected an object with an \"id\" and a \"ratings\" list, as in a "
+                             "_rank_eval request.")
+        for j, rating in enumerate(request["ratings"]):
+            if not isinstance(rating, dict) or "_id" not in rating:
+                raise ParseError(f"{at}.ratings[{j}]: expected an object with \"_id\" and \"rating\".")
+            if rating.get("rating") is None:
+                raise ParseError(f"{at}.ratings[{j}]: document {rating['_id']!r} has no rating (null); "
+                                 "fill in the grade or drop the entry.")
+            qids.append(str(request["id"]))
+            docs.append(str(rating["_id"]))
+            grades.append(rating["rating"])
+            where.append(f"{at}.ratings[{j}]")
+    if not grades:
+        raise EmptyInputError(f"{label}: the _rank_eval requests hold no ratings.")
+    checked = check_grades(grades, where.__getitem__)
+    qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label)
+    from serpeval.core.arrays import find_duplicate
+
+    first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    if first >= 0:
+        raise DuplicateError(f"{where[second]}: document {docs[second]!r} is rated twice for request "
+                             f"{qids[second]!r} (first at {where[first]}).")
+    return qrels
 
 
 def read_run_table(path: str | Path | Input, name: str) -> Run:
@@ -291,6 +335,8 @@ def read_table(path: str | Path | Input) -> TableFile:
     if opened.parquet or name.endswith((".parquet", ".pq")):
         return TableFile(_read_parquet(opened), 0, None, label)
     text = _utf8(opened.read(), label)
+    if name.endswith((".csv", ".tsv")):
+        return _read_delimited(text, label, "\t" if name.endswith(".tsv") else ",")
     if name.endswith(".json"):
         hook = _Objects()
         try:
@@ -473,3 +519,63 @@ def _read_parquet(opened: Input) -> pa.Table:
             f"{opened.label}: not a readable Parquet file ({detail}). Is it truncated, or another "
             "format under a .parquet name?"
         ) from None
+
+
+_NUMBER_NAMES = frozenset(a.lower() for a in ALIASES["relevance"] + ALIASES["score"])
+
+
+def _read_delimited(text: str, label: str, delimiter: str) -> TableFile:
+    """A CSV or TSV file with a header line: ids as text, grades and scores as numbers (an
+    empty cell is null, refused later with its line); blank lines skipped and counted."""
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    numbers: list[int] = []
+    blank = 0
+    for row in reader:
+        if not any(cell.strip() for cell in row):
+            blank += 1
+            continue
+        if header is None:
+            header = [cell.strip() for cell in row]
+            continue
+        if len(row) != len(header):
+            raise ParseError(f"{label}:{reader.line_num}: expected {len(header)} fields "
+                             f"({', '.join(header)}), found {len(row)}: {delimiter.join(row)[:80]!r}.")
+        rows.append(row)
+        numbers.append(reader.line_num)
+    if header is None or not rows:
+        raise EmptyInputError(f"{label}: no rows below the header line.")
+    columns: dict[str, pa.Array] = {}
+    for j, name in enumerate(header):
+        cells = [row[j].strip() for row in rows]
+        if name.lower() in _NUMBER_NAMES:
+            columns[name] = _number_column(cells, name, label, numbers)
+        else:
+            columns[name] = pa.array(cells, pa.string())
+    _refuse_empty_query_ids(columns, numbers, label)
+    return TableFile(pa.table(columns), blank, numbers, label)
+
+
+def _number_column(cells: list[str], name: str, label: str, lines: list[int]) -> pa.Array:
+    """Numbers of a CSV column (integers when they all are); ``""`` is null."""
+    values: list[float | int | None] = []
+    for cell, line in zip(cells, lines, strict=True):
+        if not cell:
+            values.append(None)
+            continue
+        try:
+            values.append(int(cell))
+        except ValueError:
+            try:
+                values.append(float(cell))
+            except ValueError:
+                raise ParseError(f"{label}:{line}: the {name!r} field is {cell!r}, not a number. "
+                                 "Write grades and scores as numbers.") from None
+    if all(v is None or isinstance(v, int) for v in values) and \
+            all(v is None or abs(v) <= 2**63 - 1 for v in values):
+        return pa.array(values, pa.int64())
+    return pa.array([None if v is None else _as_float(v) for v in values], pa.float64())

@@ -443,7 +443,7 @@ def _unnamed(label: str) -> bool:
 def run_name_of(label: str) -> str:
     """A run's display name from its file name: ``runs/bm25.run.gz`` -> ``bm25``."""
     name = Path(label).name
-    for suffix in (".gz", ".txt", ".trec", ".run", ".tsv", ".parquet", ".pq", ".jsonl", ".json"):
+    for suffix in (".gz", ".txt", ".trec", ".run", ".tsv", ".csv", ".parquet", ".pq", ".jsonl", ".json"):
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
     return name or label

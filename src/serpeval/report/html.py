@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from serpeval.report import DEFAULT_HTML_PATH
+from serpeval.report import sections_judgments as judgments
 from serpeval.report import sections_offline as offline
 from serpeval.report import sections_online as online
 from serpeval.report import sections_segments as segments
@@ -46,6 +47,7 @@ SECTION_BUILDERS: list[Callable[[ReportData], Section | None]] = [
     segments.offline_segments,
     offline.per_query,
     offline.distributions,
+    judgments.run_diff,
     *online.BUILDERS,
     segments.online_segments,
     offline.rules,
@@ -76,6 +78,8 @@ ONLINE_TEXT: dict[str, Any] = {
     "segments": SEGMENTS_TEXT,
 }
 ONLINE_TEXT["ab"]["segments"] = ONLINE_TEXT["interleaving"]["segments"] = SEGMENTS_TEXT
+DIFF_TEXT = {"a": True, "b": True, "summary": {"a": True, "b": True}, "per_query": [{"query_id": True}],
+             "unjudged": [{"query_id": True, "doc_id": True}]}
 
 
 # ----------------------------------------------------------------------------- assembly
@@ -95,11 +99,13 @@ def report_data(
     subtitle: str | None = None,
     notes: Sequence[str] = (),
     online_results: Mapping[str, Any] | None = None,
+    diffs: Sequence[Any] = (),
 ) -> ReportData:
     """Collect the JSON-ready data of the results objects given.
 
     ``online_results`` maps a section kind (:data:`serpeval.report.online_inputs.KINDS`) to a result
-    object with ``to_json_dict()`` (or a list of them, or their dicts).
+    object with ``to_json_dict()`` (or a list of them, or their dicts). ``diffs`` are run diffs
+    (:func:`serpeval.judgments.diff.diff_runs`, or their ``to_json_dict()``).
     """
     runs = (list(results.run_names) if results is not None
             else list(comparison.systems) if comparison is not None else [])
@@ -120,6 +126,7 @@ def report_data(
         notes=tuple(notes),
         online={kind: [isolate_fields(item, ONLINE_TEXT[kind]) for item in items]
                 for kind, items in online.items()},
+        diffs=[isolate_fields(d, DIFF_TEXT) for d in judgments.diff_dicts(diffs)],
     )
 
 

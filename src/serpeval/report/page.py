@@ -53,6 +53,7 @@ class ReportData:
         topics: ``{query_id: text}`` shown next to query ids.
         notes: facts a reader must know (skipped lines, missing queries), stated as given.
         online: ``{kind: [json dict, ...]}`` for the online sections (``ab``, ...).
+        diffs: ``RunDiff.to_json_dict()`` of each pair of runs diffed (``serpeval diff``).
     """
 
     title: str
@@ -62,6 +63,7 @@ class ReportData:
     topics: Mapping[str, str] = field(default_factory=dict)
     notes: Sequence[str] = ()
     online: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    diffs: Sequence[Mapping[str, Any]] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,64 @@
+"""``serpeval judged QRELS RUN... [-k 10] [-k 100] [-q]``: how much of each run is judged."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
+from serpeval.report.table import FORMATS
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "judged",
+        help="Judged@k: the share of each run's top k that is judged",
+        description="Judged@k per run (and per query with -q): the share of each run's top k "
+                    "that the qrels judge, and Unjudged@k = 1 - Judged@k, the share nobody "
+                    "judged (counted as non-relevant by every measure). The notes give how many "
+                    "documents a depth-k pool of these runs would still need (serpeval pool).",
+        epilog=EXIT_CODES_HELP,
+    )
+    p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, CSV, Parquet; .gz ok)")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files")
+    p.add_argument("-k", "--cutoff", type=POSITIVE_INT, action="append", dest="cutoffs", metavar="K",
+                   help="depth k (repeatable; default 10)")
+    p.add_argument("-q", "--per-query", action="store_true", help="one row per run and query")
+    p.add_argument("--missing", choices=("skip", "zero"), default="skip",
+                   help="judged queries absent from a run: skip (default) or zero")
+    p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from serpeval.io import read_qrels, read_run
+    from serpeval.judgments.judged import judged
+    from serpeval.report.table import render
+
+    check_outputs({"-o": args.output}, [args.qrels, *args.runs])
+    qrels = read_qrels(args.qrels)
+    runs = [read_run(path) for path in args.runs]
+    rates = judged(qrels, runs, args.cutoffs or [10], missing=args.missing)
+    notes = [f"a depth-{k} pool of these runs needs {n:,} more judgments" for k, n in
+             zip(rates.cutoffs, rates.pool_needed, strict=True)]
+    notes.append("Judged@k pads a ranking shorter than k with unjudged ranks; "
+                 "Unjudged@k = 1 - Judged@k")
+    if args.format == "json":
+        from serpeval.core.strict_json import dumps
+
+        payload = rates.to_json_dict(per_query=args.per_query)
+        payload["notes"] = notes
+        write_output(dumps(payload) + "\n", args.output)
+        return 0
+    text = render(rates.to_dicts(per_query=args.per_query), args.format, digits=args.digits,
+                  notes=notes if args.format not in ("csv", "tsv") else (),
+                  width=table_width(args.output))
+    write_output(text, args.output)
+    if args.format in ("csv", "tsv"):
+        for note in notes:
+            print(note, file=sys.stderr)
+    return 0

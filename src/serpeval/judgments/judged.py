@@ -1,0 +1,202 @@
+"""How much of each run is judged: Judged@k per run and query, and the warning when the runs
+compared are judged unequally.
+
+``Judged@k`` = (documents in the top k with a grade >= 0) / k (the measure
+:mod:`serpeval.measures.judged`: a ranking shorter than k counts the missing ranks as
+unjudged); ``Unjudged@k`` here is its complement, ``1 - Judged@k``, the share of the top k
+that nobody judged. Unjudged documents count as non-relevant in every measure, so a run
+that retrieves documents the judges never saw (a new system, not in the pool) looks worse
+than it is; when the runs compared differ in judged rate at a measure's depth by more than
+a threshold, :func:`judged_gaps` says so and suggests condensed lists (``judged_only``:
+unjudged documents removed before measuring; Sakai 2007) or judging the missing documents
+(:func:`serpeval.judgments.pool.pool`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.core.checks import check_count, check_probability
+from serpeval.core.tabular import Tabular
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+    from serpeval.evaluation.results import Results
+
+__all__ = ["JudgedGap", "JudgedRates", "judged", "judged_gaps"]
+
+
+@dataclass(frozen=True, eq=False)
+class JudgedRates(Tabular):
+    """Judged@k of every run, per query and on average.
+
+    Attributes:
+        cutoffs: the depths k.
+        run_names: the runs, in the order given.
+        query_ids: per run, the evaluated queries (byte order).
+        rates: per run, ``float64[n_queries, n_cutoffs]`` Judged@k.
+        pool_needed: per cutoff, distinct (query, document) pairs in some run's top k that
+            the qrels do not judge: what a depth-k pool of these runs would ask for.
+        qrels: the qrels' source.
+    """
+
+    cutoffs: tuple[int, ...]
+    run_names: tuple[str, ...]
+    query_ids: tuple[NDArray[Any], ...]
+    rates: tuple[NDArray[np.float64], ...]
+    pool_needed: tuple[int, ...]
+    qrels: str = ""
+
+    def mean(self, run: str, k: int) -> float:
+        """Mean Judged@k of ``run`` over its evaluated queries."""
+        i = self.run_names.index(run)
+        values = self.rates[i][:, self.cutoffs.index(k)]
+        return float(values.mean()) if len(values) else float("nan")
+
+    def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
+        """One row per run (``run, queries, Judged@k, Unjudged@k...``), or per run and query."""
+        rows: list[dict[str, Any]] = []
+        for name, qids, rates in zip(self.run_names, self.query_ids, self.rates, strict=True):
+            if per_query:
+                for q, values in zip(qids.tolist(), rates.tolist(), strict=True):
+                    row: dict[str, Any] = {"run": name, "query_id": q}
+                    for k, v in zip(self.cutoffs, values, strict=True):
+                        row[f"Judged@{k}"] = v
+                        row[f"Unjudged@{k}"] = 1.0 - v
+                    rows.append(row)
+                continue
+            row = {"run": name, "queries": len(qids)}
+            for j, k in enumerate(self.cutoffs):
+                mean = float(rates[:, j].mean()) if len(qids) else float("nan")
+                row[f"Judged@{k}"] = mean
+                row[f"Unjudged@{k}"] = 1.0 - mean
+            rows.append(row)
+        return rows
+
+    def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """The rows, the cutoffs and the pool each cutoff would need."""
+        return {"qrels": self.qrels, "cutoffs": list(self.cutoffs),
+                "pool_needed": dict(zip(map(str, self.cutoffs), self.pool_needed, strict=True)),
+                "runs": self.to_dicts(), **({"per_query": self.to_dicts(True)} if per_query else {})}
+
+    def _html_caption(self) -> str:
+        return "Judged@k"
+
+
+def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,), *,
+           missing: str = "skip") -> JudgedRates:
+    """Judged@k of every run against ``qrels`` (the judged queries only, as in evaluation).
+
+    Args:
+        qrels: the judgments (a path, :class:`~serpeval.core.data.Qrels`, ...).
+        runs: the runs.
+        cutoffs: the depths k (positive integers).
+        missing: judged queries absent from a run: ``skip`` or ``zero`` (then Judged@k is 0).
+    """
+    from serpeval.evaluation.evaluate import evaluate
+    from serpeval.io import as_qrels, as_run
+    from serpeval.judgments.stacked import qrels_grades, stack_runs
+
+    ks = (cutoffs,) if isinstance(cutoffs, int) else tuple(cutoffs)
+    ks = tuple(dict.fromkeys(check_count(k, "cutoff") for k in ks))
+    q = as_qrels(qrels)
+    run_objects = [as_run(r) for r in runs]
+    results = evaluate(q, run_objects, [f"Judged@{k}" for k in ks], missing=missing)  # type: ignore[arg-type]
+    stacked = stack_runs(run_objects, max(ks))
+    grades = qrels_grades(stacked, q)
+    best = np.full(stacked.n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best, stacked.pair, stacked.rank)
+    judged_query = np.zeros(stacked.n_queries, dtype=bool)
+    from serpeval.core.arrays import codes_in
+
+    codes, _ = codes_in(q.query_ids, stacked.query_ids)
+    judged_query[codes[codes >= 0]] = True
+    open_ = (grades < 0) & judged_query[stacked.pair_query]
+    needed = tuple(int(np.count_nonzero(open_ & (best <= k))) for k in ks)
+    return JudgedRates(ks, tuple(results.run_names), tuple(r.query_ids for r in results.runs),
+                       tuple(r.values for r in results.runs), needed, qrels=q.source)
+
+
+@dataclass(frozen=True)
+class JudgedGap:
+    """Two runs whose judged rates at a measure's depth differ by more than the threshold.
+
+    Attributes:
+        measures: the measures evaluated at this depth.
+        depth: the depth k of the judged rate.
+        best: the best-judged run and its mean Judged@k.
+        worst: the least-judged run and its mean Judged@k.
+        threshold: the difference (a share, 0.05 = 5 points) that triggers the warning.
+    """
+
+    measures: tuple[str, ...]
+    depth: int
+    best: tuple[str, float]
+    worst: tuple[str, float]
+    threshold: float
+
+    @property
+    def gap(self) -> float:
+        return self.best[1] - self.worst[1]
+
+    def message(self) -> str:
+        """The warning, with the fix."""
+        return (f"warning: judged rate at depth {self.depth} differs by {100 * self.gap:.1f} points "
+                f"({self.best[0]} {100 * self.best[1]:.1f}%, {self.worst[0]} {100 * self.worst[1]:.1f}%), "
+                f"more than {100 * self.threshold:g}: unjudged documents count as non-relevant, which "
+                f"favours {self.best[0]} in {', '.join(self.measures)}. Evaluate condensed lists "
+                "(--judged-only, judged_only=True) or judge the missing documents (serpeval pool).")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measures": list(self.measures), "depth": self.depth, "best": list(self.best),
+                "worst": list(self.worst), "gap": self.gap, "threshold": self.threshold}
+
+
+def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold: float = 0.05,
+                depth: int | None = None) -> list[JudgedGap]:
+    """The depths at which the runs of ``results`` differ in mean Judged@k by more than
+    ``threshold``.
+
+    A measure's depth is its cutoff; a measure without one (AP, RR, R-prec...) is checked at
+    ``depth`` (the evaluation's ``--depth``) or else at the longest ranking of the runs.
+    Judged@k is averaged over each run's evaluated queries (``results``' settings).
+    Returns one :class:`JudgedGap` per depth that crosses the threshold (none when the
+    judgments cover the runs alike, or when fewer than two runs are given).
+    """
+    from serpeval.core.arrays import factorize_sorted
+    from serpeval.io import as_qrels, as_run
+
+    threshold = check_probability(threshold, "threshold")
+    if len(results.runs) < 2 or results.settings.judged_only:
+        return []  # condensed lists already leave the unjudged documents out
+    run_objects = [as_run(r) for r in runs]
+    if depth is None:
+        depth = results.settings.depth
+    longest = max(int(np.bincount(factorize_sorted(r.query_ids)[0]).max()) if len(r) else 1
+                  for r in run_objects)
+    by_depth: dict[int, list[str]] = {}
+    for m in results.measures:
+        k = m.cutoff if m.cutoff is not None else (depth or longest)
+        if m.spec.name in ("Judged", "Unjudged"):
+            continue
+        by_depth.setdefault(int(k), []).append(str(m))
+    if not by_depth:
+        return []
+    rates = judged(as_qrels(qrels), run_objects, sorted(by_depth), missing=results.settings.missing)
+    gaps = []
+    for k, measures in by_depth.items():
+        means = [(name, rates.mean(name, k)) for name in rates.run_names]
+        means = [(n, v) for n, v in means if not np.isnan(v)]
+        if len(means) < 2:
+            continue
+        best = max(means, key=lambda item: item[1])
+        worst = min(means, key=lambda item: item[1])
+        if best[1] - worst[1] > threshold + 1e-12:
+            gaps.append(JudgedGap(tuple(measures), k, best, worst, threshold))
+    return gaps

@@ -1,0 +1,100 @@
+"""``serpeval pool``, ``judged``, ``diff``; the --judged column and the judged-gap warning of
+compare and gate; the diff section of ``serpeval report``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from serpeval.cli.app import main
+from serpeval.io import read_qrels
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 x 2\n")
+    (tmp_path / "old.run").write_text("q1 Q0 a 1 3 old\nq1 Q0 b 2 2 old\nq1 Q0 c 3 1 old\n"
+                                      "q2 Q0 x 1 2 old\nq2 Q0 y 2 1 old\n")
+    (tmp_path / "new.run").write_text("q1 Q0 n 1 3 new\nq1 Q0 a 2 2 new\nq1 Q0 m 3 1 new\n"
+                                      "q2 Q0 z 1 2 new\nq2 Q0 x 2 1 new\n")
+    (tmp_path / "topics.tsv").write_text("q1\tfirst query\nq2\tsecond, query\n")
+    return tmp_path
+
+
+def test_pool_writes_each_format_and_prints_a_summary(files, capsys) -> None:
+    runs = [str(files / "old.run"), str(files / "new.run")]
+    out = files / "pool.txt"
+    assert main(["pool", *runs, "--depth", "2", "--qrels", str(files / "qrels.txt"), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "already judged (skipped)" in printed
+    assert f"to {out}" in printed
+    # Top 2: q1 old a b, new n a -> n (a, b judged); q2 old x y, new z x -> y z (x judged).
+    assert out.read_text() == "q1 0 n -1\nq2 0 z -1\nq2 0 y -1\n"
+    quepid = files / "pool.csv"
+    assert main(["pool", *runs, "--depth", "2", "--topics", str(files / "topics.tsv"), "-f", "quepid",
+                 "-o", str(quepid)]) == 0
+    assert quepid.read_text().splitlines()[:2] == ["query,docid,rating", "first query,a,"]
+    body = files / "pool.json"
+    assert main(["pool", *runs, "--method", "rrf", "--budget", "2", "--simulate", str(files / "qrels.txt"),
+                 "--index", "docs", "-o", str(body)]) == 0
+    # RRF: q1 a (1/61 + 1/62) first, then x (1/61 + 1/62) of q2; grades from the qrels.
+    assert read_qrels(body).to_dict() == {"q1": {"a": 1}, "q2": {"x": 2}}
+    assert json.loads(body.read_text())["requests"][0]["ratings"][0]["_index"] == "docs"
+
+
+def test_pool_to_stdout_keeps_the_summary_on_stderr(files, capsys) -> None:
+    assert main(["pool", str(files / "old.run"), "--depth", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "q1 0 a -1\nq2 0 x -1\n"
+    assert "pooled" in captured.err
+
+
+def test_pool_refuses_a_missing_depth(files, capsys) -> None:
+    assert main(["pool", str(files / "old.run")]) == 2
+    assert "depth pooling needs a depth" in capsys.readouterr().err
+
+
+def test_judged_command(files, capsys) -> None:
+    assert main(["judged", str(files / "qrels.txt"), str(files / "old.run"), str(files / "new.run"),
+                 "-k", "2", "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    rows = {r["run"]: r for r in payload["runs"]}
+    # old: q1 a b (2/2), q2 x y (1/2) -> 0.75; new: q1 n a (1/2), q2 z x (1/2) -> 0.5.
+    assert rows["old"]["Judged@2"] == 0.75
+    assert rows["new"]["Judged@2"] == 0.5
+    assert payload["pool_needed"] == {"2": 3}  # n, y, z
+
+
+def test_diff_command(files, capsys) -> None:
+    unjudged = files / "unjudged.txt"
+    assert main(["diff", str(files / "old.run"), str(files / "new.run"), "--qrels", str(files / "qrels.txt"),
+                 "-k", "2", "--unjudged", str(unjudged), "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["summary"][f"overlap@{2}"] == pytest.approx(0.5)  # q1 {a}, q2 {x}: 1/2 each
+    assert unjudged.read_text() == "q1 0 n -1\nq2 0 z -1\nq2 0 y -1\n"
+    assert main(["diff", str(files / "old.run"), str(files / "new.run"), "--top", "1"]) == 0
+    assert "changed most" in capsys.readouterr().out
+
+
+def test_compare_and_gate_warn_on_unequal_judging(files, capsys) -> None:
+    qrels, old, new = str(files / "qrels.txt"), str(files / "old.run"), str(files / "new.run")
+    assert main(["compare", qrels, old, new, "-m", "P@2", "--judged"]) == 0
+    out = capsys.readouterr().out
+    assert "Judged@2" in out
+    assert "judged rate at depth 2 differs by 25.0 points" in " ".join(out.split())
+    assert main(["compare", qrels, old, new, "-m", "P@2", "--judged-gap", "30"]) == 0
+    assert "judged rate" not in capsys.readouterr().out
+    main(["gate", qrels, "--baseline", old, "--candidate", new, "-m", "P@2"])
+    assert "judged rate at depth 2 differs" in capsys.readouterr().out
+    assert main(["evaluate", qrels, old, "-m", "P@2", "--judged", "5", "-f", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "run,queries,P@2,Judged@5"
+
+
+def test_report_has_a_diff_section(files, capsys) -> None:
+    out = files / "report.html"
+    assert main(["report", str(files / "qrels.txt"), str(files / "old.run"), str(files / "new.run"),
+                 "-m", "P@2", "--diff", "--resamples", "100", "-o", str(out)]) == 0
+    html = out.read_text()
+    assert 'id="run-diff"' in html
+    assert "RBO_ext" in html

@@ -1,0 +1,151 @@
+"""Run diffs: overlap@k, RBO (min, residual, extrapolated) and Kendall's tau, hand-worked and
+against independent references (the definitions summed term by term, the ``rbo`` package,
+scipy's kendalltau)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import OptionError
+from serpeval.judgments.diff import diff_runs
+
+
+def run(name: str, lists: dict[str, list[str]]) -> Run:
+    """A run whose rankings are the lists given (scores descending)."""
+    return Run.from_dict({q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in lists.items()},
+                         name=name)
+
+
+def row(result, query: str) -> int:
+    return result.query_ids.tolist().index(query)
+
+
+def test_hand_worked_rbo_overlap_and_tau() -> None:
+    # A = a b c d, B = b a c e, p = 0.5, so (1 - p) / p = 1 and w_d = 0.5^d / d.
+    # X_1 = 0, X_2 = 2, X_3 = 3, X_4 = 3 (s = l = 4).
+    a = run("A", {"q": ["a", "b", "c", "d"]})
+    b = run("B", {"q": ["b", "a", "c", "e"]})
+    r = diff_runs(a, b, k=2, p=0.5)
+    # RBO_ext = sum X_d w_d + X_4/4 * p^4 = (2*.25/2 + 3*.125/3 + 3*.0625/4) + .75*.0625
+    #         = 0.421875 + 0.046875 = 0.46875
+    assert r.rbo_ext[0] == pytest.approx(0.46875, abs=1e-12)
+    # RBO_min = sum (X_d - X_4) w_d - X_4 ln(1 - p) = (-3*.5 - 1*.25/2) + 3 ln 2
+    assert r.rbo_min[0] == pytest.approx(-1.5 - 0.125 + 3 * math.log(2), abs=1e-12)
+    # RBO_res: f = 4 + 4 - 3 = 5; at d = 5 Xmax = min(5, 3 + 10 - 8) = 5: (5 - 3) * .5^5 / 5;
+    # past f: p^5 - X_4 (ln 2 - sum_{d<=5} .5^d / d).
+    tail = 0.5 ** 5 - 3 * (math.log(2) - sum(0.5 ** d / d for d in range(1, 6)))
+    assert r.rbo_res[0] == pytest.approx(2 * 0.5 ** 5 / 5 + tail, abs=1e-12)
+    assert r.overlap[0] == 1.0  # top 2: {a, b} both ways
+    # Shared a, b, c: (a, b) swapped, (a, c) and (b, c) kept: tau = (2 - 1) / 3.
+    assert r.tau[0] == pytest.approx(1 / 3)
+    assert r.shared[0] == 3
+    assert r.entered[0] == 0
+    assert r.left[0] == 0
+
+
+def test_identical_disjoint_and_empty_rankings() -> None:
+    a = run("A", {"same": ["x", "y", "z"], "apart": ["x", "y"], "only_a": ["x"]})
+    b = run("B", {"same": ["x", "y", "z"], "apart": ["u", "v"], "only_b": ["w"]})
+    r = diff_runs(a, b, k=3, p=0.9)
+    same, apart, only_a = row(r, "same"), row(r, "apart"), row(r, "only_a")
+    # Identical prefixes: RBO_min + RBO_res = 1 and RBO_ext = 1 (the agreement continues).
+    assert r.rbo_ext[same] == pytest.approx(1.0)
+    assert r.rbo_min[same] + r.rbo_res[same] == pytest.approx(1.0)
+    assert r.tau[same] == 1.0
+    assert r.rbo_min[apart] == 0.0
+    assert r.rbo_ext[apart] == 0.0
+    assert np.isnan(r.tau[apart])
+    # One ranking empty: nothing shared, everything possible beyond.
+    assert (r.rbo_min[only_a], r.rbo_ext[only_a], r.rbo_res[only_a]) == (0.0, 0.0, pytest.approx(1.0))
+    assert r.overlap[apart] == 0.0
+    assert r.entered[apart] == 2
+    assert r.left[apart] == 2
+
+
+def _brute(s_list, t_list, p, horizon=4000):
+    """RBO_min and RBO_res from the definition: (1 - p) sum p^(d-1) X_d / d, with unseen
+    documents never matching (min) or matching whenever possible (max)."""
+    s, big = sorted((len(s_list), len(t_list)))
+
+    def x(d):
+        return len(set(s_list[:d]) & set(t_list[:d]))
+
+    x_l = x(big)
+    low = high = 0.0
+    for d in range(1, horizon):
+        seen = x(min(d, big))
+        if d <= s:
+            most = seen
+        elif d <= big:
+            most = min(d, seen + d - s)
+        else:
+            most = min(d, x_l + 2 * d - s - big)
+        low += (1 - p) * p ** (d - 1) * seen / d
+        high += (1 - p) * p ** (d - 1) * most / d
+    return low, high - low
+
+
+def test_rbo_against_the_definition_and_the_rbo_package() -> None:
+    rbo = pytest.importorskip("rbo", reason="the rbo package (test oracle) is not installed")
+    rng = np.random.default_rng(7)
+    docs = [f"d{i}" for i in range(14)] + ["é", "doc-with-a-long-id-0000001", "7"]
+    lists_a, lists_b = {}, {}
+    for i in range(40):
+        la, lb = rng.integers(1, 13, 2)
+        lists_a[f"q{i}"] = list(rng.choice(docs, la, replace=False))
+        lists_b[f"q{i}"] = list(rng.choice(docs, lb, replace=False))
+    for p in (0.5, 0.9, 0.98):
+        r = diff_runs(run("A", lists_a), run("B", lists_b), p=p)
+        for i, q in enumerate(r.query_ids.tolist()):
+            low, res = _brute(lists_a[q], lists_b[q], p)
+            assert r.rbo_min[i] == pytest.approx(low, abs=1e-9), q
+            assert r.rbo_res[i] == pytest.approx(res, abs=1e-9), q
+            ext = rbo.RankingSimilarity(lists_a[q], lists_b[q]).rbo_ext(p=p)
+            assert r.rbo_ext[i] == pytest.approx(ext, abs=1e-9), q
+            assert r.rbo_min[i] - 1e-12 <= r.rbo_ext[i] <= r.rbo_min[i] + r.rbo_res[i] + 1e-12
+
+
+def test_tau_against_scipy() -> None:
+    from scipy.stats import kendalltau
+
+    rng = np.random.default_rng(3)
+    lists_a, lists_b = {}, {}
+    for i in range(30):
+        docs = [f"x{j}" for j in range(int(rng.integers(2, 60)))]
+        lists_a[f"q{i}"] = list(rng.permutation(docs))
+        lists_b[f"q{i}"] = list(rng.permutation(docs))[: max(2, len(docs) - 3)]
+    r = diff_runs(run("A", lists_a), run("B", lists_b))
+    for i, q in enumerate(r.query_ids.tolist()):
+        shared = [d for d in lists_a[q] if d in lists_b[q]]
+        expected = kendalltau([lists_a[q].index(d) for d in shared], [lists_b[q].index(d) for d in shared])[0]
+        assert r.tau[i] == pytest.approx(expected), q
+
+
+def test_changed_unjudged_documents_and_most_changed() -> None:
+    a = run("A", {"q1": ["a", "b", "c"], "q2": ["x", "y"]})
+    b = run("B", {"q1": ["a", "n1", "n2"], "q2": ["x", "y"]})
+    qrels = Qrels.from_dict({"q1": {"a": 1, "n1": 0, "b": 1}, "q2": {"x": 1}})
+    r = diff_runs(a, b, k=3, qrels=qrels)
+    assert r.entered.tolist() == [2, 0]
+    assert r.left.tolist() == [2, 0]
+    assert r.entered_unjudged.tolist() == [1, 0]
+    assert r.left_unjudged.tolist() == [1, 0]
+    assert r.unjudged == (("q1", "n2", "entered"), ("q1", "c", "left"))
+    assert [x["query_id"] for x in r.most_changed(1)] == ["q1"]
+    summary = r.summary()
+    assert summary["entered unjudged"] == 1
+    assert summary["queries"] == 2
+
+
+def test_depth_cut_and_options() -> None:
+    a = run("A", {"q": ["a", "b", "c", "d"]})
+    b = run("B", {"q": ["a", "b", "d", "c"]})
+    assert diff_runs(a, b, depth=2).tau[0] == 1.0  # only a, b are compared
+    with pytest.raises(OptionError, match="p must be"):
+        diff_runs(a, b, p=1.0)
+    with pytest.raises(OptionError, match="k must be"):
+        diff_runs(a, b, k=0)

@@ -1,0 +1,46 @@
+"""Judged@k per run and query, the pool still needed, and the unequal-judging warning."""
+
+from __future__ import annotations
+
+import pytest
+
+from serpeval.core.data import Qrels, Run
+from serpeval.evaluation.evaluate import evaluate
+from serpeval.judgments.judged import judged, judged_gaps
+
+QRELS = Qrels.from_dict({"q1": {"a": 1, "b": 0, "c": -1}, "q2": {"x": 2}})
+OLD = Run.from_dict({"q1": {"a": 3, "b": 2, "c": 1}, "q2": {"x": 2, "y": 1}}, name="old")
+NEW = Run.from_dict({"q1": {"n": 3, "a": 2, "m": 1}, "q2": {"z": 2, "w": 1}}, name="new")
+
+
+def test_judged_rates_per_run_and_query() -> None:
+    rates = judged(QRELS, [OLD, NEW], [2, 3])
+    # old: q1 top 2 a b judged (2/2), top 3 adds c (grade -1: unjudged) -> 2/3;
+    #      q2 top 2 x judged, y not -> 1/2; top 3 padded -> 1/3.
+    # new: q1 n a m -> 1/2, 1/3; q2 z w -> 0, 0.
+    rows = {r["run"]: r for r in rates.to_dicts()}
+    assert rows["old"]["Judged@2"] == pytest.approx((1 + 1 / 2) / 2)
+    assert rows["old"]["Judged@3"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+    assert rows["new"]["Judged@2"] == pytest.approx((1 / 2 + 0) / 2)
+    assert rows["new"]["Unjudged@2"] == pytest.approx(1 - 0.25)
+    per_query = {(r["run"], r["query_id"]): r["Judged@3"] for r in rates.to_dicts(per_query=True)}
+    assert per_query[("new", "q1")] == pytest.approx(1 / 3)
+    # Pool still needed at depth 2: q1 n (new), q2 y, z, w -> 4; at depth 3 adds c, m -> 6.
+    assert rates.pool_needed == (4, 6)
+
+
+def test_warning_when_judged_rates_differ() -> None:
+    results = evaluate(QRELS, [OLD, NEW], ["P@2", "AP"])
+    gaps = judged_gaps(QRELS, [OLD, NEW], results, threshold=0.05)
+    # P@2 at depth 2: old 0.75, new 0.25 (50 points); AP at the longest ranking, 3:
+    # old (2/3 + 1/3) / 2 = 0.5, new (1/3 + 0) / 2 = 1/6.
+    assert [(g.depth, g.measures) for g in gaps] == [(2, ("P@2",)), (3, ("AP",))]
+    assert gaps[0].best == ("old", 0.75)
+    assert gaps[0].worst == ("new", 0.25)
+    message = gaps[0].message()
+    assert "differs by 50.0 points" in message
+    assert "judged_only" in message
+    assert "favours old" in message
+    assert judged_gaps(QRELS, [OLD, NEW], results, threshold=0.6) == []  # 50 points < 60
+    condensed = evaluate(QRELS, [OLD, NEW], ["P@2"], judged_only=True)
+    assert judged_gaps(QRELS, [OLD, NEW], condensed) == []  # already condensed lists
