@@ -43,14 +43,14 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from serpeval.comparison.compare import (
+from serpeval.comparison.paired import (
     TIE_TOLERANCE,
-    SystemCoverage,
     align_queries,
     canonical_test,
     paired_test,
     wins_ties_losses,
 )
+from serpeval.comparison.results import SystemCoverage
 from serpeval.core.checks import RngLike, as_generator, check_count, check_level
 from serpeval.core.errors import OptionError
 from serpeval.core.tabular import Tabular

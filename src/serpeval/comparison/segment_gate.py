@@ -130,8 +130,8 @@ def gate_groups(results: Results, groups: Groups, measures: Iterable[str | Measu
                 strict: bool = False) -> GroupGate:
     """The gate in every group with at least ``min_queries`` queries (run 0 baseline, run 1
     candidate); see the module docstring for the correction."""
-    from serpeval.comparison.compare import align_queries, canonical_test, paired_test
     from serpeval.comparison.gate import RULES, parse_max_drop
+    from serpeval.comparison.paired import align_queries, canonical_test, paired_test
     from serpeval.measures import parse_measures
     from serpeval.stats.multiplicity import adjust, canonical_correction
 

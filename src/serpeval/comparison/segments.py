@@ -322,7 +322,7 @@ def group_tests(x: Any, y: Any, membership: Any, *, test: str = "t", confidence:
         groups with fewer than 2 queries (not in the correction's family). The interval is
         the t interval of the group's mean of ``x - y``.
     """
-    from serpeval.comparison.compare import paired_test
+    from serpeval.comparison.paired import paired_test
     from serpeval.stats import paired_t
     from serpeval.stats.multiplicity import adjust, canonical_correction
 
@@ -495,7 +495,7 @@ def segment_breakdown(comparison: Comparison, groups: Groups, *, correction: str
     Raises:
         OptionError: an unknown correction, or no compared query in any group.
     """
-    from serpeval.comparison.compare import _test_scale
+    from serpeval.comparison.paired import test_scale
     from serpeval.stats.multiplicity import canonical_correction
 
     correction = canonical_correction(correction)
@@ -510,7 +510,7 @@ def segment_breakdown(comparison: Comparison, groups: Groups, *, correction: str
     systems = comparison.systems
     index = [(systems.index(r.system), systems.index(r.baseline)) for r in comparison.rows
              if r.measure == str(comparison.measures[0])]
-    tested = _test_scale(comparison.measures, comparison.values)    # [systems, measures, queries]
+    tested = test_scale(comparison.measures, comparison.values)    # [systems, measures, queries]
     x_all = tested[[a for a, _ in index]].transpose(1, 0, 2)        # [measures, pairs, queries]
     y_all = tested[[b for _, b in index]].transpose(1, 0, 2)
     p, corrected, low, high, method = group_tests(

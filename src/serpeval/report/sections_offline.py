@@ -65,7 +65,7 @@ def measure_spec(name: str) -> Any:
 
 def direction(delta: float | None, measure: str) -> str:
     """``better``, ``worse`` or ``tie`` for a per-query delta, as W/T/L counts them."""
-    from serpeval.comparison.compare import TIE_TOLERANCE
+    from serpeval.comparison.paired import TIE_TOLERANCE
 
     if delta is None or math.isnan(delta) or abs(delta) <= TIE_TOLERANCE:
         return "tie"
