@@ -13,7 +13,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.cmd_compare import TESTS
-from serpeval.cli.common import check_outputs, split_measures, write_output
+from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import add_evaluation_options, load_and_evaluate
 from serpeval.core.strict_json import dumps
 
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
     from serpeval.report.gate import explain_gate
+    from serpeval.report.table import fit_text
 
     check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.candidate])
     measures = split_measures(args.measures) or ["nDCG@10"]
@@ -81,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
     report = dumps(payload) + "\n"
-    explanation = explain_gate(result, top=args.top, digits=args.digits)
-    explanation += "".join(f"{note}\n" for note in notes)
+    width = table_width()
+    explanation = explain_gate(result, top=args.top, digits=args.digits, width=width)
+    explanation += fit_text(notes, width)
     if args.json == "-":
         sys.stderr.write(explanation)
         write_output(report, None)

@@ -133,11 +133,13 @@ def run_demo(collection: DemoCollection | None = None, console: Console | None =
 
     ``state`` seeds the shared state, e.g. ``{"report_path": "report.html"}``.
     """
-    import sys
-
     from rich.console import Console
 
-    console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    from serpeval.cli.common import table_width
+    from serpeval.report.table import DEFAULT_WIDTH
+
+    # The one width rule of every command: COLUMNS or the terminal; pipes get the fixed layout.
+    console = console or Console(highlight=False, width=table_width() or DEFAULT_WIDTH)
     collection = collection or make_collection()
     state = dict(state or {})
     for section in SECTIONS:
