@@ -43,7 +43,8 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
     from serpeval.online.clicks.world import make_world
     from serpeval.online.logs import analyze_ab, analyze_interleaving_logs, monitor_ab
     from serpeval.online.logs.generate import LogGenerator
-    from serpeval.report.table import rich_table
+    from serpeval.cli.demo.console import print_table
+    from serpeval.report.table import render
 
     name_a, name_b = list(collection.runs)[:2]
     world = make_world(
@@ -69,7 +70,7 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
     )
     res = analyze_ab(folder, control=name_a)
     state["ab"] = res
-    console.print(rich_table(ab_rows(res.to_dicts(), "table")))
+    print_table(console, render(ab_rows(res.to_dicts(), "table"), "table", width=console.width))
     console.print(
         "\n".join([res.srm.message(), *res.exclusions.notes(), *res.rules()[:2]]),
         markup=False,

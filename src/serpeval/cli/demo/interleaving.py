@@ -22,7 +22,8 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     from serpeval.cli.progress import bar
     from serpeval.online.clicks.simulate import count_text, make_world, simulate
     from serpeval.report.simulation import display_rows
-    from serpeval.report.table import rich_table
+    from serpeval.cli.demo.console import print_table
+    from serpeval.report.table import render
 
     name_a, name_b = list(collection.runs)[:2]
     world = make_world(collection.qrels, collection.runs[name_a], collection.runs[name_b],
@@ -36,7 +37,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
                           replicates=100, bootstrap=500, rng=7, progress=progress)
     state["online"] = result
     rows = display_rows(result.to_dicts(), result.settings["confidence"])
-    console.print(rich_table(rows, columns=COLUMNS))
+    print_table(console, render(rows, "table", columns=COLUMNS, width=console.width))
     console.print("\n".join(result.notes()), markup=False, style="dim")
     il = result["interleaving"]
     lines = [f"Interleaving needed about {count_text(il.required)} queries (impressions) to detect "

@@ -27,13 +27,14 @@ def section_offline(collection: DemoCollection, console: Console, state: dict[st
     """Evaluate both runs; say which is better on nDCG@10, by how much, on how many queries."""
     from serpeval.cli.offline import results_rows
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.report.table import rich_table
+    from serpeval.cli.demo.console import colour, print_table
+    from serpeval.report.table import render
 
     results = evaluate(collection.qrels, collection.runs, collection.measures)
     state["results"] = results
     console.print(f"[bold]Offline evaluation[/bold] - {collection.description}")
     rows, styles = results_rows(results)
-    console.print(rich_table(rows, styles=styles))
+    print_table(console, render(rows, "table", styles=styles, width=console.width, color=colour(console)))
     baseline, candidate = list(collection.runs)[:2]
     key = "nDCG@10"
     a = results.per_query(baseline, key)
@@ -59,14 +60,15 @@ def section_compare(collection: DemoCollection, console: Console, state: dict[st
     from serpeval.comparison.compare import compare_results
     from serpeval.comparison.gate import gate_results
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.report.comparison import human_rows, legend, rich_comparison_table
+    from serpeval.cli.demo.console import colour, print_table
+    from serpeval.report.comparison import human_rows, legend, text_table
 
     results = state.get("results") or evaluate(collection.qrels, collection.runs, collection.measures)
     comparison = compare_results(results, test="randomization", rng=0)
     state["comparison"] = comparison
     console.print(f"[bold]Significance[/bold] - {comparison.description()}")
     rows, cols, styles = human_rows(comparison)
-    console.print(rich_comparison_table(rows, cols, styles))
+    print_table(console, text_table(rows, cols, styles, color=colour(console), width=console.width))
     for note in [*comparison.notes(), legend(comparison)]:
         console.print(note, markup=False)
     key = str(comparison.measures[0])
