@@ -80,3 +80,12 @@ def test_simulate_files_and_errors(capsys: pytest.CaptureFixture[str], tmp_path)
     assert "needs QRELS, --run-a and --run-b" in capsys.readouterr().err
     assert main(["simulate", "--generate", "0.01", "-c", "navigatoinal", "--mc-impressions", "0"]) == 2
     assert "Did you mean 'navigational'" in capsys.readouterr().err
+
+
+def test_readme_bottom_line_example(capsys: pytest.CaptureFixture[str]) -> None:
+    """The bottom line the README quotes for ``serpeval simulate --generate 0.05``."""
+    assert main(["simulate", "--generate", "0.05", "--mc-impressions", "0", "-f", "json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert notes[0] == ("navigational users: team draft needs 940 impressions; the best A/B metric that "
+                        "points the right way (clicks@1) needs 10,779 (11.5x as many, 95% CI [5.52, 47.4]); "
+                        "CTR points the wrong way.")

@@ -266,6 +266,21 @@ def test_real_robust04_pair() -> None:
     assert world.skipped == {"retrieved but not judged": 1}
     res = simulate(world=world, click_model="informational", mc_impressions=0, rng=0, bootstrap=200)
     assert all(np.isfinite(m.required) for m in res.methods)
+    # B - A and relative to A: (0.4639 - 0.4463) / 0.4463 = +3.9% (the README's real-pair table)
+    assert res.offline["delta"] == pytest.approx(world.ndcg_b.mean() - world.ndcg_a.mean())
+    assert f"{res.offline['relative']:+.1%}" == "+3.9%"
+
+
+@pytest.mark.parametrize(("folder", "run_a", "run_b", "gap"), [
+    ("core18", "title-rm3.run.gz", "desc-rm3.run.gz", "-10.3%"),
+    ("dl20-doc", "d_bm25.run.gz", "d_bm25rm3.run.gz", "-0.45%"),
+])
+def test_readme_real_pair_gaps(folder: str, run_a: str, run_b: str, gap: str) -> None:
+    """The nDCG@10 gaps (B - A) / A of the README's real-pair table (bench/sensitivity.py's pairs)."""
+    base = need(TREC / folder)
+    world = make_world(base / "qrels.txt", base / "runs" / run_a, base / "runs" / run_b)
+    relative = (world.ndcg_b.mean() - world.ndcg_a.mean()) / world.ndcg_a.mean()
+    assert f"{relative:+.{len(gap.split('.')[1]) - 1}%}" == gap
 
 
 def test_monte_carlo_statistics_against_scipy() -> None:
