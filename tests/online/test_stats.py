@@ -54,12 +54,16 @@ def test_positive_delta_means_the_candidate_b_wins() -> None:
     b_better = [-1] * 60 + [1] * 20 + [0] * 20       # -1: B out-credits A (credit's label)
     res = analyze_outcomes(b_better, rng=0, n_resamples=1000)
     assert res.delta == pytest.approx((60 + 20 / 2) / 100 - 0.5)   # = +0.2
-    assert res.ci_low > 0 and res.winner == "B"
+    assert res.ci_low > 0
+    assert res.winner == "B"
     assert res.preference == pytest.approx((60 - 20) / 100)         # each impression a unit
     row = res.to_dicts()[0]
-    assert row["delta (B-A)"] == res.delta and row["preference (B-A)"] == res.preference
+    assert row["delta (B-A)"] == res.delta
+    assert row["preference (B-A)"] == res.preference
     mirror = analyze_outcomes([-o for o in b_better], rng=0, n_resamples=1000)
-    assert mirror.delta == pytest.approx(-0.2) and mirror.ci_high < 0 and mirror.winner == "A"
+    assert mirror.delta == pytest.approx(-0.2)
+    assert mirror.ci_high < 0
+    assert mirror.winner == "A"
     # the mirror's CI is the negated interval (up to the order of the pattern draws)
     assert (mirror.ci_low, mirror.ci_high) == pytest.approx((-res.ci_high, -res.ci_low), abs=0.01)
 

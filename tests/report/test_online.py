@@ -105,7 +105,7 @@ def test_simulation_from_the_object_has_both_charts(report, parse, simulation_re
     section = parse(report).sections["sensitivity"]
     assert section.svgs == 2
     table = section.tables[0]
-    from serpeval.online.clicks.simulate import count_text   # rounded up, thousands separated
+    from serpeval.online.clicks.simulate import count_text  # rounded up, thousands separated
 
     needed = [f"{count_text(m.required)} [{count_text(m.required_low)}, {count_text(m.required_high)}]"
               for m in simulation_result.methods]
@@ -180,16 +180,16 @@ def test_online_json_round_trips_through_objects(online_files, simulation_result
 
 
 def test_interleaving_preference_over_time(report, parse, online) -> None:
-    """The cumulative Δ_AB per day as a line with its CI band, one hoverable dot and one
+    """The cumulative Δ (B − A) per day as a line with its CI band, one hoverable dot and one
     table row per day, each showing the numbers of the JSON."""
     section = parse(report).sections["interleaving"]
     over = online["interleaving"]["over_time"]
     rows = over["rows"]
     assert len(rows) == 14                                    # generate-logs: 14 days
-    assert section.svgs == 2                                  # Δ_AB interval, then over time
+    assert section.svgs == 2                                  # Δ interval, then over time
     assert section.marks["polygon"] == 1
     assert section.marks["polyline"] == 1
-    assert section.marks["circle"] == 1 + len(rows)           # the Δ_AB estimate + one per day
+    assert section.marks["circle"] == 1 + len(rows)           # the Δ estimate + one per day
     tips = [t for t in section.tips if t.startswith("day ")]
     assert len(tips) == len(rows)
     for tip, r in zip(tips, rows, strict=True):

@@ -19,10 +19,10 @@ COLUMNS = ("method", "effect (B-A)", "agrees with nDCG@10", "impressions [95% CI
 
 def section(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Show a team draft page for one query, then how many queries each method needs."""
+    from serpeval.cli.demo.console import print_table
     from serpeval.cli.progress import bar
     from serpeval.online.clicks.simulate import count_text, make_world, simulate
     from serpeval.report.simulation import display_rows
-    from serpeval.cli.demo.console import print_table
     from serpeval.report.table import render
 
     name_a, name_b = list(collection.runs)[:2]

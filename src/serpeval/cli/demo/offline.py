@@ -25,9 +25,9 @@ __all__ = ["SECTIONS", "run_demo"]
 
 def section_offline(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Evaluate both runs; say which is better on nDCG@10, by how much, on how many queries."""
+    from serpeval.cli.demo.console import colour, print_table
     from serpeval.cli.offline import results_rows
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.cli.demo.console import colour, print_table
     from serpeval.report.table import render
 
     results = evaluate(collection.qrels, collection.runs, collection.measures)
@@ -57,10 +57,10 @@ def section_offline(collection: DemoCollection, console: Console, state: dict[st
 
 def section_compare(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Is the difference real? Randomization test, Holm correction, CI, d_z; then the CI gate."""
+    from serpeval.cli.demo.console import colour, print_table
     from serpeval.comparison.compare import compare_results
     from serpeval.comparison.gate import gate_results
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.cli.demo.console import colour, print_table
     from serpeval.report.comparison import human_rows, legend, text_table
 
     results = state.get("results") or evaluate(collection.qrels, collection.runs, collection.measures)
