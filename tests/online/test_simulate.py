@@ -328,3 +328,26 @@ def test_progress_is_a_callback_the_library_never_draws(world) -> None:
     assert calls[-1][0] == calls[-1][1]
     with pytest.raises(OptionError, match="progress must be a callable"):
         simulate(world=world, click_model="navigational", progress=True)
+
+
+def test_display_rows_read_the_json_back_unchanged() -> None:
+    """The report's rows of a result and of its strict JSON (inf written as null) read the same:
+    an unreachable size shows as ``inf`` either way."""
+    import json
+
+    from serpeval.core.strict_json import dumps
+    from serpeval.report.simulation import display_rows
+
+    qrels, good, bad = _clear_pair()
+    res = simulate(qrels, bad, good, click_model="navigational", mc_impressions=0, rng=0, bootstrap=50)
+    rows = res.to_dicts()
+    back = json.loads(dumps(rows))
+    assert back[2]["impressions needed"] is None                 # abandonment: no difference, inf
+    assert display_rows(back) == display_rows(rows)
+    shown = display_rows(rows)
+    assert shown[2]["impressions [95% CI]"] == "inf [inf, inf]"
+    assert shown[1]["x interleaving [95% CI]"] == ""                # CTR: wrong sign, no ratio
+    at1 = res["clicks@1"]
+    assert shown[3]["x interleaving [95% CI]"] == (f"{at1.ratio:.3g} [{at1.ratio_low:.3g}, "
+                                                   f"{at1.ratio_high:.3g}]")
+    assert shown[3]["relative"] == f"{(at1.value_b - at1.value_a) / at1.value_a:+.2%}"

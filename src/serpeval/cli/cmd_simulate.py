@@ -31,7 +31,8 @@ def register(sub: Any) -> None:
     p.add_argument("--run-a", metavar="RUN", help="ranker A's run (the baseline)")
     p.add_argument("--run-b", metavar="RUN", help="ranker B's run (the candidate)")
     p.add_argument("--generate", type=real(above=-1.0), metavar="GAP",
-                   help="simulate a generated pair whose nDCG@k differs by GAP (relative, > -1)")
+                   help="simulate a generated pair: B (the candidate) above A (the baseline) by GAP "
+                        "in nDCG@k, relative to A (> -1; negative: B worse)")
     p.add_argument("--queries", type=POSITIVE_INT, default=200, help="queries of a generated pair (default 200)")
     p.add_argument("-c", "--click-model", action="append", metavar="NAME",
                    help="click model preset (repeat or comma-separate for several; default "

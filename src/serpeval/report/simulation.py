@@ -3,39 +3,34 @@
 :meth:`SimulationResult.to_dicts <serpeval.online.clicks.simulate.SimulationResult.to_dicts>`
 keeps numbers as numbers (JSON, CSV). :func:`display_rows` turns them into the compact rows a
 person reads: impressions with thousands separators and their CI in one cell, the ratio to
-interleaving with its CI in one cell, the relative gap in percent. It formats; every number
-is the result's.
+interleaving with its CI in one cell, the relative gap in percent. It formats (with the
+simulator's own ``count_text`` and ``ratio_text``, so the table and the bottom line agree);
+every number is the result's.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serpeval.report.formatting import count
-
-__all__ = ["display_rows", "ratio_text"]
-
-
-def ratio_text(value: float | None) -> str:
-    """A ratio with 3 significant digits (``60.2``, ``0.027``), thousands separated from 1,000."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if math.isinf(value):
-        return "inf"
-    return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
-
-
-def _count(value: float | None) -> str:
-    return "-" if value is None else count(value)
+__all__ = ["display_rows"]
 
 
 def display_rows(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
     """Compact rows of the simulator's table (``to_dicts()`` rows, a ``click model`` column
     kept when present): ``A``, ``B`` and ``effect (B-A)`` as numbers; ``impressions [CI]``
     and ``x interleaving [CI]`` as text cells (the ratio only where both methods point the
-    right way); ``relative (B-A)/A`` in percent."""
+    right way); ``relative (B-A)/A`` in percent. Rows read back from JSON hold null for an
+    unreachable size or CI bound: shown as ``inf``; Monte Carlo's null (not simulated, or
+    beyond the simulated range) as ``-``."""
+    from serpeval.online.clicks.simulate import count_text, ratio_text
+
+    def needed(value: float | None) -> str:   # JSON writes an unreachable size (inf) as null
+        return "inf" if value is None else count_text(value)
+
+    def bound(value: float | None) -> str:    # a ratio's CI bound: null in JSON is inf too
+        return "inf" if value is None else ratio_text(value)
+
     level = f"{confidence:.0%}"
     out = []
     for row in rows:
@@ -49,11 +44,12 @@ def display_rows(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) ->
         shown["relative"] = "" if relative is None or relative != relative else f"{relative:+.2%}"
         if agrees:
             shown[agrees] = row[agrees]
-        shown[f"impressions [{level} CI]"] = (f"{_count(row['impressions needed'])} "
-                                             f"[{_count(row['needed CI low'])}, {_count(row['needed CI high'])}]")
+        shown[f"impressions [{level} CI]"] = (f"{needed(row['impressions needed'])} "
+                                             f"[{needed(row['needed CI low'])}, {needed(row['needed CI high'])}]")
         ratio = row.get("ratio to interleaving")
         shown[f"x interleaving [{level} CI]"] = "" if ratio is None else (
-            f"{ratio_text(ratio)} [{ratio_text(row.get('ratio CI low'))}, {ratio_text(row.get('ratio CI high'))}]")
-        shown["Monte Carlo"] = _count(row.get("Monte Carlo"))
+            f"{ratio_text(ratio)} [{bound(row.get('ratio CI low'))}, {bound(row.get('ratio CI high'))}]")
+        monte_carlo = row.get("Monte Carlo")
+        shown["Monte Carlo"] = "-" if monte_carlo is None else count_text(monte_carlo)
         out.append(shown)
     return out

@@ -151,8 +151,8 @@ class SimulationResult(Tabular):
             text += (f"; the best A/B metric that points the right way ({best.metric}) needs "
                      f"{count_text(best.required)}")
             if il.agrees is True and best.ratio is not None and np.isfinite(best.ratio):
-                text += (f" ({_ratio(best.ratio)}x as many, {conf} CI "
-                         f"[{_ratio(best.ratio_low)}, {_ratio(best.ratio_high)}])")
+                text += (f" ({ratio_text(best.ratio)}x as many, {conf} CI "
+                         f"[{ratio_text(best.ratio_low)}, {ratio_text(best.ratio_high)}])")
         wrong = [m.metric for m in self.methods if m.method == "A/B" and m.agrees is False]
         if wrong:
             names = wrong[0] if len(wrong) == 1 else f"{', '.join(wrong[:-1])} and {wrong[-1]}"
@@ -311,11 +311,13 @@ def count_text(value: float | None) -> str:
     return f"{math.ceil(value - 1e-9):,}"
 
 
-def _ratio(value: float | None) -> str | None:
-    if value is None:
-        return None
+def ratio_text(value: float | None) -> str:
+    """A ratio with 3 significant digits (``60.2``, ``0.027``), thousands separated from
+    1,000, ``inf``; empty when absent or undefined (None, NaN)."""
+    if value is None or np.isnan(value):
+        return ""
     if not np.isfinite(value):
-        return "inf" if value > 0 else "nan"
+        return "inf"
     return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
 
 
