@@ -150,6 +150,7 @@ def main() -> None:
         )
     old, new, new_outcomes, _ = (r[2] for r in rows)
     assert new == new_outcomes, "analyze_counts and analyze_outcomes differ"
+    # The old code's Δ and preference were A - B; today's are B - A (positive: B preferred).
     same_point = all(
         getattr(old, k) == getattr(new, k)
         for k in (
@@ -157,15 +158,13 @@ def main() -> None:
             "wins_a",
             "wins_b",
             "ties",
-            "delta",
             "p_value",
             "units",
             "prefer_a",
             "prefer_b",
-            "preference",
             "preference_p_value",
         )
-    )
+    ) and (-old.delta, -old.preference) == (new.delta, new.preference)
     end_to_end, report = median_seconds(
         lambda: analyze_interleaving_logs(logs.impressions, n_resamples=args.resamples, rng=0),
         args.repeat,
@@ -181,14 +180,12 @@ def main() -> None:
         f"numpy {np.__version__}, {len(w):,} distinct (wins, losses, impressions) patterns "
         "from the engine.",
         "",
-        "| statistics step | seconds | speed-up | 95% CI of Δ_AB |",
+        "| statistics step | seconds | speed-up | 95% CI of Δ (B - A; the old code's A - B negated) |",
         "|---|---:|---:|---|",
     ]
     for label, seconds, result in rows:
-        lines.append(
-            f"| {label} | {seconds:.3f} | {rows[0][1] / seconds:.1f}x | "
-            f"[{result.ci_low:+.6f}, {result.ci_high:+.6f}] |"
-        )
+        low, high = (-result.ci_high, -result.ci_low) if result is old else (result.ci_low, result.ci_high)
+        lines.append(f"| {label} | {seconds:.3f} | {rows[0][1] / seconds:.1f}x | [{low:+.6f}, {high:+.6f}] |")
     lines += [
         "",
         f"- Identical results, CI included, from `analyze_counts` and `analyze_outcomes` "

@@ -52,7 +52,7 @@ def _agree(flag: bool | None) -> str:
 def row(label: str, model: str, res) -> dict[str, str]:
     il = res["interleaving"]
     out = {"pair": label, "click model": model,
-           "dnDCG@10 (A-B)": f"{res.offline['delta']:+.4f} ({res.offline['relative']:+.1%})",
+           "dnDCG@10 (B-A)": f"{res.offline['delta']:+.4f} ({res.offline['relative']:+.1%})",
            "interleaving: impressions": _count(il.required),
            "MC": _count(il.mc_required) if il.mc_required else "-",
            "agrees": _agree(il.agrees)}
@@ -94,8 +94,8 @@ def main() -> int:
     synthetic = []
     for seed in range(seeds):
         qrels, baseline, candidate = synthetic_pair(0.01, n_queries=200, rng=seed)
-        # A is the candidate, built 1% better, so a method "agrees" when it prefers A.
-        synthetic.append((f"generated +1% (seed {seed})", make_world(qrels, candidate, baseline)))
+        # A is the baseline, B the candidate built 1% better: a method "agrees" when it prefers B.
+        synthetic.append((f"generated +1% (seed {seed})", make_world(qrels, baseline, candidate)))
 
     rows, ratios = [], {}
     for label, world in [*worlds, *synthetic]:

@@ -3,6 +3,9 @@ the sample-size formulas by hand, Monte Carlo power at the planned size, real TR
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -115,7 +118,7 @@ def test_user_clustering_inflates_ab_more_than_interleaving(world) -> None:
 
 def test_monte_carlo_power_at_the_planned_size() -> None:
     qrels, a, b = synthetic_pair(0.03, n_queries=60, rng=5)
-    res = simulate(qrels, b, a, click_model="navigational", mc_impressions=4_000_000, replicates=150,
+    res = simulate(qrels, a, b, click_model="navigational", mc_impressions=4_000_000, replicates=150,
                    rng=2, bootstrap=100, progress=False)
     il = res["interleaving"]
     curve = res.curves["interleaving"]
@@ -125,15 +128,16 @@ def test_monte_carlo_power_at_the_planned_size() -> None:
     assert 0.65 < power < 0.93, (power, curve.grid[at - 1:at + 1], curve.power[at - 1:at + 1])
     assert il.mc_required is not None
     assert 0.6 < il.mc_required / il.required < 1.5
-    assert il.agrees  # B was built 3% better in nDCG and passed as A here
+    assert il.agrees
+    assert il.effect > 0
 
 
 def test_a_clearly_better_ranker_wins_everywhere() -> None:
-    qrels = {f"q{i}": {f"d{i}_{j}": (2 if j < 3 else 0) for j in range(10)} for i in range(20)}
-    good = {q: {d: -j for j, d in enumerate(docs)} for q, docs in qrels.items()}
-    bad = {q: {d: j for j, d in enumerate(docs)} for q, docs in qrels.items()}
-    res = simulate(qrels, good, bad, click_model="navigational", mc_impressions=0, rng=0, bootstrap=50)
-    assert res.offline["delta"] > 0
+    qrels, good, bad = _clear_pair()
+    res = simulate(qrels, bad, good, click_model="navigational", mc_impressions=0, rng=0, bootstrap=50)
+    assert res.offline["delta"] > 0   # B - A: the candidate B is the good ranker
+    assert res["interleaving"].effect > 0
+    assert res["clicks@1"].effect > 0
     assert res["interleaving"].agrees
     assert res["clicks@1"].agrees
     # Navigational users find the relevant results at once on the good ranking and stop:
@@ -145,6 +149,78 @@ def test_a_clearly_better_ranker_wins_everywhere() -> None:
     assert res["abandonment"].agrees is None
     assert res["abandonment"].required == np.inf
     assert res["interleaving"].required < res["clicks@1"].required < res["CTR"].required
+
+
+def _clear_pair() -> tuple[dict, dict, dict]:
+    """20 queries, 3 relevant documents each: ``good`` ranks them first, ``bad`` last."""
+    qrels = {f"q{i}": {f"d{i}_{j}": (2 if j < 3 else 0) for j in range(10)} for i in range(20)}
+    good = {q: {d: -j for j, d in enumerate(docs)} for q, docs in qrels.items()}
+    bad = {q: {d: j for j, d in enumerate(docs)} for q, docs in qrels.items()}
+    return qrels, good, bad
+
+
+def test_effects_are_b_minus_a_and_relative_to_a(world) -> None:
+    """One sign convention: every effect is B - A, relative gaps (B - A) / A; swapping the
+    runs negates every effect and needs the same impressions."""
+    res = simulate(world=world, click_model="informational", mc_impressions=0, rng=0, bootstrap=50)
+    for m in res.methods:
+        assert m.effect == pytest.approx(m.value_b - m.value_a, abs=1e-12)
+    for metric in ("CTR", "abandonment", "clicks@1"):
+        m = res[metric]
+        assert m.relative == pytest.approx((m.value_b - m.value_a) / m.value_a)
+    assert res["interleaving"].relative is None
+    # offline, by hand: q1 nDCG@4 of A and B from the judgments, q2 likewise, then the means
+    off = res.offline
+    assert off["delta"] == pytest.approx(world.ndcg_b.mean() - world.ndcg_a.mean())
+    assert off["relative"] == pytest.approx(off["delta"] / world.ndcg_a.mean())
+    swapped = simulate(QRELS, RUN_B, RUN_A, k=4, click_model="informational",
+                       mc_impressions=0, rng=0, bootstrap=50)
+    assert swapped.offline["delta"] == pytest.approx(-off["delta"])
+    for m, s in zip(res.methods, swapped.methods, strict=True):
+        assert s.effect == pytest.approx(-m.effect, abs=1e-12)
+        assert s.required == pytest.approx(m.required)
+        assert s.agrees == m.agrees
+
+
+def test_bottom_line_names_the_best_right_sign_metric() -> None:
+    qrels, good, bad = _clear_pair()
+    res = simulate(qrels, bad, good, click_model="navigational", mc_impressions=0, rng=0, bootstrap=200)
+    il, at1 = res["interleaving"], res["clicks@1"]
+    assert res.best() is at1           # CTR points the wrong way, abandonment sees nothing
+    ratio = at1.required / il.required
+    assert at1.ratio == pytest.approx(ratio)
+    expected = (f"navigational users: team draft needs {math.ceil(il.required):,} impressions; the best "
+                f"A/B metric that points the right way (clicks@1) needs {math.ceil(at1.required):,} "
+                f"({ratio:.3g}x as many, 95% CI [{at1.ratio_low:.3g}, {at1.ratio_high:.3g}]); CTR "
+                "points the wrong way.")
+    assert res.bottom_line() == expected
+    # A wrong-sign metric is never the best, however few impressions it needs.
+    cheap_ctr = dataclasses.replace(res["CTR"], required=1.0, ratio=1.0 / il.required)
+    tweaked = dataclasses.replace(res, methods=(il, cheap_ctr, *res.methods[2:]))
+    assert tweaked.best() is at1
+    # Rows: numbers as numbers; no ratio for the wrong-sign metric.
+    rows = {r["metric"]: r for r in res.to_dicts()}
+    assert rows["clicks@1"]["impressions needed"] == math.ceil(at1.required)
+    assert isinstance(rows["clicks@1"]["needed CI low"], int)
+    assert rows["clicks@1"]["ratio to interleaving"] == pytest.approx(ratio)
+    assert rows["CTR"]["ratio to interleaving"] is None
+    assert rows["CTR"]["agrees with nDCG@10"] == "NO: wrong sign"
+    assert rows["abandonment"]["impressions needed"] == float("inf")
+
+
+def test_bottom_line_without_a_right_sign_metric_or_difference() -> None:
+    qrels, good, bad = _clear_pair()
+    same = simulate(qrels, good, good, click_model="navigational", mc_impressions=0, rng=0, bootstrap=20)
+    assert same.bottom_line() == ("navigational users: team draft sees no difference between A and B; "
+                                  "A and B have the same nDCG@10, so no A/B metric has a right way to "
+                                  "point.")
+    assert same.best() is None
+    res = simulate(qrels, bad, good, click_model="navigational", mc_impressions=0, rng=0, bootstrap=20)
+    ab = tuple(dataclasses.replace(m, agrees=False) for m in res.methods[1:])
+    none = dataclasses.replace(res, methods=(res.methods[0], *ab))
+    assert none.best() is None
+    assert none.bottom_line().endswith("; no A/B metric points the right way; CTR, abandonment and "
+                                       "clicks@1 point the wrong way.")
 
 
 def test_synthetic_pair_hits_the_gap() -> None:
@@ -192,6 +268,21 @@ def test_real_robust04_pair() -> None:
     assert world.skipped == {"retrieved but not judged": 1}
     res = simulate(world=world, click_model="informational", mc_impressions=0, rng=0, bootstrap=200)
     assert all(np.isfinite(m.required) for m in res.methods)
+    # B - A and relative to A: (0.4639 - 0.4463) / 0.4463 = +3.9% (the README's real-pair table)
+    assert res.offline["delta"] == pytest.approx(world.ndcg_b.mean() - world.ndcg_a.mean())
+    assert f"{res.offline['relative']:+.1%}" == "+3.9%"
+
+
+@pytest.mark.parametrize(("folder", "run_a", "run_b", "gap"), [
+    ("core18", "title-rm3.run.gz", "desc-rm3.run.gz", "-10.3%"),
+    ("dl20-doc", "d_bm25.run.gz", "d_bm25rm3.run.gz", "-0.45%"),
+])
+def test_readme_real_pair_gaps(folder: str, run_a: str, run_b: str, gap: str) -> None:
+    """The nDCG@10 gaps (B - A) / A of the README's real-pair table (bench/sensitivity.py's pairs)."""
+    base = need(TREC / folder)
+    world = make_world(base / "qrels.txt", base / "runs" / run_a, base / "runs" / run_b)
+    relative = (world.ndcg_b.mean() - world.ndcg_a.mean()) / world.ndcg_a.mean()
+    assert f"{relative:+.{len(gap.split('.')[1]) - 1}%}" == gap
 
 
 def test_monte_carlo_statistics_against_scipy() -> None:
@@ -237,3 +328,26 @@ def test_progress_is_a_callback_the_library_never_draws(world) -> None:
     assert calls[-1][0] == calls[-1][1]
     with pytest.raises(OptionError, match="progress must be a callable"):
         simulate(world=world, click_model="navigational", progress=True)
+
+
+def test_display_rows_read_the_json_back_unchanged() -> None:
+    """The report's rows of a result and of its strict JSON (inf written as null) read the same:
+    an unreachable size shows as ``inf`` either way."""
+    import json
+
+    from serpeval.core.strict_json import dumps
+    from serpeval.report.simulation import display_rows
+
+    qrels, good, bad = _clear_pair()
+    res = simulate(qrels, bad, good, click_model="navigational", mc_impressions=0, rng=0, bootstrap=50)
+    rows = res.to_dicts()
+    back = json.loads(dumps(rows))
+    assert back[2]["impressions needed"] is None                 # abandonment: no difference, inf
+    assert display_rows(back) == display_rows(rows)
+    shown = display_rows(rows)
+    assert shown[2]["impressions [95% CI]"] == "inf [inf, inf]"
+    assert shown[1]["x interleaving [95% CI]"] == ""                # CTR: wrong sign, no ratio
+    at1 = res["clicks@1"]
+    assert shown[3]["x interleaving [95% CI]"] == (f"{at1.ratio:.3g} [{at1.ratio_low:.3g}, "
+                                                   f"{at1.ratio_high:.3g}]")
+    assert shown[3]["relative"] == f"{(at1.value_b - at1.value_a) / at1.value_a:+.2%}"

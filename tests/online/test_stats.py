@@ -39,11 +39,33 @@ def test_delta_and_sign_test_against_scipy() -> None:
     outcomes = [1] * 30 + [-1] * 18 + [0] * 52
     res = analyze_outcomes(outcomes, rng=0, n_resamples=2000)
     assert (res.wins_a, res.wins_b, res.ties, res.impressions) == (30, 18, 52, 100)
-    assert res.delta == pytest.approx((30 + 52 / 2) / 100 - 0.5)  # = .06
-    assert res.p_value == pytest.approx(binomtest(30, 48, 0.5).pvalue)
+    # Δ is oriented towards B (the candidate): (wins_B + ties/2)/N - 1/2 = (18 + 26)/100 - .5
+    assert res.delta == pytest.approx(-0.06)          # = (wins_B - wins_A) / 2N = -12/200
+    assert res.p_value == pytest.approx(binomtest(18, 48, 0.5).pvalue)
+    assert res.p_value == pytest.approx(binomtest(30, 48, 0.5).pvalue)   # two-sided: symmetric
     assert res.ci_low < res.delta < res.ci_high
     assert res.unit == "impression"
     assert res.units == 100
+
+
+def test_positive_delta_means_the_candidate_b_wins() -> None:
+    """One sign convention: B (the candidate) winning gives a positive Δ, a positive
+    preference and ``winner == "B"``; A winning the mirror image."""
+    b_better = [-1] * 60 + [1] * 20 + [0] * 20       # -1: B out-credits A (credit's label)
+    res = analyze_outcomes(b_better, rng=0, n_resamples=1000)
+    assert res.delta == pytest.approx((60 + 20 / 2) / 100 - 0.5)   # = +0.2
+    assert res.ci_low > 0
+    assert res.winner == "B"
+    assert res.preference == pytest.approx((60 - 20) / 100)         # each impression a unit
+    row = res.to_dicts()[0]
+    assert row["delta (B-A)"] == res.delta
+    assert row["preference (B-A)"] == res.preference
+    mirror = analyze_outcomes([-o for o in b_better], rng=0, n_resamples=1000)
+    assert mirror.delta == pytest.approx(-0.2)
+    assert mirror.ci_high < 0
+    assert mirror.winner == "A"
+    # the mirror's CI is the negated interval (up to the order of the pattern draws)
+    assert (mirror.ci_low, mirror.ci_high) == pytest.approx((-res.ci_high, -res.ci_low), abs=0.01)
 
 
 def test_bootstrap_resamples_users_not_impressions() -> None:
@@ -70,8 +92,8 @@ def test_per_user_preference_hand_worked() -> None:
     users = ["u1", "u1", "u1", "u2", "u2", "u3", "u4"]
     res = analyze_outcomes(outcomes, users, n_resamples=100, rng=0)
     assert (res.prefer_a, res.prefer_b, res.units) == (2, 1, 4)
-    assert res.preference == pytest.approx((2 - 1) / 4)
-    assert res.preference_p_value == pytest.approx(binomtest(2, 3, 0.5).pvalue)
+    assert res.preference == pytest.approx((1 - 2) / 4)   # (prefer_B - prefer_A) / units
+    assert res.preference_p_value == pytest.approx(binomtest(1, 3, 0.5).pvalue)
     assert res.to_dicts()[0]["winner"] == "none"
 
 
@@ -134,7 +156,7 @@ def test_aa_and_random_clicker_checks() -> None:
     other = [["y", "z", "x"]] * 5
     biased = aa_check(queries, other, method="balanced", impressions=3000, rng=0)
     assert not biased.ok
-    assert biased.value < 0
+    assert biased.value > 0                       # Δ oriented towards B: B is favoured
     fair = aa_check(queries, other, method="team_draft", impressions=3000, rng=0)
     assert fair.ok
 
@@ -170,9 +192,10 @@ def _random_units(m: int, seed: int, most: int = 12) -> tuple[np.ndarray, np.nda
 
 
 def _patterns(wins, losses, ties) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (2 wins + ties, impressions) per unit, and how many units have each."""
+    """Distinct (2 wins_B + ties, impressions) per unit, and how many units have each
+    (``losses`` are A's losses: B's wins)."""
     n = wins + losses + ties
-    return np.unique(np.stack([2 * wins + ties, n], axis=1), axis=0, return_counts=True)
+    return np.unique(np.stack([2 * losses + ties, n], axis=1), axis=0, return_counts=True)
 
 
 #: (units, most impressions per unit): nearly every unit distinct (unit index draws), or
@@ -208,7 +231,7 @@ def test_bootstrap_against_a_per_resample_loop() -> None:
     wins, losses, ties = _random_units(60, seed=2)
     res = analyze_counts(wins, losses, ties, n_resamples=500, confidence=0.9, rng=11)
     drawn = np.random.default_rng(11).integers(0, 60, size=(500, 60)).tolist()
-    low, high = _loop_quantiles(drawn, wins + ties / 2, wins + losses + ties, 0.9)
+    low, high = _loop_quantiles(drawn, losses + ties / 2, wins + losses + ties, 0.9)  # B's credit
     assert (res.ci_low, res.ci_high) == pytest.approx((low, high), abs=1e-15)
 
     wins, losses, ties = _random_units(3000, seed=2, most=3)
@@ -238,7 +261,7 @@ def test_bootstrap_spread_matches_the_clustered_standard_error() -> None:
     wins, losses, ties = _random_units(3000, seed=9)
     res = analyze_counts(wins, losses, ties, n_resamples=4000, rng=0)
     n = wins + losses + ties
-    score = wins + ties / 2
+    score = losses + ties / 2   # B's credit: Δ is oriented towards B
     ratio = score.sum() / n.sum()
     se = np.sqrt(len(n) / (len(n) - 1) * np.sum((score - ratio * n) ** 2)) / n.sum()
     half = norm.ppf(0.975) * se

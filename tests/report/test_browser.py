@@ -142,7 +142,7 @@ def test_report_in_chromium(browser, demo_report: Path, tmp_path: Path) -> None:
         assert "Δ" in text
 
         # The interleaving preference over time: a line, its CI band and one dot per day,
-        # each dot's tooltip naming the day, N, Δ_AB and its CI.
+        # each dot's tooltip naming the day, N, Δ (B − A) and its CI.
         over_time = page.locator("#interleaving svg.chart").nth(1)
         assert over_time.is_visible()
         assert over_time.locator("polyline.line").count() == 1

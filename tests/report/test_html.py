@@ -229,7 +229,7 @@ def test_demo_report_shows_the_ab_state(tmp_path, collection, results, online_fi
     sections = parse(path.read_text(encoding="utf-8")).sections
     assert list(sections) == ["overview", "metrics", "per-query", "distributions",
                               "interleaving", "ab", "ab-over-time", "rules"]
-    assert sections["interleaving"].svgs == 2                      # Δ_AB, and over time
+    assert sections["interleaving"].svgs == 2                      # Δ (B − A), and over time
 
 
 def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:

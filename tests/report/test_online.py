@@ -90,9 +90,11 @@ def test_interleaving_preference(report, parse, online) -> None:
     section = parse(report).sections["interleaving"]
     row = online["interleaving"]["results"][0]
     assert row["winner"] == "B"                                     # B is the better ranker
-    tip = next(t for t in section.tips if t.startswith("Δ_AB ") and "CI" in t)
+    assert row["delta (B-A)"] > 0                                   # ... so Δ (B - A) is positive
+    tip = next(t for t in section.tips if t.startswith("Δ (B − A) ") and "CI" in t)
     ci = interval(row["CI 95% low"], row["CI 95% high"])
-    assert tip == f"Δ_AB {signed(row['delta'])}, 95% CI {ci}"
+    assert tip == f"Δ (B − A) {signed(row['delta (B-A)'])}, 95% CI {ci}"
+    assert "winner: B = B (the candidate)" in report
     checks = section.tables[0]
     assert checks.column("check") == [c["check"] for c in online["interleaving"]["checks"]]
     results = ["ok" if c["ok"] else "FAILED" for c in online["interleaving"]["checks"]]
@@ -103,8 +105,13 @@ def test_simulation_from_the_object_has_both_charts(report, parse, simulation_re
     section = parse(report).sections["sensitivity"]
     assert section.svgs == 2
     table = section.tables[0]
-    needed = [r["impressions needed"] for r in simulation_result.to_dicts()]
-    assert table.column("impressions needed") == needed
+    from serpeval.online.clicks.simulate import count_text  # rounded up, thousands separated
+
+    needed = [f"{count_text(m.required)} [{count_text(m.required_low)}, {count_text(m.required_high)}]"
+              for m in simulation_result.methods]
+    assert table.column("impressions [95% CI]") == needed
+    assert table.column("method") == ["team draft", "A/B: CTR", "A/B: abandonment", "A/B: clicks@1"]
+    assert simulation_result.bottom_line() in section.items
     # Every analytic curve point and every Monte Carlo point is a hoverable dot.
     points = len(simulation_result.power_curves()) + len(simulation_result.methods)
     assert section.marks["circle"] >= points
@@ -117,7 +124,9 @@ def test_simulation_from_json_has_the_table(online, parse) -> None:
     html = html_report(online_results={"simulation": online["simulation"]})
     section = parse(html).sections["sensitivity"]
     assert section.svgs == 0                                       # no curves in the command's JSON
-    assert section.tables[0].column("metric") == [r["metric"] for r in online["simulation"]["rows"]]
+    methods = ["team draft" if r["method"] == "interleaving" else f"A/B: {r['metric']}"
+               for r in online["simulation"]["rows"]]
+    assert section.tables[0].column("method") == methods
 
 
 def test_cli_report_from_online_files(online_files, tmp_path, capsys, parse) -> None:
@@ -154,7 +163,8 @@ def test_result_objects_of_each_kind(online, simulation_result, parse) -> None:
     html = html_report(online_results={"interleaving": analysis})
     section = parse(html).sections["interleaving"]
     assert section.tables == []                                  # a bare analysis has no checks
-    assert any(t.startswith(f"Δ_AB {signed(analysis.delta)}") for t in section.tips)
+    assert analysis.delta < 0                                    # A won more impressions
+    assert any(t.startswith(f"Δ (B − A) {signed(analysis.delta)}") for t in section.tips)
     with pytest.raises(OptionError, match=r"online_results\['ab'\] needs an A/B analysis"):
         online_dicts({"ab": simulation_result})
     with pytest.raises(OptionError, match="without rows"):
@@ -165,30 +175,30 @@ def test_online_json_round_trips_through_objects(online_files, simulation_result
     data = online_dicts({"simulation": simulation_result})["simulation"][0]
     json.dumps(data)                                               # JSON-ready
     assert data["rows"] == simulation_result.to_dicts()
-    assert data["notes"] == simulation_result.notes()
+    assert data["notes"] == [simulation_result.bottom_line(), *simulation_result.notes()]
     assert data["curves"] == simulation_result.power_curves()
 
 
 def test_interleaving_preference_over_time(report, parse, online) -> None:
-    """The cumulative Δ_AB per day as a line with its CI band, one hoverable dot and one
+    """The cumulative Δ (B − A) per day as a line with its CI band, one hoverable dot and one
     table row per day, each showing the numbers of the JSON."""
     section = parse(report).sections["interleaving"]
     over = online["interleaving"]["over_time"]
     rows = over["rows"]
     assert len(rows) == 14                                    # generate-logs: 14 days
-    assert section.svgs == 2                                  # Δ_AB interval, then over time
+    assert section.svgs == 2                                  # Δ interval, then over time
     assert section.marks["polygon"] == 1
     assert section.marks["polyline"] == 1
-    assert section.marks["circle"] == 1 + len(rows)           # the Δ_AB estimate + one per day
+    assert section.marks["circle"] == 1 + len(rows)           # the Δ estimate + one per day
     tips = [t for t in section.tips if t.startswith("day ")]
     assert len(tips) == len(rows)
     for tip, r in zip(tips, rows, strict=True):
         assert tip.startswith(f"day {r['period']}: {r['start'][:10]} (UTC)\n")
         assert f"N = {count(r['cum_impressions'])} impressions" in tip
-        assert f"Δ_AB {signed(r['delta'])}, 95% CI {interval(r['ci_low'], r['ci_high'])}" in tip
+        assert f"Δ (B − A) {signed(r['delta'])}, 95% CI {interval(r['ci_low'], r['ci_high'])}" in tip
     table = section.tables[1]
-    assert table.column("cumulative Δ_AB") == [signed(r["delta"]) for r in rows]
+    assert table.column("cumulative Δ (B − A)") == [signed(r["delta"]) for r in rows]
     assert table.column("95% CI") == [interval(r["ci_low"], r["ci_high"]) for r in rows]
     assert table.column("users so far") == [count(r["cum_units"]) for r in rows]
     # the last day is the whole log: the Δ of the outcome row
-    assert rows[-1]["delta"] == online["interleaving"]["results"][0]["delta"]
+    assert rows[-1]["delta"] == online["interleaving"]["results"][0]["delta (B-A)"]

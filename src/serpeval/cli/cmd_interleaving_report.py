@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
         "interleaving-report",
         help="decide between two rankers from an interleaving log",
         description="Credit every click to the team that supplied the result (in DuckDB or Spark), "
-        "then report wins/losses/ties, the preference Delta with a bootstrap CI over "
+        "then report wins/losses/ties, the preference Delta (B-A: positive when users prefer "
+        "ranker B, the candidate, over ranker A, the baseline) with a bootstrap CI over "
         "users, the sign test, per-user preference and team-balance checks; with "
         "--over-time, the cumulative Delta per day with its CI.",
     )
@@ -29,7 +30,8 @@ def register(sub: Any) -> None:
         "--teams",
         default="A,B",
         metavar="A,B",
-        help="labels of ranker A's and B's results in the teams column (default A,B)",
+        help="labels of ranker A's (the baseline's) and B's (the candidate's) results in the "
+        "teams column (default A,B)",
     )
     p.add_argument(
         "--unit",
@@ -104,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         f"check {c['check']}: {'ok' if c['ok'] else 'FAILED'} ({c['detail']})"
         for c in report.check_rows()
     ]
-    title = f"{report.experiment or report.source}: interleaving, {report.backend}"
+    title = (f"{report.experiment or report.source}: interleaving, A = team {report.teams[0]!r} "
+             f"(baseline) vs B = team {report.teams[1]!r} (candidate), {report.backend}")
     notes = [*report.notes(), *checks]
     if not args.over_time or args.format == "json":
         return emit(args, report.to_dicts(), notes, title, report.to_json_dict())
@@ -176,7 +179,7 @@ def over_time_rows(
                 "wins B": r["wins_b"],
                 "ties": r["ties"],
                 "units so far": r["cum_units"],
-                f"cumulative delta [{confidence:.0%} CI]": f"{signed(r['delta'])} "
+                f"cumulative delta B-A [{confidence:.0%} CI]": f"{signed(r['delta'])} "
                 f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
             }
         )

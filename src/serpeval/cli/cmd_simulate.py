@@ -15,20 +15,24 @@ def register(sub: Any) -> None:
         "simulate",
         help="how many impressions interleaving and A/B tests need to tell two rankers apart",
         description="Treat the judgments as the true relevance, let simulated users (a click "
-                    "model) use run A and run B, and compute for team draft interleaving and an "
-                    "A/B test on CTR, abandonment and clicks@1 the impressions needed to detect "
-                    "the true difference (exact click-model expectations), the ratio A/B / "
-                    "interleaving with a bootstrap CI over queries, and whether each agrees "
-                    "with the offline nDCG@k sign; then simulate whole experiments to check the "
-                    "power. --generate GAP replaces QRELS and the runs with a generated pair "
-                    "whose nDCG@k differs by GAP (relative, e.g. 0.01); its better 'candidate' is A.",
+                    "model) use run A (the baseline) and run B (the candidate), and compute for "
+                    "team draft interleaving and an A/B test on CTR, abandonment and clicks@1 the "
+                    "impressions needed to detect the true difference (exact click-model "
+                    "expectations), the ratio A/B / interleaving with a bootstrap CI over "
+                    "queries, and whether each agrees with the offline nDCG@k sign; then "
+                    "simulate whole experiments to check the power. One sentence per click "
+                    "model gives the bottom line. Effects are B - A (positive: B higher). "
+                    "--generate GAP replaces QRELS and the runs with a generated pair whose "
+                    "nDCG@k differs by GAP (relative to the baseline A, e.g. 0.01): A is the "
+                    "generated baseline, B the candidate.",
         epilog=EXIT_CODES_HELP,
     )
     p.add_argument("qrels", nargs="?", help="judgments (TREC qrels, JSONL, Parquet ...)")
-    p.add_argument("--run-a", metavar="RUN", help="ranker A's run")
-    p.add_argument("--run-b", metavar="RUN", help="ranker B's run")
+    p.add_argument("--run-a", metavar="RUN", help="ranker A's run (the baseline)")
+    p.add_argument("--run-b", metavar="RUN", help="ranker B's run (the candidate)")
     p.add_argument("--generate", type=real(above=-1.0), metavar="GAP",
-                   help="simulate a generated pair whose nDCG@k differs by GAP (relative, > -1)")
+                   help="simulate a generated pair: B (the candidate) above A (the baseline) by GAP "
+                        "in nDCG@k, relative to A (> -1; negative: B worse)")
     p.add_argument("--queries", type=POSITIVE_INT, default=200, help="queries of a generated pair (default 200)")
     p.add_argument("-c", "--click-model", action="append", metavar="NAME",
                    help="click model preset (repeat or comma-separate for several; default "
@@ -66,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.progress import bar
     from serpeval.core.errors import InputError
     from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
+    from serpeval.report.simulation import display_rows
     from serpeval.report.table import render
 
     check_outputs({"-o": args.output, "--plot": args.plot}, [args.qrels, args.run_a, args.run_b])
@@ -74,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--generate replaces QRELS, --run-a and --run-b; give one or the other.")
         qrels, baseline, candidate = synthetic_pair(args.generate, n_queries=args.queries,
                                                     k=args.k, rng=args.seed)
-        world = make_world(qrels, candidate, baseline, k=args.k)  # A: the candidate
+        world = make_world(qrels, baseline, candidate, k=args.k)  # A: the baseline, B: the candidate
     else:
         if not (args.qrels and args.run_a and args.run_b):
             raise InputError("simulate needs QRELS, --run-a and --run-b (or --generate GAP).")
@@ -82,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     models = [m.strip() for value in args.click_model or [] for m in value.split(",") if m.strip()]
     models = models or ["navigational"]
     rows: list[dict[str, Any]] = []
+    bottom: list[str] = []
     notes: list[str] = []
     for i, name in enumerate(models):
         with bar(f"simulating experiments ({name})") as progress:
@@ -94,12 +100,15 @@ def run(args: argparse.Namespace) -> int:
             )
         for row in result.to_dicts():
             rows.append({"click model": result.click_model, **row} if len(models) > 1 else row)
+        bottom.append(result.bottom_line())
         notes.extend(result.notes() if i == 0 else result.notes()[:1])
         if args.plot:
             written = result.plot(args.plot if len(models) == 1 else _suffixed(args.plot, name))
             notes.append(f"power plot: {written}")
-    title = f"interleaving vs A/B: {world.names[0]} (A) vs {world.names[1]} (B)"
-    write_output(render(rows, args.format, title=title, notes=notes,
+    title = f"interleaving vs A/B tests: A = {world.names[0]} vs B = {world.names[1]}"
+    if args.format in ("table", "markdown", "latex"):
+        rows = display_rows(rows, confidence=result.settings["confidence"])
+    write_output(render(rows, args.format, title=title, notes=[*bottom, *notes],
                         width=table_width(args.output)), args.output)
     return 0
 

@@ -61,8 +61,8 @@ def _plan_dict(result: Any) -> dict[str, Any]:
 def _simulation_dict(result: Any) -> dict[str, Any]:
     """:class:`~serpeval.online.clicks.simulate.SimulationResult` as JSON-ready data, with curves."""
     names = result.world.names
-    return {"title": f"{names[0]} (A) vs {names[1]} (B), {result.click_model} users",
-            "rows": result.to_dicts(), "notes": result.notes(),
+    return {"title": f"A = {names[0]} vs B = {names[1]}, {result.click_model} users",
+            "rows": result.to_dicts(), "notes": [result.bottom_line(), *result.notes()],
             "methods": [dataclasses.asdict(m) for m in result.methods],
             "curves": result.power_curves(), "power": result.settings["power"],
             "confidence": result.settings["confidence"]}

@@ -218,9 +218,9 @@ AB_PLAN = Obj(
 )
 
 _OUTCOME = Obj(
-    required={**{k: NUMBER for k in ("impressions", "wins A", "wins B", "ties", "delta",
+    required={**{k: NUMBER for k in ("impressions", "wins A", "wins B", "ties", "delta (B-A)",
                                      "p (sign test)", "units", "prefer A", "prefer B",
-                                     "preference", "p (units)")},
+                                     "preference (B-A)", "p (units)")},
               "unit": TEXT, "winner": TEXT},
     optional={"experiment": TEXT, "A": TEXT, "B": TEXT},
     patterns=((r"CI .+ (low|high)", NUMBER),),
@@ -251,18 +251,19 @@ INTERLEAVING = Obj(
 )
 
 _SIMULATED = Obj(
-    required={"method": TEXT, "metric": TEXT},
+    required={"method": TEXT, "metric": TEXT, "effect (B-A)": NUMBER,
+              **{k: nullable(NUMBER) for k in ("impressions needed", "needed CI low", "needed CI high")}},
     optional={"click model": TEXT, "A": nullable(NUMBER), "B": nullable(NUMBER),
-              "effect (A-B)": NUMBER, "impressions needed": TEXT,
-              "A/B / interleaving": nullable(TEXT), "Monte Carlo": TEXT},
-    patterns=((r"agrees with .+", TEXT), (r"ratio .+ CI", nullable(TEXT)), (r".+ CI", TEXT)),
+              **{k: nullable(NUMBER) for k in ("relative (B-A)/A", "ratio to interleaving",
+                                               "ratio CI low", "ratio CI high", "Monte Carlo")}},
+    patterns=((r"agrees with .+", TEXT),),
     rest=SCALAR,
 )
 
 _METHOD = Obj(
     required={"method": TEXT, "metric": TEXT, "required": NUMBER, "required_low": NUMBER,
               "required_high": NUMBER, "agrees": nullable(FLAG)},
-    optional={"value_a": nullable(NUMBER), "value_b": nullable(NUMBER), "effect": NUMBER,
+    optional={"value_a": nullable(NUMBER), "value_b": nullable(NUMBER), "effect": NUMBER, "relative": nullable(NUMBER),
               **{k: nullable(NUMBER) for k in ("ratio", "ratio_low", "ratio_high", "mc_required")}},
 )
 

@@ -27,6 +27,7 @@ from serpeval.report.page import (
     num_cell,
     text_cell,
 )
+from serpeval.report.simulation import display_rows
 from serpeval.report.svg import (
     Interval,
     LinePoint,
@@ -69,12 +70,12 @@ def _figure(chart: Markup, caption: str) -> Markup:
 
 
 def interleaving(data: ReportData) -> Section | None:
-    """Who won the interleaving experiment: Δ_AB with its CI, the counts, the checks."""
+    """Who won the interleaving experiment: Δ with its CI, the counts, the checks."""
     return _section(data, "interleaving", "interleaving", "Interleaving",
-                    "Δ_AB = (wins A + ties / 2) / impressions − 1/2: positive when users "
-                    "prefer A. CI: bootstrap over units; p: exact sign test. Over time "
-                    "(logs with timestamps): cumulative Δ_AB per period with a "
-                    "delta-method CI clustered by unit.",
+                    "A is the baseline, B the candidate. Δ (B − A) = (wins B + ties / 2) / "
+                    "impressions − 1/2: positive when users prefer B. CI: bootstrap over units; "
+                    "p: exact sign test. Over time (logs with timestamps): cumulative Δ per "
+                    "period with a delta-method CI clustered by unit.",
                     lambda d: str(d.get("experiment", "")), _interleaving_body)
 
 
@@ -85,24 +86,27 @@ def _interleaving_body(d: Data) -> Markup:
         level = low_key[3:-4]                                   # "CI 95% low" -> "95%"
         low, high = row[low_key], row[f"CI {level} high"]
         a, b = row.get("A", "A"), row.get("B", "B")
-        winner = {"A": a, "B": b}.get(row["winner"], "none")
-        kind = "better" if row["winner"] in ("A", "B") else ""
+        winner = {"A": f"A = {a} (the baseline)", "B": f"B = {b} (the candidate)"}.get(
+            row["winner"], "none")
+        kind = {"B": "better", "A": "worse"}.get(row["winner"], "")
         ci = interval(low, high)
+        delta = row["delta (B-A)"]
         parts.append(fragment("cards", [
-            Card(f"{a} vs {b}: preference Δ_AB", signed(row["delta"]),
+            Card(f"B = {b} vs A = {a}: preference Δ (B − A)", signed(delta),
                  [f"{level} CI {ci}", f"sign test p {p_value(row['p (sign test)'])}",
                   f"winner: {winner}"], kind=kind),
             Card("impressions", count(row["impressions"]),
-                 [f"{a} won {count(row['wins A'])}, {b} won {count(row['wins B'])}, "
+                 [f"{b} (B) won {count(row['wins B'])}, {a} (A) won {count(row['wins A'])}, "
                   f"ties {count(row['ties'])}"]),
-            Card(f"per {row['unit']}: preference", signed(row["preference"]),
-                 [f"{count(row['prefer A'])} prefer {a}, {count(row['prefer B'])} prefer {b} "
-                  f"of {count(row['units'])}", f"sign test p {p_value(row['p (units)'])}"]),
+            Card(f"per {row['unit']}: preference (B − A)", signed(row["preference (B-A)"]),
+                 [f"{count(row['prefer B'])} prefer {b} (B), {count(row['prefer A'])} prefer "
+                  f"{a} (A) of {count(row['units'])}", f"sign test p {p_value(row['p (units)'])}"]),
         ]))
-        tip = f"Δ_AB {signed(row['delta'])}, {level} CI {ci}"
-        chart = interval_chart([Interval(f"Δ_AB ({a} − {b})", row["delta"], low, high, tip, kind)],
-                               x_label=f"Δ_AB with {level} CI", width=760, label_width=160)
-        parts.append(_figure(chart, f"Positive: {a} preferred; negative: {b}."))
+        tip = f"Δ ({b} − {a}) {signed(delta)}, {level} CI {ci}"
+        chart = interval_chart([Interval(f"Δ ({b} − {a})", delta, low, high, tip, kind)],
+                               x_label=f"Δ (B − A) with {level} CI", width=760, label_width=160)
+        parts.append(_figure(chart, f"Positive: B = {b} (the candidate) preferred; negative: "
+                                    f"A = {a} (the baseline)."))
     checks = [Row([text_cell(c["check"]), num_cell(c.get("value"), number(c.get("value"))),
                    num_cell(c.get("p"), p_value(c.get("p"))),
                    text_cell("ok" if c["ok"] else "FAILED", "" if c["ok"] else "worse"),
@@ -135,12 +139,12 @@ def _period_tip(r: Data, period: str, start: str, units: str, level: str) -> str
     return (f"{period} {r['period']}: {start} (UTC)\n"
             f"N = {count(r['cum_impressions'])} impressions, {count(r['cum_units'])} {units} "
             "so far\n"
-            f"Δ_AB {signed(r['delta'])}, {level} CI {ci}\n"
+            f"Δ (B − A) {signed(r['delta'])}, {level} CI {ci}\n"
             f"this {period}: {count(r['impressions'])} impressions, Δ {signed(r['delta_period'])}")
 
 
 def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
-    """Cumulative Δ_AB per period with its CI band (a line), and the periods as a table."""
+    """Cumulative Δ (B − A) per period with its CI band (a line), and the periods as a table."""
     period = str(over.get("period", "period"))
     unit = str(over.get("unit", "unit"))
     units = _PLURAL.get(unit, f"{unit}s")
@@ -150,9 +154,9 @@ def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
     points = [LinePoint(r["period"], r["delta"], _period_tip(r, period, start, units, level),
                         r.get("ci_low"), r.get("ci_high"))
               for r, start in zip(rows, starts, strict=True)]
-    chart = line_chart([Series(f"cumulative Δ_AB ({a} − {b})", points)],
+    chart = line_chart([Series(f"cumulative Δ ({b} − {a})", points)],
                        x_label=f"{period} (UTC; 1 = {starts[0]})",
-                       y_label="cumulative Δ_AB", width=1080, reference=0.0)
+                       y_label=f"cumulative Δ ({b} − {a})", width=1080, reference=0.0)
     table = [Row([num_cell(r["period"], str(r["period"])), text_cell(start),
                   num_cell(r["impressions"], count(r["impressions"])),
                   num_cell(r["wins_a"], count(r["wins_a"])),
@@ -165,8 +169,9 @@ def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
     columns = [TableColumn(period), TableColumn("start (UTC)", False), TableColumn("impressions"),
                TableColumn(f"wins {a}"), TableColumn(f"wins {b}"), TableColumn("ties"),
                TableColumn("impressions so far"), TableColumn(f"{units} so far"),
-               TableColumn("cumulative Δ_AB"), TableColumn(f"{level} CI")]
-    caption = (f"Line and band: Δ_AB of all impressions up to the end of each {period}, with "
+               TableColumn(f"cumulative Δ ({b} − {a})"), TableColumn(f"{level} CI")]
+    caption = (f"Line and band: Δ ({b} − {a}) of all impressions up to the end of each {period}, "
+               f"positive when B = {b} (the candidate) is preferred, with "
                f"its {level} CI (delta method on per-{unit} sums, clustered by {unit}). "
                "Read each point as a fixed-horizon estimate, not as a stopping rule.")
     return [_figure(chart, caption),
@@ -366,9 +371,10 @@ def _plan_body(d: Data) -> Markup:
 def simulation(data: ReportData) -> Section | None:
     """Interleaving vs A/B metrics: impressions each needs, power curves, agreement."""
     return _section(data, "simulation", "sensitivity", "Sensitivity: interleaving vs A/B",
-                    "Simulated users (click model) on the two rankers: how many impressions "
-                    "each method needs to detect the difference, with bootstrap-over-"
-                    "queries CIs, and whether it points the same way as offline nDCG.",
+                    "Simulated users (click model) on the two rankers, A the baseline and B "
+                    "the candidate: how many impressions each method needs to detect the "
+                    "difference, with bootstrap-over-queries CIs, and whether it points the "
+                    "same way as offline nDCG. Effects are B − A.",
                     lambda d: str(d.get("title", "")), _simulation_body)
 
 
@@ -380,7 +386,8 @@ def _needed_chart(d: Data, methods: Sequence[Data], level: str) -> Markup:
     """Impressions each method needs, with the bootstrap CI, on a log axis."""
     rows = []
     for m in methods:
-        ratio = f"; {m['ratio']:.3g}x interleaving" if m.get("ratio") else ""
+        ratio = (f"; {m['ratio']:.3g}x interleaving" if m.get("ratio") and m["agrees"] is True
+                 else "; points the wrong way" if m["agrees"] is False else "")
         tip = (f"{_method_label(m)}: {count(m['required'])} impressions, {level} CI "
                f"[{count(m['required_low'])}, {count(m['required_high'])}]{ratio}")
         rows.append(Interval(_method_label(m), m["required"], m["required_low"],
@@ -419,11 +426,12 @@ def _simulation_body(d: Data) -> Markup:
     parts = [_needed_chart(d, methods, level)] if methods else []
     if methods and d.get("curves"):
         parts.append(_power_chart(d, methods))
-    columns = list(d["rows"][0]) if d["rows"] else []
-    text_columns = ("click model", "method", "metric")
+    rows = display_rows(d["rows"], float(d.get("confidence", 0.95)))
+    columns = list(rows[0]) if rows else []
+    text_columns = ("click model", "method", *(c for c in columns if c.startswith("agrees with ")))
     table = [Row([text_cell(_cell_text(row.get(c))) if c in text_columns
                   else Cell(_cell_text(row.get(c)), _cell_key(row.get(c)), "num")
-                  for c in columns]) for row in d["rows"]]
+                  for c in columns]) for row in rows]
     columns_shown = [TableColumn(c, c not in text_columns) for c in columns]
     parts += [fragment("table", Table(columns_shown, table)),
               fragment("notes", list(d.get("notes", [])))]
@@ -431,17 +439,19 @@ def _simulation_body(d: Data) -> Markup:
 
 
 def _cell_text(value: Any) -> str:
-    if isinstance(value, float):
+    if isinstance(value, (int, float)):
         return number(value)
     return "—" if value is None else str(value)
 
 
 def _cell_key(value: Any) -> str | None:
-    """Sort key of a simulator cell: numbers, and counts the simulator wrote as ``12,345``."""
+    """Sort key of a simulator cell: numbers, and text cells by their first number
+    (``12,345 [9,000, 20,000]`` by 12345, ``+1.30%`` by 1.30)."""
     if isinstance(value, (int, float)):
         return sort_key(value)
+    first = str(value).split(" ")[0].replace(",", "").rstrip("%")
     try:
-        return sort_key(float(str(value).replace(",", "")))
+        return sort_key(float(first))
     except ValueError:
         return None
 

@@ -19,7 +19,8 @@ is the familiar ``16 s^2 / delta^2`` at alpha = 0.05, power = 0.8. The MDE solve
 equation for delta. CUPED shrinks ``s^2`` by ``1 - rho^2`` (pass ``variance_reduction``).
 
 **Sign test of a preference** (interleaving: :func:`sign_test_sample_size`). With ``p`` =
-P(A wins | not a tie), the two-sided sign test at level alpha needs
+P(B wins | not a tie) (two-sided: ``p`` and ``1 - p`` need the same), the sign test at level
+alpha needs
 
     n = ((z_{1-alpha/2} / 2 + z_{power} sqrt(p (1 - p))) / (p - 1/2))^2
 

@@ -103,7 +103,7 @@ def test_generate_then_interleaving_report(tmp_path, capsys) -> None:
     assert payload["teams"] == ["A", "B"]
     days = payload["over_time"]["rows"]  # the JSON always carries the series (14 days)
     assert len(days) == 14
-    assert days[-1]["delta"] == payload["results"][0]["delta"]
+    assert days[-1]["delta"] == payload["results"][0]["delta (B-A)"]
     assert {c["check"] for c in payload["checks"]} == {
         "first-pick balance",
         "per-position team balance",

@@ -46,6 +46,9 @@ def test_engine_credit_equals_python_credit(interleaving_logs, il_outcomes) -> N
     assert got.ci_low == pytest.approx(direct.ci_low, abs=0.006)
     assert got.ci_high == pytest.approx(direct.ci_high, abs=0.006)
     assert got.winner == "B"  # ranker B is the less noisy one
+    assert got.delta > 0
+    assert got.ci_low > 0
+    assert got.preference > 0
     assert report.clicks["team A"] + report.clicks["team B"] == int(
         np.sum([len(c) for c in interleaving_logs.impressions.column("clicks").to_pylist()])
     )

@@ -84,16 +84,18 @@ def test_hand_worked_log() -> None:
         (0, 0, 3),
         (1, 0, 3),
     ]
-    # day 1: S = (1.5, 0), N = (2, 1); R = 1/2; residuals (0.5, -0.5); SE^2 = 2/1 * 0.5 / 3^2
+    # Δ is oriented towards B (the candidate): S_u = B's wins + ties / 2 of user u.
+    # day 1: S = (0.5, 1), N = (2, 1); R = 1/2; residuals (-0.5, 0.5); SE^2 = 2/1 * 0.5 / 3^2
     assert rows[0]["delta"] == 0.0
     assert rows[0]["se"] == pytest.approx(1 / 3, rel=1e-12)
-    # day 2: S = (2.5, 0, 1), N = (3, 1, 2); Δ = 3.5/6 - 1/2; Σ e^2 = 134/144; SE^2 = 3/2 Σe^2 / 36
-    assert rows[1]["delta"] == pytest.approx(3.5 / 6 - 0.5, abs=1e-15)
+    # day 2: S = (0.5, 1, 1), N = (3, 1, 2); Δ = 2.5/6 - 1/2 (A won more: negative);
+    # R = 5/12, residuals (-0.75, 7/12, 1/6): Σ e^2 = 134/144; SE^2 = 3/2 Σe^2 / 36
+    assert rows[1]["delta"] == pytest.approx(2.5 / 6 - 0.5, abs=1e-15)
     assert rows[1]["se"] == pytest.approx(np.sqrt(201) / 72, rel=1e-12)
     assert rows[1]["ci_low"] == pytest.approx(rows[1]["delta"] - 1.959963985 * rows[1]["se"])
     assert rows[2]["delta"] == rows[1]["delta"]
     assert rows[2]["se"] == rows[1]["se"]
-    assert rows[1]["delta_period"] == pytest.approx(2 / 3 - 0.5)
+    assert rows[1]["delta_period"] == pytest.approx(1 / 3 - 0.5)   # (0 B wins + 2 ties / 2) / 3
     assert rows[2]["delta_period"] is None
     assert rows[3]["cum_impressions"] == 7  # the impression without a timestamp is left out
     assert report.analysis.impressions == 8
@@ -121,7 +123,7 @@ def direct_series(table: pa.Table, outcomes: np.ndarray, users: np.ndarray) -> l
     """Cumulative Δ and its clustered SE per UTC day, from the raw arrays with NumPy."""
     days = table.column("timestamp").to_numpy().astype("datetime64[D]")
     _, codes = np.unique(users, return_inverse=True)
-    credit = (outcomes == 1) + (outcomes == 0) / 2
+    credit = (outcomes == -1) + (outcomes == 0) / 2   # B's credit (outcome -1: B wins)
     out = []
     for day in np.arange(days.min(), days.max() + 1):
         upto = days <= day
@@ -162,7 +164,7 @@ def test_series_against_numpy_statsmodels_and_the_whole_log(interleaving_logs, i
         assert got["delta"] == pytest.approx(want["delta"], abs=1e-14)
         assert got["se"] == pytest.approx(want["se"], rel=1e-9)
     # statsmodels: the mean impression credit with cluster-robust (CR1) SEs by user
-    credit = (outcomes == 1) + (outcomes == 0) / 2
+    credit = (outcomes == -1) + (outcomes == 0) / 2   # B's credit (outcome -1: B wins)
     fit = sm.OLS(credit, np.ones(len(credit))).fit(cov_type="cluster", cov_kwds={"groups": users})
     final, whole = rows[-1], report.analysis
     assert final["se"] == pytest.approx(fit.bse[0], rel=1e-9)
@@ -221,9 +223,10 @@ def test_command_prints_the_series(tmp_path, capsys) -> None:
     pq.write_table(hand_log(), path)
     assert main(["interleaving-report", str(path), "--over-time", "--resamples", "50"]) == 0
     out = capsys.readouterr().out
-    assert "preference over time: cumulative Δ_AB per day (UTC)" in out
+    assert "preference over time: cumulative Δ (B-A, positive: B preferred) per day (UTC)" in out
+    assert "cumulative delta B-A" in out
     assert "2024-03-02" in out
-    assert "+0.0833 [-0.3026, +0.4693]" in out
+    assert "-0.0833 [-0.4693, +0.3026]" in out   # day 2 of test_hand_worked_log: 2.5/6 - 1/2
     assert main(["interleaving-report", str(path), "--over-time", "-f", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("period,start,end,impressions")

@@ -40,10 +40,11 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
              il_folder: str) -> None:
     """Write the A/B log to ``folder`` and the interleaving log to ``il_folder``; analyse both."""
     from serpeval.cli.cmd_ab import ab_rows
+    from serpeval.cli.demo.console import print_table
     from serpeval.online.clicks.world import make_world
     from serpeval.online.logs import analyze_ab, analyze_interleaving_logs, monitor_ab
     from serpeval.online.logs.generate import LogGenerator
-    from serpeval.report.table import rich_table
+    from serpeval.report.table import render
 
     name_a, name_b = list(collection.runs)[:2]
     world = make_world(
@@ -52,21 +53,24 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
         collection.runs[name_b],
         truth=collection.true_grades,
     )
-    LogGenerator(
+    generator = LogGenerator(
         USERS,
         pair=world,
         pre_days=14,
         experiments=(f"{name_a}-vs-{name_b}",),
         variants=(name_a, name_b),
-    ).write(folder, rng=11)
+    )
+    generator.write(folder, rng=11)
+    model = generator.click_model if isinstance(generator.click_model, str) else "generated"
     console.print(
         f"[bold]A/B test from logs[/bold] - {USERS:,} simulated users ({name_a} = control, "
-        f"{name_b} = treatment, 14 days plus a 14-day pre-period) written as Parquet to a "
+        f"{name_b} = treatment, 14 days plus a 14-day pre-period; clicks from the {model} click "
+        "model, a different user population from the simulation above) written as Parquet to a "
         "temporary folder, analysed on DuckDB"
     )
     res = analyze_ab(folder, control=name_a)
     state["ab"] = res
-    console.print(rich_table(ab_rows(res.to_dicts(), "table")))
+    print_table(console, render(ab_rows(res.to_dicts(), "table"), "table", width=console.width))
     console.print(
         "\n".join([res.srm.message(), *res.exclusions.notes(), *res.rules()[:2]]),
         markup=False,
@@ -77,7 +81,8 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
     decision = seq.first_decision()
     ctr = next(r for r in res.to_dicts() if r["metric"] == "ctr")
     console.print(
-        f"CTR {ctr['rel_effect']:+.1%} [{ctr['rel_ci_lower']:+.1%}, {ctr['rel_ci_upper']:+.1%}]"
+        f"CTR of {name_b} vs {name_a} ({model} users) {ctr['rel_effect']:+.1%} "
+        f"[{ctr['rel_ci_lower']:+.1%}, {ctr['rel_ci_upper']:+.1%}]"
         + (
             f"; always-valid monitoring could have stopped after day {decision['look']} of "
             f"{len(seq.rows)} ({decision['units_control'] + decision['units_treatment']:,} users)."
@@ -87,14 +92,17 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
         markup=False,
     )
 
-    LogGenerator(USERS // 5, pair=world, interleaving=True).write(il_folder, rng=12)
+    il_generator = LogGenerator(USERS // 5, pair=world, interleaving=True)
+    il_generator.write(il_folder, rng=12)
     report = analyze_interleaving_logs(il_folder, n_resamples=2000, rng=0)
     state["interleaving_log"] = report
     a = report.analysis
     console.print(
-        f"Interleaving log ({a.impressions:,} impressions of {a.units:,} users, team draft): "
-        f"wins {name_a} {a.wins_a:,}, {name_b} {a.wins_b:,}, ties {a.ties:,}; "
-        f"delta {a.delta:+.4f} [{a.ci_low:+.4f}, {a.ci_high:+.4f}] -> winner "
+        f"Interleaving log ({a.impressions:,} impressions of {a.units:,} users, team draft, "
+        f"{il_generator.click_model} users; A = {name_a}, "
+        f"B = {name_b}): wins {name_b} {a.wins_b:,}, {name_a} {a.wins_a:,}, ties {a.ties:,}; "
+        f"delta ({name_b} - {name_a}) {a.delta:+.4f} [{a.ci_low:+.4f}, {a.ci_high:+.4f}], "
+        f"positive when users prefer {name_b} -> winner "
         f"{ {'A': name_a, 'B': name_b}.get(a.winner, 'none') }.",
         markup=False,
     )
@@ -102,8 +110,9 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
     if days:
         first, last = days[0], days[-1]
         console.print(
-            f"Preference over time (cumulative, by UTC day): day 1 {first['delta']:+.4f}, "
-            f"day {last['period']} {last['delta']:+.4f} [{last['ci_low']:+.4f}, "
-            f"{last['ci_high']:+.4f}] (delta-method CI clustered by user; chart in the report).",
+            f"Preference for {name_b} over time (cumulative delta, by UTC day): day 1 "
+            f"{first['delta']:+.4f}, day {last['period']} {last['delta']:+.4f} "
+            f"[{last['ci_low']:+.4f}, {last['ci_high']:+.4f}] (delta-method CI clustered by "
+            "user; chart in the report).",
             markup=False,
         )

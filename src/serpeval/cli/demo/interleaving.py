@@ -13,37 +13,47 @@ if TYPE_CHECKING:
     from serpeval.cli.demo.collection import DemoCollection
 
 CLICK_MODEL = "navigational"
-COLUMNS = ("method", "metric", "effect (A-B)", "agrees with nDCG@10", "impressions needed",
-           "95% CI", "A/B / interleaving", "Monte Carlo")
+COLUMNS = ("method", "effect (B-A)", "agrees with nDCG@10", "impressions [95% CI]",
+           "x interleaving [95% CI]", "Monte Carlo")
 
 
 def section(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Show a team draft page for one query, then how many queries each method needs."""
+    from serpeval.cli.demo.console import print_table
     from serpeval.cli.progress import bar
     from serpeval.online.clicks.simulate import count_text, make_world, simulate
-    from serpeval.report.table import rich_table
+    from serpeval.report.simulation import display_rows
+    from serpeval.report.table import render
 
     name_a, name_b = list(collection.runs)[:2]
     world = make_world(collection.qrels, collection.runs[name_a], collection.runs[name_b],
                        truth=collection.true_grades)
     console.print(f"[bold]Online: interleaving vs an A/B test[/bold] - simulated "
-                  f"{CLICK_MODEL} users; the truth is the {world.truth} of every document")
+                  f"{CLICK_MODEL} users (click model {CLICK_MODEL!r}); A = {name_a}, B = {name_b}; "
+                  f"the truth is the {world.truth} of every document; effects are B - A")
     _one_page(world, console)
     with bar("simulating experiments") as progress:
         result = simulate(world=world, click_model=CLICK_MODEL, mc_impressions=1_500_000,
                           replicates=100, bootstrap=500, rng=7, progress=progress)
     state["online"] = result
-    console.print(rich_table(result.to_dicts(), columns=COLUMNS))
+    rows = display_rows(result.to_dicts(), result.settings["confidence"])
+    print_table(console, render(rows, "table", columns=COLUMNS, width=console.width))
     console.print("\n".join(result.notes()), markup=False, style="dim")
     il = result["interleaving"]
     lines = [f"Interleaving needed about {count_text(il.required)} queries (impressions) to detect "
-             f"{name_a} vs {name_b} at 80% power"
+             f"{name_b} vs {name_a} at 80% power"
              + (f"; simulated experiments got there at {count_text(il.mc_required)}." if il.mc_required else ".")]
     for m in result.methods[1:]:
-        ratio = f"{m.ratio:.1f}x" if m.ratio and np.isfinite(m.ratio) else "n/a"
-        lines.append(f"An A/B test on {m.metric} needed {count_text(m.required)} ({ratio} as many)"
-                     + ("" if m.agrees else ", pointing the wrong way" if m.agrees is False else
-                        ", seeing no difference") + ".")
+        if m.agrees is None:
+            lines.append(f"An A/B test on {m.metric} sees no difference.")
+        elif m.agrees is False:  # a ratio against a wrong-sign metric compares nothing
+            lines.append(f"An A/B test on {m.metric} points the wrong way for these {CLICK_MODEL} "
+                         f"users (B - A {m.effect:+.4f}): it would need {count_text(m.required)} "
+                         "impressions to declare the worse ranker better.")
+        else:
+            ratio = f" ({m.ratio:.1f}x as many)" if m.ratio and np.isfinite(m.ratio) and il.agrees else ""
+            lines.append(f"An A/B test on {m.metric} needed {count_text(m.required)}{ratio}.")
+    lines.append(f"Bottom line: {result.bottom_line()}")
     console.print("\n".join(lines), markup=False)
 
 

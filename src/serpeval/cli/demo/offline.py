@@ -25,15 +25,16 @@ __all__ = ["SECTIONS", "run_demo"]
 
 def section_offline(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Evaluate both runs; say which is better on nDCG@10, by how much, on how many queries."""
+    from serpeval.cli.demo.console import colour, print_table
     from serpeval.cli.offline import results_rows
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.report.table import rich_table
+    from serpeval.report.table import render
 
     results = evaluate(collection.qrels, collection.runs, collection.measures)
     state["results"] = results
     console.print(f"[bold]Offline evaluation[/bold] - {collection.description}")
     rows, styles = results_rows(results)
-    console.print(rich_table(rows, styles=styles))
+    print_table(console, render(rows, "table", styles=styles, width=console.width, color=colour(console)))
     baseline, candidate = list(collection.runs)[:2]
     key = "nDCG@10"
     a = results.per_query(baseline, key)
@@ -56,17 +57,18 @@ def section_offline(collection: DemoCollection, console: Console, state: dict[st
 
 def section_compare(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Is the difference real? Randomization test, Holm correction, CI, d_z; then the CI gate."""
+    from serpeval.cli.demo.console import colour, print_table
     from serpeval.comparison.compare import compare_results
     from serpeval.comparison.gate import gate_results
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.report.comparison import human_rows, legend, rich_comparison_table
+    from serpeval.report.comparison import human_rows, legend, text_table
 
     results = state.get("results") or evaluate(collection.qrels, collection.runs, collection.measures)
     comparison = compare_results(results, test="randomization", rng=0)
     state["comparison"] = comparison
     console.print(f"[bold]Significance[/bold] - {comparison.description()}")
     rows, cols, styles = human_rows(comparison)
-    console.print(rich_comparison_table(rows, cols, styles))
+    print_table(console, text_table(rows, cols, styles, color=colour(console), width=console.width))
     for note in [*comparison.notes(), legend(comparison)]:
         console.print(note, markup=False)
     key = str(comparison.measures[0])
@@ -133,11 +135,13 @@ def run_demo(collection: DemoCollection | None = None, console: Console | None =
 
     ``state`` seeds the shared state, e.g. ``{"report_path": "report.html"}``.
     """
-    import sys
-
     from rich.console import Console
 
-    console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    from serpeval.cli.common import table_width
+    from serpeval.report.table import DEFAULT_WIDTH
+
+    # The one width rule of every command: COLUMNS or the terminal; pipes get the fixed layout.
+    console = console or Console(highlight=False, width=table_width() or DEFAULT_WIDTH)
     collection = collection or make_collection()
     state = dict(state or {})
     for section in SECTIONS:

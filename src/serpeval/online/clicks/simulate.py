@@ -1,10 +1,11 @@
 """The sensitivity simulator: how many impressions do interleaving and an A/B test need?
 
 Given judgments (taken as the *true* relevance of every document; unjudged = 0) and two
-runs, :func:`simulate` plays users of a click model on each run's top k:
+runs, A (the baseline) and B (the candidate), :func:`simulate` plays users of a click model
+on each run's top k:
 
 (a) **interleaving**: team draft lists of A and B, credit by clicks, a t-test over users of
-    their summed outcomes (the user-clustered test of Δ_AB = 0);
+    their summed outcomes (the user-clustered test of Δ = 0);
 (b) an **A/B test** with users split between A and B, on clicks per impression (CTR), the
     abandonment rate (no click) and clicks@1, a Welch t-test over users' totals.
 
@@ -12,7 +13,10 @@ For each it reports the impressions needed to detect the true difference at the 
 and level, computed **exactly** from the click model (no Monte Carlo noise; formulas in
 :mod:`~serpeval.online.clicks.sensitivity`), the ratio A/B ÷ interleaving with a bootstrap CI over
 the queries (which topics you have is the main uncertainty), and whether each method's true
-effect agrees in sign with the offline nDCG@k difference. A Monte Carlo check then runs
+effect agrees in sign with the offline nDCG@k difference. :meth:`SimulationResult.bottom_line`
+says it in one sentence: the impressions team draft needs, and how many times as many the
+most sensitive A/B metric that points the right way needs (metrics that point the wrong way
+are marked and never "best"). A Monte Carlo check then runs
 whole simulated experiments - sampled users, queries, coin flips and clicks - at sizes up
 to twice the required one and reports the empirical power curve of both methods (the
 "measured, not asserted" part; :meth:`SimulationResult.plot` draws it).
@@ -22,6 +26,12 @@ N(0, ``user_sd``²) (discretised exactly with Gauss-Hermite nodes) and issues
 ``impressions_per_user`` queries drawn uniformly. Set ``user_sd=0`` and
 ``impressions_per_user=1`` for independent, identical impressions. The rankers and the truth
 come from :mod:`serpeval.online.clicks.world` (:func:`make_world`, :func:`synthetic_pair`).
+
+**Signs**: one convention, as everywhere in serpeval: every effect is B − A, positive when
+B (the candidate) is better on a higher-is-better metric. Interleaving's effect is
+P(B wins) − P(A wins) per impression; an A/B metric's is its mean under B minus under A (for
+abandonment, where lower is better, a negative effect favours B); the offline gap is
+nDCG@k(B) − nDCG@k(A), relative to A: (B − A) / A.
 """
 
 from __future__ import annotations
@@ -57,8 +67,14 @@ __all__ = ["SimulationResult", "World", "make_world", "simulate", "synthetic_pai
 class MethodResult:
     """One method (interleaving, or an A/B metric): effect, required impressions, agreement.
 
-    ``agrees``: the sign of the true effect (oriented: lower abandonment is better) matches
-    the offline nDCG difference; None when the method sees no difference at all.
+    ``value_a``, ``value_b``: the metric per impression under A and B (interleaving: the share
+    of impressions won by A and by B). ``effect``: B − A (interleaving: P(B wins) − P(A
+    wins)). ``relative``: (B − A) / A of an A/B metric (None for interleaving, NaN when A's
+    value is 0). ``agrees``: the sign of the true effect (oriented: lower abandonment is
+    better) matches the offline nDCG difference; None when the method sees no difference at
+    all. ``ratio``: impressions needed ÷ the impressions interleaving needs, with its
+    bootstrap CI; it compares like with like only when both methods point the right way
+    (:meth:`SimulationResult.best`).
     """
 
     method: str
@@ -74,6 +90,7 @@ class MethodResult:
     ratio_low: float | None = None
     ratio_high: float | None = None
     mc_required: float | None = None
+    relative: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,42 +112,96 @@ class SimulationResult(Tabular):
         raise KeyError(f"no method or metric {key!r}; have {[m.metric for m in self.methods]}")
 
     def ratio(self, metric: str = "CTR") -> float:
-        """Impressions an A/B test on ``metric`` needs per impression interleaving needs."""
+        """Impressions an A/B test on ``metric`` needs per impression interleaving needs
+        (whatever the signs; :meth:`best` picks among the metrics that point the right way)."""
         value = self[metric].ratio
         return float("nan") if value is None else value
 
-    def to_dicts(self) -> list[dict[str, Any]]:
+    def best(self) -> MethodResult | None:
+        """The A/B metric needing the fewest impressions among those whose true effect points
+        the way the offline nDCG@k difference does (``agrees`` is True); None when none does.
+        A metric that points the wrong way would detect a difference in the wrong direction:
+        it is never the best, however few impressions it needs."""
+        right = [m for m in self.methods if m.method == "A/B" and m.agrees is True
+                 and np.isfinite(m.required)]
+        return min(right, key=lambda m: m.required, default=None)
+
+    def bottom_line(self) -> str:
+        """One sentence: team draft needs N impressions; the best A/B metric that points the
+        right way (M) needs K (R x as many, with the bootstrap CI of the ratio); metrics that
+        point the wrong way named as such."""
+        il, best = self["interleaving"], self.best()
         conf = f"{self.settings['confidence']:.0%}"
+        k = self.world.k
+        a, b = self.world.names
+        head = f"{self.click_model} users: "
+        if il.agrees is None:
+            text = "team draft sees no difference between A and B"
+        else:
+            text = f"team draft needs {count_text(il.required)} impressions"
+            if il.agrees is False:
+                winner = a if il.effect < 0 else b
+                text += f" but points the wrong way (it prefers {winner}, nDCG@{k} the other)"
+        if self.offline["delta"] == 0:
+            return (head + text + f"; A and B have the same nDCG@{k}, so no A/B metric has a right "
+                    "way to point.")
+        if best is None:
+            text += "; no A/B metric points the right way"
+        else:
+            text += (f"; the best A/B metric that points the right way ({best.metric}) needs "
+                     f"{count_text(best.required)}")
+            if il.agrees is True and best.ratio is not None and np.isfinite(best.ratio):
+                text += (f" ({ratio_text(best.ratio)}x as many, {conf} CI "
+                         f"[{ratio_text(best.ratio_low)}, {ratio_text(best.ratio_high)}])")
+        wrong = [m.metric for m in self.methods if m.method == "A/B" and m.agrees is False]
+        if wrong:
+            names = wrong[0] if len(wrong) == 1 else f"{', '.join(wrong[:-1])} and {wrong[-1]}"
+            text += f"; {names} {'points' if len(wrong) == 1 else 'point'} the wrong way"
+        return head + text + "."
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """One row per method, numbers as numbers (JSON, CSV): impressions as whole numbers
+        (rounded up; ``inf`` when unreachable, which strict JSON writes as null with a
+        ``null_reasons`` entry), CIs as two fields each. ``ratio to interleaving`` and its CI
+        are given only where both the metric and interleaving point the way nDCG@k does
+        (None otherwise: a ratio against a wrong-sign method compares nothing).
+        :func:`serpeval.report.simulation.display_rows` formats them for reading."""
         rows = []
         for m in self.methods:
+            comparable = m.method == "A/B" and m.agrees is True and self.methods[0].agrees is True
             rows.append({
                 "method": m.method, "metric": m.metric,
-                "A": m.value_a, "B": m.value_b, "effect (A-B)": m.effect,
+                "A": m.value_a, "B": m.value_b, "effect (B-A)": m.effect,
+                "relative (B-A)/A": m.relative,
                 f"agrees with nDCG@{self.world.k}": _agreement(m.agrees),
-                "impressions needed": count_text(m.required),
-                f"{conf} CI": f"[{count_text(m.required_low)}, {count_text(m.required_high)}]",
-                "A/B / interleaving": _ratio(m.ratio),
-                f"ratio {conf} CI": None if m.ratio is None else
-                f"[{_ratio(m.ratio_low)}, {_ratio(m.ratio_high)}]",
-                "Monte Carlo": count_text(m.mc_required) if m.mc_required is not None else "-",
+                "impressions needed": whole(m.required),
+                "needed CI low": whole(m.required_low),
+                "needed CI high": whole(m.required_high),
+                "ratio to interleaving": m.ratio if comparable else None,
+                "ratio CI low": m.ratio_low if comparable else None,
+                "ratio CI high": m.ratio_high if comparable else None,
+                "Monte Carlo": None if m.mc_required is None else whole(m.mc_required),
             })
         return rows
 
     def notes(self) -> list[str]:
         s, w = self.settings, self.world
         off = self.offline
+        conf = f"{s['confidence']:.0%}"
         lines = [
             f"click model: {self.click_model}; truth: {w.truth} ({w.levels} levels); "
             f"{len(w.query_ids)} queries; top {w.k}; interleaving: team draft"
             + (" (shared picks ignored)" if s["ignore_shared"] else ""),
             f"users: {s['impressions_per_user']} impressions each, attractiveness logit shift "
             f"sd {s['user_sd']}; tests two-sided at alpha {s['alpha']}, power {s['power']}",
-            f"offline nDCG@{w.k}: {w.names[0]} {off['ndcg_a']:.4f}, {w.names[1]} {off['ndcg_b']:.4f} "
-            f"(A-B {off['delta']:+.4f}, {off['relative']:+.2%} relative)",
-            "interleaving row: A and B = share of impressions won by A and by B; effect = their "
-            "difference (E[outcome]); A/B rows: the metric per impression in each arm",
-            "impressions needed: exact click-model expectations; CIs: bootstrap over queries "
-            f"({s['bootstrap']} resamples); Monte Carlo: impressions at which simulated "
+            f"offline nDCG@{w.k}: A = {w.names[0]} {off['ndcg_a']:.4f}, B = {w.names[1]} "
+            f"{off['ndcg_b']:.4f} (B-A {off['delta']:+.4f}, {off['relative']:+.2%} relative to A)",
+            "effects are B - A (positive: B higher; lower abandonment is better); interleaving "
+            "row: A and B = share of impressions won by A and by B; A/B rows: the metric per "
+            "impression in each arm",
+            f"impressions needed: exact click-model expectations; {conf} CIs: bootstrap over "
+            f"queries ({s['bootstrap']} resamples); ratio to interleaving: only where both point "
+            "the way nDCG does; Monte Carlo: impressions at which simulated "
             f"experiments reached the power ({s['replicates_il']} / {s['replicates_ab']} "
             "replicates, '-' = beyond the simulated range)",
         ]
@@ -221,7 +292,16 @@ class SimulationResult(Tabular):
 
 
 def _agreement(agrees: bool | None) -> str:
-    return "no difference" if agrees is None else ("yes" if agrees else "NO")
+    return "no difference" if agrees is None else ("yes" if agrees else "NO: wrong sign")
+
+
+def whole(value: float | None) -> int | float | None:
+    """Impressions as a whole number (rounded up), ``inf`` when unreachable, None when absent."""
+    if value is None:
+        return None
+    if not np.isfinite(value) or value > 1e15:
+        return float("inf")
+    return math.ceil(value - 1e-9)
 
 
 def count_text(value: float | None) -> str:
@@ -231,11 +311,13 @@ def count_text(value: float | None) -> str:
     return f"{math.ceil(value - 1e-9):,}"
 
 
-def _ratio(value: float | None) -> str | None:
-    if value is None:
-        return None
+def ratio_text(value: float | None) -> str:
+    """A ratio with 3 significant digits (``60.2``, ``0.027``), thousands separated from
+    1,000, ``inf``; empty when absent or undefined (None, NaN)."""
+    if value is None or np.isnan(value):
+        return ""
     if not np.isfinite(value):
-        return "inf" if value > 0 else "nan"
+        return "inf"
     return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
 
 
@@ -253,7 +335,8 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
     """Measure how many impressions interleaving and A/B tests need (module docstring).
 
     Args:
-        qrels, run_a, run_b: judgments (the users' truth) and the two rankers; or ``world``.
+        qrels, run_a, run_b: judgments (the users' truth) and the two rankers, A the
+            baseline and B the candidate (effects are B - A); or ``world``.
         click_model: a preset name (:func:`serpeval.online.clicks.click_model`) or a
             model whose items are grades ``0 .. levels - 1``.
         k: results per impression.
@@ -304,15 +387,15 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
     n_q = len(world.query_ids)
     uniform = np.full(n_q, 1.0 / n_q)
     boot = generator.multinomial(n_q, uniform, size=bootstrap) / n_q
-    delta_ndcg = float(world.ndcg_a.mean() - world.ndcg_b.mean())
+    delta_ndcg = float(world.ndcg_b.mean() - world.ndcg_a.mean())  # B - A
     offline_sign = np.sign(delta_ndcg)
     q = ((1 - confidence) / 2, (1 + confidence) / 2)
 
     def sizes(metric: str) -> tuple[float, float, NDArray[np.float64]]:
-        """Impressions needed, the effect, and the bootstrap-over-queries impressions."""
+        """Impressions needed, the effect B - A, and the bootstrap-over-queries impressions."""
         n, effect = engine.required_impressions(moments, metric, uniform, tables.type_weights, per_user, z)
         n_boot, _ = engine.required_impressions(moments, metric, boot, tables.type_weights, per_user, z)
-        return float(n), float(effect), n_boot
+        return float(n), -float(effect) + 0.0, n_boot  # the engine's effects are A - B
 
     n_il, effect_il, boot_il = sizes("interleaving")
     il = moments["interleaving"]  # E[o] and E[o²] = P(win) - P(loss) and P(win) + P(loss)
@@ -339,6 +422,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
             agrees=_agrees(effect, orient, offline_sign),
             ratio=n_ab / n_il if np.isfinite(n_il) and n_il > 0 else float("nan"),
             ratio_low=ratio_low, ratio_high=ratio_high,
+            relative=(value_b - value_a) / value_a if value_a else float("nan"),
         ))
 
     curves: dict[str, engine.PowerCurve] = {}
@@ -348,8 +432,8 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
                                     mc_impressions, generator, progress)
         results = [_with_mc(m, curves.get(m.metric), power) for m in results]
     offline = {"ndcg_a": float(world.ndcg_a.mean()), "ndcg_b": float(world.ndcg_b.mean()),
-               "delta": delta_ndcg,
-               "relative": delta_ndcg / float(world.ndcg_b.mean()) if world.ndcg_b.mean() else float("nan")}
+               "delta": delta_ndcg,  # B - A, and relative to A: (B - A) / A
+               "relative": delta_ndcg / float(world.ndcg_a.mean()) if world.ndcg_a.mean() else float("nan")}
     settings = {"k": world.k, "impressions_per_user": per_user, "user_sd": float(user_sd),
                 "alpha": alpha, "power": power, "confidence": confidence, "bootstrap": bootstrap,
                 "ignore_shared": ignore_shared, "mc_impressions": mc_impressions,
@@ -395,12 +479,13 @@ def _monte_carlo(tables: engine.Tables, results: list[MethodResult], per_user: i
     try:
         if "il" in plans:
             reps, users, grid, arms = plans["il"]
-            hits = engine.simulate_interleaving(tables, users, per_user, grid, int(np.sign(il.effect)),
+            # the engine tests A - B: its true direction is the opposite sign of effect B - A
+            hits = engine.simulate_interleaving(tables, users, per_user, grid, -int(np.sign(il.effect)),
                                                 alpha, reps, rng, tick)
             curves["interleaving"] = engine.power_curve(hits, grid * per_user * arms, reps)
         if "ab" in plans:
             reps, users, grid, arms = plans["ab"]
-            directions = {m.metric: int(np.sign(m.effect)) or 1 for m in ab}
+            directions = {m.metric: -int(np.sign(m.effect)) or 1 for m in ab}
             hits_ab = engine.simulate_ab(tables, users, per_user, grid, directions, alpha, reps, rng, tick)
             for metric, hits in hits_ab.items():
                 curves[metric] = engine.power_curve(hits, grid * per_user * arms, reps)

@@ -1,14 +1,18 @@
 """Deciding a winner from logged interleaving outcomes, checking the experiment, planning it.
 
-**Outcomes.** One per impression: +1 (A wins), -1 (B wins), 0 (tie), as
-:func:`~serpeval.online.interleaving.credit` returns them.
+**Sign convention** (one for the whole toolkit): ranker A is the baseline, ranker B the
+candidate, and a positive number means B (the candidate) is better. The per-impression
+outcome keeps the label :func:`~serpeval.online.interleaving.credit` gives it (+1: A
+out-credits B, -1: B out-credits A, 0: tie); every statistic computed from it is oriented
+towards B.
 
-* Chapelle et al.'s preference ``Δ_AB = (wins_A + ties / 2) / N - 1/2`` in [-1/2, 1/2];
-  positive favours A.
-* The exact two-sided binomial **sign test** of wins_A against wins_B (ties dropped),
-  ``scipy.stats.binomtest(wins_A, wins_A + wins_B, 0.5)``. It treats impressions as
-  independent; when one user (or query) contributes many impressions use the bootstrap CI
-  and the per-unit preference below, which respect the clustering.
+* Chapelle et al.'s preference, oriented towards B:
+  ``Δ = (wins_B + ties / 2) / N - 1/2 = (wins_B - wins_A) / (2 N)`` in [-1/2, 1/2];
+  positive: users prefer B. (Chapelle's Δ_AB is its negative.)
+* The exact two-sided binomial **sign test** of wins_B against wins_A (ties dropped),
+  ``scipy.stats.binomtest(wins_B, wins_A + wins_B, 0.5)`` (the same p-value either way). It
+  treats impressions as independent; when one user (or query) contributes many impressions
+  use the bootstrap CI and the per-unit preference below, which respect the clustering.
 * A **bootstrap CI** for Δ that resamples *units* (users, or user-query pairs), not
   impressions: units are drawn with replacement and all their impressions come along
   (vectorized over resamples: multinomial draws over the distinct per-unit count patterns,
@@ -16,9 +20,9 @@
   takes the per-unit counts directly (what a log analysis gets from its engine);
   :func:`analyze_outcomes` counts per-impression outcomes per unit first. Both give
   identical numbers for the same seed.
-* **Per-unit preference** (Airbnb / GrowthBook "preference" analysis): each unit prefers A if
-  it has more A wins than B wins; the net share of units preferring A, with a sign test over
-  units.
+* **Per-unit preference** (Airbnb / GrowthBook "preference" analysis): each unit prefers B if
+  it has more B wins than A wins; the net share of units preferring B,
+  ``(prefer_B - prefer_A) / units``, with a sign test over units.
 
 **Sanity checks** (the interleaving analogue of a sample-ratio check): first-pick balance
 (A should pick first in half the impressions), per-position team balance (each position
@@ -26,8 +30,8 @@ belongs to A and B equally often; Holm-corrected binomial tests), the share of i
 with a competitive (differently ranked) document, and an A/A or random-clicker check that a
 method gives no preference when users ignore relevance (balanced interleaving fails it).
 
-**Sample size** for a target preference (docs/online_methods.md §1.8): with p = P(A wins |
-not a tie) and tie rate t,
+**Sample size** for a target preference (docs/online_methods.md §1.8): with p = P(B wins |
+not a tie) and tie rate t (the test is two-sided: p and 1 - p need the same size),
 
     n_non_tied = ((z_{1-α/2} · 0.5 + z_{1-β} · sqrt(p (1 - p))) / (p - 0.5))²,
     n_total = n_non_tied / (1 - t);
@@ -109,19 +113,20 @@ def _units(units: ArrayLike | None, n: int) -> tuple[NDArray[np.int64], int]:
 
 @dataclass(frozen=True)
 class InterleavingAnalysis(Tabular):
-    """Who won an interleaving experiment, and how sure we are.
+    """Who won an interleaving experiment, and how sure we are. A is the baseline, B the
+    candidate; positive numbers favour B.
 
     Attributes:
-        impressions, wins_a, wins_b, ties: counts.
-        delta: Δ_AB = (wins_A + ties/2)/N - 1/2 (positive: A preferred).
-        p_value: exact two-sided sign test of wins_A vs wins_B (impressions independent).
+        impressions, wins_a, wins_b, ties: counts (wins of ranker A, of ranker B).
+        delta: Δ = (wins_B + ties/2)/N - 1/2 = (wins_B - wins_A)/(2N) (positive: B preferred).
+        p_value: exact two-sided sign test of wins_B vs wins_A (impressions independent).
         ci_low, ci_high: percentile bootstrap CI of Δ resampling units.
         confidence: the CI's level.
         unit: what was resampled (``impression`` when no units were given).
         units: number of distinct units.
         prefer_a, prefer_b: units whose own wins favour A / B (the rest are indifferent).
-        preference: (prefer_a - prefer_b) / units.
-        preference_p_value: sign test of prefer_a vs prefer_b.
+        preference: (prefer_b - prefer_a) / units (positive: more units prefer B).
+        preference_p_value: sign test of prefer_b vs prefer_a.
     """
 
     impressions: int
@@ -142,22 +147,24 @@ class InterleavingAnalysis(Tabular):
 
     @property
     def winner(self) -> str:
-        """``A``, ``B`` or ``none`` (the sign test at the CI's level and the CI agree)."""
+        """``B`` (the candidate), ``A`` (the baseline) or ``none``: the sign test at the CI's
+        level and the CI of Δ agree (Δ > 0: B)."""
         alpha = 1.0 - self.confidence
         if self.p_value < alpha and self.ci_low > 0:
-            return "A"
-        if self.p_value < alpha and self.ci_high < 0:
             return "B"
+        if self.p_value < alpha and self.ci_high < 0:
+            return "A"
         return "none"
 
     def to_dicts(self) -> list[dict[str, Any]]:
-        """One row for :func:`serpeval.report.table.render`."""
+        """One row for :func:`serpeval.report.table.render`; ``delta (B-A)`` and
+        ``preference (B-A)`` are positive when B (the candidate) is preferred."""
         return [{
             "impressions": self.impressions, "wins A": self.wins_a, "wins B": self.wins_b,
-            "ties": self.ties, "delta": self.delta, "p (sign test)": self.p_value,
+            "ties": self.ties, "delta (B-A)": self.delta, "p (sign test)": self.p_value,
             f"CI {self.confidence:.0%} low": self.ci_low, f"CI {self.confidence:.0%} high": self.ci_high,
             "unit": self.unit, "units": self.units, "prefer A": self.prefer_a,
-            "prefer B": self.prefer_b, "preference": self.preference,
+            "prefer B": self.prefer_b, "preference (B-A)": self.preference,
             "p (units)": self.preference_p_value, "winner": self.winner,
         }]
 
@@ -179,7 +186,7 @@ def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_res
                      rng: np.random.Generator) -> NDArray[np.float64]:
     """Δ of ``n_resamples`` unit-level bootstrap samples, vectorized over units.
 
-    ``scores``: per unit ``2 wins + ties`` (twice its credit, an integer); ``counts``: its
+    ``scores``: per unit ``2 wins_B + ties`` (twice B's credit, an integer); ``counts``: its
     impressions. A resample takes ``m`` units with replacement; its
     ``Δ* = Σ scores / (2 Σ counts) - 1/2`` over the units taken. Two exact ways to draw it:
 
@@ -217,10 +224,12 @@ def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_res
 def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str = "user",
                      confidence: float = 0.95, n_resamples: int = 10_000,
                      rng: int | np.random.Generator | None = None) -> InterleavingAnalysis:
-    """Decide between A and B from per-impression outcomes (see the module docstring).
+    """Decide between A (the baseline) and B (the candidate) from per-impression outcomes
+    (see the module docstring); positive Δ: B preferred.
 
     Args:
-        outcomes: +1 / 0 / -1 per impression (or Outcome objects, or their dicts).
+        outcomes: +1 (A wins) / 0 / -1 (B wins) per impression, as ``credit`` labels them
+            (or Outcome objects, or their dicts).
         units: the user (or query) of each impression, for the clustered bootstrap and the
             per-unit preference; None treats every impression as its own unit.
         unit: what ``units`` are, for the report (``user``, ``query``, ``session``).
@@ -233,9 +242,9 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
 
     Examples:
         >>> res = analyze_outcomes([1, 1, 1, -1, 0, 0, 1, 1], rng=0)
-        >>> res.wins_a, res.wins_b, res.ties, res.delta   # (5 + 2/2)/8 - 1/2 = .25
-        (5, 1, 2, 0.25)
-        >>> round(res.p_value, 4)                          # binomtest(5, 6, .5)
+        >>> res.wins_a, res.wins_b, res.ties, res.delta   # (1 + 2/2)/8 - 1/2 = -.25: A preferred
+        (5, 1, 2, -0.25)
+        >>> round(res.p_value, 4)                          # binomtest(1, 6, .5)
         0.2188
     """
     o = _outcomes(outcomes)
@@ -248,7 +257,8 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
 def analyze_counts(wins: ArrayLike, losses: ArrayLike, ties: ArrayLike, *, unit: str = "user",
                    confidence: float = 0.95, n_resamples: int = 10_000,
                    rng: int | np.random.Generator | None = None) -> InterleavingAnalysis:
-    """Decide between A and B from per-unit counts: A's wins, B's wins and ties of each unit.
+    """Decide between A (the baseline) and B (the candidate) from per-unit counts: A's wins
+    (``wins``), B's wins (``losses``, A's losses) and ties of each unit; positive Δ: B preferred.
 
     The same analysis as :func:`analyze_outcomes` without one array element per impression
     (a log of millions of impressions comes back from the engine as per-unit counts). Given
@@ -256,14 +266,15 @@ def analyze_counts(wins: ArrayLike, losses: ArrayLike, ties: ArrayLike, *, unit:
     gives identical numbers, CI included.
 
     Args:
-        wins, losses, ties: one count per unit (every unit has at least one impression).
+        wins, losses, ties: one count per unit (every unit has at least one impression):
+            impressions A won, impressions B won, ties.
         unit: what the units are, for the report (``user``, ``query``, ``impression``...).
         confidence, n_resamples, rng: the bootstrap CI, as in :func:`analyze_outcomes`.
 
     Examples:
         >>> res = analyze_counts([3, 0, 1], [1, 1, 0], [0, 2, 0], rng=0)
-        >>> res.impressions, res.delta, res.prefer_a, res.prefer_b   # (4 + 2/2)/8 - 1/2
-        (8, 0.125, 2, 1)
+        >>> res.impressions, res.delta, res.prefer_a, res.prefer_b   # (2 + 2/2)/8 - 1/2
+        (8, -0.125, 2, 1)
     """
     won, lost, tied = (_count_array(v, name) for v, name in
                        ((wins, "wins"), (losses, "losses"), (ties, "ties")))
@@ -303,18 +314,18 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
     impressions = int(counts_u.sum())
     wins_a, wins_b = int(wins_u.sum()), int(losses_u.sum())
     ties = impressions - wins_a - wins_b
-    delta = (wins_a + ties / 2) / impressions - 0.5
-    boot = _bootstrap_delta(2 * wins_u + ties_u, counts_u, n_resamples, as_generator(rng))
+    delta = (wins_b + ties / 2) / impressions - 0.5  # positive: B (the candidate) preferred
+    boot = _bootstrap_delta(2 * losses_u + ties_u, counts_u, n_resamples, as_generator(rng))
     alpha = 1.0 - confidence
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     prefer_a = int(np.count_nonzero(wins_u > losses_u))
     prefer_b = int(np.count_nonzero(wins_u < losses_u))
     return InterleavingAnalysis(
         impressions=impressions, wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
-        p_value=_binom_p(wins_a, wins_a + wins_b), ci_low=float(low), ci_high=float(high),
+        p_value=_binom_p(wins_b, wins_a + wins_b), ci_low=float(low), ci_high=float(high),
         confidence=confidence, unit=unit, units=n_units,
-        prefer_a=prefer_a, prefer_b=prefer_b, preference=(prefer_a - prefer_b) / n_units,
-        preference_p_value=_binom_p(prefer_a, prefer_a + prefer_b),
+        prefer_a=prefer_a, prefer_b=prefer_b, preference=(prefer_b - prefer_a) / n_units,
+        preference_p_value=_binom_p(prefer_b, prefer_a + prefer_b),
     )
 
 
@@ -342,8 +353,9 @@ def sample_size(p_win: float | None = None, *, delta: float | None = None, tie_r
     """Impressions needed for a two-sided sign test to detect a preference
     (:func:`serpeval.stats.power.sign_test_sample_size`, reported with the ties).
 
-    Give either ``p_win`` (P(A wins | not a tie)) or ``delta`` (Δ_AB, which equals
-    ``(1 - tie_rate)(p_win - 1/2)``).
+    Give either ``p_win`` (P(B wins | not a tie)) or ``delta`` (Δ, which equals
+    ``(1 - tie_rate)(p_win - 1/2)``). The test is two-sided: ``p_win`` and ``1 - p_win`` (a
+    preference for A of the same size) need the same number of impressions.
 
     Examples:
         >>> sample_size(0.51).non_tied        # ((1.96*.5 + .8416*.4999)/.01)^2 = 19619.84
@@ -358,7 +370,7 @@ def sample_size(p_win: float | None = None, *, delta: float | None = None, tie_r
     if not (isinstance(tie_rate, (int, float)) and 0.0 <= tie_rate < 1.0):
         raise OptionError(f"tie_rate must be in [0, 1); got {tie_rate!r}.")
     if (p_win is None) == (delta is None):
-        raise OptionError("give exactly one of p_win (P(A wins | not tied)) or delta (Δ_AB).")
+        raise OptionError("give exactly one of p_win (P(B wins | not tied)) or delta (Δ, positive: B preferred).")
     p = 0.5 + delta / (1.0 - tie_rate) if delta is not None else p_win
     non_tied = sign_test_sample_size(p, alpha=alpha, power=power)  # type: ignore[arg-type]
     return SampleSize(math.ceil(non_tied - 1e-9), math.ceil(non_tied / (1.0 - tie_rate) - 1e-9),
@@ -472,7 +484,8 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     wins, losses = int((outcomes == 1).sum()), int((outcomes == -1).sum())
     p = _binom_p(wins, wins + losses)
     name = "A/A check" if rankings_b is None else "random-clicker check"
-    return Check(name, (wins + (impressions - wins - losses) / 2) / impressions - 0.5, p, p >= alpha,
+    # value: Δ oriented towards B, (wins_B + ties/2)/N - 1/2
+    return Check(name, (losses + (impressions - wins - losses) / 2) / impressions - 0.5, p, p >= alpha,
                  f"{method}: {wins} A wins, {losses} B wins in {impressions} impressions with "
                  f"random clicks (p = {click_probability})")
 

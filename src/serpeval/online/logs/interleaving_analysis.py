@@ -10,7 +10,8 @@ or anything else for a shared/neutral result) and the clicked positions. In the 
 3. per pattern: how many units share each (wins, losses, ties) triple.
 
 Only that small pattern table reaches Python; it becomes per-unit count arrays for
-:func:`serpeval.online.interleaving.analysis.analyze_counts` (preference Delta, sign test, bootstrap CI
+:func:`serpeval.online.interleaving.analysis.analyze_counts` (preference Delta, positive when
+ranker B, the candidate, is preferred; sign test, bootstrap CI
 resampling units, per-unit preference), the same statistics the serving-side API uses
 (:func:`~serpeval.online.interleaving.analysis.analyze_outcomes` on the same impressions gives identical
 numbers). The engine also counts, per position, how often each team supplied the result
@@ -49,11 +50,13 @@ class InterleavingLogReport(Tabular):
     """The analysis of an interleaving log.
 
     Attributes:
-        analysis: :class:`serpeval.online.interleaving.analysis.InterleavingAnalysis` (wins, Delta, tests).
+        analysis: :class:`serpeval.online.interleaving.analysis.InterleavingAnalysis` (wins, Delta
+            (positive: B preferred), tests).
         checks: :class:`serpeval.online.interleaving.analysis.Check` list (first-pick and position balance).
         clicks: click totals ``{"team A": .., "team B": .., "other": ..}``.
         exclusions: rows and clicks left out, and why.
-        experiment, source, backend, teams: what was analysed.
+        experiment, source, backend, teams: what was analysed; ``teams`` are the labels of
+            ranker A (the baseline) and ranker B (the candidate).
         over_time: :class:`~serpeval.online.logs.interleaving_over_time.PreferenceOverTime`, the
             cumulative Delta per period with its CI (None without timestamps or when not
             asked for).
@@ -88,8 +91,15 @@ class InterleavingLogReport(Tabular):
         return [c.to_dict() for c in self.checks]
 
     def notes(self) -> list[str]:
-        """Exclusions, click totals and failed checks, one sentence each."""
+        """The verdict (runs named), exclusions, click totals and failed checks, one sentence each."""
+        a, b = self.teams
+        d = self.analysis
+        winner = {"B": f"winner: B, team {b!r} (the candidate)",
+                  "A": f"winner: A, team {a!r} (the baseline)"}.get(
+            d.winner, f"no winner at the {d.confidence:.0%} level")
         notes = [
+            f"delta (B-A) = (wins B + ties/2) / impressions - 1/2 = {d.delta:+.4f}, positive when "
+            f"users prefer B, team {b!r} (the candidate), over A, team {a!r} (the baseline); {winner}",
             f"clicks on team {self.teams[0]}: {self.clicks['team A']:,}, team {self.teams[1]}: "
             f"{self.clicks['team B']:,}, shared or unassigned results (no credit): "
             f"{self.clicks['other']:,}",
@@ -138,12 +148,14 @@ def analyze_interleaving_logs(
     clicks: Any = None,
     period: str | dt.timedelta | None = "day",
 ) -> InterleavingLogReport:
-    """Decide between rankers A and B from an interleaving log (see the module docstring).
+    """Decide between rankers A (the baseline) and B (the candidate) from an interleaving log
+    (see the module docstring); the preference Δ is positive when B is preferred.
 
     Args:
         logs, experiment, duplicates, backend, schema, clicks: as in
             :func:`~serpeval.online.logs.analyze_ab` (the log needs a ``teams`` column).
-        teams: the labels of ranker A's and ranker B's results in ``teams``.
+        teams: the labels of ranker A's (the baseline's) and ranker B's (the candidate's)
+            results in ``teams``.
         unit: what the bootstrap resamples and the preference counts: ``user``, ``query``,
             ``user_query`` (pairs) or ``impression`` (independent impressions).
         confidence, n_resamples, rng: the bootstrap CI.

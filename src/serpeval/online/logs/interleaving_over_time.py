@@ -1,10 +1,11 @@
-"""The interleaving preference over time: cumulative Δ_AB per period with a clustered CI.
+"""The interleaving preference over time: cumulative Δ per period with a clustered CI.
 
-At the end of each period k (a UTC day by default) every unit u seen so far has its
-cumulative impressions ``N_u`` and credit ``S_u = wins_u + ties_u / 2``. Over the ``m``
-units seen so far:
+Δ is oriented towards B (the candidate), as everywhere in serpeval: positive when users
+prefer B. At the end of each period k (a UTC day by default) every unit u seen so far has
+its cumulative impressions ``N_u`` and B's credit ``S_u = wins_B,u + ties_u / 2``. Over the
+``m`` units seen so far:
 
-    Δ_k = Σ_u S_u / Σ_u N_u - 1/2                       (the log's Δ_AB at the last period)
+    Δ_k = Σ_u S_u / Σ_u N_u - 1/2                       (the log's Δ at the last period)
     SE(Δ_k)² = m / (m - 1) · Σ_u (S_u - R N_u)² / (Σ_u N_u)²,   R = Σ S_u / Σ N_u
     CI: Δ_k ± z_{1-α/2} · SE(Δ_k)
 
@@ -17,7 +18,7 @@ units (before that the CI is ``None``). Like any fixed-horizon CI, one read at e
 period is not a sequential test: it shows how the preference settled, not when to stop.
 
 In the engine (one query, one row per period comes back): per (unit, period) the sums
-``a = 2 S`` (an integer: 2 wins + ties) and ``n``; a cumulative window per unit gives the
+``a = 2 S`` (an integer: 2 wins_B + ties) and ``n``; a cumulative window per unit gives the
 unit's totals before the period, ``A`` and ``N``; per period the increments
 ``Σ (2 A a + a²)``, ``Σ (A n + N a + a n)``, ``Σ (2 N n + n²)`` of ``Σ A²``, ``Σ A N``,
 ``Σ N²`` and the units seen for the first time. Cumulative sums over periods (NumPy) give
@@ -90,7 +91,8 @@ def period_seconds(period: str | dt.timedelta) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class PreferenceOverTime:
-    """Δ_AB over time: per period its own counts and the cumulative Δ with its CI.
+    """Δ over time (positive: B preferred): per period its own counts and the cumulative Δ
+    with its CI.
 
     Attributes:
         period, seconds: the period's name and length.
@@ -116,7 +118,8 @@ class PreferenceOverTime:
         ``new_units`` (seen for the first time) and ``delta_period`` (its own Δ, None
         without impressions); then, cumulative to the period's end, ``cum_impressions``,
         ``cum_units``, ``cum_wins_a``, ``cum_wins_b``, ``cum_ties``, ``delta``, ``se``,
-        ``ci_low``, ``ci_high`` (None with fewer than two units).
+        ``ci_low``, ``ci_high`` (None with fewer than two units). Every Δ is
+        ``(wins_B + ties/2)/N - 1/2``: positive when B (the candidate) is preferred.
         """
         return [dict(r) for r in self.rows]
 
@@ -127,7 +130,8 @@ class PreferenceOverTime:
     def method(self) -> str:
         """The CI's method, one sentence for notes and reports."""
         return (
-            f"cumulative Δ_AB per {self.period} (UTC) with a {self.confidence:.0%} CI from the "
+            f"cumulative Δ (B-A, positive: B preferred) per {self.period} (UTC) with a "
+            f"{self.confidence:.0%} CI from the "
             f"delta method on per-{self.unit} sums (clustered by {self.unit})"
         )
 
@@ -153,10 +157,11 @@ def delta_ci(
     units: Any,
     confidence: float = 0.95,
 ) -> tuple[NDArray[np.float64], ...]:
-    """Δ_AB, its standard error and CI from per-unit sums (vectorized, e.g. over periods).
+    """Δ, its standard error and CI from per-unit sums (vectorized, e.g. over periods).
 
     Args:
-        score: Σ_u a_u with a_u = 2 wins_u + ties_u (twice the unit's credit).
+        score: Σ_u a_u with a_u = 2 wins_B,u + ties_u (twice B's credit of the unit; Δ is
+            then positive when B is preferred).
         impressions: Σ_u n_u.
         score_sq, score_imp, imp_sq: Σ a_u², Σ a_u n_u, Σ n_u².
         units: m, the number of units.
@@ -184,7 +189,7 @@ def delta_ci(
                 ("n", "n"): (nn - n * n / m) / (m - 1),
             },
         )
-        delta = (a / 2) / n - 0.5  # exactly the (wins + ties / 2) / N - 1/2 of the log
+        delta = (a / 2) / n - 0.5  # exactly the (wins_B + ties / 2) / N - 1/2 of the log
         se = np.sqrt(np.maximum(moments.ratio_var("a", "n"), 0.0) / m) / 2
     se = np.where(m >= 2, se, np.nan)
     z = norm.ppf(0.5 + confidence / 2)
@@ -218,7 +223,7 @@ def preference_over_time(
     cells = timed.group_by([*keys, "period"]).aggregate(
         w=timed.win.sum(), l=timed.loss.sum(), n=timed.count()
     )
-    cells = cells.mutate(a=cells.n + cells.w - cells.l)  # 2 wins + ties
+    cells = cells.mutate(a=cells.n + cells.l - cells.w)  # 2 wins_B + ties (w: A's wins, l: B's)
     before = ibis.cumulative_window(group_by=keys, order_by="period")
     cells = cells.mutate(
         a_before=cells.a.sum().over(before) - cells.a, n_before=cells.n.sum().over(before) - cells.n
