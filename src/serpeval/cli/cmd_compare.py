@@ -8,7 +8,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.offline import add_evaluation_options, load_and_evaluate, resolve_run
+from serpeval.cli.offline import add_evaluation_options, add_subtopics_option, load_and_evaluate, resolve_run
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -52,6 +52,7 @@ def register(sub: Any) -> None:
                    help="seed of the resampling tests (default 0: reruns give the same p-values)")
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
+    add_subtopics_option(p)
     add_evaluation_options(p)
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")

@@ -8,7 +8,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.offline import coverage_notes, render_results
+from serpeval.cli.offline import add_subtopics_option, coverage_notes, render_results
 from serpeval.report.table import FORMATS
 
 
@@ -32,6 +32,7 @@ def register(sub: Any) -> None:
                         "zero (trec_eval -c), error")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+    add_subtopics_option(p)
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--backend", choices=("local", "spark"), default="local",
@@ -50,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
     if args.backend == "spark":
+        if args.subtopics:
+            from serpeval.core.errors import OptionError
+
+            raise OptionError("--subtopics works with the local backend only; drop --backend spark.")
         from serpeval.cli.progress import bar
         from serpeval.spark.cli import evaluate_files
 

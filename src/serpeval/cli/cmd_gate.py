@@ -14,7 +14,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.cmd_compare import TESTS
 from serpeval.cli.common import check_outputs, split_measures, write_output
-from serpeval.cli.offline import add_evaluation_options, load_and_evaluate
+from serpeval.cli.offline import add_evaluation_options, add_subtopics_option, load_and_evaluate
 from serpeval.core.strict_json import dumps
 
 
@@ -52,6 +52,7 @@ def register(sub: Any) -> None:
                    help="per-query regressions to list (default 10)")
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
+    add_subtopics_option(p)
     add_evaluation_options(p, missing="zero")
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in the explanation (default 4)")

@@ -14,7 +14,7 @@ from typing import Any
 from serpeval.cli._args import POSITIVE_INT
 from serpeval.core.errors import MissingQueriesWarning
 
-__all__ = ["add_evaluation_options", "coverage_notes", "load_and_evaluate", "progress", "read_counting",
+__all__ = ["add_evaluation_options", "add_subtopics_option", "coverage_notes", "load_and_evaluate", "progress", "read_counting",
            "render_results", "resolve_run", "results_rows"]
 
 
@@ -25,6 +25,14 @@ def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") ->
                         f"zero (trec_eval -c), error; default {missing}")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+
+
+def add_subtopics_option(p: argparse.ArgumentParser) -> None:
+    """``--subtopics``: the qrels are subtopic qrels (what the diversity measures need)."""
+    p.add_argument("--subtopics", action="store_true",
+                   help="the qrels are subtopic qrels, qid subtopic docid rel (NIST ndeval's format), for "
+                        "the diversity measures (alpha_nDCG@20, ERR_IA@20, NRBP, ...); other measures "
+                        "use each document's highest grade over its subtopics")
 
 
 def progress() -> Any:
@@ -49,7 +57,10 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
     Returns ``(qrels, runs, results, then(results))``.
     """
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.io import read_qrels, read_run
+    from serpeval.io import read_qrels, read_run, read_subtopic_qrels
+
+    if not getattr(args, "subtopics", False):
+        _refuse_diversity(qrels_path, measures)
 
     with progress() as bar:
         task = bar.add_task("reading qrels", total=len(run_paths) + (3 if then else 2)) if bar else None
@@ -58,7 +69,8 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             if bar is not None:
                 bar.update(task, advance=1, description=text)
 
-        qrels = read_counting(read_qrels, qrels_path, 0)
+        reader = read_subtopic_qrels if getattr(args, "subtopics", False) else read_qrels
+        qrels = read_counting(reader, qrels_path, 0)
         runs: list[Any] = []
         for path in run_paths:
             step(f"reading {path}")
@@ -75,6 +87,18 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             outcome = then(results)
         step("done")
     return qrels, runs, results, outcome
+
+
+def _refuse_diversity(qrels_path: str, measures: Sequence[str]) -> None:
+    """A diversity measure without ``--subtopics`` is an error before anything is read (read as
+    ordinary qrels, subtopic qrels would fail on the first document judged for two subtopics)."""
+    from serpeval.core.errors import InputError
+    from serpeval.measures import parse_measures
+    from serpeval.measures.subtopic_ranking import needs_subtopics_message
+
+    for measure in parse_measures(measures):
+        if measure.spec.subtopics:
+            raise InputError(needs_subtopics_message(str(measure), qrels_path))
 
 
 def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:

@@ -209,7 +209,7 @@ def needs_subtopics_message(measure: str, source: str) -> str:
     where = f"{source}: " if source else ""
     return (
         f"{where}{measure} is a diversity measure and needs subtopic qrels (`qid subtopic docid rel`, "
-        "NIST ndeval's format), but the qrels were read as ordinary qrels (their second column, the "
-        "iteration, is ignored). If the second column holds subtopic ids, read the file with "
-        "serpeval.read_subtopic_qrels(path) (command line: serpeval evaluate --subtopics)."
+        "NIST ndeval's format), but these qrels are read as ordinary qrels (`qid iter docid rel`, the "
+        "second column ignored). If the second column holds subtopic ids, read the file with "
+        "serpeval.read_subtopic_qrels(path), or add --subtopics on the command line."
     )
