@@ -391,3 +391,39 @@ def test_many_queries_at_once_equal_query_by_query() -> None:
         alone = serpeval.evaluate(subtopic_qrels_from_rows([r for r in qrels if r[0] == q]),
                                   {q: _nested(run)[q]}, names)
         assert np.array_equal(alone["run"].values[0], together["run"].values[together["run"].query_ids.tolist().index(q)])
+
+
+def test_domain_edges_give_finite_values() -> None:
+    from serpeval.measures import REGISTRY
+    from serpeval.measures.diversity import MAX_DEPTH
+
+    texts = []
+    for spec in REGISTRY:
+        if not spec.subtopics:
+            continue
+        ats = ["@1", "@5", f"@{MAX_DEPTH}"] if spec.cutoff == "required" else [""]
+        for at in ats:
+            texts.append(spec.name + at)
+            for p in spec.params:
+                for bound in (p.minimum, p.maximum):
+                    texts.append(f"{spec.name}({p.name}={int(bound) if p.type is int else float(bound)!r}){at}")
+    qrels, run = collection(3)
+    res = serpeval.evaluate(subtopic_qrels_from_rows(qrels), _nested(run), texts)
+    for i, measure in enumerate(res.measures):
+        values = res["run"].values[:, i]
+        assert np.isfinite(values).all(), measure
+        assert (values >= 0).all(), measure
+        if measure.spec.bounds is not None:
+            assert (values <= measure.spec.bounds[1]).all(), measure
+
+
+@pytest.mark.parametrize("seed", range(500, 510))
+def test_invariant_to_line_order_and_order_preserving_score_transforms(seed: int) -> None:
+    qrels, run = collection(seed)
+    names = ["alpha_nDCG@10", "ERR_IA@5", "nNRBP", "AP_IA", "P_IA@3", "StRecall@5"]
+    sq = subtopic_qrels_from_rows(qrels)
+    base = serpeval.evaluate(sq, _nested(run), names)["run"].values
+    rng = random.Random(seed)
+    moved = [(q, d, 2.0 * s + 3.0) for q, d, s in run]
+    rng.shuffle(moved)
+    assert np.array_equal(serpeval.evaluate(sq, _nested(moved), names)["run"].values, base)
