@@ -327,7 +327,8 @@ def test_ordinary_measures_see_the_highest_grade_over_subtopics() -> None:
 def test_names_parse_in_every_dialect() -> None:
     parse = serpeval.parse_measure
     for text, canonical in [("alpha_nDCG@20", "alpha_nDCG@20"), ("alpha-nDCG@20", "alpha_nDCG@20"),
-                            ("α_nDCG(alpha=0.5)@20", "alpha_nDCG@20"), ("alpha_nDCG(alpha=0.3)@5", "alpha_nDCG(alpha=0.3)@5"),
+                            ("α_nDCG(alpha=0.5)@20", "alpha_nDCG@20"),
+                            ("alpha_nDCG(alpha=0.3)@5", "alpha_nDCG(alpha=0.3)@5"),
                             ("ERR-IA@20", "ERR_IA@20"), ("nERR_IA@10", "nERR_IA@10"), ("NRBP", "NRBP"),
                             ("nNRBP(beta=0.8)", "nNRBP(beta=0.8)"), ("MAP_IA", "AP_IA"), ("MAP-IA", "AP_IA"),
                             ("P-IA@5", "P_IA@5"), ("strec@10", "StRecall@10"), ("StRecall@20", "StRecall@20")]:
@@ -367,7 +368,8 @@ def test_reader_refuses_a_repeated_judgment_naming_both_lines(tmp_path) -> None:
 def test_reader_names_a_bad_line(tmp_path) -> None:
     path = tmp_path / "q.txt"
     path.write_text("1 1 a 1\n1 2 a\n", encoding="utf-8")
-    with pytest.raises(serpeval.core.errors.ParseError, match=r"q.txt:2: expected 4 columns \(qid subtopic docid rel\)"):
+    with pytest.raises(serpeval.core.errors.ParseError,
+                       match=r"q.txt:2: expected 4 columns \(qid subtopic docid rel\)"):
         read_subtopic_qrels(path)
 
 
@@ -390,7 +392,8 @@ def test_many_queries_at_once_equal_query_by_query() -> None:
     for q in together["run"].query_ids.tolist():
         alone = serpeval.evaluate(subtopic_qrels_from_rows([r for r in qrels if r[0] == q]),
                                   {q: _nested(run)[q]}, names)
-        assert np.array_equal(alone["run"].values[0], together["run"].values[together["run"].query_ids.tolist().index(q)])
+        row = together["run"].query_ids.tolist().index(q)
+        assert np.array_equal(alone["run"].values[0], together["run"].values[row])
 
 
 def test_domain_edges_give_finite_values() -> None:

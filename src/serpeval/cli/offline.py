@@ -14,8 +14,8 @@ from typing import Any
 from serpeval.cli._args import POSITIVE_INT
 from serpeval.core.errors import MissingQueriesWarning
 
-__all__ = ["add_evaluation_options", "add_subtopics_option", "coverage_notes", "load_and_evaluate", "progress", "read_counting",
-           "render_results", "resolve_run", "results_rows"]
+__all__ = ["add_evaluation_options", "add_subtopics_option", "coverage_notes", "load_and_evaluate", "progress",
+           "read_counting", "render_results", "resolve_run", "results_rows"]
 
 
 def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") -> None:

@@ -19,7 +19,7 @@ import pyarrow as pa
 from serpeval.core.data import check_grades
 from serpeval.core.errors import EmptyInputError, InputError, ParseError
 from serpeval.core.subtopics import SUBTOPIC_QRELS_COLUMNS, SubtopicQrels, subtopic_qrels_from_rows
-from serpeval.io.inputs import Input, open_input
+from serpeval.io.inputs import Input
 
 __all__ = ["SUBTOPIC_ALIASES", "as_subtopic_qrels", "read_subtopic_qrels", "subtopic_qrels_from_table"]
 
