@@ -134,6 +134,38 @@ def _run_gains(s: SubtopicRankings, rel: int, alpha: float, width: int) -> NDArr
     return weighted_bincount(flat, table[r.novelty[top]], s.n_queries * width).reshape(s.n_queries, width)
 
 
+@dataclass(frozen=True)
+class _Candidates:
+    """The judged documents with a relevant subtopic, by query and doc id descending (the
+    greedy ideal ranking's candidates), and their (document, subtopic) pairs."""
+
+    pair_candidate: NDArray[np.int64]  # the candidate of each relevant judgment
+    pair_slot: NDArray[np.int64]  # its (query, subtopic) slot
+    n: int
+    per_query: NDArray[np.int64]
+    queries: NDArray[np.int64]  # queries with a candidate
+    starts: NDArray[np.int64]  # their first candidate
+
+
+def _candidates(s: SubtopicRankings, rel: int) -> _Candidates:
+    key = ("candidates", rel)
+    if key in s._memo:
+        return s._memo[key]
+    judged = s.judged_grade >= rel
+    q, sub, doc = s.judged_query[judged], s.judged_subtopic[judged], s.judged_doc[judged]
+    order = np.lexsort((sub, -doc, q))  # by query, doc id descending: the first best wins
+    q, sub, doc = q[order], sub[order], doc[order]
+    new_doc = np.r_[True, (q[1:] != q[:-1]) | (doc[1:] != doc[:-1])] if len(q) else np.zeros(0, dtype=bool)
+    cand_query = q[new_doc]
+    per_query = np.bincount(cand_query, minlength=s.n_queries).astype(np.int64)
+    queries = np.flatnonzero(per_query)
+    _, slot = np.unique(q * max(s.n_subtopics, 1) + sub, return_inverse=True)
+    out = _Candidates(np.cumsum(new_doc) - 1, slot.astype(np.int64), int(new_doc.sum()), per_query, queries,
+                      np.searchsorted(cand_query, queries))
+    s._memo[key] = out
+    return out
+
+
 def _ideal_gains(s: SubtopicRankings, rel: int, alpha: float, width: int) -> NDArray[np.float64]:
     """``[query, rank]``: the gains of ndeval's greedy ideal ranking at ranks 0..width-1.
 
@@ -146,36 +178,24 @@ def _ideal_gains(s: SubtopicRankings, rel: int, alpha: float, width: int) -> NDA
     cached = s._memo.get(key)
     if cached is not None and cached.shape[1] >= width:
         return cached[:, :width]
-    n_q = s.n_queries
-    judged = s.judged_grade >= rel
-    q, sub, doc = s.judged_query[judged], s.judged_subtopic[judged], s.judged_doc[judged]
-    order = np.lexsort((sub, -doc, q))  # candidates by query, doc id descending: first best wins
-    q, sub, doc = q[order], sub[order], doc[order]
-    new_doc = np.r_[True, (q[1:] != q[:-1]) | (doc[1:] != doc[:-1])] if len(q) else np.zeros(0, dtype=bool)
-    candidate = np.cumsum(new_doc) - 1
-    n_cand = int(new_doc.sum())
-    cand_query = q[new_doc]
-    per_query = np.bincount(cand_query, minlength=n_q)
-    queries = np.flatnonzero(per_query)
-    starts = np.searchsorted(cand_query, queries)
-    _, slot = np.unique(q * max(s.n_subtopics, 1) + sub, return_inverse=True)
-    gain = np.ones(int(slot.max(initial=-1)) + 1)
-    placed = np.zeros(n_cand, dtype=bool)
-    index = np.arange(n_cand)
+    c = _candidates(s, rel)
+    gain = np.ones(int(c.pair_slot.max(initial=-1)) + 1)
+    placed = np.zeros(c.n, dtype=bool)
+    index = np.arange(c.n)
     keep = 1.0 - alpha
-    out = np.zeros((n_q, width))
-    for rank in range(min(width, int(per_query.max(initial=0)))):
-        score = weighted_bincount(candidate, gain[slot], n_cand)  # ndeval's sum, subtopic order
+    out = np.zeros((s.n_queries, width))
+    for rank in range(min(width, int(c.per_query.max(initial=0)))):
+        score = weighted_bincount(c.pair_candidate, gain[c.pair_slot], c.n)  # ndeval's sum, subtopic order
         score[placed] = -1.0
-        best = np.maximum.reduceat(score, starts)
-        is_best = score == np.repeat(best, per_query[queries])
-        winner = np.minimum.reduceat(np.where(is_best, index, n_cand), starts)
+        best = np.maximum.reduceat(score, c.starts)
+        is_best = score == np.repeat(best, c.per_query[c.queries])
+        winner = np.minimum.reduceat(np.where(is_best, index, c.n), c.starts)
         left = best >= 0
-        out[queries[left], rank] = best[left]
-        now = np.zeros(n_cand, dtype=bool)
+        out[c.queries[left], rank] = best[left]
+        now = np.zeros(c.n, dtype=bool)
         now[winner[left]] = True
         placed |= now
-        gain[slot[now[candidate]]] *= keep
+        gain[c.pair_slot[now[c.pair_candidate]]] *= keep
     s._memo[key] = out
     return out
 
@@ -212,12 +232,9 @@ def _widths(s: SubtopicRankings, k: int) -> int:
 
 
 def _ideal_width(s: SubtopicRankings, rel: int, k: int) -> int:
-    judged = s.judged_grade >= rel
-    docs = np.unique(s.judged_query[judged] * (int(s.judged_doc.max(initial=0)) + 1) + s.judged_doc[judged])
-    if docs.size == 0:
-        return 0
-    per_query = np.bincount(docs // (int(s.judged_doc.max(initial=0)) + 1))
-    return min(k, int(per_query.max()))
+    """How deep the greedy ideal ranking must go for rank k: at most the most relevant
+    documents of a query (past them every gain is 0)."""
+    return min(k, int(_candidates(s, rel).per_query.max(initial=0)))
 
 
 def _dcg_family(r: Rankings, name: str, k: int | None, rel: int, alpha: float, kind: str,
