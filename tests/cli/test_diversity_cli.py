@@ -66,12 +66,17 @@ def test_a_diversity_measure_without_subtopics_is_one_clear_line(files, capsys: 
     assert "--subtopics" in err
 
 
-def test_compare_and_gate_take_subtopics(files, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_gate_and_report_take_subtopics(files, capsys: pytest.CaptureFixture[str]) -> None:
     qrels, a, b = files
     assert main(["compare", "--subtopics", str(qrels), str(a), str(b), "-m", "alpha_nDCG@5"]) == 0
     assert "alpha_nDCG@5" in capsys.readouterr().out
     status = main(["gate", "--subtopics", str(qrels), "--baseline", str(a), "--candidate", str(b), "-m", "StRecall@5"])
     assert status in (0, 1)  # pass or fail: evaluated, not an error
+    capsys.readouterr()
+    report = qrels.parent / "report.html"
+    assert main(["report", "--subtopics", str(qrels), str(a), str(b), "-m", "alpha_nDCG@5,NRBP",
+                 "-o", str(report)]) == 0
+    assert "alpha_nDCG@5" in report.read_text(encoding="utf-8")
     capsys.readouterr()
 
 

@@ -26,7 +26,7 @@ __all__ = ["SUBTOPIC_ALIASES", "as_subtopic_qrels", "read_subtopic_qrels", "subt
 SUBTOPIC_ALIASES = ("subtopic_id", "subtopic", "iteration", "iter", "intent")
 
 
-def read_subtopic_qrels(source: str | Path | bytes | IO[bytes] | Input) -> SubtopicQrels:
+def read_subtopic_qrels(source: str | Path | bytes | IO[bytes]) -> SubtopicQrels:
     """Read subtopic qrels ``qid subtopic docid rel`` from a TREC text, JSONL or Parquet file.
 
     Raises:
