@@ -103,3 +103,13 @@ def test_measures_help_for_alpha_ndcg(capsys: pytest.CaptureFixture[str]) -> Non
     for name in ("alpha_nDCG(alpha=0.5,rel=1)@k", "NRBP(alpha=0.5,beta=0.5,rel=1)", "AP_IA(rel=1)",
                  "StRecall(rel=1)@k"):
         assert name in listing
+
+
+def test_ordinary_qrels_read_as_subtopics_get_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    (tmp_path / "a.run").write_text("1 Q0 a 1 2 A\n1 Q0 b 2 1 A\n2 Q0 c 1 1 A\n")
+    assert main(["evaluate", "--subtopics", str(tmp_path / "qrels.txt"), str(tmp_path / "a.run"),
+                 "-m", "alpha_nDCG@5"]) == 0
+    captured = capsys.readouterr()
+    assert "every query has a single subtopic" in captured.out
+    assert "Warning" not in captured.err

@@ -27,6 +27,7 @@ from tests.differential.shapes import Collection, draw_ids, grade_text  # noqa: 
 
 import serpeval  # noqa: E402
 from serpeval.core.errors import MissingQueriesWarning  # noqa: E402
+from serpeval.core.subtopics import SingleSubtopicWarning  # noqa: E402
 from serpeval.io import read_subtopic_qrels  # noqa: E402
 
 MEASURES = {f"{nd}@{k}": f"{ours}@{k}" for k in (1, 5, 10, 20) for nd, ours in (
@@ -78,6 +79,7 @@ def test_subtopic_files_equal_pyndeval(small: Case, tmp_path) -> None:
     expected = pyndeval.ndeval(read, ndeval_order(case.coll.run), list(MEASURES))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQueriesWarning)
+        warnings.simplefilter("ignore", SingleSubtopicWarning)
         res = serpeval.evaluate(qrels, case.run.path, list(MEASURES.values()))
     (result,) = res.runs
     assert set(result.query_ids.tolist()) == set(expected) == case.coll.evaluated_queries

@@ -28,7 +28,9 @@ from serpeval.io import read_subtopic_qrels
 
 pyndeval = pytest.importorskip("pyndeval")
 # Generated runs leave some judged queries out (as pyndeval, serpeval skips them by default).
-pytestmark = pytest.mark.filterwarnings("ignore::serpeval.core.errors.MissingQueriesWarning")
+# Some draws have one subtopic per query (a shape worth testing, which serpeval warns about).
+pytestmark = [pytest.mark.filterwarnings("ignore::serpeval.core.errors.MissingQueriesWarning"),
+              pytest.mark.filterwarnings("ignore::serpeval.core.subtopics.SingleSubtopicWarning")]
 
 CUTOFFS = (1, 2, 3, 5, 10, 20)
 NDEVAL = {  # pyndeval name -> serpeval name (without cutoff), given alpha and beta
@@ -430,3 +432,12 @@ def test_invariant_to_line_order_and_order_preserving_score_transforms(seed: int
     moved = [(q, d, 2.0 * s + 3.0) for q, d, s in run]
     rng.shuffle(moved)
     assert np.array_equal(serpeval.evaluate(sq, _nested(moved), names)["run"].values, base)
+
+
+@pytest.mark.filterwarnings("error::serpeval.core.subtopics.SingleSubtopicWarning")
+def test_a_single_subtopic_everywhere_warns() -> None:
+    from serpeval.core.subtopics import SingleSubtopicWarning
+
+    qrels = subtopic_qrels_from_rows([("q1", "0", "a", 1), ("q2", "0", "b", 1)])
+    with pytest.warns(SingleSubtopicWarning, match="every query has a single subtopic"):
+        serpeval.evaluate(qrels, {"q1": {"a": 1.0}, "q2": {"b": 1.0}}, ["alpha_nDCG@5"])

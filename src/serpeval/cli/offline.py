@@ -13,6 +13,7 @@ from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT
 from serpeval.core.errors import MissingQueriesWarning
+from serpeval.core.subtopics import SingleSubtopicWarning
 
 __all__ = ["add_evaluation_options", "add_subtopics_option", "coverage_notes", "load_and_evaluate", "progress",
            "read_counting", "render_results", "resolve_run", "results_rows"]
@@ -79,6 +80,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
         with warnings.catch_warnings():
             # The notes report the same counts next to the table.
             warnings.simplefilter("ignore", MissingQueriesWarning)
+            warnings.simplefilter("ignore", SingleSubtopicWarning)
             results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
                                judged_only=args.judged_only)
         outcome = None
@@ -124,6 +126,9 @@ def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -
 def coverage_notes(results: Any, qrels: Any, runs: list[Any]) -> list[str]:
     """One line per fact a reader must know: skipped queries, ignored rows, ties, skipped lines."""
     notes = []
+    single = getattr(qrels, "single_subtopic_note", None)
+    if single is not None and any(m.spec.subtopics for m in results.measures) and single() is not None:
+        notes.append(single())
     if qrels.skipped_lines:
         notes.append(f"qrels {qrels.source}: {qrels.skipped_lines} blank/comment line(s) skipped")
     for run, result in zip(runs, results.runs, strict=True):

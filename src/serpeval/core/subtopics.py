@@ -21,20 +21,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from serpeval.core.arrays import codes_in, find_duplicate
 from serpeval.core.data import Qrels, _strings, check_grades
-from serpeval.core.errors import DuplicateError, EmptyInputError, InputError
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, SerpevalWarning
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from numpy.typing import NDArray
 
-__all__ = ["SUBTOPIC_QRELS_COLUMNS", "SubtopicQrels", "subtopic_qrels_from_rows"]
+__all__ = ["SUBTOPIC_QRELS_COLUMNS", "SingleSubtopicWarning", "SubtopicQrels", "subtopic_qrels_from_rows"]
 
 SUBTOPIC_QRELS_COLUMNS = "qid subtopic docid rel"
+
+
+class SingleSubtopicWarning(SerpevalWarning):
+    """Diversity measures on subtopic qrels in which no query has two subtopics."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,11 +115,18 @@ class SubtopicQrels:
         return self
 
     def n_subtopics(self) -> dict[str, int]:
-        """``{query_id: number of subtopics with a relevant (grade >= 1) document}``."""
-        relevant = pc.greater_equal(pa.array(self.relevance), 1)
-        table = pa.table({"q": self.query_ids, "s": self.subtopic_ids}).filter(relevant)
+        """``{query_id: number of subtopics judged}`` (with any grade)."""
+        table = pa.table({"q": self.query_ids, "s": self.subtopic_ids})
         grouped = table.group_by("q").aggregate([("s", "count_distinct")])
         return dict(zip(grouped["q"].to_pylist(), grouped["s_count_distinct"].to_pylist(), strict=True))
+
+    def single_subtopic_note(self) -> str | None:
+        """A warning when no query has two subtopics: ordinary qrels read as subtopic qrels
+        (their iteration column, ``0`` everywhere, taken for the subtopic) look like that."""
+        if max(self.n_subtopics().values(), default=0) > 1:
+            return None
+        return (f"{self.source}: every query has a single subtopic, so the diversity measures reduce to "
+                "ordinary ones; is the second column really the subtopic (qid subtopic docid rel)?")
 
     def to_arrow(self) -> pa.Table:
         """An Arrow table with columns ``query_id, subtopic_id, doc_id, relevance``."""

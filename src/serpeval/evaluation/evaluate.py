@@ -11,7 +11,7 @@ import numpy as np
 
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
-from serpeval.core.subtopics import SubtopicQrels
+from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
 from serpeval.evaluation.results import Results, RunResult, Settings
 from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
@@ -126,6 +126,10 @@ def evaluate(
     diverse = [m for m in parsed if m.spec.subtopics]
     if diverse and subtopic_qrels is None:
         raise InputError(needs_subtopics_message(str(diverse[0]), judgments.source))
+    if diverse and subtopic_qrels is not None:
+        note = subtopic_qrels.single_subtopic_note()
+        if note is not None:
+            warnings.warn(SingleSubtopicWarning(note), stacklevel=2)
     index = index_qrels(judgments)
     results = []
     for run in _as_runs(runs):
