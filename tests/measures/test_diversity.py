@@ -383,6 +383,10 @@ def test_tables_need_a_subtopic_column() -> None:
     assert as_subtopic_qrels(frame).subtopic_ids.to_pylist() == ["1", "2"]
     with pytest.raises(InputError, match="no subtopic column"):
         as_subtopic_qrels(frame.drop(columns="iteration"))
+    with pytest.raises(InputError, match="cannot be a dict"):
+        as_subtopic_qrels({"1": {"a": 1}})
+    rows = [("1", "s", "a", 1), ("1", "t", "a", 0)]
+    assert as_subtopic_qrels(iter(rows)).subtopic_ids.to_pylist() == ["s", "t"]
 
 
 def test_many_queries_at_once_equal_query_by_query() -> None:

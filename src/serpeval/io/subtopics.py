@@ -148,7 +148,11 @@ def as_subtopic_qrels(obj: Any) -> SubtopicQrels:
         return obj
     if isinstance(obj, (str, Path)):
         return read_subtopic_qrels(obj)
+    if isinstance(obj, dict):
+        raise InputError("subtopic qrels cannot be a dict {query: {doc: grade}}: they need a subtopic per "
+                         "judgment. Give (query_id, subtopic_id, doc_id, relevance) tuples, a DataFrame with "
+                         "those columns, or a file.")
     if isinstance(obj, (list, tuple)) or (isinstance(obj, Iterable) and not hasattr(obj, "columns")
-                                          and not isinstance(obj, (pa.Table, dict))):
+                                          and not isinstance(obj, pa.Table)):
         return subtopic_qrels_from_rows(obj)
     return subtopic_qrels_from_table(obj)

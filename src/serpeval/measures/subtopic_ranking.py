@@ -211,5 +211,6 @@ def needs_subtopics_message(measure: str, source: str) -> str:
         f"{where}{measure} is a diversity measure and needs subtopic qrels (`qid subtopic docid rel`, "
         "NIST ndeval's format), but these qrels are read as ordinary qrels (`qid iter docid rel`, the "
         "second column ignored). If the second column holds subtopic ids, read the file with "
-        "serpeval.read_subtopic_qrels(path), or add --subtopics on the command line."
+        "serpeval.read_subtopic_qrels(path) (a DataFrame: serpeval.io.as_subtopic_qrels), or add "
+        "--subtopics on the command line."
     )
