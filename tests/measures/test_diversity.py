@@ -445,3 +445,24 @@ def test_a_single_subtopic_everywhere_warns() -> None:
     qrels = subtopic_qrels_from_rows([("q1", "0", "a", 1), ("q2", "0", "b", 1)])
     with pytest.warns(SingleSubtopicWarning, match="every query has a single subtopic"):
         serpeval.evaluate(qrels, {"q1": {"a": 1.0}, "q2": {"b": 1.0}}, ["alpha_nDCG@5"])
+
+
+def test_jsonl_parquet_and_gzip_read_the_same_rows(tmp_path) -> None:
+    import gzip
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [("q1", "1", "a", 1), ("q1", "2", "a", 0), ("q2", "01", "文", 2)]
+    want = [list(r) for r in rows]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps({"qid": q, "subtopic": s, "docno": d, "rel": g}) + "\n"
+                                              for q, s, d, g in rows), encoding="utf-8")
+    table = pa.table({"query_id": [r[0] for r in rows], "iteration": [r[1] for r in rows],
+                      "doc_id": [r[2] for r in rows], "relevance": [r[3] for r in rows]})
+    pq.write_table(table, tmp_path / "q.parquet")
+    (tmp_path / "q.txt.gz").write_bytes(gzip.compress("".join(f"{q} {s} {d} {g}\n" for q, s, d, g in rows).encode()))
+    for name in ("q.jsonl", "q.parquet", "q.txt.gz"):
+        read = read_subtopic_qrels(tmp_path / name)
+        assert [list(r) for r in zip(read.query_ids.to_pylist(), read.subtopic_ids.to_pylist(),
+                                     read.doc_ids.to_pylist(), read.relevance.tolist(), strict=True)] == want, name
