@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.core.arrays import weighted_bincount
+from serpeval.core.data import GRADE_LIMIT
 from serpeval.core.errors import InvalidParameterError
-from serpeval.measures._common import REL
 from serpeval.measures._segments import powers
 from serpeval.measures.spec import MeasureSpec, Param
 from serpeval.measures.subtopic_ranking import SubtopicRankings, subtopics_of
@@ -62,6 +62,8 @@ ALPHA = Param("alpha", float, 0.5, "redundancy intolerance: each earlier documen
               "multiplies its gain by 1 - alpha (ndeval -alpha)", minimum=0.0, maximum=1.0)
 BETA = Param("beta", float, 0.5, "patience: the weight of rank i is beta^(i-1) (ndeval -beta)",
              minimum=0.0, maximum=1.0)
+REL = Param("rel", int, 1, "minimum grade relevant to a subtopic (inclusive; pyndeval's relevance_level, "
+            "ndeval's 1)", minimum=0, maximum=GRADE_LIMIT)
 REFERENCE_NDEVAL = "NIST ndeval 4.5 (TREC Web track), as wrapped by pyndeval"
 
 
