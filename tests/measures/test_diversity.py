@@ -466,3 +466,21 @@ def test_jsonl_parquet_and_gzip_read_the_same_rows(tmp_path) -> None:
         read = read_subtopic_qrels(tmp_path / name)
         assert [list(r) for r in zip(read.query_ids.to_pylist(), read.subtopic_ids.to_pylist(),
                                      read.doc_ids.to_pylist(), read.relevance.tolist(), strict=True)] == want, name
+
+
+@pytest.mark.parametrize("seed", range(600, 606))
+def test_missing_zero_is_ndeval_c(seed: int) -> None:
+    # ndeval -c averages over every judged topic, a topic without results counting 0:
+    # serpeval's missing="zero". The values of the answered topics do not change.
+    qrels, run = collection(seed)
+    sq = subtopic_qrels_from_rows(qrels)
+    names = ["alpha_nDCG@20", "NRBP", "AP_IA", "StRecall@10"]
+    skip = serpeval.evaluate(sq, _nested(run), names)
+    zero = serpeval.evaluate(sq, _nested(run), names, missing="zero")
+    judged = sorted({q for q, _, _, _ in qrels})
+    assert sorted(zero["run"].query_ids.tolist()) == judged
+    for name in names:
+        answered = skip.per_query("run", name)
+        every = zero.per_query("run", name)
+        for q in judged:
+            assert every[q] == answered.get(q, 0.0), (q, name)
