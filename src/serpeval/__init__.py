@@ -24,6 +24,7 @@ __all__ = [
     "Qrels",
     "Results",
     "Run",
+    "SubtopicQrels",
     "__version__",
     "compare",
     "dcg",
@@ -33,6 +34,7 @@ __all__ = [
     "parse_measure",
     "read_qrels",
     "read_run",
+    "read_subtopic_qrels",
     "reciprocal_rank",
 ]
 
@@ -50,6 +52,8 @@ _LAZY = {
     "gate": "serpeval.comparison.gate",
     "read_qrels": "serpeval.io",
     "read_run": "serpeval.io",
+    "read_subtopic_qrels": "serpeval.io",
+    "SubtopicQrels": "serpeval.core.subtopics",
     "dcg": "serpeval.measures.formulas",
     "ndcg": "serpeval.measures.formulas",
     "reciprocal_rank": "serpeval.measures.formulas",
@@ -59,9 +63,10 @@ if TYPE_CHECKING:
     from serpeval.comparison.compare import compare
     from serpeval.comparison.gate import gate
     from serpeval.core.data import Qrels, Run
+    from serpeval.core.subtopics import SubtopicQrels
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.evaluation.results import Results
-    from serpeval.io import read_qrels, read_run
+    from serpeval.io import read_qrels, read_run, read_subtopic_qrels
     from serpeval.measures import REGISTRY, Measure, parse_measure
     from serpeval.measures.formulas import dcg, ndcg, reciprocal_rank
 

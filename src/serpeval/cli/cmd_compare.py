@@ -12,6 +12,7 @@ from serpeval.cli.offline import (
     add_evaluation_options,
     add_group_options,
     add_judged_options,
+    add_subtopics_option,
     judged_gap_notes,
     load_and_evaluate,
     resolve_run,
@@ -60,6 +61,7 @@ def register(sub: Any) -> None:
                    help="seed of the resampling tests (default 0: reruns give the same p-values)")
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
+    add_subtopics_option(p)
     add_evaluation_options(p)
     add_group_options(p)
     add_judged_options(p)

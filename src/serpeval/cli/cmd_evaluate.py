@@ -8,7 +8,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.offline import coverage_notes, render_results
+from serpeval.cli.offline import add_subtopics_option, coverage_notes, render_results
 from serpeval.report.table import FORMATS
 
 
@@ -35,6 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--judged", nargs="?", const=0, type=POSITIVE_INT, metavar="K",
                    help="add a Judged@K column (the share of the top K that is judged; K defaults "
                         "to the deepest cutoff of the measures, else 10)")
+    add_subtopics_option(p)
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--backend", choices=("local", "spark"), default="local",
@@ -63,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--groups works on the local backend; with --backend spark write the per-query "
                           "values (--per-query) and evaluate the groups locally, or drop --groups.")
     if args.backend == "spark":
+        if args.subtopics:
+            from serpeval.core.errors import OptionError
+
+            raise OptionError("--subtopics works with the local backend only; drop --backend spark.")
         from serpeval.cli.progress import bar
         from serpeval.spark.cli import evaluate_files
 

@@ -18,6 +18,7 @@ from serpeval.cli.offline import (
     add_evaluation_options,
     add_group_options,
     add_judged_options,
+    add_subtopics_option,
     judged_gap_notes,
     load_and_evaluate,
 )
@@ -58,6 +59,7 @@ def register(sub: Any) -> None:
                    help="per-query regressions to list (default 10)")
     p.add_argument("--strict", action="store_true",
                    help="refuse runs evaluated on different queries")
+    add_subtopics_option(p)
     add_evaluation_options(p, missing="zero")
     add_group_options(p, gate=True)
     add_judged_options(p, column=False)

@@ -9,7 +9,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.cmd_compare import CORRECTIONS, TESTS
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width
-from serpeval.cli.offline import add_evaluation_options
+from serpeval.cli.offline import add_evaluation_options, add_subtopics_option
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
 
@@ -44,6 +44,7 @@ def register(sub: Any) -> None:
     p.add_argument("--resamples", type=POSITIVE_INT, default=10_000, metavar="N",
                    help="permutations / bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="seed of the resampling tests (default 0)")
+    add_subtopics_option(p)
     add_evaluation_options(p)
     from serpeval.cli.offline import add_group_options
 

@@ -13,10 +13,12 @@ from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT, real
 from serpeval.core.errors import MissingQueriesWarning
+from serpeval.core.subtopics import SingleSubtopicWarning
 
 __all__ = [
     "add_evaluation_options",
     "add_judged_options",
+    "add_subtopics_option",
     "coverage_notes",
     "judged_gap_notes",
     "load_and_evaluate",
@@ -72,6 +74,14 @@ def judged_gap_notes(qrels: Any, runs: Sequence[Any], results: Any, args: argpar
     return [gap.message() for gap in gaps]
 
 
+def add_subtopics_option(p: argparse.ArgumentParser) -> None:
+    """``--subtopics``: the qrels are subtopic qrels (what the diversity measures need)."""
+    p.add_argument("--subtopics", action="store_true",
+                   help="the qrels are subtopic qrels, qid subtopic docid rel (NIST ndeval's format), for "
+                        "the diversity measures (alpha_nDCG@20, ERR_IA@20, NRBP, ...); other measures "
+                        "use each document's highest grade over its subtopics")
+
+
 def progress() -> Any:
     """A transient rich progress display on a terminal's stderr, or a silent stand-in."""
     from contextlib import nullcontext
@@ -94,7 +104,10 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
     Returns ``(qrels, runs, results, then(results))``.
     """
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.io import read_qrels, read_run
+    from serpeval.io import read_qrels, read_run, read_subtopic_qrels
+
+    if not getattr(args, "subtopics", False):
+        _refuse_diversity(qrels_path, measures)
 
     with progress() as bar:
         task = bar.add_task("reading qrels", total=len(run_paths) + (3 if then else 2)) if bar else None
@@ -103,7 +116,8 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             if bar is not None:
                 bar.update(task, advance=1, description=text)
 
-        qrels = read_counting(read_qrels, qrels_path, 0)
+        reader = read_subtopic_qrels if getattr(args, "subtopics", False) else read_qrels
+        qrels = read_counting(reader, qrels_path, 0)
         runs: list[Any] = []
         for path in run_paths:
             step(f"reading {path}")
@@ -112,6 +126,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
         with warnings.catch_warnings():
             # The notes report the same counts next to the table.
             warnings.simplefilter("ignore", MissingQueriesWarning)
+            warnings.simplefilter("ignore", SingleSubtopicWarning)
             results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
                                judged_only=args.judged_only)
         outcome = None
@@ -120,6 +135,18 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             outcome = then(results)
         step("done")
     return qrels, runs, results, outcome
+
+
+def _refuse_diversity(qrels_path: str, measures: Sequence[str]) -> None:
+    """A diversity measure without ``--subtopics`` is an error before anything is read (read as
+    ordinary qrels, subtopic qrels would fail on the first document judged for two subtopics)."""
+    from serpeval.core.errors import InputError
+    from serpeval.measures import parse_measures
+    from serpeval.measures.subtopic_ranking import needs_subtopics_message
+
+    for measure in parse_measures(measures):
+        if measure.spec.subtopics:
+            raise InputError(needs_subtopics_message(str(measure), qrels_path))
 
 
 def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:
@@ -145,6 +172,9 @@ def resolve_run(value: str | None, paths: Sequence[str], names: Sequence[str]) -
 def coverage_notes(results: Any, qrels: Any, runs: list[Any]) -> list[str]:
     """One line per fact a reader must know: skipped queries, ignored rows, ties, skipped lines."""
     notes = []
+    single = getattr(qrels, "single_subtopic_note", None)
+    if single is not None and any(m.spec.subtopics for m in results.measures) and single() is not None:
+        notes.append(single())
     if qrels.skipped_lines:
         notes.append(f"qrels {qrels.source}: {qrels.skipped_lines} blank/comment line(s) skipped")
     for run, result in zip(runs, results.runs, strict=True):

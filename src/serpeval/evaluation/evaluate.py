@@ -11,9 +11,11 @@ import numpy as np
 
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
+from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
 from serpeval.evaluation.results import Results, RunResult, Settings
 from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
+from serpeval.measures.subtopic_ranking import attach, index_subtopics, needs_subtopics_message, rank_subtopics
 from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank, require_evaluated
 
 __all__ = ["DEFAULT_MEASURES", "evaluate"]
@@ -86,7 +88,11 @@ def evaluate(
 
     Args:
         qrels: judgments: :class:`Qrels`, a path (TREC, JSONL, JSON, Parquet), a dict
-            ``{qid: {docid: grade}}``, or a pandas/polars DataFrame.
+            ``{qid: {docid: grade}}``, or a pandas/polars DataFrame; or
+            :class:`~serpeval.core.subtopics.SubtopicQrels`
+            (:func:`serpeval.read_subtopic_qrels`), which the diversity measures need
+            (``alpha_nDCG@20``, ``ERR_IA@20``, ...; the other measures then see each
+            document's highest grade over its subtopics).
         runs: one run (a :class:`Run`, path, dict ``{qid: {docid: score}}`` or DataFrame),
             a list of runs, or a dict ``{name: run}``.
         measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``).
@@ -105,6 +111,7 @@ def evaluate(
             ``missing="zero"`` would otherwise show 0.0 for a run never matched with the
             judgments (trec_eval exits 7 here).
         MissingQueriesError: ``missing="error"`` and judged queries are absent from a run.
+        InputError: a diversity measure asked for with ordinary qrels.
 
     Examples:
         >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
@@ -114,7 +121,15 @@ def evaluate(
         [0.5, 1.0, 0.7602]
     """
     parsed = parse_measures(measures)
-    judgments = as_qrels(qrels)
+    subtopic_qrels = qrels if isinstance(qrels, SubtopicQrels) else None
+    judgments = subtopic_qrels.topical() if subtopic_qrels is not None else as_qrels(qrels)
+    diverse = [m for m in parsed if m.spec.subtopics]
+    if diverse and subtopic_qrels is None:
+        raise InputError(needs_subtopics_message(str(diverse[0]), judgments.source))
+    if diverse and subtopic_qrels is not None:
+        note = subtopic_qrels.single_subtopic_note()
+        if note is not None:
+            warnings.warn(SingleSubtopicWarning(note), stacklevel=2)
     index = index_qrels(judgments)
     results = []
     for run in _as_runs(runs):
@@ -124,10 +139,13 @@ def evaluate(
                           run_examples=_some_queries(run))
         if rankings.coverage.missing and missing == "skip":
             warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=2)
+        if diverse and subtopic_qrels is not None:
+            attach(rankings, rank_subtopics(index_subtopics(subtopic_qrels), run, rankings, depth=depth,
+                                            judged_only=judged_only, float32_scores=float32_scores))
         values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \
             np.zeros((rankings.n_queries, 0))
         results.append(RunResult(run.name, run.tag, rankings.query_ids, values, rankings.coverage))
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores, qrels=judgments.source,
-                        qrels_skipped_lines=judgments.skipped_lines)
+                        qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None)
     return Results(parsed, tuple(results), settings)

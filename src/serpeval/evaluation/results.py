@@ -33,6 +33,7 @@ class Settings:
     float32_scores: bool = False
     qrels: str = ""
     qrels_skipped_lines: int = 0
+    subtopics: bool = False
 
     def rules(self) -> list[str]:
         """Plain-language statements of the rules applied (for report headers)."""
@@ -57,6 +58,9 @@ class Settings:
             rules.append("unjudged docs are removed before measuring (-J)")
         if self.float32_scores:
             rules.append("scores compared as 32-bit floats (trec_eval 9.0.8)")
+        if self.subtopics:
+            rules.append("subtopic qrels: diversity measures as NIST ndeval (binary per subtopic, greedy "
+                         "ideal ranking); other measures use each document's highest grade over its subtopics")
         return rules
 
 

@@ -20,16 +20,19 @@ from typing import IO, Any
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import ParseError
 from serpeval.io.inputs import Input, open_input
+from serpeval.io.subtopics import as_subtopic_qrels, read_subtopic_qrels
 from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
 from serpeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 
 __all__ = [
     "as_qrels",
     "as_run",
+    "as_subtopic_qrels",
     "qrels_from_dict",
     "qrels_from_table",
     "read_qrels",
     "read_run",
+    "read_subtopic_qrels",
     "read_trec_qrels",
     "read_trec_run",
     "run_from_dict",

@@ -16,6 +16,7 @@ from serpeval.measures import (
     average_precision,
     bpref,
     counts,
+    diversity,
     err,
     gain_measures,
     geometric,
@@ -81,6 +82,8 @@ REGISTRY = Registry([
     unjudged.SPEC,
     yaap.SPEC,
     counts.NUM_NONREL_JUDGED_RET,
+    # diversity measures (subtopic qrels), exact to NIST's ndeval
+    *diversity.SPECS,
 ])
 
 

@@ -24,7 +24,7 @@ from serpeval.measures.spec import Measure, MeasureSpec
 __all__ = ["Registry"]
 
 _GRAMMAR = re.compile(
-    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
+    r"^\s*(?P<name>[^\W\d][\w-]*)\s*"  # letters (alpha_nDCG, α_nDCG), digits, _ and - (ERR-IA)
     r"(?:\((?P<params>[^()]*)\))?\s*"
     r"(?:@\s*(?P<cutoff>[^\s@]+))?\s*$"
 )

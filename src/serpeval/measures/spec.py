@@ -171,6 +171,8 @@ class MeasureSpec:
             ``iprec_at_recall_0.10``, ``1=3,2=9`` in ``ndcg.1=3,2=9``) into grammar
             parameters; ``None`` when the trec_eval names take no parameters. Raises
             ``ValueError`` when the text does not fit.
+        subtopics: the kernel reads subtopic judgments (the diversity measures of
+            :mod:`serpeval.measures.diversity`), so the evaluation needs subtopic qrels.
     """
 
     name: str
@@ -187,6 +189,7 @@ class MeasureSpec:
     properties: frozenset[str] = field(default_factory=frozenset)
     reference: str = ""
     trec_params: Callable[[str], dict[str, Any]] | None = None
+    subtopics: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.properties) - PROPERTIES
