@@ -113,3 +113,16 @@ def test_ordinary_qrels_read_as_subtopics_get_a_note(tmp_path: Path, capsys: pyt
     captured = capsys.readouterr()
     assert "every query has a single subtopic" in captured.out
     assert "Warning" not in captured.err
+
+
+def test_subtopic_qrels_serve_the_judged_rate_check_as_their_topical_view(files) -> None:
+    """compare/gate's judged-rate warning (and every API taking qrels) reads subtopic qrels as each
+    document's highest grade over its subtopics."""
+    from serpeval.io import as_qrels, read_subtopic_qrels
+
+    qrels, _, _ = files
+    subtopics = read_subtopic_qrels(qrels)
+    topical = as_qrels(subtopics)
+    assert topical is subtopics.topical()
+    assert len(topical) == len(set(zip(subtopics.query_ids.to_pylist(), subtopics.doc_ids.to_pylist(),
+                                       strict=True)))

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import ParseError
+from serpeval.core.subtopics import SubtopicQrels
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.subtopics import as_subtopic_qrels, read_subtopic_qrels
 from serpeval.io.tables import qrels_from_dict, qrels_from_table, run_from_dict, run_from_table
@@ -94,9 +95,13 @@ def read_run(
     return read_trec_run(opened, name=name, comments=comments)
 
 def as_qrels(obj: Any) -> Qrels:
-    """Turn a path, ``{qid: {docid: grade}}``, a DataFrame or an Arrow table into Qrels."""
+    """Turn a path, ``{qid: {docid: grade}}``, a DataFrame or an Arrow table into Qrels.
+    Subtopic qrels become their topical view (each document's highest grade over its
+    subtopics, :meth:`SubtopicQrels.topical`), as every non-diversity measure sees them."""
     if isinstance(obj, Qrels):
         return obj
+    if isinstance(obj, SubtopicQrels):
+        return obj.topical()
     if isinstance(obj, (str, Path)):
         return read_qrels(obj)
     if isinstance(obj, Mapping):
