@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from serpeval.measures import (
     average_precision,
     bpref,
+    compat,
     counts,
     err,
     gain_measures,
@@ -31,6 +32,7 @@ from serpeval.measures import (
     reciprocal_rank,
     relative_precision,
     rprec_mult,
+    sdcg,
     set_measures,
     success,
     unjudged,
@@ -81,6 +83,12 @@ REGISTRY = Registry([
     unjudged.SPEC,
     yaap.SPEC,
     counts.NUM_NONREL_JUDGED_RET,
+    # ir_measures' and ranx's measures that trec_eval lacks
+    counts.NUM_Q,
+    counts.HITS,
+    set_measures.F_AT,
+    sdcg.SPEC,
+    compat.SPEC,
 ])
 
 
