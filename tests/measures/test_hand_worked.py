@@ -42,9 +42,9 @@ def value(measure: str) -> float:
         ("SetF(beta=2)", 5 * (3 / 6) * (3 / 4) / (4 * (3 / 6) + (3 / 4))),
         ("Success@1", 1.0), ("Success(rel=3)@1", 1.0), ("Success(rel=3)@0", None),
         ("NumRet", 6), ("NumRel", 4), ("NumRelRet", 3),
-        # Judged@k: docs with a grade >= 0 in the top k, divided by min(k, 6 retrieved)
-        # (x and e are not judged; ir_measures does not pad a short ranking)
-        ("Judged@5", 3 / 5), ("Judged@10", 4 / 6), ("Judged", 4 / 6),
+        # Judged@k (ir_measures): docs in the qrels in the top k, divided by min(k, 6 retrieved):
+        # x is not in the qrels; e (grade -1) is listed, so judged; a short ranking is not padded
+        ("Judged@3", 2 / 3), ("Judged@5", 4 / 5), ("Judged@10", 5 / 6), ("Judged", 5 / 6),
         # bpref: a (no nonrel above) -> 1; c (b above) -> 1 - min(1,4)/min(1,4) = 0; d -> 0
         ("Bpref", (1 + 0 + 0) / 4),
         # DCG linear: 3/log2(2) + 1/log2(5) + 2/log2(7)
