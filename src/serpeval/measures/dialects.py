@@ -17,7 +17,9 @@ parameter spellings, translated here:
 ir_measures measure objects (``ir_measures.nDCG@10``) are read through their ``NAME`` and
 ``params`` (ir_measures is never imported here): :func:`ir_measures_text` writes them in
 this grammar, with ir_measures' defaults where they differ from serpeval's (``RBP``'s
-persistence is 0.8 there, 0.9 here).
+persistence is 0.8 there, 0.9 here) and ir_measures' values where they mean something else
+(its ``SetF(beta=b)`` is trec_eval's ``set_F.b``, serpeval's ``SetF(beta=sqrt(b))``). A
+*string* ``SetF(beta=0.5)`` is serpeval's F-measure beta.
 
 **ranx** (0.3) writes ``name@k`` or ``rbp.95``, with an optional relevance threshold
 ``-lN`` (:func:`ranx_text`): ``ndcg@10-l2``, ``ndcg_burges@10``, ``map@100-l2``,
@@ -30,7 +32,9 @@ for rbp it is RBP's ``rel``, for the others the ``rel`` parameter.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from serpeval.core.errors import InvalidParameterError
@@ -43,6 +47,10 @@ _DCG = {"log2": "linear", "exp-log2": "exp"}
 
 #: ir_measures' defaults that differ from serpeval's, added when an object does not set them.
 _IR_MEASURES_DEFAULTS: dict[str, dict[str, Any]] = {"RBP": {"p": 0.8}}
+
+#: ir_measures parameters whose value means something else in serpeval: an object's
+#: ``SetF(beta=b)`` reaches trec_eval's ``set_F.b``, whose parameter is beta squared.
+_IR_MEASURES_VALUES: dict[tuple[str, str], Callable[[Any], Any]] = {("SetF", "beta"): math.sqrt}
 
 
 def translate_params(name: str, params: dict[str, str], cutoff: str | None, text: str
@@ -97,6 +105,10 @@ def ir_measures_text(obj: Any) -> str:
     """
     given = dict(_IR_MEASURES_DEFAULTS.get(obj.NAME, {}))
     given.update(obj.params)
+    for key, value in given.items():
+        convert = _IR_MEASURES_VALUES.get((obj.NAME, key))
+        if convert is not None:
+            given[key] = convert(value)
     at_param = getattr(obj, "AT_PARAM", "cutoff")
     at = given.pop(at_param, None)
     parts = [f"{key}={_literal(value)}" for key, value in given.items()]
@@ -119,7 +131,7 @@ def _literal(value: Any) -> str:
 # --------------------------------------------------------------------------- ranx
 
 _RANX = re.compile(
-    r"^(?P<name>[a-z][a-z_-]*?)(?:@(?P<k>\d+)|\.(?P<p>\d+))?(?:-l(?P<rel>\d+))?$"
+    r"^(?P<name>[a-z][a-z0-9_-]*?)(?:@(?P<k>\d+)|\.(?P<p>\d+))?(?:-l(?P<rel>\d+))?$"
 )
 
 # ranx name -> (serpeval name with a cutoff, without one, fixed parameters, how -lN applies)

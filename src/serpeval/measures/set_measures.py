@@ -78,6 +78,9 @@ SET_F = MeasureSpec(
                        minimum=0.0, maximum=MAX_WEIGHT), JUDGED_ONLY),
     trec=("set_F",),
     trec_params=trec_beta,
+    notes="ir_measures passes its SetF(beta=b) to trec_eval as set_F.b, whose parameter is beta squared: "
+          "an ir_measures object SetF(beta=b) is read as SetF(beta=sqrt(b)) here, the same numbers. "
+          "ranx's f1 (no @k) is SetF.",
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979; trec_eval m_set_F.c",
 )
