@@ -134,3 +134,32 @@ def test_own_tie_rule_measures_differ_only_on_ties(trec: Path, folder: str, qrel
     tied = {q for q, docs in run.items() if len(set(docs.values())) < len(docs)}
     for name, queries in _compare(measures, qrels, run, 1e-12).items():
         assert set(queries) <= tied, name
+
+
+def test_compat_on_generated_shapes() -> None:
+    """Compat against ir_measures' own function on many small generated queries: grades -1..3,
+    relevant docs never retrieved, queries with no relevant doc, rankings shorter and longer
+    than R, distinct positive scores (ir_measures' ideal order follows run scores)."""
+    import random
+
+    from ir_measures.providers.compat_provider import compatibility
+
+    rng = random.Random(17)
+    qrels: dict = {}
+    run: dict = {}
+    for q in range(300):
+        qid = f"q{q}" if q % 3 else f"topic-{q:05d}-é"
+        pool = [f"d{rng.randrange(10**rng.randint(1, 6))}" for _ in range(rng.randint(1, 30))]
+        qrels[qid] = {d: rng.choice([-1, 0, 0, 1, 1, 2, 3]) for d in pool}
+        retrieved = rng.sample(pool, rng.randint(0, len(pool))) + [f"x{i}" for i in range(rng.randint(0, 10))]
+        if retrieved:
+            scores = rng.sample(range(1, 10**6), len(retrieved))
+            run[qid] = {d: s / 7.0 for d, s in zip(retrieved, scores, strict=True)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        result = serpeval.evaluate(qrels, run, ["Compat", "Compat(p=0.5)", "Compat(p=0.99,normalize=False)"])
+    (one,) = result.runs
+    for j, (p, normalize) in enumerate([(0.95, True), (0.5, True), (0.99, False)]):
+        for qid, value in zip(one.query_ids.tolist(), one.column(j).tolist(), strict=True):
+            assert value == pytest.approx(compatibility(qrels[qid], run[qid], p, normalize), abs=1e-12), qid
+    assert len(one.query_ids) > 250
