@@ -43,7 +43,7 @@ def _trec_rule() -> list:
         irm.nDCG @ 10, irm.nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 10, irm.R @ 100, irm.R @ 1000, irm.Bpref,
         irm.infAP, irm.NumQ, irm.NumRet, irm.NumRelRet, irm.NumRet(rel=2), irm.NumRel, irm.SetP, irm.SetRelP,
         irm.SetR, irm.SetF, irm.SetF(beta=0.5), irm.SetAP, irm.Success @ 1, irm.Success @ 10, irm.IPrec @ 0.0,
-        irm.IPrec @ 0.5, irm.IPrec @ 1.0,
+        irm.IPrec @ 0.1, irm.IPrec @ 0.3, irm.IPrec @ 0.5, irm.IPrec @ 0.7, irm.IPrec @ 1.0,
     ]
 
 

@@ -74,7 +74,7 @@ def value(measure: str) -> float:
         ("AP(judged_only=True)", (1 / 1 + 2 / 3 + 3 / 4) / 4),
         ("P(judged_only=True)@3", 2 / 3),
         ("nDCG(judged_only=True)@10", (3 + 1 / L2(4) + 2 / L2(5)) / (3 + 2 / L2(3) + 1 / L2(4) + 1 / L2(5))),
-        ("IPrec@0.5", 2 / 4),                                          # c = 2 of R = 4: best precision from c on
+        ("IPrec@0.5", 2 / 4),  # (long)(0.5 * 4 + 0.9) = 2 of R = 4: best precision from c (rank 4) on
     ],
 )
 def test_hand_worked(measure: str, expected: float | None) -> None:

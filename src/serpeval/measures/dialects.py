@@ -12,7 +12,9 @@ parameter spellings, translated here:
   :func:`serpeval.measures.gains.parse_gain_table`, which takes both spellings);
 * ``judged_only=True`` is serpeval's ``judged_only`` parameter (a per-measure ``-J``);
 * ``NumRet(rel=k)`` is ``NumRelRet(rel=k)`` and ``SetP(relative=True)`` is ``SetRelP``;
-* ``IPrec@0.5`` sets the recall level (the spec's ``at_param``, handled by the registry).
+* ``IPrec@0.5`` sets the recall level (the spec's ``at_param``, handled by the registry),
+  with ir_measures' rounding of levels to ranks (pytrec_eval's, trec_eval 9.0.8):
+  ``IPrec(recall=0.5,rounding=v9)``; serpeval's ``IPrec(recall=0.5)`` rounds as trec_eval 10.
 
 ir_measures measure objects (``ir_measures.nDCG@10``) are read through their ``NAME`` and
 ``params`` (ir_measures is never imported here): :func:`ir_measures_text` writes them in
@@ -46,7 +48,9 @@ __all__ = ["ir_measures_text", "is_foreign_measure", "ranx_text", "translate_par
 _DCG = {"log2": "linear", "exp-log2": "exp"}
 
 #: ir_measures' defaults that differ from serpeval's, added when an object does not set them.
-_IR_MEASURES_DEFAULTS: dict[str, dict[str, Any]] = {"RBP": {"p": 0.8}}
+#: ir_measures computes IPrec with pytrec_eval (trec_eval 9.0.8), which rounds recall levels
+#: to ranks as ``IPrec(rounding=v9)`` does.
+_IR_MEASURES_DEFAULTS: dict[str, dict[str, Any]] = {"RBP": {"p": 0.8}, "IPrec": {"rounding": "v9"}}
 
 #: ir_measures parameters whose value means something else in serpeval: an object's
 #: ``SetF(beta=b)`` reaches trec_eval's ``set_F.b``, whose parameter is beta squared.
@@ -77,6 +81,8 @@ def translate_params(name: str, params: dict[str, str], cutoff: str | None, text
         if "gain" in params:
             raise InvalidParameterError(f"Invalid measure {text!r}: give dcg= or gain=, not both.")
         params["gain"] = _DCG[value]
+    if name == "IPrec" and cutoff is not None:  # IPrec@x is ir_measures' spelling: its numbers
+        params.setdefault("rounding", _IR_MEASURES_DEFAULTS["IPrec"]["rounding"])
     if name == "NumRet" and "rel" in params:
         name = "NumRelRet"
     if name == "SetP" and "relative" in params:

@@ -140,8 +140,8 @@ SPEC = MeasureSpec(
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979 (interpolation); trec_eval m_iprec_at_recall.c",
     trec_params=_trec_level,
-    notes="IPrec@x (ir_measures' spelling) is IPrec(recall=x). ir_measures computes it with "
-          "pytrec_eval (trec_eval 9.0.8): its numbers are IPrec(rounding=v9) with float32 scores.",
+    notes="IPrec@x (ir_measures' spelling) and ir_measures' IPrec objects are IPrec(recall=x,rounding=v9): "
+          "ir_measures computes IPrec with pytrec_eval (trec_eval 9.0.8), which rounds levels that way.",
 )
 
 AVG_SPEC = MeasureSpec(
