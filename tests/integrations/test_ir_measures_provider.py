@@ -97,7 +97,8 @@ def test_install_routes_ir_measures_through_serpeval(dl20, installed: list[int])
 
 def test_a_measure_serpeval_lacks_falls_through(dl20, installed: list[int]) -> None:
     qrels, run, _ = dl20
-    # Accuracy (over whole rankings, which all hold a non-relevant doc) is ir_measures' own provider's; nDCG@10 is serpeval's
+    # Accuracy (over whole rankings, which all hold a non-relevant doc) is computed by
+    # ir_measures' own provider; nDCG@10 by serpeval
     values = irm.calc_aggregate([irm.nDCG @ 10, irm.Accuracy @ 1000], qrels, run)
     assert installed == [1]
     assert 0 < values[irm.Accuracy @ 1000] < 1

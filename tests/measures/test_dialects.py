@@ -54,7 +54,8 @@ def test_every_name_parses_and_computes(name: str) -> None:
     assert parse_measure(str(measure)) == measure
     result = serpeval.evaluate(QRELS, RUN, [measure])
     values = result.runs[0].values[:, 0]
-    assert len(values) == 2 and all(math.isfinite(v) for v in values)
+    assert len(values) == 2
+    assert all(math.isfinite(v) for v in values)
 
 
 @pytest.mark.parametrize(
@@ -73,12 +74,13 @@ def test_every_name_parses_and_computes(name: str) -> None:
         ("NumRet(rel=2)", "NumRelRet(rel=2)"), ("SetP(relative=True)", "SetRelP"),
         ("SetP(relative=False)", "SetP"), ("Compat(p=0.8)", "Compat(p=0.8)"),
         ("Compat(normalize=False)", "Compat(normalize=False)"), ("SDCG(dcg='log2',max_rel=3)@10", "SDCG(max_rel=3)@10"),
-        ("RBP(rel=1,p=0.8)", "RBP(p=0.8,rel=1)"), ("Judged", "Judged"), ("BPref", "Bpref"), ("RPrec", "Rprec"),
+        ("RBP(rel=1,p=0.8)", "RBP(p=0.8,scale=binary)"), ("RBP(rel=2)", "RBP(scale=binary,min_grade=2)"),
+        ("Judged", "Judged"), ("BPref", "Bpref"), ("RPrec", "Rprec"),
         # ranx's names
         ("ndcg@10-l2", "nDCG(gains=1:0)@10"), ("ndcg@10-l3", "nDCG(gains=1:0;2:0)@10"),
         ("ndcg_burges@10", "nDCG(gain=exp)@10"), ("ndcg_burges@10-l2", "nDCG(gain=exp,gains=1:0)@10"),
-        ("dcg@10", "DCG@10"), ("dcg_burges", "DCG(gain=exp)"), ("rbp.95", "RBP(p=0.95,raw=True)"),
-        ("rbp.5-l2", "RBP(p=0.5,rel=2,raw=True)"), ("map@100-l2", "AP(rel=2)@100"), ("mrr", "RR"),
+        ("dcg@10", "DCG@10"), ("dcg_burges", "DCG(gain=exp)"), ("rbp.95", "RBP(p=0.95,scale=grade)"),
+        ("rbp.5-l2", "RBP(p=0.5,scale=grade,min_grade=2)"), ("map@100-l2", "AP(rel=2)@100"), ("mrr", "RR"),
         ("mrr@10-l2", "RR(rel=2)@10"), ("precision@10", "P@10"), ("precision", "SetP"), ("recall", "SetR"),
         ("recall@100-l2", "R(rel=2)@100"), ("f1@10", "F@10"), ("f1", "SetF"), ("hits@10", "Hits@10"),
         ("hits", "Hits"), ("hit_rate@10", "Success@10"), ("r-precision", "Rprec"),
@@ -105,7 +107,7 @@ ir_measures = pytest.importorskip("ir_measures")
         (lambda m: m.NumRelRet, "NumRelRet"),
         (lambda m: m.SetRelP, "SetRelP"),
         (lambda m: m.RBP, "RBP(p=0.8)"),                 # ir_measures' default persistence
-        (lambda m: m.RBP(rel=2), "RBP(p=0.8,rel=2)"),
+        (lambda m: m.RBP(rel=2), "RBP(p=0.8,scale=binary,min_grade=2)"),
         (lambda m: m.SetF(beta=0.25), "SetF(beta=0.5)"),  # trec_eval's set_F.0.25: beta^2 = 0.25
         (lambda m: m.Judged @ 10, "Judged@10"),
         (lambda m: m.Compat(p=0.8), "Compat(p=0.8)"),
@@ -137,7 +139,7 @@ def test_evaluate_takes_ir_measures_objects() -> None:
         ("rbp-l2", r"ranx's rbp needs its persistence after a dot, e.g\. 'rbp\.95'"),
         ("r-precision@10", r"ranx's r-precision takes no cutoff; write 'r-precision'"),
         ("ndcg@10-l200", r"a relevance threshold above 100 for ndcg is not supported"),
-        ("RBP(raw=True,gains=1:3)", r"a gains table cannot be combined with rel or raw"),
+        ("RBP(scale=grade,gains=1:3)", r"a gains table goes with scale=trec, not scale=grade"),
     ],
 )
 def test_dialect_errors_say_what_to_write(text: str, message: str) -> None:

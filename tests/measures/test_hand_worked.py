@@ -65,10 +65,10 @@ def value(measure: str) -> float:
         ("SDCG(max_rel=3)@4", (1 + (1 / 3) / L2(5)) / (1 + 1 / L2(3) + 1 / L2(4) + 1 / L2(5))),
         # min_rel=1, max_rel=3: a -> 1, c -> 0, d -> 1/2 (rank 6)
         ("SDCG(min_rel=1,max_rel=3)@10", (1 + 0.5 / L2(7)) / sum(1 / L2(i + 1) for i in range(1, 11))),
-        # RBP(rel=k): binary gains; raw=True: the grades themselves (ranx)
+        # ir_measures' RBP(rel=k): binary gains; scale=grade: the grades themselves (ranx)
         ("RBP(p=0.8,rel=1)", 0.2 * (1 + 0.8**3 + 0.8**5)),              # a, c, d at ranks 1, 4, 6
         ("RBP(p=0.8,rel=2)", 0.2 * (1 + 0.8**5)),                       # a, d
-        ("RBP(p=0.5,raw=True)", 0.5 * (3 + 1 * 0.5**3 + 2 * 0.5**5)),
+        ("RBP(p=0.5,scale=grade)", 0.5 * (3 + 1 * 0.5**3 + 2 * 0.5**5)),
         ("rbp.5-l2", 0.5 * (3 + 2 * 0.5**5)),
         # judged_only: x and e removed, ranks closed up: a b c d -> relevant at 1, 3, 4
         ("AP(judged_only=True)", (1 / 1 + 2 / 3 + 3 / 4) / 4),

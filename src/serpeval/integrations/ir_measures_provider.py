@@ -74,7 +74,7 @@ def uninstall() -> None:
 def _provider(float32_scores: bool) -> Any:
     from ir_measures import providers
 
-    class SerpevalProvider(providers.Provider):  # type: ignore[misc]
+    class SerpevalProvider(providers.Provider):
         """serpeval (columnar, vectorised; trec_eval's rules, ir_measures' and ranx's measures)."""
 
         NAME = NAME
@@ -115,7 +115,7 @@ def _make_evaluator(measures: list[Any], qrels: Any, float32_scores: bool) -> An
         raise ValueError(f"serpeval does not support {', '.join(unsupported)} (see `serpeval measures`).")
     judged = as_qrels(_frame(QrelsConverter(qrels).as_pd_dataframe(), "relevance"))
 
-    class SerpevalEvaluator(providers.Evaluator):  # type: ignore[misc]
+    class SerpevalEvaluator(providers.Evaluator):
         def _iter_calc(self, run: Any) -> Any:
             yield from _metrics(judged, run, measures, ours, float32_scores, Metric)
 

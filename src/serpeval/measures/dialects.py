@@ -11,7 +11,8 @@ parameter spellings, translated here:
 * ``gains={0:0,1:1,2:3,3:7}`` is the gain table ``gains=0:0;1:1;2:3;3:7`` (read by
   :func:`serpeval.measures.gains.parse_gain_table`, which takes both spellings);
 * ``judged_only=True`` is serpeval's ``judged_only`` parameter (a per-measure ``-J``);
-* ``NumRet(rel=k)`` is ``NumRelRet(rel=k)`` and ``SetP(relative=True)`` is ``SetRelP``;
+* ``NumRet(rel=k)`` is ``NumRelRet(rel=k)``, ``SetP(relative=True)`` is ``SetRelP`` and
+  ``RBP(rel=k)`` is ``RBP(scale=binary,min_grade=k)``;
 * ``IPrec@0.5`` sets the recall level (the spec's ``at_param``, handled by the registry),
   with ir_measures' rounding of levels to ranks (pytrec_eval's, trec_eval 9.0.8):
   ``IPrec(recall=0.5,rounding=v9)``; serpeval's ``IPrec(recall=0.5)`` rounds as trec_eval 10.
@@ -29,7 +30,7 @@ persistence is 0.8 there, 0.9 here) and ir_measures' values where they mean some
 ``rbp.95``. Without ``@k``, ranx's ``precision``, ``recall`` and ``f1`` are over the whole
 retrieved list (SetP, SetR, SetF). ranx's threshold ``-lN`` keeps only grades >= N: for the
 grade-weighted measures (dcg, ndcg and their burges forms) the grades 1..N-1 get gain 0,
-for rbp it is RBP's ``rel``, for the others the ``rel`` parameter.
+for rbp it is RBP's ``min_grade``, for the others the ``rel`` parameter.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def translate_params(name: str, params: dict[str, str], cutoff: str | None, text
         params["gain"] = _DCG[value]
     if name == "IPrec" and cutoff is not None:  # IPrec@x is ir_measures' spelling: its numbers
         params.setdefault("rounding", _IR_MEASURES_DEFAULTS["IPrec"]["rounding"])
+    if name == "RBP" and "rel" in params:  # ir_measures' RBP(rel=k): binary gains
+        params["min_grade"] = params.pop("rel")
+        params.setdefault("scale", "binary")
     if name == "NumRet" and "rel" in params:
         name = "NumRelRet"
     if name == "SetP" and "relative" in params:
@@ -155,7 +159,7 @@ _RANX_NAMES: dict[str, tuple[str | None, str | None, str, str]] = {
     "dcg_burges": ("DCG", "DCG", "gain=exp", "gains"),
     "ndcg": ("nDCG", "nDCG", "", "gains"),
     "ndcg_burges": ("nDCG", "nDCG", "gain=exp", "gains"),
-    "rbp": (None, "RBP", "raw=True", "rel"),
+    "rbp": (None, "RBP", "scale=grade", "min_grade"),
 }
 
 #: The largest ranx threshold -lN spelled as a gain table (grades 1..N-1 with gain 0).
@@ -166,7 +170,7 @@ def ranx_text(text: str) -> str | None:
     """A ranx metric name in serpeval's grammar, or None when ``text`` is not one.
 
     ``ndcg@10-l2`` -> ``nDCG(gains=1:0)@10``; ``ndcg_burges@10`` -> ``nDCG(gain=exp)@10``;
-    ``rbp.95`` -> ``RBP(raw=True,p=0.95)``; ``map@100-l2`` -> ``AP(rel=2)@100``;
+    ``rbp.95`` -> ``RBP(p=0.95,scale=grade)``; ``map@100-l2`` -> ``AP(rel=2)@100``;
     ``precision`` (no ``@k``) -> ``SetP``.
     """
     match = _RANX.match(text.strip())
@@ -190,8 +194,8 @@ def ranx_text(text: str) -> str | None:
     if name is None:
         raise InvalidParameterError(f"Invalid measure {text!r}: ranx's {ranx} takes no cutoff; write {ranx!r}.")
     rel = int(match["rel"]) if match["rel"] is not None else 1
-    if rel != 1 and threshold == "rel":
-        params.append(f"rel={rel}")
+    if rel != 1 and threshold in ("rel", "min_grade"):
+        params.append(f"{threshold}={rel}")
     elif rel > 1:
         if rel > _MAX_GAIN_THRESHOLD:
             raise InvalidParameterError(

@@ -61,41 +61,44 @@ def normalized_gains(r: Rankings, table: dict[int, float], docs: Picked) -> NDAr
     return gain
 
 
-RBP_REL = Param(
-    "rel", int, 0,
-    "0: graded gains, rescaled per query to [0, 1] (trec_eval); k >= 1: binary, a doc of grade >= k "
-    "has gain 1 (ir_measures' RBP(rel=k)), or with raw=True its grade (ranx's rbp-lk)",
+RBP_SCALE = Param(
+    "scale", str, "trec",
+    "trec: the grades rescaled per query to [0, 1] (trec_eval); binary: 1 for a grade >= min_grade "
+    "(ir_measures' RBP(rel=k)); grade: the grade itself for grades >= min_grade (ranx's rbp)",
+    choices=("trec", "binary", "grade"),
+)
+MIN_GRADE = Param(
+    "min_grade", int, 1,
+    "with scale=binary or scale=grade: the lowest grade that gains (ir_measures' rel, ranx's -lN)",
     minimum=0, maximum=GRADE_LIMIT,
 )
-RBP_RAW = Param(
-    "raw", bool, False,
-    "gains are the grades themselves, not rescaled (ranx's rbp: grades >= max(rel, 1) count)",
-)
 
 
-def rbp(r: Rankings, *, cutoff: None, p: float, gains: str, rel: int = 0, raw: bool = False
+def rbp(r: Rankings, *, cutoff: None, p: float, gains: str, scale: str = "trec", min_grade: int = 1
         ) -> NDArray[np.float64]:
     """RBP = (1 - p) * sum over ranks i >= 1 of gain_i * p^(i-1).
 
     The expected rate of gain of a user who looks at the next doc with probability p.
     Gains are rescaled per query to [0, 1] (:func:`normalized_gains`; grades 0..4 give
     grade/4); unjudged docs give 0, and their weight is what ``RBPResid`` reports. With
-    ``rel=k`` the gain is binary (1 for grade >= k, ir_measures' ``RBP(rel=k)``); with
-    ``raw=True`` it is the grade itself for grades >= max(k, 1) (ranx's ``rbp.95``, whose
-    values exceed 1 on graded qrels). ``gains`` cannot be combined with ``rel`` or ``raw``.
+    ``scale=binary`` the gain is 1 for a grade >= ``min_grade`` (ir_measures' ``RBP(rel=k)``);
+    with ``scale=grade`` it is the grade itself for grades >= ``min_grade`` (ranx's ``rbp.95``,
+    whose values exceed 1 on graded qrels). ``gains`` tables go with ``scale=trec`` only.
     p^(i-1) is computed by repeated multiplication, as trec_eval does. trec_eval 10.0 reads
     two uninitialised variables in this rescaling, so ``-m rbp`` alone can print different
     numbers than inside ``-m all_trec``; this is the definition those all_trec outputs follow
     (min = max = 0 before looking at the gains).
     """
     table = parse_gain_table(gains) if gains else {}
-    if rel or raw:
+    if scale != "trec":
         if table:
-            raise InvalidParameterError("RBP: a gains table cannot be combined with rel or raw; give one of them.")
-        docs = relevant_docs(r, max(rel, 1))
+            raise InvalidParameterError(
+                f"RBP: a gains table goes with scale=trec, not scale={scale}; give one of them."
+            )
+        docs = relevant_docs(r, min_grade)
         weight = powers(p, int(r.n_ret.max(initial=0)))[docs.position]
-        gain = r.grades[docs.index].astype(np.float64) if raw else np.ones(len(docs.index))
-        return (1.0 - p) * weighted_bincount(docs.segment, gain * weight, r.n_queries)
+        value = r.grades[docs.index].astype(np.float64) if scale == "grade" else np.ones(len(docs.index))
+        return (1.0 - p) * weighted_bincount(docs.segment, value * weight, r.n_queries)
     # Without a table only grades >= 1 have a gain; a table can give any doc one.
     docs = picked(r, "all", lambda: np.ones(len(r.grades), dtype=bool)) if table \
         else relevant_docs(r, 1)
@@ -149,14 +152,14 @@ SPEC = MeasureSpec(
     name="RBP",
     summary="rank-biased precision: expected gain rate of a user continuing with probability p",
     kernel=rbp,
-    params=(PERSISTENCE, GAINS, RBP_REL, RBP_RAW),
+    params=(PERSISTENCE, GAINS, RBP_SCALE, MIN_GRADE),
     trec=("rbp",),
     properties=frozenset({"bounded", "no_relevant_is_zero", "swap_improves"}),
     reference="Moffat & Zobel, TOIS 2008; trec_eval 10.0 m_rbp.c",
     trec_params=_trec_rbp,
     notes="ir_measures' RBP defaults to p=0.8 (serpeval and trec_eval: 0.9; an ir_measures object keeps "
-          "its p) and needs rel= (binary gains, here RBP(rel=k)); it computes it with cwl_eval. ranx's "
-          "rbp.95 is RBP(p=0.95,raw=True): raw grades, not rescaled.",
+          "its p) and needs rel=k: binary gains, RBP(scale=binary,min_grade=k) here; it computes it with "
+          "cwl_eval. ranx's rbp.95 is RBP(p=0.95,scale=grade): the grades, not rescaled.",
 )
 
 RESID_SPEC = MeasureSpec(

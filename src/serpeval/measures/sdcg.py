@@ -37,10 +37,10 @@ def sdcg(r: Rankings, *, cutoff: int, min_rel: int, max_rel: int, gain: str) -> 
     """
     grade = np.maximum(r.grades, 0).astype(np.float64)
     if max_rel > min_rel:
-        gain = (np.clip(grade, min_rel, max_rel) - min_rel) / float(max_rel - min_rel)
+        scaled = (np.clip(grade, min_rel, max_rel) - min_rel) / float(max_rel - min_rel)
     else:  # no room between the two: a step at min_rel
-        gain = (grade > min_rel).astype(np.float64)
-    value = gain / np.log2(r.position + 2.0)
+        scaled = (grade > min_rel).astype(np.float64)
+    value = scaled / np.log2(r.position + 2.0)
     return r.total(value, within(r, cutoff)) / _normaliser(cutoff)
 
 
