@@ -17,6 +17,7 @@ from serpeval.measures import (
     bpref,
     compat,
     counts,
+    cwl,
     err,
     gain_measures,
     geometric,
@@ -89,6 +90,13 @@ REGISTRY = Registry([
     set_measures.F_AT,
     sdcg.SPEC,
     compat.SPEC,
+    cwl.INST_SPEC,
+    cwl.INSQ_SPEC,
+    cwl.BPM_SPEC,
+    cwl.NERR8_SPEC,
+    cwl.NERR9_SPEC,
+    cwl.NERR10_SPEC,
+    cwl.NERR11_SPEC,
 ])
 
 

@@ -35,13 +35,18 @@ def sdcg(r: Rankings, *, cutoff: int, min_rel: int, max_rel: int, gain: str) -> 
     ranking shorter than k is padded with gain 0. Edge cases: 0 when nothing relevant is in
     the top k.
     """
+    value = scaled_gains(r, min_rel, max_rel) / np.log2(r.position + 2.0)
+    return r.total(value, within(r, cutoff)) / _normaliser(cutoff)
+
+
+def scaled_gains(r: Rankings, min_rel: int, max_rel: int) -> NDArray[np.float64]:
+    """C/W/L's gains (cwl_eval as ir_measures calls it) of every ranked doc: (clip(grade,
+    min_rel, max_rel) - min_rel) / (max_rel - min_rel), in [0, 1]; unjudged docs and negative
+    grades count as grade 0; when max_rel <= min_rel, a grade above min_rel has gain 1."""
     grade = np.maximum(r.grades, 0).astype(np.float64)
     if max_rel > min_rel:
-        scaled = (np.clip(grade, min_rel, max_rel) - min_rel) / float(max_rel - min_rel)
-    else:  # no room between the two: a step at min_rel
-        scaled = (grade > min_rel).astype(np.float64)
-    value = scaled / np.log2(r.position + 2.0)
-    return r.total(value, within(r, cutoff)) / _normaliser(cutoff)
+        return (np.clip(grade, min_rel, max_rel) - min_rel) / float(max_rel - min_rel)
+    return (grade > min_rel).astype(np.float64)
 
 
 _DIRECT = 2**20
