@@ -6,6 +6,9 @@ dl20-doc and core18, one run each, query by query:
 * the pytrec_eval measures (trec_eval's rules, trec_eval's tie order) on the runs as they are:
   identical within 1e-12 (in fact bit-identical on these runs);
 * gdeval's ``nDCG(dcg='exp-log2')`` and ``ERR``: within 5e-6, gdeval prints 5 decimals;
+* cwl_eval's C/W/L measures (``RBP(rel=k)``, ``SDCG``, ``INST``, ``INSQ``, ``BPM``, the NERR
+  family; skipped when cwl-eval is not installed), which rank the run in ir_measures' sorted
+  order: identical on the runs with every tie broken the same way;
 * the compat, judged and msmarco providers break score ties by doc id *ascending* (serpeval
   and trec_eval: descending): identical on the runs with every tie broken the same way
   (scores rewritten in serpeval's order), and on the runs as they are, different only on
@@ -63,6 +66,14 @@ def _gdeval() -> list:
 def _own_ties() -> list:
     return [irm.Judged @ 10, irm.Judged @ 100, irm.Judged, irm.Compat, irm.Compat(p=0.8),
             irm.Compat(normalize=False), irm.RR @ 10, irm.RR(rel=2) @ 10]
+
+
+def _cwl(top: int) -> list:
+    # max_rel = the collection's top grade (robust04, core18: 2; DL: 3)
+    return [irm.RBP(rel=1), irm.RBP(rel=2, p=0.95), irm.SDCG(max_rel=top) @ 10, irm.SDCG(min_rel=1, max_rel=top) @ 20,
+            irm.INST(max_rel=top), irm.INST(max_rel=top, T=3.0), irm.INSQ(max_rel=top), irm.BPM(max_rel=top) @ 20,
+            irm.BPM(max_rel=top, T=2.0) @ 10, irm.NERR8(max_rel=top) @ 10, irm.NERR9(max_rel=top) @ 10,
+            irm.NERR10(max_rel=top), irm.NERR11(max_rel=top, T=2.0)]
 
 
 def _reference(measures: list, qrels: dict, run: dict) -> dict:
@@ -123,6 +134,15 @@ def test_gdeval_measures_agree_to_its_printed_decimals(trec: Path, folder: str, 
     qrels, run = _load(trec / folder, qrels_name, run_name)
     measures = _gdeval()
     assert _compare(measures, qrels, _untied(run), 5e-6 + 1e-12) == {str(m): [] for m in measures}
+
+
+@pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
+def test_cwl_eval_measures_are_identical(trec: Path, folder: str, qrels_name: str, run_name: str) -> None:
+    pytest.importorskip("cwl", reason="cwl-eval (ir_measures' cwl_eval provider) is not installed")
+    qrels, run = _load(trec / folder, qrels_name, run_name)
+    top = max(g for grades in qrels.values() for g in grades.values())
+    measures = _cwl(top)
+    assert _compare(measures, qrels, _untied(run), 1e-12) == {str(m): [] for m in measures}
 
 
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)

@@ -78,8 +78,8 @@ def test_supports_what_the_grammar_parses() -> None:
     provider = ir_measures_provider.provider()
     assert provider.supports(irm.nDCG(dcg="exp-log2") @ 10)
     assert provider.supports(irm.Compat(p=0.8))
-    assert not provider.supports(irm.INST(max_rel=3))
-    assert not provider.supports(irm.BPM(max_rel=3) @ 10)
+    assert provider.supports(irm.INST(max_rel=3))
+    assert not provider.supports(irm.Accuracy @ 10)
 
 
 def test_install_routes_ir_measures_through_serpeval(dl20, installed: list[int]) -> None:

@@ -113,6 +113,10 @@ ir_measures = pytest.importorskip("ir_measures")
         (lambda m: m.Compat(p=0.8), "Compat(p=0.8)"),
         (lambda m: m.SDCG(max_rel=3) @ 10, "SDCG(max_rel=3)@10"),
         (lambda m: m.NumQ, "NumQ"),
+        (lambda m: m.INST(T=2.0, max_rel=3), "INST(T=2,max_rel=3)"),
+        (lambda m: m.INSQ(max_rel=3), "INSQ(max_rel=3)"),
+        (lambda m: m.BPM(max_rel=2) @ 10, "BPM(max_rel=2)@10"),
+        (lambda m: m.NERR10(max_rel=3), "NERR10(max_rel=3)"),
     ],
 )
 def test_ir_measures_objects_parse(make, canonical: str) -> None:
