@@ -86,6 +86,9 @@ def test_every_name_parses_and_computes(name: str) -> None:
         ("hits", "Hits"), ("hit_rate@10", "Success@10"), ("r-precision", "Rprec"),
         ("r-precision-l2", "Rprec(rel=2)"), ("bpref-l2", "Bpref(rel=2)"), ("ndcg@10-l1", "nDCG@10"),
         ("precision@5-l0", "P(rel=0)@5"),
+        # trec_eval's names that look like ranx's keep trec_eval's meaning
+        ("rbp", "RBP"), ("map", "AP"), ("ndcg", "nDCG"), ("bpref", "Bpref"), ("recall.100", "R@100"),
+        ("rbp.p=0.5", "RBP(p=0.5)"),
     ],
 )
 def test_dialects_translate(text: str, canonical: str) -> None:

@@ -182,6 +182,8 @@ def ranx_text(text: str) -> str | None:
     k = match["k"]
     if ranx == "rbp":
         digits = match["p"] or k
+        if digits is None and match["rel"] is None:
+            return None  # plain ``rbp`` is trec_eval's name (p = 0.9)
         if digits is None:
             raise InvalidParameterError(
                 f"Invalid measure {text!r}: ranx's rbp needs its persistence after a dot, e.g. 'rbp.95' (p = 0.95)."
