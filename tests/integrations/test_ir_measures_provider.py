@@ -133,3 +133,13 @@ def test_pyterrier_experiment_computes_through_serpeval(dl20, installed: list[in
     merged = ours.merge(theirs, on=["name", "qid", "measure"], suffixes=("_serpeval", "_ir_measures"))
     assert len(merged) == len(theirs) == 2 * 45 * len(metrics)
     assert (merged["value_serpeval"] - merged["value_ir_measures"]).abs().max() <= 1e-12
+
+
+def test_float32_scores_tie_as_in_pytrec_eval() -> None:
+    # 1 + 1e-9 and 1 are one number in float32: pytrec_eval ties them and puts b (the higher
+    # doc id, relevant) first, RR = 1; in float64 a is ranked first, RR = 1/2.
+    qrels = {"q": {"b": 1, "a": 0}}
+    run = {"q": {"a": 1.0 + 1e-9, "b": 1.0}}
+    assert irm.calc_aggregate([irm.RR], qrels, run)[irm.RR] == 1.0
+    assert ir_measures_provider.provider(float32_scores=True).calc_aggregate([irm.RR], qrels, run)[irm.RR] == 1.0
+    assert ir_measures_provider.provider().calc_aggregate([irm.RR], qrels, run)[irm.RR] == 0.5

@@ -13,7 +13,7 @@ import math
 import pytest
 
 import serpeval
-from serpeval.core.errors import InvalidParameterError
+from serpeval.core.errors import InvalidParameterError, UnknownMeasureError
 from serpeval.measures import REGISTRY, parse_measure
 
 QRELS = {"q": {"a": 3, "b": 0, "c": 1, "d": 2, "e": -1, "g": 1}, "r": {"a": 1, "z": 2}}
@@ -56,6 +56,21 @@ def test_every_name_parses_and_computes(name: str) -> None:
     values = result.runs[0].values[:, 0]
     assert len(values) == 2
     assert all(math.isfinite(v) for v in values)
+
+
+@pytest.mark.parametrize(
+    "name", ["alpha_nDCG@20", "α_nDCG@20", "ERR_IA@20", "nERR_IA@20", "NRBP", "P_IA@10", "AP_IA", "MAP_IA",
+             "StRecall@10"],
+)
+def test_diversity_names_reach_the_registry(name: str) -> None:
+    """The grammar hands ir_measures' diversity names (issue 17 item 2) to the registry lookup:
+    registered, they parse; not (yet), the error is the registry's "unknown measure"."""
+    spec = REGISTRY.lookup(name.split("@")[0])
+    if spec is not None:
+        assert parse_measure(name).spec is spec
+    else:
+        with pytest.raises(UnknownMeasureError, match=r"Unknown measure"):
+            parse_measure(name)
 
 
 @pytest.mark.parametrize(

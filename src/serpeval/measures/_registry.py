@@ -27,8 +27,8 @@ from serpeval.measures.spec import Measure, MeasureSpec
 
 __all__ = ["Registry"]
 
-_GRAMMAR = re.compile(
-    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
+_GRAMMAR = re.compile(  # names are word characters, Unicode too (ir_measures' α_nDCG)
+    r"^\s*(?P<name>[^\W\d]\w*)\s*"
     r"(?:\((?P<params>[^()]*)\))?\s*"
     r"(?:@\s*(?P<cutoff>[^\s@]+))?\s*$"
 )
