@@ -87,6 +87,7 @@ def test_diversity_names_reach_the_registry(name: str) -> None:
         ("IPrec(rel=2)@0.25", "IPrec(rel=2,recall=0.25,rounding=v9)"),
         ("IPrec(rounding=round)@0.25", "IPrec(recall=0.25)"),
         ("NumRet(rel=2)", "NumRelRet(rel=2)"), ("SetP(relative=True)", "SetRelP"),
+        ("numret(rel=2)", "NumRelRet(rel=2)"), ("iprec@0.5", "IPrec(recall=0.5,rounding=v9)"),
         ("SetP(relative=False)", "SetP"), ("Compat(p=0.8)", "Compat(p=0.8)"),
         ("Compat(normalize=False)", "Compat(normalize=False)"), ("SDCG(dcg='log2',max_rel=3)@10", "SDCG(max_rel=3)@10"),
         ("RBP(rel=1,p=0.8)", "RBP(p=0.8,scale=binary)"), ("RBP(rel=2)", "RBP(scale=binary,min_grade=2)"),

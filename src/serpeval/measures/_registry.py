@@ -119,11 +119,13 @@ class Registry:
                 f"Invalid measure {text!r}: expected Name[(param=value,...)][@cutoff], "
                 "e.g. 'nDCG@10' or 'P(rel=2)@5'."
             )
-        params = _split_params(match["params"], text) if match["params"] is not None else {}
-        name, params, at = translate_params(match["name"], params, match["cutoff"], text)
-        spec = self.lookup(name)
+        spec = self.lookup(match["name"])
         if spec is None:
-            raise UnknownMeasureError(self._unknown_message(name, text))
+            raise UnknownMeasureError(self._unknown_message(match["name"], text))
+        params = _split_params(match["params"], text) if match["params"] is not None else {}
+        name, params, at = translate_params(spec.name, params, match["cutoff"], text)
+        if name != spec.name:
+            spec = self[name]
         cutoff: Any = None
         if at is not None and spec.at_param is not None:
             if spec.at_param in params:
