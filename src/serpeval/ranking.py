@@ -26,7 +26,7 @@ non-relevant (P@k divides by k).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -320,6 +320,17 @@ class Rankings:
             ).astype(np.int64)
         return self._memo[key]
 
+    def only_judged(self) -> Rankings:
+        """These rankings without their unjudged docs (grade < 0), ranks closed up: the
+        judged-only rule of ``rank(judged_only=True)`` (trec_eval ``-J``) applied to one
+        measure (ir_measures' ``judged_only=True``). Built once per rankings."""
+        if "only_judged" not in self._memo:
+            grades, offsets, dropped = _drop_unjudged(self.grades, self.segment, self.n_queries)
+            coverage = replace(self.coverage, dropped_unjudged=self.coverage.dropped_unjudged + dropped)
+            self._memo["only_judged"] = Rankings(self.query_ids, offsets, grades, self.ideal_offsets,
+                                                 self.ideal_grades, coverage)
+        return self._memo["only_judged"]
+
     def num_nonrel(self, rel: int) -> NDArray[np.int64]:
         """Per query: judged docs with ``0 <= grade < rel`` (retrieved or not)."""
         g = self.ideal_grades
@@ -400,11 +411,7 @@ def rank(
 
     dropped = 0
     if judged_only:
-        judged = grades >= 0
-        dropped = int(len(grades) - np.count_nonzero(judged))
-        grades, sorted_codes = grades[judged], sorted_codes[judged]
-        counts = np.bincount(sorted_codes, minlength=n_judged)
-        np.cumsum(counts, out=offsets[1:])
+        grades, offsets, dropped = _drop_unjudged(grades, sorted_codes, n_judged)
 
     absent = np.flatnonzero(~present)
     missing_ids = tuple(index.query_ids.take(pa.array(absent, pa.int64())).to_pylist())
@@ -437,6 +444,17 @@ def rank(
         raise missing_queries_error(run.source, run.name, missing_ids)
     query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
     return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
+
+
+def _drop_unjudged(grades: NDArray[np.int64], segment: NDArray[Any], n: int
+                   ) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+    """The judged-only rule (trec_eval ``-J``), in one place: drop the ranked docs whose grade
+    is negative (not in the qrels, or pooled but unjudged) and close the gaps in the ranks.
+    Returns the kept grades, their offsets over ``n`` queries and the number dropped."""
+    judged = grades >= 0
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(segment[judged], minlength=n), out=offsets[1:])
+    return grades[judged], offsets, int(len(grades) - np.count_nonzero(judged))
 
 
 def _lookup_grades(

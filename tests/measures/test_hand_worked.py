@@ -42,8 +42,9 @@ def value(measure: str) -> float:
         ("SetF(beta=2)", 5 * (3 / 6) * (3 / 4) / (4 * (3 / 6) + (3 / 4))),
         ("Success@1", 1.0), ("Success(rel=3)@1", 1.0), ("Success(rel=3)@0", None),
         ("NumRet", 6), ("NumRel", 4), ("NumRelRet", 3),
-        # Judged@k: docs with a grade >= 0 in the top k, divided by k (x and e are not judged)
-        ("Judged@5", 3 / 5), ("Judged@10", 4 / 10),
+        # Judged@k (ir_measures): docs in the qrels in the top k, divided by min(k, 6 retrieved):
+        # x is not in the qrels; e (grade -1) is listed, so judged; a short ranking is not padded
+        ("Judged@3", 2 / 3), ("Judged@5", 4 / 5), ("Judged@10", 5 / 6), ("Judged", 5 / 6),
         # bpref: a (no nonrel above) -> 1; c (b above) -> 1 - min(1,4)/min(1,4) = 0; d -> 0
         ("Bpref", (1 + 0 + 0) / 4),
         # DCG linear: 3/log2(2) + 1/log2(5) + 2/log2(7)
@@ -54,6 +55,26 @@ def value(measure: str) -> float:
         ("nDCG", (3 + 1 / L2(5) + 2 / L2(7)) / (3 + 2 / L2(3) + 1 / L2(4) + 1 / L2(5))),
         ("nDCG@3", 3 / (3 + 2 / L2(3) + 1 / L2(4))),
         ("nDCG(gain=exp)@5", (7 + 1 / L2(5)) / (7 + 3 / L2(3) + 1 / L2(4) + 1 / L2(5))),
+        # ir_measures' and ranx's measures (issue 17)
+        ("NumQ", 1),
+        ("Hits@3", 1), ("Hits", 3), ("Hits(rel=2)@10", 2),               # a | a c d | a d
+        ("F@5", 2 * (2 / 5) * (2 / 4) / (2 / 5 + 2 / 4)),               # top 5 holds a, c: P 2/5, R 2/4
+        ("F(beta=2)@5", 5 * (2 / 5) * (2 / 4) / (4 * (2 / 5) + 2 / 4)),
+        # SDCG@k: scaled gains over the DCG of k docs of gain 1; max_rel=1: a, c, d have gain 1
+        ("SDCG@4", (1 + 1 / L2(5)) / (1 + 1 / L2(3) + 1 / L2(4) + 1 / L2(5))),
+        ("SDCG(max_rel=3)@4", (1 + (1 / 3) / L2(5)) / (1 + 1 / L2(3) + 1 / L2(4) + 1 / L2(5))),
+        # min_rel=1, max_rel=3: a -> 1, c -> 0, d -> 1/2 (rank 6)
+        ("SDCG(min_rel=1,max_rel=3)@10", (1 + 0.5 / L2(7)) / sum(1 / L2(i + 1) for i in range(1, 11))),
+        # ir_measures' RBP(rel=k): binary gains; scale=grade: the grades themselves (ranx)
+        ("RBP(p=0.8,rel=1)", 0.2 * (1 + 0.8**3 + 0.8**5)),              # a, c, d at ranks 1, 4, 6
+        ("RBP(p=0.8,rel=2)", 0.2 * (1 + 0.8**5)),                       # a, d
+        ("RBP(p=0.5,scale=grade)", 0.5 * (3 + 1 * 0.5**3 + 2 * 0.5**5)),
+        ("rbp.5-l2", 0.5 * (3 + 2 * 0.5**5)),
+        # judged_only: x and e removed, ranks closed up: a b c d -> relevant at 1, 3, 4
+        ("AP(judged_only=True)", (1 / 1 + 2 / 3 + 3 / 4) / 4),
+        ("P(judged_only=True)@3", 2 / 3),
+        ("nDCG(judged_only=True)@10", (3 + 1 / L2(4) + 2 / L2(5)) / (3 + 2 / L2(3) + 1 / L2(4) + 1 / L2(5))),
+        ("IPrec@0.5", 2 / 4),  # (long)(0.5 * 4 + 0.9) = 2 of R = 4: best precision from c (rank 4) on
     ],
 )
 def test_hand_worked(measure: str, expected: float | None) -> None:
@@ -102,3 +123,16 @@ def test_missing_query_policies() -> None:
         skipped = serpeval.evaluate(qrels, run, ["AP"])
     assert skipped.means("run") == {"AP": 1.0}
     assert serpeval.evaluate(qrels, run, ["AP"], missing="zero").means("run") == {"AP": 0.5}
+
+
+def test_compat_arithmetic() -> None:
+    # Ideal ranking: a (3), d (2), c (1, retrieved), g (1); R = 4, D = max(6 retrieved, 4) = 6.
+    # Overlap of the top i of ranking and ideal: a from depth 1, c from max(4, 3) = 4, d from
+    # max(6, 2) = 6  ->  O = 1, 1, 1, 2, 2, 3; the ideal with itself: min(i, 4) = 1, 2, 3, 4, 4, 4.
+    p = 0.8
+    overlap, best = [1, 1, 1, 2, 2, 3], [1, 2, 3, 4, 4, 4]
+    rbo = sum(p ** (i - 1) * o / i for i, o in enumerate(overlap, 1))
+    ideal = sum(p ** (i - 1) * o / i for i, o in enumerate(best, 1))
+    assert value("Compat(p=0.8)") == pytest.approx(rbo / ideal, rel=1e-12)
+    weights = sum(p ** (i - 1) for i in range(1, 7))
+    assert value("Compat(p=0.8,normalize=False)") == pytest.approx(rbo / weights, rel=1e-12)

@@ -28,8 +28,9 @@ def describe_rows() -> list[dict[str, Any]]:
     for spec in REGISTRY:
         usage = spec.name
         # Parameters with a value by default; optional ones (an empty default, such as a
-        # custom gain table) are described by `serpeval measures NAME`.
-        shown = [p for p in spec.params if p.default != ""]
+        # custom gain table, and switches such as judged_only) are described by
+        # `serpeval measures NAME`.
+        shown = [p for p in spec.params if p.default != "" and p.type is not bool]
         if shown:
             usage += "(" + ",".join(f"{p.name}={format_value(p.default)}" for p in shown) + ")"
         if spec.cutoff == "required":
@@ -85,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
             lines.append("trec_eval: " + ", ".join(_trec_names(spec)))
         if spec.reference:
             lines.append("reference: " + spec.reference)
+        if spec.notes:
+            lines.append("ir_measures / ranx: " + spec.notes)
         write_output("\n".join(lines) + "\n", None)
         return 0
     write_output(render(describe_rows(), args.format, width=table_width() or 160), None)

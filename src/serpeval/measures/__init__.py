@@ -15,7 +15,9 @@ from collections.abc import Iterable
 from serpeval.measures import (
     average_precision,
     bpref,
+    compat,
     counts,
+    cwl,
     diversity,
     err,
     gain_measures,
@@ -32,6 +34,7 @@ from serpeval.measures import (
     reciprocal_rank,
     relative_precision,
     rprec_mult,
+    sdcg,
     set_measures,
     success,
     unjudged,
@@ -82,6 +85,19 @@ REGISTRY = Registry([
     unjudged.SPEC,
     yaap.SPEC,
     counts.NUM_NONREL_JUDGED_RET,
+    # ir_measures' and ranx's measures that trec_eval lacks
+    counts.NUM_Q,
+    counts.HITS,
+    set_measures.F_AT,
+    sdcg.SPEC,
+    compat.SPEC,
+    cwl.INST_SPEC,
+    cwl.INSQ_SPEC,
+    cwl.BPM_SPEC,
+    cwl.NERR8_SPEC,
+    cwl.NERR9_SPEC,
+    cwl.NERR10_SPEC,
+    cwl.NERR11_SPEC,
     # diversity measures (subtopic qrels), exact to NIST's ndeval
     *diversity.SPECS,
 ])

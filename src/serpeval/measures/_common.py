@@ -20,6 +20,11 @@ REL = Param(
     "minimum grade that counts as relevant (inclusive); trec_eval's -l",
     minimum=0, maximum=GRADE_LIMIT,
 )
+JUDGED_ONLY = Param(
+    "judged_only", bool, False,
+    "compute on the judged docs only: unjudged retrieved docs are removed and the ranks closed "
+    "up (ir_measures' judged_only=True; trec_eval's -J for this one measure)",
+)
 #: Gain of a grade g: ``linear`` = g (trec_eval), ``exp`` = 2^g - 1 (Burges, gdeval).
 Gain = Literal["linear", "exp"]
 GAIN_KINDS: tuple[Gain, ...] = get_args(Gain)

@@ -7,8 +7,11 @@ Grammar: ``Name[(param=value,...)][@cutoff]`` - ``P@10``, ``AP``, ``nDCG(gain=ex
 measures, and so do parameterised trec_eval names, in the ``-m name.params`` spelling and
 in the ``name_params`` spelling trec_eval prints (``iprec_at_recall_0.10``, ``set_F.0.5``,
 ``rbp.p=0.5``, ``ndcg_1=3,2=9``): the spec's ``trec_params`` turns the text after the
-name into grammar parameters. The canonical form printed everywhere is ``str(measure)``, and
-``parse(str(m)) == m`` for every measure.
+name into grammar parameters. ir_measures' spellings (``nDCG(dcg='exp-log2',cutoff=10)``,
+``nDCG(gains={0:0,1:1,2:3})@10``, ``AP(judged_only=True)``, ``IPrec@0.5``), ir_measures
+measure objects and ranx's names (``ndcg@10-l2``, ``rbp.95``) parse too: the translation
+lives in :mod:`serpeval.measures.dialects`. The canonical form printed everywhere is
+``str(measure)``, and ``parse(str(m)) == m`` for every measure.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from serpeval.core.errors import InvalidParameterError, UnknownMeasureError
+from serpeval.measures.dialects import ir_measures_text, is_foreign_measure, ranx_text, translate_params
 from serpeval.measures.spec import Measure, MeasureSpec
 
 __all__ = ["Registry"]
@@ -99,8 +103,13 @@ class Registry:
         """Parse one measure name (any supported dialect) into a bound :class:`Measure`."""
         if isinstance(text, Measure):
             return text
+        if is_foreign_measure(text):
+            return self.parse(ir_measures_text(text))
         if not isinstance(text, str):
             raise InvalidParameterError(f"A measure name must be a string; got {text!r}.")
+        ranx = ranx_text(text)
+        if ranx is not None:
+            return self.parse(ranx)
         trec = self._parse_trec(text.strip())
         if trec is not None:
             return trec
@@ -110,25 +119,35 @@ class Registry:
                 f"Invalid measure {text!r}: expected Name[(param=value,...)][@cutoff], "
                 "e.g. 'nDCG@10' or 'P(rel=2)@5'."
             )
-        name = match["name"]
-        spec = self.lookup(name)
+        spec = self.lookup(match["name"])
         if spec is None:
-            raise UnknownMeasureError(self._unknown_message(name, text))
+            raise UnknownMeasureError(self._unknown_message(match["name"], text))
         params = _split_params(match["params"], text) if match["params"] is not None else {}
+        name, params, at = translate_params(spec.name, params, match["cutoff"], text)
+        if name != spec.name:
+            spec = self[name]
         cutoff: Any = None
-        if match["cutoff"] is not None:
+        if at is not None and spec.at_param is not None:
+            if spec.at_param in params:
+                raise InvalidParameterError(
+                    f"Invalid measure {text!r}: {spec.at_param} is given twice ({spec.at_param}= and @)."
+                )
+            params[spec.at_param] = at
+        elif at is not None:
             try:
-                cutoff = int(match["cutoff"])
+                cutoff = int(at)
             except ValueError:
                 raise InvalidParameterError(
                     f"Invalid measure {text!r}: the cutoff after '@' must be an integer from 1 to "
-                    f"2^63 - 1; got {match['cutoff']!r}."
+                    f"2^63 - 1; got {at!r}."
                 ) from None
         return spec.bind(params, cutoff, text)
 
     def parse_many(self, texts: Iterable[str | Measure]) -> tuple[Measure, ...]:
         """Parse several names, dropping exact repeats but keeping the given order."""
         seen: dict[Measure, None] = {}
+        if is_foreign_measure(texts):
+            texts = [texts]  # type: ignore[list-item]
         for text in texts:
             for one in self._trec_list(text):
                 seen.setdefault(self.parse(one), None)
@@ -191,10 +210,12 @@ class Registry:
 
 
 def _split_params(body: str, text: str) -> dict[str, str]:
+    """``a=1, b={0:0,1:1}`` -> ``{"a": "1", "b": "{0:0,1:1}"}``: commas inside braces (an
+    ir_measures gain table) do not split."""
     params: dict[str, str] = {}
     if not body.strip():
         return params
-    for part in body.split(","):
+    for part in re.split(r",(?![^{}]*\})", body):
         if "=" not in part:
             raise InvalidParameterError(
                 f"Invalid measure {text!r}: parameters are written name=value; got {part.strip()!r}."

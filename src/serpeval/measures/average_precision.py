@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL, safe_divide
+from serpeval.measures._common import JUDGED_ONLY, REL, safe_divide
 from serpeval.measures._segments import memo, prefix_sums, relevant_docs
 from serpeval.measures.spec import MeasureSpec
 
@@ -45,7 +45,7 @@ SPEC = MeasureSpec(
     name="AP",
     summary="average precision: mean of P@i over the ranks i of relevant docs, divided by R",
     kernel=average_precision,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     cutoff="optional",
     aliases=("MAP",),
     trec=("map",),

@@ -1,15 +1,17 @@
-"""Counts: docs retrieved, relevant docs, relevant docs retrieved (summed over queries)."""
+"""Counts: queries, docs retrieved, relevant docs, relevant docs retrieved (summed over
+queries), and Hits@k (relevant docs in the top k, averaged over queries as ranx does)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from serpeval.measures._common import REL, hits
 from serpeval.measures._segments import nonrelevant_docs
 from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
     from serpeval.ranking import Rankings
@@ -56,4 +58,34 @@ NUM_NONREL_JUDGED_RET = MeasureSpec(
     summary="number of retrieved docs judged non-relevant (summed over queries)",
     kernel=num_nonrel_judged_ret, params=(REL,), trec=("num_nonrel_judged_ret",),
     aggregate="sum", bounds=None, reference="trec_eval m_num_nonrel_judged_ret.c",
+)
+
+
+def num_q(r: Rankings, *, cutoff: None) -> NDArray[np.float64]:
+    """1 for every evaluated query: summed, the number of queries (trec_eval's ``num_q``)."""
+    return np.ones(r.n_queries)
+
+
+NUM_Q = MeasureSpec(
+    name="NumQ", summary="number of evaluated queries (1 per query, summed)", kernel=num_q,
+    aggregate="sum", bounds=None, reference="trec_eval num_q; ir_measures NumQ",
+    notes="ir_measures (pytrec_eval) counts the judged queries the run answers, as serpeval does "
+          "with missing='skip'; missing='zero' counts every judged query.",
+)
+
+
+def hits_at(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.float64]:
+    """Hits@k = relevant docs (grade >= rel) in the top k (all retrieved without a cutoff).
+
+    Averaged over queries (ranx's ``hits@k``); ``NumRelRet`` is the same count without a
+    cutoff, summed. Edge cases: 0 for a query with no relevant doc.
+    """
+    return hits(r, rel, cutoff).astype(float)
+
+
+HITS = MeasureSpec(
+    name="Hits", summary="relevant docs in the top k (averaged over queries)", kernel=hits_at,
+    params=(REL,), cutoff="optional", bounds=None,
+    properties=frozenset({"no_relevant_is_zero", "cutoff_monotone", "swap_improves"}),
+    reference="ranx hits@k",
 )

@@ -47,9 +47,13 @@ EXP_HEADROOM = 960
 
 
 def parse_gain_table(text: str) -> dict[int, float]:
-    """``"1:3;2:9.5"`` (``=`` also accepted for ``:``) -> ``{1: 3.0, 2: 9.5}``."""
+    """``"1:3;2:9.5"`` (``=`` also accepted for ``:``) -> ``{1: 3.0, 2: 9.5}``; ir_measures'
+    dict spelling ``{1:3,2:9.5}`` is read too."""
     table: dict[int, float] = {}
-    for part in text.replace(" ", "").split(";"):
+    text = text.replace(" ", "")
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1].replace(",", ";")
+    for part in text.split(";"):
         if not part:
             continue
         sep = ":" if ":" in part else "="

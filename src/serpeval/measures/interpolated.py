@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL
+from serpeval.measures._common import JUDGED_ONLY, REL
 from serpeval.measures._segments import c_round, c_trunc, memo, relevant_docs, suffix_max
 from serpeval.measures.cparse import atof
 from serpeval.measures.spec import MeasureSpec, Param, format_value
@@ -134,11 +134,14 @@ SPEC = MeasureSpec(
             "doc down",
     kernel=iprec,
     params=(REL, Param("recall", float, 0.0, "recall level x (c = round(x*R) relevant docs)",
-                       minimum=0.0, maximum=1.0), ROUNDING),
+                       minimum=0.0, maximum=1.0), ROUNDING, JUDGED_ONLY),
+    at_param="recall",
     trec=("iprec_at_recall",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979 (interpolation); trec_eval m_iprec_at_recall.c",
     trec_params=_trec_level,
+    notes="IPrec@x (ir_measures' spelling) and ir_measures' IPrec objects are IPrec(recall=x,rounding=v9): "
+          "ir_measures computes IPrec with pytrec_eval (trec_eval 9.0.8), which rounds levels that way.",
 )
 
 AVG_SPEC = MeasureSpec(

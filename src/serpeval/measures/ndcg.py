@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.core.errors import InputError
-from serpeval.measures._common import GAIN, safe_divide
+from serpeval.measures._common import GAIN, JUDGED_ONLY, safe_divide
 from serpeval.measures._segments import (
     Picked,
     at_depth,
@@ -174,7 +174,7 @@ SPEC = MeasureSpec(
     name="nDCG",
     summary="normalised DCG: DCG@k over the DCG of the ideal ranking of all judged docs",
     kernel=ndcg,
-    params=(GAIN, GAINS),
+    params=(GAIN, GAINS, JUDGED_ONLY),
     cutoff="optional",
     aliases=("NDCG",),
     trec=("ndcg",),

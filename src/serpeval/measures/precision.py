@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpeval.measures._common import REL, hits
+from serpeval.measures._common import JUDGED_ONLY, REL, hits
 from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ SPEC = MeasureSpec(
     name="P",
     summary="precision at k: relevant docs in the top k, divided by k",
     kernel=precision,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     cutoff="required",
     aliases=("Precision",),
     trec_cut=("P",),

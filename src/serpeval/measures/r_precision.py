@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpeval.measures._common import REL, hits, safe_divide
+from serpeval.measures._common import JUDGED_ONLY, REL, hits, safe_divide
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,7 +29,7 @@ SPEC = MeasureSpec(
     name="Rprec",
     summary="R-precision: precision at rank R, R = number of relevant docs",
     kernel=r_precision,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     aliases=("R-prec", "RPrec"),
     trec=("Rprec",),
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "swap_improves"}),

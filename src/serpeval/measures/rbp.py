@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from serpeval.core.arrays import weighted_bincount
+from serpeval.core.data import GRADE_LIMIT
+from serpeval.core.errors import InvalidParameterError
 from serpeval.measures._segments import Picked, judged_docs, picked, powers, relevant_docs
 from serpeval.measures.gains import GAINS, apply_gains, format_gain_table, parse_gain_table, trec_gain_pairs
 from serpeval.measures.spec import MeasureSpec, Param
@@ -59,18 +61,44 @@ def normalized_gains(r: Rankings, table: dict[int, float], docs: Picked) -> NDAr
     return gain
 
 
-def rbp(r: Rankings, *, cutoff: None, p: float, gains: str) -> NDArray[np.float64]:
+RBP_SCALE = Param(
+    "scale", str, "trec",
+    "trec: the grades rescaled per query to [0, 1] (trec_eval); binary: 1 for a grade >= min_grade "
+    "(ir_measures' RBP(rel=k)); grade: the grade itself for grades >= min_grade (ranx's rbp)",
+    choices=("trec", "binary", "grade"),
+)
+MIN_GRADE = Param(
+    "min_grade", int, 1,
+    "with scale=binary or scale=grade: the lowest grade that gains (ir_measures' rel, ranx's -lN)",
+    minimum=0, maximum=GRADE_LIMIT,
+)
+
+
+def rbp(r: Rankings, *, cutoff: None, p: float, gains: str, scale: str = "trec", min_grade: int = 1
+        ) -> NDArray[np.float64]:
     """RBP = (1 - p) * sum over ranks i >= 1 of gain_i * p^(i-1).
 
     The expected rate of gain of a user who looks at the next doc with probability p.
     Gains are rescaled per query to [0, 1] (:func:`normalized_gains`; grades 0..4 give
-    grade/4); unjudged docs give 0, and their weight is what ``RBPResid`` reports.
+    grade/4); unjudged docs give 0, and their weight is what ``RBPResid`` reports. With
+    ``scale=binary`` the gain is 1 for a grade >= ``min_grade`` (ir_measures' ``RBP(rel=k)``);
+    with ``scale=grade`` it is the grade itself for grades >= ``min_grade`` (ranx's ``rbp.95``,
+    whose values exceed 1 on graded qrels). ``gains`` tables go with ``scale=trec`` only.
     p^(i-1) is computed by repeated multiplication, as trec_eval does. trec_eval 10.0 reads
     two uninitialised variables in this rescaling, so ``-m rbp`` alone can print different
     numbers than inside ``-m all_trec``; this is the definition those all_trec outputs follow
     (min = max = 0 before looking at the gains).
     """
     table = parse_gain_table(gains) if gains else {}
+    if scale != "trec":
+        if table:
+            raise InvalidParameterError(
+                f"RBP: a gains table goes with scale=trec, not scale={scale}; give one of them."
+            )
+        docs = relevant_docs(r, min_grade)
+        weight = powers(p, int(r.n_ret.max(initial=0)))[docs.position]
+        value = r.grades[docs.index].astype(np.float64) if scale == "grade" else np.ones(len(docs.index))
+        return (1.0 - p) * weighted_bincount(docs.segment, value * weight, r.n_queries)
     # Without a table only grades >= 1 have a gain; a table can give any doc one.
     docs = picked(r, "all", lambda: np.ones(len(r.grades), dtype=bool)) if table \
         else relevant_docs(r, 1)
@@ -124,11 +152,14 @@ SPEC = MeasureSpec(
     name="RBP",
     summary="rank-biased precision: expected gain rate of a user continuing with probability p",
     kernel=rbp,
-    params=(PERSISTENCE, GAINS),
+    params=(PERSISTENCE, GAINS, RBP_SCALE, MIN_GRADE),
     trec=("rbp",),
     properties=frozenset({"bounded", "no_relevant_is_zero", "swap_improves"}),
     reference="Moffat & Zobel, TOIS 2008; trec_eval 10.0 m_rbp.c",
     trec_params=_trec_rbp,
+    notes="ir_measures' RBP defaults to p=0.8 (serpeval and trec_eval: 0.9; an ir_measures object keeps "
+          "its p) and needs rel=k: binary gains, RBP(scale=binary,min_grade=k) here; it computes it with "
+          "cwl_eval. ranx's rbp.95 is RBP(p=0.95,scale=grade): the grades, not rescaled.",
 )
 
 RESID_SPEC = MeasureSpec(

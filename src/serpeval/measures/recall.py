@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpeval.measures._common import REL, hits, safe_divide
+from serpeval.measures._common import JUDGED_ONLY, REL, hits, safe_divide
 from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ SPEC = MeasureSpec(
     name="R",
     summary="recall at k: relevant docs in the top k, divided by all relevant docs",
     kernel=recall,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     cutoff="required",
     aliases=("Recall",),
     trec_cut=("recall",),

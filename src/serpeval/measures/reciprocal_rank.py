@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.measures._common import REL
+from serpeval.measures._common import JUDGED_ONLY, REL
 from serpeval.measures._segments import relevant_docs
 from serpeval.measures.spec import MeasureSpec
 
@@ -37,7 +37,7 @@ SPEC = MeasureSpec(
     name="RR",
     summary="reciprocal rank of the first relevant doc (0 if none)",
     kernel=reciprocal_rank,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     cutoff="optional",
     aliases=("MRR",),
     trec=("recip_rank",),

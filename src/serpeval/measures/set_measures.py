@@ -1,11 +1,12 @@
-"""Set-based measures over the whole retrieved list: SetP, SetR, SetF, SetAP."""
+"""Set-based measures over the whole retrieved list: SetP, SetR, SetF, SetAP; and F@k, the
+F-measure of P@k and R@k (ranx's ``f1@k``)."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
 
-from serpeval.measures._common import REL, hits, safe_divide
+from serpeval.measures._common import JUDGED_ONLY, REL, hits, safe_divide
 from serpeval.measures.cparse import atof
 from serpeval.measures.spec import MAX_WEIGHT, MeasureSpec, Param
 
@@ -55,7 +56,7 @@ SET_P = MeasureSpec(
     name="SetP",
     summary="precision of the whole retrieved set",
     kernel=set_precision,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     trec=("set_P",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="trec_eval m_set_P.c",
@@ -74,9 +75,12 @@ SET_F = MeasureSpec(
     summary="F-measure of SetP and SetR (beta weights recall)",
     kernel=set_f,
     params=(REL, Param("beta", float, 1.0, "weight of recall relative to precision",
-                       minimum=0.0, maximum=MAX_WEIGHT)),
+                       minimum=0.0, maximum=MAX_WEIGHT), JUDGED_ONLY),
     trec=("set_F",),
     trec_params=trec_beta,
+    notes="ir_measures passes its SetF(beta=b) to trec_eval as set_F.b, whose parameter is beta squared: "
+          "an ir_measures object SetF(beta=b) is read as SetF(beta=sqrt(b)) here, the same numbers. "
+          "ranx's f1 (no @k) is SetF.",
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979; trec_eval m_set_F.c",
 )
@@ -96,8 +100,34 @@ SET_AP = MeasureSpec(
     name="SetAP",
     summary="unranked AP of the retrieved set: SetP * SetR",
     kernel=set_average_precision,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     trec=("set_map",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="trec_eval m_set_map.c",
+)
+
+
+def f_at(r: Rankings, *, cutoff: int, rel: int, beta: float) -> NDArray[np.float64]:
+    """F@k = (1 + beta^2) P R / (beta^2 P + R) of P@k = hits/k and R@k = hits/R.
+
+    hits = relevant docs in the top k; a ranking shorter than k is padded (P@k divides by
+    k, as ranx's ``f1@k`` does). Edge cases: 0 when no relevant doc is in the top k.
+    """
+    found = hits(r, rel, cutoff)
+    p = found / float(cutoff)
+    rc = safe_divide(found, r.num_rel(rel))
+    b2 = beta * beta
+    return safe_divide((1.0 + b2) * p * rc, b2 * p + rc)
+
+
+F_AT = MeasureSpec(
+    name="F",
+    summary="F-measure of P@k and R@k (beta weights recall); F1@k when beta = 1",
+    kernel=f_at,
+    params=(REL, Param("beta", float, 1.0, "weight of recall relative to precision",
+                       minimum=0.0, maximum=MAX_WEIGHT)),
+    cutoff="required",
+    aliases=("F1",),
+    properties=frozenset({"bounded", "no_relevant_is_zero"}),
+    reference="van Rijsbergen 1979; ranx f1@k",
 )

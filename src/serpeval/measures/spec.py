@@ -42,7 +42,9 @@ MAX_CUTOFF = 2**63 - 1
 
 
 def format_value(value: Any) -> str:
-    """Canonical text of a parameter value (``0.5``, ``2``, ``exp``)."""
+    """Canonical text of a parameter value (``0.5``, ``2``, ``exp``, ``True``)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
     if isinstance(value, float):
         text = repr(value)
         return text[:-2] if text.endswith(".0") else text
@@ -55,7 +57,8 @@ class Param:
 
     Attributes:
         name: as written in the grammar (``rel`` in ``P(rel=2)@5``).
-        type: ``int``, ``float`` or ``str``.
+        type: ``int``, ``float``, ``str`` or ``bool`` (written ``True``/``False``, as
+            ir_measures' ``judged_only=True``; ``1``/``0`` and lower case are accepted).
         default: the value when not given (never printed in canonical names).
         description: one line for ``serpeval measures``.
         choices: allowed values for ``str`` parameters.
@@ -79,7 +82,7 @@ class Param:
         """``an int >= 0``, ``one of linear, exp`` and so on, for error messages."""
         if self.choices:
             return "one of " + ", ".join(self.choices)
-        kind = {int: "an int", float: "a number", str: "a string"}[self.type]
+        kind = {int: "an int", float: "a number", str: "a string", bool: "True or False"}[self.type]
         if self.minimum is not None and self.maximum is not None:
             return f"{kind} in [{format_value(self.minimum)}, {format_value(self.maximum)}]"
         if self.minimum is not None:
@@ -99,7 +102,12 @@ class Param:
         value: Any = raw
         if isinstance(raw, str):
             raw_text = raw.strip().strip("'\"")
-            if self.type is int:
+            if self.type is bool:
+                flags = {"true": True, "1": True, "false": False, "0": False}
+                if raw_text.lower() not in flags:
+                    raise fail()
+                value = flags[raw_text.lower()]
+            elif self.type is int:
                 try:
                     value = int(raw_text)
                 except ValueError:
@@ -113,6 +121,8 @@ class Param:
                 value = raw_text
         elif self.type is float and isinstance(raw, (int, np.integer)) and not isinstance(raw, bool):
             value = float(raw)
+        if self.type is bool and not isinstance(value, (bool, np.bool_)):
+            raise fail()
         if self.type is int and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
             raise fail()
         if self.type is float and (isinstance(value, bool) or not isinstance(value, (float, np.floating))):
@@ -173,6 +183,10 @@ class MeasureSpec:
             ``ValueError`` when the text does not fit.
         subtopics: the kernel reads subtopic judgments (the diversity measures of
             :mod:`serpeval.measures.diversity`), so the evaluation needs subtopic qrels.
+        at_param: the parameter that ``@x`` sets instead of a cutoff (ir_measures'
+            ``AT_PARAM``: ``IPrec@0.5`` is ``IPrec(recall=0.5)``); ``None`` for a cutoff.
+        notes: how ir_measures and ranx define the measure where they differ from
+            serpeval's definition (shown by ``serpeval measures NAME``).
     """
 
     name: str
@@ -190,6 +204,8 @@ class MeasureSpec:
     reference: str = ""
     trec_params: Callable[[str], dict[str, Any]] | None = None
     subtopics: bool = False
+    at_param: str | None = None
+    notes: str = ""
 
     def __post_init__(self) -> None:
         unknown = set(self.properties) - PROPERTIES
@@ -286,8 +302,15 @@ class Measure:
         return hash(self.name)
 
     def compute(self, rankings: Rankings) -> NDArray[np.float64]:
-        """Per-query values, ``float64[rankings.n_queries]``."""
-        values = self.spec.kernel(rankings, cutoff=self.cutoff, **dict(self.params))
+        """Per-query values, ``float64[rankings.n_queries]``.
+
+        A ``judged_only=True`` parameter (ir_measures' spelling of trec_eval's ``-J``, for
+        one measure) computes the kernel on :meth:`Rankings.only_judged`.
+        """
+        params = dict(self.params)
+        if params.pop("judged_only", False):
+            rankings = rankings.only_judged()
+        values = self.spec.kernel(rankings, cutoff=self.cutoff, **params)
         return np.asarray(values, dtype=np.float64)
 
     def aggregate(self, values: NDArray[np.float64]) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpeval.measures._common import REL, hits
+from serpeval.measures._common import JUDGED_ONLY, REL, hits
 from serpeval.measures.spec import MeasureSpec
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ SPEC = MeasureSpec(
     name="Success",
     summary="1 if a relevant doc is in the top k, else 0 (hit rate when averaged)",
     kernel=success,
-    params=(REL,),
+    params=(REL, JUDGED_ONLY),
     cutoff="optional",
     aliases=("HitRate", "Hit_Rate"),
     trec_cut=("success",),

@@ -1,0 +1,185 @@
+"""Per-query parity with ir_measures' default providers on the real TREC runs (docs/ecosystem.md).
+
+Every ir_measures measure that a provider installed here computes, on robust04, dl19-passage,
+dl20-doc and core18, one run each, query by query:
+
+* the pytrec_eval measures (trec_eval's rules, trec_eval's tie order) on the runs as they are:
+  identical within 1e-12 (in fact bit-identical on these runs);
+* gdeval's ``nDCG(dcg='exp-log2')`` and ``ERR``: within 5e-6, gdeval prints 5 decimals;
+* cwl_eval's C/W/L measures (``RBP(rel=k)``, ``SDCG``, ``INST``, ``INSQ``, ``BPM``, the NERR
+  family; skipped when cwl-eval is not installed), which rank the run in ir_measures' sorted
+  order: identical on the runs with every tie broken the same way;
+* the compat, judged and msmarco providers break score ties by doc id *ascending* (serpeval
+  and trec_eval: descending): identical on the runs with every tie broken the same way
+  (scores rewritten in serpeval's order), and on the runs as they are, different only on
+  queries that have tied scores.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import warnings
+from pathlib import Path
+
+import pytest
+
+import serpeval
+from serpeval.core.errors import MissingQueriesWarning
+from serpeval.io import read_qrels, read_run
+from serpeval.measures import parse_measure
+
+irm = pytest.importorskip("ir_measures")
+pytest.importorskip("pytrec_eval")
+
+COLLECTIONS = [
+    ("robust04", "qrels.txt.gz", "bm25.run.gz"),
+    ("dl19-passage", "qrels.txt", "bm25-default.run.gz"),
+    ("dl20-doc", "qrels.txt", "d_bm25.run.gz"),
+    ("core18", "qrels.txt", "title-rm3.run.gz"),
+]
+
+
+def _trec_rule() -> list:
+    return [
+        irm.P @ 10, irm.P(rel=2) @ 10, irm.RR, irm.Rprec, irm.AP, irm.AP @ 100, irm.AP(rel=2), irm.nDCG,
+        irm.nDCG @ 10, irm.nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 10, irm.R @ 100, irm.R @ 1000, irm.Bpref,
+        irm.infAP, irm.NumQ, irm.NumRet, irm.NumRelRet, irm.NumRet(rel=2), irm.NumRel, irm.SetP, irm.SetRelP,
+        irm.SetR, irm.SetF, irm.SetF(beta=0.5), irm.SetAP, irm.Success @ 1, irm.Success @ 10, irm.IPrec @ 0.0,
+        irm.IPrec @ 0.1, irm.IPrec @ 0.3, irm.IPrec @ 0.5, irm.IPrec @ 0.7, irm.IPrec @ 1.0,
+    ]
+
+
+def _judged_only() -> list:
+    # In a call of their own: ir_measures' pytrec_eval provider puts NumRet and NumQ into
+    # whichever pytrec_eval invocation comes first, a judged-only one included (then NumRet
+    # counts judged docs only), and the order is that of a Python set.
+    return [irm.P(judged_only=True) @ 10, irm.AP(judged_only=True), irm.nDCG(judged_only=True) @ 10,
+            irm.RR(judged_only=True), irm.Rprec(judged_only=True), irm.SetP(judged_only=True),
+            irm.Success(judged_only=True) @ 10, irm.R(judged_only=True) @ 100]
+
+
+def _gdeval() -> list:
+    return [irm.nDCG(dcg="exp-log2") @ 10, irm.nDCG(dcg="exp-log2") @ 20, irm.ERR @ 10, irm.ERR @ 20]
+
+
+def _own_ties() -> list:
+    return [irm.Judged @ 10, irm.Judged @ 100, irm.Judged, irm.Compat, irm.Compat(p=0.8),
+            irm.Compat(normalize=False), irm.RR @ 10, irm.RR(rel=2) @ 10]
+
+
+def _cwl(top: int) -> list:
+    # max_rel = the collection's top grade (robust04, core18: 2; DL: 3)
+    return [irm.RBP(rel=1), irm.RBP(rel=2, p=0.95), irm.SDCG(max_rel=top) @ 10, irm.SDCG(min_rel=1, max_rel=top) @ 20,
+            irm.INST(max_rel=top), irm.INST(max_rel=top, T=3.0), irm.INSQ(max_rel=top), irm.BPM(max_rel=top) @ 20,
+            irm.BPM(max_rel=top, T=2.0) @ 10, irm.NERR8(max_rel=top) @ 10, irm.NERR9(max_rel=top) @ 10,
+            irm.NERR10(max_rel=top), irm.NERR11(max_rel=top, T=2.0)]
+
+
+def _reference(measures: list, qrels: dict, run: dict) -> dict:
+    out: dict = collections.defaultdict(dict)
+    for metric in irm.iter_calc(measures, qrels, run):
+        out[metric.measure][metric.query_id] = metric.value
+    return out
+
+
+def _ours(qrels, run, measures: list) -> tuple[list[str], list[list[float]], tuple[str, ...]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        result = serpeval.evaluate(qrels, run, [parse_measure(m) for m in measures])
+    (one,) = result.runs
+    return one.query_ids.tolist(), [one.column(j).tolist() for j in range(len(measures))], one.coverage.missing
+
+
+def _untied(run: dict) -> dict:
+    """The run with scores n, n-1, ..., 1 in serpeval's (trec_eval's) order: no ties left."""
+    out = {}
+    for qid, docs in run.items():
+        ranked = sorted(docs.items(), key=lambda d: (-d[1], [-b for b in d[0].encode()]))
+        out[qid] = {doc: float(len(ranked) - i) for i, (doc, _) in enumerate(ranked)}
+    return out
+
+
+def _compare(measures: list, qrels: dict, run: dict, tolerance: float) -> dict[str, list[str]]:
+    """Per measure, the queries whose values differ by more than ``tolerance``."""
+    reference = _reference(measures, qrels, run)
+    qids, columns, missing = _ours(qrels, run, measures)
+    differing = {}
+    for measure, column in zip(measures, columns, strict=True):
+        theirs = reference[measure]
+        # ir_measures gives the judged queries the run does not answer their DEFAULT, 0
+        assert {q: v for q, v in theirs.items() if q not in set(qids)} == {q: 0 for q in missing}, measure
+        differing[str(measure)] = [q for q, v in zip(qids, column, strict=True) if abs(v - theirs[q]) > tolerance]
+        assert len(qids) > 40
+    return differing
+
+
+@functools.lru_cache(maxsize=4)
+def _load(folder: Path, qrels_name: str, run_name: str) -> tuple[dict, dict]:
+    qrels = read_qrels(folder / qrels_name).to_dict()
+    run = read_run(folder / "runs" / run_name).to_dict()
+    return qrels, run
+
+
+@pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
+def test_trec_eval_measures_are_identical(trec: Path, folder: str, qrels_name: str, run_name: str) -> None:
+    qrels, run = _load(trec / folder, qrels_name, run_name)
+    for measures in (_trec_rule(), _judged_only()):
+        assert _compare(measures, qrels, run, 1e-12) == {str(m): [] for m in measures}
+
+
+@pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
+def test_gdeval_measures_agree_to_its_printed_decimals(trec: Path, folder: str, qrels_name: str,
+                                                       run_name: str) -> None:
+    qrels, run = _load(trec / folder, qrels_name, run_name)
+    measures = _gdeval()
+    assert _compare(measures, qrels, _untied(run), 5e-6 + 1e-12) == {str(m): [] for m in measures}
+
+
+@pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
+def test_cwl_eval_measures_are_identical(trec: Path, folder: str, qrels_name: str, run_name: str) -> None:
+    pytest.importorskip("cwl", reason="cwl-eval (ir_measures' cwl_eval provider) is not installed")
+    qrels, run = _load(trec / folder, qrels_name, run_name)
+    top = max(g for grades in qrels.values() for g in grades.values())
+    measures = _cwl(top)
+    assert _compare(measures, qrels, _untied(run), 1e-12) == {str(m): [] for m in measures}
+
+
+@pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
+def test_own_tie_rule_measures_differ_only_on_ties(trec: Path, folder: str, qrels_name: str,
+                                                   run_name: str) -> None:
+    qrels, run = _load(trec / folder, qrels_name, run_name)
+    measures = _own_ties()
+    assert _compare(measures, qrels, _untied(run), 1e-12) == {str(m): [] for m in measures}
+    tied = {q for q, docs in run.items() if len(set(docs.values())) < len(docs)}
+    for name, queries in _compare(measures, qrels, run, 1e-12).items():
+        assert set(queries) <= tied, name
+
+
+def test_compat_on_generated_shapes() -> None:
+    """Compat against ir_measures' own function on many small generated queries: grades -1..3,
+    relevant docs never retrieved, queries with no relevant doc, rankings shorter and longer
+    than R, distinct positive scores (ir_measures' ideal order follows run scores)."""
+    import random
+
+    from ir_measures.providers.compat_provider import compatibility
+
+    rng = random.Random(17)
+    qrels: dict = {}
+    run: dict = {}
+    for q in range(300):
+        qid = f"q{q}" if q % 3 else f"topic-{q:05d}-é"
+        pool = [f"d{rng.randrange(10**rng.randint(1, 6))}" for _ in range(rng.randint(1, 30))]
+        qrels[qid] = {d: rng.choice([-1, 0, 0, 1, 1, 2, 3]) for d in pool}
+        retrieved = rng.sample(pool, rng.randint(0, len(pool))) + [f"x{i}" for i in range(rng.randint(0, 10))]
+        if retrieved:
+            scores = rng.sample(range(1, 10**6), len(retrieved))
+            run[qid] = {d: s / 7.0 for d, s in zip(retrieved, scores, strict=True)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        result = serpeval.evaluate(qrels, run, ["Compat", "Compat(p=0.5)", "Compat(p=0.99,normalize=False)"])
+    (one,) = result.runs
+    for j, (p, normalize) in enumerate([(0.95, True), (0.5, True), (0.99, False)]):
+        for qid, value in zip(one.query_ids.tolist(), one.column(j).tolist(), strict=True):
+            assert value == pytest.approx(compatibility(qrels[qid], run[qid], p, normalize), abs=1e-12), qid
+    assert len(one.query_ids) > 250

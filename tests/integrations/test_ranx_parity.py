@@ -1,0 +1,65 @@
+"""Per-query parity with ranx (0.3) for every ranx metric name, on the DL20 document runs.
+
+ranx orders tied scores by numba's unstable argsort over the order the run was given (then
+reversed), serpeval by doc id descending (trec_eval's rule): the values are identical on the
+runs with every tie broken the same way (scores rewritten in serpeval's order), and on the
+runs as they are they differ only on queries with tied scores. ranx needs the run and the
+qrels to have the same queries: both are cut to the judged queries the run answers.
+Slow: importing ranx and compiling its numba kernels take ~30 s on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+import serpeval
+from serpeval.io import read_qrels, read_run
+
+ranx = pytest.importorskip("ranx")
+
+NAMES = [
+    "ndcg@10", "ndcg@10-l2", "ndcg_burges@10", "ndcg_burges@10-l2", "ndcg", "dcg@10", "dcg_burges@10",
+    "map", "map@100", "map@100-l2", "mrr", "mrr@10", "precision@10", "precision@10-l2", "precision",
+    "recall@100", "recall", "f1@10", "f1", "hits@10", "hits", "hit_rate@10", "hit_rate", "r-precision",
+    "bpref", "rbp.95", "rbp.8-l2",
+]
+
+
+def _untied(run: dict) -> dict:
+    out = {}
+    for qid, docs in run.items():
+        ranked = sorted(docs.items(), key=lambda d: (-d[1], [-b for b in d[0].encode()]))
+        out[qid] = {doc: float(len(ranked) - i) for i, (doc, _) in enumerate(ranked)}
+    return out
+
+
+def _differing(qrels: dict, run: dict) -> dict[str, list[str]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's type-safety warnings inside ranx
+        reference = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), NAMES, return_mean=False,
+                                  save_results_in_run=False)
+        qids = sorted(run)  # ranx.Run sorts its query ids
+    ours = serpeval.evaluate(qrels, run, NAMES).runs[0]
+    assert ours.query_ids.tolist() == qids
+    out = {}
+    for j, name in enumerate(NAMES):
+        mine = ours.column(j)
+        out[name] = [q for i, q in enumerate(qids) if abs(mine[i] - reference[name][i]) > 1e-12]
+    return out
+
+
+@pytest.mark.slow
+def test_every_ranx_name_matches_ranx_per_query(trec: Path) -> None:
+    folder = trec / "dl20-doc"
+    qrels = read_qrels(folder / "qrels.txt").to_dict()
+    run = read_run(folder / "runs" / "d_bm25.run.gz").to_dict()
+    run = {q: docs for q, docs in run.items() if q in qrels}
+    qrels = {q: grades for q, grades in qrels.items() if q in run}
+    assert len(run) == 45
+    assert _differing(qrels, _untied(run)) == {name: [] for name in NAMES}
+    tied = {q for q, docs in run.items() if len(set(docs.values())) < len(docs)}
+    for name, queries in _differing(qrels, run).items():
+        assert set(queries) <= tied, name
