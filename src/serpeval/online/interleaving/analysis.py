@@ -1,14 +1,22 @@
 """Deciding a winner from logged interleaving outcomes, checking the experiment, planning it.
 
-**Outcomes.** One per impression: +1 (A wins), -1 (B wins), 0 (tie), as
-:func:`~serpeval.online.interleaving.credit` returns them.
+**Outcomes.** One per impression, as :func:`~serpeval.online.interleaving.credit` returns
+them: +1 (A wins), -1 (B wins), 0 (tie) for team draft and balanced; a real number for
+probabilistic (the marginalised outcome, in [-1, 1]) and optimized (the credit difference),
+whose *mean* is the unbiased quantity (their sign is biased under random clicks).
 
 * Chapelle et al.'s preference ``Δ_AB = (wins_A + ties / 2) / N - 1/2`` in [-1/2, 1/2];
-  positive favours A.
+  positive favours A. In general ``Δ_AB = mean(outcome) / 2``, the same number for ±1/0
+  outcomes.
 * The exact two-sided binomial **sign test** of wins_A against wins_B (ties dropped),
-  ``scipy.stats.binomtest(wins_A, wins_A + wins_B, 0.5)``. It treats impressions as
-  independent; when one user (or query) contributes many impressions use the bootstrap CI
-  and the per-unit preference below, which respect the clustering.
+  ``scipy.stats.binomtest(wins_A, wins_A + wins_B, 0.5)``, for ±1/0 outcomes; for real
+  outcomes the one-sample **t-test** of mean(outcome) = 0 (as ``scipy.stats.ttest_1samp``).
+  Both treat impressions as independent; when one user (or query) contributes many
+  impressions use the bootstrap CI and the per-unit preference below, which respect the
+  clustering.
+* **Biased methods are refused**: outcomes of balanced interleaving (biased under random
+  clicks, :data:`serpeval.online.interleaving.BIASED`) raise an :class:`OptionError` unless
+  ``allow_biased=True``.
 * A **bootstrap CI** for Δ that resamples *units* (users, or user-query pairs), not
   impressions: units are drawn with replacement and all their impressions come along
   (vectorized over resamples: multinomial draws over the distinct per-unit count patterns,
@@ -17,8 +25,8 @@
   :func:`analyze_outcomes` counts per-impression outcomes per unit first. Both give
   identical numbers for the same seed.
 * **Per-unit preference** (Airbnb / GrowthBook "preference" analysis): each unit prefers A if
-  it has more A wins than B wins; the net share of units preferring A, with a sign test over
-  units.
+  its outcomes sum to more than zero (more A wins than B wins); the net share of units
+  preferring A, with a sign test over units.
 
 **Sanity checks** (the interleaving analogue of a sample-ratio check): first-pick balance
 (A should pick first in half the impressions), per-position team balance (each position
@@ -74,22 +82,50 @@ __all__ = [
 # ------------------------------------------------------------------ inputs
 
 
-def _outcomes(outcomes: Any) -> NDArray[np.int64]:
-    """Outcomes as ``int64[n]`` in {-1, 0, 1}; accepts ints or Outcome objects/dicts."""
+def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str]]:
+    """Outcomes as ``float64[n]`` and the methods named by Outcome objects/dicts (if any).
+
+    Accepts numbers (+1/0/-1, or the real outcomes of probabilistic and optimized
+    interleaving) or :class:`~serpeval.online.interleaving.Outcome` objects or their dicts.
+    """
     values = list(outcomes) if not isinstance(outcomes, np.ndarray) else outcomes
+    methods: set[str] = set()
     if len(values) and not isinstance(values, np.ndarray):
         first = values[0]
         if hasattr(first, "outcome"):
+            methods = {o.method for o in values if getattr(o, "method", None)}
             values = [o.outcome for o in values]
         elif isinstance(first, dict):
+            methods = {o["method"] for o in values if o.get("method")}
             values = [o["outcome"] for o in values]
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.size == 0:
-        raise InputError(f"outcomes must be a non-empty 1-D sequence of +1/0/-1; got shape {arr.shape}.")
-    if not np.isin(arr, (-1, 0, 1)).all():
-        bad = arr[~np.isin(arr, (-1, 0, 1))][0].item()
-        raise InputError(f"outcomes must be +1 (A wins), 0 (tie) or -1 (B wins); found {bad!r}.")
-    return arr.astype(np.int64)
+        raise InputError(f"outcomes must be a non-empty 1-D sequence of numbers (+1 A wins, -1 B wins, "
+                         f"0 tie); got shape {arr.shape}.")
+    if arr.dtype.kind not in "iuf" or not np.isfinite(arr).all():
+        bad = next(v for v in values if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
+                   or not math.isfinite(v))
+        raise InputError(f"outcomes must be finite numbers (+1 A wins, -1 B wins, 0 tie, or a "
+                         f"method's real-valued outcome); found {bad!r}.")
+    return arr.astype(np.float64), methods
+
+
+def _is_sign(outcomes: NDArray[np.float64]) -> bool:
+    """True when every outcome is +1, 0 or -1 (a win/loss/tie: the sign test applies)."""
+    return bool(np.isin(outcomes, (-1.0, 0.0, 1.0)).all())
+
+
+def _check_unbiased(methods: set[str], allow_biased: bool) -> None:
+    """Refuse outcomes of a method that is biased under random clicks unless asked."""
+    from serpeval.online.interleaving import BIASED, canonical_method
+
+    biased = sorted({canonical_method(m) for m in methods} & BIASED)
+    if biased and not allow_biased:
+        raise OptionError(
+            f"{', '.join(biased)} interleaving is biased: users who click at random make one ranker "
+            "win (Chapelle et al. 2012), so its preference cannot be read as a quality difference. "
+            "Use team_draft, probabilistic or optimized, or pass allow_biased=True to analyse it anyway."
+        )
 
 
 def _units(units: ArrayLike | None, n: int) -> tuple[NDArray[np.int64], int]:
@@ -112,9 +148,11 @@ class InterleavingAnalysis(Tabular):
     """Who won an interleaving experiment, and how sure we are.
 
     Attributes:
-        impressions, wins_a, wins_b, ties: counts.
-        delta: Δ_AB = (wins_A + ties/2)/N - 1/2 (positive: A preferred).
-        p_value: exact two-sided sign test of wins_A vs wins_B (impressions independent).
+        impressions, wins_a, wins_b, ties: counts (outcomes > 0, < 0, = 0).
+        delta: Δ_AB = mean(outcome)/2 = (wins_A + ties/2)/N - 1/2 for ±1/0 outcomes
+            (positive: A preferred).
+        p_value: exact two-sided sign test of wins_A vs wins_B for ±1/0 outcomes, the
+            one-sample t-test of mean(outcome) = 0 for real ones (impressions independent).
         ci_low, ci_high: percentile bootstrap CI of Δ resampling units.
         confidence: the CI's level.
         unit: what was resampled (``impression`` when no units were given).
@@ -122,6 +160,7 @@ class InterleavingAnalysis(Tabular):
         prefer_a, prefer_b: units whose own wins favour A / B (the rest are indifferent).
         preference: (prefer_a - prefer_b) / units.
         preference_p_value: sign test of prefer_a vs prefer_b.
+        test: ``sign test`` or ``t-test`` (what ``p_value`` is).
     """
 
     impressions: int
@@ -139,6 +178,7 @@ class InterleavingAnalysis(Tabular):
     prefer_b: int
     preference: float
     preference_p_value: float
+    test: str = "sign test"
 
     @property
     def winner(self) -> str:
@@ -154,7 +194,7 @@ class InterleavingAnalysis(Tabular):
         """One row for :func:`serpeval.report.table.render`."""
         return [{
             "impressions": self.impressions, "wins A": self.wins_a, "wins B": self.wins_b,
-            "ties": self.ties, "delta": self.delta, "p (sign test)": self.p_value,
+            "ties": self.ties, "delta": self.delta, f"p ({self.test})": self.p_value,
             f"CI {self.confidence:.0%} low": self.ci_low, f"CI {self.confidence:.0%} high": self.ci_high,
             "unit": self.unit, "units": self.units, "prefer A": self.prefer_a,
             "prefer B": self.prefer_b, "preference": self.preference,
@@ -175,11 +215,11 @@ _CHUNK_CELLS = 1_000_000
 _PATTERN_RATIO = 8
 
 
-def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_resamples: int,
+def _bootstrap_delta(scores: NDArray[np.float64] | NDArray[np.int64], counts: NDArray[np.int64], n_resamples: int,
                      rng: np.random.Generator) -> NDArray[np.float64]:
     """Δ of ``n_resamples`` unit-level bootstrap samples, vectorized over units.
 
-    ``scores``: per unit ``2 wins + ties`` (twice its credit, an integer); ``counts``: its
+    ``scores``: per unit ``Σ (outcome + 1)`` (``2 wins + ties`` for ±1/0 outcomes, an integer); ``counts``: its
     impressions. A resample takes ``m`` units with replacement; its
     ``Δ* = Σ scores / (2 Σ counts) - 1/2`` over the units taken. Two exact ways to draw it:
 
@@ -216,19 +256,25 @@ def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_res
 
 def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str = "user",
                      confidence: float = 0.95, n_resamples: int = 10_000,
-                     rng: int | np.random.Generator | None = None) -> InterleavingAnalysis:
+                     rng: int | np.random.Generator | None = None, method: str | None = None,
+                     allow_biased: bool = False) -> InterleavingAnalysis:
     """Decide between A and B from per-impression outcomes (see the module docstring).
 
     Args:
-        outcomes: +1 / 0 / -1 per impression (or Outcome objects, or their dicts).
+        outcomes: one outcome per impression: +1 / 0 / -1, or the real-valued outcomes of
+            probabilistic and optimized interleaving (or Outcome objects, or their dicts).
         units: the user (or query) of each impression, for the clustered bootstrap and the
             per-unit preference; None treats every impression as its own unit.
         unit: what ``units`` are, for the report (``user``, ``query``, ``session``).
         confidence: level of the bootstrap CI.
         n_resamples: bootstrap resamples.
         rng: seed or Generator for the bootstrap.
+        method: the interleaving method that produced plain-number outcomes (Outcome
+            objects name their own).
+        allow_biased: analyse outcomes of a method that is biased under random clicks
+            (balanced interleaving) instead of refusing them.
 
-    The impressions are counted per unit (units in sorted order of their ids) and analysed
+    ±1/0 outcomes are counted per unit (units in sorted order of their ids) and analysed
     by :func:`analyze_counts`: the same seed gives the same numbers either way.
 
     Examples:
@@ -238,10 +284,14 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
         >>> round(res.p_value, 4)                          # binomtest(5, 6, .5)
         0.2188
     """
-    o = _outcomes(outcomes)
+    o, methods = _outcomes(outcomes)
+    _check_unbiased(methods | ({method} if method else set()), allow_biased)
     codes, n_units = _units(units, len(o))
-    per_unit = [np.bincount(codes[o == value], minlength=n_units) for value in (1, -1, 0)]
-    return _analyze_units(*per_unit, unit=unit if units is not None else "impression",
+    per_unit = [np.bincount(codes[test(o, 0)], minlength=n_units)
+                for test in (np.greater, np.less, np.equal)]
+    sums = None if _is_sign(o) else (np.bincount(codes, weights=o, minlength=n_units),
+                                     np.bincount(codes, weights=o * o, minlength=n_units))
+    return _analyze_units(*per_unit, sums=sums, unit=unit if units is not None else "impression",
                           confidence=confidence, n_resamples=n_resamples, rng=rng)
 
 
@@ -291,10 +341,28 @@ def _count_array(values: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
+def _mean_zero_p(total: float, squares: float, n: int) -> float:
+    """Two-sided one-sample t-test p-value of mean = 0 from Σx, Σx² and n (independent x)."""
+    from scipy.stats import t as student
+
+    if n < 2:
+        return 1.0
+    mean = total / n
+    var = max(squares - n * mean * mean, 0.0) / (n - 1)
+    if var <= 0.0:
+        return 1.0 if mean == 0.0 else 0.0
+    return float(2.0 * student.sf(abs(mean) / math.sqrt(var / n), n - 1))
+
+
 def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
                    ties_u: NDArray[np.int64], *, unit: str, confidence: float, n_resamples: int,
-                   rng: int | np.random.Generator | None) -> InterleavingAnalysis:
-    """The analysis of per-unit counts (both entry points end here)."""
+                   rng: int | np.random.Generator | None,
+                   sums: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> InterleavingAnalysis:
+    """The analysis of per-unit counts (every entry point ends here).
+
+    ``sums``: per unit Σ outcome and Σ outcome² of real-valued outcomes (None: ±1/0
+    outcomes, whose sums are wins - losses and wins + losses).
+    """
     confidence = check_level(confidence, "confidence", example=0.95)
     check_count(n_resamples, "n_resamples")
     wins_u, losses_u, ties_u = (np.asarray(v, dtype=np.int64) for v in (wins_u, losses_u, ties_u))
@@ -303,18 +371,27 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
     impressions = int(counts_u.sum())
     wins_a, wins_b = int(wins_u.sum()), int(losses_u.sum())
     ties = impressions - wins_a - wins_b
-    delta = (wins_a + ties / 2) / impressions - 0.5
-    boot = _bootstrap_delta(2 * wins_u + ties_u, counts_u, n_resamples, as_generator(rng))
+    if sums is None:
+        sum_u: NDArray[Any] = wins_u - losses_u
+        scores: NDArray[Any] = 2 * wins_u + ties_u
+        p_value, test = _binom_p(wins_a, wins_a + wins_b), "sign test"
+        delta = (wins_a + ties / 2) / impressions - 0.5
+    else:
+        sum_u = np.asarray(sums[0], dtype=np.float64)
+        scores = sum_u + counts_u
+        p_value, test = _mean_zero_p(float(sum_u.sum()), float(np.sum(sums[1])), impressions), "t-test"
+        delta = float(sum_u.sum()) / (2 * impressions)
+    boot = _bootstrap_delta(scores, counts_u, n_resamples, as_generator(rng))
     alpha = 1.0 - confidence
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    prefer_a = int(np.count_nonzero(wins_u > losses_u))
-    prefer_b = int(np.count_nonzero(wins_u < losses_u))
+    prefer_a = int(np.count_nonzero(sum_u > 0))
+    prefer_b = int(np.count_nonzero(sum_u < 0))
     return InterleavingAnalysis(
         impressions=impressions, wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
-        p_value=_binom_p(wins_a, wins_a + wins_b), ci_low=float(low), ci_high=float(high),
+        p_value=p_value, ci_low=float(low), ci_high=float(high),
         confidence=confidence, unit=unit, units=n_units,
         prefer_a=prefer_a, prefer_b=prefer_b, preference=(prefer_a - prefer_b) / n_units,
-        preference_p_value=_binom_p(prefer_a, prefer_a + prefer_b),
+        preference_p_value=_binom_p(prefer_a, prefer_a + prefer_b), test=test,
     )
 
 
@@ -444,13 +521,18 @@ def sanity_checks(interleavings: Sequence[Interleaving] | BatchInterleaving, *, 
 def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[str]] | None = None, *,
              method: str = "team_draft", k: int = 10, impressions: int = 10_000,
              click_probability: float = 0.3, alpha: float = 0.001,
-             rng: int | np.random.Generator | None = None) -> Check:
+             rng: int | np.random.Generator | None = None, **options: Any) -> Check:
     """A/A or random-clicker check: no preference may appear when clicks ignore relevance.
 
     Each impression picks one of the queries at random, interleaves ``rankings_a[q]`` with
     ``rankings_b[q]`` (with itself when ``rankings_b`` is None: the A/A check) and clicks
-    every shown result independently with ``click_probability``. A fair method gives a sign
-    test p-value above ``alpha``; balanced interleaving fails on rankings that disagree.
+    every shown result independently with ``click_probability``. The check tests that the
+    mean outcome is zero - the sign test for ±1/0 outcomes, the t-test for the real-valued
+    outcomes of probabilistic and optimized interleaving (as :func:`analyze_outcomes`) - and
+    passes when p >= ``alpha``. Every unbiased method passes; balanced interleaving fails on
+    rankings that disagree. ``options`` go to
+    :func:`~serpeval.online.interleaving.interleave` (``credit_function``, ``tau``,
+    ``ignore_shared``).
     """
     from serpeval.online.interleaving import credit, interleave
 
@@ -462,19 +544,23 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     if len(b) != len(rankings_a) or not len(rankings_a):
         raise InputError("rankings_a and rankings_b need one ranking per query, the same queries.")
     queries = generator.integers(0, len(rankings_a), size=impressions)
-    outcomes = np.empty(impressions, dtype=np.int64)
+    outcomes = np.empty(impressions, dtype=np.float64)
     for i, q in enumerate(queries.tolist()):
         pair = [list(rankings_a[q]), list(b[q])]
         size = min(k, len(set(pair[0]) | set(pair[1])))
-        shown = interleave(pair, method, k=size, rng=generator)
+        shown = interleave(pair, method, k=size, rng=generator, **options)
         clicked = np.flatnonzero(generator.random(size) < click_probability).tolist()
         outcomes[i] = credit(shown, clicked).outcome
-    wins, losses = int((outcomes == 1).sum()), int((outcomes == -1).sum())
-    p = _binom_p(wins, wins + losses)
+    wins, losses = int((outcomes > 0).sum()), int((outcomes < 0).sum())
+    if _is_sign(outcomes):
+        p, test = _binom_p(wins, wins + losses), "sign test"
+    else:
+        p, test = _mean_zero_p(float(outcomes.sum()), float((outcomes ** 2).sum()), impressions), "t-test"
     name = "A/A check" if rankings_b is None else "random-clicker check"
-    return Check(name, (wins + (impressions - wins - losses) / 2) / impressions - 0.5, p, p >= alpha,
-                 f"{method}: {wins} A wins, {losses} B wins in {impressions} impressions with "
-                 f"random clicks (p = {click_probability})")
+    shown_options = "".join(f", {key}={value}" for key, value in sorted(options.items()))
+    return Check(name, float(outcomes.mean()) / 2, p, p >= alpha,
+                 f"{method}{shown_options}: mean outcome {outcomes.mean():+.4f} ({test}); {wins} A wins, "
+                 f"{losses} B wins in {impressions} impressions with random clicks (p = {click_probability})")
 
 
 # ------------------------------------------------------------------ multileaving
