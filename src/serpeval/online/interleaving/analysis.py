@@ -43,13 +43,16 @@ not a tie) and tie rate t,
 p = 0.51, α = 0.05, power 0.8 gives about 19,600 non-tied impressions.
 
 **Multileaving**: a preference matrix ``wins[i, j]`` = impressions where ranker i out-credits
-ranker j, a sign test per pair and Holm's correction over the r(r-1)/2 pairs.
+ranker j, a sign test per pair (a t-test for probabilistic multileaving's real-valued
+pairwise outcomes) and Holm's correction over the r(r-1)/2 pairs, with each pair's power and
+the impressions it needs; :func:`recommend_multileaving` picks the method whose hardest pair
+needs the fewest impressions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -69,11 +72,13 @@ __all__ = [
     "Check",
     "InterleavingAnalysis",
     "MultileaveAnalysis",
+    "MultileaveRecommendation",
     "SampleSize",
     "aa_check",
     "analyze_counts",
     "analyze_outcomes",
     "preference_matrix",
+    "recommend_multileaving",
     "sample_size",
     "sanity_checks",
 ]
@@ -570,9 +575,20 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
 class MultileaveAnalysis(Tabular):
     """Pairwise preferences among r rankers from multileaved impressions.
 
-    ``wins[i, j]`` counts impressions where ranker i had more credit than ranker j;
-    ``p_values`` are two-sided sign tests per pair, ``adjusted`` Holm-corrected over the
-    r(r-1)/2 pairs.
+    ``wins[i, j]`` counts impressions where ranker i was preferred to ranker j (its pairwise
+    outcome > 0); ``delta[i, j]`` = mean pairwise outcome / 2 (positive: i preferred);
+    ``p_values`` are two-sided sign tests per pair (a t-test of the mean for real-valued
+    pairwise outcomes, as probabilistic multileaving's), ``adjusted`` Holm-corrected over
+    the r(r-1)/2 pairs.
+
+    **Per-pair power** (``power``, ``needed``): with the measured mean ``d_ij`` and
+    standard deviation ``s_ij`` of the pair's outcomes taken as the truth, the normal
+    approximation of the pair's test at the Bonferroni level ``alpha / (r(r-1)/2)`` (what
+    Holm needs for its first step, the hardest), ``power = Φ(|d|√n/s - z) + Φ(-|d|√n/s - z)``
+    at the n impressions seen, and ``needed = ((z + z_{plan_power}) s / d)²`` impressions
+    for ``plan_power`` (80%). A pair whose measured preference is 0 needs infinitely many.
+    These are plug-in (observed) values: they rank designs by the sensitivity measured on
+    the same traffic (:func:`recommend_multileaving`), they are not a guarantee.
     """
 
     names: tuple[str, ...]
@@ -581,6 +597,11 @@ class MultileaveAnalysis(Tabular):
     adjusted: NDArray[np.float64]
     impressions: int
     alpha: float = 0.05
+    delta: NDArray[np.float64] | None = None
+    power: NDArray[np.float64] | None = None
+    needed: NDArray[np.float64] | None = None
+    plan_power: float = 0.8
+    method: str | None = None
 
     def to_dicts(self) -> list[dict[str, Any]]:
         rows = []
@@ -588,39 +609,153 @@ class MultileaveAnalysis(Tabular):
         for i in range(r):
             for j in range(i + 1, r):
                 w_i, w_j = int(self.wins[i, j]), int(self.wins[j, i])
-                rows.append({
+                delta = (float(self.delta[i, j]) if self.delta is not None
+                         else (w_i + (self.impressions - w_i - w_j) / 2) / self.impressions - 0.5)
+                row = {
                     "ranker": self.names[i], "vs": self.names[j], "wins": w_i, "losses": w_j,
                     "ties": self.impressions - w_i - w_j,
-                    "delta": (w_i + (self.impressions - w_i - w_j) / 2) / self.impressions - 0.5,
+                    "delta": delta,
                     "p": float(self.p_values[i, j]), "p (Holm)": float(self.adjusted[i, j]),
-                    "better": (self.names[i] if w_i > w_j else self.names[j])
-                    if self.adjusted[i, j] < self.alpha else "-",
-                })
+                    "better": (self.names[i] if delta > 0 else self.names[j])
+                    if self.adjusted[i, j] < self.alpha and delta != 0 else "-",
+                }
+                if self.power is not None and self.needed is not None:
+                    row["power"] = float(self.power[i, j])
+                    row[f"impressions for {self.plan_power:.0%}"] = float(self.needed[i, j])
+                rows.append(row)
         return rows
 
+    @property
+    def hardest_pair_needs(self) -> float:
+        """Impressions the least separable pair needs (inf when a pair shows no preference)."""
+        if self.needed is None:
+            return float("nan")
+        iu = np.triu_indices(len(self.names), 1)
+        return float(self.needed[iu].max(initial=0.0))
 
-def preference_matrix(credits: ArrayLike, names: Sequence[str] | None = None, *,
-                      alpha: float = 0.05) -> MultileaveAnalysis:
-    """Pairwise wins, sign tests and Holm's correction from per-impression credits ``[n, r]``."""
+
+def _pairwise_outcomes(credits: NDArray[np.float64] | None,
+                       preferences: NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """``[n, r, r]`` pairwise outcomes: given preferences, or sign(credit_i - credit_j)."""
+    if preferences is not None:
+        arr = np.asarray(preferences, dtype=np.float64)
+        if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[1] < 2 or arr.shape[0] == 0:
+            raise InputError(f"preferences must be [impressions, rankers, rankers] with >= 2 rankers; "
+                             f"got {arr.shape}.")
+        if not np.isfinite(arr).all():
+            raise StatsError("preferences contain NaN or infinity.")
+        if not np.allclose(arr, -np.transpose(arr, (0, 2, 1)), atol=1e-9):
+            raise InputError("preferences must be antisymmetric per impression (P[i][j] = -P[j][i]), "
+                             "as Outcome.preferences are.")
+        return arr
+    assert credits is not None
+    return np.sign(credits[:, :, None] - credits[:, None, :])
+
+
+def preference_matrix(credits: ArrayLike | None = None, names: Sequence[str] | None = None, *,
+                      preferences: ArrayLike | None = None, alpha: float = 0.05,
+                      plan_power: float = 0.8, method: str | None = None) -> MultileaveAnalysis:
+    """Pairwise wins, tests, Holm's correction and per-pair power of multileaved impressions.
+
+    Give per-impression ``credits`` ``[n, r]`` (team draft multileaving: clicks per team;
+    the pairwise outcome is the sign of the credit difference) or ``preferences``
+    ``[n, r, r]`` (each impression's :attr:`Outcome.preferences`; probabilistic
+    multileaving's are the marginalised outcomes ``E[sign(h_i - h_j)]``, whose mean is
+    unbiased while the sign of its expected credits is not). ``method`` names the
+    multileaving method for :func:`recommend_multileaving`.
+    """
+    from scipy.stats import norm
+
     from serpeval.stats.multiplicity import holm
 
-    arr = np.asarray(credits, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] == 0:
-        raise InputError(f"credits must be [impressions, rankers] with >= 2 rankers; got {arr.shape}.")
-    if not np.isfinite(arr).all():
-        raise StatsError("credits contain NaN or infinity.")
-    r = arr.shape[1]
+    if (credits is None) == (preferences is None):
+        raise OptionError("give exactly one of credits ([impressions, rankers]) or preferences "
+                          "([impressions, rankers, rankers]).")
+    arr = None
+    if credits is not None:
+        arr = np.asarray(credits, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] == 0:
+            raise InputError(f"credits must be [impressions, rankers] with >= 2 rankers; got {arr.shape}.")
+        if not np.isfinite(arr).all():
+            raise StatsError("credits contain NaN or infinity.")
+    pair = _pairwise_outcomes(arr, None if preferences is None else np.asarray(preferences))
+    n, r = pair.shape[0], pair.shape[1]
+    alpha = check_level(alpha)
+    plan_power = check_level(plan_power, "plan_power", example=0.8)
     labels = tuple(names) if names is not None else tuple(f"ranker {i}" for i in range(r))
     if len(labels) != r:
         raise InputError(f"{len(labels)} names for {r} rankers.")
-    wins = (arr[:, :, None] > arr[:, None, :]).sum(axis=0).astype(np.int64)
+    wins = (pair > 0).sum(axis=0).astype(np.int64)
+    mean = pair.mean(axis=0)
+    sd = pair.std(axis=0, ddof=1) if n > 1 else np.zeros((r, r))
     p = np.ones((r, r))
     iu = np.triu_indices(r, 1)
+    sign = _is_sign(pair.ravel())
     for i, j in zip(*iu, strict=True):
-        p[i, j] = p[j, i] = _binom_p(int(wins[i, j]), int(wins[i, j] + wins[j, i]))
+        if sign:
+            p[i, j] = _binom_p(int(wins[i, j]), int(wins[i, j] + wins[j, i]))
+        else:
+            column = pair[:, i, j]
+            p[i, j] = _mean_zero_p(float(column.sum()), float((column ** 2).sum()), n)
+        p[j, i] = p[i, j]
     adjusted = np.ones((r, r))
     if len(iu[0]):
         adj = holm(p[iu])
         adjusted[iu] = adj
         adjusted[iu[::-1]] = adj
-    return MultileaveAnalysis(labels, wins, p, adjusted, arr.shape[0], check_level(alpha))
+    z = float(norm.isf(alpha / (2 * max(len(iu[0]), 1))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(sd > 0, np.abs(mean) * math.sqrt(n) / sd, np.where(mean != 0, np.inf, 0.0))
+        power = norm.sf(z - shift) + norm.cdf(-z - shift)
+        needed = np.where(mean != 0, ((z + float(norm.ppf(plan_power))) * sd / np.abs(mean)) ** 2, np.inf)
+    np.fill_diagonal(power, np.nan)
+    np.fill_diagonal(needed, np.nan)
+    return MultileaveAnalysis(labels, wins, p, adjusted, n, alpha, mean / 2, power, needed,
+                              plan_power, method)
+
+
+@dataclass(frozen=True)
+class MultileaveRecommendation(Tabular):
+    """Which multileaving method separates the rankers with the fewest impressions.
+
+    ``rows``: per method, the impressions its hardest pair needs (the largest per-pair
+    ``needed`` of :class:`MultileaveAnalysis`: to order every ranker, every pair must be
+    separated), the median over pairs, and the pairs separated at the Holm level.
+    ``recommended``: the method whose hardest pair needs the fewest impressions.
+    """
+
+    rows: tuple[dict[str, Any], ...]
+    recommended: str
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [dict(row, recommended=row["method"] == self.recommended) for row in self.rows]
+
+
+def recommend_multileaving(analyses: Mapping[str, MultileaveAnalysis] | Sequence[MultileaveAnalysis]
+                           ) -> MultileaveRecommendation:
+    """Recommend a multileaving method by the sensitivity measured on the same rankers.
+
+    ``analyses``: one :class:`MultileaveAnalysis` per method (a mapping from the method's
+    name, or analyses made with ``preference_matrix(..., method=...)``), over the same
+    rankers. The method whose hardest pair needs the fewest impressions wins; ties go to
+    the more separated pairs, then to the order given.
+    """
+    items = list(analyses.items()) if isinstance(analyses, Mapping) else \
+        [(a.method or f"method {i}", a) for i, a in enumerate(analyses)]
+    if len(items) < 1:
+        raise InputError("recommend_multileaving needs at least one analysis.")
+    names = {a.names for _, a in items}
+    if len(names) != 1:
+        raise InputError("the analyses must cover the same rankers, in the same order; got "
+                         f"{' / '.join(', '.join(n) for n in sorted(names))}.")
+    rows = []
+    for method, a in items:
+        iu = np.triu_indices(len(a.names), 1)
+        needed = a.needed[iu] if a.needed is not None else np.full(len(iu[0]), np.nan)
+        rows.append({"method": method, "impressions": a.impressions,
+                     "hardest pair needs": a.hardest_pair_needs,
+                     "median pair needs": float(np.median(needed)),
+                     "pairs separated": int((a.adjusted[iu] < a.alpha).sum()),
+                     "pairs": len(iu[0])})
+    best = min(range(len(rows)), key=lambda i: (rows[i]["hardest pair needs"], -rows[i]["pairs separated"], i))
+    return MultileaveRecommendation(tuple(rows), rows[best]["method"])
