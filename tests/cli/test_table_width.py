@@ -24,6 +24,9 @@ def inputs(tmp_path_factory):
         write_trec_run(run, folder / f"{name}.run")
     assert main(["generate-logs", str(folder / "ab"), "--users", "600"]) == 0
     assert main(["generate-logs", str(folder / "il"), "--users", "600", "--interleaving"]) == 0
+    assert main(["generate-logs", str(folder / "abt"), "--users", "600", "--changed-queries", "0.4"]) == 0
+    assert main(["generate-logs", str(folder / "ilt"), "--users", "600", "--interleaving",
+                 "--changed-queries", "0.4"]) == 0
     return folder
 
 
@@ -36,6 +39,9 @@ def commands(folder):
         "measures": ["measures"],
         "ab": ["ab", str(folder / "ab")],
         "ab --monitor": ["ab", str(folder / "ab"), "--monitor", "--looks", "3"],
+        "ab --triggered": ["ab", str(folder / "abt"), "--triggered"],
+        "interleaving-report --triggered": ["interleaving-report", str(folder / "ilt"), "--resamples", "200",
+                                            "--triggered"],
         "interleaving-report": ["interleaving-report", str(folder / "il"), "--resamples", "200"],
         "interleaving-report --over-time": ["interleaving-report", str(folder / "il"), "--resamples",
                                             "200", "--over-time"],
