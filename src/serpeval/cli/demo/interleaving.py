@@ -39,7 +39,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     lines = [f"Interleaving needed about {count_text(il.required)} queries (impressions) to detect "
              f"{name_a} vs {name_b} at 80% power"
              + (f"; simulated experiments got there at {count_text(il.mc_required)}." if il.mc_required else ".")]
-    for m in result.methods[1:]:
+    for m in (m for m in result.methods[1:] if m.design == "all impressions"):
         ratio = f"{m.ratio:.1f}x" if m.ratio and np.isfinite(m.ratio) else "n/a"
         lines.append(f"An A/B test on {m.metric} needed {count_text(m.required)} ({ratio} as many)"
                      + ("" if m.agrees else ", pointing the wrong way" if m.agrees is False else
