@@ -59,7 +59,7 @@ def _one_page(world: Any, console: Console) -> None:
     clicks = np.flatnonzero(click_model(CLICK_MODEL, world.levels).sample(grades, rng=3)[0]).tolist()
     out = credit(shown, clicks)
     teams = " ".join("AB"[t] if t >= 0 else "-" for t in shown.teams)
-    verdict = {1: f"{world.names[0]} wins", -1: f"{world.names[1]} wins", 0: "a tie"}[out.outcome]
+    verdict = {1: f"{world.names[0]} wins", -1: f"{world.names[1]} wins", 0: "a tie"}[int(np.sign(out.outcome))]
     console.print(
         f"Query {world.query_ids[0]}: team draft page, teams by position {teams}; true grades "
         f"{' '.join(map(str, grades[0]))}; one user clicked positions {[p + 1 for p in clicks]} "

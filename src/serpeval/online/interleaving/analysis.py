@@ -294,8 +294,8 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
     codes, n_units = _units(units, len(o))
     per_unit = [np.bincount(codes[test(o, 0)], minlength=n_units)
                 for test in (np.greater, np.less, np.equal)]
-    sums = None if _is_sign(o) else (np.bincount(codes, weights=o, minlength=n_units),
-                                     np.bincount(codes, weights=o * o, minlength=n_units))
+    sums = None if _is_sign(o) else (np.bincount(codes, weights=o, minlength=n_units).astype(np.float64),
+                                     np.bincount(codes, weights=o * o, minlength=n_units).astype(np.float64))
     return _analyze_units(*per_unit, sums=sums, unit=unit if units is not None else "impression",
                           confidence=confidence, n_resamples=n_resamples, rng=rng)
 
@@ -748,7 +748,7 @@ def recommend_multileaving(analyses: Mapping[str, MultileaveAnalysis] | Sequence
     if len(names) != 1:
         raise InputError("the analyses must cover the same rankers, in the same order; got "
                          f"{' / '.join(', '.join(n) for n in sorted(names))}.")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for method, a in items:
         iu = np.triu_indices(len(a.names), 1)
         needed = a.needed[iu] if a.needed is not None else np.full(len(iu[0]), np.nan)
@@ -758,4 +758,4 @@ def recommend_multileaving(analyses: Mapping[str, MultileaveAnalysis] | Sequence
                      "pairs separated": int((a.adjusted[iu] < a.alpha).sum()),
                      "pairs": len(iu[0])})
     best = min(range(len(rows)), key=lambda i: (rows[i]["hardest pair needs"], -rows[i]["pairs separated"], i))
-    return MultileaveRecommendation(tuple(rows), rows[best]["method"])
+    return MultileaveRecommendation(tuple(rows), str(rows[best]["method"]))
