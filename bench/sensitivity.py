@@ -26,7 +26,8 @@ fewest impressions. Probabilistic interleaving is not in the simulator (team dra
 
 Writes ``bench/results/sensitivity.md`` (summary: median and IQR of the ratios per
 comparison; every setting), ``bench/results/sensitivity.csv`` and
-``bench/results/sensitivity.png`` (the ratios on a log axis).
+``bench/results/sensitivity.png`` (the ratios on a log axis); ``--full`` writes
+``sensitivity_full.*``.
 
     python bench/sensitivity.py            # 3 click models, 4 generated + 3 real pairs (a few minutes)
     python bench/sensitivity.py --full     # 7 click models, 3 seeds per gap
@@ -170,7 +171,8 @@ def main() -> int:
             print(f"{label:36s} {model:14s} ({time.perf_counter() - t:.1f}s)", flush=True)
 
     out = HERE / "results"
-    with open(out / "sensitivity.csv", "w", newline="", encoding="utf-8") as handle:
+    stem = "sensitivity_full" if args.full else "sensitivity"
+    with open(out / f"{stem}.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(settings[0]))
         writer.writeheader()
         writer.writerows(settings)
@@ -188,7 +190,7 @@ def main() -> int:
               "vs CTR": f"{s['vs CTR']:.3g}x" if isinstance(s["vs CTR"], float) else s["vs CTR"],
               "vs best A/B": f"{s['vs best A/B']:.3g}x" if isinstance(s["vs best A/B"], float) else s["vs best A/B"],
               "best A/B": s["best"]} for s in settings]
-    plot(settings, out / "sensitivity.png")
+    plot(settings, out / f"{stem}.png")
     text = ["# Interleaving vs A/B sensitivity (bench/sensitivity.py)", "",
             f"{'Full' if args.full else 'Default (short)'} run: click models {', '.join(models)}; generated gaps "
             f"{', '.join(f'{g:.1%}' for g in GAPS)} ({seeds} seed(s) each, 200 queries); real pairs: "
@@ -198,7 +200,7 @@ def main() -> int:
             "interleaving design or the A/B metric points against the offline nDCG@10 difference are "
             f"excluded (counted). Total time {time.perf_counter() - started:.0f} s.", "",
             "## Summary: median and interquartile range of the ratios", "", markdown(rows), "",
-            "Plot: bench/results/sensitivity.png; every setting: bench/results/sensitivity.csv.", "",
+            f"Plot: bench/results/{stem}.png; every setting: bench/results/{stem}.csv.", "",
             "## Every setting", "", markdown(every)]
     if args.plots:
         for label, kind, world in worlds:
@@ -207,9 +209,8 @@ def main() -> int:
                                progress=False)
                 name = "online-power-synthetic.png" if kind == "generated" else "online-power-robust04.png"
                 res.plot(ROOT / "docs" / name, title=f"{label}: navigational users")
-    name = "sensitivity_full.md" if args.full else "sensitivity.md"
-    (out / name).write_text("\n".join(text), encoding="utf-8")
-    print(f"wrote {out / name}, {out / 'sensitivity.csv'}, {out / 'sensitivity.png'}")
+    (out / f"{stem}.md").write_text("\n".join(text), encoding="utf-8")
+    print(f"wrote {out / stem}.md, .csv and .png")
     return 0
 
 
