@@ -10,7 +10,7 @@ such lists of length k are enumerated (at most 2^k; fewer when the rankings over
 documents, and the outcome is the credit difference ``Σ_clicked delta`` itself (not its sign:
 the LP below makes the *sum* zero in expectation under random clicks, and only the sum; the
 sign is biased - with A = d0..d9, B = d3, d0, d1, d2, d4..d9 and random clicks it favours A,
-p < 1e-80 in 10,000 impressions, a regression test). Its scale is that of the credit
+p < 1e-10 in 4,000 impressions, a regression test). Its scale is that of the credit
 function. Where the LP has no unbiased solution (``params["bias"]`` > 0) the outcome keeps
 that bias.
 
