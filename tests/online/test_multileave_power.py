@@ -58,9 +58,11 @@ def test_per_pair_power_matches_statsmodels() -> None:
     assert flat.hardest_pair_needs == np.inf
 
 
-def test_probabilistic_multileaving_is_unbiased_under_random_clicks() -> None:
-    """Pairwise marginalised outcomes of random clicks: every pair's t-test passes (p > .001)."""
-    outcomes = _multileave("probabilistic", 1500, seed=1, random_clicks=True)
+@pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
+def test_multileaving_is_unbiased_under_random_clicks(method: str) -> None:
+    """Pairwise outcomes of random clicks (probabilistic: marginalised, t-test; team draft:
+    signs of the credit differences, sign test): every pair passes at p > .001."""
+    outcomes = _multileave(method, 1500, seed=1, random_clicks=True)
     res = preference_matrix(preferences=[o.preferences for o in outcomes])
     iu = np.triu_indices(4, 1)
     assert res.p_values[iu].min() > 0.001
