@@ -1,153 +1,216 @@
-"""How much more sensitive is interleaving than an A/B test? Measured, not asserted.
+"""How many fewer impressions does interleaving need than an A/B test? Measured, with its spread.
 
-For the real run pairs in ``shared/data/trec`` (Robust04 BM25 vs BM25+RM3, Core18 title+RM3
-vs description+RM3, DL20-doc BM25 vs BM25+RM3) and for generated pairs whose nDCG@10 differ
-by about 1% (several seeds), under each click model, runs :func:`serpeval.online.clicks.simulate`:
-impressions needed at 80% power / alpha 0.05 by team draft interleaving and by A/B tests on
-CTR, abandonment and clicks@1 (exact click-model expectations, bootstrap CI over queries),
-the ratio A/B / interleaving, agreement with the offline nDCG@10 sign, and the Monte Carlo
-check (simulated experiments). Writes ``bench/results/sensitivity.md`` and the power plots
-``docs/online-power-*.png``.
+Runs :func:`serpeval.online.clicks.simulate` (exact click-model expectations, no Monte Carlo
+noise) over
 
-    python bench/sensitivity.py                 # everything (~10 minutes on 2 cores)
-    python bench/sensitivity.py --quick         # fewer models and seeds, smaller MC budget
+* generated pairs whose nDCG@10 differ by 0.5%, 1%, 2% and 5% (:func:`synthetic_pair`, 200
+  queries, 5 grades; one seed per gap, ``--full``: three), and
+* the real run pairs in ``shared/data/trec`` (``$SERPEVAL_DATA/trec`` when set; Robust04
+  bm25 vs bm25-rm3, Core18 title-rm3 vs desc-rm3, DL20-doc bm25 vs bm25rm3; the TREC
+  judgments are the users' truth),
+
+for each click model (navigational, informational, pbm; ``--full``: the seven presets) and
+for three design comparisons:
+
+* team draft vs A/B tests on every impression;
+* team draft with ignore-shared vs triggered A/B tests (only impressions whose top 10
+  differ, effect scaled back by the trigger rate);
+* triggered team draft vs triggered A/B tests.
+
+The ratio of a setting is impressions the A/B test needs / impressions interleaving needs
+(80% power, alpha 0.05). A setting counts only when the interleaving design's true effect
+points the way the offline nDCG@10 difference does, and, against an A/B metric, when that
+metric does too: a ratio against a metric that moves the wrong way means nothing (counted as
+excluded). "Best A/B" is the right-sign A/B metric (CTR, abandonment, clicks@1) needing the
+fewest impressions. Probabilistic interleaving is not in the simulator (team draft only).
+
+Writes ``bench/results/sensitivity.md`` (summary: median and IQR of the ratios per
+comparison; every setting), ``bench/results/sensitivity.csv`` and
+``bench/results/sensitivity.png`` (the ratios on a log axis); ``--full`` writes
+``sensitivity_full.*``.
+
+    python bench/sensitivity.py            # 3 click models, 4 generated + 3 real pairs (a few minutes)
+    python bench/sensitivity.py --full     # 7 click models, 3 seeds per gap
+    python bench/sensitivity.py --plots    # also redraw the power plots of the README (docs/)
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import math
-import statistics
+import os
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-TREC = ROOT.parent / "shared" / "data" / "trec"
+TREC = Path(os.environ.get("SERPEVAL_DATA", ROOT.parent / "shared" / "data")) / "trec"
 PAIRS = [
     ("Robust04 bm25 vs bm25-rm3", "robust04", "qrels.txt.gz", "bm25.run.gz", "bm25-rm3.run.gz"),
     ("Core18 title-rm3 vs desc-rm3", "core18", "qrels.txt", "title-rm3.run.gz", "desc-rm3.run.gz"),
     ("DL20-doc bm25 vs bm25rm3", "dl20-doc", "qrels.txt", "d_bm25.run.gz", "d_bm25rm3.run.gz"),
 ]
-MODELS = ["perfect", "navigational", "informational", "cascade", "pbm", "dcm", "dbn"]
+GAPS = (0.005, 0.01, 0.02, 0.05)
+MODELS = ["navigational", "informational", "pbm"]
+MODELS_FULL = ["perfect", "navigational", "informational", "cascade", "pbm", "dcm", "dbn"]
+AB = ("CTR", "abandonment", "clicks@1")
+#: (label, interleaving row, A/B rows)
+COMPARISONS = [
+    ("team draft vs A/B", "interleaving", AB),
+    ("team draft ignore-shared vs triggered A/B", "interleaving (ignore shared)",
+     tuple(f"{m} (triggered)" for m in AB)),
+    ("triggered team draft vs triggered A/B", "interleaving (triggered)",
+     tuple(f"{m} (triggered)" for m in AB)),
+]
 
 
-def _ratio(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "inf" if value is not None and value > 0 else "-"
-    return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
-
-
-def _count(value: float | None) -> str:
-    if value is None or not math.isfinite(value) or value > 1e15:
-        return "inf"
-    return f"{math.ceil(value):,}"
-
-
-def _agree(flag: bool | None) -> str:
-    return "=" if flag is None else ("yes" if flag else "NO")
-
-
-def row(label: str, model: str, res) -> dict[str, str]:
-    il = res["interleaving"]
-    out = {"pair": label, "click model": model,
-           "dnDCG@10 (B-A)": f"{res.offline['delta']:+.4f} ({res.offline['relative']:+.1%})",
-           "interleaving: impressions": _count(il.required),
-           "MC": _count(il.mc_required) if il.mc_required else "-",
-           "agrees": _agree(il.agrees)}
-    for metric in ("CTR", "abandonment", "clicks@1"):
-        m = res[metric]
-        out[f"{metric}: ratio"] = f"{_ratio(m.ratio)} [{_ratio(m.ratio_low)}, {_ratio(m.ratio_high)}]"
-        out[f"{metric}: agrees"] = _agree(m.agrees)
+def ratios(res, il_metric: str, ab_metrics: tuple[str, ...]) -> dict[str, float | str]:
+    """The setting's ratio against CTR and against the best right-sign A/B metric, or why not."""
+    il = res[il_metric]
+    if il.agrees is not True or not math.isfinite(il.required):
+        reason = "interleaving wrong sign" if il.agrees is False else "interleaving sees no difference"
+        return {"vs CTR": reason, "vs best A/B": reason, "best": "-"}
+    right = {m: res[m].required for m in ab_metrics if res[m].agrees is True and math.isfinite(res[m].required)}
+    ctr = ab_metrics[0]
+    out: dict[str, float | str] = {
+        "vs CTR": right[ctr] / il.required if ctr in right else "CTR wrong sign or no difference"}
+    if right:
+        best = min(right, key=right.get)
+        out["vs best A/B"], out["best"] = right[best] / il.required, best
+    else:
+        out["vs best A/B"], out["best"] = "no A/B metric with the right sign", "-"
     return out
+
+
+def summary(values: list[float]) -> dict[str, str]:
+    if not values:
+        return {"n": "0", "median": "-", "IQR": "-", "range": "-"}
+    q1, med, q3 = np.percentile(values, [25, 50, 75])
+    return {"n": str(len(values)), "median": f"{med:.3g}x", "IQR": f"{q1:.3g}x - {q3:.3g}x",
+            "range": f"{min(values):.3g}x - {max(values):.3g}x"}
 
 
 def markdown(rows: list[dict[str, str]]) -> str:
     cols = list(rows[0])
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def plot(settings: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    labels, data = [], []
+    for label, _, _ in COMPARISONS:
+        for against in ("vs CTR", "vs best A/B"):
+            values = [s[against] for s in settings if s["comparison"] == label and isinstance(s[against], float)]
+            labels.append(f"{label}\n{against} (n={len(values)})")
+            data.append(values or [np.nan])
+    try:
+        ax.boxplot(data, orientation="horizontal", whis=(0, 100))
+    except TypeError:  # matplotlib < 3.10
+        ax.boxplot(data, vert=False, whis=(0, 100))
+    for i, values in enumerate(data, start=1):
+        ax.scatter(values, np.full(len(values), i) + np.random.default_rng(i).uniform(-0.15, 0.15, len(values)),
+                   s=9, alpha=0.6)
+    ax.set_yticks(range(1, len(labels) + 1), labels, fontsize=7)
+    ax.set_xscale("log")
+    ax.axvline(1, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("impressions the A/B test needs / impressions interleaving needs (log scale)")
+    ax.grid(alpha=0.3, which="both", axis="x")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--seeds", type=int, default=5, help="generated pairs (default 5)")
-    parser.add_argument("--mc", type=int, default=6_000_000, help="Monte Carlo impressions per run")
-    parser.add_argument("--plot-mc", type=int, default=40_000_000, help="MC impressions for the plots")
+    parser.add_argument("--full", action="store_true", help="7 click models, 3 seeds per generated gap")
+    parser.add_argument("--plots", action="store_true",
+                        help="also redraw docs/online-power-*.png (power vs impressions with simulated "
+                             "experiments, navigational users: the generated 1%% pair and Robust04)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
 
-    models = ["navigational", "informational", "pbm"] if args.quick else MODELS
-    seeds = 2 if args.quick else args.seeds
-    mc = 1_000_000 if args.quick else args.mc
+    models = MODELS_FULL if args.full else MODELS
+    seeds = 3 if args.full else 1
     started = time.perf_counter()
     worlds = []
+    for gap in GAPS:
+        for seed in range(seeds):
+            qrels, baseline, candidate = synthetic_pair(gap, n_queries=200, rng=seed)
+            worlds.append((f"generated +{gap:.1%} (seed {seed})", "generated", make_world(qrels, baseline, candidate)))
     for label, folder, qrels, a, b in PAIRS:
         base = TREC / folder
         if not base.exists():
             print(f"skipping {label}: {base} not found", file=sys.stderr)
             continue
-        worlds.append((label, make_world(base / qrels, base / "runs" / a, base / "runs" / b)))
-    synthetic = []
-    for seed in range(seeds):
-        qrels, baseline, candidate = synthetic_pair(0.01, n_queries=200, rng=seed)
-        # A is the baseline, B the candidate built 1% better: a method "agrees" when it prefers B.
-        synthetic.append((f"generated +1% (seed {seed})", make_world(qrels, baseline, candidate)))
+        worlds.append((label, "real", make_world(base / qrels, base / "runs" / a, base / "runs" / b)))
 
-    rows, ratios = [], {}
-    for label, world in [*worlds, *synthetic]:
+    settings = []
+    for label, kind, world in worlds:
         for model in models:
             t = time.perf_counter()
-            res = simulate(world=world, click_model=model, mc_impressions=mc, rng=1, progress=False)
-            rows.append(row(label, model, res))
-            ratios.setdefault((label.split(" (seed")[0], model), []).append(res.ratio("CTR"))
-            print(f"{label:32s} {model:14s} IL {_count(res['interleaving'].required):>12s}  "
-                  f"CTR x{_ratio(res.ratio('CTR')):>8s}  abandonment x{_ratio(res.ratio('abandonment')):>8s}  "
-                  f"clicks@1 x{_ratio(res.ratio('clicks@1')):>8s}  ({time.perf_counter() - t:.1f}s)",
-                  flush=True)
-    # Independent, identical impressions (no user heterogeneity, one query per user).
-    plain = []
-    for label, world in synthetic[:1]:
-        for model in models:
-            res = simulate(world=world, click_model=model, user_sd=0.0, impressions_per_user=1,
-                           mc_impressions=0, rng=1)
-            plain.append(row(label + ", iid impressions", model, res))
-    summary = []
-    for (label, model), values in ratios.items():
-        if label.startswith("generated"):
-            finite = [v for v in values if math.isfinite(v)]
-            summary.append({"click model": model, "seeds": str(len(values)),
-                            "median CTR ratio": _ratio(statistics.median(finite)) if finite else "-",
-                            "min": _ratio(min(finite)) if finite else "-",
-                            "max": _ratio(max(finite)) if finite else "-"})
+            # exact numbers only: no Monte Carlo, and one bootstrap resample (CIs unused here)
+            res = simulate(world=world, click_model=model, mc_impressions=0, bootstrap=1,
+                           rng=1, progress=False)
+            delta = world.ndcg_b.mean() / world.ndcg_a.mean() - 1
+            for comparison, il_metric, ab_metrics in COMPARISONS:
+                settings.append({"pair": label, "kind": kind, "click model": model, "nDCG@10 B/A - 1": delta,
+                                 "comparison": comparison, "interleaving needs": res[il_metric].required,
+                                 **ratios(res, il_metric, ab_metrics)})
+            print(f"{label:36s} {model:14s} ({time.perf_counter() - t:.1f}s)", flush=True)
 
-    docs = ROOT / "docs"
-    docs.mkdir(exist_ok=True)
-    plots = []
-    for label, world in [synthetic[0], *worlds[:1]]:
-        res = simulate(world=world, click_model="navigational", mc_impressions=args.plot_mc // (4 if args.quick else 1),
-                       rng=2, progress=False)
-        name = "online-power-synthetic.png" if label.startswith("generated") else "online-power-robust04.png"
-        res.plot(docs / name, title=f"{label}: navigational users")
-        plots.append(name)
-
+    out = HERE / "results"
+    stem = "sensitivity_full" if args.full else "sensitivity"
+    with open(out / f"{stem}.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(settings[0]))
+        writer.writeheader()
+        writer.writerows(settings)
+    rows = []
+    for comparison, _, _ in COMPARISONS:
+        for kind in ("generated", "real", "all"):
+            chosen = [s for s in settings if s["comparison"] == comparison and kind in ("all", s["kind"])]
+            for against in ("vs CTR", "vs best A/B"):
+                values = [s[against] for s in chosen if isinstance(s[against], float)]
+                rows.append({"comparison": comparison, "pairs": kind, "against": against,
+                             **summary(values), "excluded": str(len(chosen) - len(values))})
+    every = [{"pair": s["pair"], "click model": s["click model"], "comparison": s["comparison"],
+              "interleaving needs": f"{s['interleaving needs']:,.0f}" if math.isfinite(s["interleaving needs"])
+              else "inf",
+              "vs CTR": f"{s['vs CTR']:.3g}x" if isinstance(s["vs CTR"], float) else s["vs CTR"],
+              "vs best A/B": f"{s['vs best A/B']:.3g}x" if isinstance(s["vs best A/B"], float) else s["vs best A/B"],
+              "best A/B": s["best"]} for s in settings]
+    plot(settings, out / f"{stem}.png")
     text = ["# Interleaving vs A/B sensitivity (bench/sensitivity.py)", "",
-            f"Settings: top 10, team draft interleaving, users issue 4 queries each with an "
-            f"attractiveness logit shift ~ N(0, 1); alpha 0.05, power 0.8; ratios = impressions an "
-            f"A/B test needs / impressions interleaving needs, [95% bootstrap CI over queries]; "
-            f"'agrees' = the method's true effect has the sign of the offline nDCG@10 difference "
-            f"('=' no difference at all); MC = impressions at which simulated experiments "
-            f"({mc:,} impressions budget per row) reached 80% power. Total time "
-            f"{time.perf_counter() - started:.0f} s.", "",
-            markdown(rows), "", "## Generated 1% pairs: CTR ratio across seeds", "",
-            markdown(summary), "", "## Independent identical impressions (seed 0)", "",
-            markdown(plain), "", "Plots: " + ", ".join(f"docs/{p}" for p in plots), ""]
-    out = HERE / "results" / ("sensitivity_quick.md" if args.quick else "sensitivity.md")
-    out.write_text("\n".join(text), encoding="utf-8")
-    print(f"wrote {out}")
+            f"{'Full' if args.full else 'Default (short)'} run: click models {', '.join(models)}; generated gaps "
+            f"{', '.join(f'{g:.1%}' for g in GAPS)} ({seeds} seed(s) each, 200 queries); real pairs: "
+            f"{', '.join(p[0] for p in PAIRS)}. Top 10; users issue 4 queries each with an attractiveness "
+            "logit shift ~ N(0, 1); 80% power at alpha 0.05; exact click-model expectations. A ratio = "
+            "impressions the A/B test needs / impressions interleaving needs; settings where the "
+            "interleaving design or the A/B metric points against the offline nDCG@10 difference are "
+            f"excluded (counted). Total time {time.perf_counter() - started:.0f} s.", "",
+            "## Summary: median and interquartile range of the ratios", "", markdown(rows), "",
+            f"Plot: bench/results/{stem}.png; every setting: bench/results/{stem}.csv.", "",
+            "## Every setting", "", markdown(every)]
+    if args.plots:
+        for label, kind, world in worlds:
+            if label == "generated +1.0% (seed 0)" or label.startswith("Robust04"):
+                res = simulate(world=world, click_model="navigational", mc_impressions=40_000_000, rng=2,
+                               progress=False)
+                name = "online-power-synthetic.png" if kind == "generated" else "online-power-robust04.png"
+                res.plot(ROOT / "docs" / name, title=f"{label}: navigational users")
+    (out / f"{stem}.md").write_text("\n".join(text), encoding="utf-8")
+    print(f"wrote {out / stem}.md, .csv and .png")
     return 0
 
 

@@ -32,6 +32,9 @@ def inputs(tmp_path_factory):
     qids = sorted(collection.qrels.to_dict())
     (folder / "groups.tsv").write_text("".join(f"{q}\t{'head queries' if i % 3 else 'tail'}\n"
                                                for i, q in enumerate(qids)))
+    assert main(["generate-logs", str(folder / "abt"), "--users", "600", "--changed-queries", "0.4"]) == 0
+    assert main(["generate-logs", str(folder / "ilt"), "--users", "600", "--interleaving",
+                 "--changed-queries", "0.4"]) == 0
     return folder
 
 
@@ -84,6 +87,9 @@ def commands(folder):
         "measures": ["measures"],
         "ab": ["ab", str(folder / "ab")],
         "ab --monitor": ["ab", str(folder / "ab"), "--monitor", "--looks", "3"],
+        "ab --triggered": ["ab", str(folder / "abt"), "--triggered"],
+        "interleaving-report --triggered": ["interleaving-report", str(folder / "ilt"), "--resamples", "200",
+                                            "--triggered"],
         "interleaving-report": ["interleaving-report", str(folder / "il"), "--resamples", "200"],
         "interleaving-report --over-time": ["interleaving-report", str(folder / "il"), "--resamples",
                                             "200", "--over-time"],

@@ -250,7 +250,10 @@ def test_report_rows_and_plot(world, tmp_path) -> None:
     res = simulate(world=world, click_model="navigational", mc_impressions=200_000, replicates=20,
                    rng=0, bootstrap=50, progress=False)
     rows = res.to_dicts()
-    assert [r["metric"] for r in rows] == ["interleaving", "CTR", "abandonment", "clicks@1"]
+    assert [r["metric"] for r in rows] == [
+        "interleaving", "CTR", "abandonment", "clicks@1",  # then the designs (test_simulate_designs.py)
+        "interleaving (triggered)", "interleaving (ignore shared)",
+        "CTR (triggered)", "abandonment (triggered)", "clicks@1 (triggered)"]
     assert any("offline nDCG@4" in line for line in res.notes())
     pytest.importorskip("matplotlib")
     path = res.plot(tmp_path / "power.png")

@@ -104,8 +104,10 @@ def test_outcome_input_forms_and_errors() -> None:
     objects = [credit(shown, [0]), credit(shown, [])]
     assert analyze_outcomes(objects, n_resamples=10).impressions == 2
     assert analyze_outcomes([o.to_dict() for o in objects], n_resamples=10).impressions == 2
-    with pytest.raises(InputError, match="found 2"):
-        analyze_outcomes([1, 2, 0])
+    with pytest.raises(InputError, match="found nan"):
+        analyze_outcomes([1, float("nan"), 0])
+    with pytest.raises(InputError, match="found 'x'"):
+        analyze_outcomes([1, "x", 0])
     with pytest.raises(InputError, match="non-empty"):
         analyze_outcomes([])
     with pytest.raises(InputError, match="one user/query id per outcome"):

@@ -41,6 +41,17 @@ def register(sub: Any) -> None:
         action="store_true",
         help="an interleaving log (team draft of ranker A and a better ranker B)",
     )
+    p.add_argument(
+        "--changed-queries",
+        type=real(above=0.0),
+        default=1.0,
+        metavar="SHARE",
+        help="ranker B differs from A on this share of the queries only (the injected --effect "
+        "too); the 'triggered' column marks the impressions whose arms' pages differ "
+        "(default 1: every query)",
+    )
+    p.add_argument("--ignore-shared", action="store_true",
+                   help="--interleaving: draft with team draft's ignore_shared (shared picks on no team)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="random seed (default 0)")
     p.add_argument("--force", action="store_true",
                    help="replace a log already in the folder (refused by default)")
@@ -83,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
         days=args.days,
         pre_days=args.pre_days,
         interleaving=args.interleaving,
-        noise_b=1.0 if args.interleaving else None,
+        noise_b=1.0 if args.interleaving or args.changed_queries < 1 else None,
+        changed_queries=args.changed_queries,
+        ignore_shared=args.ignore_shared,
     )
     with bar("generating users") as progress:
         folder = generator.write(args.folder, rng=args.seed, progress=progress)

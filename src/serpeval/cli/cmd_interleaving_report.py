@@ -56,6 +56,12 @@ def register(sub: Any) -> None:
         help="periods of the preference over time, from the timestamp column (UTC): day "
         "(default), hour, week, or a length such as 6h or 2d",
     )
+    p.add_argument(
+        "--triggered",
+        action="store_true",
+        help="also credit only impressions whose two rankings differ (the log's 'triggered' "
+        "column), Delta scaled by the trigger rate, next to the analysis of every impression",
+    )
     p.add_argument("--backend", choices=("duckdb", "spark"), default="duckdb", help="query engine")
     p.add_argument("--clicks", metavar="PATH", help="separate clicks table (events layout)")
     add_duplicates_option(p)
@@ -80,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     teams = tuple(t.strip() for t in args.teams.split(","))
     if len(teams) != 2:
         raise OptionError(f"--teams needs two labels separated by a comma; got {args.teams!r}.")
+    if args.triggered:
+        return _run_triggered(args, (teams[0], teams[1]))
     with engine_status(args.backend):
         report = analyze_interleaving_logs(
             args.logs,
@@ -112,6 +120,43 @@ def run(args: argparse.Namespace) -> int:
     if not args.over_time or args.format == "json":
         return emit(args, report.to_dicts(), notes, title, report.to_json_dict())
     return _emit_over_time(args, report, notes, title)
+
+
+def _run_triggered(args: argparse.Namespace, teams: tuple[str, str]) -> int:
+    """``--triggered``: every impression and the triggered ones, side by side."""
+    from serpeval.core.errors import OptionError
+    from serpeval.online.logs.schema import LogSchema
+    from serpeval.online.logs.triggered import analyze_interleaving_triggered
+
+    if args.over_time:
+        raise OptionError("--triggered and --over-time cannot be combined; run them separately.")
+    with engine_status(args.backend):
+        res = analyze_interleaving_triggered(
+            args.logs, args.experiment, teams=teams, unit=args.unit, confidence=args.confidence,
+            n_resamples=args.resamples, rng=args.seed, duplicates=args.duplicates,
+            backend=args.backend, schema=LogSchema.from_pairs(args.column), clicks=args.clicks,
+            period=None,
+        )
+    rows = res.to_dicts()
+    title = f"{res.untriggered.experiment or res.untriggered.source}: triggered interleaving, " \
+            f"{res.untriggered.backend}"
+    payload = {"results": rows, "trigger_rate": res.trigger_rate, "notes": res.notes(),
+               "untriggered": res.untriggered.to_json_dict(), "triggered": res.triggered.to_json_dict()}
+    return emit(args, rows if args.format in ("csv", "tsv", "json") else _triggered_digest(rows, args.digits),
+                res.notes(), title, payload)
+
+
+def _triggered_digest(rows: list[dict[str, Any]], digits: int) -> list[dict[str, Any]]:
+    """The triggered row for reading: Delta [CI] on every impression and triggered x rate."""
+    def interval(r: dict[str, Any], prefix: str) -> str:
+        return (f"{r[prefix + 'delta']:+.{digits}f} [{r[prefix + 'ci_low']:+.{digits}f}, "
+                f"{r[prefix + 'ci_high']:+.{digits}f}]")
+
+    return [{"A": r["A"], "B": r["B"], "impressions": r["impressions"],
+             "all: delta [CI]": interval(r, ""), "p": r["p"],
+             "triggered x rate [CI]": interval(r, "triggered "), "p trig.": r["triggered p"],
+             "rate": f"{r['trigger rate']:.1%}", "CI ratio": f"{r['ci width ratio']:.2f}",
+             "winner": r["winner"]} for r in rows]
 
 
 def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], title: str) -> int:

@@ -6,6 +6,11 @@ from its module on first use. Subpackages: :mod:`serpeval.online.interleaving`,
 winner from logged outcomes), :mod:`serpeval.online.clicks.simulate` (the sensitivity simulator)
 and :mod:`serpeval.online.clicks.world` (the rankers and true grades it simulates).
 
+**Biased methods.** Balanced interleaving is biased under random clicks (``BIASED``): its
+outcomes are refused by ``analyze_outcomes`` unless ``allow_biased=True``. Team draft,
+probabilistic (the marginalised expected outcome) and optimized (the credit difference) are
+unbiased, each checked by the random-clicker ``aa_check`` in CI.
+
 Layer: beside comparison, spark and trec_eval. May import stats, evaluation, measures,
 ranking, io and core; inside it, logs may use interleaving and clicks, clicks may use
 interleaving, and interleaving uses neither.
@@ -22,6 +27,7 @@ _LAZY: dict[str, str] = {
     "Interleaving": "serpeval.online.interleaving",
     "Outcome": "serpeval.online.interleaving",
     "METHODS": "serpeval.online.interleaving",
+    "BIASED": "serpeval.online.interleaving",
     # deciding a winner
     "analyze_outcomes": "serpeval.online.interleaving.analysis",
     "analyze_counts": "serpeval.online.interleaving.analysis",

@@ -264,7 +264,9 @@ _METHOD = Obj(
     required={"method": TEXT, "metric": TEXT, "required": NUMBER, "required_low": NUMBER,
               "required_high": NUMBER, "agrees": nullable(FLAG)},
     optional={"value_a": nullable(NUMBER), "value_b": nullable(NUMBER), "effect": NUMBER, "relative": nullable(NUMBER),
-              **{k: nullable(NUMBER) for k in ("ratio", "ratio_low", "ratio_high", "mc_required")}},
+              **{k: nullable(NUMBER) for k in ("ratio", "ratio_low", "ratio_high", "mc_required",
+                                               "trigger_rate")},
+              "design": TEXT},
 )
 
 _CURVE = Obj(required={"method": TEXT, "metric": TEXT, "source": TEXT, "impressions": NUMBER,

@@ -379,7 +379,10 @@ def simulation(data: ReportData) -> Section | None:
 
 
 def _method_label(m: Data) -> str:
-    return "interleaving (team draft)" if m["method"] == "interleaving" else f"A/B: {m['metric']}"
+    if m["method"] != "interleaving":
+        return f"A/B: {m['metric']}"
+    design = m.get("design", "all impressions")
+    return "interleaving (team draft)" if design == "all impressions" else f"team draft ({design})"
 
 
 def _needed_chart(d: Data, methods: Sequence[Data], level: str) -> Markup:
@@ -424,8 +427,9 @@ def _simulation_body(d: Data) -> Markup:
     methods = d.get("methods") or []          # from the object; the command's JSON has rows only
     level = f"{d.get('confidence', 0.95):.0%}"
     parts = [_needed_chart(d, methods, level)] if methods else []
-    if methods and d.get("curves"):
-        parts.append(_power_chart(d, methods))
+    if methods and d.get("curves"):  # the classic designs (the others have no simulated curve)
+        parts.append(_power_chart(d, [m for m in methods if m.get("design", "all impressions")
+                                      == "all impressions"]))
     rows = display_rows(d["rows"], float(d.get("confidence", 0.95)))
     columns = list(rows[0]) if rows else []
     text_columns = ("click model", "method", *(c for c in columns if c.startswith("agrees with ")))

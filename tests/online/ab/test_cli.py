@@ -138,3 +138,35 @@ def test_plan_and_monitor_tables_have_readable_headers() -> None:
              "always_valid_p": 1.0, "cs_lower": -0.19}]
     assert list(_monitor_rows(look, "table")[0]) == ["look", "end", "units control", "p", "always-valid p",
                                                      "always-valid low"]
+
+
+def test_triggered_commands(tmp_path, capsys) -> None:
+    """generate-logs --changed-queries writes the triggered column; ab --triggered and
+    interleaving-report --triggered print both analyses; their JSON equals the API."""
+    from serpeval.online.logs import analyze_ab_triggered, analyze_interleaving_triggered
+
+    ab, il = tmp_path / "ab", tmp_path / "il"
+    assert main(["generate-logs", str(ab), "--users", "800", "--changed-queries", "0.3"]) == 0
+    assert main(["generate-logs", str(il), "--users", "800", "--changed-queries", "0.3",
+                 "--interleaving", "--ignore-shared"]) == 0
+    assert pq.read_table(ab / "impressions.parquet").schema.field("triggered").type == pa.bool_()
+    teams = pq.read_table(il / "impressions.parquet").column("teams").to_pylist()
+    assert any("shared" in t for t in teams)
+    capsys.readouterr()
+    assert main(["ab", str(ab), "--triggered", "-m", "ctr"]) == 0
+    out = capsys.readouterr().out
+    assert "triggered x rate" in out
+    assert "triggered impressions:" in out
+    assert main(["ab", str(ab), "--triggered", "-m", "ctr", "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    api = analyze_ab_triggered(ab, metrics=["ctr"])
+    assert payload["results"][0]["triggered_effect"] == pytest.approx(api.to_dicts()[0]["triggered_effect"])
+    assert payload["trigger_rate"] == pytest.approx(api.trigger_rate)
+    assert main(["interleaving-report", str(il), "--triggered", "--resamples", "100", "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    api_il = analyze_interleaving_triggered(il, n_resamples=100, rng=0, period=None)
+    assert payload["results"][0]["triggered delta"] == pytest.approx(api_il.to_dicts()[0]["triggered delta"])
+    assert main(["interleaving-report", str(il), "--triggered", "--over-time"]) == 2
+    assert "cannot be combined" in capsys.readouterr().err
+    assert main(["ab", str(tmp_path / "ab"), "--triggered", "-m", "user_ctr"]) == 2
+    assert "cannot scale user_ctr" in capsys.readouterr().err

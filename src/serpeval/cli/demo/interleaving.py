@@ -43,7 +43,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     lines = [f"Interleaving needed about {count_text(il.required)} queries (impressions) to detect "
              f"{name_b} vs {name_a} at 80% power"
              + (f"; simulated experiments got there at {count_text(il.mc_required)}." if il.mc_required else ".")]
-    for m in result.methods[1:]:
+    for m in (m for m in result.methods[1:] if m.design == "all impressions"):
         if m.agrees is None:
             lines.append(f"An A/B test on {m.metric} sees no difference.")
         elif m.agrees is False:  # a ratio against a wrong-sign metric compares nothing
@@ -69,7 +69,7 @@ def _one_page(world: Any, console: Console) -> None:
     clicks = np.flatnonzero(click_model(CLICK_MODEL, world.levels).sample(grades, rng=3)[0]).tolist()
     out = credit(shown, clicks)
     teams = " ".join("AB"[t] if t >= 0 else "-" for t in shown.teams)
-    verdict = {1: f"{world.names[0]} wins", -1: f"{world.names[1]} wins", 0: "a tie"}[out.outcome]
+    verdict = {1: f"{world.names[0]} wins", -1: f"{world.names[1]} wins", 0: "a tie"}[int(np.sign(out.outcome))]
     console.print(
         f"Query {world.query_ids[0]}: team draft page, teams by position {teams}; true grades "
         f"{' '.join(map(str, grades[0]))}; one user clicked positions {[p + 1 for p in clicks]} "

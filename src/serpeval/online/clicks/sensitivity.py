@@ -197,6 +197,45 @@ def required_impressions(moments: dict, metric: str, query_weights: NDArray[np.f
     return np.where(none, np.inf, n), np.where(none, 0.0, e / per_user)
 
 
+def required_triggered_ab(moments: dict, metric: str, triggered: NDArray[np.bool_],
+                          query_weights: NDArray[np.float64], type_weights: NDArray[np.float64],
+                          per_user: int, z: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(impressions needed, effect) of a *triggered* A/B test on ``metric``.
+
+    Only impressions of triggered queries enter, and a user's count of them is random, so
+    the test is the ratio one the log analysis runs (delta method, clustered by user): per
+    arm ``R = Σ_u S'_u / Σ_u N'_u`` over triggered impressions, linearised as
+    ``D = S' - R N'``. With per-impression ``d = X 1{trig} - R 1{trig}``, whose moments per
+    (q, t) are ``1{trig_q} (E[X|q,t] - R)`` and ``1{trig_q} (E[X²|q,t] - 2R E[X|q,t] + R²)``,
+    ``Var D`` follows from :func:`user_moments` (E[D] = 0 at the population R) and
+
+        N = 2 m z² (Var D_A + Var D_B) / (E S'_A - E S'_B)²,
+
+    the formula of :func:`required_impressions` with Var S replaced by Var D. The effect,
+    ``(E S'_A - E S'_B) / m``, is per impression of the whole population: the triggered
+    effect times the trigger rate, equal to the untriggered effect.
+    """
+    mask = triggered.astype(np.float64)
+    share = query_weights @ mask  # [...]: the trigger rate under these query weights
+    totals, variances = [], []
+    for m in moments[metric]:
+        mean, square = m.mean * mask[:, None], m.square * mask[:, None]
+        mu = query_weights @ mean  # [..., T]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (mu @ type_weights) / share  # [...]
+        r = np.asarray(ratio)[..., None]
+        d_mean = mu - r * np.asarray(share)[..., None]
+        d_square = query_weights @ square - 2 * r * mu + r**2 * np.asarray(share)[..., None]
+        between = (d_mean**2) @ type_weights - (d_mean @ type_weights) ** 2
+        variances.append(per_user * ((d_square - d_mean**2) @ type_weights) + per_user**2 * between)
+        totals.append(per_user * (mu @ type_weights))
+    e = totals[0] - totals[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = 2 * per_user * z**2 * (variances[0] + variances[1]) / e**2
+    none = (np.abs(e) <= NO_EFFECT * per_user) | ~np.isfinite(n)
+    return np.where(none, np.inf, n), np.where(none, 0.0, e / per_user)
+
+
 # ------------------------------------------------------------------ Monte Carlo
 
 

@@ -7,7 +7,11 @@ on each run's top k:
 (a) **interleaving**: team draft lists of A and B, credit by clicks, a t-test over users of
     their summed outcomes (the user-clustered test of Δ = 0);
 (b) an **A/B test** with users split between A and B, on clicks per impression (CTR), the
-    abandonment rate (no click) and clicks@1, a Welch t-test over users' totals.
+    abandonment rate (no click) and clicks@1, a Welch t-test over users' totals;
+(c) the **designs** that reduce variance, as extra rows (exact engine only, no Monte Carlo):
+    *triggered* interleaving and A/B tests (only impressions whose two top-k lists differ
+    are analysed: the others carry no signal, only noise; :mod:`serpeval.online.logs.triggered`
+    does the same on logs) and team draft with *ignore shared* (shared picks on no team).
 
 For each it reports the impressions needed to detect the true difference at the given power
 and level, computed **exactly** from the click model (no Monte Carlo noise; formulas in
@@ -75,6 +79,11 @@ class MethodResult:
     all. ``ratio``: impressions needed ÷ the impressions interleaving needs, with its
     bootstrap CI; it compares like with like only when both methods point the right way
     (:meth:`SimulationResult.best`).
+
+    ``design``: ``all impressions`` (the classic analysis), ``triggered`` (only impressions
+    whose two top-k lists differ enter the test; the effect is still per impression of the
+    whole population, i.e. the triggered effect scaled by ``trigger_rate``, so it equals the
+    untriggered one) or ``ignore shared`` (team draft drafting shared picks on no team).
     """
 
     method: str
@@ -91,6 +100,8 @@ class MethodResult:
     ratio_high: float | None = None
     mc_required: float | None = None
     relative: float | None = None
+    design: str = "all impressions"
+    trigger_rate: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,11 +130,12 @@ class SimulationResult(Tabular):
 
     def best(self) -> MethodResult | None:
         """The A/B metric needing the fewest impressions among those whose true effect points
-        the way the offline nDCG@k difference does (``agrees`` is True); None when none does.
+        the way the offline nDCG@k difference does (``agrees`` is True), in the classic design
+        (all impressions, as team draft's headline number); None when none does.
         A metric that points the wrong way would detect a difference in the wrong direction:
         it is never the best, however few impressions it needs."""
-        right = [m for m in self.methods if m.method == "A/B" and m.agrees is True
-                 and np.isfinite(m.required)]
+        right = [m for m in self.methods if m.method == "A/B" and m.design == "all impressions"
+                 and m.agrees is True and np.isfinite(m.required)]
         return min(right, key=lambda m: m.required, default=None)
 
     def bottom_line(self) -> str:
@@ -153,7 +165,8 @@ class SimulationResult(Tabular):
             if il.agrees is True and best.ratio is not None and np.isfinite(best.ratio):
                 text += (f" ({ratio_text(best.ratio)}x as many, {conf} CI "
                          f"[{ratio_text(best.ratio_low)}, {ratio_text(best.ratio_high)}])")
-        wrong = [m.metric for m in self.methods if m.method == "A/B" and m.agrees is False]
+        wrong = [m.metric for m in self.methods if m.method == "A/B" and m.design == "all impressions"
+                 and m.agrees is False]
         if wrong:
             names = wrong[0] if len(wrong) == 1 else f"{', '.join(wrong[:-1])} and {wrong[-1]}"
             text += f"; {names} {'points' if len(wrong) == 1 else 'point'} the wrong way"
@@ -257,10 +270,12 @@ class SimulationResult(Tabular):
         xs = self._sizes(200)
         colors = {"interleaving": "C0", "CTR": "C1", "abandonment": "C2", "clicks@1": "C3"}
         for m in self.methods:
-            label = "interleaving (team draft)" if m.method == "interleaving" else f"A/B: {m.metric}"
+            label = "interleaving (team draft)" if m.metric == "interleaving" else (
+                f"team draft ({m.design})" if m.method == "interleaving" else f"A/B: {m.metric}")
             power = engine.analytic_power(xs, m.required, self.analytic["z_alpha"],
                                           self.analytic["z_total"])
-            ax.plot(xs, power, color=colors[m.metric], label=label)
+            ax.plot(xs, power, color=colors[m.metric.split(" (")[0]], label=label,
+                    ls="-" if m.design == "all impressions" else (":" if m.design == "ignore shared" else "--"))
             curve = self.curves.get(m.metric)
             if curve is not None and len(curve.grid):
                 yerr = np.maximum(0.0, [curve.power - curve.low, curve.high - curve.power])
@@ -431,6 +446,8 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
         curves, reps = _monte_carlo(tables.for_sampling(), results, per_user, alpha, power, replicates,
                                     mc_impressions, generator, progress)
         results = [_with_mc(m, curves.get(m.metric), power) for m in results]
+    results += _designs(model, world, tables, moments, boot, per_user, float(user_sd), ignore_shared,
+                        z, (n_il, boot_il), q, offline_sign)
     offline = {"ndcg_a": float(world.ndcg_a.mean()), "ndcg_b": float(world.ndcg_b.mean()),
                "delta": delta_ndcg,  # B - A, and relative to A: (B - A) / A
                "relative": delta_ndcg / float(world.ndcg_a.mean()) if world.ndcg_a.mean() else float("nan")}
@@ -441,6 +458,80 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
                 "user_types": tables.n_types}
     return SimulationResult(world, model.name, settings, offline, tuple(results), curves,
                             {"z_alpha": z_alpha, "z_total": z})
+
+
+def _designs(model: ClickModel, world: World, tables: engine.Tables, moments: dict[str, Any],
+             boot: NDArray[np.float64], per_user: int, user_sd: float, ignore_shared: bool, z: float,
+             interleaving: tuple[float, NDArray[np.float64]], q: tuple[float, float],
+             offline_sign: float) -> list[MethodResult]:
+    """The variance-reducing designs as extra rows (see :class:`MethodResult`).
+
+    Triggered: every query whose two top-k lists are identical contributes nothing to a
+    user's total (its moments are set to zero), so the tests see only triggered impressions
+    while the impressions are still counted in all. The required impressions are therefore
+    totals, the effect per impression of the population (triggered effect x trigger rate).
+    Interleaving tests the users' summed outcomes (zero in expectation on untriggered
+    impressions, so dropping them removes only noise); A/B tests the ratio over triggered
+    impressions (:func:`~serpeval.online.clicks.sensitivity.required_triggered_ab`), since a
+    user's number of triggered impressions is random.
+    Ignore shared: the team draft tables drafted again with shared picks on no team.
+    """
+    n_q = len(world.query_ids)
+    uniform = np.full(n_q, 1.0 / n_q)
+    triggered = (world.a != world.b).any(axis=1)
+    rate = float(triggered.mean())
+    mask = triggered.astype(np.float64)[:, None]
+
+    def masked(m: engine.OutcomeMoments) -> engine.OutcomeMoments:
+        return engine.OutcomeMoments(m.mean * mask, m.square * mask)
+
+    def among_triggered(m: engine.OutcomeMoments) -> float:
+        return float(m.mean[triggered].mean(axis=0) @ tables.type_weights) if triggered.any() else float("nan")
+
+    def sizes(table: dict[str, Any], metric: str) -> tuple[float, float, NDArray[np.float64]]:
+        """Impressions needed, the effect B - A, and the bootstrap-over-queries impressions."""
+        n, effect = engine.required_impressions(table, metric, uniform, tables.type_weights, per_user, z)
+        n_boot, _ = engine.required_impressions(table, metric, boot, tables.type_weights, per_user, z)
+        return float(n), -float(effect) + 0.0, n_boot  # the engine's effects are A - B
+
+    n_il, boot_il = interleaving
+    rows = []
+    il = moments["interleaving"]
+    trig = {"interleaving": masked(il)}
+    n, effect, n_boot = sizes(trig, "interleaving")
+    wins = ((il.square + il.mean) / 2)[triggered].mean(axis=0) @ tables.type_weights if triggered.any() else np.nan
+    losses = ((il.square - il.mean) / 2)[triggered].mean(axis=0) @ tables.type_weights if triggered.any() else np.nan
+    rows.append(MethodResult("interleaving", "interleaving (triggered)", float(wins), float(losses), effect, n,
+                             *_quantiles(n_boot, q), agrees=_agrees(effect, 1, offline_sign),
+                             design="triggered", trigger_rate=rate))
+    if not ignore_shared:
+        shared = engine.build_tables(model, world.a, world.b, world.grades, user_sd, True)
+        plain = engine.exact_moments(shared)
+        n, effect, n_boot = sizes(plain, "interleaving")
+        m = plain["interleaving"]
+        assert isinstance(m, engine.OutcomeMoments)
+        rows.append(MethodResult(
+            "interleaving", "interleaving (ignore shared)",
+            float(((m.square + m.mean) / 2).mean(axis=0) @ tables.type_weights),
+            float(((m.square - m.mean) / 2).mean(axis=0) @ tables.type_weights), effect, n,
+            *_quantiles(n_boot, q), agrees=_agrees(effect, 1, offline_sign), design="ignore shared"))
+    for metric in engine.AB_METRICS:
+        ma, mb = moments[metric]
+        n_all, e_all = engine.required_triggered_ab(moments, metric, triggered, uniform, tables.type_weights,
+                                                    per_user, z)
+        n, effect = float(n_all), -float(e_all) + 0.0  # the engine's effects are A - B
+        n_boot, _ = engine.required_triggered_ab(moments, metric, triggered, boot, tables.type_weights,
+                                                 per_user, z)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio_low, ratio_high = _quantiles(n_boot / boot_il, q)
+        value_a, value_b = among_triggered(ma), among_triggered(mb)
+        rows.append(MethodResult(
+            "A/B", f"{metric} (triggered)", value_a, value_b, effect, n,
+            *_quantiles(n_boot, q), agrees=_agrees(effect, engine.ORIENTATION[metric], offline_sign),
+            ratio=n / n_il if np.isfinite(n_il) and n_il > 0 else float("nan"),
+            ratio_low=ratio_low, ratio_high=ratio_high, design="triggered", trigger_rate=rate,
+            relative=(value_b - value_a) / value_a if value_a else float("nan")))
+    return rows
 
 
 def _monte_carlo(tables: engine.Tables, results: list[MethodResult], per_user: int, alpha: float,

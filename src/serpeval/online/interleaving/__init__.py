@@ -9,10 +9,21 @@ clicked_positions)`` turns the clicks (0-based positions) into an :class:`Outcom
 method             rankers   notes
 =================  ========  ==================================================================
 ``team_draft``     2 or more team draft interleaving; multileaving for 3+ (``ignore_shared``)
-``balanced``       2         Joachims' balanced interleaving (biased; a baseline)
+``balanced``       2         Joachims' balanced interleaving (**biased**; a baseline)
 ``probabilistic``  2 or more softmax drafting (``tau``), marginalised credit
 ``optimized``      2         LP over prefix-constrained lists (``credit_function``)
 =================  ========  ==================================================================
+
+**Bias under random clicks.** A method is unbiased when users who click regardless of the
+documents give a mean outcome of zero. Team draft, probabilistic (its outcome is the
+marginalised expected outcome, not that value's sign) and optimized (its outcome is the
+credit difference, not its sign; exactly unbiased wherever the LP has an unbiased solution,
+``params["bias"] == 0``) are; every method and credit function is checked by the
+random-clicker test (:func:`~serpeval.online.interleaving.analysis.aa_check`) in CI.
+**Balanced interleaving is biased** (:data:`BIASED`): with A = (x, y, z), B = (y, z, x) a
+user clicking one result at random makes B win 2/3 of the time;
+:func:`~serpeval.online.interleaving.analysis.analyze_outcomes` refuses its outcomes unless
+called with ``allow_biased=True``.
 
 Aliases: ``tdi``, ``tdm``, ``multileave``, ``team_draft_multileave``; ``pi``, ``pm``; ``oi``.
 For simulations and benchmarks, :mod:`.batch` interleaves many impressions at once.
@@ -22,7 +33,7 @@ Examples:
     >>> shown = interleave([["a", "b", "c"], ["b", "d", "a"]], k=3, rng=7)
     >>> len(shown.docs), set(shown.docs) <= {"a", "b", "c", "d"}
     (3, True)
-    >>> credit(shown, [0]).outcome in (-1, 0, 1)
+    >>> credit(shown, [0]).outcome in (-1, 0, 1)   # team draft: +1 A, -1 B, 0 tie
     True
 
 Part of online (serving time). May import online.common, stats and the layers below; never
@@ -31,6 +42,7 @@ online.clicks or online.logs.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -48,7 +60,7 @@ from serpeval.online.interleaving._result import (
     check_rankings,
 )
 
-__all__ = ["METHODS", "NEUTRAL", "Interleaving", "Outcome", "credit", "interleave"]
+__all__ = ["BIASED", "METHODS", "NEUTRAL", "Interleaving", "Outcome", "canonical_method", "credit", "interleave"]
 
 #: Canonical method name -> implementing module (``interleave`` and ``credit`` functions).
 METHODS: dict[str, ModuleType] = {
@@ -58,6 +70,10 @@ METHODS: dict[str, ModuleType] = {
     optimized.NAME: optimized,
 }
 
+#: Methods whose mean outcome is not zero under random clicks (refused by the analysis unless
+#: the caller opts in).
+BIASED: frozenset[str] = frozenset(name for name, module in METHODS.items() if module.BIASED)
+
 _ALIASES: dict[str, ModuleType] = {
     **METHODS,
     "tdi": team_draft, "tdm": team_draft, "multileave": team_draft,
@@ -65,6 +81,12 @@ _ALIASES: dict[str, ModuleType] = {
     "pi": probabilistic, "pm": probabilistic, "probabilistic_multileave": probabilistic,
     "oi": optimized,
 }
+
+
+def canonical_method(method: str) -> str:
+    """The canonical name of an interleaving method or alias (unknown: "did you mean")."""
+    module = _ALIASES.get(method) or lookup("interleaving method", method, _ALIASES)
+    return str(module.NAME)
 
 
 def interleave(rankings: Any, method: str = "team_draft", k: int | None = 10,
@@ -100,4 +122,4 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
     if not isinstance(result, Interleaving):
         raise OptionError(f"credit needs the Interleaving that was shown; got {type(result).__name__}.")
     module = _ALIASES.get(result.method) or lookup("interleaving method", result.method, _ALIASES)
-    return module.credit(result, clicked_positions)
+    return replace(module.credit(result, clicked_positions), method=module.NAME)

@@ -131,25 +131,37 @@ class Outcome:
 
     Attributes:
         credits: per ranker, the click credit (expected credit for probabilistic).
-        outcome: two rankers: ``+1`` ranker 0 (A) wins, ``-1`` ranker 1 (B) wins, ``0`` tie.
-            More rankers: ``+1`` if ranker 0 has the strictly highest credit, ``-1`` if
-            another ranker has, else ``0`` (use :attr:`preferences` for the full picture).
+        outcome: two rankers: the impression's outcome, positive when ranker 0 (A) is
+            preferred, negative for ranker 1 (B), ``0`` a tie; its mean over impressions
+            estimates the preference and is **zero in expectation under random clicks**
+            for every method except balanced interleaving. Team draft and balanced: the
+            sign of credit_A - credit_B (+1, 0, -1). Probabilistic: the marginalised
+            outcome E[sign(h_A - h_B)] over slot assignments, in [-1, 1] (Hofmann et al.,
+            CIKM 2011; its sign alone is biased). Optimized: the credit difference
+            Σ_clicked (g_A(d) - g_B(d)) (Radlinski & Craswell, WSDM 2013: the quantity the
+            LP makes zero in expectation; its sign alone is biased). More rankers: ``+1``
+            if ranker 0 has the strictly highest credit, ``-1`` if another ranker has, else
+            ``0`` (use :attr:`preferences` for the full picture).
         winner: index of the ranker with the strictly highest credit, None on a tie.
         preferences: ``preferences[i][j]`` in [-1, 1]: +1 if ranker i out-credits j, -1 if j
             out-credits i, 0 on a tie (expected values for probabilistic).
         clicks: the clicked positions credited (0-based, sorted, unique).
         ignored_clicks: clicks on neutral slots (team draft with ``ignore_shared``).
         expected_outcome: probabilistic only: E[sign(credit_A - credit_B)] under the
-            posterior over assignments; ``outcome`` is its sign.
+            posterior over assignments (two rankers: equal to ``outcome``).
+        method: the interleaving method that credited the clicks (set by
+            :func:`serpeval.online.interleaving.credit`; lets the analysis refuse a biased
+            method).
     """
 
     credits: tuple[float, ...]
-    outcome: int
+    outcome: float
     winner: int | None
     preferences: tuple[tuple[float, ...], ...]
     clicks: tuple[int, ...]
     ignored_clicks: int = 0
     expected_outcome: float | None = None
+    method: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -161,6 +173,7 @@ class Outcome:
             "clicks": list(self.clicks),
             "ignored_clicks": self.ignored_clicks,
             "expected_outcome": self.expected_outcome,
+            "method": self.method,
         }
 
 

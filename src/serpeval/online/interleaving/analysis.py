@@ -1,18 +1,27 @@
 """Deciding a winner from logged interleaving outcomes, checking the experiment, planning it.
 
 **Sign convention** (one for the whole toolkit): ranker A is the baseline, ranker B the
-candidate, and a positive number means B (the candidate) is better. The per-impression
-outcome keeps the label :func:`~serpeval.online.interleaving.credit` gives it (+1: A
-out-credits B, -1: B out-credits A, 0: tie); every statistic computed from it is oriented
-towards B.
+candidate, and a positive number means B (the candidate) is better.
+
+**Outcomes.** One per impression, with the label :func:`~serpeval.online.interleaving.credit`
+gives it: +1 (A out-credits B), -1 (B out-credits A), 0 (tie) for team draft and balanced; a
+real number for probabilistic (the marginalised outcome, in [-1, 1]) and optimized (the
+credit difference), whose *mean* is the unbiased quantity (their sign is biased under random
+clicks). Every statistic computed from them is oriented towards B.
 
 * Chapelle et al.'s preference, oriented towards B:
   ``Δ = (wins_B + ties / 2) / N - 1/2 = (wins_B - wins_A) / (2 N)`` in [-1/2, 1/2];
-  positive: users prefer B. (Chapelle's Δ_AB is its negative.)
+  positive: users prefer B (Chapelle's Δ_AB is its negative). In general
+  ``Δ = -mean(outcome) / 2``, the same number for ±1/0 outcomes.
 * The exact two-sided binomial **sign test** of wins_B against wins_A (ties dropped),
-  ``scipy.stats.binomtest(wins_B, wins_A + wins_B, 0.5)`` (the same p-value either way). It
-  treats impressions as independent; when one user (or query) contributes many impressions
-  use the bootstrap CI and the per-unit preference below, which respect the clustering.
+  ``scipy.stats.binomtest(wins_B, wins_A + wins_B, 0.5)``, for ±1/0 outcomes; for real
+  outcomes the one-sample **t-test** of mean(outcome) = 0 (as ``scipy.stats.ttest_1samp``).
+  Both treat impressions as independent; when one user (or query) contributes many
+  impressions use the bootstrap CI and the per-unit preference below, which respect the
+  clustering.
+* **Biased methods are refused**: outcomes of balanced interleaving (biased under random
+  clicks, :data:`serpeval.online.interleaving.BIASED`) raise an :class:`OptionError` unless
+  ``allow_biased=True``.
 * A **bootstrap CI** for Δ that resamples *units* (users, or user-query pairs), not
   impressions: units are drawn with replacement and all their impressions come along
   (vectorized over resamples: multinomial draws over the distinct per-unit count patterns,
@@ -21,8 +30,8 @@ towards B.
   :func:`analyze_outcomes` counts per-impression outcomes per unit first. Both give
   identical numbers for the same seed.
 * **Per-unit preference** (Airbnb / GrowthBook "preference" analysis): each unit prefers B if
-  it has more B wins than A wins; the net share of units preferring B,
-  ``(prefer_B - prefer_A) / units``, with a sign test over units.
+  its outcomes sum to less than zero (more B wins than A wins); the net share of units
+  preferring B, ``(prefer_B - prefer_A) / units``, with a sign test over units.
 
 **Sanity checks** (the interleaving analogue of a sample-ratio check): first-pick balance
 (A should pick first in half the impressions), per-position team balance (each position
@@ -39,13 +48,16 @@ not a tie) and tie rate t (the test is two-sided: p and 1 - p need the same size
 p = 0.51, α = 0.05, power 0.8 gives about 19,600 non-tied impressions.
 
 **Multileaving**: a preference matrix ``wins[i, j]`` = impressions where ranker i out-credits
-ranker j, a sign test per pair and Holm's correction over the r(r-1)/2 pairs.
+ranker j, a sign test per pair (a t-test for probabilistic multileaving's real-valued
+pairwise outcomes) and Holm's correction over the r(r-1)/2 pairs, with each pair's power and
+the impressions it needs; :func:`recommend_multileaving` picks the method whose hardest pair
+needs the fewest impressions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +77,13 @@ __all__ = [
     "Check",
     "InterleavingAnalysis",
     "MultileaveAnalysis",
+    "MultileaveRecommendation",
     "SampleSize",
     "aa_check",
     "analyze_counts",
     "analyze_outcomes",
     "preference_matrix",
+    "recommend_multileaving",
     "sample_size",
     "sanity_checks",
 ]
@@ -78,22 +92,50 @@ __all__ = [
 # ------------------------------------------------------------------ inputs
 
 
-def _outcomes(outcomes: Any) -> NDArray[np.int64]:
-    """Outcomes as ``int64[n]`` in {-1, 0, 1}; accepts ints or Outcome objects/dicts."""
+def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str]]:
+    """Outcomes as ``float64[n]`` and the methods named by Outcome objects/dicts (if any).
+
+    Accepts numbers (+1/0/-1, or the real outcomes of probabilistic and optimized
+    interleaving) or :class:`~serpeval.online.interleaving.Outcome` objects or their dicts.
+    """
     values = list(outcomes) if not isinstance(outcomes, np.ndarray) else outcomes
+    methods: set[str] = set()
     if len(values) and not isinstance(values, np.ndarray):
         first = values[0]
         if hasattr(first, "outcome"):
+            methods = {o.method for o in values if getattr(o, "method", None)}
             values = [o.outcome for o in values]
         elif isinstance(first, dict):
+            methods = {o["method"] for o in values if o.get("method")}
             values = [o["outcome"] for o in values]
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.size == 0:
-        raise InputError(f"outcomes must be a non-empty 1-D sequence of +1/0/-1; got shape {arr.shape}.")
-    if not np.isin(arr, (-1, 0, 1)).all():
-        bad = arr[~np.isin(arr, (-1, 0, 1))][0].item()
-        raise InputError(f"outcomes must be +1 (A wins), 0 (tie) or -1 (B wins); found {bad!r}.")
-    return arr.astype(np.int64)
+        raise InputError(f"outcomes must be a non-empty 1-D sequence of numbers (+1 A wins, -1 B wins, "
+                         f"0 tie); got shape {arr.shape}.")
+    if arr.dtype.kind not in "iuf" or not np.isfinite(arr).all():
+        bad = next(v for v in values if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
+                   or not math.isfinite(v))
+        raise InputError(f"outcomes must be finite numbers (+1 A wins, -1 B wins, 0 tie, or a "
+                         f"method's real-valued outcome); found {bad!r}.")
+    return arr.astype(np.float64), methods
+
+
+def _is_sign(outcomes: NDArray[np.float64]) -> bool:
+    """True when every outcome is +1, 0 or -1 (a win/loss/tie: the sign test applies)."""
+    return bool(np.isin(outcomes, (-1.0, 0.0, 1.0)).all())
+
+
+def _check_unbiased(methods: set[str], allow_biased: bool) -> None:
+    """Refuse outcomes of a method that is biased under random clicks unless asked."""
+    from serpeval.online.interleaving import BIASED, canonical_method
+
+    biased = sorted({canonical_method(m) for m in methods} & BIASED)
+    if biased and not allow_biased:
+        raise OptionError(
+            f"{', '.join(biased)} interleaving is biased: users who click at random make one ranker "
+            "win (Chapelle et al. 2012), so its preference cannot be read as a quality difference. "
+            "Use team_draft, probabilistic or optimized, or pass allow_biased=True to analyse it anyway."
+        )
 
 
 def _units(units: ArrayLike | None, n: int) -> tuple[NDArray[np.int64], int]:
@@ -117,9 +159,11 @@ class InterleavingAnalysis(Tabular):
     candidate; positive numbers favour B.
 
     Attributes:
-        impressions, wins_a, wins_b, ties: counts (wins of ranker A, of ranker B).
-        delta: Δ = (wins_B + ties/2)/N - 1/2 = (wins_B - wins_A)/(2N) (positive: B preferred).
-        p_value: exact two-sided sign test of wins_B vs wins_A (impressions independent).
+        impressions, wins_a, wins_b, ties: counts (outcomes > 0: A won, < 0: B won, = 0).
+        delta: Δ = -mean(outcome)/2 = (wins_B + ties/2)/N - 1/2 for ±1/0 outcomes
+            (positive: B preferred).
+        p_value: exact two-sided sign test of wins_B vs wins_A for ±1/0 outcomes, the
+            one-sample t-test of mean(outcome) = 0 for real ones (impressions independent).
         ci_low, ci_high: percentile bootstrap CI of Δ resampling units.
         confidence: the CI's level.
         unit: what was resampled (``impression`` when no units were given).
@@ -127,6 +171,7 @@ class InterleavingAnalysis(Tabular):
         prefer_a, prefer_b: units whose own wins favour A / B (the rest are indifferent).
         preference: (prefer_b - prefer_a) / units (positive: more units prefer B).
         preference_p_value: sign test of prefer_b vs prefer_a.
+        test: ``sign test`` or ``t-test`` (what ``p_value`` is).
     """
 
     impressions: int
@@ -144,6 +189,7 @@ class InterleavingAnalysis(Tabular):
     prefer_b: int
     preference: float
     preference_p_value: float
+    test: str = "sign test"
 
     @property
     def winner(self) -> str:
@@ -161,7 +207,7 @@ class InterleavingAnalysis(Tabular):
         ``preference (B-A)`` are positive when B (the candidate) is preferred."""
         return [{
             "impressions": self.impressions, "wins A": self.wins_a, "wins B": self.wins_b,
-            "ties": self.ties, "delta (B-A)": self.delta, "p (sign test)": self.p_value,
+            "ties": self.ties, "delta (B-A)": self.delta, f"p ({self.test})": self.p_value,
             f"CI {self.confidence:.0%} low": self.ci_low, f"CI {self.confidence:.0%} high": self.ci_high,
             "unit": self.unit, "units": self.units, "prefer A": self.prefer_a,
             "prefer B": self.prefer_b, "preference (B-A)": self.preference,
@@ -182,11 +228,12 @@ _CHUNK_CELLS = 1_000_000
 _PATTERN_RATIO = 8
 
 
-def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_resamples: int,
+def _bootstrap_delta(scores: NDArray[np.float64] | NDArray[np.int64], counts: NDArray[np.int64], n_resamples: int,
                      rng: np.random.Generator) -> NDArray[np.float64]:
     """Δ of ``n_resamples`` unit-level bootstrap samples, vectorized over units.
 
-    ``scores``: per unit ``2 wins_B + ties`` (twice B's credit, an integer); ``counts``: its
+    ``scores``: per unit ``Σ (1 - outcome)`` (``2 wins_B + ties`` for ±1/0 outcomes: twice B's
+    credit, an integer); ``counts``: its
     impressions. A resample takes ``m`` units with replacement; its
     ``Δ* = Σ scores / (2 Σ counts) - 1/2`` over the units taken. Two exact ways to draw it:
 
@@ -223,21 +270,27 @@ def _bootstrap_delta(scores: NDArray[np.int64], counts: NDArray[np.int64], n_res
 
 def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str = "user",
                      confidence: float = 0.95, n_resamples: int = 10_000,
-                     rng: int | np.random.Generator | None = None) -> InterleavingAnalysis:
+                     rng: int | np.random.Generator | None = None, method: str | None = None,
+                     allow_biased: bool = False) -> InterleavingAnalysis:
     """Decide between A (the baseline) and B (the candidate) from per-impression outcomes
     (see the module docstring); positive Δ: B preferred.
 
     Args:
-        outcomes: +1 (A wins) / 0 / -1 (B wins) per impression, as ``credit`` labels them
-            (or Outcome objects, or their dicts).
+        outcomes: one outcome per impression as ``credit`` labels them: +1 (A wins) / 0 /
+            -1 (B wins), or the real-valued outcomes of probabilistic and optimized
+            interleaving (positive: A's credit larger), or Outcome objects, or their dicts.
         units: the user (or query) of each impression, for the clustered bootstrap and the
             per-unit preference; None treats every impression as its own unit.
         unit: what ``units`` are, for the report (``user``, ``query``, ``session``).
         confidence: level of the bootstrap CI.
         n_resamples: bootstrap resamples.
         rng: seed or Generator for the bootstrap.
+        method: the interleaving method that produced plain-number outcomes (Outcome
+            objects name their own).
+        allow_biased: analyse outcomes of a method that is biased under random clicks
+            (balanced interleaving) instead of refusing them.
 
-    The impressions are counted per unit (units in sorted order of their ids) and analysed
+    ±1/0 outcomes are counted per unit (units in sorted order of their ids) and analysed
     by :func:`analyze_counts`: the same seed gives the same numbers either way.
 
     Examples:
@@ -247,10 +300,14 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
         >>> round(res.p_value, 4)                          # binomtest(1, 6, .5)
         0.2188
     """
-    o = _outcomes(outcomes)
+    o, methods = _outcomes(outcomes)
+    _check_unbiased(methods | ({method} if method else set()), allow_biased)
     codes, n_units = _units(units, len(o))
-    per_unit = [np.bincount(codes[o == value], minlength=n_units) for value in (1, -1, 0)]
-    return _analyze_units(*per_unit, unit=unit if units is not None else "impression",
+    per_unit = [np.bincount(codes[test(o, 0)], minlength=n_units)
+                for test in (np.greater, np.less, np.equal)]
+    sums = None if _is_sign(o) else (np.bincount(codes, weights=o, minlength=n_units).astype(np.float64),
+                                     np.bincount(codes, weights=o * o, minlength=n_units).astype(np.float64))
+    return _analyze_units(*per_unit, sums=sums, unit=unit if units is not None else "impression",
                           confidence=confidence, n_resamples=n_resamples, rng=rng)
 
 
@@ -302,10 +359,28 @@ def _count_array(values: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
+def _mean_zero_p(total: float, squares: float, n: int) -> float:
+    """Two-sided one-sample t-test p-value of mean = 0 from Σx, Σx² and n (independent x)."""
+    from scipy.stats import t as student
+
+    if n < 2:
+        return 1.0
+    mean = total / n
+    var = max(squares - n * mean * mean, 0.0) / (n - 1)
+    if var <= 0.0:
+        return 1.0 if mean == 0.0 else 0.0
+    return float(2.0 * student.sf(abs(mean) / math.sqrt(var / n), n - 1))
+
+
 def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
                    ties_u: NDArray[np.int64], *, unit: str, confidence: float, n_resamples: int,
-                   rng: int | np.random.Generator | None) -> InterleavingAnalysis:
-    """The analysis of per-unit counts (both entry points end here)."""
+                   rng: int | np.random.Generator | None,
+                   sums: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> InterleavingAnalysis:
+    """The analysis of per-unit counts (every entry point ends here).
+
+    ``sums``: per unit Σ outcome and Σ outcome² of real-valued outcomes (None: ±1/0
+    outcomes, whose sums are wins - losses and wins + losses).
+    """
     confidence = check_level(confidence, "confidence", example=0.95)
     check_count(n_resamples, "n_resamples")
     wins_u, losses_u, ties_u = (np.asarray(v, dtype=np.int64) for v in (wins_u, losses_u, ties_u))
@@ -314,18 +389,27 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
     impressions = int(counts_u.sum())
     wins_a, wins_b = int(wins_u.sum()), int(losses_u.sum())
     ties = impressions - wins_a - wins_b
-    delta = (wins_b + ties / 2) / impressions - 0.5  # positive: B (the candidate) preferred
-    boot = _bootstrap_delta(2 * losses_u + ties_u, counts_u, n_resamples, as_generator(rng))
+    if sums is None:
+        sum_u: NDArray[Any] = wins_u - losses_u
+        scores: NDArray[Any] = 2 * losses_u + ties_u
+        p_value, test = _binom_p(wins_b, wins_a + wins_b), "sign test"
+        delta = (wins_b + ties / 2) / impressions - 0.5  # positive: B (the candidate) preferred
+    else:
+        sum_u = np.asarray(sums[0], dtype=np.float64)
+        scores = counts_u - sum_u
+        p_value, test = _mean_zero_p(float(sum_u.sum()), float(np.sum(sums[1])), impressions), "t-test"
+        delta = -float(sum_u.sum()) / (2 * impressions)
+    boot = _bootstrap_delta(scores, counts_u, n_resamples, as_generator(rng))
     alpha = 1.0 - confidence
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    prefer_a = int(np.count_nonzero(wins_u > losses_u))
-    prefer_b = int(np.count_nonzero(wins_u < losses_u))
+    prefer_a = int(np.count_nonzero(sum_u > 0))
+    prefer_b = int(np.count_nonzero(sum_u < 0))
     return InterleavingAnalysis(
         impressions=impressions, wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
-        p_value=_binom_p(wins_b, wins_a + wins_b), ci_low=float(low), ci_high=float(high),
+        p_value=p_value, ci_low=float(low), ci_high=float(high),
         confidence=confidence, unit=unit, units=n_units,
         prefer_a=prefer_a, prefer_b=prefer_b, preference=(prefer_b - prefer_a) / n_units,
-        preference_p_value=_binom_p(prefer_b, prefer_a + prefer_b),
+        preference_p_value=_binom_p(prefer_b, prefer_a + prefer_b), test=test,
     )
 
 
@@ -456,13 +540,18 @@ def sanity_checks(interleavings: Sequence[Interleaving] | BatchInterleaving, *, 
 def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[str]] | None = None, *,
              method: str = "team_draft", k: int = 10, impressions: int = 10_000,
              click_probability: float = 0.3, alpha: float = 0.001,
-             rng: int | np.random.Generator | None = None) -> Check:
+             rng: int | np.random.Generator | None = None, **options: Any) -> Check:
     """A/A or random-clicker check: no preference may appear when clicks ignore relevance.
 
     Each impression picks one of the queries at random, interleaves ``rankings_a[q]`` with
     ``rankings_b[q]`` (with itself when ``rankings_b`` is None: the A/A check) and clicks
-    every shown result independently with ``click_probability``. A fair method gives a sign
-    test p-value above ``alpha``; balanced interleaving fails on rankings that disagree.
+    every shown result independently with ``click_probability``. The check tests that the
+    mean outcome is zero - the sign test for ±1/0 outcomes, the t-test for the real-valued
+    outcomes of probabilistic and optimized interleaving (as :func:`analyze_outcomes`) - and
+    passes when p >= ``alpha``. Every unbiased method passes; balanced interleaving fails on
+    rankings that disagree. ``options`` go to
+    :func:`~serpeval.online.interleaving.interleave` (``credit_function``, ``tau``,
+    ``ignore_shared``).
     """
     from serpeval.online.interleaving import credit, interleave
 
@@ -474,20 +563,24 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     if len(b) != len(rankings_a) or not len(rankings_a):
         raise InputError("rankings_a and rankings_b need one ranking per query, the same queries.")
     queries = generator.integers(0, len(rankings_a), size=impressions)
-    outcomes = np.empty(impressions, dtype=np.int64)
+    outcomes = np.empty(impressions, dtype=np.float64)
     for i, q in enumerate(queries.tolist()):
         pair = [list(rankings_a[q]), list(b[q])]
         size = min(k, len(set(pair[0]) | set(pair[1])))
-        shown = interleave(pair, method, k=size, rng=generator)
+        shown = interleave(pair, method, k=size, rng=generator, **options)
         clicked = np.flatnonzero(generator.random(size) < click_probability).tolist()
         outcomes[i] = credit(shown, clicked).outcome
-    wins, losses = int((outcomes == 1).sum()), int((outcomes == -1).sum())
-    p = _binom_p(wins, wins + losses)
+    wins, losses = int((outcomes > 0).sum()), int((outcomes < 0).sum())
+    if _is_sign(outcomes):
+        p, test = _binom_p(wins, wins + losses), "sign test"
+    else:
+        p, test = _mean_zero_p(float(outcomes.sum()), float((outcomes ** 2).sum()), impressions), "t-test"
     name = "A/A check" if rankings_b is None else "random-clicker check"
-    # value: Δ oriented towards B, (wins_B + ties/2)/N - 1/2
-    return Check(name, (losses + (impressions - wins - losses) / 2) / impressions - 0.5, p, p >= alpha,
-                 f"{method}: {wins} A wins, {losses} B wins in {impressions} impressions with "
-                 f"random clicks (p = {click_probability})")
+    shown_options = "".join(f", {key}={value}" for key, value in sorted(options.items()))
+    # value: Δ oriented towards B, -mean(outcome)/2
+    return Check(name, -float(outcomes.mean()) / 2, p, p >= alpha,
+                 f"{method}{shown_options}: mean outcome {outcomes.mean():+.4f} ({test}); {wins} A wins, "
+                 f"{losses} B wins in {impressions} impressions with random clicks (p = {click_probability})")
 
 
 # ------------------------------------------------------------------ multileaving
@@ -497,9 +590,20 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
 class MultileaveAnalysis(Tabular):
     """Pairwise preferences among r rankers from multileaved impressions.
 
-    ``wins[i, j]`` counts impressions where ranker i had more credit than ranker j;
-    ``p_values`` are two-sided sign tests per pair, ``adjusted`` Holm-corrected over the
-    r(r-1)/2 pairs.
+    ``wins[i, j]`` counts impressions where ranker i was preferred to ranker j (its pairwise
+    outcome > 0); ``delta[i, j]`` = mean pairwise outcome / 2 (positive: i preferred);
+    ``p_values`` are two-sided sign tests per pair (a t-test of the mean for real-valued
+    pairwise outcomes, as probabilistic multileaving's), ``adjusted`` Holm-corrected over
+    the r(r-1)/2 pairs.
+
+    **Per-pair power** (``power``, ``needed``): with the measured mean ``d_ij`` and
+    standard deviation ``s_ij`` of the pair's outcomes taken as the truth, the normal
+    approximation of the pair's test at the Bonferroni level ``alpha / (r(r-1)/2)`` (what
+    Holm needs for its first step, the hardest), ``power = Φ(|d|√n/s - z) + Φ(-|d|√n/s - z)``
+    at the n impressions seen, and ``needed = ((z + z_{plan_power}) s / d)²`` impressions
+    for ``plan_power`` (80%). A pair whose measured preference is 0 needs infinitely many.
+    These are plug-in (observed) values: they rank designs by the sensitivity measured on
+    the same traffic (:func:`recommend_multileaving`), they are not a guarantee.
     """
 
     names: tuple[str, ...]
@@ -508,6 +612,11 @@ class MultileaveAnalysis(Tabular):
     adjusted: NDArray[np.float64]
     impressions: int
     alpha: float = 0.05
+    delta: NDArray[np.float64] | None = None
+    power: NDArray[np.float64] | None = None
+    needed: NDArray[np.float64] | None = None
+    plan_power: float = 0.8
+    method: str | None = None
 
     def to_dicts(self) -> list[dict[str, Any]]:
         rows = []
@@ -515,39 +624,153 @@ class MultileaveAnalysis(Tabular):
         for i in range(r):
             for j in range(i + 1, r):
                 w_i, w_j = int(self.wins[i, j]), int(self.wins[j, i])
-                rows.append({
+                delta = (float(self.delta[i, j]) if self.delta is not None
+                         else (w_i + (self.impressions - w_i - w_j) / 2) / self.impressions - 0.5)
+                row = {
                     "ranker": self.names[i], "vs": self.names[j], "wins": w_i, "losses": w_j,
                     "ties": self.impressions - w_i - w_j,
-                    "delta": (w_i + (self.impressions - w_i - w_j) / 2) / self.impressions - 0.5,
+                    "delta": delta,
                     "p": float(self.p_values[i, j]), "p (Holm)": float(self.adjusted[i, j]),
-                    "better": (self.names[i] if w_i > w_j else self.names[j])
-                    if self.adjusted[i, j] < self.alpha else "-",
-                })
+                    "better": (self.names[i] if delta > 0 else self.names[j])
+                    if self.adjusted[i, j] < self.alpha and delta != 0 else "-",
+                }
+                if self.power is not None and self.needed is not None:
+                    row["power"] = float(self.power[i, j])
+                    row[f"impressions for {self.plan_power:.0%}"] = float(self.needed[i, j])
+                rows.append(row)
         return rows
 
+    @property
+    def hardest_pair_needs(self) -> float:
+        """Impressions the least separable pair needs (inf when a pair shows no preference)."""
+        if self.needed is None:
+            return float("nan")
+        iu = np.triu_indices(len(self.names), 1)
+        return float(self.needed[iu].max(initial=0.0))
 
-def preference_matrix(credits: ArrayLike, names: Sequence[str] | None = None, *,
-                      alpha: float = 0.05) -> MultileaveAnalysis:
-    """Pairwise wins, sign tests and Holm's correction from per-impression credits ``[n, r]``."""
+
+def _pairwise_outcomes(credits: NDArray[np.float64] | None,
+                       preferences: NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """``[n, r, r]`` pairwise outcomes: given preferences, or sign(credit_i - credit_j)."""
+    if preferences is not None:
+        arr = np.asarray(preferences, dtype=np.float64)
+        if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[1] < 2 or arr.shape[0] == 0:
+            raise InputError(f"preferences must be [impressions, rankers, rankers] with >= 2 rankers; "
+                             f"got {arr.shape}.")
+        if not np.isfinite(arr).all():
+            raise StatsError("preferences contain NaN or infinity.")
+        if not np.allclose(arr, -np.transpose(arr, (0, 2, 1)), atol=1e-9):
+            raise InputError("preferences must be antisymmetric per impression (P[i][j] = -P[j][i]), "
+                             "as Outcome.preferences are.")
+        return arr
+    assert credits is not None
+    return np.sign(credits[:, :, None] - credits[:, None, :])
+
+
+def preference_matrix(credits: ArrayLike | None = None, names: Sequence[str] | None = None, *,
+                      preferences: ArrayLike | None = None, alpha: float = 0.05,
+                      plan_power: float = 0.8, method: str | None = None) -> MultileaveAnalysis:
+    """Pairwise wins, tests, Holm's correction and per-pair power of multileaved impressions.
+
+    Give per-impression ``credits`` ``[n, r]`` (team draft multileaving: clicks per team;
+    the pairwise outcome is the sign of the credit difference) or ``preferences``
+    ``[n, r, r]`` (each impression's :attr:`Outcome.preferences`; probabilistic
+    multileaving's are the marginalised outcomes ``E[sign(h_i - h_j)]``, whose mean is
+    unbiased while the sign of its expected credits is not). ``method`` names the
+    multileaving method for :func:`recommend_multileaving`.
+    """
+    from scipy.stats import norm
+
     from serpeval.stats.multiplicity import holm
 
-    arr = np.asarray(credits, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] == 0:
-        raise InputError(f"credits must be [impressions, rankers] with >= 2 rankers; got {arr.shape}.")
-    if not np.isfinite(arr).all():
-        raise StatsError("credits contain NaN or infinity.")
-    r = arr.shape[1]
+    if (credits is None) == (preferences is None):
+        raise OptionError("give exactly one of credits ([impressions, rankers]) or preferences "
+                          "([impressions, rankers, rankers]).")
+    arr = None
+    if credits is not None:
+        arr = np.asarray(credits, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] == 0:
+            raise InputError(f"credits must be [impressions, rankers] with >= 2 rankers; got {arr.shape}.")
+        if not np.isfinite(arr).all():
+            raise StatsError("credits contain NaN or infinity.")
+    pair = _pairwise_outcomes(arr, None if preferences is None else np.asarray(preferences))
+    n, r = pair.shape[0], pair.shape[1]
+    alpha = check_level(alpha)
+    plan_power = check_level(plan_power, "plan_power", example=0.8)
     labels = tuple(names) if names is not None else tuple(f"ranker {i}" for i in range(r))
     if len(labels) != r:
         raise InputError(f"{len(labels)} names for {r} rankers.")
-    wins = (arr[:, :, None] > arr[:, None, :]).sum(axis=0).astype(np.int64)
+    wins = (pair > 0).sum(axis=0).astype(np.int64)
+    mean = pair.mean(axis=0)
+    sd = pair.std(axis=0, ddof=1) if n > 1 else np.zeros((r, r))
     p = np.ones((r, r))
     iu = np.triu_indices(r, 1)
+    sign = _is_sign(pair.ravel())
     for i, j in zip(*iu, strict=True):
-        p[i, j] = p[j, i] = _binom_p(int(wins[i, j]), int(wins[i, j] + wins[j, i]))
+        if sign:
+            p[i, j] = _binom_p(int(wins[i, j]), int(wins[i, j] + wins[j, i]))
+        else:
+            column = pair[:, i, j]
+            p[i, j] = _mean_zero_p(float(column.sum()), float((column ** 2).sum()), n)
+        p[j, i] = p[i, j]
     adjusted = np.ones((r, r))
     if len(iu[0]):
         adj = holm(p[iu])
         adjusted[iu] = adj
         adjusted[iu[::-1]] = adj
-    return MultileaveAnalysis(labels, wins, p, adjusted, arr.shape[0], check_level(alpha))
+    z = float(norm.isf(alpha / (2 * max(len(iu[0]), 1))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(sd > 0, np.abs(mean) * math.sqrt(n) / sd, np.where(mean != 0, np.inf, 0.0))
+        power = norm.sf(z - shift) + norm.cdf(-z - shift)
+        needed = np.where(mean != 0, ((z + float(norm.ppf(plan_power))) * sd / np.abs(mean)) ** 2, np.inf)
+    np.fill_diagonal(power, np.nan)
+    np.fill_diagonal(needed, np.nan)
+    return MultileaveAnalysis(labels, wins, p, adjusted, n, alpha, mean / 2, power, needed,
+                              plan_power, method)
+
+
+@dataclass(frozen=True)
+class MultileaveRecommendation(Tabular):
+    """Which multileaving method separates the rankers with the fewest impressions.
+
+    ``rows``: per method, the impressions its hardest pair needs (the largest per-pair
+    ``needed`` of :class:`MultileaveAnalysis`: to order every ranker, every pair must be
+    separated), the median over pairs, and the pairs separated at the Holm level.
+    ``recommended``: the method whose hardest pair needs the fewest impressions.
+    """
+
+    rows: tuple[dict[str, Any], ...]
+    recommended: str
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [dict(row, recommended=row["method"] == self.recommended) for row in self.rows]
+
+
+def recommend_multileaving(analyses: Mapping[str, MultileaveAnalysis] | Sequence[MultileaveAnalysis]
+                           ) -> MultileaveRecommendation:
+    """Recommend a multileaving method by the sensitivity measured on the same rankers.
+
+    ``analyses``: one :class:`MultileaveAnalysis` per method (a mapping from the method's
+    name, or analyses made with ``preference_matrix(..., method=...)``), over the same
+    rankers. The method whose hardest pair needs the fewest impressions wins; ties go to
+    the more separated pairs, then to the order given.
+    """
+    items = list(analyses.items()) if isinstance(analyses, Mapping) else \
+        [(a.method or f"method {i}", a) for i, a in enumerate(analyses)]
+    if len(items) < 1:
+        raise InputError("recommend_multileaving needs at least one analysis.")
+    names = {a.names for _, a in items}
+    if len(names) != 1:
+        raise InputError("the analyses must cover the same rankers, in the same order; got "
+                         f"{' / '.join(', '.join(n) for n in sorted(names))}.")
+    rows: list[dict[str, Any]] = []
+    for method, a in items:
+        iu = np.triu_indices(len(a.names), 1)
+        needed = a.needed[iu] if a.needed is not None else np.full(len(iu[0]), np.nan)
+        rows.append({"method": method, "impressions": a.impressions,
+                     "hardest pair needs": a.hardest_pair_needs,
+                     "median pair needs": float(np.median(needed)),
+                     "pairs separated": int((a.adjusted[iu] < a.alpha).sum()),
+                     "pairs": len(iu[0])})
+    best = min(range(len(rows)), key=lambda i: (rows[i]["hardest pair needs"], -rows[i]["pairs separated"], i))
+    return MultileaveRecommendation(tuple(rows), str(rows[best]["method"]))

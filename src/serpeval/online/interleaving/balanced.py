@@ -32,6 +32,8 @@ from serpeval.online.interleaving._result import (
 
 NAME = "balanced"
 MAX_RANKERS = 2
+#: Biased under random clicks (Chapelle et al. 2012): the analysis refuses it unless asked.
+BIASED = True
 
 
 def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator) -> Interleaving:

@@ -14,8 +14,15 @@ posterior ``P(a | I) ∝ Π_i P_{a_i}(I_i | unplaced_i)`` - a product over slots
 belongs to ranker s with ``q_is = p_is / Σ_s' p_is'`` independently. A ranker's credit is its
 expected number of clicked slots, ``Σ_{i clicked} q_is``; the preference of i over j is the
 exact ``E[sign(h_i - h_j)]`` over assignments (a convolution over the clicked slots, not a
-sample); the outcome is its sign. Exact for any number of rankers because the ranker choice
-is with replacement.
+sample). Exact for any number of rankers because the ranker choice is with replacement.
+
+**Outcome** (two rankers): the marginalised outcome ``E[sign(h_A - h_B) | list, clicks]``
+itself, a number in [-1, 1], not its sign. It is the conditional expectation of the outcome
+of the sampled assignment, so its mean has the same expectation - zero when clicks ignore
+the documents, because the assignment is uniform and independent of the clicks (Hofmann et
+al. 2011, §4). Its sign is biased: with A = d0..d3 and B = d3, d0, d1, d2 and independent
+random clicks, an exact enumeration of every drafting path gives E[sign] != 0 while
+E[marginalised outcome] = 0 (a regression test).
 
 Cost: it can show a low-ranked document near the top (it is not "considerate").
 """
@@ -38,6 +45,8 @@ from serpeval.online.interleaving._result import (
 
 NAME = "probabilistic"
 MAX_RANKERS = None
+#: Unbiased under random clicks: the mean outcome is zero when clicks ignore the documents.
+BIASED = False
 _TIE = 1e-12
 
 
@@ -107,8 +116,9 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
     winner = best[0] if best else None
     expected: float | None = None
     if n == 2:
-        expected = float(prefs[0, 1])
-        outcome = int(np.sign(expected)) if abs(expected) > _TIE else 0
+        # Rounded so that swapping A and B mirrors the outcome exactly.
+        expected = round(float(prefs[0, 1]), 12) if abs(prefs[0, 1]) > _TIE else 0.0
+        outcome: float = expected
     else:
         outcome = 0 if winner is None else (1 if winner == 0 else -1)
     return Outcome(tuple(float(c) for c in credits), outcome, winner,

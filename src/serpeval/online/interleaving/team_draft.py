@@ -38,6 +38,8 @@ from serpeval.online.interleaving._result import (
 
 NAME = "team_draft"
 MAX_RANKERS = None
+#: Unbiased under random clicks: the mean outcome is zero when clicks ignore the documents.
+BIASED = False
 
 
 def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator, *,

@@ -11,6 +11,8 @@ the statistics run on the few numbers that come back (the design of tea-tasting)
 - :func:`plan_ab` and :mod:`serpeval.stats.power` - sample size, power, MDE.
 - :func:`analyze_interleaving_logs` - team credit per impression in the engine, then the
   interleaving statistics of :mod:`serpeval.online`.
+- :func:`analyze_ab_triggered`, :func:`analyze_interleaving_triggered` - triggered analysis
+  (:mod:`.triggered`): only impressions whose arms' pages differ, scaled by the trigger rate.
 - :func:`read_logs`, :class:`LogSchema` - the log schema (:mod:`.schema`) from Parquet,
   CSV, DuckDB, DataFrames, ibis tables or Spark DataFrames.
 - :func:`generate_logs`, :func:`write_logs` - realistic logs simulated from click models.
@@ -31,6 +33,8 @@ _LAZY: dict[str, str] = {
     "monitor_ab": "serpeval.online.logs.monitor",
     "plan_ab": "serpeval.online.logs.plan",
     "analyze_interleaving_logs": "serpeval.online.logs.interleaving_analysis",
+    "analyze_ab_triggered": "serpeval.online.logs.triggered",
+    "analyze_interleaving_triggered": "serpeval.online.logs.triggered",
     "read_logs": "serpeval.online.logs.sources",
     "Logs": "serpeval.online.logs.sources",
     "LogSchema": "serpeval.online.logs.schema",

@@ -23,14 +23,23 @@ attractiveness shifted by ``effect`` (logit scale): a known, injected effect who
 consequence for CTR, abandonment and clicks@1 :meth:`LogGenerator.expected` computes from
 the click model (quadrature over users, no simulation).
 
+**Triggered (counterfactual) logging**: every A/B and interleaving impression carries
+``triggered``: True when the other arm would have shown a different page for it (the two
+rankers' top k differ for its query, or the injected ``effect`` applies there). With
+``changed_queries < 1`` ranker B differs from A only on that share of the queries (drawn
+once, after the rest of the world, so the world is otherwise the same for a seed) and the
+injected effect applies only there too: a change that touches some queries, the case
+triggered analysis is for (:func:`serpeval.online.logs.analyze_ab_triggered`).
+
 **Your own rankers**: ``pair=`` takes two rankers' top k with the true grade of every shown
 document (:func:`serpeval.online.clicks.world.make_world` from qrels and two runs, or
 :func:`~serpeval.online.clicks.world.synthetic_pair`) instead of the generated world: the control
 arm shows ranker A, the treatment ranker B (queries keep the Zipf popularity, in order).
 
 **Interleaving logs** (``interleaving=True``): every impression shows the team-draft
-interleaving of A and B (:func:`serpeval.online.interleaving.batch.interleave_batch`);
-``teams`` holds ``A``, ``B`` or ``shared`` per position. B wins more often when it is the
+interleaving of A and B (:func:`serpeval.online.interleaving.batch.interleave_batch`;
+``ignore_shared=True`` drafts with shared picks on no team); ``teams`` holds ``A``, ``B`` or
+``shared`` per position. B wins more often when it is the
 better ranker (``noise_b < noise_a``).
 
 Logs are produced in chunks of users, so :func:`write_logs` writes a 100-million-impression
@@ -75,6 +84,14 @@ class _World:
     rank_a: NDArray[np.int64]  # [n_queries, k] pool indices, best first
     rank_b: NDArray[np.int64]
     popularity: NDArray[np.float64]
+    effect_on: NDArray[np.bool_] | None = None  # [n_queries]: where the injected effect applies (None: all)
+
+    def triggered(self, effect: float) -> NDArray[np.bool_]:
+        """Per query: would the arms show different pages (rankings differ, or the effect applies)?"""
+        differ = (self.rank_a != self.rank_b).any(axis=1)
+        if effect:
+            differ |= np.ones(len(differ), dtype=bool) if self.effect_on is None else self.effect_on
+        return differ
 
     @property
     def shown_a(self) -> NDArray[np.int64]:
@@ -115,6 +132,8 @@ class LogGenerator:
     days: int = 14
     pre_days: int = 0
     interleaving: bool = False
+    ignore_shared: bool = False
+    changed_queries: float = 1.0
     pair: Any = field(default=None, repr=False, compare=False)
     times: bool = True
     seed: int = 0
@@ -147,6 +166,8 @@ class LogGenerator:
             raise OptionError(
                 f"split needs one positive share per variant {self.variants}; got {self.split!r}."
             )
+        if not (isinstance(self.changed_queries, (int, float)) and 0.0 < self.changed_queries <= 1.0):
+            raise OptionError(f"changed_queries must be a share in (0, 1]; got {self.changed_queries!r}.")
         if self.interleaving and self.effect:
             raise OptionError(
                 "effect applies to A/B logs; in an interleaving log make ranker B "
@@ -198,7 +219,11 @@ class LogGenerator:
             )[:, : self.k]
         )
         popularity = 1.0 / np.arange(1, self.n_queries + 1)
-        return _World(grades, rank_a, rank_b, popularity / popularity.sum())
+        effect_on = None
+        if self.changed_queries < 1.0:  # drawn last: the rest of the world does not move
+            effect_on = rng.random(self.n_queries) < self.changed_queries
+            rank_b = np.where(effect_on[:, None], rank_b, rank_a)
+        return _World(grades, rank_a, rank_b, popularity / popularity.sum(), effect_on)
 
     def expected(self, variant: str | None = None, nodes: int = 60) -> dict[str, float]:
         """Exact expected per-impression CTR, abandonment and clicks@1 of an A/B arm.
@@ -215,10 +240,12 @@ class LogGenerator:
         items = world.shown_b if treated else world.shown_a
         x, w = np.polynomial.hermite_e.hermegauss(nodes)
         w = w / w.sum()
-        shift = self.effect if treated else 0.0
+        shift = np.full(len(items), self.effect if treated else 0.0)
+        if world.effect_on is not None:
+            shift = np.where(world.effect_on, shift, 0.0)
         ctr = abandonment = at1 = 0.0
         for xi, wi in zip(x, w, strict=True):
-            s = np.full(len(items), self.user_mean + xi * self.user_sd + shift)
+            s = self.user_mean + xi * self.user_sd + shift
             probs = self._model.click_probabilities(items, shift=s)
             none = self._model.click_count_distribution(items, shift=s)[:, 0]
             ctr += wi * float(world.popularity @ probs.sum(axis=1))
@@ -334,7 +361,8 @@ class LogGenerator:
             from serpeval.online.interleaving.batch import interleave_batch
 
             shown = interleave_batch(
-                world.rank_a[query], world.rank_b[query], "team_draft", self.k, rng
+                world.rank_a[query], world.rank_b[query], "team_draft", self.k, rng,
+                ignore_shared=self.ignore_shared,
             )
             items = np.take_along_axis(world.grades[query], np.maximum(shown.docs, 0), axis=1)
             items = np.where(shown.docs >= 0, items, -1)
@@ -346,7 +374,12 @@ class LogGenerator:
             treated = np.zeros(m, dtype=bool) if arm is None else arm[owner] > 0
             items = np.where(treated[:, None], world.shown_b[query], world.shown_a[query])
             columns["n_shown"] = (items >= 0).sum(axis=1).astype(np.int32)
-            clicks = self._model.sample(items, rng, shift=shift + self.effect * treated)
+            effect = self.effect * treated
+            if world.effect_on is not None:
+                effect = effect * world.effect_on[query]
+            clicks = self._model.sample(items, rng, shift=shift + effect)
+        if arm is not None:
+            columns["triggered"] = world.triggered(self.effect)[query]
         row, col = np.nonzero(clicks)
         per_row = np.bincount(row, minlength=m)
         columns["clicks"] = _lists((col + 1).astype(np.int32), per_row)

@@ -22,7 +22,15 @@ column            type                    needed   meaning
 ``dwell_seconds`` list of floats          no       dwell time after each click
 ``teams``         list of strings         interl.  team of each shown position (``A``/``B``;
                                                    anything else, e.g. ``shared``, earns no credit)
+``triggered``     boolean                 trigg.   counterfactual logging: would the other arm
+                                                   (A/B) or the other ranker (interleaving) have
+                                                   shown a different page? (the top k differ)
 ================= ======================= ======== ============================================
+
+``triggered`` is needed only by the triggered analyses
+(:func:`~serpeval.online.logs.triggered.analyze_ab_triggered`,
+:func:`~serpeval.online.logs.triggered.analyze_interleaving_triggered`): the serving system
+computes both arms' top k for every request and logs whether they differ.
 
 ``*`` Clicks come either as the ``clicks`` list column (the *nested* layout: Parquet,
 DuckDB, DataFrames; in CSV write the list as ``1;3`` or ``[1, 3]``) or as a separate clicks
@@ -79,6 +87,7 @@ class LogSchema:
     click_seconds: str = "click_seconds"
     dwell_seconds: str = "dwell_seconds"
     teams: str = "teams"
+    triggered: str = "triggered"
     # the clicks table of the events layout
     position: str = "position"
 
@@ -116,6 +125,7 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "click_seconds": ("array<numeric>", "string", "numeric", "timestamp"),
     "dwell_seconds": ("array<numeric>", "string", "numeric"),
     "teams": ("array<string>", "string"),
+    "triggered": ("boolean",),
     "position": ("integer",),
 }
 

@@ -1,0 +1,188 @@
+"""Bias under random clicks: every interleaving method and credit function, in CI.
+
+A user who clicks regardless of the documents must give a mean outcome of zero. Team draft,
+probabilistic (marginalised outcome) and optimized (credit difference) pass; balanced
+interleaving is biased and the analysis refuses it unless asked. The exact tests enumerate
+every list (and, for probabilistic, every drafting path) with its probability, so they check
+the expectation itself, not a sample of it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from serpeval.core.errors import OptionError
+from serpeval.online.interleaving import BIASED, METHODS, Interleaving, credit, interleave
+from serpeval.online.interleaving import optimized as oi
+from serpeval.online.interleaving import probabilistic as pi
+from serpeval.online.interleaving._result import rank_table
+from serpeval.online.interleaving.analysis import _binom_p, aa_check, analyze_outcomes
+
+# The issue's pair: B moves A's 4th document to the top.
+A = [f"d{i}" for i in range(10)]
+B = ["d3", "d0", "d1", "d2", *A[4:]]
+# Joachims' balanced-bias example, and two queries whose rankings hold documents the other
+# lacks (mixed ids). Both rankings are long enough for every k-slot list: when k exceeds what
+# one ranking can supply, team draft fills the list from the other team and is biased too.
+PAIRS = {
+    "issue": ([A], [B]),
+    "rotation": ([["x", "y", "z"]], [["y", "z", "x"]]),
+    "disjoint tails": ([["a", "b", "c", "é", "文", "f", "g", "h", "i", "j"], A],
+                       [["b", "a", "q", "r", "c", "s", "t", "u", "v", "w"], A[::-1]]),
+}
+
+#: Every method with every option that changes its credit (a new method must be added here).
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("team_draft", {"ignore_shared": False}),
+    ("team_draft", {"ignore_shared": True}),
+    ("probabilistic", {"tau": 3.0}),
+    ("probabilistic", {"tau": 1.0}),
+    *[("optimized", {"credit_function": fn}) for fn in oi.CREDIT_FUNCTIONS],
+    ("balanced", {}),
+]
+
+
+def test_every_method_is_covered() -> None:
+    assert {name for name, _ in VARIANTS} == set(METHODS)
+    assert frozenset({"balanced"}) == BIASED
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+@pytest.mark.parametrize(("method", "options"), VARIANTS,
+                         ids=[f"{m}-{'-'.join(map(str, o.values()))}" for m, o in VARIANTS])
+def test_random_clicks_give_no_preference(method: str, options: dict[str, Any], pair: str) -> None:
+    """The random-clicker check at alpha = 0.001: unbiased methods pass, balanced fails where
+    it is known to (the issue's pair: p < 1e-10). Fixed seeds, so the verdict is reproducible."""
+    a, b = PAIRS[pair]
+    check = aa_check(a, b, method=method, impressions=4000, rng=11, **options)
+    if method in BIASED and pair != "disjoint tails":
+        assert not check.ok, check.detail
+        assert check.p_value < 1e-10
+    elif method not in BIASED:
+        assert check.ok, check.detail
+
+
+@pytest.mark.parametrize(("method", "options"), [v for v in VARIANTS if v[0] not in BIASED])
+def test_aa_check_with_itself(method: str, options: dict[str, Any]) -> None:
+    check = aa_check([A, B], None, method=method, impressions=1000, rng=3, **options)
+    assert check.ok, check.detail
+    assert check.name == "A/A check"
+
+
+def test_the_sign_of_the_optimized_outcome_would_be_biased() -> None:
+    """What the fix removed: on the issue's pair the *sign* of the outcome favours A under
+    random clicks (p < 1e-10), while the outcome itself passes the check above (for
+    probabilistic the exact test below shows the same)."""
+    rng = np.random.default_rng(5)
+    signs = []
+    for _ in range(4000):
+        shown = interleave([A, B], "optimized", k=10, rng=rng)
+        clicked = np.flatnonzero(rng.random(10) < 0.3).tolist()
+        signs.append(np.sign(credit(shown, clicked).outcome))
+    wins, losses = signs.count(1), signs.count(-1)
+    assert wins > losses
+    assert _binom_p(wins, wins + losses) < 1e-10
+
+
+def _exact_probabilistic(a: list[str], b: list[str], k: int, click: float,
+                         use_sign: bool) -> float:
+    """E[outcome] under clicks with probability ``click`` per slot: every drafting path
+    (ranker per slot, document drawn) enumerated with its probability."""
+    union = list(dict.fromkeys(a + b))
+    ranks = np.array(rank_table([a, b], union), dtype=float)
+    ranks = np.where(ranks > 0, ranks, np.array([len(a), len(b)])[:, None] + 1.0)
+    weights = ranks ** -3.0
+    total = 0.0
+
+    def walk(unplaced: np.ndarray, docs: list[int], probs: list[tuple[float, float]], pr: float) -> None:
+        nonlocal total
+        if len(docs) == k:
+            shown_docs = [union[d] for d in docs]
+            shown = Interleaving("probabilistic", tuple(shown_docs), (0,) * k,
+                                 rank_table([a, b], shown_docs), (len(a), len(b)), 0, tuple(probs))
+            for pattern in itertools.product((0, 1), repeat=k):
+                p_clicks = np.prod([click if c else 1 - click for c in pattern])
+                value = pi.credit(shown, [i for i, c in enumerate(pattern) if c]).outcome
+                total += pr * p_clicks * (np.sign(value) if use_sign else value)
+            return
+        live = np.where(unplaced, weights, 0.0)
+        for d in np.flatnonzero(unplaced):
+            per_ranker = weights[:, d] / live.sum(axis=1)
+            rest = unplaced.copy()
+            rest[d] = False
+            walk(rest, [*docs, int(d)], [*probs, (float(per_ranker[0]), float(per_ranker[1]))],
+                 pr * per_ranker.mean())  # the ranker of the slot is a fair coin
+
+    walk(np.ones(len(union), dtype=bool), [], [], 1.0)
+    return total
+
+
+def test_probabilistic_outcome_is_exactly_unbiased() -> None:
+    a, b = ["d0", "d1", "d2", "d3"], ["d3", "d0", "d1", "d2"]
+    assert _exact_probabilistic(a, b, 4, 0.3, use_sign=False) == pytest.approx(0.0, abs=1e-12)
+    # The sign of the same outcome is not (the pre-fix behaviour): a test that can fail.
+    assert abs(_exact_probabilistic(a, b, 4, 0.3, use_sign=True)) > 1e-3
+
+
+@pytest.mark.parametrize("credit_function", oi.CREDIT_FUNCTIONS)
+def test_optimized_outcome_is_exactly_unbiased(credit_function: str) -> None:
+    """E[outcome] = Σ_L p_L Σ_clicks P(clicks) outcome(L, clicks), every list of the solved
+    distribution and every click pattern (independent clicks with probability .3)."""
+    a, b = ("d0", "d1", "d2", "d3", "d4"), ("d3", "d0", "d1", "d2", "d4")
+    lists, p, bias = oi.distribution(a, b, 5, credit_function)  # type: ignore[arg-type]
+    assert bias < 1e-9
+    value = sign = 0.0
+    for docs, p_list in zip(lists, p, strict=True):
+        shown = Interleaving("optimized", docs, (0,) * 5, rank_table([list(a), list(b)], docs),
+                             (5, 5), 0, params={"credit_function": credit_function})
+        for pattern in itertools.product((0, 1), repeat=5):
+            weight = p_list * np.prod([0.3 if c else 0.7 for c in pattern])
+            out = oi.credit(shown, [i for i, c in enumerate(pattern) if c]).outcome
+            value += weight * out
+            sign += weight * np.sign(out)
+    assert value == pytest.approx(0.0, abs=1e-9)
+    assert abs(sign) > 1e-3
+
+
+def test_optimized_outcome_is_the_credit_difference() -> None:
+    # A = (x, y), B = (y, x), inverse credit: a click on x gives A 1/1 and B 1/2: 1 - 1/2 = .5.
+    shown = Interleaving("optimized", ("x", "y"), (0, 1), ((1, 2), (2, 1)), (2, 2), 0,
+                         params={"credit_function": "inverse"})
+    out = credit(shown, [0])
+    assert out.credits == (1.0, 0.5)
+    assert out.outcome == 0.5
+    assert out.method == "optimized"
+
+
+def test_analysis_refuses_a_biased_method_unless_asked() -> None:
+    shown = interleave([["x", "y", "z"], ["y", "z", "x"]], "balanced", k=3, rng=0)
+    outcomes = [credit(shown, [i % 3]) for i in range(30)]
+    with pytest.raises(OptionError, match=r"balanced interleaving is biased.*allow_biased=True"):
+        analyze_outcomes(outcomes)
+    with pytest.raises(OptionError, match="balanced interleaving is biased"):
+        analyze_outcomes([o.to_dict() for o in outcomes])
+    with pytest.raises(OptionError, match="balanced interleaving is biased"):
+        analyze_outcomes([o.outcome for o in outcomes], method="balanced")
+    assert analyze_outcomes(outcomes, allow_biased=True, n_resamples=10).impressions == 30
+
+
+def test_real_valued_outcomes_use_the_t_test() -> None:
+    """Δ = mean/2; p from scipy's one-sample t-test; units prefer A when their sum is > 0."""
+    from scipy.stats import ttest_1samp
+
+    values = np.array([0.5, -0.25, 0.0, 0.75, 0.125, -0.5, 0.25, 0.0])
+    units = ["u1", "u1", "u2", "u2", "u3", "u3", "u4", "u4"]  # sums .25, .75, -.375, .25
+    res = analyze_outcomes(values, units, n_resamples=200, rng=0)
+    assert res.test == "t-test"
+    assert res.delta == pytest.approx(values.mean() / 2)
+    assert res.p_value == pytest.approx(ttest_1samp(values, 0.0).pvalue, rel=1e-12)
+    assert (res.wins_a, res.wins_b, res.ties) == (4, 2, 2)
+    assert (res.prefer_a, res.prefer_b) == (3, 1)
+    assert res.ci_low <= res.delta <= res.ci_high
+    assert "p (t-test)" in res.to_dicts()[0]
+    # ±1/0 outcomes keep the exact sign test.
+    assert analyze_outcomes([1, 1, -1, 0], n_resamples=10).test == "sign test"

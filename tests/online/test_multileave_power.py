@@ -1,0 +1,97 @@
+"""Multileaving: per-pair power in the preference matrix, and the method recommended by the
+sensitivity measured on the same rankers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from statsmodels.stats.power import NormalIndPower
+
+from serpeval.core.errors import InputError, OptionError
+from serpeval.online.clicks import click_model
+from serpeval.online.interleaving import credit, interleave
+from serpeval.online.interleaving.analysis import preference_matrix, recommend_multileaving
+
+
+def _world(seed: int, n_queries: int = 30) -> tuple[np.ndarray, list[list[list[int]]]]:
+    """True grades per query (0..2) and four rankers of decreasing quality: score = grade +
+    noise with sd 0.5, 0.8, 1.5, 3 (a close pair first, then clear gaps)."""
+    rng = np.random.default_rng(seed)
+    grades = rng.choice(3, size=(n_queries, 20), p=[0.6, 0.25, 0.15])
+    rankers = []
+    for sd in (0.5, 0.8, 1.5, 3.0):
+        scores = grades + rng.normal(0, sd, size=grades.shape)
+        rankers.append([list(np.argsort(-row, kind="stable")[:10]) for row in scores])
+    return grades, rankers
+
+
+def _multileave(method: str, impressions: int, seed: int, random_clicks: bool = False):
+    grades, rankers = _world(0)
+    rng = np.random.default_rng(seed)
+    model = click_model("navigational", 3)
+    queries = rng.integers(0, len(grades), size=impressions)
+    shown = [interleave([[int(d) for d in r[q]] for r in rankers], method, k=10, rng=rng) for q in queries]
+    shown_grades = np.array([[grades[q, d] for d in s.docs] for q, s in zip(queries, shown, strict=True)])
+    clicks = (rng.random(shown_grades.shape) < 0.3) if random_clicks else model.sample(shown_grades, rng=rng)
+    return [credit(s, np.flatnonzero(c).tolist()) for s, c in zip(shown, clicks, strict=True)]
+
+
+def test_per_pair_power_matches_statsmodels() -> None:
+    """power and needed: the one-sample normal approximation at alpha / pairs (Bonferroni),
+    the measured mean and sd taken as the truth (statsmodels NormalIndPower, ratio=0)."""
+    rng = np.random.default_rng(4)
+    credits = rng.poisson([0.6, 0.55, 0.3], size=(2000, 3))
+    res = preference_matrix(credits, ["a", "b", "c"])
+    pair = np.sign(credits[:, 0] - credits[:, 1])
+    effect = pair.mean() / pair.std(ddof=1)
+    expected = NormalIndPower().power(effect, nobs1=2000, alpha=0.05 / 3, ratio=0)
+    assert res.power[0, 1] == pytest.approx(expected, rel=1e-9)
+    needed = NormalIndPower().solve_power(effect, alpha=0.05 / 3, power=0.8, ratio=0)
+    assert res.needed[0, 1] == pytest.approx(needed, rel=1e-4)  # solve_power ignores the far tail
+    assert res.delta[0, 1] == pytest.approx(pair.mean() / 2)
+    row = res.to_dicts()[0]
+    assert row["power"] == res.power[0, 1]
+    assert row["impressions for 80%"] == res.needed[0, 1]
+    # No preference at all: infinitely many impressions, no power beyond alpha.
+    flat = preference_matrix(np.zeros((10, 2)))
+    assert flat.needed[0, 1] == np.inf
+    assert flat.hardest_pair_needs == np.inf
+
+
+@pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
+def test_multileaving_is_unbiased_under_random_clicks(method: str) -> None:
+    """Pairwise outcomes of random clicks (probabilistic: marginalised, t-test; team draft:
+    signs of the credit differences, sign test): every pair passes at p > .001."""
+    outcomes = _multileave(method, 1500, seed=1, random_clicks=True)
+    res = preference_matrix(preferences=[o.preferences for o in outcomes])
+    iu = np.triu_indices(4, 1)
+    assert res.p_values[iu].min() > 0.001
+
+
+def test_recommendation_by_measured_sensitivity() -> None:
+    """Both methods on the same four rankers and navigational users; the recommendation is
+    the method whose hardest pair needs fewer impressions, and both order the clear pairs
+    the right way (ranker 0 is best, 3 worst)."""
+    analyses = {}
+    for method in ("team_draft", "probabilistic"):
+        outcomes = _multileave(method, 2500, seed=2)
+        analyses[method] = preference_matrix(preferences=[o.preferences for o in outcomes],
+                                             names=["r0", "r1", "r2", "r3"], method=method)
+        assert analyses[method].delta[0, 3] > 0  # the best beats the worst
+        assert analyses[method].adjusted[0, 3] < 0.05
+    assert analyses["team_draft"].to_dicts()[0]["p"] == analyses["team_draft"].p_values[0, 1]
+    rec = recommend_multileaving(analyses)
+    hardest = {m: a.hardest_pair_needs for m, a in analyses.items()}
+    assert rec.recommended == min(hardest, key=hardest.get)
+    assert [r["method"] for r in rec.to_dicts() if r["recommended"]] == [rec.recommended]
+    assert recommend_multileaving(list(analyses.values())).recommended == rec.recommended
+
+
+def test_bad_input() -> None:
+    with pytest.raises(OptionError, match="exactly one of credits"):
+        preference_matrix()
+    with pytest.raises(InputError, match="antisymmetric"):
+        preference_matrix(preferences=np.ones((3, 2, 2)))
+    with pytest.raises(InputError, match="same rankers"):
+        recommend_multileaving({"x": preference_matrix(np.eye(2), ["a", "b"]),
+                                "y": preference_matrix(np.eye(2), ["a", "c"])})
