@@ -171,14 +171,15 @@ def test_analysis_refuses_a_biased_method_unless_asked() -> None:
 
 
 def test_real_valued_outcomes_use_the_t_test() -> None:
-    """Δ = mean/2; p from scipy's one-sample t-test; units prefer A when their sum is > 0."""
+    """Δ = -mean/2 (B - A: outcomes are positive when A's credit is larger); p from scipy's
+    one-sample t-test; units prefer A when their sum is > 0."""
     from scipy.stats import ttest_1samp
 
     values = np.array([0.5, -0.25, 0.0, 0.75, 0.125, -0.5, 0.25, 0.0])
     units = ["u1", "u1", "u2", "u2", "u3", "u3", "u4", "u4"]  # sums .25, .75, -.375, .25
     res = analyze_outcomes(values, units, n_resamples=200, rng=0)
     assert res.test == "t-test"
-    assert res.delta == pytest.approx(values.mean() / 2)
+    assert res.delta == pytest.approx(-values.mean() / 2)
     assert res.p_value == pytest.approx(ttest_1samp(values, 0.0).pvalue, rel=1e-12)
     assert (res.wins_a, res.wins_b, res.ties) == (4, 2, 2)
     assert (res.prefer_a, res.prefer_b) == (3, 1)

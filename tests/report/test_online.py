@@ -110,7 +110,10 @@ def test_simulation_from_the_object_has_both_charts(report, parse, simulation_re
     needed = [f"{count_text(m.required)} [{count_text(m.required_low)}, {count_text(m.required_high)}]"
               for m in simulation_result.methods]
     assert table.column("impressions [95% CI]") == needed
-    assert table.column("method") == ["team draft", "A/B: CTR", "A/B: abandonment", "A/B: clicks@1"]
+    assert table.column("method") == ["team draft", "A/B: CTR", "A/B: abandonment", "A/B: clicks@1",
+                                      "team draft (triggered)", "team draft (ignore shared)",
+                                      "A/B: CTR (triggered)", "A/B: abandonment (triggered)",
+                                      "A/B: clicks@1 (triggered)"]
     assert simulation_result.bottom_line() in section.items
     # Every analytic curve point and every Monte Carlo point is a hoverable dot.
     # (the power chart draws the classic designs; the triggered / ignore-shared rows are in the
@@ -127,8 +130,9 @@ def test_simulation_from_json_has_the_table(online, parse) -> None:
     html = html_report(online_results={"simulation": online["simulation"]})
     section = parse(html).sections["sensitivity"]
     assert section.svgs == 0                                       # no curves in the command's JSON
-    methods = ["team draft" if r["method"] == "interleaving" else f"A/B: {r['metric']}"
-               for r in online["simulation"]["rows"]]
+    methods = [r["metric"].replace("interleaving", "team draft") if r["method"] == "interleaving"
+               else f"A/B: {r['metric']}" for r in online["simulation"]["rows"]]
+    assert "team draft (triggered)" in methods  # the designs keep their names
     assert section.tables[0].column("method") == methods
 
 

@@ -38,7 +38,9 @@ def display_rows(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) ->
         shown: dict[str, Any] = {}
         if "click model" in row:
             shown["click model"] = row["click model"]
-        shown["method"] = "team draft" if row["method"] == "interleaving" else f"A/B: {row['metric']}"
+        # team draft's designs keep their suffix: "team draft (triggered)", "... (ignore shared)"
+        shown["method"] = (str(row["metric"]).replace("interleaving", "team draft", 1)
+                           if row["method"] == "interleaving" else f"A/B: {row['metric']}")
         shown["A"], shown["B"], shown["effect (B-A)"] = row.get("A"), row.get("B"), row.get("effect (B-A)")
         relative = row.get("relative (B-A)/A")
         shown["relative"] = "" if relative is None or relative != relative else f"{relative:+.2%}"

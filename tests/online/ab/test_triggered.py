@@ -120,8 +120,9 @@ def il_logs():
 def test_interleaving_triggered_agrees_and_is_tighter(il_logs) -> None:
     """Δ_all and r Δ_trig estimate the same number: on untriggered impressions both rankings
     show the same list, so team draft's outcome is a fair coin there. Their difference is
-    r Δ_trig - Δ_all = -(untriggered wins - losses) / 2N, whose SE is computed from the
-    untriggered outcomes (NumPy, independent of the engine)."""
+    r Δ_trig - Δ_all = (untriggered A wins - B wins) / 2N (Δ is B - A: positive when B is
+    preferred), whose SE is computed from the untriggered outcomes (NumPy, independent of the
+    engine)."""
     res = analyze_interleaving_triggered(il_logs.impressions, n_resamples=2000, rng=0, period=None)
     row = res.to_dicts()[0]
     table = il_logs.impressions
@@ -131,7 +132,7 @@ def test_interleaving_triggered_agrees_and_is_tighter(il_logs) -> None:
     flags = table.column("triggered").to_numpy()
     n = len(outcome)
     untriggered = outcome[~flags]
-    assert row["triggered delta"] - row["delta"] == pytest.approx(-untriggered.sum() / (2 * n), abs=1e-12)
+    assert row["triggered delta"] - row["delta"] == pytest.approx(untriggered.sum() / (2 * n), abs=1e-12)
     se = math.sqrt(len(untriggered) * np.mean(untriggered ** 2)) / (2 * n)
     assert abs(untriggered.sum() / (2 * n)) <= Z * se
     assert row["trigger rate"] == pytest.approx(flags.mean())
