@@ -25,12 +25,17 @@ __all__ = [
     "Results",
     "Run",
     "__version__",
+    "agreement",
+    "clicks_to_qrels",
     "compare",
     "dcg",
+    "diff_runs",
     "evaluate",
     "gate",
+    "judged",
     "ndcg",
     "parse_measure",
+    "pool",
     "read_qrels",
     "read_run",
     "reciprocal_rank",
@@ -53,6 +58,11 @@ _LAZY = {
     "dcg": "serpeval.measures.formulas",
     "ndcg": "serpeval.measures.formulas",
     "reciprocal_rank": "serpeval.measures.formulas",
+    "pool": "serpeval.judgments.pool",
+    "judged": "serpeval.judgments.judged",
+    "diff_runs": "serpeval.judgments.diff",
+    "agreement": "serpeval.judgments.agreement",
+    "clicks_to_qrels": "serpeval.judgments.clicks",
 }
 
 if TYPE_CHECKING:
@@ -62,6 +72,11 @@ if TYPE_CHECKING:
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.evaluation.results import Results
     from serpeval.io import read_qrels, read_run
+    from serpeval.judgments.agreement import agreement
+    from serpeval.judgments.clicks import clicks_to_qrels
+    from serpeval.judgments.diff import diff_runs
+    from serpeval.judgments.judged import judged
+    from serpeval.judgments.pool import pool
     from serpeval.measures import REGISTRY, Measure, parse_measure
     from serpeval.measures.formulas import dcg, ndcg, reciprocal_rank
 
