@@ -13,7 +13,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.cmd_compare import TESTS
-from serpeval.cli.common import check_outputs, split_measures, write_output
+from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import (
     add_evaluation_options,
     add_group_options,
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
     from serpeval.report.gate import explain_gate
+    from serpeval.report.table import fit_text
 
     check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.candidate])
     measures = split_measures(args.measures) or ["nDCG@10"]
@@ -89,10 +90,9 @@ def run(args: argparse.Namespace) -> int:
     notes = coverage_notes(results, qrels, runs) + gaps
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
-    explanation = explain_gate(result, top=args.top, digits=args.digits)
+    explanation = explain_gate(result, top=args.top, digits=args.digits, width=table_width(None))
     exit_code = result.exit_code
     if args.groups:
-        from serpeval.cli.common import table_width
         from serpeval.cli.offline import resolve_cli_groups
         from serpeval.comparison.compare import align_queries
         from serpeval.comparison.segment_gate import gate_groups
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         payload["exit_code"] = exit_code = 0 if payload["passed"] else 1
         explanation += "\n" + render_group_gate(by_group, digits=args.digits, width=table_width(None))
     report = dumps(payload) + "\n"
-    explanation += "".join(f"{note}\n" for note in notes)
+    explanation += fit_text(notes, table_width(None))
     if args.json == "-":
         sys.stderr.write(explanation)
         write_output(report, None)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from serpeval.comparison.compare import TEST_NAMES
 from serpeval.report.comparison import format_p, text_table
+from serpeval.report.table import fit_text
 
 if TYPE_CHECKING:
     from serpeval.comparison.gate import GateCheck, GateResult
@@ -19,8 +20,12 @@ if TYPE_CHECKING:
 __all__ = ["explain_gate"]
 
 
-def explain_gate(result: GateResult, top: int = 10, digits: int = 4) -> str:
-    """One screen: the decision, each measure's delta, bound and p, the worst regressions."""
+def explain_gate(result: GateResult, top: int = 10, digits: int = 4, width: int | None = None) -> str:
+    """One screen: the decision, each measure's delta, bound and p, the worst regressions.
+
+    ``width``: the terminal's columns (sentences wrapped, tables fitted or shown as records);
+    ``None`` keeps the fixed layout of pipes and files.
+    """
     level = f"{1 - result.alpha:.0%}"
     decision = "PASS" if result.passed else "FAIL"
     lines = [f"serpeval gate: {decision} - candidate {result.candidate} vs "
@@ -34,7 +39,7 @@ def explain_gate(result: GateResult, top: int = 10, digits: int = 4) -> str:
              "p": format_p(c.p_value_corrected, digits),
              "W/T/L": f"{c.wins}/{c.ties}/{c.losses}",
              "result": "pass" if c.passed else "FAIL"} for c in result.checks]
-    lines.append(text_table(rows, list(rows[0])).rstrip("\n"))
+    lines.append(text_table(rows, list(rows[0]), width=width).rstrip("\n"))
     lines += [_reason(result, c, bound_name, digits) for c in result.checks]
     shown = next((c for c in result.checks if not c.passed), result.checks[0])
     if shown.regressions and top > 0:
@@ -43,9 +48,9 @@ def explain_gate(result: GateResult, top: int = 10, digits: int = 4) -> str:
         regress = [{"query": r.query_id, "baseline": f"{r.baseline:.{digits}f}",
                     "candidate": f"{r.candidate:.{digits}f}", "delta": f"{r.delta:+.{digits}f}"}
                    for r in shown.regressions[:top]]
-        lines.append(text_table(regress, list(regress[0])).rstrip("\n"))
+        lines.append(text_table(regress, list(regress[0]), width=width).rstrip("\n"))
     lines += result.notes()
-    return "\n".join(lines) + "\n"
+    return "".join(fit_text([line], width) if "\n" not in line else line + "\n" for line in lines)
 
 
 def _reason(result: GateResult, c: GateCheck, bound_name: str, digits: int) -> str:
