@@ -220,6 +220,20 @@ def test_builtin_relevant_bins_and_unknown_builtin() -> None:
     assert g.query_ids == ("q0", "q1", "q2")
 
 
+def test_difficulty_tertiles_name_the_easy_group_only_when_there_is_one() -> None:
+    """Baseline scores 0, 0, .5, .5, .5, .5: tertile edges (lower) at ranks 2 and 4 are 0 and .5;
+    the edge .5 is the maximum, so only two bins: 0 and .5. Naming them hard/medium called the
+    best-scored queries 'medium'; two bins are named by their range only."""
+    qids = np.array(list("abcdef"))
+    g = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=np.array([0, 0, .5, .5, .5, .5]),
+                       baseline_name="bm25", measure="AP")
+    assert g.order == ("0 bm25 AP", "0.5 bm25 AP")
+    assert g.labels == ("0 bm25 AP",) * 2 + ("0.5 bm25 AP",) * 4
+    three = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=np.arange(6) / 10)
+    # edges (lower) of 0..0.5 at 1/3 and 2/3: .1 and .3 -> 0-0.1, 0.2-0.3, 0.4-0.5
+    assert three.order == ("hard: 0-0.1", "medium: 0.2-0.3", "easy: 0.4-0.5")
+
+
 def test_difficulty_groups_carry_the_regression_to_the_mean_note() -> None:
     qrels, runs, _ = _tiny()
     c = compare(qrels, runs, ["RR"], groups="builtin:difficulty", rng=0)

@@ -134,6 +134,7 @@ def _quantile_groups(name: str, query_ids: NDArray[Any], values: NDArray[np.floa
     """Quantile bins of ``values`` on the distinct values (ties in one bin), labelled by range."""
     values = np.asarray(values, dtype=np.float64)
     edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1], method="lower"))
+    edges = edges[edges < values.max()] if len(values) else edges  # an edge at the top: an empty last bin
     index = np.searchsorted(edges, values, side="left")   # a value equal to an edge: the lower bin
     order = []
     label_of = {}
@@ -142,7 +143,7 @@ def _quantile_groups(name: str, query_ids: NDArray[Any], values: NDArray[np.floa
         lo, hi = members.min(), members.max()
         span = _number(lo) if lo == hi else f"{_number(lo)}-{_number(hi)}"
         prefix = f"{names[k]}: " if len(names) == len(edges) + 1 else ""
-        label_of[int(k)] = f"{prefix}{span} {unit}"
+        label_of[int(k)] = f"{prefix}{span} {unit}".rstrip()
         order.append(label_of[int(k)])
     labels = tuple(label_of[int(k)] for k in index)
     return Groups(name, tuple(np.asarray(query_ids).astype(str).tolist()), labels, tuple(order), note)
