@@ -49,7 +49,11 @@ MISSING = "(missing)"
 
 @dataclass(frozen=True)
 class SegmentEffect:
-    """One (metric, treatment, segment): values, effect and interval, p-values."""
+    """One (metric, treatment, segment): values, effect and interval, p-values.
+
+    ``improved``: the treatment is better (A/B: the effect in the metric's good direction;
+    interleaving: B, the treatment, preferred, i.e. Δ < 0 since Δ > 0 means A preferred).
+    """
 
     metric: str
     treatment: str
@@ -418,7 +422,8 @@ def analyze_interleaving_segments(
         value_control=float(ratio[i]), value_treatment=float(1 - ratio[i]), effect=float(effect[i]),
         ci_low=float(effect[i] - q * se[i]), ci_high=float(effect[i] + q * se[i]), se=float(se[i]),
         p_value=float(p[i]), p_value_corrected=float(corrected[i]),
-        significant=bool(np.isfinite(corrected[i]) and corrected[i] < alpha), improved=bool(effect[i] > 0),
+        significant=bool(np.isfinite(corrected[i]) and corrected[i] < alpha),
+        improved=bool(ratio[i] < 0.5),   # the treatment (B) preferred, whatever the sign of Δ
         test="delta-method z (clustered by unit)") for i, s in enumerate(segments))
     qq, df, q_p = cochran_q(effect, np.where(n >= 2, se, np.nan))
     skipped = tuple(f"segment {s!r}: {int(n[i])} unit(s); at least 2 are needed for a test"
