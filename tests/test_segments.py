@@ -234,6 +234,17 @@ def test_difficulty_tertiles_name_the_easy_group_only_when_there_is_one() -> Non
     assert three.order == ("hard: 0-0.1", "medium: 0.2-0.3", "easy: 0.4-0.5")
 
 
+def test_a_mapping_without_a_group_for_a_query_is_counted() -> None:
+    """{q: None}, {q: ""} and {q: []} put q in no group; the breakdown says how many."""
+    g = Groups.from_mapping({"q1": "a", "q2": None, "q3": "", "q4": [], "q5": ["a", None, "b"]})
+    assert (g.query_ids, g.labels, g.order, g.empty) == (("q1", "q5", "q5"), ("a", "a", "b"), ("a", "b"), 3)
+    qrels, runs, _ = _tiny()
+    qids = sorted(qrels)
+    c = compare(qrels, runs, ["RR"], groups={q: (None if i == 0 else "x") for i, q in enumerate(qids)}, rng=0)
+    assert c.segments.empty == 1
+    assert "1 group entries had an empty group value" in " ".join(c.segments.notes())
+
+
 def test_difficulty_groups_carry_the_regression_to_the_mean_note() -> None:
     qrels, runs, _ = _tiny()
     c = compare(qrels, runs, ["RR"], groups="builtin:difficulty", rng=0)

@@ -100,17 +100,18 @@ class Groups:
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any], name: str = "groups") -> Groups:
-        """From ``{query: group}`` or ``{query: [group, ...]}``."""
+        """From ``{query: group}`` or ``{query: [group, ...]}``; a None or empty group puts the
+        query in no group and is counted in :attr:`empty` (as a groups file's empty values are)."""
         qids: list[str] = []
         labels: list[str] = []
+        empty = 0
         for qid, value in mapping.items():
             values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
-            for v in values:
-                if v is None or str(v) == "":
-                    continue
-                qids.append(str(qid))
-                labels.append(str(v))
-        return cls(name, tuple(qids), tuple(labels), tuple(dict.fromkeys(labels)))
+            kept = [str(v) for v in values if v is not None and str(v) != ""]
+            empty += not kept
+            qids += [str(qid)] * len(kept)
+            labels += kept
+        return cls(name, tuple(qids), tuple(labels), tuple(dict.fromkeys(labels)), empty=empty)
 
     def membership(self, query_ids: NDArray[Any]) -> tuple[NDArray[np.bool_], dict[str, Any]]:
         """``bool[n_queries, n_groups]`` over ``query_ids`` (in :attr:`order`) and the counts of
