@@ -310,3 +310,27 @@ def test_readme_robust04_breakdown(trec) -> None:
     assert round(ap_i.statistic, 3) == 9.124
     assert round(ndcg_i.p_anova, 4) == 0.1329
     assert ap_i.p_value < 0.001
+
+
+def test_membership_equals_a_dictionary_lookup_on_awkward_ids() -> None:
+    """The vectorized membership against the obvious loop: Unicode, spaces, ids that are
+    prefixes of others, numbers as text, queries in no / several groups, unknown queries."""
+    rng = np.random.default_rng(5)
+    pool_ids = ["1", "10", "100", "q 1", "q1", "é", "日本", "a-b", "A", "a", "x" * 40, "0", "01"]
+    evaluated = np.array(rng.permutation(pool_ids)[:9])
+    mapping = {q: list(rng.choice(["head", "tail", "日本語", "g 1"], rng.integers(0, 3), replace=False))
+               for q in pool_ids}
+    g = Groups.from_mapping(mapping)
+    matrix, counts = g.membership(evaluated)
+    want = np.zeros_like(matrix)
+    position = {q: i for i, q in enumerate(evaluated.tolist())}
+    for q, label in zip(g.query_ids, g.labels, strict=True):
+        if q in position:
+            want[position[q], g.order.index(label)] = True
+    assert (matrix == want).all()
+    assert counts["unknown"] == sorted({q for q in g.query_ids if q not in position})
+    assert counts["ungrouped"] == [q for q in evaluated.tolist() if not want[position[q]].any()]
+    assert counts["multi"] == int((want.sum(axis=1) > 1).sum())
+    empty_matrix, empty_counts = g.membership(np.array([], dtype=str))
+    assert empty_matrix.shape == (0, len(g.order))
+    assert empty_counts["unknown"] == sorted(set(g.query_ids))

@@ -118,13 +118,17 @@ class Groups:
         what did not match: ``unknown`` (queries in the groups but not evaluated),
         ``ungrouped`` (evaluated queries in no group), ``multi`` (in several groups)."""
         qids = np.asarray(query_ids).astype(str)
-        position = {q: i for i, q in enumerate(qids.tolist())}
-        group_index = {g: j for j, g in enumerate(self.order)}
         matrix = np.zeros((len(qids), len(self.order)), dtype=bool)
-        unknown = sorted({q for q in self.query_ids if q not in position})
-        rows = [position[q] for q in self.query_ids if q in position]
-        cols = [group_index[g] for q, g in zip(self.query_ids, self.labels, strict=True) if q in position]
-        matrix[rows, cols] = True
+        members = np.asarray(self.query_ids, dtype=str)
+        # Vectorized lookups: each membership's row among query_ids and its group's column.
+        sorter = np.argsort(qids, kind="stable")
+        at = np.minimum(np.searchsorted(qids, members, sorter=sorter), max(len(qids) - 1, 0))
+        found = qids[sorter[at]] == members if len(qids) else np.zeros(len(members), dtype=bool)
+        order = np.asarray(self.order, dtype=str)
+        by_name = np.argsort(order, kind="stable")
+        cols = by_name[np.searchsorted(order, np.asarray(self.labels, dtype=str), sorter=by_name)]
+        matrix[sorter[at[found]], cols[found]] = True
+        unknown = np.unique(members[~found]).tolist()
         per_query = matrix.sum(axis=1)
         ungrouped = qids[per_query == 0].tolist()
         return matrix, {"unknown": unknown, "ungrouped": ungrouped, "multi": int((per_query > 1).sum())}
