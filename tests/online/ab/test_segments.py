@@ -166,6 +166,20 @@ def test_interleaving_improved_means_the_treatment_b_is_preferred(interleaving_l
     assert any(r.significant for r in result.rows)
 
 
+def test_interleaving_segment_of_one_user_has_no_interval(interleaving_logs) -> None:
+    """One unit has no between-unit variance: no p-value, no interval (not a zero-width one)."""
+    table = interleaving_logs.impressions
+    users = table.column("user_id").to_numpy()
+    device = np.where(users == users[0], "solo", "rest")
+    result = analyze_interleaving_segments(table.append_column("device", pa.array(device)), by="device")
+    solo = next(r for r in result.rows if r.segment == "solo")
+    assert solo.units == 1
+    assert np.isnan([solo.p_value, solo.ci_low, solo.ci_high, solo.se]).all()
+    rest = next(r for r in result.rows if r.segment == "rest")
+    assert rest.ci_low < rest.effect < rest.ci_high
+    assert any("'solo': 1 unit(s)" in note for note in result.notes())
+
+
 def test_cli_ab_and_interleaving_by(one_segment_effect, interleaving_logs, tmp_path, capsys) -> None:
     pq.write_table(one_segment_effect, tmp_path / "ab.parquet")
     assert main(["ab", str(tmp_path / "ab.parquet"), "-m", "ctr", "--by", "segment", "-f", "json"]) == 0

@@ -406,7 +406,7 @@ def analyze_interleaving_segments(
     var = (col["vy"] - 2 * ratio * col["cyx"] + ratio * ratio * col["vx"]) / (col["mx"] ** 2)
     n = col["n"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(np.maximum(var, 0.0) / n)
+        se = np.where(n >= 2, np.sqrt(np.maximum(var, 0.0) / n), np.nan)  # one unit: no variance, no interval
         effect = sign * (ratio - 0.5)
         z = np.where(se > 0, effect / se, np.where(effect == 0, 0.0, np.inf))
     p = np.where(n >= 2, 2 * stats.norm.sf(np.abs(z)), np.nan)
