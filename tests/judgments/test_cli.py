@@ -82,11 +82,11 @@ def test_compare_and_gate_warn_on_unequal_judging(files, capsys) -> None:
     assert main(["compare", qrels, old, new, "-m", "P@2", "--judged"]) == 0
     out = capsys.readouterr().out
     assert "Judged@2" in out
-    assert "judged rate at depth 2 differs by 25.0 points" in " ".join(out.split())
+    assert "judged rate of the retrieved top 2 differs by 25.0 points" in " ".join(out.split())
     assert main(["compare", qrels, old, new, "-m", "P@2", "--judged-gap", "30"]) == 0
     assert "judged rate" not in capsys.readouterr().out
     main(["gate", qrels, "--baseline", old, "--candidate", new, "-m", "P@2"])
-    assert "judged rate at depth 2 differs" in capsys.readouterr().out
+    assert "judged rate of the retrieved top 2 differs" in capsys.readouterr().out
     assert main(["evaluate", qrels, old, "-m", "P@2", "--judged", "5", "-f", "csv"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "run,queries,P@2,Judged@5"
 
