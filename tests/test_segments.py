@@ -245,6 +245,18 @@ def test_a_mapping_without_a_group_for_a_query_is_counted() -> None:
     assert "1 group entries had an empty group value" in " ".join(c.segments.notes())
 
 
+def test_difficulty_of_a_lower_is_better_measure_calls_low_values_easy() -> None:
+    """Unjudged@k: lower is better, so the lowest baseline tertile is the easy one."""
+    qids = np.array(list("abcdef"))
+    values = np.arange(6) / 10
+    up = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=values, measure="P@10")
+    down = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=values, measure="Unjudged@10")
+    assert [o.split(":")[0] for o in up.order] == ["hard", "medium", "easy"]
+    assert [o.split(":")[0] for o in down.order] == ["easy", "medium", "hard"]
+    assert up.labels[0].startswith("hard: 0-0.1")
+    assert down.labels[0].startswith("easy: 0-0.1")
+
+
 def test_difficulty_groups_carry_the_regression_to_the_mean_note() -> None:
     qrels, runs, _ = _tiny()
     c = compare(qrels, runs, ["RR"], groups="builtin:difficulty", rng=0)

@@ -159,6 +159,15 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.3g}"
 
 
+def _higher_is_better(measure: str) -> bool:
+    """Whether a higher value of ``measure`` is better (True when no measure is named)."""
+    if not measure:
+        return True
+    from serpeval.measures import parse_measure
+
+    return bool(parse_measure(measure).spec.higher_is_better)
+
+
 def _relevant_counts(qrels: Any, query_ids: NDArray[Any]) -> NDArray[np.float64]:
     """Relevant documents (grade >= 1) per query in ``query_ids``."""
     from serpeval.io import as_qrels
@@ -199,9 +208,10 @@ def resolve_groups(spec: Any, *, query_ids: NDArray[Any], qrels: Any = None,
         if text == "builtin:difficulty":
             if baseline_values is None:
                 raise OptionError("groups='builtin:difficulty' needs the baseline's per-query scores.")
+            names = ("hard", "medium", "easy") if _higher_is_better(measure) else ("easy", "medium", "hard")
             return _quantile_groups(text, query_ids, baseline_values, bins or 3,
                                     f"{baseline_name} {measure}".strip(), note=RTM_NOTE,
-                                    names=("hard", "medium", "easy") if (bins or 3) == 3 else ())
+                                    names=names if (bins or 3) == 3 else ())
         if text == "builtin:length":
             if not topics:
                 raise OptionError("groups='builtin:length' needs the query texts (topics=, --topics FILE).")
