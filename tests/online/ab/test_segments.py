@@ -112,6 +112,23 @@ def test_simpsons_paradox_is_reported() -> None:
     assert overall == pytest.approx(float(analyze_ab(log, metrics=["ctr"]).comparisons[0].estimate.effect))
 
 
+@pytest.mark.parametrize("seed", [108, 117, 121])
+def test_no_simpsons_paradox_in_an_aa_test_with_the_same_mix(seed) -> None:
+    """A/A, 150 users per (segment, arm): the mix is identical (chi-square p = 1). The
+    pooled effect (impression-weighted) and the mix-standardised one (unit-weighted) are
+    both noise around 0; with these seeds their signs differ, which was reported as
+    Simpson's paradox. Without a mix difference there is none."""
+    users = {(s, v): 150 for s in ("mobile", "desktop") for v in ("control", "treatment")}
+    ctr = {(s, v): 0.2 if s == "mobile" else 0.6 for s, v in users}
+    result = analyze_ab_segments(make_log(seed, users, ctr, per_user=2.0), by="segment", metrics=["ctr"])
+    overall, _ = result.overall[("ctr", "treatment")]
+    _, standardised, _ = simpson_check(overall, [r.effect for r in result.rows], [0.5, 0.5])
+    assert np.sign(overall) != np.sign(standardised)    # the case that was flagged
+    assert result.mix_p == pytest.approx(1.0)
+    assert result.simpson == ()
+    assert not any("SIMPSON" in n for n in result.notes())
+
+
 def test_simpson_check_by_hand() -> None:
     # overall +.1; segments -.02, -.02 with shares .5/.5 -> standardised -.02: paradox
     assert simpson_check(0.1, [-0.02, -0.02], [0.5, 0.5]) == (True, pytest.approx(-0.02), True)

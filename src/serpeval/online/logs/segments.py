@@ -20,9 +20,11 @@ segments (Holm by default). A NULL segment value is a segment of its own, ``(mis
   units in several segments make them correlated (a warning counts such units).
 - **Simpson's paradox**: the overall effect (the segments' moments pooled per arm) is set
   against the *mix-standardised* effect ``sum_g pi_g e_g`` (``pi_g``: the segment's share
-  of all units, both arms pooled). When the two have opposite signs, the overall effect
-  comes from the segment mix differing between the arms, not from the treatment inside
-  the segments; the report says so, with the mix per arm and a chi-square test of it.
+  of all units, both arms pooled). When the two have opposite signs and the mix differs
+  between the arms (chi-square test of the units per segment and arm, p < ``alpha``), the
+  overall effect comes from the segment mix, not from the treatment inside the segments;
+  the report says so, with the mix per arm. With the same mix in both arms there is no
+  paradox to report: opposite signs of two near-zero effects are noise.
 
 Interleaving: per segment, Δ = (wins_A + ties / 2) / impressions - 1/2 with the sign
 convention of :func:`serpeval.online.interleaving.analysis.analyze_counts`, and a
@@ -335,7 +337,9 @@ def analyze_ab_segments(
             whole = whole.scalar()
             overall[(metric.name, treatment)] = (float(whole.effect), float(whole.se))
             paradox, standardised, every = simpson_check(float(whole.effect), effects, shares)
-            if paradox:
+            # Only a mix that differs between the arms can cause the paradox; without that, two
+            # near-zero effects of opposite signs are noise (A/A tests with equal mixes showed it).
+            if paradox and np.isfinite(mix_p) and mix_p < alpha:
                 shares_text = "; ".join(
                     f"{s}: {mix[s][ctrl] / max(table[:, variants.index(ctrl)].sum(), 1):.0%} of {ctrl} vs "
                     f"{mix[s][treatment] / max(table[:, variants.index(treatment)].sum(), 1):.0%} of {treatment}"
