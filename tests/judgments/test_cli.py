@@ -98,3 +98,14 @@ def test_report_has_a_diff_section(files, capsys) -> None:
     html = out.read_text()
     assert 'id="run-diff"' in html
     assert "RBO_ext" in html
+
+
+def test_pool_to_a_tsv_file_reads_back_as_qrels(files, capsys) -> None:
+    """-o NAME.tsv writes tabs (it wrote commas, and the file did not read back as qrels)."""
+    out = files / "next.tsv"
+    assert main(["pool", str(files / "old.run"), str(files / "new.run"), "--depth", "3", "--simulate",
+                 str(files / "qrels.txt"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert out.read_text().splitlines()[0].split("\t")[:3] == ["query_id", "doc_id", "relevance"]
+    # old + new top 3: q1 a b c n m, q2 x y z -> 8 documents, graded by the qrels (0 where unjudged)
+    assert read_qrels(out).to_dict() == {"q1": {"a": 1, "b": 0, "c": 0, "n": 0, "m": 0}, "q2": {"x": 2, "y": 0, "z": 0}}
