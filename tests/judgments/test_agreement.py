@@ -374,3 +374,18 @@ def test_queries_a_run_does_not_answer_are_reported() -> None:
     assert st is not None
     assert st.missing == {"x": 0, "y": 1}
     assert "queries without results, skipped: y 1" in st.notes()[-1]
+
+
+def test_identical_label_sets_flip_no_randomized_decision() -> None:
+    """Two copies of the same qrels: every decision must agree. With a randomization test each
+    set drew its own permutations, and a p-value near alpha flipped (this case: 1 flip)."""
+    rng = np.random.default_rng(16)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 2)) for j in range(10)} for i in range(30)}
+    runs = {f"s{s}": {q: {f"d{j}": float(rng.normal(j * 0.05 * s, 1)) for j in range(10)} for q in qrels}
+            for s in range(4)}
+    st = agreement([qrels, qrels], names=["a", "b"], runs=runs, measures=["AP"], test="randomization",
+                   correction="none", resamples=10, rng=16).stability
+    assert st.rows[0].decisions == 6
+    assert st.rows[0].significant_a == st.rows[0].significant_b
+    assert st.rows[0].flips == 0
+    assert (st.rows[0].tau, st.rows[0].tau_ap) == (1.0, 1.0)

@@ -40,7 +40,8 @@ of sets and measure it reports Kendall's tau-b between the two orderings of the 
 the pair is the reference, ties in the reference count as not above), and how many pairwise
 significance decisions of :func:`serpeval.comparison.compare.compare_results` (all pairs, the
 given test and correction) differ: a pair significant under one set and not under the other,
-or significant in opposite directions (``reversals``).
+or significant in opposite directions (``reversals``). Randomized tests draw the same
+resamples under every set (one seed), so identical label sets never flip a decision.
 """
 
 from __future__ import annotations
@@ -693,6 +694,9 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
                          f"{len(common)} are. Check that the label sets cover the same topics.")
     value_set = pa.array(sorted(common))
     loaded = _load_runs(runs)
+    # One seed for every set: a randomized test (randomization, bootstrap) then draws the same
+    # resamples under each label set, so a decision flips because of the labels, not the draws.
+    seed = int(rng.integers(2**63))
     results, decisions = [], []
     for q in sets:
         mask = pc.is_in(q.query_ids, value_set=value_set)
@@ -703,7 +707,7 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
             warnings.simplefilter("ignore", MissingQueriesWarning)  # the same for every set
             res = evaluate(restricted, loaded, measures)
         results.append(res)
-        c = compare_results(res, pairs="all", test=test, correction=correction, alpha=alpha, rng=rng)
+        c = compare_results(res, pairs="all", test=test, correction=correction, alpha=alpha, rng=seed)
         decisions.append(np.array([(1 if r.improved else -1) if r.significant and r.delta != 0 else 0
                                    for r in c.rows]).reshape(len(res.measures), -1))
     systems = tuple(results[0].run_names)
