@@ -223,6 +223,24 @@ def test_tau_ap_hand_cases() -> None:
     assert tau_ap(ref, -ref) == -1.0
 
 
+def test_tau_ap_leaves_ties_out() -> None:
+    """Identical orderings with a tie scored 0 (a tied pair counted as discordant)."""
+    tied = np.array([0.5, 0.5, 0.2])
+    # Positions: 2 (the other 0.5: tied, skipped), 3 (0.2: both above, both higher) -> 1/1 used.
+    assert tau_ap(tied, tied) == 1.0
+    assert tau_ap(tied, -tied) == -1.0
+    assert kendall_tau(tied, tied) == 1.0
+    # Ref a > b = c > d, estimated a > c > b > d: the b-c pair is tied in ref and left out;
+    # position 2 (c): a above, higher -> 1/1; 3 (b): a counts, c tied -> 1/1; 4 (d): 3/3 -> tau_AP 1.
+    assert tau_ap(np.array([3.0, 2.0, 2.0, 1.0]), np.array([4.0, 2.0, 3.0, 1.0])) == 1.0
+    # Ties in the estimate: ref a > b > c, estimated a = b > c: the a-b pair is left out;
+    # position 2 (b) skipped, 3 (c): 2/2 -> 1; a swap below still costs: ref a > b > c > d,
+    # estimated a = b > d > c: positions 3 (d): 2/2, 4 (c): 2/3 -> 2/2 * (1 + 2/3) - 1 = 2/3.
+    assert tau_ap(np.array([3.0, 2.0, 1.0]), np.array([2.0, 2.0, 1.0])) == 1.0
+    assert tau_ap(np.array([4.0, 3.0, 2.0, 1.0]), np.array([3.0, 3.0, 1.0, 2.0])) == pytest.approx(2 / 3)
+    assert np.isnan(tau_ap(np.array([1.0, 1.0]), np.array([2.0, 1.0])))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_kendall_tau_matches_scipy(seed) -> None:
     from scipy.stats import kendalltau
