@@ -98,3 +98,16 @@ def test_groups_file_errors_name_the_line(files, tmp_path, capsys) -> None:
                  str(tmp_path / "bad.tsv")])
     assert code == 2
     assert "bad.tsv:2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["compare", "evaluate"])
+def test_groups_with_latex_is_refused_not_dropped(command, files, capsys) -> None:
+    """compare -f latex dropped the breakdown silently; evaluate appended a text table to LaTeX."""
+    argv = [command, str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "AP",
+            "--groups", str(files["groups"]), "-f", "latex"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--groups has no LaTeX layout" in err
+    assert main([*argv[:-4], "-f", "latex"]) == 0    # without --groups, LaTeX as before
+    assert "\\begin{table}" in capsys.readouterr().out
