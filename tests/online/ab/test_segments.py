@@ -234,3 +234,14 @@ def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs,
     for a, b in zip(duck.to_dicts(), on_spark.to_dicts(), strict=True):
         assert b["effect"] == pytest.approx(a["effect"], rel=1e-9)
         assert b["ci_low"] == pytest.approx(a["ci_low"], rel=1e-9)
+
+
+@pytest.mark.parametrize("command", ["ab", "interleaving-report"])
+def test_by_with_latex_is_refused(command, tmp_path, capsys) -> None:
+    """The per-segment analysis has no LaTeX layout: it was appended to the LaTeX as a text table."""
+    path = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"user_id": [1]}), path)   # refused before the log is read
+    assert main([command, str(path), "--by", "device", "-f", "latex"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--by has no LaTeX layout" in err
