@@ -188,6 +188,9 @@ def test_read_groups_tsv_jsonl_parquet_and_errors(tmp_path) -> None:
     (tmp_path / "bad.tsv").write_text("q1\thead\nq2 head\n")
     with pytest.raises(ParseError, match=r"bad.tsv:2: expected 'query_id<TAB>group'"):
         read_groups(tmp_path / "bad.tsv")
+    (tmp_path / "three.tsv").write_text("q1\thead\nq2\thead\tEnglish\n")   # was one group "head<TAB>English"
+    with pytest.raises(ParseError, match=r"three.tsv:2: expected 'query_id<TAB>group', found 3 tab-separated"):
+        read_groups(tmp_path / "three.tsv")
     (tmp_path / "dup.tsv").write_text("q1\thead\nq1\thead\n")
     with pytest.raises(DuplicateError, match=r"dup.tsv:2: .*first on line 1"):
         read_groups(tmp_path / "dup.tsv")
