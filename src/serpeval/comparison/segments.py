@@ -31,7 +31,7 @@ Groups come from a file (:func:`serpeval.io.groups.read_groups`), a mapping
 - ``builtin:relevant`` - quartiles of the number of relevant documents (grade >= 1) per query;
 - ``builtin:difficulty`` - tertiles of the baseline's score on the first measure. Flagged:
   groups chosen by the baseline's own score regress to the mean (the "hard" group's
-  baseline is low partly by noise, so any candidate looks better there);
+  baseline is poor partly by noise, so any candidate looks better there);
 - ``builtin:length`` - tertiles of the number of words of the query text (needs topics).
 
 Quantile bins are made on distinct values (ties stay together), so bins can be unequal.
@@ -75,7 +75,7 @@ BUILTINS = ("builtin:relevant", "builtin:difficulty", "builtin:length")
 #: Default smallest group a per-group test is trusted on.
 MIN_QUERIES = 10
 RTM_NOTE = ("groups chosen by the baseline's own score regress to the mean: the 'hard' group's "
-            "baseline is low partly by chance, so a candidate tends to look better there and worse "
+            "baseline is poor partly by chance, so a candidate tends to look better there and worse "
             "on 'easy' queries even with no real effect")
 
 
