@@ -188,6 +188,9 @@ def test_read_groups_tsv_jsonl_parquet_and_errors(tmp_path) -> None:
     (tmp_path / "bad.tsv").write_text("q1\thead\nq2 head\n")
     with pytest.raises(ParseError, match=r"bad.tsv:2: expected 'query_id<TAB>group'"):
         read_groups(tmp_path / "bad.tsv")
+    (tmp_path / "three.tsv").write_text("q1\thead\nq2\thead\tEnglish\n")   # was one group "head<TAB>English"
+    with pytest.raises(ParseError, match=r"three.tsv:2: expected 'query_id<TAB>group', found 3 tab-separated"):
+        read_groups(tmp_path / "three.tsv")
     (tmp_path / "dup.tsv").write_text("q1\thead\nq1\thead\n")
     with pytest.raises(DuplicateError, match=r"dup.tsv:2: .*first on line 1"):
         read_groups(tmp_path / "dup.tsv")
@@ -218,6 +221,43 @@ def test_builtin_relevant_bins_and_unknown_builtin() -> None:
         resolve_groups("builtin:length", query_ids=qids)
     g = resolve_groups("builtin:length", query_ids=qids, topics={"q0": "a b", "q1": "a", "q2": "a b c d"})
     assert g.query_ids == ("q0", "q1", "q2")
+
+
+def test_difficulty_tertiles_name_the_easy_group_only_when_there_is_one() -> None:
+    """Baseline scores 0, 0, .5, .5, .5, .5: tertile edges (lower) at ranks 2 and 4 are 0 and .5;
+    the edge .5 is the maximum, so only two bins: 0 and .5. Naming them hard/medium called the
+    best-scored queries 'medium'; two bins are named by their range only."""
+    qids = np.array(list("abcdef"))
+    g = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=np.array([0, 0, .5, .5, .5, .5]),
+                       baseline_name="bm25", measure="AP")
+    assert g.order == ("0 bm25 AP", "0.5 bm25 AP")
+    assert g.labels == ("0 bm25 AP",) * 2 + ("0.5 bm25 AP",) * 4
+    three = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=np.arange(6) / 10)
+    # edges (lower) of 0..0.5 at 1/3 and 2/3: .1 and .3 -> 0-0.1, 0.2-0.3, 0.4-0.5
+    assert three.order == ("hard: 0-0.1", "medium: 0.2-0.3", "easy: 0.4-0.5")
+
+
+def test_a_mapping_without_a_group_for_a_query_is_counted() -> None:
+    """{q: None}, {q: ""} and {q: []} put q in no group; the breakdown says how many."""
+    g = Groups.from_mapping({"q1": "a", "q2": None, "q3": "", "q4": [], "q5": ["a", None, "b"]})
+    assert (g.query_ids, g.labels, g.order, g.empty) == (("q1", "q5", "q5"), ("a", "a", "b"), ("a", "b"), 3)
+    qrels, runs, _ = _tiny()
+    qids = sorted(qrels)
+    c = compare(qrels, runs, ["RR"], groups={q: (None if i == 0 else "x") for i, q in enumerate(qids)}, rng=0)
+    assert c.segments.empty == 1
+    assert "1 group entries had an empty group value" in " ".join(c.segments.notes())
+
+
+def test_difficulty_of_a_lower_is_better_measure_calls_low_values_easy() -> None:
+    """Unjudged@k: lower is better, so the lowest baseline tertile is the easy one."""
+    qids = np.array(list("abcdef"))
+    values = np.arange(6) / 10
+    up = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=values, measure="P@10")
+    down = resolve_groups("builtin:difficulty", query_ids=qids, baseline_values=values, measure="Unjudged@10")
+    assert [o.split(":")[0] for o in up.order] == ["hard", "medium", "easy"]
+    assert [o.split(":")[0] for o in down.order] == ["easy", "medium", "hard"]
+    assert up.labels[0].startswith("hard: 0-0.1")
+    assert down.labels[0].startswith("easy: 0-0.1")
 
 
 def test_difficulty_groups_carry_the_regression_to_the_mean_note() -> None:
@@ -285,3 +325,27 @@ def test_readme_robust04_breakdown(trec) -> None:
     assert round(ap_i.statistic, 3) == 9.124
     assert round(ndcg_i.p_anova, 4) == 0.1329
     assert ap_i.p_value < 0.001
+
+
+def test_membership_equals_a_dictionary_lookup_on_awkward_ids() -> None:
+    """The vectorized membership against the obvious loop: Unicode, spaces, ids that are
+    prefixes of others, numbers as text, queries in no / several groups, unknown queries."""
+    rng = np.random.default_rng(5)
+    pool_ids = ["1", "10", "100", "q 1", "q1", "é", "日本", "a-b", "A", "a", "x" * 40, "0", "01"]
+    evaluated = np.array(rng.permutation(pool_ids)[:9])
+    mapping = {q: list(rng.choice(["head", "tail", "日本語", "g 1"], rng.integers(0, 3), replace=False))
+               for q in pool_ids}
+    g = Groups.from_mapping(mapping)
+    matrix, counts = g.membership(evaluated)
+    want = np.zeros_like(matrix)
+    position = {q: i for i, q in enumerate(evaluated.tolist())}
+    for q, label in zip(g.query_ids, g.labels, strict=True):
+        if q in position:
+            want[position[q], g.order.index(label)] = True
+    assert (matrix == want).all()
+    assert counts["unknown"] == sorted({q for q in g.query_ids if q not in position})
+    assert counts["ungrouped"] == [q for q in evaluated.tolist() if not want[position[q]].any()]
+    assert counts["multi"] == int((want.sum(axis=1) > 1).sum())
+    empty_matrix, empty_counts = g.membership(np.array([], dtype=str))
+    assert empty_matrix.shape == (0, len(g.order))
+    assert empty_counts["unknown"] == sorted(set(g.query_ids))

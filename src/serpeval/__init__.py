@@ -26,12 +26,17 @@ __all__ = [
     "Run",
     "SubtopicQrels",
     "__version__",
+    "agreement",
+    "clicks_to_qrels",
     "compare",
     "dcg",
+    "diff_runs",
     "evaluate",
     "gate",
+    "judged",
     "ndcg",
     "parse_measure",
+    "pool",
     "read_qrels",
     "read_run",
     "read_subtopic_qrels",
@@ -57,6 +62,11 @@ _LAZY = {
     "dcg": "serpeval.measures.formulas",
     "ndcg": "serpeval.measures.formulas",
     "reciprocal_rank": "serpeval.measures.formulas",
+    "pool": "serpeval.judgments.pool",
+    "judged": "serpeval.judgments.judged",
+    "diff_runs": "serpeval.judgments.diff",
+    "agreement": "serpeval.judgments.agreement",
+    "clicks_to_qrels": "serpeval.judgments.clicks",
 }
 
 if TYPE_CHECKING:
@@ -67,6 +77,11 @@ if TYPE_CHECKING:
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.evaluation.results import Results
     from serpeval.io import read_qrels, read_run, read_subtopic_qrels
+    from serpeval.judgments.agreement import agreement
+    from serpeval.judgments.clicks import clicks_to_qrels
+    from serpeval.judgments.diff import diff_runs
+    from serpeval.judgments.judged import judged
+    from serpeval.judgments.pool import pool
     from serpeval.measures import REGISTRY, Measure, parse_measure
     from serpeval.measures.formulas import dcg, ndcg, reciprocal_rank
 

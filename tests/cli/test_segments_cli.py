@@ -98,3 +98,31 @@ def test_groups_file_errors_name_the_line(files, tmp_path, capsys) -> None:
                  str(tmp_path / "bad.tsv")])
     assert code == 2
     assert "bad.tsv:2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["compare", "evaluate"])
+def test_groups_with_latex_is_refused_not_dropped(command, files, capsys) -> None:
+    """compare -f latex dropped the breakdown silently; evaluate appended a text table to LaTeX."""
+    argv = [command, str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "AP",
+            "--groups", str(files["groups"]), "-f", "latex"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--groups has no LaTeX layout" in err
+    assert main([*argv[:-4], "-f", "latex"]) == 0    # without --groups, LaTeX as before
+    assert "\\begin{table}" in capsys.readouterr().out
+
+
+def test_gate_groups_table_fits_80_columns_without_a_duplicate_p(files, monkeypatch, capsys) -> None:
+    """Non-inferiority applies no correction, so 'p (corr.)' repeated 'p': without it the group
+    table fits 80 columns as a table (it fell back to one record per row)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    argv = ["gate", str(files["qrels"]), "--baseline", str(files["bm25"]), "--candidate", str(files["dense"]),
+            "-m", "nDCG@10", "-m", "AP", "--groups", str(files["groups"])]
+    assert main(argv) in (0, 1)
+    out = capsys.readouterr().out.split("groups: ", 1)[1]
+    assert "┃ group " in out
+    assert "p (corr.)" not in out
+    assert max(map(len, out.splitlines())) <= 80
+    assert main([*argv, "--group-correction", "holm"]) in (0, 1)
+    assert "p (corr.)" in capsys.readouterr().out

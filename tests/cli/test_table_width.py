@@ -147,3 +147,24 @@ def test_pipes_keep_the_fixed_layout(inputs, monkeypatch, capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("│ ctr ") and "│" in line[6:] for line in lines)
     assert max(map(len, lines)) > 120
+
+
+@pytest.mark.parametrize("extra", [[], ["--groups", "groups.tsv", "--group-min-queries", "5"]],
+                         ids=["gate", "gate --groups"])
+def test_gate_explanation_fits(extra, inputs, monkeypatch, capsys) -> None:
+    """gate's one-screen explanation (and its per-group part) fits the terminal; it exits 0 or 1."""
+    argv = ["gate", str(inputs / "qrels.txt"), "--baseline", str(inputs / "baseline.run"),
+            "--candidate", str(inputs / "candidate.run"), "-m", "nDCG@10", "-m", "AP",
+            *[str(inputs / e) if e.endswith(".tsv") else e for e in extra]]
+    monkeypatch.setenv("COLUMNS", "400")
+    capsys.readouterr()
+    assert main(argv) in (0, 1)
+    wide = capsys.readouterr().out
+    assert ("groups: PASS" in wide or "groups: FAIL" in wide) == bool(extra)
+    for width in (80, 100, 120):
+        monkeypatch.setenv("COLUMNS", str(width))
+        assert main(argv) in (0, 1)
+        text = capsys.readouterr().out
+        too_long = [line for line in text.splitlines() if len(line) > width]
+        assert not too_long, f"gate at {width} columns:\n" + "\n".join(too_long)
+        assert set(NUMBER.findall(wide)) <= set(NUMBER.findall(text)), text

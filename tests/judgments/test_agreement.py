@@ -223,6 +223,24 @@ def test_tau_ap_hand_cases() -> None:
     assert tau_ap(ref, -ref) == -1.0
 
 
+def test_tau_ap_leaves_ties_out() -> None:
+    """Identical orderings with a tie scored 0 (a tied pair counted as discordant)."""
+    tied = np.array([0.5, 0.5, 0.2])
+    # Positions: 2 (the other 0.5: tied, skipped), 3 (0.2: both above, both higher) -> 1/1 used.
+    assert tau_ap(tied, tied) == 1.0
+    assert tau_ap(tied, -tied) == -1.0
+    assert kendall_tau(tied, tied) == 1.0
+    # Ref a > b = c > d, estimated a > c > b > d: the b-c pair is tied in ref and left out;
+    # position 2 (c): a above, higher -> 1/1; 3 (b): a counts, c tied -> 1/1; 4 (d): 3/3 -> tau_AP 1.
+    assert tau_ap(np.array([3.0, 2.0, 2.0, 1.0]), np.array([4.0, 2.0, 3.0, 1.0])) == 1.0
+    # Ties in the estimate: ref a > b > c, estimated a = b > c: the a-b pair is left out;
+    # position 2 (b) skipped, 3 (c): 2/2 -> 1; a swap below still costs: ref a > b > c > d,
+    # estimated a = b > d > c: positions 3 (d): 2/2, 4 (c): 2/3 -> 2/2 * (1 + 2/3) - 1 = 2/3.
+    assert tau_ap(np.array([3.0, 2.0, 1.0]), np.array([2.0, 2.0, 1.0])) == 1.0
+    assert tau_ap(np.array([4.0, 3.0, 2.0, 1.0]), np.array([3.0, 3.0, 1.0, 2.0])) == pytest.approx(2 / 3)
+    assert np.isnan(tau_ap(np.array([1.0, 1.0]), np.array([2.0, 1.0])))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_kendall_tau_matches_scipy(seed) -> None:
     from scipy.stats import kendalltau
@@ -374,3 +392,18 @@ def test_queries_a_run_does_not_answer_are_reported() -> None:
     assert st is not None
     assert st.missing == {"x": 0, "y": 1}
     assert "queries without results, skipped: y 1" in st.notes()[-1]
+
+
+def test_identical_label_sets_flip_no_randomized_decision() -> None:
+    """Two copies of the same qrels: every decision must agree. With a randomization test each
+    set drew its own permutations, and a p-value near alpha flipped (this case: 1 flip)."""
+    rng = np.random.default_rng(16)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 2)) for j in range(10)} for i in range(30)}
+    runs = {f"s{s}": {q: {f"d{j}": float(rng.normal(j * 0.05 * s, 1)) for j in range(10)} for q in qrels}
+            for s in range(4)}
+    st = agreement([qrels, qrels], names=["a", "b"], runs=runs, measures=["AP"], test="randomization",
+                   correction="none", resamples=10, rng=16).stability
+    assert st.rows[0].decisions == 6
+    assert st.rows[0].significant_a == st.rows[0].significant_b
+    assert st.rows[0].flips == 0
+    assert (st.rows[0].tau, st.rows[0].tau_ap) == (1.0, 1.0)

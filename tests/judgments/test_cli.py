@@ -82,11 +82,11 @@ def test_compare_and_gate_warn_on_unequal_judging(files, capsys) -> None:
     assert main(["compare", qrels, old, new, "-m", "P@2", "--judged"]) == 0
     out = capsys.readouterr().out
     assert "Judged@2" in out
-    assert "judged rate at depth 2 differs by 25.0 points" in " ".join(out.split())
+    assert "judged rate of the retrieved top 2 differs by 25.0 points" in " ".join(out.split())
     assert main(["compare", qrels, old, new, "-m", "P@2", "--judged-gap", "30"]) == 0
     assert "judged rate" not in capsys.readouterr().out
     main(["gate", qrels, "--baseline", old, "--candidate", new, "-m", "P@2"])
-    assert "judged rate at depth 2 differs" in capsys.readouterr().out
+    assert "judged rate of the retrieved top 2 differs" in capsys.readouterr().out
     assert main(["evaluate", qrels, old, "-m", "P@2", "--judged", "5", "-f", "csv"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "run,queries,P@2,Judged@5"
 
@@ -98,3 +98,14 @@ def test_report_has_a_diff_section(files, capsys) -> None:
     html = out.read_text()
     assert 'id="run-diff"' in html
     assert "RBO_ext" in html
+
+
+def test_pool_to_a_tsv_file_reads_back_as_qrels(files, capsys) -> None:
+    """-o NAME.tsv writes tabs (it wrote commas, and the file did not read back as qrels)."""
+    out = files / "next.tsv"
+    assert main(["pool", str(files / "old.run"), str(files / "new.run"), "--depth", "3", "--simulate",
+                 str(files / "qrels.txt"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert out.read_text().splitlines()[0].split("\t")[:3] == ["query_id", "doc_id", "relevance"]
+    # old + new top 3: q1 a b c n m, q2 x y z -> 8 documents, graded by the qrels (0 where unjudged)
+    assert read_qrels(out).to_dict() == {"q1": {"a": 1, "b": 0, "c": 0, "n": 0, "m": 0}, "q2": {"x": 2, "y": 0, "z": 0}}

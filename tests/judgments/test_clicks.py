@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from tests.conftest import DATA, need
 
-from serpeval.core.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError, ParseError
 from serpeval.judgments.agreement import agreement, cohen_kappa
 from serpeval.judgments.clicks import (
     _best_thresholds,
@@ -250,3 +251,23 @@ def test_result_displays_in_notebooks(small) -> None:
     from tests.test_notebook_display import check_display
 
     check_display(clicks_to_qrels(small[0], model="pbm", min_impressions=50))
+
+
+@pytest.mark.parametrize(("lines", "where"), [
+    (['{"query": "q1", "docs": ["a", "b"], "clicked_ranks": [1]}', "",
+      '{"query": "q1", "docs": ["a", "b"], "clicked_ranks": [1]'], r":3: not valid JSON"),
+    (['{"query": "q1", "docs": ["a", "b"], "clicked_ranks": [1]}',
+      '{"query": "q1", "docs": "a b", "clicked_ranks": [1]}'], r':2: "docs" is a str here but a list'),
+    (['{"query": "q1", "docs": ["a", "b"], "clicked_ranks": [1]}',
+      '{"query": "q2", "docs": ["a"], "clicked_ranks": ["1"]}'], r':2: "clicked_ranks" must hold 1-based integer'),
+], ids=["broken JSON", "docs not a list", "rank not an integer"])
+def test_a_bad_click_log_line_is_named_by_file_and_line(tmp_path, lines, where) -> None:
+    """Arrow's reader names a 0-based row ("row 2" for line 3); the error names file:line."""
+    import gzip
+
+    for name, write in (("log.jsonl", lambda p, t: p.write_text(t, encoding="utf-8")),
+                        ("log.jsonl.gz", lambda p, t: p.write_bytes(gzip.compress(t.encode())))):
+        path = tmp_path / name
+        write(path, "\n".join(lines) + "\n")
+        with pytest.raises(ParseError, match=re.escape(str(path)) + where):
+            read_click_log(path)

@@ -161,6 +161,12 @@ def test_depth_cut_and_options() -> None:
     a = run("A", {"q": ["a", "b", "c", "d"]})
     b = run("B", {"q": ["a", "b", "d", "c"]})
     assert diff_runs(a, b, depth=2).tau[0] == 1.0  # only a, b are compared
+    # k defaults to the depth when it is smaller: identical runs overlap fully (it was 2/10).
+    same = diff_runs(a, a, depth=2)
+    assert (same.k, same.overlap[0]) == (2, 1.0)
+    assert diff_runs(a, a).k == 10
+    with pytest.raises(OptionError, match=r"k \(10\) is deeper than depth \(2\).*overlap@10 = 0.2"):
+        diff_runs(a, a, k=10, depth=2)
     with pytest.raises(OptionError, match="p must be"):
         diff_runs(a, b, p=1.0)
     with pytest.raises(OptionError, match="k must be"):

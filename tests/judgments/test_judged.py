@@ -44,3 +44,22 @@ def test_warning_when_judged_rates_differ() -> None:
     assert judged_gaps(QRELS, [OLD, NEW], results, threshold=0.6) == []  # 50 points < 60
     condensed = evaluate(QRELS, [OLD, NEW], ["P@2"], judged_only=True)
     assert judged_gaps(QRELS, [OLD, NEW], condensed) == []  # already condensed lists
+
+
+def test_short_rankings_alone_raise_no_warning() -> None:
+    """SHORT retrieves 1 judged document per query, LONG 3 judged ones: Judged@10 is 0.1 and
+    0.3 (the empty ranks count as unjudged), but every document either run retrieved is
+    judged, so no judging could change a score and there is no warning. A judging gap
+    among the retrieved documents is still found: LONG with its third document unjudged on
+    q1 is judged 1 and (2/3 + 1) / 2 = 5/6 of what it retrieved (16.7 points apart)."""
+    qrels = Qrels.from_dict({"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"a": 1, "b": 1, "c": 0}})
+    short = Run.from_dict({"q1": {"a": 1}, "q2": {"b": 1}}, name="short")
+    long_ = Run.from_dict({q: {"a": 3, "b": 2, "c": 1} for q in ("q1", "q2")}, name="long")
+    results = evaluate(qrels, [short, long_], ["P@10"])
+    rates = judged(qrels, [short, long_], 10)
+    assert (rates.mean("short", 10), rates.mean("long", 10)) == (pytest.approx(0.1), pytest.approx(0.3))
+    assert rates.mean_of_retrieved("short", 10) == rates.mean_of_retrieved("long", 10) == 1.0
+    assert judged_gaps(qrels, [short, long_], results) == []
+    holes = Run.from_dict({"q1": {"a": 3, "b": 2, "x": 1}, "q2": {"a": 3, "b": 2, "c": 1}}, name="holes")
+    gaps = judged_gaps(qrels, [short, holes], evaluate(qrels, [short, holes], ["P@10"]))
+    assert [(g.depth, g.best, g.worst) for g in gaps] == [(10, ("short", 1.0), ("holes", pytest.approx(5 / 6)))]

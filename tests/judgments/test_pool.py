@@ -161,8 +161,8 @@ def test_formats_and_their_parsers(tmp_path) -> None:
     assert first["request"] == {"query": {"multi_match": {"query": "heart, attack"}}}
     assert first["ratings"][0] == {"_index": "docs", "_id": "b", "rating": None}
     assert [len(r["ratings"]) for r in body["requests"]] == [3, 3]
-    assert [format_for(n) for n in ("p.csv", "p.jsonl", "p.json", "p.txt", None)] == \
-        ["csv", "jsonl", "rank-eval", "trec", "trec"]
+    assert [format_for(n) for n in ("p.csv", "p.tsv", "p.jsonl", "p.json", "p.txt", None)] == \
+        ["csv", "tsv", "jsonl", "rank-eval", "trec", "trec"]
 
 
 @pytest.mark.parametrize("fmt", JUDGING_FORMATS)
@@ -171,7 +171,8 @@ def test_simulated_files_read_back_as_the_same_qrels(fmt, tmp_path) -> None:
     p = pool([A, B], method="depth", depth=2, oracle=oracle)
     assert p.grades.tolist() == [0, 2, 1, 1, 0, 0]  # b a d | x z (not in the oracle: 0) y
     assert p.oracle_unjudged == 1
-    suffix = {"trec": ".txt", "csv": ".csv", "jsonl": ".jsonl", "quepid": ".csv", "rank-eval": ".json"}[fmt]
+    suffix = {"trec": ".txt", "csv": ".csv", "tsv": ".tsv", "jsonl": ".jsonl", "quepid": ".csv",
+              "rank-eval": ".json"}[fmt]
     path = tmp_path / f"judged{suffix}"
     path.write_text(judging_file(p, fmt), encoding="utf-8")
     back = read_qrels(path)

@@ -43,3 +43,21 @@ def test_online_segments_section_from_ab_json(parse) -> None:
     assert section.svgs == 1
     assert section.tables[0].column("segment") == ["desktop", "mobile"]
     assert section.tables[0].column("Δ") == [signed(r.effect) for r in result.rows]
+
+
+def test_online_interleaving_rows_are_coloured_by_who_is_preferred(parse) -> None:
+    """A significant preference for A (the control) is 'worse', not 'better': only the
+    treatment B being preferred is coloured green."""
+    from serpeval.online.logs.segments import analyze_interleaving_segments
+
+    log = LogGenerator(1500, interleaving=True, noise_b=0.8).generate(rng=6).impressions  # B better
+    users = log.column("user_id").to_numpy()
+    log = log.append_column("device", pa.array(np.array(["desktop", "mobile"])[users % 2]))
+    swapped = log.set_column(log.column_names.index("teams"), "teams", pa.array(
+        [["B" if t == "A" else "A" if t == "B" else t for t in ts] for ts in log.column("teams").to_pylist()]))
+    for table, want in ((log, "better"), (swapped, "worse")):
+        result = analyze_interleaving_segments(table, by="device")
+        page = parse(html_report(online_results={"segments": result}))
+        kinds = page.sections["segments-online"].tables[0].row_classes
+        assert kinds == [want if r.significant else "" for r in result.rows]
+        assert any(r.significant for r in result.rows)

@@ -152,11 +152,13 @@ def _split(text: str | None) -> dict[str, float] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.segments import refuse_latex_by
     from serpeval.online.logs import analysis, monitor, plan
     from serpeval.online.logs.schema import LogSchema
     from serpeval.online.logs.srm import SampleRatioMismatchWarning
 
     check_outputs({"-o": args.output}, [args.logs, args.clicks, args.pre])
+    refuse_latex_by(args)
     schema = LogSchema.from_pairs(args.column)
     metrics = split_measures(args.metrics) or None
     common = {"backend": args.backend, "schema": schema, "clicks": args.clicks}

@@ -71,12 +71,13 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.offline import coverage_notes
+    from serpeval.cli.offline import coverage_notes, refuse_latex_groups
     from serpeval.comparison.compare import compare_results
     from serpeval.report.comparison import render_comparison
     from serpeval.report.table import fit_text
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
+    refuse_latex_groups(args)
     groups_file = args.groups if args.groups and not args.groups.startswith("builtin:") else None
     measures = with_judged_column(split_measures(args.measures) or ["nDCG@10", "AP"], args.judged)
 

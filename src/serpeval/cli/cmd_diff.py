@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("run_a", metavar="RUN_A", help="the first run (baseline)")
     p.add_argument("run_b", metavar="RUN_B", help="the second run (candidate)")
-    p.add_argument("-k", type=POSITIVE_INT, default=10, help="depth of overlap@k and changed docs (default 10)")
+    p.add_argument("-k", type=POSITIVE_INT, help="depth of overlap@k and changed docs (default 10, or --depth "
+                                                 "when smaller; deeper than --depth is refused)")
     p.add_argument("-p", "--persistence", type=real(above=0.0, below=1.0), default=0.9, metavar="P",
                    help="RBO persistence p (default 0.9: 86%% of the weight on the top 10)")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="cut both runs at N docs first")

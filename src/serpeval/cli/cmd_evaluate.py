@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
-    from serpeval.cli.offline import with_judged_column
+    from serpeval.cli.offline import refuse_latex_groups, with_judged_column
+
+    refuse_latex_groups(args)
 
     measures = with_judged_column(split_measures(args.measures) or list(DEFAULT_MEASURES), args.judged)
     if args.backend == "spark" and args.groups:

@@ -78,11 +78,13 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from serpeval.cli.segments import refuse_latex_by
     from serpeval.core.errors import OptionError
     from serpeval.online.logs.interleaving_analysis import analyze_interleaving_logs
     from serpeval.online.logs.schema import LogSchema
 
     check_outputs({"-o": args.output}, [args.logs, args.clicks])
+    refuse_latex_by(args)
     teams = tuple(t.strip() for t in args.teams.split(","))
     if len(teams) != 2:
         raise OptionError(f"--teams needs two labels separated by a comma; got {args.teams!r}.")

@@ -8,8 +8,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, integer, real
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
-
-FORMATS = ("trec", "csv", "jsonl", "quepid", "rank-eval")
+from serpeval.report.judging import JUDGING_FORMATS as FORMATS  # one list: what judging_file writes
 
 
 def register(sub: Any) -> None:
@@ -47,7 +46,7 @@ def register(sub: Any) -> None:
     p.add_argument("--topics", metavar="FILE", help="query texts (TSV qid<TAB>text or JSONL), written "
                                                     "next to each query")
     p.add_argument("-f", "--format", choices=FORMATS,
-                   help="judging file format (default from the -o name: .csv csv, .jsonl jsonl, "
+                   help="judging file format (default from the -o name: .csv csv, .tsv tsv, .jsonl jsonl, "
                         ".json rank-eval, else trec)")
     p.add_argument("--index", default="index", help="the _index of every rating (rank-eval; default index)")
     p.add_argument("-o", "--output", metavar="FILE",

@@ -256,6 +256,17 @@ def add_group_options(p: argparse.ArgumentParser, *, topics: bool = True, gate: 
         p.add_argument("--topics", metavar="FILE", help="query texts (TSV/JSONL) for --groups builtin:length")
 
 
+def refuse_latex_groups(args: argparse.Namespace) -> None:
+    """``--groups`` with ``-f latex`` is refused before any file is read: the per-group
+    breakdown has no LaTeX layout (it was dropped from compare's output, and appended as a
+    text table to evaluate's LaTeX)."""
+    if getattr(args, "groups", None) and getattr(args, "format", None) == "latex":
+        from serpeval.core.errors import OptionError
+
+        raise OptionError("--groups has no LaTeX layout; use -f table, markdown, csv, tsv or json for the "
+                          "per-group breakdown (and a separate run without --groups for the LaTeX table).")
+
+
 def group_topics(args: argparse.Namespace) -> Any:
     """The topics ``{query: text}`` for ``--groups builtin:length`` (None without --topics)."""
     if not getattr(args, "topics", None) or args.groups != "builtin:length":

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_by_option", "segment_json", "segment_text"]
+__all__ = ["add_by_option", "refuse_latex_by", "segment_json", "segment_text"]
 
 
 def add_by_option(p: argparse.ArgumentParser) -> None:
@@ -18,6 +18,16 @@ def add_by_option(p: argparse.ArgumentParser) -> None:
                         "an interaction test and (A/B) a Simpson's paradox check")
     p.add_argument("--by-correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
                    help="correction across the --by segments (default holm)")
+
+
+def refuse_latex_by(args: argparse.Namespace) -> None:
+    """``--by`` with ``-f latex`` is refused before the log is read: the per-segment analysis has
+    no LaTeX layout (it was appended to the LaTeX output as a text table)."""
+    if getattr(args, "by", None) and getattr(args, "format", None) == "latex":
+        from serpeval.core.errors import OptionError
+
+        raise OptionError("--by has no LaTeX layout; use -f table, markdown, csv, tsv or json for the "
+                          "per-segment analysis (and a separate run without --by for the LaTeX table).")
 
 
 def segment_text(args: argparse.Namespace, width: int | None, color: bool = False) -> str:

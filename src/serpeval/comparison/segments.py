@@ -31,7 +31,7 @@ Groups come from a file (:func:`serpeval.io.groups.read_groups`), a mapping
 - ``builtin:relevant`` - quartiles of the number of relevant documents (grade >= 1) per query;
 - ``builtin:difficulty`` - tertiles of the baseline's score on the first measure. Flagged:
   groups chosen by the baseline's own score regress to the mean (the "hard" group's
-  baseline is low partly by noise, so any candidate looks better there);
+  baseline is poor partly by noise, so any candidate looks better there);
 - ``builtin:length`` - tertiles of the number of words of the query text (needs topics).
 
 Quantile bins are made on distinct values (ties stay together), so bins can be unequal.
@@ -75,7 +75,7 @@ BUILTINS = ("builtin:relevant", "builtin:difficulty", "builtin:length")
 #: Default smallest group a per-group test is trusted on.
 MIN_QUERIES = 10
 RTM_NOTE = ("groups chosen by the baseline's own score regress to the mean: the 'hard' group's "
-            "baseline is low partly by chance, so a candidate tends to look better there and worse "
+            "baseline is poor partly by chance, so a candidate tends to look better there and worse "
             "on 'easy' queries even with no real effect")
 
 
@@ -100,30 +100,35 @@ class Groups:
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any], name: str = "groups") -> Groups:
-        """From ``{query: group}`` or ``{query: [group, ...]}``."""
+        """From ``{query: group}`` or ``{query: [group, ...]}``; a None or empty group puts the
+        query in no group and is counted in :attr:`empty` (as a groups file's empty values are)."""
         qids: list[str] = []
         labels: list[str] = []
+        empty = 0
         for qid, value in mapping.items():
             values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
-            for v in values:
-                if v is None or str(v) == "":
-                    continue
-                qids.append(str(qid))
-                labels.append(str(v))
-        return cls(name, tuple(qids), tuple(labels), tuple(dict.fromkeys(labels)))
+            kept = [str(v) for v in values if v is not None and str(v) != ""]
+            empty += not kept
+            qids += [str(qid)] * len(kept)
+            labels += kept
+        return cls(name, tuple(qids), tuple(labels), tuple(dict.fromkeys(labels)), empty=empty)
 
     def membership(self, query_ids: NDArray[Any]) -> tuple[NDArray[np.bool_], dict[str, Any]]:
         """``bool[n_queries, n_groups]`` over ``query_ids`` (in :attr:`order`) and the counts of
         what did not match: ``unknown`` (queries in the groups but not evaluated),
         ``ungrouped`` (evaluated queries in no group), ``multi`` (in several groups)."""
         qids = np.asarray(query_ids).astype(str)
-        position = {q: i for i, q in enumerate(qids.tolist())}
-        group_index = {g: j for j, g in enumerate(self.order)}
         matrix = np.zeros((len(qids), len(self.order)), dtype=bool)
-        unknown = sorted({q for q in self.query_ids if q not in position})
-        rows = [position[q] for q in self.query_ids if q in position]
-        cols = [group_index[g] for q, g in zip(self.query_ids, self.labels, strict=True) if q in position]
-        matrix[rows, cols] = True
+        members = np.asarray(self.query_ids, dtype=str)
+        # Vectorized lookups: each membership's row among query_ids and its group's column.
+        sorter = np.argsort(qids, kind="stable")
+        at = np.minimum(np.searchsorted(qids, members, sorter=sorter), max(len(qids) - 1, 0))
+        found = qids[sorter[at]] == members if len(qids) else np.zeros(len(members), dtype=bool)
+        order = np.asarray(self.order, dtype=str)
+        by_name = np.argsort(order, kind="stable")
+        cols = by_name[np.searchsorted(order, np.asarray(self.labels, dtype=str), sorter=by_name)]
+        matrix[sorter[at[found]], cols[found]] = True
+        unknown = np.unique(members[~found]).tolist()
         per_query = matrix.sum(axis=1)
         ungrouped = qids[per_query == 0].tolist()
         return matrix, {"unknown": unknown, "ungrouped": ungrouped, "multi": int((per_query > 1).sum())}
@@ -134,6 +139,7 @@ def _quantile_groups(name: str, query_ids: NDArray[Any], values: NDArray[np.floa
     """Quantile bins of ``values`` on the distinct values (ties in one bin), labelled by range."""
     values = np.asarray(values, dtype=np.float64)
     edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1], method="lower"))
+    edges = edges[edges < values.max()] if len(values) else edges  # an edge at the top: an empty last bin
     index = np.searchsorted(edges, values, side="left")   # a value equal to an edge: the lower bin
     order = []
     label_of = {}
@@ -142,7 +148,7 @@ def _quantile_groups(name: str, query_ids: NDArray[Any], values: NDArray[np.floa
         lo, hi = members.min(), members.max()
         span = _number(lo) if lo == hi else f"{_number(lo)}-{_number(hi)}"
         prefix = f"{names[k]}: " if len(names) == len(edges) + 1 else ""
-        label_of[int(k)] = f"{prefix}{span} {unit}"
+        label_of[int(k)] = f"{prefix}{span} {unit}".rstrip()
         order.append(label_of[int(k)])
     labels = tuple(label_of[int(k)] for k in index)
     return Groups(name, tuple(np.asarray(query_ids).astype(str).tolist()), labels, tuple(order), note)
@@ -151,6 +157,15 @@ def _quantile_groups(name: str, query_ids: NDArray[Any], values: NDArray[np.floa
 def _number(x: float) -> str:
     """An integer as it is, another value with 3 significant digits (a bin edge)."""
     return str(int(x)) if float(x).is_integer() else f"{x:.3g}"
+
+
+def _higher_is_better(measure: str) -> bool:
+    """Whether a higher value of ``measure`` is better (True when no measure is named)."""
+    if not measure:
+        return True
+    from serpeval.measures import parse_measure
+
+    return bool(parse_measure(measure).spec.higher_is_better)
 
 
 def _relevant_counts(qrels: Any, query_ids: NDArray[Any]) -> NDArray[np.float64]:
@@ -193,9 +208,10 @@ def resolve_groups(spec: Any, *, query_ids: NDArray[Any], qrels: Any = None,
         if text == "builtin:difficulty":
             if baseline_values is None:
                 raise OptionError("groups='builtin:difficulty' needs the baseline's per-query scores.")
+            names = ("hard", "medium", "easy") if _higher_is_better(measure) else ("easy", "medium", "hard")
             return _quantile_groups(text, query_ids, baseline_values, bins or 3,
                                     f"{baseline_name} {measure}".strip(), note=RTM_NOTE,
-                                    names=("hard", "medium", "easy") if (bins or 3) == 3 else ())
+                                    names=names if (bins or 3) == 3 else ())
         if text == "builtin:length":
             if not topics:
                 raise OptionError("groups='builtin:length' needs the query texts (topics=, --topics FILE).")

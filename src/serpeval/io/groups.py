@@ -4,8 +4,8 @@ Formats, chosen by the file:
 
 - TSV (default): ``qid<TAB>group`` per line; a query may appear on several lines (it is in
   several groups); blank lines and ``#`` comments are skipped; a line ``qid<TAB>`` with an
-  empty group, a line without a tab and a repeated ``(qid, group)`` pair are errors naming
-  ``path:line``.
+  empty group, a line without a tab or with more than two fields and a repeated
+  ``(qid, group)`` pair are errors naming ``path:line``.
 - JSONL (first line starts with ``{``): one object per line with an id (``query_id``,
   ``qid``, ``_id``, ``id``) and ``group`` (a string) or ``groups`` (a list of strings); or,
   with ``column=``, that field.
@@ -123,6 +123,10 @@ def _from_text(text: str, column: str | None, label: str) -> GroupPairs:
             raise ParseError(f"{label}:{number}: expected 'query_id<TAB>group', found no tab in "
                              f"{line.strip()[:60]!r}.")
         qid, group = line.split("\t", 1)
+        if column is None and "\t" in group.strip():
+            raise ParseError(f"{label}:{number}: expected 'query_id<TAB>group', found "
+                             f"{line.strip().count(chr(9)) + 1} tab-separated fields in {line.strip()[:60]!r}; "
+                             "list each group of a query on its own line.")
         if not group.strip():
             raise ParseError(f"{label}:{number}: query {qid.strip()!r} has an empty group; give a "
                              "group name after the tab or drop the line.")

@@ -37,10 +37,11 @@ only one set of a pair is counted in ``only_a`` / ``only_b`` of that pair; negat
 queries all sets judge (each set's own full judgments for those queries), and for every pair
 of sets and measure it reports Kendall's tau-b between the two orderings of the systems' means
 (scipy's ``kendalltau`` default), tau_AP (Yilmaz, Aslam & Robertson 2008; the first set of
-the pair is the reference, ties in the reference count as not above), and how many pairwise
+the pair is the reference, tied systems left out as tau-b leaves them out), and how many pairwise
 significance decisions of :func:`serpeval.comparison.compare.compare_results` (all pairs, the
 given test and correction) differ: a pair significant under one set and not under the other,
-or significant in opposite directions (``reversals``).
+or significant in opposite directions (``reversals``). Randomized tests draw the same
+resamples under every set (one seed), so identical label sets never flip a decision.
 """
 
 from __future__ import annotations
@@ -169,19 +170,30 @@ def kendall_tau(x: NDArray[Any], y: NDArray[Any]) -> float:
 def tau_ap(reference: NDArray[Any], scores: NDArray[Any]) -> float:
     """tau_AP (Yilmaz, Aslam & Robertson 2008) of the ordering by ``scores`` against ``reference``.
 
-    Systems are ordered by ``scores`` (descending, ties in the given order); for each position
-    ``i = 2..N``, ``C(i)`` counts the systems above it that ``reference`` also puts above it
-    (strictly higher reference score); ``tau_AP = 2/(N-1) sum_i C(i)/(i-1) - 1``. Swaps near
-    the top cost more than at the bottom; 1 for identical orderings, -1 for reversed ones.
+    Systems are ordered by ``scores`` (descending); for each position ``i = 2..N``, ``C(i)``
+    counts the systems above it that ``reference`` also puts above it (strictly higher
+    reference score); ``tau_AP = 2/(N-1) sum_i C(i)/(i-1) - 1``. Swaps near the top cost more
+    than at the bottom; 1 for identical orderings, -1 for reversed ones.
+
+    Ties (the paper has none) are left out, as tau-b leaves them out: a system above ``i`` tied
+    with it in either score is neither counted in ``C(i)`` nor in ``i - 1``, and a position
+    whose every system above is tied with it is skipped (``N - 1`` becomes the number of
+    positions used). So identical orderings with ties still give 1; NaN when every pair is tied.
     """
     ref, est = np.asarray(reference, dtype=np.float64), np.asarray(scores, dtype=np.float64)
     n = len(ref)
     if n < 2:
         return float("nan")
-    r = ref[np.argsort(-est, kind="stable")]
-    above = np.tril(r[None, :] > r[:, None], k=-1)          # [i, j]: j is above i in both
-    c = above.sum(axis=1)[1:]
-    return float(2.0 / (n - 1) * (c / np.arange(1, n)).sum() - 1.0)
+    order = np.argsort(-est, kind="stable")
+    r, e = ref[order], est[order]
+    below = np.tril(np.ones((n, n), dtype=bool), k=-1)           # [i, j]: j is above i
+    usable = below & (r[None, :] != r[:, None]) & (e[None, :] != e[:, None])
+    above = usable & (r[None, :] > r[:, None])                   # ... and the reference agrees
+    pairs = usable.sum(axis=1)
+    used = pairs > 0
+    if not used.any():
+        return float("nan")
+    return float(2.0 / used.sum() * (above.sum(axis=1)[used] / pairs[used]).sum() - 1.0)
 
 
 # ------------------------------------------------------------------ result objects
@@ -693,6 +705,9 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
                          f"{len(common)} are. Check that the label sets cover the same topics.")
     value_set = pa.array(sorted(common))
     loaded = _load_runs(runs)
+    # One seed for every set: a randomized test (randomization, bootstrap) then draws the same
+    # resamples under each label set, so a decision flips because of the labels, not the draws.
+    seed = int(rng.integers(2**63))
     results, decisions = [], []
     for q in sets:
         mask = pc.is_in(q.query_ids, value_set=value_set)
@@ -703,7 +718,7 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
             warnings.simplefilter("ignore", MissingQueriesWarning)  # the same for every set
             res = evaluate(restricted, loaded, measures)
         results.append(res)
-        c = compare_results(res, pairs="all", test=test, correction=correction, alpha=alpha, rng=rng)
+        c = compare_results(res, pairs="all", test=test, correction=correction, alpha=alpha, rng=seed)
         decisions.append(np.array([(1 if r.improved else -1) if r.significant and r.delta != 0 else 0
                                    for r in c.rows]).reshape(len(res.measures), -1))
     systems = tuple(results[0].run_names)

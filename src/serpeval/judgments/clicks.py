@@ -115,9 +115,11 @@ def _log_table(path: str | Path) -> Any:
 
             table = pj.read_json(pa.input_stream(str(p), compression="gzip" if p.suffix == ".gz" else None))
     except (pa.ArrowInvalid, OSError, ValueError) as exc:
-        raise ParseError(f"{path}: not a JSON-lines or Parquet click log ({' '.join(str(exc).split())}). "
-                         'Expected one impression per line: {"query": ..., "docs": [...], "clicked_ranks": [...]}.'
-                         ) from exc
+        where = _first_bad_line(p) if p.suffix != ".parquet" else None
+        what = f"{path}:{where[0]}: {where[1]}" if where else \
+            f"{path}: not a JSON-lines or Parquet click log ({' '.join(str(exc).split())})"
+        raise ParseError(f"{what}. Expected one impression per line: "
+                         '{"query": ..., "docs": [...], "clicked_ranks": [...]}.') from exc
     missing = {"query", "docs", "clicked_ranks"} - set(table.column_names)
     if missing:
         hint = (" A generate-logs log records the clicked positions but not the documents shown, so no "
@@ -126,6 +128,43 @@ def _log_table(path: str | Path) -> Any:
                          '"query", "docs" (shown document ids in rank order) and "clicked_ranks" (1-based).'
                          + hint)
     return table
+
+
+def _first_bad_line(path: Path) -> tuple[int, str] | None:
+    """``(line, what is wrong)`` of the first line of a JSON-lines click log that is not valid
+    JSON or whose fields have another type than the lines before (what Arrow's reader refuses,
+    naming only a 0-based row); None when every line reads (the error was elsewhere). Only
+    called after Arrow's reader failed."""
+    import gzip
+    import json
+
+    kinds: dict[str, str] = {}
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    return number, f"not valid JSON ({exc.msg}, column {exc.colno})"
+                if not isinstance(record, dict):
+                    return number, f"expected a JSON object, found {type(record).__name__}"
+                for key in ("query", "docs", "clicked_ranks"):
+                    value = record.get(key)
+                    kind = "list" if isinstance(value, list) else "null" if value is None else \
+                        "number" if isinstance(value, (int, float)) else type(value).__name__
+                    items = {type(v).__name__ for v in value} if isinstance(value, list) else set()
+                    if key == "clicked_ranks" and items - {"int"}:
+                        return number, f'"clicked_ranks" must hold 1-based integer ranks; found {value!r}'
+                    if kind == "null":
+                        continue
+                    if kinds.setdefault(key, kind) != kind:
+                        return number, f'"{key}" is a {kind} here but a {kinds[key]} on earlier lines'
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None  # Arrow's own message says what is wrong
+    return None
 
 
 def click_log_records(log: ClickLog) -> list[dict[str, Any]]:

@@ -152,28 +152,33 @@ def _none_if_nan(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def diff_runs(run_a: Any, run_b: Any, *, k: int = 10, p: float = 0.9, depth: int | None = None,
+def diff_runs(run_a: Any, run_b: Any, *, k: int | None = None, p: float = 0.9, depth: int | None = None,
               qrels: Any | None = None) -> RunDiff:
     """Compare two runs query by query without judgments (see the module docstring).
 
     Args:
         run_a: the first run (the baseline).
         run_b: the second run (the candidate).
-        k: depth of overlap@k and of the changed documents.
+        k: depth of overlap@k and of the changed documents (default 10, or ``depth`` when
+            that is smaller; a ``k`` deeper than ``depth`` is refused).
         p: RBO persistence in (0, 1) (0.9 puts 86% of the weight on the top 10).
         depth: cut both rankings at this depth first (None: whole rankings).
         qrels: when given, the changed documents nobody judged are counted and listed.
 
     Raises:
-        OptionError: ``k`` or ``depth`` not a positive integer, ``p`` outside (0, 1).
+        OptionError: ``k`` or ``depth`` not a positive integer, ``k > depth``, ``p`` outside (0, 1).
         DuplicateError: a run retrieves a document twice for one query (file:line).
     """
     from serpeval.io import as_qrels, as_run
 
-    k = check_count(k, "k")
     depth = None if depth is None else check_count(depth, "depth")
+    k = min(10, depth or 10) if k is None else check_count(k, "k")
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
         raise OptionError(f"p must be a number strictly between 0 and 1 (e.g. 0.9); got {p!r}.")
+    if depth is not None and k > depth:
+        raise OptionError(f"k ({k}) is deeper than depth ({depth}): rankings cut at {depth} share at most "
+                          f"{depth} of their top {k}, so identical runs would show overlap@{k} = {depth / k:g}; "
+                          f"use k <= {depth} (-k {depth}) or a deeper depth.")
     a, b = as_run(run_a), as_run(run_b)
     if a.name == b.name:
         b = b.renamed(b.name + " (b)")

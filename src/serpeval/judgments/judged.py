@@ -44,6 +44,8 @@ class JudgedRates(Tabular):
         pool_needed: per cutoff, distinct (query, document) pairs in some run's top k that
             the qrels do not judge: what a depth-k pool of these runs would ask for.
         qrels: the qrels' source.
+        retrieved: per run, ``int64[n_queries, n_cutoffs]`` documents the run retrieved in the
+            top k (``min(k, ranking length)``; 0 for an evaluated query it has no results for).
     """
 
     cutoffs: tuple[int, ...]
@@ -52,11 +54,22 @@ class JudgedRates(Tabular):
     rates: tuple[NDArray[np.float64], ...]
     pool_needed: tuple[int, ...]
     qrels: str = ""
+    retrieved: tuple[NDArray[np.int64], ...] = ()
 
     def mean(self, run: str, k: int) -> float:
         """Mean Judged@k of ``run`` over its evaluated queries."""
         i = self.run_names.index(run)
         values = self.rates[i][:, self.cutoffs.index(k)]
+        return float(values.mean()) if len(values) else float("nan")
+
+    def mean_of_retrieved(self, run: str, k: int) -> float:
+        """Mean share of the documents ``run`` retrieved in the top k that are judged:
+        ``Judged@k * k / min(k, length)`` over the queries it retrieved something for
+        (ir_measures' Judged@k). Unlike Judged@k, a ranking shorter than k is not penalised:
+        its missing ranks are not unjudged documents, and judging cannot fill them."""
+        i, j = self.run_names.index(run), self.cutoffs.index(k)
+        n = self.retrieved[i][:, j]
+        values = self.rates[i][n > 0, j] * k / n[n > 0]
         return float(values.mean()) if len(values) else float("nan")
 
     def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
@@ -99,6 +112,8 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
         cutoffs: the depths k (positive integers).
         missing: judged queries absent from a run: ``skip`` or ``zero`` (then Judged@k is 0).
     """
+    import pyarrow as pa
+
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.io import as_qrels, as_run
     from serpeval.judgments.stacked import qrels_grades, stack_runs
@@ -119,8 +134,15 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
     judged_query[codes[codes >= 0]] = True
     open_ = (grades < 0) & judged_query[stacked.pair_query]
     needed = tuple(int(np.count_nonzero(open_ & (best <= k))) for k in ks)
+    lengths = stacked.lengths()
+    retrieved = []
+    for i, r in enumerate(results.runs):
+        at, _ = codes_in(pa.chunked_array([pa.array(np.asarray(r.query_ids).astype(str).tolist(), pa.string())]),
+                         stacked.query_ids)
+        length = np.where(at >= 0, lengths[np.maximum(at, 0), i], 0)
+        retrieved.append(np.minimum(length[:, None], np.array(ks)[None, :]).astype(np.int64))
     return JudgedRates(ks, tuple(results.run_names), tuple(r.query_ids for r in results.runs),
-                       tuple(r.values for r in results.runs), needed, qrels=q.source)
+                       tuple(r.values for r in results.runs), needed, qrels=q.source, retrieved=tuple(retrieved))
 
 
 @dataclass(frozen=True)
@@ -130,8 +152,8 @@ class JudgedGap:
     Attributes:
         measures: the measures evaluated at this depth.
         depth: the depth k of the judged rate.
-        best: the best-judged run and its mean Judged@k.
-        worst: the least-judged run and its mean Judged@k.
+        best: the best-judged run and its judged share of the retrieved top k.
+        worst: the least-judged run and its judged share of the retrieved top k.
         threshold: the difference (a share, 0.05 = 5 points) that triggers the warning.
     """
 
@@ -147,7 +169,7 @@ class JudgedGap:
 
     def message(self) -> str:
         """The warning, with the fix."""
-        return (f"warning: judged rate at depth {self.depth} differs by {100 * self.gap:.1f} points "
+        return (f"warning: judged rate of the retrieved top {self.depth} differs by {100 * self.gap:.1f} points "
                 f"({self.best[0]} {100 * self.best[1]:.1f}%, {self.worst[0]} {100 * self.worst[1]:.1f}%), "
                 f"more than {100 * self.threshold:g}: unjudged documents count as non-relevant, which "
                 f"favours {self.best[0]} in {', '.join(self.measures)}. Evaluate condensed lists "
@@ -160,12 +182,17 @@ class JudgedGap:
 
 def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold: float = 0.05,
                 depth: int | None = None) -> list[JudgedGap]:
-    """The depths at which the runs of ``results`` differ in mean Judged@k by more than
-    ``threshold``.
+    """The depths at which the runs of ``results`` differ in their judged share of the
+    retrieved top k (:meth:`JudgedRates.mean_of_retrieved`) by more than ``threshold``.
+
+    The share counts the documents a run retrieved, not the ranks it left empty: a run that
+    returns 5 documents, all judged, is fully judged at depth 10 (its Judged@10 is 0.5, but
+    no judging would change its scores), so ranking lengths alone raise no warning.
 
     A measure's depth is its cutoff; a measure without one (AP, RR, R-prec...) is checked at
     ``depth`` (the evaluation's ``--depth``) or else at the longest ranking of the runs.
-    Judged@k is averaged over each run's evaluated queries (``results``' settings).
+    The share is averaged over each run's evaluated queries (``results``' settings) that it retrieved
+    something for.
     Returns one :class:`JudgedGap` per depth that crosses the threshold (none when the
     judgments cover the runs alike, or when fewer than two runs are given).
     """
@@ -191,7 +218,7 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
     rates = judged(as_qrels(qrels), run_objects, sorted(by_depth), missing=results.settings.missing)
     gaps = []
     for k, measures in by_depth.items():
-        means = [(name, rates.mean(name, k)) for name in rates.run_names]
+        means = [(name, rates.mean_of_retrieved(name, k)) for name in rates.run_names]
         means = [(n, v) for n, v in means if not np.isnan(v)]
         if len(means) < 2:
             continue

@@ -10,6 +10,7 @@ trec       ``qid 0 docid GRADE`` (qrels; -1 is trec_eval's "pooled but unjudged"
            judged list still evaluates)
 csv        ``query_id,doc_id,relevance,order,best_rank[,query]`` with a header; ``query`` is the
            topic text when topics are given
+tsv        the same with tabs (what a ``.tsv`` name implies, and how such a file is read back)
 jsonl      one object per line with the same fields (``relevance`` null until judged)
 quepid     ``query,docid,rating``: Quepid's ratings import; ``query`` is the topic text when
            topics are given (Quepid keys queries by text), else the query id
@@ -33,14 +34,14 @@ if TYPE_CHECKING:
 
 __all__ = ["JUDGING_FORMATS", "format_for", "judging_file"]
 
-JUDGING_FORMATS = ("trec", "csv", "jsonl", "quepid", "rank-eval")
+JUDGING_FORMATS = ("trec", "csv", "tsv", "jsonl", "quepid", "rank-eval")
 
-_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".json": "rank-eval", ".tsv": "csv"}
+_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".json": "rank-eval", ".tsv": "tsv"}
 
 
 def format_for(path: str | None) -> str:
-    """The judging format a file name implies (``.csv`` csv, ``.jsonl`` jsonl, ``.json``
-    rank-eval, anything else trec)."""
+    """The judging format a file name implies (``.csv`` csv, ``.tsv`` tsv, ``.jsonl`` jsonl,
+    ``.json`` rank-eval, anything else trec)."""
     if not path:
         return "trec"
     name = path.lower().removesuffix(".gz")
@@ -63,9 +64,9 @@ def judging_file(pool: Pool, fmt: str = "trec", *, topics: Mapping[str, str] | N
     graded = pool.simulated
     if fmt == "trec":
         return "".join(f"{r['query_id']} 0 {r['doc_id']} {r['relevance'] if graded else -1}\n" for r in rows)
-    if fmt in ("csv", "quepid"):
+    if fmt in ("csv", "tsv", "quepid"):
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        writer = csv.writer(buffer, lineterminator="\n", delimiter="\t" if fmt == "tsv" else ",")
         if fmt == "quepid":
             writer.writerow(["query", "docid", "rating"])
             for r in rows:

@@ -129,8 +129,7 @@ def online_segments(data: ReportData) -> Section | None:
         for (metric, treatment), rows in _families(s["rows"], "metric", "treatment").items():
             intervals, table = [], []
             for r in rows:
-                kind = _kind(r, r["effect"] or 0.0, r["improved"]) if s["kind"] == "ab" else \
-                    ("better" if r["significant"] else "")
+                kind = _kind(r, r["effect"] or 0.0, r["improved"])   # improved: the treatment (B) better
                 tip = (f"{r['segment']}: {count(r['units'])} units\nΔ {signed(r['effect'])}, {level} CI "
                        f"{interval(r['ci_low'], r['ci_high'])}\np {p_value(r['p_value'])}, corrected "
                        f"{p_value(r['p_value_corrected'])}")

@@ -85,7 +85,9 @@ def render_group_means(g: Any, fmt: str = "table", *, digits: int = 4, color: bo
 
 def render_group_gate(g: Any, *, digits: int = 4, width: int | None = None) -> str:
     """A :class:`~serpeval.comparison.segment_gate.GroupGate` as a table with its decision."""
-    cols = ["group", "measure", "n", "base", "cand", "Δ", "margin", "p", "p (corr.)", "result"]
+    # Without a correction the corrected p is the p (non-inferiority's default): one column.
+    cols = ["group", "measure", "n", "base", "cand", "Δ", "margin", "p",
+            *([] if g.correction == "none" else ["p (corr.)"]), "result"]
     rows = []
     for c in sorted(g.checks, key=lambda c: c.measure):   # measure-major: one section per measure
         rows.append({"group": c.group, "measure": c.measure, "n": str(c.queries),

@@ -112,6 +112,23 @@ def test_simpsons_paradox_is_reported() -> None:
     assert overall == pytest.approx(float(analyze_ab(log, metrics=["ctr"]).comparisons[0].estimate.effect))
 
 
+@pytest.mark.parametrize("seed", [108, 117, 121])
+def test_no_simpsons_paradox_in_an_aa_test_with_the_same_mix(seed) -> None:
+    """A/A, 150 users per (segment, arm): the mix is identical (chi-square p = 1). The
+    pooled effect (impression-weighted) and the mix-standardised one (unit-weighted) are
+    both noise around 0; with these seeds their signs differ, which was reported as
+    Simpson's paradox. Without a mix difference there is none."""
+    users = {(s, v): 150 for s in ("mobile", "desktop") for v in ("control", "treatment")}
+    ctr = {(s, v): 0.2 if s == "mobile" else 0.6 for s, v in users}
+    result = analyze_ab_segments(make_log(seed, users, ctr, per_user=2.0), by="segment", metrics=["ctr"])
+    overall, _ = result.overall[("ctr", "treatment")]
+    _, standardised, _ = simpson_check(overall, [r.effect for r in result.rows], [0.5, 0.5])
+    assert np.sign(overall) != np.sign(standardised)    # the case that was flagged
+    assert result.mix_p == pytest.approx(1.0)
+    assert result.simpson == ()
+    assert not any("SIMPSON" in n for n in result.notes())
+
+
 def test_simpson_check_by_hand() -> None:
     # overall +.1; segments -.02, -.02 with shares .5/.5 -> standardised -.02: paradox
     assert simpson_check(0.1, [-0.02, -0.02], [0.5, 0.5]) == (True, pytest.approx(-0.02), True)
@@ -153,6 +170,33 @@ def test_interleaving_segments_match_the_log_report(interleaving_logs) -> None:
     assert result.multi_segment_users == 0
 
 
+def test_interleaving_improved_means_the_treatment_b_is_preferred(interleaving_logs) -> None:
+    """Ranker B is the better one here: Δ (positive = A preferred, the interleaving report's
+    sign) is negative, and the rows say B (the treatment) improved, as A/B rows do."""
+    table = interleaving_logs.impressions
+    users = table.column("user_id").to_numpy()
+    table = table.append_column("device", pa.array(np.array(["desktop", "mobile"])[users % 2]))
+    result = analyze_interleaving_segments(table, by="device")
+    assert all(r.treatment == "B" and r.control == "A" for r in result.rows)
+    assert all(r.effect < 0 and r.value_treatment > 0.5 for r in result.rows)
+    assert all(r.improved for r in result.rows)
+    assert any(r.significant for r in result.rows)
+
+
+def test_interleaving_segment_of_one_user_has_no_interval(interleaving_logs) -> None:
+    """One unit has no between-unit variance: no p-value, no interval (not a zero-width one)."""
+    table = interleaving_logs.impressions
+    users = table.column("user_id").to_numpy()
+    device = np.where(users == users[0], "solo", "rest")
+    result = analyze_interleaving_segments(table.append_column("device", pa.array(device)), by="device")
+    solo = next(r for r in result.rows if r.segment == "solo")
+    assert solo.units == 1
+    assert np.isnan([solo.p_value, solo.ci_low, solo.ci_high, solo.se]).all()
+    rest = next(r for r in result.rows if r.segment == "rest")
+    assert rest.ci_low < rest.effect < rest.ci_high
+    assert any("'solo': 1 unit(s)" in note for note in result.notes())
+
+
 def test_cli_ab_and_interleaving_by(one_segment_effect, interleaving_logs, tmp_path, capsys) -> None:
     pq.write_table(one_segment_effect, tmp_path / "ab.parquet")
     assert main(["ab", str(tmp_path / "ab.parquet"), "-m", "ctr", "--by", "segment", "-f", "json"]) == 0
@@ -190,3 +234,14 @@ def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs,
     for a, b in zip(duck.to_dicts(), on_spark.to_dicts(), strict=True):
         assert b["effect"] == pytest.approx(a["effect"], rel=1e-9)
         assert b["ci_low"] == pytest.approx(a["ci_low"], rel=1e-9)
+
+
+@pytest.mark.parametrize("command", ["ab", "interleaving-report"])
+def test_by_with_latex_is_refused(command, tmp_path, capsys) -> None:
+    """The per-segment analysis has no LaTeX layout: it was appended to the LaTeX as a text table."""
+    path = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"user_id": [1]}), path)   # refused before the log is read
+    assert main([command, str(path), "--by", "device", "-f", "latex"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--by has no LaTeX layout" in err

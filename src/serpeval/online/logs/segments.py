@@ -20,9 +20,11 @@ segments (Holm by default). A NULL segment value is a segment of its own, ``(mis
   units in several segments make them correlated (a warning counts such units).
 - **Simpson's paradox**: the overall effect (the segments' moments pooled per arm) is set
   against the *mix-standardised* effect ``sum_g pi_g e_g`` (``pi_g``: the segment's share
-  of all units, both arms pooled). When the two have opposite signs, the overall effect
-  comes from the segment mix differing between the arms, not from the treatment inside
-  the segments; the report says so, with the mix per arm and a chi-square test of it.
+  of all units, both arms pooled). When the two have opposite signs and the mix differs
+  between the arms (chi-square test of the units per segment and arm, p < ``alpha``), the
+  overall effect comes from the segment mix, not from the treatment inside the segments;
+  the report says so, with the mix per arm. With the same mix in both arms there is no
+  paradox to report: opposite signs of two near-zero effects are noise.
 
 Interleaving: per segment, Δ = (wins_A + ties / 2) / impressions - 1/2 with the sign
 convention of :func:`serpeval.online.interleaving.analysis.analyze_counts`, and a
@@ -49,7 +51,11 @@ MISSING = "(missing)"
 
 @dataclass(frozen=True)
 class SegmentEffect:
-    """One (metric, treatment, segment): values, effect and interval, p-values."""
+    """One (metric, treatment, segment): values, effect and interval, p-values.
+
+    ``improved``: the treatment is better (A/B: the effect in the metric's good direction;
+    interleaving: B, the treatment, preferred, i.e. Δ < 0 since Δ > 0 means A preferred).
+    """
 
     metric: str
     treatment: str
@@ -331,7 +337,9 @@ def analyze_ab_segments(
             whole = whole.scalar()
             overall[(metric.name, treatment)] = (float(whole.effect), float(whole.se))
             paradox, standardised, every = simpson_check(float(whole.effect), effects, shares)
-            if paradox:
+            # Only a mix that differs between the arms can cause the paradox; without that, two
+            # near-zero effects of opposite signs are noise (A/A tests with equal mixes showed it).
+            if paradox and np.isfinite(mix_p) and mix_p < alpha:
                 shares_text = "; ".join(
                     f"{s}: {mix[s][ctrl] / max(table[:, variants.index(ctrl)].sum(), 1):.0%} of {ctrl} vs "
                     f"{mix[s][treatment] / max(table[:, variants.index(treatment)].sum(), 1):.0%} of {treatment}"
@@ -402,7 +410,7 @@ def analyze_interleaving_segments(
     var = (col["vy"] - 2 * ratio * col["cyx"] + ratio * ratio * col["vx"]) / (col["mx"] ** 2)
     n = col["n"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(np.maximum(var, 0.0) / n)
+        se = np.where(n >= 2, np.sqrt(np.maximum(var, 0.0) / n), np.nan)  # one unit: no variance, no interval
         effect = sign * (ratio - 0.5)
         z = np.where(se > 0, effect / se, np.where(effect == 0, 0.0, np.inf))
     p = np.where(n >= 2, 2 * stats.norm.sf(np.abs(z)), np.nan)
@@ -418,7 +426,8 @@ def analyze_interleaving_segments(
         value_control=float(ratio[i]), value_treatment=float(1 - ratio[i]), effect=float(effect[i]),
         ci_low=float(effect[i] - q * se[i]), ci_high=float(effect[i] + q * se[i]), se=float(se[i]),
         p_value=float(p[i]), p_value_corrected=float(corrected[i]),
-        significant=bool(np.isfinite(corrected[i]) and corrected[i] < alpha), improved=bool(effect[i] > 0),
+        significant=bool(np.isfinite(corrected[i]) and corrected[i] < alpha),
+        improved=bool(ratio[i] < 0.5),   # the treatment (B) preferred, whatever the sign of Δ
         test="delta-method z (clustered by unit)") for i, s in enumerate(segments))
     qq, df, q_p = cochran_q(effect, np.where(n >= 2, se, np.nan))
     skipped = tuple(f"segment {s!r}: {int(n[i])} unit(s); at least 2 are needed for a test"
