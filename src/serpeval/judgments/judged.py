@@ -1,13 +1,16 @@
 """How much of each run is judged: Judged@k per run and query, and the warning when the runs
 compared are judged unequally.
 
-``Judged@k`` = (documents in the top k with a grade >= 0) / k (the measure
-:mod:`serpeval.measures.judged`: a ranking shorter than k counts the missing ranks as
-unjudged); ``Unjudged@k`` here is its complement, ``1 - Judged@k``, the share of the top k
-that nobody judged. Unjudged documents count as non-relevant in every measure, so a run
-that retrieves documents the judges never saw (a new system, not in the pool) looks worse
-than it is; when the runs compared differ in judged rate at a measure's depth by more than
-a threshold, :func:`judged_gaps` says so and suggests condensed lists (``judged_only``:
+``Judged@k`` = (documents in the top k with a grade >= 0) / k: a ranking shorter than k
+counts the missing ranks as unjudged, and a negative grade (a judging list not filled in
+yet) is unjudged. (The measure ``Judged@k`` of :mod:`serpeval.measures.judged` follows
+ir_measures instead: no padding, any qrels entry judged.) ``Unjudged@k`` here is its
+complement, ``1 - Judged@k``, the share of the top k that nobody judged.
+
+Unjudged documents count as non-relevant in every measure, so a run that retrieves
+documents the judges never saw (a new system, not in the pool) looks worse than it is;
+when the runs compared differ in judged rate at a measure's depth by more than a
+threshold, :func:`judged_gaps` says so and suggests condensed lists (``judged_only``:
 unjudged documents removed before measuring; Sakai 2007) or judging the missing documents
 (:func:`serpeval.judgments.pool.pool`).
 """
@@ -122,7 +125,16 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
     ks = tuple(dict.fromkeys(check_count(k, "cutoff") for k in ks))
     q = as_qrels(qrels)
     run_objects = [as_run(r) for r in runs]
-    results = evaluate(q, run_objects, [f"Judged@{k}" for k in ks], missing=missing)  # type: ignore[arg-type]
+    # The measure Judged@k follows ir_measures (no padding, a negative grade counts as judged);
+    # here Judged@k is padded to k and a negative grade (an unfilled judging list) is unjudged:
+    # judged in the top k = min(k, retrieved) - Unjudged@k * k (trec_eval's unj, exact counts).
+    measures = [f"Unjudged@{k}" for k in ks] + ["NumRet"]
+    results = evaluate(q, run_objects, measures, missing=missing)  # type: ignore[arg-type]
+    k_row = np.array(ks, dtype=np.float64)[None, :]
+
+    def padded(values: NDArray[np.float64]) -> NDArray[np.float64]:
+        in_top = np.minimum(values[:, -1:], k_row)
+        return (in_top - np.rint(values[:, :-1] * k_row)) / k_row
     stacked = stack_runs(run_objects, max(ks))
     grades = qrels_grades(stacked, q)
     best = np.full(stacked.n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
@@ -142,7 +154,8 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
         length = np.where(at >= 0, lengths[np.maximum(at, 0), i], 0)
         retrieved.append(np.minimum(length[:, None], np.array(ks)[None, :]).astype(np.int64))
     return JudgedRates(ks, tuple(results.run_names), tuple(r.query_ids for r in results.runs),
-                       tuple(r.values for r in results.runs), needed, qrels=q.source, retrieved=tuple(retrieved))
+                       tuple(padded(r.values) for r in results.runs), needed, qrels=q.source,
+                       retrieved=tuple(retrieved))
 
 
 @dataclass(frozen=True)
