@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NONPOOL",
+    "RUN_ORDER",
     "UNJUDGED",
     "Coverage",
     "QrelsIndex",
@@ -389,6 +390,7 @@ def rank(
     else:
         order = sort_order(codes, scores, run.doc_ids)
     sorted_codes = codes[order]
+    run_order = (run, index.query_ids, float32_scores, order, sorted_codes)  # see RUN_ORDER
     counts = np.bincount(sorted_codes, minlength=n_judged)
     present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
     offsets = np.zeros(n_judged + 1, dtype=np.int64)
@@ -443,7 +445,15 @@ def rank(
         require_evaluated(coverage, run.source, run_examples=run_names.slice(0, 4).to_pylist())
         raise missing_queries_error(run.source, run.name, missing_ids)
     query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
-    return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
+    rankings = Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
+    rankings._memo[RUN_ORDER] = run_order
+    return rankings
+
+
+RUN_ORDER = "run_order"
+"""``Rankings._memo`` key of ``(run, judged query ids, float32_scores, order, query codes)``: the
+run's judged rows in ranking order (before the depth cut), so that the subtopic ranking of the
+same run (:mod:`serpeval.measures.subtopic_ranking`) need not sort it again."""
 
 
 def _drop_unjudged(grades: NDArray[np.int64], segment: NDArray[Any], n: int

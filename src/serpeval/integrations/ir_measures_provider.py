@@ -19,6 +19,10 @@ as ``ir_measures.providers.registry["serpeval"]``; ``uninstall()`` undoes both. 
 provider supports every ir_measures measure that serpeval's grammar parses
 (:mod:`serpeval.measures.dialects`); the others fall through to ir_measures' own providers.
 
+Diversity measures (``alpha_nDCG@20``, ``ERR_IA@20``, ...) read the subtopic from the qrels'
+``iteration`` column, as ir_measures' pyndeval provider does; ``judged_only=True`` on them is
+declined (serpeval's subtopic ranking is per evaluation) and falls through to pyndeval.
+
 Semantics are ir_measures' where its framework decides them: the queries are the qrels'
 queries, and a judged query the run does not answer gets the measure's ``DEFAULT`` (0),
 added by ir_measures' ``Evaluator`` base class. Everything else (the tie rule, the
@@ -106,28 +110,37 @@ def _make_evaluator(measures: list[Any], qrels: Any, float32_scores: bool) -> An
     from ir_measures import providers
     from ir_measures.util import Metric, QrelsConverter
 
-    from serpeval.io import as_qrels
+    from serpeval.io import as_qrels, as_subtopic_qrels
 
     measures = list(dict.fromkeys(measures))  # ir_measures' MAP is AP: one row each
     ours = [_parse(m) for m in measures]
     unsupported = [str(m) for m, o in zip(measures, ours, strict=True) if o is None]
     if unsupported:
         raise ValueError(f"serpeval does not support {', '.join(unsupported)} (see `serpeval measures`).")
-    judged = as_qrels(_frame(QrelsConverter(qrels).as_pd_dataframe(), "relevance"))
+    frame = QrelsConverter(qrels).as_pd_dataframe()
+    if any(o.spec.subtopics for o in ours):
+        # ir_measures hands diversity qrels over with the subtopic in its ``iteration`` column
+        # (as its pyndeval provider reads them); qrels without one have a single subtopic "0".
+        if "iteration" not in frame.columns:
+            frame = frame.assign(iteration="0")
+        judged: Any = as_subtopic_qrels(_frame(frame, "relevance", extra=("iteration",)))
+    else:
+        judged = as_qrels(_frame(frame, "relevance"))
 
     class SerpevalEvaluator(providers.Evaluator):
         def _iter_calc(self, run: Any) -> Any:
             yield from _metrics(judged, run, measures, ours, float32_scores, Metric)
 
-    qids = set(judged.query_ids.unique().to_pylist())
+    qids = set(frame["query_id"].astype(str).unique().tolist())
     return SerpevalEvaluator(measures, qids)
 
 
-def _frame(frame: Any, value: str) -> Any:
-    """ir_measures' frame (query_id, doc_id, relevance|score) with string ids, as serpeval reads it."""
-    out = frame[["query_id", "doc_id", value]].copy()
-    out["query_id"] = out["query_id"].astype(str)
-    out["doc_id"] = out["doc_id"].astype(str)
+def _frame(frame: Any, value: str, extra: tuple[str, ...] = ()) -> Any:
+    """ir_measures' frame (query_id, doc_id, relevance|score, and ``extra`` columns) with string
+    ids, as serpeval reads it."""
+    out = frame[["query_id", *extra, "doc_id", value]].copy()
+    for column in ("query_id", *extra, "doc_id"):
+        out[column] = out[column].astype(str)
     return out
 
 

@@ -182,22 +182,43 @@ def _ideal_gains(s: SubtopicRankings, rel: int, alpha: float, width: int) -> NDA
         return cached[:, :width]
     c = _candidates(s, rel)
     gain = np.ones(int(c.pair_slot.max(initial=-1)) + 1)
-    placed = np.zeros(c.n, dtype=bool)
-    index = np.arange(c.n)
     keep = 1.0 - alpha
     out = np.zeros((s.n_queries, width))
+    # The working set: unplaced candidates (by query, doc id descending) and their pairs. Placed
+    # candidates score -1 until the set is compacted (when a quarter of it is placed), so that
+    # later ranks touch only what is left; compaction keeps every order, hence every sum.
+    cand_query = np.repeat(c.queries, c.per_query[c.queries])
+    pair_candidate, pair_slot = c.pair_candidate, c.pair_slot
+    placed = np.zeros(c.n, dtype=bool)
+    n_placed = 0
+    queries, starts, sizes = c.queries, c.starts, c.per_query[c.queries]
     for rank in range(min(width, int(c.per_query.max(initial=0)))):
-        score = weighted_bincount(c.pair_candidate, gain[c.pair_slot], c.n)  # ndeval's sum, subtopic order
+        if n_placed * 4 >= len(placed):
+            alive = ~placed
+            renumber = np.cumsum(alive) - 1
+            kept = alive[pair_candidate]
+            pair_candidate, pair_slot = renumber[pair_candidate[kept]], pair_slot[kept]
+            cand_query = cand_query[alive]
+            placed = np.zeros(len(cand_query), dtype=bool)
+            n_placed = 0
+            if not len(cand_query):
+                break
+            starts = np.flatnonzero(np.r_[True, cand_query[1:] != cand_query[:-1]])
+            queries = cand_query[starts]
+            sizes = np.diff(np.r_[starts, len(cand_query)])
+        n = len(placed)
+        score = weighted_bincount(pair_candidate, gain[pair_slot], n)  # ndeval's sum, subtopic order
         score[placed] = -1.0
-        best = np.maximum.reduceat(score, c.starts)
-        is_best = score == np.repeat(best, c.per_query[c.queries])
-        winner = np.minimum.reduceat(np.where(is_best, index, c.n), c.starts)
+        best = np.maximum.reduceat(score, starts)
+        is_best = score == np.repeat(best, sizes)
+        winner = np.minimum.reduceat(np.where(is_best, np.arange(n), n), starts)
         left = best >= 0
-        out[c.queries[left], rank] = best[left]
-        now = np.zeros(c.n, dtype=bool)
+        out[queries[left], rank] = best[left]
+        now = np.zeros(n, dtype=bool)
         now[winner[left]] = True
         placed |= now
-        gain[c.pair_slot[now[c.pair_candidate]]] *= keep
+        n_placed += int(left.sum())
+        gain[pair_slot[now[pair_candidate]]] *= keep
     s._memo[key] = out
     return out
 

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from serpeval.core.arrays import codes_in, take
 from serpeval.core.errors import InputError
 from serpeval.core.order import sort_order
+from serpeval.ranking import RUN_ORDER
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -127,11 +128,16 @@ def rank_subtopics(qrels: SubtopicQrels | SubtopicIndex, run: Run, rankings: Ran
     """
     index = qrels if isinstance(qrels, SubtopicIndex) else index_subtopics(qrels)
     n_judged = len(index.query_ids)
-    codes, _ = codes_in(run.query_ids, index.query_ids)
-    keep = np.flatnonzero(codes >= 0)
-    scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
-    order = keep[sort_order(codes[keep], scores[keep], take(run.doc_ids, keep))]
-    sorted_codes = codes[order].astype(np.int64)
+    known = rankings._memo.get(RUN_ORDER)
+    if (known is not None and known[0] is run and known[2] == float32_scores
+            and known[1].equals(index.query_ids)):
+        order, sorted_codes = known[3], known[4].astype(np.int64)  # rank() sorted this run already
+    else:
+        codes, _ = codes_in(run.query_ids, index.query_ids)
+        keep = np.flatnonzero(codes >= 0)
+        scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
+        order = keep[sort_order(codes[keep], scores[keep], take(run.doc_ids, keep))]
+        sorted_codes = codes[order].astype(np.int64)
     starts = np.searchsorted(sorted_codes, np.arange(n_judged))
     position = np.arange(len(order), dtype=np.int64) - starts[sorted_codes]
     if depth is not None:
