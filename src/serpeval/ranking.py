@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from serpeval.core.arrays import (
     KeyTable,
+    StringTable,
     codes_in,
-    factorize_sorted,
+    equal_at,
     fingerprint,
     pair_key,
     segment_ids,
@@ -107,15 +107,20 @@ class QrelsIndex:
     ideal_offsets: NDArray[np.int64]
     ideal_grades: NDArray[np.int64]
 
+    @cached_property
+    def query_table(self) -> StringTable:
+        """``query_ids`` as a hash index: a run's query ids are looked up in it (built once,
+        shared by every run)."""
+        return StringTable(self.query_ids)
+
 
 def index_qrels(qrels: Qrels) -> QrelsIndex:
     """Build (or fetch the cached) :class:`QrelsIndex` of ``qrels``."""
     cached = qrels._cache.get("index")
     if cached is not None:
         return cached
-    qcodes, query_ids = factorize_sorted(qrels.query_ids)
+    qcodes, query_ids, keys = qrels.pair_keys()
     grades = qrels.relevance
-    by_query_grade = np.lexsort((-grades, qcodes))
     ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(qcodes, minlength=len(query_ids)), out=ideal_offsets[1:])
     index = QrelsIndex(
@@ -123,12 +128,33 @@ def index_qrels(qrels: Qrels) -> QrelsIndex:
         row_query=qcodes,
         doc_ids=qrels.doc_ids,
         grades=grades,
-        table=KeyTable(pair_key(qcodes, fingerprint(qrels.doc_ids))),
+        table=KeyTable(keys),
         ideal_offsets=ideal_offsets,
-        ideal_grades=grades[by_query_grade],
+        ideal_grades=_grades_by_query(qcodes, grades),
     )
+    qrels._cache.pop("pair_keys", None)  # the table has them now
     qrels._cache["index"] = index
     return index
+
+
+def _grades_by_query(qcodes: NDArray[np.int32], grades: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Every judgment's grade, grouped by query code and sorted descending within it.
+
+    Only the values are needed, not the permutation, so when the query code and the grade
+    fit side by side in one int64 (grades spanning less than 2^31) the two are packed and
+    sorted with NumPy's vectorized ``sort``, several times faster than a ``lexsort``.
+    """
+    if len(grades) == 0:
+        return grades.copy()
+    top, bottom = int(grades.max()), int(grades.min())
+    if top - bottom >= 2**31:
+        return grades[np.lexsort((-grades, qcodes))]
+    packed = qcodes.astype(np.int64)
+    packed <<= 32
+    packed += top - grades  # 0 for the best grade: ascending order puts it first
+    packed.sort()
+    packed &= 0xFFFFFFFF
+    return top - packed
 
 
 # ----------------------------------------------------------------------------- result
@@ -366,10 +392,9 @@ def rank(
     n_judged = len(index.query_ids)
 
     # The qrels' query index of every run row, -1 if the query is not judged.
-    codes, run_names = codes_in(run.query_ids, index.query_ids)
+    codes, run_names = codes_in(run.query_ids, index.query_table)
     judged_rows = codes >= 0
     unjudged_rows = int(len(codes) - np.count_nonzero(judged_rows))
-    unjudged_queries = int(len(run_names) - np.count_nonzero(pc.is_in(run_names, value_set=index.query_ids)))
 
     scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
     if unjudged_rows:
@@ -380,6 +405,7 @@ def rank(
     sorted_codes = codes[order]
     counts = np.bincount(sorted_codes, minlength=n_judged)
     present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
+    unjudged_queries = len(run_names) - int(np.count_nonzero(present))
     offsets = np.zeros(n_judged + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
@@ -459,8 +485,8 @@ def _lookup_grades(
     grades = np.full(len(order), NONPOOL, dtype=np.int64)
     if hit.size == 0:
         return grades
-    same_doc = pc.equal(take(doc_ids, order[hit]), take(index.doc_ids, judgment))
-    confirmed = same_doc.to_numpy(zero_copy_only=False) & (index.row_query[judgment] == sorted_codes[hit])
+    confirmed = index.row_query[judgment] == sorted_codes[hit]
+    confirmed &= equal_at(doc_ids, order[hit], index.doc_ids, judgment)
     found = index.grades[judgment[confirmed]]
     grades[hit[confirmed]] = np.where(found < 0, UNJUDGED, found)
     return grades

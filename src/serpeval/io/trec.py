@@ -54,7 +54,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from serpeval.core.arrays import find_duplicate
 from serpeval.core.data import Qrels, Run, check_grades, check_scores
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io.inputs import Input, open_input
@@ -419,7 +418,7 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
             f"{src.label}: the qrels have no data lines; expected lines '{QRELS_COLUMNS}'."
         )
     qrels = Qrels(qids, docs, grades, source=src.label, skipped_lines=skipped)
-    first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    first, second = qrels.find_duplicate()
     if first >= 0:
         if lines is not None:
             a, b = lines[first], lines[second]
