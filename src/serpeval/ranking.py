@@ -108,6 +108,12 @@ class QrelsIndex:
     ideal_grades: NDArray[np.int64]
 
     @cached_property
+    def query_names(self) -> NDArray[Any]:
+        """``query_ids`` as a NumPy array of Python strings, made once and shared by the
+        rankings of every run that evaluates all judged queries."""
+        return self.query_ids.to_numpy(zero_copy_only=False)
+
+    @cached_property
     def query_table(self) -> StringTable:
         """``query_ids`` as a hash index: a run's query ids are looked up in it (built once,
         shared by every run)."""
@@ -402,7 +408,10 @@ def rank(
         order = keep[sort_order(codes[keep], scores[keep], take(run.doc_ids, keep))]
     else:
         order = sort_order(codes, scores, run.doc_ids)
-    sorted_codes = codes[order]
+    # Most files list queries in byte order with scores descending: then nothing moves.
+    in_file_order = len(order) == len(codes) and bool(np.all(order[1:] > order[:-1]))
+    sorted_codes = codes if in_file_order else codes[order]
+    del codes
     counts = np.bincount(sorted_codes, minlength=n_judged)
     present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
     unjudged_queries = len(run_names) - int(np.count_nonzero(present))
@@ -461,7 +470,10 @@ def rank(
         # none answered is the more telling error
         require_evaluated(coverage, run.source, run_examples=run_names.slice(0, 4).to_pylist())
         raise missing_queries_error(run.source, run.name, missing_ids)
-    query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
+    if len(evaluate_these) == n_judged:
+        query_ids = index.query_names
+    else:
+        query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
     return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
 
 
@@ -495,7 +507,10 @@ def _lookup_grades(
 def _ranked_fingerprints(run: Run, order: NDArray[np.int64]) -> NDArray[np.uint64]:
     """Fingerprints of the doc ids of the ranked rows (hashed in file order, then permuted)."""
     if len(order) == len(run):
-        return fingerprint(run.doc_ids)[order]
+        prints = fingerprint(run.doc_ids)
+        if len(order) < 2 or bool(np.all(order[1:] > order[:-1])):
+            return prints  # ranked order is file order
+        return prints[order]
     return fingerprint(take(run.doc_ids, order))
 
 

@@ -9,6 +9,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT
@@ -46,13 +47,15 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
                       ) -> tuple[Any, list[Any], Any, Any]:
     """Read the qrels and runs, evaluate, then run ``then(results)``; a progress bar on a terminal.
 
-    Returns ``(qrels, runs, results, then(results))``.
+    Runs are read one at a time as they are evaluated and their rows dropped after, so many
+    runs cost the memory of one. Returns ``(qrels, runs, results, then(results))`` with
+    ``runs`` the :class:`RunFacts` of each run file.
     """
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.io import read_qrels, read_run
 
     with progress() as bar:
-        task = bar.add_task("reading qrels", total=len(run_paths) + (3 if then else 2)) if bar else None
+        task = bar.add_task("reading qrels", total=len(run_paths) + (2 if then else 1)) if bar else None
 
         def step(text: str) -> None:
             if bar is not None:
@@ -60,14 +63,23 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
 
         qrels = read_counting(read_qrels, qrels_path, 0)
         runs: list[Any] = []
-        for path in run_paths:
-            step(f"reading {path}")
-            runs.append(read_counting(read_run, path, len(qrels) + sum(len(r) for r in runs)))
-        step("evaluating")
+
+        def each_run() -> Any:
+            """Read the runs one at a time as evaluate() reaches them; what the notes need
+            is kept, the rows are not (memory does not grow with the number of runs)."""
+            lines = len(qrels)
+            for path in run_paths:
+                step(f"reading and evaluating {path}")
+                run = read_counting(read_run, path, lines)
+                lines += len(run)
+                runs.append(RunFacts(run.name, run.source, run.skipped_lines))
+                yield run
+                del run
+
         with warnings.catch_warnings():
             # The notes report the same counts next to the table.
             warnings.simplefilter("ignore", MissingQueriesWarning)
-            results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
+            results = evaluate(qrels, each_run(), measures, missing=args.missing, depth=args.depth,
                                judged_only=args.judged_only)
         outcome = None
         if then is not None:
@@ -75,6 +87,15 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             outcome = then(results)
         step("done")
     return qrels, runs, results, outcome
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the notes say about a run file once its rows are gone."""
+
+    name: str
+    source: str
+    skipped_lines: int
 
 
 def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:

@@ -269,33 +269,47 @@ def _fingerprint_words(h: int, data: NDArray[np.uint8], at: int, n: int) -> int:
 
 
 def equal_at(left: pa.ChunkedArray, left_rows: NDArray[np.integer], right: pa.ChunkedArray,
-             right_rows: NDArray[np.integer]) -> NDArray[np.bool_]:
+             right_rows: NDArray[np.integer], block: int = 1 << 20) -> NDArray[np.bool_]:
     """``left[left_rows[k]] == right[right_rows[k]]`` for every k, compared byte for byte.
 
     Exact, and cheaper than gathering both sides into new string arrays: lengths are
     compared first, then the bytes 8 at a time (one gather per side and word; a doc id of up
     to 8 bytes takes one round), only for the pairs still equal and not yet at their end.
+    Pairs are compared ``block`` at a time so that the temporaries stay small.
     """
-    a_data, a_start, a_len = _byte_positions(left, left_rows)
-    b_data, b_start, b_len = _byte_positions(right, right_rows)
+    left_rows = np.asarray(left_rows, dtype=np.int64)
+    right_rows = np.asarray(right_rows, dtype=np.int64)
+    if 4 * len(left_rows) < len(left):  # a few rows of a long column: gather them first
+        left, left_rows = take(left, left_rows), np.arange(len(left_rows), dtype=np.int64)
+    if 4 * len(right_rows) < len(right):
+        right, right_rows = take(right, right_rows), np.arange(len(right_rows), dtype=np.int64)
+    a = _Bytes(left)
+    b = _Bytes(right)
+    same = np.empty(len(left_rows), dtype=bool)
+    for start in range(0, len(left_rows), block):
+        stop = start + block
+        same[start:stop] = _equal_block(a, left_rows[start:stop], b, right_rows[start:stop])
+    return same
+
+
+def _equal_block(a: _Bytes, a_rows: NDArray[np.int64], b: _Bytes, b_rows: NDArray[np.int64]) -> NDArray[np.bool_]:
+    a_at, a_len = a.positions(a_rows)
+    b_at, b_len = b.positions(b_rows)
     same = a_len == b_len
     active = np.flatnonzero(same)
-    left_bytes = a_len[active]
-    a_at, b_at = a_start[active], b_start[active]
-    del a_start, b_start, a_len, b_len
-    a_words = np.ndarray(shape=(max(len(a_data) - 7, 0),), dtype="<u8", buffer=a_data.data, strides=(1,))
-    b_words = np.ndarray(shape=(max(len(b_data) - 7, 0),), dtype="<u8", buffer=b_data.data, strides=(1,))
+    left_bytes, a_at, b_at = a_len[active], a_at[active], b_at[active]
     while active.size:
         going = left_bytes > 0
         if not going.all():
             active, left_bytes, a_at, b_at = active[going], left_bytes[going], a_at[going], b_at[going]
-        if not active.size:
-            break
-        mask = _KEEP[np.minimum(left_bytes, 8)]
-        differ = ((a_words[a_at] ^ b_words[b_at]) & mask) != 0
-        if differ.any():
-            same[active[differ]] = False
-            keep = ~differ
+            if not active.size:
+                break
+        differ = a.words[a_at] ^ b.words[b_at]
+        differ &= _KEEP[np.minimum(left_bytes, 8)]
+        unequal = differ != 0
+        if unequal.any():
+            same[active[unequal]] = False
+            keep = ~unequal
             active, left_bytes, a_at, b_at = active[keep], left_bytes[keep], a_at[keep], b_at[keep]
         left_bytes -= 8
         a_at += 8
@@ -303,40 +317,42 @@ def equal_at(left: pa.ChunkedArray, left_rows: NDArray[np.integer], right: pa.Ch
     return same
 
 
-def _byte_positions(values: pa.ChunkedArray, rows: NDArray[np.integer]
-                    ) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64]]:
-    """The bytes of ``values``' chunks laid end to end (8 zero bytes after), and the start
-    and length of each of ``rows`` in them."""
-    chunks = [chunk for chunk in values.chunks if len(chunk)]
-    if not chunks:
-        return np.zeros(8, dtype=np.uint8), np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
-    pieces = []
-    for chunk in chunks:
-        chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
-        o = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset: chunk.offset + len(chunk) + 1]
-        raw = chunk.buffers()[2]
-        pieces.append((o, np.frombuffer(raw, dtype=np.uint8)[o[0]: o[-1]] if raw is not None
-                       else np.zeros(0, np.uint8)))
-    sizes = np.array([len(d) for _, d in pieces], dtype=np.int64)
-    total = int(sizes.sum())
-    flat = np.empty(total + 8, dtype=np.uint8)
-    np.concatenate([d for _, d in pieces], out=flat[:total])
-    flat[total:] = 0
-    # Every chunk's offsets, moved to where its bytes now start (int32 while they fit).
-    kind = np.int32 if total < 2**31 else np.int64
-    all_offsets = np.empty(sum(len(o) for o, _ in pieces), dtype=kind)
-    done, shift = 0, 0
-    for (o, d) in pieces:
-        np.subtract(o, kind(int(o[0]) - shift), out=all_offsets[done: done + len(o)], dtype=kind, casting="unsafe")
-        done += len(o)
-        shift += len(d)
-    rows = np.asarray(rows, dtype=np.int64)
-    if len(chunks) == 1:
-        at = rows
-    else:  # chunk c's offsets sit at rows shifted by c (each chunk brings one extra entry)
-        at = rows + np.searchsorted(np.cumsum([len(chunk) for chunk in chunks]), rows, side="right")
-    start = all_offsets[at].astype(np.int64)
-    return flat, start, all_offsets[at + 1] - start
+class _Bytes:
+    """A string column's bytes laid end to end (8 zero bytes after, so that every 8-byte
+    window stays inside) with every row's start: what :func:`equal_at` reads."""
+
+    def __init__(self, values: pa.ChunkedArray) -> None:
+        chunks = [chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
+                  for chunk in values.chunks if len(chunk)]
+        pieces = []
+        for chunk in chunks:
+            o = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset: chunk.offset + len(chunk) + 1]
+            raw = chunk.buffers()[2]
+            pieces.append((o, np.frombuffer(raw, dtype=np.uint8)[o[0]: o[-1]] if raw is not None
+                           else np.zeros(0, np.uint8)))
+        total = sum(len(d) for _, d in pieces)
+        flat = np.empty(total + 8, dtype=np.uint8)
+        if pieces:
+            np.concatenate([d for _, d in pieces], out=flat[:total])
+        flat[total:] = 0
+        self.words = np.ndarray(shape=(total + 1,), dtype="<u8", buffer=flat.data, strides=(1,))
+        # Every chunk's offsets, moved to where its bytes now start (int32 while they fit);
+        # chunk c's entries sit at its rows shifted by c (each chunk brings one extra entry).
+        kind = np.int32 if total < 2**31 else np.int64
+        self._offsets = np.empty(sum(len(o) for o, _ in pieces), dtype=kind)
+        done, shift = 0, 0
+        for o, d in pieces:
+            np.subtract(o, kind(int(o[0]) - shift), out=self._offsets[done: done + len(o)], dtype=kind,
+                        casting="unsafe")
+            done += len(o)
+            shift += len(d)
+        self._bounds = np.cumsum([len(chunk) for chunk in chunks]) if len(chunks) > 1 else None
+
+    def positions(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Start (in ``words``) and length of each of ``rows``."""
+        at = rows if self._bounds is None else rows + np.searchsorted(self._bounds, rows, side="right")
+        start = self._offsets[at].astype(np.int64)
+        return start, self._offsets[at + 1] - start
 
 
 def pair_key(codes: NDArray[np.integer], prints: NDArray[np.uint64], *, inplace: bool = False
@@ -400,9 +416,9 @@ class KeyTable:
         packed <<= np.uint64(32)
         packed |= np.arange(n, dtype=np.uint64)
         packed.sort()
-        rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        place = (packed >> np.uint64(32)).view(np.int64)
-        del packed
+        rows = (packed & np.uint64(0xFFFFFFFF)).view(np.int64)
+        place = packed.view(np.int64)  # in place: the home slots, then the places
+        place >>= 32
         step = np.arange(n, dtype=np.int64)
         place -= step
         np.maximum.accumulate(place, out=place)
