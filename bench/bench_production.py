@@ -37,8 +37,10 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -47,6 +49,7 @@ from bench_core import CHILD, MEASURES  # noqa: E402
 from data import generate  # noqa: E402
 
 SHAPES = {"Q1M": (1_000_000, 10), "M": (10_000, 1_000)}
+SLOW = {"pytrec_eval", "ranx", "trec_eval (C)"}
 TOOLS = ["serpeval", "serpeval (Python API)", "pytrec_eval", "ranx", "trec_eval (C)", "floor (Arrow CSV tokenize)"]
 
 PROFILE_CHILD = """
@@ -63,20 +66,23 @@ STAGES = {
                ("serpeval.cli.common", "write_output")],
 }
 spent = {name: 0.0 for name in [*STAGES, "measures"]}
+cpu = dict(spent)
 stack = []
 
 def timed(stage, fn):
     def wrapper(*args, **kwargs):
-        start = time.perf_counter()
-        stack.append(0.0)
+        start, start_cpu = time.perf_counter(), time.process_time()
+        stack.append([0.0, 0.0])
         try:
             return fn(*args, **kwargs)
         finally:
-            inner = stack.pop()
-            total = time.perf_counter() - start
+            inner, inner_cpu = stack.pop()
+            total, total_cpu = time.perf_counter() - start, time.process_time() - start_cpu
             spent[stage] += total - inner
+            cpu[stage] += total_cpu - inner_cpu
             if stack:
-                stack[-1] += total
+                stack[-1][0] += total
+                stack[-1][1] += total_cpu
     return wrapper
 
 import importlib
@@ -99,7 +105,7 @@ for stage, names in STAGES.items():
                     setattr(m, key, wrapped)
 from serpeval.measures import Measure
 Measure.compute = timed("measures", Measure.compute)
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 from serpeval.cli import main
 sys.argv = ["/usr/bin/serpeval", "evaluate", sys.argv[1], sys.argv[2], "-m", "MEASURES", "-f", "json", "-o",
             sys.argv[3]]
@@ -107,45 +113,54 @@ try:
     main()
 except SystemExit:
     pass
-spent["total (in process)"] = time.perf_counter() - start
-spent["rest"] = spent["total (in process)"] - sum(v for k, v in spent.items() if k != "total (in process)")
-print(json.dumps(spent))
+for table, total in ((spent, time.perf_counter() - start), (cpu, time.process_time() - start_cpu)):
+    table["rest"] = total - sum(table.values())
+    table["total (in process)"] = total
+print(json.dumps({"wall": spent, "cpu": cpu}))
 """
 
 
-def run_tool(tool: str, qrels: Path, run: Path, binary: str | None, cap: float) -> tuple[float, float, dict, bool]:
-    """One fresh process of ``tool``: wall s, peak MB, the means it printed, stopped-at-cap flag."""
+class Done(NamedTuple):
+    """One finished (or stopped) child: wall and CPU seconds (user + system, steadier than
+    wall time on a loaded machine), peak RSS in MB, what it printed."""
+
+    wall: float
+    cpu: float
+    peak: float
+    out: str
+    stopped: bool = False
+
+
+def run_tool(tool: str, qrels: Path, run: Path, binary: str | None, cap: float) -> tuple[Done, dict]:
+    """One fresh process of ``tool`` and the means it printed."""
     if tool == "trec_eval (C)":
         names = ["-m", "ndcg_cut.10", "-m", "map", "-m", "P.10", "-m", "recall.100", "-m", "recip_rank"]
-        wall, peak, out, stopped = _spawn([str(binary), *names, str(qrels), str(run)], cap)
-        if stopped:
-            return wall, peak, {}, True
+        done = _spawn([str(binary), *names, str(qrels), str(run)], cap)
+        if done.stopped:
+            return done, {}
         keys = {"ndcg_cut_10": "nDCG@10", "map": "AP", "P_10": "P@10", "recall_100": "R@100", "recip_rank": "RR"}
-        means = {keys[f[0]]: float(f[2]) for f in (line.split() for line in out.splitlines()) if f and f[0] in keys}
-        return wall, peak, means, False
-    wall, peak, out, stopped = _spawn([sys.executable, "-c", CHILD[tool].format(measures=MEASURES),
-                                       str(qrels), str(run)], cap)
-    if stopped:
-        return wall, peak, {}, True
-    text = out.strip()
+        fields = (line.split() for line in done.out.splitlines())
+        return done, {keys[f[0]]: float(f[2]) for f in fields if f and f[0] in keys}
+    done = _spawn([sys.executable, "-c", CHILD[tool].format(measures=MEASURES), str(qrels), str(run)], cap)
+    if done.stopped:
+        return done, {}
+    text = done.out.strip()
     payload = json.loads(text) if text.startswith("{\n") else json.loads(text.splitlines()[-1])
     if "results" in payload:
         payload = {k: v for k, v in payload["results"][0].items() if k in MEASURES}
-    return wall, peak, payload, False
+    return done, payload
 
 
-def _spawn(argv: list[str], timeout: float | None) -> tuple[float, float, str, bool]:
-    """Run ``argv`` with ``wait4`` for the peak RSS; kill it after ``timeout`` seconds."""
+def _spawn(argv: list[str], timeout: float | None) -> Done:
+    """Run ``argv`` with ``wait4`` for the peak RSS and CPU time; kill it after ``timeout`` seconds."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out_chunks: list[bytes] = []
-    import threading
-
-    reader = threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()))  # type: ignore[union-attr]
+    outs: list[bytes] = []
     errs: list[bytes] = []
-    err_reader = threading.Thread(target=lambda: errs.append(proc.stderr.read()))  # type: ignore[union-attr]
-    reader.start()
-    err_reader.start()
+    readers = [threading.Thread(target=lambda: outs.append(proc.stdout.read())),  # type: ignore[union-attr]
+               threading.Thread(target=lambda: errs.append(proc.stderr.read()))]  # type: ignore[union-attr]
+    for reader in readers:
+        reader.start()
     deadline = None if timeout is None else start + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -154,27 +169,27 @@ def _spawn(argv: list[str], timeout: float | None) -> tuple[float, float, str, b
         if deadline is not None and time.perf_counter() > deadline:
             proc.kill()
             os.wait4(proc.pid, 0)
-            reader.join()
-            err_reader.join()
+            for reader in readers:
+                reader.join()
             proc.returncode = -9
-            return time.perf_counter() - start, float("nan"), "", True
+            return Done(time.perf_counter() - start, float("nan"), float("nan"), "", True)
         time.sleep(0.01)
     wall = time.perf_counter() - start
-    reader.join()
-    err_reader.join()
+    for reader in readers:
+        reader.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{argv[:3]}...: exit {proc.returncode}:\n{b''.join(errs).decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, b"".join(out_chunks).decode(), False
+    return Done(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, b"".join(outs).decode())
 
 
-def profile(qrels: Path, run: Path) -> tuple[float, float, dict[str, float]]:
-    """Stage seconds of one fresh ``serpeval evaluate`` process (and its wall s, peak MB)."""
+def profile(qrels: Path, run: Path) -> tuple[Done, dict[str, float]]:
+    """Stage seconds of one fresh ``serpeval evaluate`` process."""
     code = PROFILE_CHILD.replace('"MEASURES"', repr(",".join(MEASURES)))
     out_file = HERE / ".data" / "profile_out.json"
-    wall, peak, out, _ = _spawn([sys.executable, "-c", code, str(qrels), str(run), str(out_file)], None)
+    done = _spawn([sys.executable, "-c", code, str(qrels), str(run), str(out_file)], None)
     out_file.unlink(missing_ok=True)
-    return wall, peak, json.loads(out.strip().splitlines()[-1])
+    return done, json.loads(done.out.strip().splitlines()[-1])
 
 
 def many_runs(qrels: Path, run: Path, n: int, repeat: int) -> list[str]:
@@ -182,25 +197,24 @@ def many_runs(qrels: Path, run: Path, n: int, repeat: int) -> list[str]:
     evaluate = ("import sys\nfrom serpeval.cli import main\n"
                 "sys.argv = ['serpeval', 'evaluate', *sys.argv[1:], '-f', 'json', '-o', '/dev/null']\nmain()\n")
     read = ("import sys\nfrom serpeval.io import read_run\nfor p in sys.argv[1:]:\n    read_run(p)\n")
-    rows: dict[str, tuple[list[float], list[float]]] = {}
+    rows: dict[str, list[Done]] = {}
     for _ in range(repeat):
         for label, code, argv in (
             (f"evaluate QRELS RUN x {n}", evaluate, [str(qrels)] + [str(run)] * n),
             ("evaluate QRELS RUN x 1", evaluate, [str(qrels), str(run)]),
             (f"read RUN x {n} (read_run only)", read, [str(run)] * n),
         ):
-            wall, peak, _out, _ = _spawn([sys.executable, "-c", code, *argv], None)
-            walls, peaks = rows.setdefault(label, ([], []))
-            walls.append(wall)
-            peaks.append(peak)
-            print(f"  {label:34s} {wall:7.2f} s {peak:7.0f} MB", flush=True)
-    med = {label: (statistics.median(w), max(p)) for label, (w, p) in rows.items()}
+            done = _spawn([sys.executable, "-c", code, *argv], None)
+            rows.setdefault(label, []).append(done)
+            print(f"  {label:34s} {done.wall:7.2f} s {done.cpu:7.2f} cpu s {done.peak:7.0f} MB", flush=True)
+    med = {label: (statistics.median(d.wall for d in runs), statistics.median(d.cpu for d in runs),
+                   max(d.peak for d in runs)) for label, runs in rows.items()}
     many, reads = med[f"evaluate QRELS RUN x {n}"], med[f"read RUN x {n} (read_run only)"]
-    lines = [f"### Many runs, one qrels: {n} runs of the M shape (the same file {n} times), median of {repeat}", "",
-             "| command | median s | peak MB |", "| --- | ---: | ---: |"]
-    lines += [f"| {label} | {w:.2f} | {p:.0f} |" for label, (w, p) in med.items()]
-    lines += ["", f"evaluate x {n} / read x {n}: {many[0] / reads[0]:.2f} (target <= 1.2); "
-              f"peak with {n} runs / peak with 1: {many[1] / med['evaluate QRELS RUN x 1'][1]:.2f}"]
+    lines = [f"## Many runs, one qrels: {n} runs of the M shape (the same file {n} times), median of {repeat}", "",
+             "| command | median wall s | median CPU s | peak MB |", "| --- | ---: | ---: | ---: |"]
+    lines += [f"| {label} | {w:.2f} | {c:.2f} | {p:.0f} |" for label, (w, c, p) in med.items()]
+    lines += ["", f"evaluate x {n} / read x {n}: {many[0] / reads[0]:.2f} wall, {many[1] / reads[1]:.2f} CPU "
+              f"(target <= 1.2); peak with {n} runs / peak with 1: {many[2] / med['evaluate QRELS RUN x 1'][2]:.2f}"]
     return lines
 
 
@@ -209,7 +223,9 @@ def main() -> None:
     parser.add_argument("--shapes", default="Q1M,M", help="comma-separated: Q1M, M")
     parser.add_argument("--tools", default=",".join([*TOOLS, "profile"]),
                         help="comma-separated tools (and 'profile' for serpeval's stages)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="fresh processes per tool (serpeval, floor)")
+    parser.add_argument("--peer-repeat", type=int, default=1,
+                        help="fresh processes for the slow peers (pytrec_eval, ranx, trec_eval); default 1")
     parser.add_argument("--trec-eval", default=os.environ.get("SERPEVAL_TREC_EVAL") or shutil.which("trec_eval.c"),
                         help="path of the C trec_eval binary (default $SERPEVAL_TREC_EVAL)")
     parser.add_argument("--cap", type=float, default=300.0, help="stop any tool after this many seconds")
@@ -219,7 +235,7 @@ def main() -> None:
                         "`git archive` of an older commit, for before/after numbers")
     args = parser.parse_args()
     if args.src is not None:
-        os.environ["PYTHONPATH"] = str(args.src.resolve())
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(args.src.resolve()), os.environ.get("PYTHONPATH", "")])
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     notes = []
     if "trec_eval (C)" in tools and not (args.trec_eval and Path(args.trec_eval).is_file()):
@@ -228,7 +244,8 @@ def main() -> None:
                      "build it from github:usnistgov/trec_eval).")
     lines = [f"# Production shape vs research shape ({os.cpu_count()} cores, shared machine, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
-             f"Fresh process per tool and repetition, round-robin, median of {args.repeat}; peak = ru_maxrss. "
+             f"Fresh process per tool and repetition, round-robin, median of {args.repeat} "
+             f"({args.peer_repeat} for pytrec_eval, ranx, trec_eval); peak = ru_maxrss. "
              f"Measures: {', '.join(MEASURES)}.", ""]
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
         queries, docs = SHAPES[shape]
@@ -238,52 +255,58 @@ def main() -> None:
         measured = [t for t in tools if t != "profile"]
         if "ranx" in measured:
             run_tool("ranx", qrels, run, args.trec_eval, args.cap)  # numba cache warm-up, not timed
-        walls: dict[str, list[float]] = {t: [] for t in measured}
-        peaks: dict[str, list[float]] = {t: [] for t in measured}
+        runs: dict[str, list[Done]] = {t: [] for t in measured}
         means: dict[str, dict] = {}
         stopped: set[str] = set()
         stages: list[dict[str, float]] = []
         for i in range(args.repeat):
             for tool in measured:
-                if tool in stopped:
+                if tool in stopped or (tool in SLOW and i >= args.peer_repeat):
                     continue
-                wall, peak, out, was_stopped = run_tool(tool, qrels, run, args.trec_eval, args.cap)
-                if was_stopped:
+                done, out = run_tool(tool, qrels, run, args.trec_eval, args.cap)
+                if done.stopped:
                     stopped.add(tool)
                     print(f"  {tool:28s} stopped after {args.cap:.0f} s", flush=True)
                     continue
-                walls[tool].append(wall)
-                peaks[tool].append(peak)
+                runs[tool].append(done)
                 means[tool] = out
-                print(f"  {tool:28s} {wall:7.2f} s {peak:7.0f} MB", flush=True)
+                print(f"  {tool:28s} {done.wall:7.2f} s {done.cpu:7.2f} cpu s {done.peak:7.0f} MB", flush=True)
             if "profile" in tools:
-                wall, peak, spent = profile(qrels, run)
+                done, spent = profile(qrels, run)
                 stages.append(spent)
-                print(f"  {'profile':28s} {wall:7.2f} s {peak:7.0f} MB  "
-                      + ", ".join(f"{k} {v:.2f}" for k, v in spent.items()), flush=True)
+                print(f"  {'profile':28s} {done.wall:7.2f} s {done.cpu:7.2f} cpu s {done.peak:7.0f} MB  cpu: "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in spent["cpu"].items()), flush=True)
             print(f"  -- repetition {i + 1} done", flush=True)
-        ours = statistics.median(walls["serpeval"]) if walls.get("serpeval") else float("nan")
+        ours = statistics.median(d.wall for d in runs["serpeval"]) if runs.get("serpeval") else float("nan")
+        our_cpu = statistics.median(d.cpu for d in runs["serpeval"]) if runs.get("serpeval") else float("nan")
         lines += [f"## {shape}: {queries:,} queries x {docs:,} docs ({lines_run / 1e6:.0f}M run lines, "
                   f"{run.stat().st_size / 1e6:.0f} MB run, {qrels.stat().st_size / 1e6:.0f} MB qrels)", "",
-                  "| tool | median s | min s | max s | peak MB | time / serpeval CLI |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+                  "| tool | runs | median wall s | min wall s | median CPU s | peak MB | wall / serpeval CLI | "
+                  "CPU / serpeval CLI |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for tool in measured:
-            if tool in stopped and not walls[tool]:
-                lines.append(f"| {tool} | > {args.cap:.0f} (stopped) | | | | > {args.cap / ours:.0f} |")
-            elif walls[tool]:
-                w = walls[tool]
-                lines.append(f"| {tool} | {statistics.median(w):.2f} | {min(w):.2f} | {max(w):.2f} | "
-                             f"{statistics.median(peaks[tool]):.0f} | {statistics.median(w) / ours:.2f} |")
+            done_runs = runs[tool]
+            if tool in stopped and not done_runs:
+                lines.append(f"| {tool} | 1 | > {args.cap:.0f} (stopped) | | | | > {args.cap / ours:.0f} | |")
+            elif done_runs:
+                wall = statistics.median(d.wall for d in done_runs)
+                cpu = statistics.median(d.cpu for d in done_runs)
+                lines.append(f"| {tool} | {len(done_runs)} | {wall:.2f} | {min(d.wall for d in done_runs):.2f} | "
+                             f"{cpu:.2f} | {statistics.median(d.peak for d in done_runs):.0f} | {wall / ours:.2f} | "
+                             f"{cpu / our_cpu:.2f} |")
         if "serpeval" in means:
             agree = [f"{tool}: {max(abs(means[tool][m] - means['serpeval'][m]) for m in MEASURES):.1e}"
                      for tool in means if tool != "serpeval" and "floor" not in tool and means[tool]]
             lines += ["", "Max |difference| of the means from serpeval's: " + ", ".join(agree)]
         if stages:
-            keys = list(stages[0])
+            keys = list(stages[0]["cpu"])
             lines += ["", f"Stage profile of `serpeval evaluate` (seconds, median of {len(stages)} fresh processes; "
-                      "exclusive times; 'rest' = imports, parsing arguments, glue):", "",
-                      "| " + " | ".join(keys) + " |", "|" + " ---: |" * len(keys),
-                      "| " + " | ".join(f"{statistics.median(s[k] for s in stages):.2f}" for k in keys) + " |"]
+                      "exclusive times: a stage excludes the stages it calls; 'rest' = imports, argument parsing, "
+                      "building the results, glue):", "",
+                      "| clock | " + " | ".join(keys) + " |", "| --- |" + " ---: |" * len(keys)]
+            for clock in ("cpu", "wall"):
+                lines.append(f"| {clock} | " + " | ".join(f"{statistics.median(s[clock][k] for s in stages):.2f}"
+                                                          for k in keys) + " |")
         lines.append("")
     if args.many:
         qrels, run = generate(*SHAPES["M"])
