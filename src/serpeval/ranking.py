@@ -411,7 +411,6 @@ def rank(
     # Most files list queries in byte order with scores descending: then nothing moves.
     in_file_order = len(order) == len(codes) and bool(np.all(order[1:] > order[:-1]))
     sorted_codes = codes if in_file_order else codes[order]
-    del codes
     counts = np.bincount(sorted_codes, minlength=n_judged)
     present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
     unjudged_queries = len(run_names) - int(np.count_nonzero(present))
@@ -427,8 +426,17 @@ def rank(
         counts = np.minimum(counts, depth)
         np.cumsum(counts, out=offsets[1:])
 
-    keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
-    grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
+    if len(order) == len(run):
+        # Every row is ranked: look the rows up in file order (no permuted copies of the
+        # fingerprints), then put the grades in rank order.
+        keys = pair_key(codes, fingerprint(run.doc_ids), inplace=True)
+        grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
+        if not in_file_order:
+            grades = grades[order]
+    else:
+        keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
+        grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
+    del codes
     _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
     del keys
     ties = _count_ties(sorted_codes, scores, order)
@@ -481,10 +489,11 @@ def _lookup_grades(
     index: QrelsIndex,
     doc_ids: pa.ChunkedArray,
     keys: NDArray[np.uint64],
-    order: NDArray[np.int64],
+    order: NDArray[np.int64] | None,
     sorted_codes: NDArray[np.int32],
 ) -> NDArray[np.int64]:
-    """Grade of every ranked row: its judgment, NONPOOL or UNJUDGED.
+    """Grade of every row ``order`` lists (all rows in file order when None): its
+    judgment, NONPOOL or UNJUDGED. ``keys`` and ``sorted_codes`` follow the same rows.
 
     Rows are matched to judgments through the (query, doc fingerprint) hash table, then
     every match is confirmed by comparing the doc id strings, so a fingerprint collision
@@ -494,11 +503,11 @@ def _lookup_grades(
     hit = np.flatnonzero(rows >= 0)
     judgment = rows[hit]
     del rows
-    grades = np.full(len(order), NONPOOL, dtype=np.int64)
+    grades = np.full(len(keys), NONPOOL, dtype=np.int64)
     if hit.size == 0:
         return grades
     confirmed = index.row_query[judgment] == sorted_codes[hit]
-    confirmed &= equal_at(doc_ids, order[hit], index.doc_ids, judgment)
+    confirmed &= equal_at(doc_ids, hit if order is None else order[hit], index.doc_ids, judgment)
     found = index.grades[judgment[confirmed]]
     grades[hit[confirmed]] = np.where(found < 0, UNJUDGED, found)
     return grades
