@@ -390,7 +390,8 @@ class KeyTable:
     one NumPy gather over the rows still unresolved, and with the table at most half full
     most rows resolve in the first round. Keys must already be well-mixed hashes (their
     top bits pick the home slot); the lowest bit is forced to 1 so that 0 can mark an
-    empty slot.
+    empty slot. The slots hold ``int32`` row numbers only (empty: ``n``, whose key is 0);
+    a probe reads the row, then its key: 4 bytes per slot plus 8 per key.
 
     Linear probing, built without a probe loop: with the keys sorted by (home slot, row),
     key ``i`` lands at ``p_i = max(home_i, p_{i-1} + 1)``, i.e. ``p_i = i + max_{j<=i}(home_j
@@ -407,16 +408,19 @@ class KeyTable:
 
     def __init__(self, keys: NDArray[np.uint64]) -> None:
         n = len(keys)
+        if n >= 1 << 31:  # pragma: no cover - 2 billion judgments
+            raise ValueError("KeyTable holds fewer than 2^31 keys")
         bits = min(32, max(4, int(np.ceil(np.log2(max(n, 1) * 2)))))
         self._shift = np.uint64(64 - bits)
-        keys = keys | np.uint64(1)
-        if n >= 1 << 32:  # pragma: no cover - 4 billion judgments
-            raise ValueError("KeyTable holds fewer than 2^32 keys")
+        self._keys = np.empty(n + 1, dtype=np.uint64)  # the last one: 0, the key of an empty slot
+        np.bitwise_or(keys, np.uint64(1), out=self._keys[:n])
+        self._keys[n] = 0
+        keys = self._keys[:n]
         packed = keys >> self._shift
         packed <<= np.uint64(32)
         packed |= np.arange(n, dtype=np.uint64)
         packed.sort()
-        rows = (packed & np.uint64(0xFFFFFFFF)).view(np.int64)
+        rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.int32)
         place = packed.view(np.int64)  # in place: the home slots, then the places
         place >>= 32
         step = np.arange(n, dtype=np.int64)
@@ -425,10 +429,9 @@ class KeyTable:
         place += step
         del step
         size = max(1 << bits, int(place[-1]) + 2 if n else 0)
-        self._keys = np.zeros(size, dtype=np.uint64)
-        self._rows = np.full(size, -1, dtype=np.int32)
-        self._keys[place] = keys[rows]
+        self._rows = np.full(size, n, dtype=np.int32)
         self._rows[place] = rows
+        self._empty = n
 
     def _slot(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
         return (keys >> self._shift).view(np.int64)
@@ -448,18 +451,19 @@ class KeyTable:
         return out
 
     def _lookup(self, keys: NDArray[np.uint64]) -> NDArray[np.int32]:
-        out = np.full(len(keys), -1, dtype=np.int32)
         slots = self._slot(keys)
-        stored = self._keys[slots]
+        rows = self._rows[slots]
+        stored = self._keys[rows]
         hit = stored == keys
-        out[hit] = self._rows[slots[hit]]
+        out = np.where(hit, rows, np.int32(-1))
         more = ~hit & (stored != 0)  # the slot holds another key: probe the next one
         active, slots = np.flatnonzero(more), slots[more]
         while active.size:
             slots += 1  # never past the end: the last slot is always empty
-            stored = self._keys[slots]
+            rows = self._rows[slots]
+            stored = self._keys[rows]
             hit = stored == keys[active]
-            out[active[hit]] = self._rows[slots[hit]]
+            out[active[hit]] = rows[hit]
             more = ~hit & (stored != 0)
             active, slots = active[more], slots[more]
         return out
