@@ -230,6 +230,7 @@ def main() -> None:
                         help="path of the C trec_eval binary (default $SERPEVAL_TREC_EVAL)")
     parser.add_argument("--cap", type=float, default=300.0, help="stop any tool after this many seconds")
     parser.add_argument("--many", type=int, default=0, help="also time evaluate with the M run N times")
+    parser.add_argument("--many-repeat", type=int, default=1, help="repetitions of the --many comparison")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "production.md")
     parser.add_argument("--src", type=Path, help="run serpeval from this source tree (PYTHONPATH), e.g. a "
                         "`git archive` of an older commit, for before/after numbers")
@@ -247,14 +248,17 @@ def main() -> None:
              f"Fresh process per tool and repetition, round-robin, median of {args.repeat} "
              f"({args.peer_repeat} for pytrec_eval, ranx, trec_eval); peak = ru_maxrss. "
              f"Measures: {', '.join(MEASURES)}.", ""]
+    warmed = False
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
         queries, docs = SHAPES[shape]
         qrels, run = generate(queries, docs)
         lines_run = queries * docs
         print(f"== {shape}: {queries:,} x {docs:,}", flush=True)
         measured = [t for t in tools if t != "profile"]
-        if "ranx" in measured:
-            run_tool("ranx", qrels, run, args.trec_eval, args.cap)  # numba cache warm-up, not timed
+        if "ranx" in measured and not warmed:
+            warm_qrels, warm_run = generate(100, 100)  # numba's cache warm-up (any shape), not timed
+            run_tool("ranx", warm_qrels, warm_run, args.trec_eval, args.cap)
+            warmed = True
         runs: dict[str, list[Done]] = {t: [] for t in measured}
         means: dict[str, dict] = {}
         stopped: set[str] = set()
@@ -311,7 +315,7 @@ def main() -> None:
     if args.many:
         qrels, run = generate(*SHAPES["M"])
         print(f"== many runs: {args.many}", flush=True)
-        lines += [*many_runs(qrels, run, args.many, args.repeat), ""]
+        lines += [*many_runs(qrels, run, args.many, args.many_repeat), ""]
     lines += notes
     text = "\n".join(lines) + "\n"
     print(text)

@@ -277,18 +277,18 @@ def equal_at(left: pa.ChunkedArray, left_rows: NDArray[np.integer], right: pa.Ch
     to 8 bytes takes one round), only for the pairs still equal and not yet at their end.
     Pairs are compared ``block`` at a time so that the temporaries stay small.
     """
-    left_rows = np.asarray(left_rows, dtype=np.int64)
-    right_rows = np.asarray(right_rows, dtype=np.int64)
-    if 4 * len(left_rows) < len(left):  # a few rows of a long column: gather them first
-        left, left_rows = take(left, left_rows), np.arange(len(left_rows), dtype=np.int64)
-    if 4 * len(right_rows) < len(right):
-        right, right_rows = take(right, right_rows), np.arange(len(right_rows), dtype=np.int64)
+    a_rows: NDArray[np.int64] = np.asarray(left_rows, dtype=np.int64)
+    b_rows: NDArray[np.int64] = np.asarray(right_rows, dtype=np.int64)
+    if 4 * len(a_rows) < len(left):  # a few rows of a long column: gather them first
+        left, a_rows = take(left, a_rows), np.arange(len(a_rows), dtype=np.int64)
+    if 4 * len(b_rows) < len(right):
+        right, b_rows = take(right, b_rows), np.arange(len(b_rows), dtype=np.int64)
     a = _Bytes(left)
     b = _Bytes(right)
-    same = np.empty(len(left_rows), dtype=bool)
-    for start in range(0, len(left_rows), block):
+    same = np.empty(len(a_rows), dtype=bool)
+    for start in range(0, len(a_rows), block):
         stop = start + block
-        same[start:stop] = _equal_block(a, left_rows[start:stop], b, right_rows[start:stop])
+        same[start:stop] = _equal_block(a, a_rows[start:stop], b, b_rows[start:stop])
     return same
 
 
@@ -351,8 +351,9 @@ class _Bytes:
     def positions(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Start (in ``words``) and length of each of ``rows``."""
         at = rows if self._bounds is None else rows + np.searchsorted(self._bounds, rows, side="right")
-        start = self._offsets[at].astype(np.int64)
-        return start, self._offsets[at + 1] - start
+        start: NDArray[np.int64] = self._offsets[at].astype(np.int64)
+        end: NDArray[np.int64] = self._offsets[at + 1].astype(np.int64)
+        return start, end - start
 
 
 def pair_key(codes: NDArray[np.integer], prints: NDArray[np.uint64], *, inplace: bool = False

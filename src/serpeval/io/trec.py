@@ -191,7 +191,7 @@ def _slices(handle: IO[bytes]) -> Iterator[memoryview]:
         yield view[:size]
 
 
-def _head_of_three(slices: Iterable[memoryview]) -> Iterator[memoryview | bytes]:
+def _head_of_three(slices: Iterable[memoryview | bytes]) -> Iterator[memoryview | bytes]:
     """The same bytes, the first piece holding at least 3 of them (a whole byte order mark)."""
     head = b""
     pieces = iter(slices)
