@@ -334,7 +334,7 @@ def test_single_spaced_is_the_same_slice_by_slice(parts: list[bytes], size: int)
     answer of the whole data checked at once."""
     data = b"".join(parts)
     whole = trec_module._single_spaced(data)
-    sliced = trec_module._single_spaced_slices(memoryview(data)[i: i + size] for i in range(0, len(data), size))
+    sliced = trec_module._single_spaced_slices(data[i: i + size] for i in range(0, len(data), size))
     assert sliced == whole
 
 
