@@ -431,14 +431,14 @@ def rank(
         # fingerprints), then put the grades in rank order.
         keys = pair_key(codes, fingerprint(run.doc_ids), inplace=True)
         grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
-        if not in_file_order:
-            grades = grades[order]
     else:
         keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
         grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
     del codes
     _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
     del keys
+    if len(grades) == len(run) and not in_file_order:
+        grades = grades[order]
     ties = _count_ties(sorted_codes, scores, order)
 
     dropped = 0
