@@ -35,7 +35,7 @@ main()
 
 
 def run(tree: Path, qrels: Path, run_file: Path) -> tuple[float, float, bytes]:
-    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree / "src"), os.environ.get("PYTHONPATH", "")])}
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(qrels), str(run_file)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

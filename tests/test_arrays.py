@@ -9,7 +9,16 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval.core.arrays import KeyTable, factorize, fingerprint, take, take_segments
+from serpeval.core.arrays import (
+    KeyTable,
+    StringTable,
+    codes_in,
+    equal_at,
+    factorize,
+    fingerprint,
+    take,
+    take_segments,
+)
 
 
 @given(st.lists(st.text(max_size=20), min_size=1, max_size=60))
@@ -114,3 +123,72 @@ def test_take_gathers_across_chunks_in_the_asked_order(chunks: list[list[str]], 
     got = take(values, np.array(indices, dtype=np.int64))
     assert got.to_pylist() == [flat[i] for i in indices]
     assert got.num_chunks == 1
+
+
+def _chunked(values: list[str], cuts: list[int]) -> pa.ChunkedArray:
+    bounds = [0, *sorted(cuts), len(values)]
+    return pa.chunked_array([pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(bounds)],
+                            pa.string())
+
+
+@given(st.lists(_ids, min_size=1, max_size=30), st.lists(_ids, min_size=1, max_size=30), st.data())
+def test_equal_at_is_string_equality(left: list[str], right: list[str], data) -> None:
+    """Byte-for-byte comparison at pairs of rows, across chunks and offset slices, equals
+    Python's ``==`` (ids that share a prefix, differ only in length, or hold NULs included)."""
+    a = _chunked(left, data.draw(st.lists(st.integers(0, len(left)), max_size=3)))
+    b = pa.chunked_array([pa.array(["pad", *right], pa.string()).slice(1)])
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(left) - 1), st.integers(0, len(right) - 1)),
+                               max_size=40))
+    pairs += [(i, j) for i in range(len(left)) for j in range(len(right)) if left[i] == right[j]][:20]
+    ia = np.array([i for i, _ in pairs], dtype=np.int64)
+    ib = np.array([j for _, j in pairs], dtype=np.int64)
+    assert equal_at(a, ia, b, ib).tolist() == [left[i] == right[j] for i, j in pairs]
+
+
+def test_equal_at_words_past_the_first() -> None:
+    """Strings equal in their first 8 or 16 bytes and in length, different later."""
+    left = ["msmarco_doc_00_1", "msmarco_doc_00_12345", "abcdefgh", "abcdefghij", ""]
+    right = ["msmarco_doc_00_2", "msmarco_doc_00_12346", "abcdefgh", "abcdefghij", ""]
+    got = equal_at(pa.chunked_array([pa.array(left)]), np.arange(5), pa.chunked_array([pa.array(right)]),
+                   np.arange(5))
+    assert got.tolist() == [False, False, True, True, True]
+
+
+@given(st.lists(st.lists(_ids, max_size=8), min_size=1, max_size=4))
+def test_codes_in_sorted_codes_follow_byte_order(chunks: list[list[str]]) -> None:
+    values = pa.chunked_array([pa.array(c, pa.string()) for c in chunks], pa.string())
+    flat = [v for c in chunks for v in c]
+    codes, uniques = codes_in(values)
+    distinct = sorted(set(flat), key=lambda v: v.encode())
+    assert uniques.to_pylist() == distinct
+    assert [distinct[c] for c in codes.tolist()] == flat
+
+
+def test_codes_in_a_universe_and_string_table_collisions(monkeypatch) -> None:
+    """Positions in a universe are exact even when every fingerprint collides: with a
+    fingerprint that only sees the length, each probe's candidate is usually another string
+    and the exact fallback must find the right one (or none)."""
+    universe = pa.array(["a", "b", "cc", "dd", "long-query-id-1", "long-query-id-2"])
+    values = pa.chunked_array([pa.array(["dd", "dd", "x", "b", "long-query-id-2", "zz", "a", "x"])])
+    expected = [3, 3, -1, 1, 5, -1, 0, -1]
+    codes, names = codes_in(values, StringTable(universe))
+    assert codes.tolist() == expected
+    assert names.to_pylist() == ["a", "b", "dd", "long-query-id-2", "x", "zz"]  # found, then absent
+    from serpeval.core import arrays
+
+    def length_only(values: pa.ChunkedArray) -> np.ndarray:
+        return np.array([len(v.encode()) * 0x9E3779B97F4A7C15 % 2**64 for v in values.to_pylist()],
+                        dtype=np.uint64)
+
+    monkeypatch.setattr(arrays, "fingerprint", length_only)
+    assert codes_in(values, StringTable(universe))[0].tolist() == expected
+
+
+def test_key_table_probes_past_full_clusters() -> None:
+    """Keys that all share one home slot form one cluster: each is found by probing along
+    it, a missing key with the same home stops at the cluster's end."""
+    home = np.uint64(7) << np.uint64(59)
+    keys = home | (np.arange(1, 40, dtype=np.uint64) << np.uint64(1))
+    table = KeyTable(keys)
+    assert table.lookup(keys).tolist() == list(range(39))
+    assert table.lookup(np.array([home | np.uint64(1000)], dtype=np.uint64)).tolist() == [-1]

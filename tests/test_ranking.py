@@ -156,3 +156,18 @@ def test_presorted_fast_path_equals_the_full_sort(rows, layout) -> None:
     docs = pa.chunked_array([pa.array([r[2] for r in rows])])
     expected = _arrow_sort_order(codes, scores + 0.0, docs)
     assert sort_order(codes, scores, docs).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("scale", [1, 2**40])
+def test_ideal_rankings_hold_every_judgment_sorted_descending(scale: int) -> None:
+    """The ideal grades per query, whether grade and query code pack into one sortable
+    integer (small grades) or not (grades spanning >= 2^31: the lexsort path)."""
+    rng = np.random.default_rng(5)
+    n = 500
+    queries = [f"q{i}" for i in rng.integers(0, 40, n)]
+    grades = rng.integers(-2, 5, n) * scale
+    qrels = Qrels(queries, [f"d{i}" for i in range(n)], grades)
+    r = rank(qrels, Run(queries, [f"d{i}" for i in range(n)], np.zeros(n)), missing="zero")
+    for i, q in enumerate(r.query_ids):
+        expected = sorted((g for qq, g in zip(queries, grades.tolist(), strict=True) if qq == q), reverse=True)
+        assert r.ideal_grades[r.ideal_offsets[i]:r.ideal_offsets[i + 1]].tolist() == expected

@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from serpeval.core.arrays import (
     KeyTable,
+    StringTable,
     codes_in,
-    factorize_sorted,
+    equal_at,
     fingerprint,
     pair_key,
     segment_ids,
@@ -108,15 +108,26 @@ class QrelsIndex:
     ideal_offsets: NDArray[np.int64]
     ideal_grades: NDArray[np.int64]
 
+    @cached_property
+    def query_names(self) -> NDArray[Any]:
+        """``query_ids`` as a NumPy array of Python strings, made once and shared by the
+        rankings of every run that evaluates all judged queries."""
+        return self.query_ids.to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def query_table(self) -> StringTable:
+        """``query_ids`` as a hash index: a run's query ids are looked up in it (built once,
+        shared by every run)."""
+        return StringTable(self.query_ids)
+
 
 def index_qrels(qrels: Qrels) -> QrelsIndex:
     """Build (or fetch the cached) :class:`QrelsIndex` of ``qrels``."""
     cached = qrels._cache.get("index")
     if cached is not None:
         return cached
-    qcodes, query_ids = factorize_sorted(qrels.query_ids)
+    qcodes, query_ids, keys = qrels.pair_keys()
     grades = qrels.relevance
-    by_query_grade = np.lexsort((-grades, qcodes))
     ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(qcodes, minlength=len(query_ids)), out=ideal_offsets[1:])
     index = QrelsIndex(
@@ -124,12 +135,33 @@ def index_qrels(qrels: Qrels) -> QrelsIndex:
         row_query=qcodes,
         doc_ids=qrels.doc_ids,
         grades=grades,
-        table=KeyTable(pair_key(qcodes, fingerprint(qrels.doc_ids))),
+        table=KeyTable(keys),
         ideal_offsets=ideal_offsets,
-        ideal_grades=grades[by_query_grade],
+        ideal_grades=_grades_by_query(qcodes, grades),
     )
+    qrels._cache.pop("pair_keys", None)  # the table has them now
     qrels._cache["index"] = index
     return index
+
+
+def _grades_by_query(qcodes: NDArray[np.int32], grades: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Every judgment's grade, grouped by query code and sorted descending within it.
+
+    Only the values are needed, not the permutation, so when the query code and the grade
+    fit side by side in one int64 (grades spanning less than 2^31) the two are packed and
+    sorted with NumPy's vectorized ``sort``, several times faster than a ``lexsort``.
+    """
+    if len(grades) == 0:
+        return grades.copy()
+    top, bottom = int(grades.max()), int(grades.min())
+    if top - bottom >= 2**31:
+        return grades[np.lexsort((-grades, qcodes))]
+    packed = qcodes.astype(np.int64)
+    packed <<= 32
+    packed += top - grades  # 0 for the best grade: ascending order puts it first
+    packed.sort()
+    packed &= 0xFFFFFFFF
+    return top - packed
 
 
 # ----------------------------------------------------------------------------- result
@@ -378,10 +410,9 @@ def rank(
     n_judged = len(index.query_ids)
 
     # The qrels' query index of every run row, -1 if the query is not judged.
-    codes, run_names = codes_in(run.query_ids, index.query_ids)
+    codes, run_names = codes_in(run.query_ids, index.query_table)
     judged_rows = codes >= 0
     unjudged_rows = int(len(codes) - np.count_nonzero(judged_rows))
-    unjudged_queries = int(len(run_names) - np.count_nonzero(pc.is_in(run_names, value_set=index.query_ids)))
 
     scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
     if unjudged_rows:
@@ -389,10 +420,13 @@ def rank(
         order = keep[sort_order(codes[keep], scores[keep], take(run.doc_ids, keep))]
     else:
         order = sort_order(codes, scores, run.doc_ids)
-    sorted_codes = codes[order]
+    # Most files list queries in byte order with scores descending: then nothing moves.
+    in_file_order = len(order) == len(codes) and bool(np.all(order[1:] > order[:-1]))
+    sorted_codes = codes if in_file_order else codes[order]
     run_order = (run, index.query_ids, float32_scores, order, sorted_codes)  # see RUN_ORDER
     counts = np.bincount(sorted_codes, minlength=n_judged)
     present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
+    unjudged_queries = len(run_names) - int(np.count_nonzero(present))
     offsets = np.zeros(n_judged + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
@@ -405,10 +439,19 @@ def rank(
         counts = np.minimum(counts, depth)
         np.cumsum(counts, out=offsets[1:])
 
-    keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
-    grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
+    if len(order) == len(run):
+        # Every row is ranked: look the rows up in file order (no permuted copies of the
+        # fingerprints), then put the grades in rank order.
+        keys = pair_key(codes, fingerprint(run.doc_ids), inplace=True)
+        grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
+    else:
+        keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
+        grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
+    del codes
     _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
     del keys
+    if len(grades) == len(run) and not in_file_order:
+        grades = grades[order]
     ties = _count_ties(sorted_codes, scores, order)
 
     dropped = 0
@@ -444,7 +487,10 @@ def rank(
         # none answered is the more telling error
         require_evaluated(coverage, run.source, run_examples=run_names.slice(0, 4).to_pylist())
         raise missing_queries_error(run.source, run.name, missing_ids)
-    query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
+    if len(evaluate_these) == n_judged:
+        query_ids = index.query_names
+    else:
+        query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
     rankings = Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
     rankings._memo[RUN_ORDER] = run_order
     return rankings
@@ -471,10 +517,11 @@ def _lookup_grades(
     index: QrelsIndex,
     doc_ids: pa.ChunkedArray,
     keys: NDArray[np.uint64],
-    order: NDArray[np.int64],
+    order: NDArray[np.int64] | None,
     sorted_codes: NDArray[np.int32],
 ) -> NDArray[np.int64]:
-    """Grade of every ranked row: its judgment, NONPOOL or UNJUDGED.
+    """Grade of every row ``order`` lists (all rows in file order when None): its
+    judgment, NONPOOL or UNJUDGED. ``keys`` and ``sorted_codes`` follow the same rows.
 
     Rows are matched to judgments through the (query, doc fingerprint) hash table, then
     every match is confirmed by comparing the doc id strings, so a fingerprint collision
@@ -484,11 +531,11 @@ def _lookup_grades(
     hit = np.flatnonzero(rows >= 0)
     judgment = rows[hit]
     del rows
-    grades = np.full(len(order), NONPOOL, dtype=np.int64)
+    grades = np.full(len(keys), NONPOOL, dtype=np.int64)
     if hit.size == 0:
         return grades
-    same_doc = pc.equal(take(doc_ids, order[hit]), take(index.doc_ids, judgment))
-    confirmed = same_doc.to_numpy(zero_copy_only=False) & (index.row_query[judgment] == sorted_codes[hit])
+    confirmed = index.row_query[judgment] == sorted_codes[hit]
+    confirmed &= equal_at(doc_ids, hit if order is None else order[hit], index.doc_ids, judgment)
     found = index.grades[judgment[confirmed]]
     grades[hit[confirmed]] = np.where(found < 0, UNJUDGED, found)
     return grades
@@ -497,7 +544,10 @@ def _lookup_grades(
 def _ranked_fingerprints(run: Run, order: NDArray[np.int64]) -> NDArray[np.uint64]:
     """Fingerprints of the doc ids of the ranked rows (hashed in file order, then permuted)."""
     if len(order) == len(run):
-        return fingerprint(run.doc_ids)[order]
+        prints = fingerprint(run.doc_ids)
+        if len(order) < 2 or bool(np.all(order[1:] > order[:-1])):
+            return prints  # ranked order is file order
+        return prints[order]
     return fingerprint(take(run.doc_ids, order))
 
 

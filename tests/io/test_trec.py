@@ -325,3 +325,24 @@ def test_fast_and_careful_paths_read_every_file_alike(run: bytes, qrels: bytes, 
         for read, content in ((read_trec_run, run), (read_trec_qrels, qrels)):
             fast, careful = both_paths(read, BOM + content if bom else content, monkeypatch)
             assert fast == careful, content
+
+
+@given(st.lists(st.sampled_from([b"q", b"1", b" ", b"  ", b"\n", b"\r\n", b"\t", b"\x0c", b"\xef\xbb\xbf", b"d7"]),
+                max_size=30), st.integers(1, 9))
+def test_single_spaced_is_the_same_slice_by_slice(parts: list[bytes], size: int) -> None:
+    """A file checked a few bytes at a time (pairs, marks and tabs across every cut) gets the
+    answer of the whole data checked at once."""
+    data = b"".join(parts)
+    whole = trec_module._single_spaced(data)
+    sliced = trec_module._single_spaced_slices(data[i: i + size] for i in range(0, len(data), size))
+    assert sliced == whole
+
+
+def test_single_spaced_reads_a_file_slice_by_slice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trec_module, "_SLICE", 5)
+    for data, expected in ((b"q Q0 d 1 2.0 t\n" * 3, True), (b"q Q0 d 1 2.0 t\n" * 2 + b"q Q0  d 1 2.0 t\n", False),
+                           (b"q Q0 d 1 2.0 t\n\xef\xbb\xbfq Q0 d 1 2.0 t\n", False), (b"", True)):
+        path = tmp_path / "run.txt"
+        path.write_bytes(data)
+        assert trec_module.Source(path).single_spaced() is expected
+        assert trec_module._single_spaced(data) is expected

@@ -152,9 +152,11 @@ def test_bad_parameters_are_refused(text: str, message: str) -> None:
 # ----------------------------------------------------------------------------- exact helpers
 
 
-def test_prefix_sums_add_left_to_right_within_each_segment() -> None:
+@pytest.mark.parametrize("longest", [40, 500])  # position by position; padded blocks (one long segment)
+def test_prefix_sums_add_left_to_right_within_each_segment(longest: int) -> None:
     rng = np.random.default_rng(7)
     lengths = rng.integers(0, 40, 60)
+    lengths[7] = longest
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     values = rng.random(offsets[-1]) * 10.0 ** rng.integers(-3, 4, offsets[-1])
     got = prefix_sums(values, offsets)

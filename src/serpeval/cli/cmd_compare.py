@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
         from serpeval.io.groups import read_groups
 
         read_groups(groups_file, args.group_column)   # a bad groups file fails before the runs are read
-    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
-                                                         test)
+    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args, test,
+                                                         keep_runs=args.judged_gap < 100)
     color = args.output is None and sys.stdout.isatty()
     if args.groups:
         from serpeval.cli.offline import group_topics

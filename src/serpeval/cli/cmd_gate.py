@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                             top=args.top, strict=args.strict)
 
     qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
-                                                     measures, args, decide)
+                                                     measures, args, decide, keep_runs=args.judged_gap < 100)
     gaps = judged_gap_notes(qrels, runs, results, args)
     notes = coverage_notes(results, qrels, runs) + gaps
     payload = result.to_dict()

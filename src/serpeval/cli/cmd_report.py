@@ -131,8 +131,8 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str], tuple[Any,
             untested.append(f"no significance tests: {exc}")
             return None
 
-    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args,
-                                                         test)
+    qrels, runs, results, comparison = load_and_evaluate(args.qrels, args.runs, measures, args, test,
+                                                         keep_runs=bool(args.diff))
     if args.groups and comparison is not None:
         from serpeval.cli.offline import group_topics
         from serpeval.comparison.segments import with_segments

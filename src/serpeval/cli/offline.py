@@ -9,6 +9,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT, real
@@ -97,11 +98,15 @@ def progress() -> Any:
 
 
 def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Sequence[str],
-                      args: argparse.Namespace, then: Callable[[Any], Any] | None = None
-                      ) -> tuple[Any, list[Any], Any, Any]:
+                      args: argparse.Namespace, then: Callable[[Any], Any] | None = None, *,
+                      keep_runs: bool = False) -> tuple[Any, list[Any], Any, Any]:
     """Read the qrels and runs, evaluate, then run ``then(results)``; a progress bar on a terminal.
 
-    Returns ``(qrels, runs, results, then(results))``.
+    Runs are read one at a time as they are evaluated and their rows dropped after, so many
+    runs cost the memory of one. Returns ``(qrels, runs, results, then(results))`` with
+    ``runs`` the :class:`RunFacts` of each run file, or the runs themselves with
+    ``keep_runs`` (for what needs their rows after the evaluation: the judged-rate check of
+    compare and gate, report's diffs).
     """
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.io import read_qrels, read_run, read_subtopic_qrels
@@ -110,7 +115,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
         _refuse_diversity(qrels_path, measures)
 
     with progress() as bar:
-        task = bar.add_task("reading qrels", total=len(run_paths) + (3 if then else 2)) if bar else None
+        task = bar.add_task("reading qrels", total=len(run_paths) + (2 if then else 1)) if bar else None
 
         def step(text: str) -> None:
             if bar is not None:
@@ -119,15 +124,24 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
         reader = read_subtopic_qrels if getattr(args, "subtopics", False) else read_qrels
         qrels = read_counting(reader, qrels_path, 0)
         runs: list[Any] = []
-        for path in run_paths:
-            step(f"reading {path}")
-            runs.append(read_counting(read_run, path, len(qrels) + sum(len(r) for r in runs)))
-        step("evaluating")
+
+        def each_run() -> Any:
+            """Read the runs one at a time as evaluate() reaches them; what the notes need
+            is kept, the rows are not (memory does not grow with the number of runs)."""
+            lines = len(qrels)
+            for path in run_paths:
+                step(f"reading and evaluating {path}")
+                run = read_counting(read_run, path, lines)
+                lines += len(run)
+                runs.append(run if keep_runs else RunFacts(run.name, run.source, run.skipped_lines))
+                yield run
+                del run
+
         with warnings.catch_warnings():
             # The notes report the same counts next to the table.
             warnings.simplefilter("ignore", MissingQueriesWarning)
             warnings.simplefilter("ignore", SingleSubtopicWarning)
-            results = evaluate(qrels, runs, measures, missing=args.missing, depth=args.depth,
+            results = evaluate(qrels, each_run(), measures, missing=args.missing, depth=args.depth,
                                judged_only=args.judged_only)
         outcome = None
         if then is not None:
@@ -147,6 +161,15 @@ def _refuse_diversity(qrels_path: str, measures: Sequence[str]) -> None:
     for measure in parse_measures(measures):
         if measure.spec.subtopics:
             raise InputError(needs_subtopics_message(str(measure), qrels_path))
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the notes say about a run file once its rows are gone."""
+
+    name: str
+    source: str
+    skipped_lines: int
 
 
 def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:

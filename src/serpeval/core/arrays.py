@@ -39,7 +39,7 @@ def _blocks(values: pa.ChunkedArray) -> tuple[pa.Array, NDArray[np.int64]] | Non
             continue
         change = pc.not_equal(chunk[1:], chunk[:-1]).to_numpy(zero_copy_only=False)
         starts = np.concatenate([[0], np.flatnonzero(change) + 1])
-        if starts.size > max(1024, m // 8):
+        if starts.size > max(1024, m // 2):
             return None
         heads.append(chunk.take(pa.array(starts)))
         lengths.append(np.diff(np.append(starts, m)))
@@ -80,24 +80,70 @@ def factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
     return codes.astype(np.int64, copy=False), uniques.to_pylist()
 
 
-def codes_in(values: pa.ChunkedArray, universe: pa.Array | None = None) -> tuple[NDArray[np.int32], pa.Array]:
+def codes_in(values: pa.ChunkedArray, universe: pa.Array | StringTable | None = None
+             ) -> tuple[NDArray[np.int32], pa.Array]:
     """``int32`` codes of ``values`` as positions in ``universe`` (-1 when absent), and the
     distinct values in byte order.
 
     Without ``universe`` the codes index the sorted distinct values themselves. The mapping
-    is composed on the few distinct values (or blocks) and expanded once, so a 10M-row
-    column costs one ``int32`` array. Byte order of UTF-8 equals Python's code point order.
+    is composed on the few distinct values (or blocks of equal neighbours) and expanded
+    once, so a 10M-row column costs one ``int32`` array. Byte order of UTF-8 equals
+    Python's code point order. Without a universe nothing is hashed: the distinct values
+    come from sorting (exact neighbour compares). With a universe (best given as a
+    :class:`StringTable`, probed by fingerprint, every match confirmed on the bytes) the
+    distinct values are those found in it, in its order, then those absent, in byte order.
     """
-    block_codes, lengths, uniques = _factorize_blocks(values)
-    order = pc.sort_indices(uniques).to_numpy()
-    sorted_uniques = uniques.take(pa.array(order))
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int32), pa.array([], pa.string())
+    blocks = _blocks(values)
+    heads, lengths = (values.combine_chunks(), None) if blocks is None else blocks
     if universe is None:
-        target = np.empty(len(uniques), dtype=np.int32)
-        target[order] = np.arange(len(uniques), dtype=np.int32)
+        mapped, uniques = _sorted_codes(heads)
     else:
-        target = pc.index_in(uniques, value_set=universe).fill_null(-1).to_numpy().astype(np.int32)
-    mapped = target[block_codes]
-    return (mapped if lengths is None else np.repeat(mapped, lengths)), sorted_uniques
+        table = universe if isinstance(universe, StringTable) else StringTable(universe)
+        mapped = table.positions(heads)
+        found = np.flatnonzero(np.bincount(mapped[mapped >= 0], minlength=len(table.values)))
+        absent = heads.filter(pa.array(mapped < 0)).unique()
+        uniques = pa.concat_arrays([table.values.take(pa.array(found)), absent.take(pc.sort_indices(absent))])
+    return (mapped if lengths is None else np.repeat(mapped, lengths)), uniques
+
+
+def _sorted_codes(values: pa.Array) -> tuple[NDArray[np.int32], pa.Array]:
+    """Codes of ``values`` as positions among their distinct values in byte order, and
+    those values: one sort and a neighbour compare, no hashing."""
+    order = pc.sort_indices(values)
+    ordered = values.take(order)
+    new = np.empty(len(values), dtype=bool)
+    new[0] = True
+    new[1:] = pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False)
+    codes = np.empty(len(values), dtype=np.int32)
+    codes[order.to_numpy()] = np.cumsum(new, dtype=np.int32) - 1
+    return codes, ordered.filter(pa.array(new))
+
+
+class StringTable:
+    """Positions of strings among a fixed array of distinct strings (a hash index).
+
+    Built once (for the judged query ids of a qrels) and probed with many strings at once:
+    fingerprints (:func:`fingerprint`) through a :class:`KeyTable`, every candidate
+    confirmed on the bytes (:func:`equal_at`); the rare string whose candidate is another
+    string (a fingerprint collision) is looked up exactly with Arrow's ``index_in``.
+    """
+
+    def __init__(self, values: pa.Array) -> None:
+        self.values = values
+        self._table = KeyTable(fingerprint(pa.chunked_array([values], pa.string())))
+
+    def positions(self, values: pa.Array) -> NDArray[np.int32]:
+        """``int32`` position of each of ``values`` in the table's strings, -1 when absent."""
+        chunked = pa.chunked_array([values], pa.string())
+        rows = self._table.lookup(fingerprint(chunked), inplace=True)
+        hit = np.flatnonzero(rows >= 0)
+        wrong = hit[~equal_at(chunked, hit, pa.chunked_array([self.values], pa.string()), rows[hit])]
+        if wrong.size:  # another string with the same fingerprint: look these up exactly
+            exact = pc.index_in(values.take(pa.array(wrong)), value_set=self.values)
+            rows[wrong] = exact.fill_null(-1).to_numpy().astype(np.int32)
+        return rows
 
 
 def factorize_sorted(values: pa.ChunkedArray) -> tuple[NDArray[np.int32], pa.Array]:
@@ -222,6 +268,94 @@ def _fingerprint_words(h: int, data: NDArray[np.uint8], at: int, n: int) -> int:
     return h
 
 
+def equal_at(left: pa.ChunkedArray, left_rows: NDArray[np.integer], right: pa.ChunkedArray,
+             right_rows: NDArray[np.integer], block: int = 1 << 20) -> NDArray[np.bool_]:
+    """``left[left_rows[k]] == right[right_rows[k]]`` for every k, compared byte for byte.
+
+    Exact, and cheaper than gathering both sides into new string arrays: lengths are
+    compared first, then the bytes 8 at a time (one gather per side and word; a doc id of up
+    to 8 bytes takes one round), only for the pairs still equal and not yet at their end.
+    Pairs are compared ``block`` at a time so that the temporaries stay small.
+    """
+    a_rows: NDArray[np.int64] = np.asarray(left_rows, dtype=np.int64)
+    b_rows: NDArray[np.int64] = np.asarray(right_rows, dtype=np.int64)
+    if 4 * len(a_rows) < len(left):  # a few rows of a long column: gather them first
+        left, a_rows = take(left, a_rows), np.arange(len(a_rows), dtype=np.int64)
+    if 4 * len(b_rows) < len(right):
+        right, b_rows = take(right, b_rows), np.arange(len(b_rows), dtype=np.int64)
+    a = _Bytes(left)
+    b = _Bytes(right)
+    same = np.empty(len(a_rows), dtype=bool)
+    for start in range(0, len(a_rows), block):
+        stop = start + block
+        same[start:stop] = _equal_block(a, a_rows[start:stop], b, b_rows[start:stop])
+    return same
+
+
+def _equal_block(a: _Bytes, a_rows: NDArray[np.int64], b: _Bytes, b_rows: NDArray[np.int64]) -> NDArray[np.bool_]:
+    a_at, a_len = a.positions(a_rows)
+    b_at, b_len = b.positions(b_rows)
+    same = a_len == b_len
+    active = np.flatnonzero(same)
+    left_bytes, a_at, b_at = a_len[active], a_at[active], b_at[active]
+    while active.size:
+        going = left_bytes > 0
+        if not going.all():
+            active, left_bytes, a_at, b_at = active[going], left_bytes[going], a_at[going], b_at[going]
+            if not active.size:
+                break
+        differ = a.words[a_at] ^ b.words[b_at]
+        differ &= _KEEP[np.minimum(left_bytes, 8)]
+        unequal = differ != 0
+        if unequal.any():
+            same[active[unequal]] = False
+            keep = ~unequal
+            active, left_bytes, a_at, b_at = active[keep], left_bytes[keep], a_at[keep], b_at[keep]
+        left_bytes -= 8
+        a_at += 8
+        b_at += 8
+    return same
+
+
+class _Bytes:
+    """A string column's bytes laid end to end (8 zero bytes after, so that every 8-byte
+    window stays inside) with every row's start: what :func:`equal_at` reads."""
+
+    def __init__(self, values: pa.ChunkedArray) -> None:
+        chunks = [chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
+                  for chunk in values.chunks if len(chunk)]
+        pieces = []
+        for chunk in chunks:
+            o = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset: chunk.offset + len(chunk) + 1]
+            raw = chunk.buffers()[2]
+            pieces.append((o, np.frombuffer(raw, dtype=np.uint8)[o[0]: o[-1]] if raw is not None
+                           else np.zeros(0, np.uint8)))
+        total = sum(len(d) for _, d in pieces)
+        flat = np.empty(total + 8, dtype=np.uint8)
+        if pieces:
+            np.concatenate([d for _, d in pieces], out=flat[:total])
+        flat[total:] = 0
+        self.words = np.ndarray(shape=(total + 1,), dtype="<u8", buffer=flat.data, strides=(1,))
+        # Every chunk's offsets, moved to where its bytes now start (int32 while they fit);
+        # chunk c's entries sit at its rows shifted by c (each chunk brings one extra entry).
+        kind = np.int32 if total < 2**31 else np.int64
+        self._offsets = np.empty(sum(len(o) for o, _ in pieces), dtype=kind)
+        done, shift = 0, 0
+        for o, d in pieces:
+            np.subtract(o, kind(int(o[0]) - shift), out=self._offsets[done: done + len(o)], dtype=kind,
+                        casting="unsafe")
+            done += len(o)
+            shift += len(d)
+        self._bounds = np.cumsum([len(chunk) for chunk in chunks]) if len(chunks) > 1 else None
+
+    def positions(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Start (in ``words``) and length of each of ``rows``."""
+        at = rows if self._bounds is None else rows + np.searchsorted(self._bounds, rows, side="right")
+        start: NDArray[np.int64] = self._offsets[at].astype(np.int64)
+        end: NDArray[np.int64] = self._offsets[at + 1].astype(np.int64)
+        return start, end - start
+
+
 def pair_key(codes: NDArray[np.integer], prints: NDArray[np.uint64], *, inplace: bool = False
              ) -> NDArray[np.uint64]:
     """Combine a query code and a string fingerprint into one 64-bit key.
@@ -253,41 +387,52 @@ def take_segments(
 class KeyTable:
     """A vectorized open-addressing hash table from 64-bit hash keys to row numbers.
 
-    Built once for the qrels (a few hundred thousand keys) and probed with every run row
-    at once: each probe round is one NumPy gather over the rows still unresolved, and with
-    the table at most 1/4 full most rows resolve in the first round. Keys must already be
-    well-mixed hashes (their top bits pick the slot); the lowest bit is forced to 1 so
-    that 0 can mark an empty slot. Keys are expected to be distinct; callers confirm
-    matches exactly, so a repeated key or a collision can only cost a lookup, never
-    return a wrong row unchecked.
+    Built once for the qrels and probed with every run row at once: each probe round is
+    one NumPy gather over the rows still unresolved, and with the table at most half full
+    most rows resolve in the first round. Keys must already be well-mixed hashes (their
+    top bits pick the home slot); the lowest bit is forced to 1 so that 0 can mark an
+    empty slot. The slots hold ``int32`` row numbers only (empty: ``n``, whose key is 0);
+    a probe reads the row, then its key: 4 bytes per slot plus 8 per key.
+
+    Linear probing, built without a probe loop: with the keys sorted by (home slot, row),
+    key ``i`` lands at ``p_i = max(home_i, p_{i-1} + 1)``, i.e. ``p_i = i + max_{j<=i}(home_j
+    - j)``, one cumulative maximum; this is exactly where inserting the keys one by one in
+    that order would put them, so every slot from a key's home to its place is occupied
+    and a lookup that stops at the first empty slot finds it. The table is not circular:
+    it ends one empty slot past the last key. The sort is of packed ``home << 32 | row``
+    words (NumPy's vectorized ``sort``, several times faster than an ``argsort``).
+
+    A repeated key is stored twice; a lookup returns its first row. Callers confirm
+    matches exactly, so a collision can only cost a lookup, never return a wrong row
+    unchecked.
     """
 
     def __init__(self, keys: NDArray[np.uint64]) -> None:
         n = len(keys)
-        bits = max(4, int(np.ceil(np.log2(max(n, 1) * 4))))
-        self._mask = np.int64((1 << bits) - 1)
+        if n >= 1 << 31:  # pragma: no cover - 2 billion judgments
+            raise ValueError("KeyTable holds fewer than 2^31 keys")
+        bits = min(32, max(4, int(np.ceil(np.log2(max(n, 1) * 2)))))
         self._shift = np.uint64(64 - bits)
-        self._keys = np.zeros(1 << bits, dtype=np.uint64)
-        self._rows = np.full(1 << bits, -1, dtype=np.int64)
-        keys = keys | np.uint64(1)
-        pending = np.arange(n, dtype=np.int64)
-        slots = self._slot(keys)
-        while pending.size:
-            wanted = slots[pending]
-            occupant = self._keys[wanted]
-            # A repeated key finds itself already stored: it is done.
-            done = occupant == keys[pending]
-            free = occupant == 0
-            # Among the rows aiming at the same free slot, the first one takes it.
-            taken_slots, first = np.unique(wanted[free], return_index=True)
-            winners = pending[free][first]
-            self._keys[taken_slots] = keys[winners]
-            self._rows[taken_slots] = winners
-            placed = np.zeros(n, dtype=bool)
-            placed[winners] = True
-            placed[pending[done]] = True
-            pending = pending[~placed[pending]]
-            slots[pending] = (slots[pending] + 1) & self._mask
+        self._keys = np.empty(n + 1, dtype=np.uint64)  # the last one: 0, the key of an empty slot
+        np.bitwise_or(keys, np.uint64(1), out=self._keys[:n])
+        self._keys[n] = 0
+        keys = self._keys[:n]
+        packed = keys >> self._shift
+        packed <<= np.uint64(32)
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.int32)
+        place = packed.view(np.int64)  # in place: the home slots, then the places
+        place >>= 32
+        step = np.arange(n, dtype=np.int64)
+        place -= step
+        np.maximum.accumulate(place, out=place)
+        place += step
+        del step
+        size = max(1 << bits, int(place[-1]) + 2 if n else 0)
+        self._rows = np.full(size, n, dtype=np.int32)
+        self._rows[place] = rows
+        self._empty = n
 
     def _slot(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
         return (keys >> self._shift).view(np.int64)
@@ -307,35 +452,45 @@ class KeyTable:
         return out
 
     def _lookup(self, keys: NDArray[np.uint64]) -> NDArray[np.int32]:
-        out = np.full(len(keys), -1, dtype=np.int32)
         slots = self._slot(keys)
-        stored = self._keys[slots]
+        rows = self._rows[slots]
+        stored = self._keys[rows]
         hit = stored == keys
-        out[hit] = self._rows[slots[hit]]
+        out = np.where(hit, rows, np.int32(-1))
         more = ~hit & (stored != 0)  # the slot holds another key: probe the next one
         active, slots = np.flatnonzero(more), slots[more]
         while active.size:
-            slots = (slots + 1) & self._mask
-            stored = self._keys[slots]
+            slots += 1  # never past the end: the last slot is always empty
+            rows = self._rows[slots]
+            stored = self._keys[rows]
             hit = stored == keys[active]
-            out[active[hit]] = self._rows[slots[hit]]
+            out[active[hit]] = rows[hit]
             more = ~hit & (stored != 0)
             active, slots = active[more], slots[more]
         return out
 
 
-def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
+def pair_keys(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray
+              ) -> tuple[NDArray[np.int32], pa.Array, NDArray[np.uint64]]:
+    """Per row: the query's code (its position among the distinct query ids in byte order),
+    those distinct ids, and the 64-bit (query code, doc fingerprint) key."""
+    codes, uniques = codes_in(query_ids)
+    return codes, uniques, pair_key(codes, fingerprint(doc_ids), inplace=True)
+
+
+def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray,
+                   keys: NDArray[np.uint64] | None = None) -> tuple[int, int]:
     """Return the rows of the first duplicated (query, doc) pair, or ``(-1, -1)``.
 
     "First" means the duplicate whose second occurrence comes earliest in the input. A
-    cheap screen on 64-bit (query, doc) fingerprints finds the candidate rows; only those
-    are compared as strings.
+    cheap screen on 64-bit (query, doc) keys (:func:`pair_keys`; pass them when already
+    computed) finds the candidate rows; only those are compared as strings.
     """
     n = len(query_ids)
     if n < 2:
         return -1, -1
-    codes, _ = codes_in(query_ids)
-    keys = pair_key(codes, fingerprint(doc_ids), inplace=True)
+    if keys is None:
+        keys = pair_keys(query_ids, doc_ids)[2]
     ordered = np.sort(keys)
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     if repeated.size == 0:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.arrays import find_duplicate
+from serpeval.core.arrays import find_duplicate, pair_keys
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
 
@@ -242,6 +242,23 @@ class Qrels:
     def __len__(self) -> int:
         return len(self.relevance)
 
+    def pair_keys(self) -> tuple[NDArray[np.int32], pa.Array, NDArray[np.uint64]]:
+        """Every judgment's query code, the distinct query ids in byte order, and the 64-bit
+        (query, doc) keys (:func:`serpeval.core.arrays.pair_keys`).
+
+        Computed once and shared by the readers' duplicate check and the qrels index
+        (``serpeval.ranking.index_qrels``, which drops them once built).
+        """
+        cached = self._cache.get("pair_keys")
+        if cached is None:
+            cached = self._cache["pair_keys"] = pair_keys(self.query_ids, self.doc_ids)
+        return cached
+
+    def find_duplicate(self) -> tuple[int, int]:
+        """The rows of the first (query, doc) judged twice, or ``(-1, -1)``
+        (:func:`serpeval.core.arrays.find_duplicate` on the shared keys)."""
+        return find_duplicate(self.query_ids, self.doc_ids, keys=self.pair_keys()[2])
+
     def __repr__(self) -> str:
         return f"Qrels({self.source!r}, {len(self)} judgments)"
 
@@ -395,7 +412,7 @@ def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, js
     where = _entry_namer(qids, docs, label, json_keys)
     grades = check_grades(values, where)
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), grades, source=label)
-    first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    first, second = qrels.find_duplicate()
     if first >= 0:  # only keys that differ but read as the same id: 1 and "1"
         raise DuplicateError(
             f"{where(second)}: document {docs[second]!r} is judged twice for query {qids[second]!r}: "

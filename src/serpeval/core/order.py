@@ -72,12 +72,13 @@ def _presorted_order(
     same_query = codes[1:] == codes[:-1]
     starts = np.concatenate([[0], np.flatnonzero(~same_query) + 1])
     block_codes = codes[starts]
-    if np.unique(block_codes).size != block_codes.size:
+    in_code_order = bool(np.all(block_codes[1:] > block_codes[:-1]))
+    if not in_code_order and _repeats(block_codes):
         return None  # a query appears in several places
     if np.any(same_query & (scores[1:] > scores[:-1])):
         return None  # scores rise within a query
     lengths = np.diff(np.append(starts, n))
-    if np.all(block_codes[1:] > block_codes[:-1]):
+    if in_code_order:
         order = np.arange(n, dtype=np.int64)
         shift = np.zeros(len(starts), dtype=np.int64)
     else:
@@ -100,6 +101,16 @@ def _presorted_order(
             ).to_numpy()
             order[rows + shift[block]] = rows[fixed]
     return order
+
+
+def _repeats(codes: NDArray[np.integer]) -> bool:
+    """True when a value occurs twice (codes are small non-negative integers: a count per
+    value, no sort)."""
+    if codes.size == 0:
+        return False
+    if codes.min() < 0:
+        return bool(np.unique(codes).size != codes.size)
+    return bool(np.bincount(codes).max() > 1)
 
 
 def _blocks_in_code_order(

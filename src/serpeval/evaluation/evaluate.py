@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from serpeval.measures import Measure, parse_measures
 from serpeval.measures.subtopic_ranking import attach, index_subtopics, needs_subtopics_message, rank_subtopics
 from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank, require_evaluated
 
-__all__ = ["DEFAULT_MEASURES", "evaluate"]
+__all__ = ["DEFAULT_MEASURES", "evaluate", "iter_runs"]
 
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP", "P@10", "R@100", "RR")
 
@@ -41,17 +42,25 @@ def _some_queries(run: Run) -> list[str]:
     return pc.unique(head).slice(0, 4).to_pylist()
 
 
-def _as_runs(runs: Any) -> list[Run]:
+def iter_runs(runs: Any) -> Iterator[Run]:
+    """The runs one at a time, each read or converted only when reached (so that a list of
+    paths never holds more than one run's rows)."""
     if isinstance(runs, (Run, str, Path)) or (isinstance(runs, Mapping) and _is_run_dict(runs)):
-        return [as_run(runs)]
-    if isinstance(runs, Mapping):
-        return [as_run(run, name=str(name)) for name, run in runs.items()]
-    if isinstance(runs, Sequence) or (isinstance(runs, Iterable) and not hasattr(runs, "columns")):
-        out = [as_run(run) for run in runs]
-        if not out:
+        yield as_run(runs)
+    elif isinstance(runs, Mapping):
+        for name, run in runs.items():
+            yield as_run(run, name=str(name))
+    elif isinstance(runs, Sequence) or (isinstance(runs, Iterable) and not hasattr(runs, "columns")):
+        given = False
+        for item in runs:
+            given = True
+            box = [item]  # hold no reference here while the caller evaluates the run
+            del item
+            yield as_run(box.pop())
+        if not given:
             raise InputError("No runs given; pass a run or a list of runs.")
-        return _unique_names(out)
-    return [as_run(runs)]
+    else:
+        yield as_run(runs)
 
 
 def unique_names(names: Iterable[str]) -> list[str]:
@@ -65,10 +74,12 @@ def unique_names(names: Iterable[str]) -> list[str]:
     return out
 
 
-def _unique_names(runs: list[Run]) -> list[Run]:
+def _unique_names(results: list[RunResult]) -> list[RunResult]:
     """Rename runs whose display names collide (``bm25``, ``bm25#2``)."""
-    names = unique_names(run.name for run in runs)
-    return [run if run.name == name else run.renamed(name) for run, name in zip(runs, names, strict=True)]
+    names = unique_names(result.name for result in results)
+    return [result if result.name == name else
+            replace(result, name=name, coverage=replace(result.coverage, run=name))
+            for result, name in zip(results, names, strict=True)]
 
 
 def evaluate(
@@ -131,20 +142,27 @@ def evaluate(
         if note is not None:
             warnings.warn(SingleSubtopicWarning(note), stacklevel=2)
     index = index_qrels(judgments)
+    subtopic_index = index_subtopics(subtopic_qrels) if diverse and subtopic_qrels is not None else None
     results = []
-    for run in _as_runs(runs):
+    # One run after another: its rows and rankings are dropped before the next is read, so
+    # memory does not grow with the number of runs (only the per-query values are kept).
+    for run in iter_runs(runs):
         rankings = rank(index, run, missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores)
         require_evaluated(rankings.coverage, run.source, qrels=judgments.source,
                           run_examples=_some_queries(run))
+        name, tag = run.name, run.tag
         if rankings.coverage.missing and missing == "skip":
             warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=2)
-        if diverse and subtopic_qrels is not None:
-            attach(rankings, rank_subtopics(index_subtopics(subtopic_qrels), run, rankings, depth=depth,
+        if subtopic_index is not None:
+            attach(rankings, rank_subtopics(subtopic_index, run, rankings, depth=depth,
                                             judged_only=judged_only, float32_scores=float32_scores))
+        del run
         values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \
             np.zeros((rankings.n_queries, 0))
-        results.append(RunResult(run.name, run.tag, rankings.query_ids, values, rankings.coverage))
+        results.append(RunResult(name, tag, rankings.query_ids, values, rankings.coverage))
+        del rankings
+    results = _unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores, qrels=judgments.source,
                         qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None)

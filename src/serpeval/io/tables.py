@@ -202,9 +202,7 @@ def _qrels(table: pa.Table, rows: _Rows, query_col: str | None = None, doc_col: 
 
 
 def _refuse_duplicate_judgments(qrels: Qrels, rows: _Rows) -> None:
-    from serpeval.core.arrays import find_duplicate
-
-    first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    first, second = qrels.find_duplicate()
     if first >= 0:
         raise DuplicateError(
             f"{rows.at(second)}: document {qrels.doc_ids[second].as_py()!r} is judged twice for query "

@@ -45,7 +45,7 @@ import io
 import math
 import mmap
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -54,7 +54,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from serpeval.core.arrays import find_duplicate
 from serpeval.core.data import Qrels, Run, check_grades, check_scores
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io.inputs import Input, open_input
@@ -65,7 +64,7 @@ RUN_COLUMNS = "qid Q0 docid rank score tag"
 QRELS_COLUMNS = "qid iter docid rel"
 _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 _QRELS_NAMES = ["query_id", "iter", "doc_id", "relevance"]
-_BLOCK_SIZE = 1 << 24
+_BLOCK_SIZE = 1 << 22  # Arrow's CSV blocks: 4 MiB keeps its transient memory low (16 MiB: +100 MB peak)
 _BOM = b"\xef\xbb\xbf"
 _INTEGER = re.compile(rb"[+-]?[0-9]+")
 _SPELLINGS = pa.dictionary(pa.int32(), pa.string())  # how the fast path reads grades
@@ -107,14 +106,13 @@ class Source:
         return pa.py_buffer(self._data)
 
     def single_spaced(self) -> bool:
-        """:func:`_single_spaced` on the bytes (a plain file is memory-mapped, not copied)."""
+        """:func:`_single_spaced` on the bytes (a plain file is read a slice at a time into one
+        reused buffer: neither copied whole nor memory-mapped, which would count the whole
+        file in the process's resident memory)."""
         if self._data is not None or self.path is None:
             return _single_spaced(self.data)
         with self.path.open("rb") as handle:
-            if handle.seek(0, 2) == 0:
-                return _single_spaced(b"")
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return _single_spaced(mapped)
+            return _single_spaced_slices(_slices(handle))
 
     def tail(self, size: int = 1 << 16) -> bytes:
         """The last ``size`` bytes (to find the run tag of the last line cheaply)."""
@@ -178,24 +176,85 @@ def _single_spaced(data: bytes | mmap.mmap) -> bool:
     (``q1 Q0  d1 1 2.0``) reads as an empty doc id with score 1.0, and a tab inside a field
     shifts the careful path's columns. Vectorized, a few hundredths of a second per 100 MB.
     """
-    if any(data.find(other) >= 0 for other in (b"\t", b"\x0b", b"\x0c")):  # memchr: fast
-        return False
-    raw = np.frombuffer(data, dtype=np.uint8)
-    if raw[: len(_BOM)].tobytes() == _BOM:
-        raw = raw[len(_BOM):]
-    if raw.size and (raw[0] == 0x20 or raw[-1] == 0x20):
-        return False
-    for start in range(0, raw.size, _SLICE):
-        part = raw[start: start + _SLICE + 3]  # overlap: pairs and marks across slices
-        low = part <= 0x20  # whitespace and control bytes: two in a row are rare
-        pairs = np.flatnonzero(low[1:] & low[:-1])
-        if pairs.size and ((part[pairs] == 0x20) | (part[pairs + 1] == 0x20)).any():
-            return False
-        marks = np.flatnonzero(part[1:-2] == _BOM[0]) + 1  # a mark starting after a byte
-        if marks.size:
-            line_start = (part[marks - 1] == 0x0A) | (part[marks - 1] == 0x0D)
-            if (line_start & (part[marks + 1] == _BOM[1]) & (part[marks + 2] == _BOM[2])).any():
+    return _single_spaced_slices(data[start: start + _SLICE] for start in range(0, len(data), _SLICE))
+
+
+def _slices(handle: IO[bytes]) -> Iterator[bytes | bytearray]:
+    """The bytes of an open file, ``_SLICE`` at a time, read into one reused buffer (valid
+    until the next one is asked for)."""
+    buffer = bytearray(_SLICE)
+    while True:
+        size = handle.readinto(buffer)  # type: ignore[attr-defined]
+        if not size:
+            return
+        yield buffer if size == len(buffer) else buffer[:size]
+
+
+def _head_of_three(slices: Iterable[bytes | bytearray]) -> Iterator[bytes | bytearray]:
+    """The same bytes, the first piece holding at least 3 of them (a whole byte order mark)."""
+    head = b""
+    pieces = iter(slices)
+    for piece in pieces:
+        head += bytes(piece)
+        if len(head) >= len(_BOM):
+            break
+    if head:
+        yield head
+    yield from pieces
+
+
+def _single_spaced_slices(slices: Iterable[bytes | bytearray]) -> bool:
+    """:func:`_single_spaced` over consecutive slices of the data.
+
+    Inside a slice: tabs, vertical tabs, form feeds and marks are found with ``find``
+    (memchr speed); neighbouring bytes <= 0x20 with three vectorized passes. Across a cut,
+    the last 3 bytes before it and the first 3 after are checked together.
+    """
+    carry = b""  # the last 3 bytes so far (after a leading mark)
+    first = True
+    for piece in _head_of_three(slices):
+        skip = 0
+        if first:
+            if piece[: len(_BOM)] == _BOM:
+                skip = len(_BOM)
+            if len(piece) == skip:
+                continue
+            if piece[skip] == 0x20:
                 return False
+            first = False
+        if any(piece.find(other, skip) >= 0 for other in (b"\t", b"\x0b", b"\x0c")):
+            return False
+        raw = np.frombuffer(piece, dtype=np.uint8)[skip:]
+        head = bytes(raw[:3])
+        if not _window_ok(carry + head):
+            return False
+        low = raw <= 0x20  # whitespace and control bytes: two in a row are rare (CRLF aside)
+        pair = low[1:] & low[:-1]
+        if pair.any():
+            pairs = np.flatnonzero(pair)
+            if ((raw[pairs] == 0x20) | (raw[pairs + 1] == 0x20)).any():
+                return False
+        at = piece.find(_BOM, skip + 1)
+        while at >= 0:  # a mark after a line break: Arrow keeps it, the careful path removes it
+            if piece[at - 1] in (0x0A, 0x0D):
+                return False
+            at = piece.find(_BOM, at + 1)
+        carry = (carry + bytes(raw[-3:]))[-3:]
+    return not carry.endswith(b" ")
+
+
+def _window_ok(window: bytes) -> bool:
+    """The checks of :func:`_single_spaced` on the few bytes around a cut between slices."""
+    part = np.frombuffer(window, dtype=np.uint8)
+    low = part <= 0x20
+    pairs = np.flatnonzero(low[1:] & low[:-1])
+    if pairs.size and ((part[pairs] == 0x20) | (part[pairs + 1] == 0x20)).any():
+        return False
+    marks = np.flatnonzero(part[1:-2] == _BOM[0]) + 1
+    if marks.size:
+        line_start = (part[marks - 1] == 0x0A) | (part[marks - 1] == 0x0D)
+        if (line_start & (part[marks + 1] == _BOM[1]) & (part[marks + 2] == _BOM[2])).any():
+            return False
     return True
 
 
@@ -419,7 +478,7 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
             f"{src.label}: the qrels have no data lines; expected lines '{QRELS_COLUMNS}'."
         )
     qrels = Qrels(qids, docs, grades, source=src.label, skipped_lines=skipped)
-    first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
+    first, second = qrels.find_duplicate()
     if first >= 0:
         if lines is not None:
             a, b = lines[first], lines[second]

@@ -682,9 +682,9 @@ def _fleiss(data: _Aligned, counts: NDArray[np.int64], everyone: NDArray[np.bool
 
 def _load_runs(runs: Any) -> list[Any]:
     """Read the runs once (they are evaluated under every label set), named as evaluate names them."""
-    from serpeval.evaluation.evaluate import _as_runs  # evaluate's one rule for "runs" arguments
+    from serpeval.evaluation.evaluate import iter_runs  # evaluate's one rule for "runs" arguments
 
-    return _as_runs(runs)
+    return list(iter_runs(runs))
 
 
 def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures: str | Iterable[str],

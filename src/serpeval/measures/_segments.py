@@ -69,6 +69,9 @@ def prefix_sums(values: NDArray[np.float64], offsets: NDArray[np.int64]) -> NDAr
     if lengths.min() == lengths.max():
         width = int(lengths[0])
         return np.cumsum(values.reshape(n_segments, width), axis=1).reshape(-1)
+    longest = int(lengths.max())
+    if longest <= max(64, values.size // 1000):
+        return _prefix_sums_by_position(values, offsets, lengths)
     group = np.zeros(n_segments, dtype=np.int64)
     nonempty = lengths > 0
     group[nonempty] = np.ceil(np.log2(lengths[nonempty])).astype(np.int64)
@@ -82,6 +85,26 @@ def prefix_sums(values: NDArray[np.float64], offsets: NDArray[np.int64]) -> NDAr
         block[rows, cols] = values[index]
         np.cumsum(block, axis=1, out=block)
         out[index] = block[rows, cols]
+    return out
+
+
+def _prefix_sums_by_position(values: NDArray[np.float64], offsets: NDArray[np.int64],
+                             lengths: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`prefix_sums` one position at a time: step j adds element j of every segment
+    longer than j to the running sum before it (``out[j] = out[j-1] + v[j]``, the C loop's
+    order; IEEE addition is commutative). One NumPy step per position of the longest
+    segment, each over the segments still going: for many short segments (a million
+    queries of ten results) no padding, no scatter."""
+    out = values.copy()
+    longer = lengths > 1
+    at, left = offsets[:-1][longer] + 1, lengths[longer] - 1
+    while at.size:
+        out[at] += out[at - 1]
+        left -= 1
+        going = left > 0
+        if not going.all():
+            at, left = at[going], left[going]
+        at += 1
     return out
 
 
