@@ -171,14 +171,14 @@ def test_interleaving_segments_match_the_log_report(interleaving_logs) -> None:
 
 
 def test_interleaving_improved_means_the_treatment_b_is_preferred(interleaving_logs) -> None:
-    """Ranker B is the better one here: Δ (positive = A preferred, the interleaving report's
-    sign) is negative, and the rows say B (the treatment) improved, as A/B rows do."""
+    """Ranker B is the better one here: Δ (positive = B preferred, the interleaving report's
+    sign) is positive, and the rows say B (the treatment) improved, as A/B rows do."""
     table = interleaving_logs.impressions
     users = table.column("user_id").to_numpy()
     table = table.append_column("device", pa.array(np.array(["desktop", "mobile"])[users % 2]))
     result = analyze_interleaving_segments(table, by="device")
     assert all(r.treatment == "B" and r.control == "A" for r in result.rows)
-    assert all(r.effect < 0 and r.value_treatment > 0.5 for r in result.rows)
+    assert all(r.effect > 0 and r.value_treatment > 0.5 for r in result.rows)
     assert all(r.improved for r in result.rows)
     assert any(r.significant for r in result.rows)
 
