@@ -91,6 +91,8 @@ def evaluate(
     depth: int | None = None,
     judged_only: bool = False,
     float32_scores: bool = False,
+    stream: bool = False,
+    progress: Any = None,
 ) -> Results:
     """Evaluate one or several runs against the same qrels.
 
@@ -112,6 +114,10 @@ def evaluate(
         depth: keep only the top ``depth`` docs per query (trec_eval ``-M``).
         judged_only: drop unjudged docs before measuring (trec_eval ``-J``).
         float32_scores: compare scores as 32-bit floats (trec_eval 9.0.8 / pytrec_eval).
+        stream: read the runs (TREC text files, ``.gz`` ok) piece by piece in bounded
+            memory, for runs larger than RAM; the same values, bit for bit
+            (:mod:`serpeval.evaluation.stream`, where ``evaluate_stream`` has more options).
+        progress: with ``stream``, ``progress(bytes_read, file_size)`` after each piece.
 
     Returns:
         :class:`~serpeval.evaluation.results.Results` with per-query values and aggregates.
@@ -131,6 +137,11 @@ def evaluate(
         >>> [round(v, 4) for v in res.means("run").values()]
         [0.5, 1.0, 0.7602]
     """
+    if stream:
+        from serpeval.evaluation.stream import evaluate_stream
+
+        return evaluate_stream(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
+                               float32_scores=float32_scores, progress=progress)
     parsed = parse_measures(measures)
     subtopic_qrels = qrels if isinstance(qrels, SubtopicQrels) else None
     judgments = subtopic_qrels.topical() if subtopic_qrels is not None else as_qrels(qrels)

@@ -243,7 +243,8 @@ def _zero_rankings(index: QrelsIndex, codes: Any, coverage: Coverage) -> Ranking
 
 
 def _stream_one(path: str, index: QrelsIndex, opts: _Options, qrels_source: str,
-                progress: Callable[[int, int], None] | None, spill_dir: str | None) -> RunResult:
+                progress: Callable[[int, int], None] | None, spill_dir: str | None,
+                facts: list[StreamedRun] | None) -> RunResult:
     n_judged = len(index.query_ids)
     info = StreamedRun(path)
     collected = _Collected(index, np.zeros(n_judged, dtype=bool))
@@ -253,6 +254,8 @@ def _stream_one(path: str, index: QrelsIndex, opts: _Options, qrels_source: str,
         info = StreamedRun(path)
         collected = _Collected(index, np.zeros(n_judged, dtype=bool))
         _partitioned(path, info, opts, collected, progress, spill_dir)
+    if facts is not None:
+        facts.append(info)
     present = int(np.count_nonzero(collected.seen))
     run_queries = len(np.unique(np.concatenate(collected.query_prints))) if collected.query_prints else 0
     absent = np.flatnonzero(~collected.seen)
@@ -298,6 +301,7 @@ def evaluate_stream(
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     progress: Callable[[int, int], None] | None = None,
     spill_dir: str | Path | None = None,
+    facts: list[StreamedRun] | None = None,
 ) -> Results:
     """Evaluate TREC run files piece by piece (see the module docstring); the arguments are
     :func:`~serpeval.evaluation.evaluate.evaluate`'s, plus:
@@ -309,6 +313,8 @@ def evaluate_stream(
         progress: ``progress(done, total)`` after each piece: bytes read of the file and its
             size (0 when unknown), run after run.
         spill_dir: where an ungrouped run is partitioned (default: the temporary directory).
+        facts: a list that receives each run file's
+            :class:`~serpeval.io.trec_stream.StreamedRun` (name, tag, rows, skipped lines).
 
     Raises:
         InputError: subtopic qrels (diversity measures are not streamed); an ungrouped run
@@ -339,7 +345,7 @@ def evaluate_stream(
     if depth is not None and depth <= 0:
         rank(index, Run(pa.chunked_array([["x"]]), pa.chunked_array([["x"]]), np.zeros(1)), depth=depth)
     results = [_stream_one(p, index, opts, judgments.source, progress,
-                           None if spill_dir is None else str(spill_dir)) for p in paths]
+                           None if spill_dir is None else str(spill_dir), facts) for p in paths]
     names = unique_names(r.name for r in results)
     from dataclasses import replace
 

@@ -61,6 +61,11 @@ class StreamedRun:
     rows: int = 0
     skipped_lines: int = 0
 
+    @property
+    def source(self) -> str:
+        """The file's label (as :attr:`Run.source`)."""
+        return self.label
+
 
 def _open(source: str | Path) -> tuple[IO[bytes], IO[bytes], int, str]:
     """(reader of the decompressed bytes, raw file for progress, raw size or 0, label)."""
