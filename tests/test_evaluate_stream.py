@@ -52,7 +52,7 @@ def _workload(tmp_path: Path, seed: int = 0) -> tuple[Path, list[str]]:
     return tmp_path / "qrels", lines
 
 
-def _same(a, b) -> None:  # noqa: ANN001
+def _same(a, b) -> None:
     assert [r.name for r in a.runs] == [r.name for r in b.runs]
     for ra, rb in zip(a.runs, b.runs, strict=True):
         assert list(ra.query_ids) == list(rb.query_ids)
@@ -79,7 +79,8 @@ def test_stream_equals_memory(tmp_path: Path, shape: str, options: dict) -> None
             streamed = evaluate_stream(qrels, path, MEASURES, chunk_bytes=chunk_bytes, **options)
             _same(memory, streamed)
     assert memory.runs[0].coverage.missing  # the workload has missing queries
-    assert memory.runs[0].coverage.unjudged_queries and memory.runs[0].coverage.ties
+    assert memory.runs[0].coverage.unjudged_queries
+    assert memory.runs[0].coverage.ties
 
 
 def test_many_runs_and_names(tmp_path: Path) -> None:
@@ -121,10 +122,12 @@ def test_progress_reports_bytes(tmp_path: Path) -> None:
         evaluate_stream(qrels, path, ["AP"], chunk_bytes=500, progress=lambda d, t: seen.append((d, t)))
     size = path.stat().st_size
     done = [d for d, _ in seen]
-    assert len(seen) >= size // 500 and done == sorted(done) and seen[-1] == (size, size)
+    assert len(seen) >= size // 500
+    assert done == sorted(done)
+    assert seen[-1] == (size, size)
 
 
-def _message(exc_info) -> str:  # noqa: ANN001
+def _message(exc_info) -> str:
     return str(exc_info.value)
 
 
@@ -138,7 +141,7 @@ def _message(exc_info) -> str:  # noqa: ANN001
 @pytest.mark.parametrize("where", [3, 250, 900])
 def test_errors_name_the_same_line(tmp_path: Path, bad: str, where: int) -> None:
     qrels, lines = _workload(tmp_path)
-    lines = lines[:where] + [bad] + lines[where:]
+    lines = [*lines[:where], bad, *lines[where:]]
     path = tmp_path / "run"
     path.write_text("".join(lines), encoding="utf-8")
     with pytest.raises(ParseError) as memory:
@@ -152,14 +155,15 @@ def test_errors_name_the_same_line(tmp_path: Path, bad: str, where: int) -> None
 def test_comment_refused_with_line(tmp_path: Path) -> None:
     qrels, lines = _workload(tmp_path)
     path = tmp_path / "run"
-    path.write_text("".join(lines[:40] + ["# note\n"] + lines[40:]), encoding="utf-8")
+    path.write_text("".join([*lines[:40], "# note\n", *lines[40:]]), encoding="utf-8")
     from serpeval.io.trec import read_trec_run
 
     with pytest.raises(ParseError) as memory:
         read_trec_run(path, comments=False)
     with pytest.raises(ParseError) as streamed:
         evaluate_stream(qrels, path, ["AP"], chunk_bytes=150, comments=False)
-    assert _message(streamed) == _message(memory) and f"{path}:41:" in _message(streamed)
+    assert _message(streamed) == _message(memory)
+    assert f"{path}:41:" in _message(streamed)
 
 
 @pytest.mark.parametrize("shuffled", [False, True])
@@ -183,7 +187,8 @@ def test_duplicate_across_pieces(tmp_path: Path, shuffled: bool) -> None:
     with pytest.raises(DuplicateError) as streamed:
         evaluate_stream(qrels, path, ["AP"], chunk_bytes=120)
     assert _message(streamed) == _message(memory)
-    assert f"{path}:{at + 1}:" in _message(streamed) and f"first at line {first + 1}" in _message(streamed)
+    assert f"{path}:{at + 1}:" in _message(streamed)
+    assert f"first at line {first + 1}" in _message(streamed)
 
 
 def test_missing_error_and_empty(tmp_path: Path) -> None:
@@ -212,7 +217,8 @@ def test_pieces_and_line_of_row(tmp_path: Path) -> None:
     info = StreamedRun(str(path))
     chunks = list(run_chunks(path, info, chunk_bytes=16))
     assert sum(len(c.run) for c in chunks) == info.rows == 4
-    assert info.skipped_lines == 2 and info.tag == "t"
+    assert info.skipped_lines == 2
+    assert info.tag == "t"
     assert [line_of_row(path, r, chunk_bytes=16) for r in range(4)] == [1, 3, 4, 6]
     docs = [d for c in chunks for d in c.run.doc_ids.to_pylist()]
     assert docs == ["a", "b", "c" * 500, "d"]
@@ -227,5 +233,6 @@ def test_cli_stream_same_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
     for extra in ([], ["--stream"]):
         assert main(["evaluate", str(qrels), str(path), "-q", "-f", "tsv", "-m", "AP,nDCG@10", *extra]) == 0
         outputs.append(capsys.readouterr())
-    assert outputs[0].out == outputs[1].out and outputs[0].out.count("\n") > 90
+    assert outputs[0].out == outputs[1].out
+    assert outputs[0].out.count("\n") > 90
     assert outputs[0].err == outputs[1].err

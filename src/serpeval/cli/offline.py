@@ -26,9 +26,9 @@ __all__ = [
     "progress",
     "read_counting",
     "render_results",
-    "stream_and_evaluate",
     "resolve_run",
     "results_rows",
+    "stream_and_evaluate",
     "with_judged_column",
 ]
 
