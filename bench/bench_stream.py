@@ -42,7 +42,7 @@ def _decimal(numbers: np.ndarray) -> pa.Array:
     return pc.cast(pa.array(numbers), pa.string())
 
 
-def _write(table: pa.Table, handle) -> None:  # noqa: ANN001
+def _write(table: pa.Table, handle) -> None:
     options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     pacsv.write_csv(table, handle, write_options=options)
 

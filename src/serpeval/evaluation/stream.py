@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 from serpeval.core.arrays import codes_in, fingerprint, take_segments
 from serpeval.core.data import Run
 from serpeval.core.errors import DuplicateError, InputError
-from serpeval.evaluation.results import Results, RunResult, Settings
+from serpeval.evaluation.results import Results, RunResult, Settings, with_unique_names
 from serpeval.io.trec_stream import DEFAULT_CHUNK_BYTES, StreamedRun, line_of_row, run_chunks
 from serpeval.measures import Measure
 from serpeval.ranking import (
@@ -322,7 +322,6 @@ def evaluate_stream(
     """
     from serpeval.core.checks import check_count
     from serpeval.core.subtopics import SubtopicQrels
-    from serpeval.evaluation.evaluate import unique_names
     from serpeval.io import as_qrels
     from serpeval.measures import parse_measures
     from serpeval.ranking import index_qrels
@@ -336,7 +335,10 @@ def evaluate_stream(
         raise InputError("stream=True does not evaluate diversity measures; evaluate in memory (stream=False).")
     judgments = as_qrels(qrels)
     index = index_qrels(judgments)
-    paths = [str(runs)] if isinstance(runs, (str, Path)) else [str(r) for r in runs]
+    paths = [str(runs)] if isinstance(runs, (str, Path)) else list(runs)
+    if not all(isinstance(p, (str, Path)) for p in paths):
+        raise InputError("stream=True reads run files: give paths (TREC text, .gz ok), not runs in memory.")
+    paths = [str(p) for p in paths]
     if not paths:
         raise InputError("No runs given; pass a run or a list of runs.")
     opts = _Options(parsed, missing, depth, judged_only, float32_scores, comments, chunk_bytes)
@@ -346,11 +348,7 @@ def evaluate_stream(
         rank(index, Run(pa.chunked_array([["x"]]), pa.chunked_array([["x"]]), np.zeros(1)), depth=depth)
     results = [_stream_one(p, index, opts, judgments.source, progress,
                            None if spill_dir is None else str(spill_dir), facts) for p in paths]
-    names = unique_names(r.name for r in results)
-    from dataclasses import replace
-
-    results = [r if r.name == n else replace(r, name=n, coverage=replace(r.coverage, run=n))
-               for r, n in zip(results, names, strict=True)]
+    results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only, float32_scores=float32_scores,
                         qrels=judgments.source, qrels_skipped_lines=judgments.skipped_lines, subtopics=False)
     return Results(parsed, tuple(results), settings)

@@ -106,6 +106,13 @@ def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
         yield rest
 
 
+def _count_lines(piece: bytes) -> int:
+    """``len(piece.splitlines())`` without building the lines: line breaks (LF, CRLF, lone CR)
+    plus a last line without one."""
+    breaks = piece.count(b"\n") + piece.count(b"\r") - piece.count(b"\r\n")
+    return breaks + (1 if piece and piece[-1:] not in (b"\n", b"\r") else 0)
+
+
 def _shift(exc: ParseError, label: str, before: int) -> ParseError:
     """``exc`` with its ``label:line`` made a line of the whole file (``before`` lines precede)."""
     message = str(exc)
@@ -154,7 +161,7 @@ def run_chunks(
     tag = ""
     try:
         for piece in _blocks(stream, chunk_bytes):
-            lines = len(piece.splitlines())
+            lines = _count_lines(piece)
             try:
                 run = read_trec_run(Input(label, data=piece), name=label, comments=comments)
             except EmptyInputError:
@@ -200,7 +207,7 @@ def line_of_row(source: str | Path, row: int, *, comments: bool = True,
                     if seen == row:
                         return number
                     seen += 1
-            line += len(piece.splitlines())
+            line += _count_lines(piece)
     finally:
         raw.close()
     return -1
