@@ -47,17 +47,22 @@ def _write(table: pa.Table, handle) -> None:
     pacsv.write_csv(table, handle, write_options=options)
 
 
-def generate(lines: int, docs: int, judged_every: int, seed: int = 0) -> tuple[Path, Path, Path]:
-    """Write qrels, a grouped and an ungrouped run (once); return their paths."""
+def generate(lines: int, docs: int, judged_every: int, layouts: tuple[str, ...] = ("grouped", "not grouped"),
+             seed: int = 0) -> tuple[Path, Path, Path]:
+    """Write qrels, a grouped and an ungrouped run (once; only the ``layouts`` asked for);
+    return their paths."""
     stem = f"{lines}x{docs}j{judged_every}"
     qrels_path, grouped, ungrouped = (DATA / f"qrels_{stem}.txt", DATA / f"run_{stem}.txt",
                                       DATA / f"run_{stem}_ungrouped.txt")
-    if qrels_path.exists() and grouped.exists() and ungrouped.exists():
+    wanted = [p for p, layout in ((grouped, "grouped"), (ungrouped, "not grouped")) if layout in layouts]
+    if qrels_path.exists() and all(p.exists() for p in wanted):
         return qrels_path, grouped, ungrouped
     DATA.mkdir(parents=True, exist_ok=True)
+    null = os.devnull
     rng = np.random.default_rng(seed)
     queries = lines // docs
-    with open(qrels_path, "wb") as fq, open(grouped, "wb") as fg, open(ungrouped, "wb") as fu:
+    with open(qrels_path, "wb") as fq, open(grouped if grouped in wanted else null, "wb") as fg, \
+            open(ungrouped if ungrouped in wanted else null, "wb") as fu:
         for start in range(0, queries, BLOCK):
             n = min(BLOCK, queries - start)
             qnum = np.arange(start, start + n) + 1000
@@ -72,9 +77,11 @@ def generate(lines: int, docs: int, judged_every: int, seed: int = 0) -> tuple[P
                 "score": pc.round(pa.array(scores.ravel()), 6),
                 "tag": pa.array(np.full(n * docs, "bench")),
             })
-            _write(run, fg)
+            if grouped in wanted:
+                _write(run, fg)
             by_rank = np.arange(n * docs).reshape(n, docs).T.ravel()  # rank 1 of every query, then rank 2, ...
-            _write(run.take(pa.array(by_rank)), fu)
+            if ungrouped in wanted:
+                _write(run.take(pa.array(by_rank)), fu)
             judged = np.flatnonzero(qnum % judged_every == 0)
             if judged.size:
                 retrieved = doc_numbers[judged, : min(5, docs)]
@@ -117,15 +124,20 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=10)
     parser.add_argument("--judged-every", type=int, default=10)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--layout", choices=("both", "grouped", "not grouped"), default="both",
+                        help="which file layouts to write and evaluate (200M lines: one at a time, 7.3 GB each)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "stream.md")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    qrels, grouped, ungrouped = generate(args.lines, args.docs, args.judged_every)
+    layouts = ("grouped", "not grouped") if args.layout == "both" else (args.layout,)
+    qrels, grouped, ungrouped = generate(args.lines, args.docs, args.judged_every, layouts)
     print(f"data ready in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     base = [sys.executable, "-m", "serpeval", "evaluate", str(qrels)]
     rows = []
     outputs = {}
     for layout, run in (("grouped", grouped), ("not grouped", ungrouped)):
+        if layout not in layouts:
+            continue
         for mode in (["in memory"] if not args.skip_memory else []) + ["--stream"]:
             argv = [*base, str(run), "-f", "json"] + (["--stream"] if mode == "--stream" else [])
             wall, cpu, peak, out = spawn(argv)
@@ -133,7 +145,7 @@ def main() -> None:
             rows.append((layout, mode, wall, cpu, peak))
             print(f"{layout:12} {mode:10} {wall:7.1f} s wall {cpu:7.1f} s CPU {peak:7.0f} MB", file=sys.stderr)
     same = len(set(outputs.values())) == 1
-    size = grouped.stat().st_size
+    size = (grouped if grouped.exists() else ungrouped).stat().st_size
     lines = [
         "# Streaming evaluation: `serpeval evaluate --stream` vs in memory",
         "",
@@ -145,7 +157,8 @@ def main() -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared with other jobs), Python "
         f"{platform.python_version()}; one fresh process each; peak = `ru_maxrss` from `wait4`.",
         f"Command: `python bench/bench_stream.py --lines {args.lines} --docs {args.docs}"
-        f"{' --skip-memory' if args.skip_memory else ''}`.",
+        f"{' --skip-memory' if args.skip_memory else ''}"
+        f"{'' if args.layout == 'both' else ' --layout ' + repr(args.layout)}`.",
         "",
         "| file | path | wall s | CPU s | peak RSS MB |",
         "| --- | --- | ---: | ---: | ---: |",

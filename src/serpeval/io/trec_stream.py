@@ -31,7 +31,7 @@ from serpeval.io.trec import RUN_COLUMNS, _fields, _unnamed, read_trec_run, run_
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "RunChunk", "StreamedRun", "line_of_row", "run_chunks"]
 
-DEFAULT_CHUNK_BYTES = 1 << 27  # 128 MiB of text per piece (about 3.5M lines of a typical run)
+DEFAULT_CHUNK_BYTES = 1 << 26  # 64 MiB of text per piece (~1.8M lines of a typical run; peak ~6x this)
 
 
 @dataclass(frozen=True)
