@@ -236,3 +236,50 @@ def test_cli_stream_same_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert outputs[0].out == outputs[1].out
     assert outputs[0].out.count("\n") > 90
     assert outputs[0].err == outputs[1].err
+
+
+@pytest.mark.parametrize("text", [b"", b"a", b"a\n", b"a\r\nb", b"\r\r\n\n", b"a\rb\r", b"\n\n", b"x\r", b"\r\n\r"])
+def test_count_lines_is_splitlines(text: bytes) -> None:
+    from serpeval.io.trec_stream import _count_lines
+
+    assert _count_lines(text) == len(text.splitlines())
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_stdin_grouped_and_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard input is read once: grouped, it streams like a file (named by its run tag);
+    not grouped, it is refused with a message (it cannot be read twice)."""
+    qrels, lines = _workload(tmp_path)
+    text = "".join(lines).encode("utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _stdin(monkeypatch, text)
+        memory = evaluate(qrels, "-", MEASURES)
+        _stdin(monkeypatch, text)
+        _same(memory, evaluate_stream(qrels, "-", MEASURES, chunk_bytes=400))
+    assert memory.runs[0].name == "tag-0"
+    shuffled = "".join(lines[i] for i in np.random.default_rng(2).permutation(len(lines))).encode("utf-8")
+    _stdin(monkeypatch, shuffled)
+    from serpeval.core.errors import InputError
+
+    with pytest.raises(InputError, match="not grouped by query"):
+        evaluate_stream(qrels, "-", ["AP"], chunk_bytes=400)
+
+
+def test_spill_files_removed(tmp_path: Path) -> None:
+    """A run not grouped by query is partitioned into spill_dir, which is left empty."""
+    qrels, lines = _workload(tmp_path)
+    path = tmp_path / "run"
+    path.write_text("".join(lines[i] for i in np.random.default_rng(4).permutation(len(lines))), encoding="utf-8")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same(evaluate(qrels, path, MEASURES), evaluate_stream(qrels, path, MEASURES, chunk_bytes=700, spill_dir=spill))
+    assert list(spill.iterdir()) == []
