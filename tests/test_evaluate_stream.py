@@ -283,3 +283,19 @@ def test_spill_files_removed(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         _same(evaluate(qrels, path, MEASURES), evaluate_stream(qrels, path, MEASURES, chunk_bytes=700, spill_dir=spill))
     assert list(spill.iterdir()) == []
+
+
+def test_bad_line_reported_before_duplicate(tmp_path: Path) -> None:
+    """A duplicate early and a malformed line late: the malformed line is reported, as in memory."""
+    qrels, lines = _workload(tmp_path)
+    judged = {line.split()[0] for line in qrels.read_text(encoding="utf-8").splitlines()}
+    first = next(i for i, line in enumerate(lines) if line.split()[0] in judged)
+    lines.insert(first + 1, lines[first])
+    lines.insert(len(lines) - 3, "q1 Q0 d1 1 2.0\n")
+    path = tmp_path / "run"
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ParseError) as memory:
+        evaluate(qrels, path, ["AP"])
+    with pytest.raises(ParseError) as streamed:
+        evaluate_stream(qrels, path, ["AP"], chunk_bytes=200)
+    assert _message(streamed) == _message(memory)

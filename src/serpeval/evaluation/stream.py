@@ -17,7 +17,9 @@ shared :class:`~serpeval.ranking.QrelsIndex`.
   where, default the system's temporary directory). Standard input cannot be read twice:
   an ungrouped run on standard input is refused with a message.
 * Missing queries (``missing``), depth, judged-only, duplicate docs (named ``path:line``,
-  checked within the whole query), ties, coverage counts: as :func:`~serpeval.evaluation.evaluate.evaluate`.
+  checked within the whole query, reported after the whole file has been read, so that a
+  malformed line anywhere is reported first, as in memory), ties, coverage counts: as
+  :func:`~serpeval.evaluation.evaluate.evaluate`.
   The count of distinct run queries uses 64-bit fingerprints of the ids (a collision among
   a run's query ids, chance ~n^2/2^65, would count one query fewer; no value changes).
 
@@ -161,6 +163,7 @@ def _grouped(path: str, info: StreamedRun, opts: _Options, collected: _Collected
     """One pass over a file grouped by query (raises _NotGrouped when it is not)."""
     carry: Run | None = None
     carry_row = 0
+    failed: DuplicateError | None = None  # raised after the whole file is read: a bad line comes first
     for chunk in run_chunks(path, info, comments=opts.comments, chunk_bytes=opts.chunk_bytes, progress=progress):
         _names(chunk.run.query_ids, collected)
         pending = _concat(carry, chunk.run)
@@ -169,9 +172,14 @@ def _grouped(path: str, info: StreamedRun, opts: _Options, collected: _Collected
         same = pc.equal(pending.query_ids, last).to_numpy(zero_copy_only=False)
         other = np.flatnonzero(~same)
         cut = int(other[-1]) + 1 if other.size else 0
-        if cut:
-            _measure(_slice(pending, 0, cut), lambda b=base, c=cut: np.arange(b, b + c), opts, collected, path)
+        if cut and failed is None:
+            try:
+                _measure(_slice(pending, 0, cut), lambda b=base, c=cut: np.arange(b, b + c), opts, collected, path)
+            except DuplicateError as exc:
+                failed = exc
         carry, carry_row = _slice(pending, cut, len(pending)), base + cut
+    if failed is not None:
+        raise failed
     if carry is not None and len(carry):
         _measure(carry, lambda: np.arange(carry_row, carry_row + len(carry)), opts, collected, path)
 
