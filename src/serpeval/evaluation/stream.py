@@ -32,8 +32,9 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ class _NotGrouped(Exception):
 
 @dataclass
 class _Options:
-    measures: list[Measure]
+    measures: Sequence[Measure]
     missing: Missing
     depth: int | None
     judged_only: bool
@@ -174,14 +175,14 @@ def _grouped(path: str, info: StreamedRun, opts: _Options, collected: _Collected
         cut = int(other[-1]) + 1 if other.size else 0
         if cut and failed is None:
             try:
-                _measure(_slice(pending, 0, cut), lambda b=base, c=cut: np.arange(b, b + c), opts, collected, path)
+                _measure(_slice(pending, 0, cut), partial(np.arange, base, base + cut), opts, collected, path)
             except DuplicateError as exc:
                 failed = exc
         carry, carry_row = _slice(pending, cut, len(pending)), base + cut
     if failed is not None:
         raise failed
     if carry is not None and len(carry):
-        _measure(carry, lambda: np.arange(carry_row, carry_row + len(carry)), opts, collected, path)
+        _measure(carry, partial(np.arange, carry_row, carry_row + len(carry)), opts, collected, path)
 
 
 def _partitioned(path: str, info: StreamedRun, opts: _Options, collected: _Collected,
@@ -239,7 +240,7 @@ def _partitioned(path: str, info: StreamedRun, opts: _Options, collected: _Colle
                            source=info.label)
             rows = table["row"]
             del table
-            _measure(part_run, lambda r=rows: r.to_numpy(), opts, collected, path)
+            _measure(part_run, rows.to_numpy, opts, collected, path)
             del part_run, rows
 
 
