@@ -299,3 +299,26 @@ def test_bad_line_reported_before_duplicate(tmp_path: Path) -> None:
     with pytest.raises(ParseError) as streamed:
         evaluate_stream(qrels, path, ["AP"], chunk_bytes=200)
     assert _message(streamed) == _message(memory)
+
+
+def test_bad_line_reported_before_nan(tmp_path: Path) -> None:
+    """A NaN score early and a malformed line late: the malformed line is reported, as in memory;
+    a NaN alone is reported with its line."""
+    qrels, lines = _workload(tmp_path)
+    lines.insert(10, "q1 Q0 d1 1 nan t\n")
+    path = tmp_path / "run"
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ParseError) as memory_nan:
+        evaluate(qrels, path, ["AP"])
+    with pytest.raises(ParseError) as streamed_nan:
+        evaluate_stream(qrels, path, ["AP"], chunk_bytes=200)
+    assert _message(streamed_nan) == _message(memory_nan)
+    assert "NaN" in _message(streamed_nan)
+    lines.insert(len(lines) - 3, "q1 Q0 d1 1 2.0\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ParseError) as memory:
+        evaluate(qrels, path, ["AP"])
+    with pytest.raises(ParseError) as streamed:
+        evaluate_stream(qrels, path, ["AP"], chunk_bytes=200)
+    assert _message(streamed) == _message(memory)
+    assert "expected 6 columns" in _message(streamed)

@@ -7,9 +7,8 @@ whole-file reader (fast and careful paths, comments, blank lines, byte order mar
 scores). Errors name the file and the physical line in the whole file, as the whole-file
 reader's do: each piece's line numbers are shifted by the lines before it.
 
-Precedence differs in one respect only: the whole-file reader reports a malformed line
-before a NaN score anywhere in the file; read piece by piece, the first of the two in file
-order is reported.
+As in the whole-file reader, a malformed line anywhere is reported before a NaN score: after
+a NaN the pieces are still read (and nothing more yielded) to look for one.
 """
 
 from __future__ import annotations
@@ -106,6 +105,9 @@ def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
         yield rest
 
 
+_NAN = "the score is NaN"  # core.data.check_scores's words for a NaN score
+
+
 def _count_lines(piece: bytes) -> int:
     """``len(piece.splitlines())`` without building the lines: line breaks (LF, CRLF, lone CR)
     plus a last line without one."""
@@ -159,6 +161,7 @@ def run_chunks(
     info.label = label
     line = 1
     tag = ""
+    nan: ParseError | None = None
     try:
         for piece in _blocks(stream, chunk_bytes):
             lines = _count_lines(piece)
@@ -168,8 +171,13 @@ def run_chunks(
                 info.skipped_lines += lines  # blank lines and comments only
                 run = None
             except ParseError as exc:
-                raise _shift(exc, label, line - 1) from None
-            if run is not None:
+                if _NAN not in str(exc):
+                    raise _shift(exc, label, line - 1) from None
+                # as in memory, a malformed line anywhere is reported before a NaN score:
+                # read on, yielding nothing more, and raise the first NaN at the end
+                nan = nan or _shift(exc, label, line - 1)
+                run = None
+            if run is not None and nan is None:
                 info.skipped_lines += run.skipped_lines
                 tag = _last_tag(piece, comments) or tag
                 yield RunChunk(run, info.rows, line, lines)
@@ -186,6 +194,8 @@ def run_chunks(
     finally:
         if raw is not sys.stdin.buffer:
             raw.close()
+    if nan is not None:
+        raise nan
     if info.rows == 0:
         raise EmptyInputError(f"{label}: the run has no data lines; expected lines '{RUN_COLUMNS}'.")
     info.tag = tag
