@@ -322,3 +322,24 @@ def test_bad_line_reported_before_nan(tmp_path: Path) -> None:
         evaluate_stream(qrels, path, ["AP"], chunk_bytes=200)
     assert _message(streamed) == _message(memory)
     assert "expected 6 columns" in _message(streamed)
+
+
+def test_nothing_evaluated_same_message(tmp_path: Path) -> None:
+    """A run that matches no judged query: the same error (examples of its query ids) as in memory."""
+    qrels, lines = _workload(tmp_path)
+    path = tmp_path / "run"
+    path.write_text("".join("other-" + line for line in lines), encoding="utf-8")
+    from serpeval.core.errors import InputError, NothingEvaluatedError
+
+    with pytest.raises(NothingEvaluatedError) as memory:
+        evaluate(qrels, path, ["AP"])
+    with pytest.raises(NothingEvaluatedError) as streamed:
+        evaluate_stream(qrels, path, ["AP"], chunk_bytes=100)
+    assert _message(streamed) == _message(memory)
+    with pytest.raises(NothingEvaluatedError) as memory_error:
+        evaluate(qrels, path, ["AP"], missing="error")
+    with pytest.raises(NothingEvaluatedError) as streamed_error:
+        evaluate_stream(qrels, path, ["AP"], chunk_bytes=100, missing="error")
+    assert _message(streamed_error) == _message(memory_error)
+    with pytest.raises(InputError, match="run files"):
+        evaluate_stream(qrels, {"a": str(path)}, ["AP"])

@@ -32,7 +32,7 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -88,7 +88,8 @@ class _Collected:
     values: list[Any] = field(default_factory=list)
     query_prints: list[Any] = field(default_factory=list)
     smallest: list[str] = field(default_factory=list)  # the 4 smallest run query ids (byte order)
-    first: list[str] = field(default_factory=list)  # the first 4 run query ids (file order)
+    first: list[str] = field(default_factory=list)  # the first 4 run query ids of the first 10,000 rows
+    rows: int = 0  # rows noted so far
     unjudged_rows: int = 0
     truncated_rows: int = 0
     dropped_unjudged: int = 0
@@ -102,8 +103,10 @@ def _names(query_ids: pa.ChunkedArray, collected: _Collected) -> None:
     low = pc.sort_indices(distinct).to_numpy()[:4]
     collected.smallest = sorted(set(collected.smallest) | set(distinct.take(pa.array(low)).to_pylist()),
                                 key=lambda s: s.encode("utf-8"))[:4]
-    if len(collected.first) < 4:
-        for qid in pc.unique(query_ids.slice(0, 10_000)).to_pylist():
+    head = max(0, 10_000 - collected.rows)  # as evaluate()'s message: the first 10,000 rows of the file
+    collected.rows += len(query_ids)
+    if len(collected.first) < 4 and head:
+        for qid in pc.unique(query_ids.slice(0, head)).to_pylist():
             if len(collected.first) < 4 and qid not in collected.first:
                 collected.first.append(qid)
 
@@ -344,6 +347,8 @@ def evaluate_stream(
         raise InputError("stream=True does not evaluate diversity measures; evaluate in memory (stream=False).")
     judgments = as_qrels(qrels)
     index = index_qrels(judgments)
+    if isinstance(runs, Mapping):
+        raise InputError("stream=True reads run files: give a path or a list of paths, not a dict.")
     paths = [str(runs)] if isinstance(runs, (str, Path)) else list(runs)
     if not all(isinstance(p, (str, Path)) for p in paths):
         raise InputError("stream=True reads run files: give paths (TREC text, .gz ok), not runs in memory.")
