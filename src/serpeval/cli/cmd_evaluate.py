@@ -36,6 +36,10 @@ def register(sub: Any) -> None:
                    help="add a Judged@K column (the share of the top K that is judged; K defaults "
                         "to the deepest cutoff of the measures, else 10)")
     add_subtopics_option(p)
+    p.add_argument("--stream", action="store_true",
+                   help="read the runs (TREC text, .gz ok) piece by piece in bounded memory, for runs "
+                        "larger than RAM (same values; a file not grouped by query is partitioned to "
+                        "temporary files first); see docs/performance.md")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--backend", choices=("local", "spark"), default="local",
@@ -65,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
 
         raise OptionError("--groups works on the local backend; with --backend spark write the per-query "
                           "values (--per-query) and evaluate the groups locally, or drop --groups.")
+    if args.stream and args.backend == "spark":
+        from serpeval.core.errors import OptionError
+
+        raise OptionError("--stream works on the local backend; drop --stream or --backend spark.")
     if args.backend == "spark":
         if args.subtopics:
             from serpeval.core.errors import OptionError
@@ -76,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
         # serpeval's own progress on a terminal (Spark's console progress and logs are off)
         with bar("Spark: start, read, evaluate") as progress:
             qrels, runs, results = evaluate_files(args, measures, progress)
+    elif args.stream:
+        from serpeval.cli.offline import stream_and_evaluate
+
+        qrels, runs, results = stream_and_evaluate(args.qrels, args.runs, measures, args)
     else:
         from serpeval.cli.offline import load_and_evaluate
 

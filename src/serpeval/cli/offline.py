@@ -28,6 +28,7 @@ __all__ = [
     "render_results",
     "resolve_run",
     "results_rows",
+    "stream_and_evaluate",
     "with_judged_column",
 ]
 
@@ -149,6 +150,36 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             outcome = then(results)
         step("done")
     return qrels, runs, results, outcome
+
+
+def stream_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Sequence[str],
+                        args: argparse.Namespace) -> tuple[Any, list[Any], Any]:
+    """``evaluate --stream``: the runs read piece by piece in bounded memory
+    (:mod:`serpeval.evaluation.stream`), a bar of the bytes read on a terminal.
+    Returns ``(qrels, run facts, results)``."""
+    import os
+
+    from serpeval.cli.progress import bar
+    from serpeval.core.errors import OptionError
+    from serpeval.evaluation.stream import evaluate_stream
+    from serpeval.io import read_qrels
+
+    if getattr(args, "subtopics", False):
+        raise OptionError("--stream does not evaluate diversity measures (--subtopics); drop --stream.")
+    _refuse_diversity(qrels_path, measures)
+    qrels = read_counting(read_qrels, qrels_path, 0)
+    sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0 for p in run_paths]
+    facts: list[Any] = []
+    with bar("reading and evaluating runs") as report, warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)  # the notes give the counts
+        total = sum(sizes)
+
+        def each(done: int, size: int) -> None:
+            report(sum(sizes[: len(facts)]) + done, total or size)
+
+        results = evaluate_stream(qrels, list(run_paths), measures, missing=args.missing, depth=args.depth,
+                                  judged_only=args.judged_only, progress=each, facts=facts)
+    return qrels, facts, results
 
 
 def _refuse_diversity(qrels_path: str, measures: Sequence[str]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +12,13 @@ import numpy as np
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
 from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
-from serpeval.evaluation.results import Results, RunResult, Settings
+from serpeval.evaluation.results import Results, RunResult, Settings, unique_names, with_unique_names
 from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
 from serpeval.measures.subtopic_ranking import attach, index_subtopics, needs_subtopics_message, rank_subtopics
 from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank, require_evaluated
 
-__all__ = ["DEFAULT_MEASURES", "evaluate", "iter_runs"]
+__all__ = ["DEFAULT_MEASURES", "evaluate", "iter_runs", "unique_names"]
 
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP", "P@10", "R@100", "RR")
 
@@ -63,25 +62,6 @@ def iter_runs(runs: Any) -> Iterator[Run]:
         yield as_run(runs)
 
 
-def unique_names(names: Iterable[str]) -> list[str]:
-    """Display names with repeats numbered: ``bm25, bm25, dense`` -> ``bm25, bm25#2, dense``."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        count = seen.get(name, 0)
-        seen[name] = count + 1
-        out.append(name if count == 0 else f"{name}#{count + 1}")
-    return out
-
-
-def _unique_names(results: list[RunResult]) -> list[RunResult]:
-    """Rename runs whose display names collide (``bm25``, ``bm25#2``)."""
-    names = unique_names(result.name for result in results)
-    return [result if result.name == name else
-            replace(result, name=name, coverage=replace(result.coverage, run=name))
-            for result, name in zip(results, names, strict=True)]
-
-
 def evaluate(
     qrels: Qrels | str | Path | Mapping[str, Mapping[str, int]] | Any,
     runs: Any,
@@ -91,6 +71,8 @@ def evaluate(
     depth: int | None = None,
     judged_only: bool = False,
     float32_scores: bool = False,
+    stream: bool = False,
+    progress: Any = None,
 ) -> Results:
     """Evaluate one or several runs against the same qrels.
 
@@ -112,6 +94,10 @@ def evaluate(
         depth: keep only the top ``depth`` docs per query (trec_eval ``-M``).
         judged_only: drop unjudged docs before measuring (trec_eval ``-J``).
         float32_scores: compare scores as 32-bit floats (trec_eval 9.0.8 / pytrec_eval).
+        stream: read the runs (TREC text files, ``.gz`` ok) piece by piece in bounded
+            memory, for runs larger than RAM; the same values, bit for bit
+            (:mod:`serpeval.evaluation.stream`, where ``evaluate_stream`` has more options).
+        progress: with ``stream``, ``progress(bytes_read, file_size)`` after each piece.
 
     Returns:
         :class:`~serpeval.evaluation.results.Results` with per-query values and aggregates.
@@ -131,6 +117,11 @@ def evaluate(
         >>> [round(v, 4) for v in res.means("run").values()]
         [0.5, 1.0, 0.7602]
     """
+    if stream:
+        from serpeval.evaluation.stream import evaluate_stream
+
+        return evaluate_stream(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
+                               float32_scores=float32_scores, progress=progress)
     parsed = parse_measures(measures)
     subtopic_qrels = qrels if isinstance(qrels, SubtopicQrels) else None
     judgments = subtopic_qrels.topical() if subtopic_qrels is not None else as_qrels(qrels)
@@ -162,7 +153,7 @@ def evaluate(
             np.zeros((rankings.n_queries, 0))
         results.append(RunResult(name, tag, rankings.query_ids, values, rankings.coverage))
         del rankings
-    results = _unique_names(results)
+    results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores, qrels=judgments.source,
                         qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None)

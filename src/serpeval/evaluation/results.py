@@ -6,7 +6,8 @@ Every renderer (terminal table, CSV, JSON, markdown, LaTeX, HTML, DataFrames) de
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Missing
 
-__all__ = ["Results", "RunResult", "Settings"]
+__all__ = ["Results", "RunResult", "Settings", "unique_names", "with_unique_names"]
 
 
 @dataclass(frozen=True)
@@ -190,3 +191,22 @@ class Results(Tabular):
     def __repr__(self) -> str:
         return (f"Results({len(self.runs)} run(s) x {len(self.measures)} measure(s): "
                 f"{', '.join(self.run_names)})")
+
+
+def unique_names(names: Iterable[str]) -> list[str]:
+    """Display names with repeats numbered: ``bm25, bm25, dense`` -> ``bm25, bm25#2, dense``."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        out.append(name if count == 0 else f"{name}#{count + 1}")
+    return out
+
+
+def with_unique_names(results: list[RunResult]) -> list[RunResult]:
+    """Rename runs whose display names collide (``bm25``, ``bm25#2``)."""
+    names = unique_names(result.name for result in results)
+    return [result if result.name == name else
+            replace(result, name=name, coverage=replace(result.coverage, run=name))
+            for result, name in zip(results, names, strict=True)]

@@ -1,0 +1,223 @@
+"""A TREC run read piece by piece: bounded memory for runs larger than RAM.
+
+:func:`run_chunks` reads a run file (plain, gzip, or a pipe) a block of bytes at a time,
+cuts each block after its last line break, and parses every piece with
+:func:`serpeval.io.trec.read_trec_run`, so the pieces follow exactly the rules of the
+whole-file reader (fast and careful paths, comments, blank lines, byte order marks, NaN
+scores). Errors name the file and the physical line in the whole file, as the whole-file
+reader's do: each piece's line numbers are shifted by the lines before it.
+
+As in the whole-file reader, a malformed line anywhere is reported before a NaN score: after
+a NaN the pieces are still read (and nothing more yielded) to look for one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from serpeval.core.data import Run
+from serpeval.core.errors import EmptyInputError, ParseError
+from serpeval.io.inputs import GZIP_MAGIC, STDIN_LABEL, Input, reading_error
+from serpeval.io.trec import RUN_COLUMNS, _fields, _unnamed, read_trec_run, run_name_of
+
+__all__ = ["DEFAULT_CHUNK_BYTES", "RunChunk", "StreamedRun", "line_of_row", "run_chunks"]
+
+DEFAULT_CHUNK_BYTES = 1 << 26  # 64 MiB of text per piece (~1.8M lines of a typical run; peak ~6x this)
+
+
+@dataclass(frozen=True)
+class RunChunk:
+    """One parsed piece of a run file.
+
+    Attributes:
+        run: its rows (a :class:`Run` named after the file).
+        first_row: index of its first row among all data rows of the file.
+        first_line: physical line number (1-based) of the piece's first line.
+        lines: physical lines in the piece.
+    """
+
+    run: Run
+    first_row: int
+    first_line: int
+    lines: int
+
+
+@dataclass
+class StreamedRun:
+    """What is known about the whole file once every piece has been read."""
+
+    label: str
+    name: str = ""
+    tag: str = ""
+    rows: int = 0
+    skipped_lines: int = 0
+
+    @property
+    def source(self) -> str:
+        """The file's label (as :attr:`Run.source`)."""
+        return self.label
+
+
+def _open(source: str | Path) -> tuple[IO[bytes], IO[bytes], int, str]:
+    """(reader of the decompressed bytes, raw file for progress, raw size or 0, label)."""
+    label = str(source)
+    if label == "-":
+        stream = sys.stdin.buffer
+        return stream, stream, 0, STDIN_LABEL
+    try:
+        raw = open(label, "rb")  # noqa: SIM115 - closed by run_chunks
+        info = os.fstat(raw.fileno())
+    except OSError as exc:
+        raise reading_error(exc, label) from None
+    regular = stat.S_ISREG(info.st_mode)
+    if regular and raw.read(2) == GZIP_MAGIC:
+        raw.seek(0)
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw, info.st_size, label  # type: ignore[return-value]
+    if regular:
+        raw.seek(0)
+    return raw, raw, info.st_size if regular else 0, label
+
+
+def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    """Consecutive pieces of ``stream``, each ending after a line feed (the last one may not):
+    lines end at LF, CRLF or a lone CR, so a cut after a LF never splits a line."""
+    rest = b""
+    while True:
+        block = stream.read(size)
+        if not block:
+            break
+        block = rest + block if rest else block
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            rest = block  # no line feed yet: read on
+            continue
+        rest = block[cut:]
+        yield block[:cut]
+    if rest:
+        yield rest
+
+
+_NAN = "the score is NaN"  # core.data.check_scores's words for a NaN score
+
+
+def _count_lines(piece: bytes) -> int:
+    """``len(piece.splitlines())`` without building the lines: line breaks (LF, CRLF, lone CR)
+    plus a last line without one."""
+    breaks = piece.count(b"\n") + piece.count(b"\r") - piece.count(b"\r\n")
+    return breaks + (1 if piece and piece[-1:] not in (b"\n", b"\r") else 0)
+
+
+def _shift(exc: ParseError, label: str, before: int) -> ParseError:
+    """``exc`` with its ``label:line`` made a line of the whole file (``before`` lines precede)."""
+    message = str(exc)
+    prefix = f"{label}:"
+    if message.startswith(prefix):
+        rest = message[len(prefix):]
+        digits = re.match(r"\d+", rest)
+        if digits:
+            message = f"{prefix}{int(digits.group()) + before}{rest[digits.end():]}"
+    return type(exc)(message)
+
+
+def _last_tag(piece: bytes, comments: bool) -> str:
+    """The run tag (6th field) of the last content line of ``piece``, '' if none."""
+    for line in reversed(piece[-(1 << 16):].splitlines()):
+        fields = _fields(line)
+        if len(fields) >= 6 and not (comments and fields[0].startswith(b"#")):
+            return fields[5].decode("utf-8", "replace")
+    return ""
+
+
+def run_chunks(
+    source: str | Path,
+    info: StreamedRun | None = None,
+    *,
+    comments: bool = True,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[RunChunk]:
+    """Yield the run file ``source`` (a path, ``.gz`` or not, or ``"-"``) piece by piece.
+
+    ``info`` (a :class:`StreamedRun`) is filled in as the pieces are read: rows, skipped
+    lines, and, after the last piece, the run tag and display name as
+    :func:`~serpeval.io.trec.read_trec_run` gives them. ``progress(done, total)`` is called
+    after each piece with the bytes read of the file (compressed bytes for gzip) and its size
+    (0 when unknown: standard input, a pipe).
+
+    Raises:
+        ParseError: a malformed line, named ``path:line`` in the whole file.
+        EmptyInputError: the file has no data lines.
+    """
+    stream, raw, total, label = _open(source)
+    info = info if info is not None else StreamedRun(label)
+    info.label = label
+    line = 1
+    tag = ""
+    nan: ParseError | None = None
+    try:
+        for piece in _blocks(stream, chunk_bytes):
+            lines = _count_lines(piece)
+            try:
+                run = read_trec_run(Input(label, data=piece), name=label, comments=comments)
+            except EmptyInputError:
+                info.skipped_lines += lines  # blank lines and comments only
+                run = None
+            except ParseError as exc:
+                if _NAN not in str(exc):
+                    raise _shift(exc, label, line - 1) from None
+                # as in memory, a malformed line anywhere is reported before a NaN score:
+                # read on, yielding nothing more, and raise the first NaN at the end
+                nan = nan or _shift(exc, label, line - 1)
+                run = None
+            if run is not None and nan is None:
+                info.skipped_lines += run.skipped_lines
+                tag = _last_tag(piece, comments) or tag
+                yield RunChunk(run, info.rows, line, lines)
+                info.rows += len(run)
+            line += lines
+            if progress is not None:
+                try:
+                    done = raw.tell()
+                except (OSError, ValueError):
+                    done = 0
+                progress(done, total)
+    except OSError as exc:
+        raise reading_error(exc, label) from None
+    finally:
+        if raw is not sys.stdin.buffer:
+            raw.close()
+    if nan is not None:
+        raise nan
+    if info.rows == 0:
+        raise EmptyInputError(f"{label}: the run has no data lines; expected lines '{RUN_COLUMNS}'.")
+    info.tag = tag
+    info.name = tag if tag and _unnamed(label) else run_name_of(label)
+
+
+def line_of_row(source: str | Path, row: int, *, comments: bool = True,
+                chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """Physical line number of data row ``row`` (0-based) of the file, read piece by piece
+    (for error messages only)."""
+    stream, raw, _total, _label = _open(source)
+    line = 1
+    seen = 0
+    try:
+        for piece in _blocks(stream, chunk_bytes):
+            for number, text in enumerate(piece.splitlines(), start=line):
+                fields = _fields(text)
+                if fields and not (comments and fields[0].startswith(b"#")):
+                    if seen == row:
+                        return number
+                    seen += 1
+            line += _count_lines(piece)
+    finally:
+        raw.close()
+    return -1
