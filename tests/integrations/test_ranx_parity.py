@@ -18,7 +18,7 @@ import pytest
 import serpeval
 from serpeval.io import read_qrels, read_run
 
-ranx = pytest.importorskip("ranx")
+ranx = pytest.importorskip("ranx", reason="ranx is a test dependency: pip install '.[test]'")
 
 NAMES = [
     "ndcg@10", "ndcg@10-l2", "ndcg_burges@10", "ndcg_burges@10-l2", "ndcg", "dcg@10", "dcg_burges@10",
