@@ -106,7 +106,7 @@ class JudgedRates(Tabular):
 
 
 def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,), *,
-           missing: str = "skip") -> JudgedRates:
+           missing: str = "skip", pool_counts: bool = True) -> JudgedRates:
     """Judged@k of every run against ``qrels`` (the judged queries only, as in evaluation).
 
     Args:
@@ -114,12 +114,11 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
         runs: the runs.
         cutoffs: the depths k (positive integers).
         missing: judged queries absent from a run: ``skip`` or ``zero`` (then Judged@k is 0).
+        pool_counts: also count what a depth-k pool of the runs would still ask for
+            (``pool_needed``; one more sort of all the runs). Without: ``pool_needed`` is ``()``.
     """
-    import pyarrow as pa
-
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.io import as_qrels, as_run
-    from serpeval.judgments.stacked import qrels_grades, stack_runs
 
     ks = (cutoffs,) if isinstance(cutoffs, int) else tuple(cutoffs)
     ks = tuple(dict.fromkeys(check_count(k, "cutoff") for k in ks))
@@ -127,35 +126,34 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
     run_objects = [as_run(r) for r in runs]
     # The measure Judged@k follows ir_measures (no padding, a negative grade counts as judged);
     # here Judged@k is padded to k and a negative grade (an unfilled judging list) is unjudged:
-    # judged in the top k = min(k, retrieved) - Unjudged@k * k (trec_eval's unj, exact counts).
+    # judged in the top k = min(k, retrieved) - Unjudged@k * k (trec_eval's unj, exact counts),
+    # with retrieved = NumRet.
     measures = [f"Unjudged@{k}" for k in ks] + ["NumRet"]
     results = evaluate(q, run_objects, measures, missing=missing)  # type: ignore[arg-type]
-    k_row = np.array(ks, dtype=np.float64)[None, :]
+    k_row = np.array(ks, dtype=np.int64)[None, :]
+    retrieved = tuple(np.minimum(np.rint(r.values[:, -1:]).astype(np.int64), k_row) for r in results.runs)
+    rates = tuple((n - np.rint(r.values[:, :-1] * k_row)) / k_row
+                  for n, r in zip(retrieved, results.runs, strict=True))
+    needed = _pool_needed(q, run_objects, ks) if pool_counts else ()
+    return JudgedRates(ks, tuple(results.run_names), tuple(r.query_ids for r in results.runs), rates, needed,
+                       qrels=q.source, retrieved=retrieved)
 
-    def padded(values: NDArray[np.float64]) -> NDArray[np.float64]:
-        in_top = np.minimum(values[:, -1:], k_row)
-        return (in_top - np.rint(values[:, :-1] * k_row)) / k_row
-    stacked = stack_runs(run_objects, max(ks))
-    grades = qrels_grades(stacked, q)
+
+def _pool_needed(qrels: Any, runs: Sequence[Any], ks: tuple[int, ...]) -> tuple[int, ...]:
+    """Per k, the distinct (judged query, document) pairs in some run's top k without a usable
+    judgment (not in the qrels, or a negative grade): what a depth-k pool would ask for."""
+    from serpeval.core.arrays import codes_in
+    from serpeval.judgments.stacked import qrels_grades, stack_runs
+
+    stacked = stack_runs(runs, max(ks))
+    grades = qrels_grades(stacked, qrels)
     best = np.full(stacked.n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(best, stacked.pair, stacked.rank)
     judged_query = np.zeros(stacked.n_queries, dtype=bool)
-    from serpeval.core.arrays import codes_in
-
-    codes, _ = codes_in(q.query_ids, stacked.query_ids)
+    codes, _ = codes_in(qrels.query_ids, stacked.query_ids)
     judged_query[codes[codes >= 0]] = True
     open_ = (grades < 0) & judged_query[stacked.pair_query]
-    needed = tuple(int(np.count_nonzero(open_ & (best <= k))) for k in ks)
-    lengths = stacked.lengths()
-    retrieved = []
-    for i, r in enumerate(results.runs):
-        at, _ = codes_in(pa.chunked_array([pa.array(np.asarray(r.query_ids).astype(str).tolist(), pa.string())]),
-                         stacked.query_ids)
-        length = np.where(at >= 0, lengths[np.maximum(at, 0), i], 0)
-        retrieved.append(np.minimum(length[:, None], np.array(ks)[None, :]).astype(np.int64))
-    return JudgedRates(ks, tuple(results.run_names), tuple(r.query_ids for r in results.runs),
-                       tuple(padded(r.values) for r in results.runs), needed, qrels=q.source,
-                       retrieved=tuple(retrieved))
+    return tuple(int(np.count_nonzero(open_ & (best <= k))) for k in ks)
 
 
 @dataclass(frozen=True)
@@ -228,7 +226,8 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
         by_depth.setdefault(int(k), []).append(str(m))
     if not by_depth:
         return []
-    rates = judged(as_qrels(qrels), run_objects, sorted(by_depth), missing=results.settings.missing)
+    rates = judged(as_qrels(qrels), run_objects, sorted(by_depth), missing=results.settings.missing,
+                   pool_counts=False)
     gaps = []
     for k, measures in by_depth.items():
         means = [(name, rates.mean_of_retrieved(name, k)) for name in rates.run_names]
