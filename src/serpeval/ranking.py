@@ -62,11 +62,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NONPOOL",
-    "RUN_ORDER",
     "UNJUDGED",
     "Coverage",
     "QrelsIndex",
     "Rankings",
+    "RunOrder",
     "index_qrels",
     "rank",
     "rank_order",
@@ -283,6 +283,32 @@ def missing_queries_warning(coverage: Coverage) -> MissingQueriesWarning:
 
 
 @dataclass(frozen=True, eq=False)
+class RunOrder:
+    """How :func:`rank` sorted a run: its judged rows in ranking order (before the depth cut),
+    kept so that another ranking of the same run (the subtopic ranking of
+    :mod:`serpeval.measures.subtopic_ranking`, the streaming evaluation's grouping check)
+    need not sort it again.
+
+    Attributes:
+        run: the run sorted.
+        query_ids: the judged query ids the codes index.
+        float32_scores: whether scores were rounded to float32 before sorting.
+        order: row numbers of the run's judged rows, in ranking order.
+        sorted_codes: the judged-query code of each of those rows.
+    """
+
+    run: Run
+    query_ids: pa.ChunkedArray
+    float32_scores: bool
+    order: NDArray[np.int64]
+    sorted_codes: NDArray[Any]
+
+    def same_sort(self, run: Run, query_ids: pa.ChunkedArray, float32_scores: bool) -> bool:
+        """Was this order made for ``run`` against these judged queries, with this rounding?"""
+        return self.run is run and self.float32_scores == float32_scores and self.query_ids.equals(query_ids)
+
+
+@dataclass(frozen=True, eq=False)
 class Rankings:
     """Ranked relevance of one run, flat over all evaluated queries.
 
@@ -299,6 +325,7 @@ class Rankings:
     ideal_offsets: NDArray[np.int64]
     ideal_grades: NDArray[np.int64]
     coverage: Coverage
+    run_order: RunOrder | None = field(default=None, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -423,7 +450,7 @@ def rank(
     # Most files list queries in byte order with scores descending: then nothing moves.
     in_file_order = len(order) == len(codes) and bool(np.all(order[1:] > order[:-1]))
     sorted_codes = codes if in_file_order else codes[order]
-    run_order = (run, index.query_ids, float32_scores, order, sorted_codes)  # see RUN_ORDER
+    run_order = RunOrder(run, index.query_ids, float32_scores, order, sorted_codes)
     counts = np.bincount(sorted_codes, minlength=n_judged)
     present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
     unjudged_queries = len(run_names) - int(np.count_nonzero(present))
@@ -491,15 +518,9 @@ def rank(
         query_ids = index.query_names
     else:
         query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
-    rankings = Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage)
-    rankings._memo[RUN_ORDER] = run_order
-    return rankings
+    return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage, run_order)
 
 
-RUN_ORDER = "run_order"
-"""``Rankings._memo`` key of ``(run, judged query ids, float32_scores, order, query codes)``: the
-run's judged rows in ranking order (before the depth cut), so that the subtopic ranking of the
-same run (:mod:`serpeval.measures.subtopic_ranking`) need not sort it again."""
 
 
 def _drop_unjudged(grades: NDArray[np.int64], segment: NDArray[Any], n: int

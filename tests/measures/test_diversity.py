@@ -489,20 +489,22 @@ def test_missing_zero_is_ndeval_c(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("options", [{}, {"depth": 4}, {"judged_only": True}, {"float32_scores": True}])
 def test_subtopic_ranking_reusing_the_run_sort_equals_sorting_again(seed: int, options: dict) -> None:
-    """rank_subtopics reuses rank()'s sort of the same run (RUN_ORDER); without it, it sorts the
-    run itself. Both paths give the same arrays."""
+    """rank_subtopics reuses rank()'s sort of the same run (Rankings.run_order); without it, it
+    sorts the run itself. Both paths give the same arrays."""
+    from dataclasses import replace
+
     from serpeval.io import as_run
     from serpeval.measures.subtopic_ranking import rank_subtopics
-    from serpeval.ranking import RUN_ORDER, rank
+    from serpeval.ranking import rank
 
     rows, run_rows = collection(seed)
     qrels = subtopic_qrels_from_rows(rows)
     run = as_run(_nested(run_rows))
     rankings = rank(qrels.topical(), run, **options)
-    assert rankings._memo[RUN_ORDER][0] is run
+    assert rankings.run_order is not None
+    assert rankings.run_order.run is run
     reused = rank_subtopics(qrels, run, rankings, **options)
-    del rankings._memo[RUN_ORDER]
-    sorted_again = rank_subtopics(qrels, run, rankings, **options)
+    sorted_again = rank_subtopics(qrels, run, replace(rankings, run_order=None), **options)
     for name in ("n_ret", "pair_query", "pair_position", "pair_subtopic", "pair_grade", "judged_query",
                  "judged_doc"):
         assert np.array_equal(getattr(reused, name), getattr(sorted_again, name)), name

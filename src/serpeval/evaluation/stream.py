@@ -49,7 +49,6 @@ from serpeval.evaluation.results import Results, RunResult, Settings, with_uniqu
 from serpeval.io.trec_stream import DEFAULT_CHUNK_BYTES, StreamedRun, line_of_row, run_chunks
 from serpeval.measures import Measure
 from serpeval.ranking import (
-    RUN_ORDER,
     Coverage,
     Missing,
     QrelsIndex,
@@ -118,7 +117,8 @@ def _measure(part: Run, rows: Callable[[], Any], opts: _Options, collected: _Col
                         float32_scores=opts.float32_scores)
     except DuplicateError as exc:
         raise _relocated(exc, part, rows(), opts, label) from None
-    sorted_codes = rankings._memo[RUN_ORDER][4]
+    assert rankings.run_order is not None  # rank() always records it
+    sorted_codes = rankings.run_order.sorted_codes
     if sorted_codes.size:
         codes = sorted_codes[np.concatenate([[True], sorted_codes[1:] != sorted_codes[:-1]])].astype(np.int64)
         if collected.seen[codes].any():

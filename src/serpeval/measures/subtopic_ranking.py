@@ -34,7 +34,6 @@ import pyarrow.compute as pc
 from serpeval.core.arrays import codes_in, take
 from serpeval.core.errors import InputError
 from serpeval.core.order import sort_order
-from serpeval.ranking import RUN_ORDER
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -128,10 +127,9 @@ def rank_subtopics(qrels: SubtopicQrels | SubtopicIndex, run: Run, rankings: Ran
     """
     index = qrels if isinstance(qrels, SubtopicIndex) else index_subtopics(qrels)
     n_judged = len(index.query_ids)
-    known = rankings._memo.get(RUN_ORDER)
-    if (known is not None and known[0] is run and known[2] == float32_scores
-            and known[1].equals(index.query_ids)):
-        order, sorted_codes = known[3], known[4].astype(np.int64)  # rank() sorted this run already
+    known = rankings.run_order
+    if known is not None and known.same_sort(run, index.query_ids, float32_scores):
+        order, sorted_codes = known.order, known.sorted_codes.astype(np.int64)  # rank() sorted this run already
     else:
         codes, _ = codes_in(run.query_ids, index.query_ids)
         keep = np.flatnonzero(codes >= 0)
