@@ -18,16 +18,15 @@ Null or empty values put the query in no group (counted in :attr:`GroupPairs.emp
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.io.jsonl import ID_KEYS, json_object
 
 __all__ = ["GroupPairs", "read_groups"]
 
-ID_KEYS = ("query_id", "qid", "_id", "id")
 
 
 @dataclass(frozen=True)
@@ -135,12 +134,7 @@ def _from_text(text: str, column: str | None, label: str) -> GroupPairs:
 
 
 def _json_row(line: str, column: str | None, label: str, number: int) -> tuple[int, str, Any]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"{label}:{number}: not valid JSON ({exc.msg}).") from None
-    if not isinstance(record, dict):
-        raise ParseError(f"{label}:{number}: expected a JSON object with an id and a group.")
+    record = json_object(line, f"{label}:{number}", "an id and a group")
     qid = next((record[k] for k in ID_KEYS if k in record), None)
     keys = (column,) if column else ("group", "groups")
     present = [k for k in keys if k in record]

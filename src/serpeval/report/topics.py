@@ -18,10 +18,10 @@ import json
 from pathlib import Path
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.io.jsonl import ID_KEYS, json_object
 
 __all__ = ["read_topics"]
 
-ID_KEYS = ("query_id", "qid", "_id", "id")
 TEXT_KEYS = ("text", "query", "title")
 
 
@@ -89,12 +89,7 @@ def _parse_tsv(line: str, source: Path, number: int) -> tuple[str, str]:
 
 
 def _parse_json(line: str, source: Path, number: int) -> tuple[str, str]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"{source}:{number}: not valid JSON ({exc.msg}).") from None
-    if not isinstance(record, dict):
-        raise ParseError(f"{source}:{number}: expected a JSON object with an id and a text.")
+    record = json_object(line, f"{source}:{number}", "an id and a text")
     qid = next((record[k] for k in ID_KEYS if k in record), None)
     query = next((record[k] for k in TEXT_KEYS if k in record), None)
     if qid is None or not isinstance(query, str):
