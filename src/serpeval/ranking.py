@@ -33,11 +33,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 import pyarrow as pa
 
+from serpeval.core import native
 from serpeval.core.arrays import (
     KeyTable,
+    Stored,
     StringTable,
     codes_in,
-    equal_at,
+    doc_pair_keys,
     fingerprint,
     pair_key,
     segment_ids,
@@ -113,6 +115,12 @@ class QrelsIndex:
         """``query_ids`` as a NumPy array of Python strings, made once and shared by the
         rankings of every run that evaluates all judged queries."""
         return self.query_ids.to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def doc_store(self) -> Stored:
+        """The judgments' doc ids as the table's matches are confirmed against them (built
+        once, shared by every run)."""
+        return Stored(self.doc_ids)
 
     @cached_property
     def query_table(self) -> StringTable:
@@ -466,16 +474,28 @@ def rank(
         counts = np.minimum(counts, depth)
         np.cumsum(counts, out=offsets[1:])
 
-    if len(order) == len(run):
-        # Every row is ranked: look the rows up in file order (no permuted copies of the
-        # fingerprints), then put the grades in rank order.
-        keys = pair_key(codes, fingerprint(run.doc_ids), inplace=True)
+    compiled = native.available()
+    if len(order) == len(run) or compiled:
+        # Look the rows up in file order (no permuted copies of the fingerprints), then put
+        # the grades in rank order (below). With the compiled kernels a run with rows that
+        # are not ranked is looked up whole too (it costs less than gathering the strings).
+        keys = doc_pair_keys(codes, run.doc_ids)
         grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
+        if len(order) != len(run):
+            keys, grades = keys[order], grades[order]
     else:
         keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
         grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
     del codes
-    _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
+    if compiled:
+        # A repeat within a query's ranking, found with a small hash set per query; only
+        # then the sort-based check below, which confirms on the strings and reports.
+        ranked_keys = keys[order] if len(keys) == len(run) and not in_file_order else keys
+        if native.first_repeat(ranked_keys, offsets) >= 0:
+            _check_duplicates(run, order, sorted_codes, ranked_keys)
+        del ranked_keys
+    else:
+        _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
     del keys
     if len(grades) == len(run) and not in_file_order:
         grades = grades[order]
@@ -548,17 +568,14 @@ def _lookup_grades(
     every match is confirmed by comparing the doc id strings, so a fingerprint collision
     can never give a doc another doc's grade.
     """
-    rows = index.table.lookup(keys, inplace=True)
+    rows = index.table.find(keys, doc_ids, index.doc_store, codes=sorted_codes, stored_codes=index.row_query,
+                            value_rows=order)
     hit = np.flatnonzero(rows >= 0)
-    judgment = rows[hit]
-    del rows
     grades = np.full(len(keys), NONPOOL, dtype=np.int64)
     if hit.size == 0:
         return grades
-    confirmed = index.row_query[judgment] == sorted_codes[hit]
-    confirmed &= equal_at(doc_ids, hit if order is None else order[hit], index.doc_ids, judgment)
-    found = index.grades[judgment[confirmed]]
-    grades[hit[confirmed]] = np.where(found < 0, UNJUDGED, found)
+    found = index.grades[rows[hit]]
+    grades[hit] = np.where(found < 0, UNJUDGED, found)
     return grades
 
 

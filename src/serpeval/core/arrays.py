@@ -12,6 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from serpeval.core import native
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -132,14 +134,14 @@ class StringTable:
 
     def __init__(self, values: pa.Array) -> None:
         self.values = values
-        self._table = KeyTable(fingerprint(pa.chunked_array([values], pa.string())))
+        self._stored = Stored(pa.chunked_array([values], pa.string()))
+        self._table = KeyTable(fingerprint(self._stored.values))
 
     def positions(self, values: pa.Array) -> NDArray[np.int32]:
         """``int32`` position of each of ``values`` in the table's strings, -1 when absent."""
         chunked = pa.chunked_array([values], pa.string())
-        rows = self._table.lookup(fingerprint(chunked), inplace=True)
-        hit = np.flatnonzero(rows >= 0)
-        wrong = hit[~equal_at(chunked, hit, pa.chunked_array([self.values], pa.string()), rows[hit])]
+        rows = self._table.find(fingerprint(chunked), chunked, self._stored)
+        wrong = np.flatnonzero(rows == KeyTable.OTHER)
         if wrong.size:  # another string with the same fingerprint: look these up exactly
             exact = pc.index_in(values.take(pa.array(wrong)), value_set=self.values)
             rows[wrong] = exact.fill_null(-1).to_numpy().astype(np.int32)
@@ -183,12 +185,29 @@ def fingerprint(values: pa.ChunkedArray) -> NDArray[np.uint64]:
     vectorized pass over all rows (in place, no new arrays); past the shortest string only
     the rows still going take part, compacted as they end.
     """
+    return _prints(values, None)
+
+
+def doc_pair_keys(codes: NDArray[np.int32], values: pa.ChunkedArray) -> NDArray[np.uint64]:
+    """``pair_key(codes, fingerprint(values))`` for every row, in one pass where the compiled
+    kernels are built."""
+    if native.available():
+        return _prints(values, np.ascontiguousarray(codes, dtype=np.int32))
+    return pair_key(codes, fingerprint(values), inplace=True)
+
+
+def _prints(values: pa.ChunkedArray, codes: NDArray[np.int32] | None) -> NDArray[np.uint64]:
+    """Fingerprints of ``values`` (pair keys with ``codes``, compiled kernels only)."""
     out = np.empty(len(values), dtype=np.uint64)
+    compiled = native.available()
     done = 0
     for chunk in values.chunks:
         chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
         m = len(chunk)
-        if m:
+        if m and compiled:
+            native.fingerprint(native.Strings(chunk), out[done: done + m],
+                               None if codes is None else codes[done: done + m])
+        elif m:
             _fingerprint_chunk(chunk, out[done: done + m])
         done += m
     return out
@@ -384,6 +403,23 @@ def take_segments(
     return new_offsets, index
 
 
+class Stored:
+    """The strings a :class:`KeyTable`'s rows stand for (what :meth:`KeyTable.find` compares
+    with), and, where the compiled kernels are built and the bytes fit ``int32`` offsets,
+    the same strings as one contiguous array for them."""
+
+    def __init__(self, values: pa.ChunkedArray) -> None:
+        self.values = values
+        self.strings: native.Strings | None = None
+        if native.available():
+            try:
+                combined = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+                combined = combined.cast(pa.string()) if not pa.types.is_string(combined.type) else combined
+            except (pa.ArrowInvalid, pa.ArrowCapacityError):  # over 2 GiB of bytes: NumPy path
+                return
+            self.strings = native.Strings(combined)
+
+
 class KeyTable:
     """A vectorized open-addressing hash table from 64-bit hash keys to row numbers.
 
@@ -451,6 +487,45 @@ class KeyTable:
             out[start: start + block] = self._lookup(keys[start: start + block])
         return out
 
+    OTHER = -2  # find(): the key's row holds another string (a fingerprint collision)
+
+    def find(self, keys: NDArray[np.uint64], values: pa.ChunkedArray, stored: Stored,
+             codes: NDArray[np.int32] | None = None, stored_codes: NDArray[np.int32] | None = None,
+             value_rows: NDArray[np.int64] | None = None) -> NDArray[np.int32]:
+        """The row of every key, confirmed: ``values[i]`` equals ``stored.values[row]`` byte
+        for byte (and ``codes[i]`` equals ``stored_codes[row]`` where given). ``-1`` when the
+        key is absent, :attr:`OTHER` when its row holds another string. With ``value_rows``,
+        key ``i`` stands for ``values[value_rows[i]]``. The lowest bit of ``keys`` is set in
+        place. The compiled kernel probes and compares in one pass; the NumPy path looks up
+        (:meth:`lookup`), then compares (:func:`equal_at`).
+        """
+        if value_rows is None and native.available() and stored.strings is not None:
+            if codes is not None:
+                codes = np.ascontiguousarray(codes, dtype=np.int32)
+            if stored_codes is not None:
+                stored_codes = np.ascontiguousarray(stored_codes, dtype=np.int32)
+            out = np.empty(len(keys), dtype=np.int32)
+            done = 0
+            for chunk in values.chunks:
+                chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
+                m = len(chunk)
+                if m:
+                    part = slice(done, done + m)
+                    native.probe(keys[part], native.Strings(chunk), None if codes is None else codes[part],
+                                 self._rows, self._keys, int(self._shift), stored.strings, stored_codes, out[part])
+                done += m
+            return out
+        rows = self.lookup(keys, inplace=True)
+        hit = np.flatnonzero(rows >= 0)
+        if hit.size == 0:
+            return rows
+        found = rows[hit]
+        confirmed = equal_at(values, hit if value_rows is None else value_rows[hit], stored.values, found)
+        if codes is not None and stored_codes is not None:
+            confirmed &= stored_codes[found] == codes[hit]
+        rows[hit[~confirmed]] = self.OTHER
+        return rows
+
     def _lookup(self, keys: NDArray[np.uint64]) -> NDArray[np.int32]:
         slots = self._slot(keys)
         rows = self._rows[slots]
@@ -475,7 +550,7 @@ def pair_keys(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray
     """Per row: the query's code (its position among the distinct query ids in byte order),
     those distinct ids, and the 64-bit (query code, doc fingerprint) key."""
     codes, uniques = codes_in(query_ids)
-    return codes, uniques, pair_key(codes, fingerprint(doc_ids), inplace=True)
+    return codes, uniques, doc_pair_keys(codes, doc_ids)
 
 
 def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray,

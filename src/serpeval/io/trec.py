@@ -47,16 +47,20 @@ import mmap
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from serpeval.core import native
 from serpeval.core.data import Qrels, Run, check_grades, check_scores
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io.inputs import Input, open_input
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
 
@@ -222,25 +226,34 @@ def _single_spaced_slices(slices: Iterable[bytes | bytearray]) -> bool:
             if piece[skip] == 0x20:
                 return False
             first = False
-        if any(piece.find(other, skip) >= 0 for other in (b"\t", b"\x0b", b"\x0c")):
-            return False
         raw = np.frombuffer(piece, dtype=np.uint8)[skip:]
-        head = bytes(raw[:3])
-        if not _window_ok(carry + head):
+        if not _window_ok(carry + bytes(raw[:3])):
             return False
-        low = raw <= 0x20  # whitespace and control bytes: two in a row are rare (CRLF aside)
-        pair = low[1:] & low[:-1]
-        if pair.any():
-            pairs = np.flatnonzero(pair)
-            if ((raw[pairs] == 0x20) | (raw[pairs + 1] == 0x20)).any():
+        if native.available():  # the same tests in one compiled pass
+            if not native.single_spaced(raw):
                 return False
-        at = piece.find(_BOM, skip + 1)
-        while at >= 0:  # a mark after a line break: Arrow keeps it, the careful path removes it
-            if piece[at - 1] in (0x0A, 0x0D):
-                return False
-            at = piece.find(_BOM, at + 1)
+        elif not _slice_single_spaced(piece, raw, skip):
+            return False
         carry = (carry + bytes(raw[-3:]))[-3:]
     return not carry.endswith(b" ")
+
+
+def _slice_single_spaced(piece: bytes | bytearray, raw: NDArray[np.uint8], skip: int) -> bool:
+    """The tests of :func:`_single_spaced` inside one slice (``raw``: its bytes from ``skip``)."""
+    if any(piece.find(other, skip) >= 0 for other in (b"\t", b"\x0b", b"\x0c")):
+        return False
+    low = raw <= 0x20  # whitespace and control bytes: two in a row are rare (CRLF aside)
+    pair = low[1:] & low[:-1]
+    if pair.any():
+        pairs = np.flatnonzero(pair)
+        if ((raw[pairs] == 0x20) | (raw[pairs + 1] == 0x20)).any():
+            return False
+    at = piece.find(_BOM, skip + 1)
+    while at >= 0:  # a mark after a line break: Arrow keeps it, the careful path removes it
+        if piece[at - 1] in (0x0A, 0x0D):
+            return False
+        at = piece.find(_BOM, at + 1)
+    return True
 
 
 def _window_ok(window: bytes) -> bool:

@@ -1,0 +1,119 @@
+"""The compiled kernels (``_native.c``), loaded with :mod:`ctypes` when they were built.
+
+``pip install`` compiles ``_native.c`` with the machine's C compiler (``hatch_build.py``);
+where that was not possible serpeval runs the NumPy implementations in
+:mod:`serpeval.core.arrays`, which give the same numbers (``tests/test_native.py`` checks the
+two against each other). ``SERPEVAL_NATIVE=0`` in the environment turns the kernels off.
+
+Every wrapper here takes Arrow string arrays with ``int32`` offsets (``pa.string()``) and
+NumPy arrays of the exact dtypes named; callers in :mod:`serpeval.core.arrays` convert.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from numpy.typing import NDArray
+
+ABI = 1  # must equal SV_ABI in _native.c: a library built from older source is not used
+LIBRARY = Path(__file__).with_name("_native.so")
+
+_P = ctypes.c_void_p
+_I = ctypes.c_int64
+
+
+@cache
+def library() -> ctypes.CDLL | None:
+    """The loaded kernels, or None (not built, turned off, or built from other source)."""
+    if os.environ.get("SERPEVAL_NATIVE", "1") == "0" or sys.byteorder != "little":
+        return None  # the kernels read 8-byte words little-endian, as the NumPy code does
+    if not LIBRARY.is_file():
+        return None
+    try:
+        lib = ctypes.CDLL(str(LIBRARY))
+    except OSError:
+        return None
+    lib.sv_abi.restype = _I
+    if lib.sv_abi() != ABI:
+        return None
+    lib.sv_fingerprint.argtypes = [_I, _P, _P, _P, _P]
+    lib.sv_fingerprint.restype = None
+    lib.sv_probe.argtypes = [_I, _P, _P, _P, _P, _P, _P, _I, _P, _P, _P, _P]
+    lib.sv_probe.restype = None
+    lib.sv_first_repeat.argtypes = [_P, _P, _I, _P]
+    lib.sv_first_repeat.restype = _I
+    lib.sv_single_spaced.argtypes = [_P, _I]
+    lib.sv_single_spaced.restype = _I
+    return lib
+
+
+def available() -> bool:
+    """True when the compiled kernels are loaded (and not turned off)."""
+    return library() is not None
+
+
+def _loaded() -> ctypes.CDLL:
+    lib = library()
+    if lib is None:  # pragma: no cover - callers check available() first
+        raise RuntimeError("serpeval's compiled kernels are not loaded")
+    return lib
+
+
+def _address(array: NDArray[np.generic] | None) -> int | None:
+    return None if array is None else array.ctypes.data
+
+
+class Strings:
+    """The offsets and bytes of one Arrow ``string`` array, as the kernels read them."""
+
+    def __init__(self, values: pa.Array) -> None:
+        buffers = values.buffers()
+        self.values = values  # keeps the buffers alive
+        self.offsets = np.frombuffer(buffers[1], dtype=np.int32)[values.offset: values.offset + len(values) + 1]
+        self.data = buffers[2].address if buffers[2] is not None and buffers[2].size else None
+        self.n = len(values)
+
+
+def fingerprint(strings: Strings, out: NDArray[np.uint64], codes: NDArray[np.int32] | None = None) -> None:
+    """:func:`serpeval.core.arrays.fingerprint` of every string into ``out``; with ``codes``,
+    the pair key :func:`serpeval.core.arrays.pair_key` of (code, string)."""
+    lib = _loaded()
+    lib.sv_fingerprint(strings.n, _address(strings.offsets), strings.data, _address(codes), _address(out))
+
+
+def probe(keys: NDArray[np.uint64], strings: Strings, codes: NDArray[np.int32] | None,
+          slot_rows: NDArray[np.int32], table_keys: NDArray[np.uint64], shift: int,
+          stored: Strings, stored_codes: NDArray[np.int32] | None, out: NDArray[np.int32]) -> None:
+    """Probe a :class:`serpeval.core.arrays.KeyTable` with ``keys`` (their lowest bit set in
+    place) and confirm each match on the bytes (and the codes, where given). ``out``: the
+    row, -1 (no such key) or -2 (the key's row holds another string)."""
+    lib = _loaded()
+    lib.sv_probe(len(keys), _address(keys), _address(strings.offsets), strings.data, _address(codes),
+                 _address(slot_rows), _address(table_keys), shift, _address(stored.offsets), stored.data,
+                 _address(stored_codes), _address(out))
+
+
+def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64]) -> int:
+    """The first position whose (nonzero) key occurs earlier in its segment, or -1."""
+    lib = _loaded()
+    longest = int(np.diff(offsets).max(initial=0))
+    size = 16
+    while size < 2 * longest:
+        size *= 2
+    scratch = np.empty(size, dtype=np.uint64)
+    return int(lib.sv_first_repeat(_address(keys), _address(offsets), len(offsets) - 1, _address(scratch)))
+
+
+def single_spaced(data: NDArray[np.uint8]) -> bool:
+    """The single-space test of :mod:`serpeval.io.trec` on one slice (see ``_native.c``)."""
+    lib = _loaded()
+    return bool(lib.sv_single_spaced(_address(data), len(data)))

@@ -1,0 +1,189 @@
+"""The compiled kernels (``core/_native.c``) against the NumPy code they replace: equal
+outputs on the shapes real ids have, and equal evaluations end to end.
+
+``scripts/test.sh`` sets ``SERPEVAL_EXPECT_NATIVE=1``: there a kernel library that failed to
+build is a test failure, not a skip (the comparisons below would otherwise compare the
+NumPy code with itself).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from serpeval import evaluate
+from serpeval.core import native
+from serpeval.core.arrays import KeyTable, Stored, StringTable, doc_pair_keys, fingerprint, pair_key
+from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import DuplicateError
+from serpeval.io import trec
+
+if not native.available():
+    if os.environ.get("SERPEVAL_EXPECT_NATIVE") == "1":
+        pytest.fail(f"the compiled kernels are not loaded ({native.LIBRARY} missing, stale or unloadable): "
+                    "pip install -e . builds them", pytrace=False)
+    pytest.skip("the compiled kernels are not built here (pip install -e . builds them)", allow_module_level=True)
+
+
+@pytest.fixture
+def numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the NumPy implementations (as on a machine without a C compiler)."""
+    monkeypatch.setattr(native, "available", lambda: False)
+
+
+def without_kernels(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "available", lambda: False)
+        return fn(*args, **kwargs)
+
+
+# Ids as collections mix them: empty, short, exactly 8 or 16 bytes, long, multi-byte UTF-8, NUL.
+ids = st.one_of(
+    st.text(max_size=3),
+    st.text(alphabet="ab\x00é中", min_size=7, max_size=17),
+    st.text(min_size=0, max_size=80),
+    st.from_regex(r"D[0-9]{1,8}", fullmatch=True),
+)
+
+
+def chunked(values: list[str], cuts: list[int]) -> pa.ChunkedArray:
+    """``values`` as several chunks, some of them slices with an offset into a larger array."""
+    bounds = sorted({0, len(values), *[c % (len(values) + 1) for c in cuts]})
+    chunks = []
+    for start, stop in itertools.pairwise(bounds):
+        whole = pa.array(["pad", *values[start:stop], "tail"], pa.string())
+        chunks.append(whole.slice(1, stop - start))
+    return pa.chunked_array(chunks, pa.string())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(ids, max_size=60), st.lists(st.integers(0, 60), max_size=4))
+def test_fingerprint_equals_numpy(values: list[str], cuts: list[int]) -> None:
+    column = chunked(values, cuts)
+    assert fingerprint(column).tolist() == without_kernels(fingerprint, column).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ids, max_size=60), st.lists(st.integers(0, 60), max_size=4), st.data())
+def test_pair_keys_equal_numpy(values: list[str], cuts: list[int], data: st.DataObject) -> None:
+    codes = np.array(data.draw(st.lists(st.integers(-1, 2**31 - 1), min_size=len(values), max_size=len(values))),
+                     dtype=np.int32)
+    column = chunked(values, cuts)
+    expected = pair_key(codes, without_kernels(fingerprint, column))
+    assert doc_pair_keys(codes, column).tolist() == expected.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ids, min_size=1, max_size=40, unique=True), st.lists(ids, max_size=60),
+       st.lists(st.integers(0, 60), max_size=3), st.integers(0, 3))
+def test_find_equals_numpy(stored_values: list[str], probed: list[str], cuts: list[int], codes_seed: int) -> None:
+    rng = np.random.default_rng(codes_seed)
+    stored = pa.chunked_array([pa.array(stored_values, pa.string())])
+    stored_codes = rng.integers(0, 3, len(stored_values)).astype(np.int32)
+    values = chunked(probed + stored_values, cuts)  # some absent, all stored present
+    codes = rng.integers(0, 3, len(values)).astype(np.int32)
+    table = KeyTable(doc_pair_keys(stored_codes, stored))
+    keys = doc_pair_keys(codes, values)
+    # Plant fingerprint collisions: a few probes carry the key of another stored string.
+    planted = rng.random(len(keys)) < 0.2
+    keys[planted] = table._keys[rng.integers(0, len(stored_values), int(planted.sum()))]
+    ours = table.find(keys.copy(), values, Stored(stored), codes, stored_codes)
+    theirs = without_kernels(lambda: table.find(keys.copy(), values, Stored(stored), codes, stored_codes))
+    assert ours.tolist() == theirs.tolist()
+    assert set(ours.tolist()) <= {-2, -1, *range(len(stored_values))}
+    for i, row in enumerate(ours.tolist()):  # a confirmed row is the same string and code
+        if row >= 0:
+            assert values[i].as_py() == stored_values[row]
+            assert codes[i] == stored_codes[row]
+
+
+@pytest.mark.parametrize("kernels", [True, False], ids=["compiled", "numpy"])
+def test_string_table_with_collisions_falls_back_to_exact_lookup(monkeypatch: pytest.MonkeyPatch,
+                                                                  kernels: bool) -> None:
+    from serpeval.core import arrays
+
+    monkeypatch.setattr(arrays, "fingerprint", lambda values: np.zeros(len(values), np.uint64))  # all collide
+    if not kernels:
+        monkeypatch.setattr(native, "available", lambda: False)
+    table = StringTable(pa.array(["a", "b", "c"]))
+    assert table.positions(pa.array(["c", "a", "b", "z", "b"])).tolist() == [2, 0, 1, -1, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 30), max_size=12), st.integers(0, 2**32))
+def test_first_repeat_finds_a_repeat_within_a_segment_only(lengths: list[int], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    keys = rng.integers(1, 50, int(offsets[-1])).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    expected = -1
+    for s in range(len(lengths)):
+        seen: set[int] = set()
+        for i in range(int(offsets[s]), int(offsets[s + 1])):
+            if int(keys[i]) in seen:
+                expected = i
+                break
+            seen.add(int(keys[i]))
+        if expected >= 0:
+            break
+    assert native.first_repeat(keys, offsets) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200) | st.lists(st.sampled_from([b" ", b"\t", b"\n", b"\r", b"a", b"\x0b", b"\x0c",
+                                                            b"\xef\xbb\xbf", b"\xef", b"\x00", b"1"]),
+                                          max_size=40).map(b"".join))
+def test_single_space_test_equals_numpy(data: bytes) -> None:
+    raw = np.frombuffer(data, dtype=np.uint8)
+    assert native.single_spaced(raw) == trec._slice_single_spaced(data, raw, 0)
+    assert trec._single_spaced(data) == without_kernels(trec._single_spaced, data)
+
+
+def _collection(rng: np.random.Generator, *, unjudged_queries: bool, shuffle: bool) -> tuple[Qrels, Run]:
+    queries = [f"q{i}" for i in range(40)] + (["extra-ü", "zz"] if unjudged_queries else [])
+    docs = [f"d{j}" for j in range(30)] + ["é" * 9, "x" * 17, ""[:0] + "long" * 5]
+    q_rows, d_rows, s_rows = [], [], []
+    for q in queries:
+        picked = rng.choice(len(docs), size=int(rng.integers(1, 20)), replace=False)
+        for j in picked:
+            q_rows.append(q)
+            d_rows.append(docs[j])
+            s_rows.append(float(rng.integers(0, 5)))  # many ties
+    order = rng.permutation(len(q_rows)) if shuffle else np.arange(len(q_rows))
+    run = Run([q_rows[i] for i in order], [d_rows[i] for i in order], np.array(s_rows)[order], name="r")
+    qq, qd, qg = [], [], []
+    for q in queries[:40]:
+        for j in rng.choice(len(docs), size=int(rng.integers(1, 12)), replace=False):
+            qq.append(q)
+            qd.append(docs[j])
+            qg.append(int(rng.integers(-1, 4)))
+    return Qrels(qq, qd, np.array(qg)), run
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("options", [{}, {"depth": 5}, {"judged_only": True}, {"missing": "zero"}],
+                         ids=["default", "depth", "judged-only", "zero"])
+def test_evaluate_equals_numpy_path(seed: int, options: dict) -> None:
+    rng = np.random.default_rng(seed)
+    qrels, run = _collection(rng, unjudged_queries=seed % 2 == 0, shuffle=seed % 3 != 0)
+    measures = ["AP", "nDCG@10", "P@5", "RR", "R@20", "Bpref", "Judged@10"]
+    ours = evaluate(qrels, run, measures, **options)
+    qrels2, run2 = _collection(np.random.default_rng(seed), unjudged_queries=seed % 2 == 0, shuffle=seed % 3 != 0)
+    theirs = without_kernels(evaluate, qrels2, run2, measures, **options)
+    assert ours.to_dicts(per_query=True) == theirs.to_dicts(per_query=True)
+    assert len(ours.to_dicts(per_query=True)) == 40  # every judged query, one row each
+
+
+def test_duplicate_doc_is_found_by_both_paths() -> None:
+    qrels = Qrels(["q1", "q2"], ["a", "b"], np.array([1, 1]))
+    run = Run(["q1"] * 12 + ["q2", "q2"], [f"d{i}" for i in range(11)] + ["d3", "b", "c"],
+                          np.arange(14, dtype=float), name="r")
+    with pytest.raises(DuplicateError, match="d3"):
+        evaluate(qrels, run, ["AP"])
+    with pytest.raises(DuplicateError, match="d3"):
+        without_kernels(evaluate, qrels, run, ["AP"])
