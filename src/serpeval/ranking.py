@@ -39,8 +39,8 @@ from serpeval.core.arrays import (
     Stored,
     StringTable,
     codes_in,
-    doc_pair_keys,
     fingerprint,
+    grades_in_groups,
     pair_key,
     segment_ids,
     take,
@@ -97,18 +97,21 @@ class QrelsIndex:
         row_query: the query index of every judgment (qrels row).
         doc_ids: the doc id of every judgment.
         grades: the grade of every judgment.
-        table: (query, doc fingerprint) -> qrels row, to look up retrieved docs.
         ideal_offsets: ``int64[n_queries + 1]`` segments of ``ideal_grades``.
         ideal_grades: every judgment's grade, sorted descending within its query.
+        groups: with the compiled kernels, the judgments grouped by query and sorted by
+            doc fingerprint within it (retrieved docs are matched there); else None.
+        table: without them, (query, doc fingerprint) -> qrels row (a hash table); else None.
     """
 
     query_ids: pa.Array
     row_query: NDArray[np.int32]
     doc_ids: pa.ChunkedArray
     grades: NDArray[np.int64]
-    table: KeyTable
     ideal_offsets: NDArray[np.int64]
     ideal_grades: NDArray[np.int64]
+    groups: native.Groups | None = None
+    table: KeyTable | None = None
 
     @cached_property
     def query_names(self) -> NDArray[Any]:
@@ -138,14 +141,17 @@ def index_qrels(qrels: Qrels) -> QrelsIndex:
     grades = qrels.relevance
     ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(qcodes, minlength=len(query_ids)), out=ideal_offsets[1:])
+    strings = Stored(qrels.doc_ids).strings  # None without the compiled kernels
     index = QrelsIndex(
         query_ids=query_ids,
         row_query=qcodes,
         doc_ids=qrels.doc_ids,
         grades=grades,
-        table=KeyTable(keys),
         ideal_offsets=ideal_offsets,
         ideal_grades=_grades_by_query(qcodes, grades),
+        # the doc fingerprints are the pair keys with the query part taken out again
+        groups=None if strings is None else native.Groups(qcodes, pair_key(qcodes, keys), len(query_ids), strings),
+        table=KeyTable(keys) if strings is None else None,
     )
     qrels._cache.pop("pair_keys", None)  # the table has them now
     qrels._cache["index"] = index
@@ -474,29 +480,32 @@ def rank(
         counts = np.minimum(counts, depth)
         np.cumsum(counts, out=offsets[1:])
 
-    compiled = native.available()
-    if len(order) == len(run) or compiled:
-        # Look the rows up in file order (no permuted copies of the fingerprints), then put
-        # the grades in rank order (below). With the compiled kernels a run with rows that
-        # are not ranked is looked up whole too (it costs less than gathering the strings).
-        keys = doc_pair_keys(codes, run.doc_ids)
-        grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
+    if index.groups is not None:
+        # Compiled kernels: every row's doc is matched within its query's judgments (file
+        # order; rows that are not ranked cost less to match than to gather), then a repeat
+        # within a query's ranking is looked for with a small hash set per query; only a
+        # repeat goes on to the sort-based check, which confirms on the strings and reports.
+        prints = fingerprint(run.doc_ids)
+        grades = _match_grades(index, run.doc_ids, codes, prints)
         if len(order) != len(run):
-            keys, grades = keys[order], grades[order]
+            prints, grades = prints[order], grades[order]
+        elif not in_file_order:
+            prints = prints[order]
+        if native.first_repeat(prints, offsets) >= 0:
+            _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints))
+        del prints
     else:
-        keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
-        grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
-    del codes
-    if compiled:
-        # A repeat within a query's ranking, found with a small hash set per query; only
-        # then the sort-based check below, which confirms on the strings and reports.
-        ranked_keys = keys[order] if len(keys) == len(run) and not in_file_order else keys
-        if native.first_repeat(ranked_keys, offsets) >= 0:
-            _check_duplicates(run, order, sorted_codes, ranked_keys)
-        del ranked_keys
-    else:
+        if len(order) == len(run):
+            # Every row is ranked: look the rows up in file order (no permuted copies of
+            # the fingerprints), then put the grades in rank order (below).
+            keys = pair_key(codes, fingerprint(run.doc_ids), inplace=True)
+            grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
+        else:
+            keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
+            grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
         _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
-    del keys
+        del keys
+    del codes
     if len(grades) == len(run) and not in_file_order:
         grades = grades[order]
     ties = _count_ties(sorted_codes, scores, order)
@@ -568,10 +577,26 @@ def _lookup_grades(
     every match is confirmed by comparing the doc id strings, so a fingerprint collision
     can never give a doc another doc's grade.
     """
+    if index.table is None:  # pragma: no cover - rank() takes the groups
+        raise RuntimeError("this QrelsIndex was built for the compiled kernels")
     rows = index.table.find(keys, doc_ids, index.doc_store, codes=sorted_codes, stored_codes=index.row_query,
                             value_rows=order)
+    return _grades_of(index, rows)
+
+
+def _match_grades(index: QrelsIndex, doc_ids: pa.ChunkedArray, codes: NDArray[np.int32],
+                  prints: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """:func:`_lookup_grades` with the compiled kernels, for every row in file order: each
+    doc is searched among its query's judgments by fingerprint, and confirmed on the bytes."""
+    if index.groups is None:  # pragma: no cover - rank() checks
+        raise RuntimeError("this QrelsIndex was built without the compiled kernels")
+    return grades_in_groups(index.groups, codes, prints, doc_ids, index.grades, NONPOOL, UNJUDGED)
+
+
+def _grades_of(index: QrelsIndex, rows: NDArray[np.int32]) -> NDArray[np.int64]:
+    """The grade of every matched judgment row (``rows < 0``: not in the qrels)."""
     hit = np.flatnonzero(rows >= 0)
-    grades = np.full(len(keys), NONPOOL, dtype=np.int64)
+    grades = np.full(len(rows), NONPOOL, dtype=np.int64)
     if hit.size == 0:
         return grades
     found = index.grades[rows[hit]]

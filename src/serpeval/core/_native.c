@@ -7,12 +7,13 @@
  * the data buffer. Every function works on caller-owned memory and allocates nothing.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 1
+#define SV_ABI 3
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
-#define PREFETCH_AHEAD 16
+#define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
 
 int64_t sv_abi(void) { return SV_ABI; }
 
@@ -62,7 +63,20 @@ void sv_probe(int64_t n, uint64_t *keys, const int32_t *a_offsets, const uint8_t
               const int32_t *b_codes, int32_t *out) {
     for (int64_t i = 0; i < n; i++) keys[i] |= 1;
     for (int64_t i = 0; i < n; i++) {
-        if (i + PREFETCH_AHEAD < n) __builtin_prefetch(slot_rows + (keys[i + PREFETCH_AHEAD] >> shift));
+        /* Memory latency dominates (five random reads per row), so the reads of later rows
+         * are started early in three stages: the home slot, then the row's key, offsets and
+         * code, then its bytes; each stage reads what the previous one brought in. */
+        if (i + 3 * AHEAD < n) __builtin_prefetch(slot_rows + (keys[i + 3 * AHEAD] >> shift));
+        if (i + 2 * AHEAD < n) {
+            int32_t ahead = slot_rows[keys[i + 2 * AHEAD] >> shift];
+            __builtin_prefetch(table_keys + ahead);
+            __builtin_prefetch(b_offsets + ahead);
+            if (b_codes) __builtin_prefetch(b_codes + ahead);
+        }
+        if (i + AHEAD < n) {
+            int32_t ahead = slot_rows[keys[i + AHEAD] >> shift];
+            if (table_keys[ahead]) __builtin_prefetch(b_data + b_offsets[ahead]);
+        }
         uint64_t key = keys[i];
         uint64_t slot = key >> shift;
         int32_t row;
@@ -88,8 +102,103 @@ void sv_probe(int64_t n, uint64_t *keys, const int32_t *a_offsets, const uint8_t
     }
 }
 
+/* Group strings by query: a counting sort of rows by code (0 <= code < n_groups), then each
+ * group's rows sorted by (fingerprint, row). offsets[g]..offsets[g + 1] index perm and
+ * sorted_prints; perm holds rows, sorted_prints their fingerprints. */
+static int by_print(const void *a, const void *b) {
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : (x[1] > y[1]);
+}
+
+int64_t sv_group(int64_t n, const int32_t *codes, const uint64_t *prints, int64_t n_groups,
+                 int64_t *offsets, int32_t *perm, uint64_t *sorted_prints) {
+    memset(offsets, 0, (size_t)(n_groups + 1) * sizeof(int64_t));
+    for (int64_t i = 0; i < n; i++) offsets[codes[i] + 1]++;
+    for (int64_t g = 0; g < n_groups; g++) offsets[g + 1] += offsets[g];
+    for (int64_t i = 0; i < n; i++) perm[offsets[codes[i]]++] = (int32_t)i;
+    for (int64_t g = n_groups; g > 0; g--) offsets[g] = offsets[g - 1];
+    offsets[0] = 0;
+    uint64_t *pairs = NULL;
+    int64_t pairs_size = 0;
+    for (int64_t g = 0; g < n_groups; g++) {
+        int64_t start = offsets[g], len = offsets[g + 1] - start;
+        int32_t *rows = perm + start;
+        uint64_t *out = sorted_prints + start;
+        if (len <= 16) { /* insertion sort by (print, row); rows arrive ascending */
+            for (int64_t i = 0; i < len; i++) {
+                int32_t row = rows[i];
+                uint64_t p = prints[row];
+                int64_t j = i;
+                while (j > 0 && out[j - 1] > p) {
+                    out[j] = out[j - 1];
+                    rows[j] = rows[j - 1];
+                    j--;
+                }
+                out[j] = p;
+                rows[j] = row;
+            }
+            continue;
+        }
+        if (len > pairs_size) {
+            free(pairs);
+            pairs = malloc((size_t)len * 2 * sizeof(uint64_t));
+            if (!pairs) return -1;
+            pairs_size = len;
+        }
+        for (int64_t i = 0; i < len; i++) {
+            pairs[2 * i] = prints[rows[i]];
+            pairs[2 * i + 1] = (uint64_t)rows[i];
+        }
+        qsort(pairs, (size_t)len, 2 * sizeof(uint64_t), by_print);
+        for (int64_t i = 0; i < len; i++) {
+            out[i] = pairs[2 * i];
+            rows[i] = (int32_t)pairs[2 * i + 1];
+        }
+    }
+    free(pairs);
+    return 0;
+}
+
+/* The grade of every run row (serpeval.ranking's rules): the row r of the grouped strings
+ * (sv_group) in the group codes[i] whose string equals string a[i] byte for byte gives
+ * grades[r], or `unjudged` where that is negative; no such row (or codes[i] < 0) gives
+ * `nonpool`. Candidates are found by binary search on the fingerprint within the group;
+ * every candidate with an equal fingerprint is compared on the bytes. */
+void sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const int32_t *a_offsets,
+              const uint8_t *a_data, const int64_t *offsets, const int32_t *perm,
+              const uint64_t *sorted_prints, const int32_t *b_offsets, const uint8_t *b_data,
+              const int64_t *grades, int64_t nonpool, int64_t unjudged, int64_t *out) {
+    for (int64_t i = 0; i < n; i++) {
+        int32_t found = -1;
+        int32_t code = codes[i];
+        if (code >= 0) {
+            uint64_t p = prints[i];
+            int64_t lo = offsets[code], hi = offsets[code + 1];
+            while (lo < hi) { /* the first position whose print is >= p */
+                int64_t mid = lo + (hi - lo) / 2;
+                if (sorted_prints[mid] < p) lo = mid + 1;
+                else hi = mid;
+            }
+            int64_t stop = offsets[code + 1];
+            const uint8_t *s = a_data + a_offsets[i];
+            int64_t len = (int64_t)a_offsets[i + 1] - a_offsets[i];
+            for (; lo < stop && sorted_prints[lo] == p; lo++) {
+                int32_t row = perm[lo];
+                if ((int64_t)b_offsets[row + 1] - b_offsets[row] == len
+                    && (len == 0 || memcmp(s, b_data + b_offsets[row], (size_t)len) == 0)) {
+                    found = row;
+                    break;
+                }
+            }
+        }
+        out[i] = found < 0 ? nonpool : (grades[found] < 0 ? unjudged : grades[found]);
+    }
+}
+
 /* The first position p (in the order of `keys`) whose key occurs earlier in its segment
- * offsets[s]..offsets[s + 1], or -1. Keys must be nonzero (lowest bit set). `scratch` holds
+ * offsets[s]..offsets[s + 1], or -1. Keys are compared with their lowest bit set (so two
+ * keys that differ only there count as a repeat: callers confirm). `scratch` holds
  * at least the smallest power of two >= 2 * the longest segment (and >= 16) entries. */
 int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_segments,
                         uint64_t *scratch) {
@@ -99,7 +208,7 @@ int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_
         if (len <= 8) { /* short rankings: compare pairwise */
             for (int64_t i = start + 1; i < stop; i++)
                 for (int64_t j = start; j < i; j++)
-                    if (keys[i] == keys[j]) return i;
+                    if ((keys[i] | 1) == (keys[j] | 1)) return i;
             continue;
         }
         int bits = 4;
@@ -107,7 +216,7 @@ int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_
         uint64_t size = (uint64_t)1 << bits, mask = size - 1;
         memset(scratch, 0, size * sizeof(uint64_t));
         for (int64_t i = start; i < stop; i++) {
-            uint64_t key = keys[i];
+            uint64_t key = keys[i] | 1;
             uint64_t slot = key >> (64 - bits);
             while (scratch[slot]) {
                 if (scratch[slot] == key) return i;

@@ -403,6 +403,27 @@ def take_segments(
     return new_offsets, index
 
 
+def grades_in_groups(groups: native.Groups, codes: NDArray[np.int32], prints: NDArray[np.uint64],
+                     values: pa.ChunkedArray, grades: NDArray[np.int64], nonpool: int, unjudged: int,
+                     ) -> NDArray[np.int64]:
+    """Compiled kernels: ``grades[r]`` of the row ``r`` of ``groups`` holding each string of
+    ``values`` in its group ``codes[i]`` (found by its fingerprint ``prints[i]``, confirmed
+    on the bytes); ``unjudged`` for a negative grade, ``nonpool`` where there is no such row."""
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    grades = np.ascontiguousarray(grades, dtype=np.int64)
+    out = np.empty(len(values), dtype=np.int64)
+    done = 0
+    for chunk in values.chunks:
+        chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
+        m = len(chunk)
+        if m:
+            part = slice(done, done + m)
+            native.match(codes[part], prints[part], native.Strings(chunk), groups, grades, nonpool, unjudged,
+                         out[part])
+        done += m
+    return out
+
+
 class Stored:
     """The strings a :class:`KeyTable`'s rows stand for (what :meth:`KeyTable.find` compares
     with), and, where the compiled kernels are built and the bytes fit ``int32`` offsets,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 1  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 3  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -51,6 +51,10 @@ def library() -> ctypes.CDLL | None:
     lib.sv_probe.restype = None
     lib.sv_first_repeat.argtypes = [_P, _P, _I, _P]
     lib.sv_first_repeat.restype = _I
+    lib.sv_group.argtypes = [_I, _P, _P, _I, _P, _P, _P]
+    lib.sv_group.restype = _I
+    lib.sv_match.argtypes = [_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _P]
+    lib.sv_match.restype = None
     lib.sv_single_spaced.argtypes = [_P, _I]
     lib.sv_single_spaced.restype = _I
     return lib
@@ -100,6 +104,35 @@ def probe(keys: NDArray[np.uint64], strings: Strings, codes: NDArray[np.int32] |
     lib.sv_probe(len(keys), _address(keys), _address(strings.offsets), strings.data, _address(codes),
                  _address(slot_rows), _address(table_keys), shift, _address(stored.offsets), stored.data,
                  _address(stored_codes), _address(out))
+
+
+class Groups:
+    """Strings grouped by a code (a query), each group sorted by fingerprint: what
+    :func:`match` searches. ``offsets[g]..offsets[g + 1]`` index ``rows`` (the strings' rows)
+    and ``prints`` (their fingerprints)."""
+
+    def __init__(self, codes: NDArray[np.int32], prints: NDArray[np.uint64], n_groups: int,
+                 strings: Strings) -> None:
+        self.offsets = np.empty(n_groups + 1, dtype=np.int64)
+        self.rows = np.empty(len(codes), dtype=np.int32)
+        self.prints = np.empty(len(codes), dtype=np.uint64)
+        self.strings = strings
+        codes = np.ascontiguousarray(codes, dtype=np.int32)
+        prints = np.ascontiguousarray(prints, dtype=np.uint64)
+        if _loaded().sv_group(len(codes), _address(codes), _address(prints), n_groups, _address(self.offsets),
+                              _address(self.rows), _address(self.prints)) != 0:
+            raise MemoryError("serpeval: no memory to sort a query's judgments")
+
+
+def match(codes: NDArray[np.int32], prints: NDArray[np.uint64], strings: Strings, groups: Groups,
+          grades: NDArray[np.int64], nonpool: int, unjudged: int, out: NDArray[np.int64]) -> None:
+    """``out[i]``: ``grades[r]`` of the row ``r`` whose string equals ``strings[i]`` in group
+    ``codes[i]`` of ``groups`` (found by its fingerprint ``prints[i]``, confirmed on the
+    bytes), ``unjudged`` where that grade is negative, ``nonpool`` where there is none."""
+    _loaded().sv_match(len(codes), _address(codes), _address(prints), _address(strings.offsets), strings.data,
+                       _address(groups.offsets), _address(groups.rows), _address(groups.prints),
+                       _address(groups.strings.offsets), groups.strings.data, _address(grades), nonpool,
+                       unjudged, _address(out))
 
 
 def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64]) -> int:
