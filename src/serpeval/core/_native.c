@@ -231,8 +231,8 @@ int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_
 /* serpeval.io.trec's single-space test on one slice of a file: 0 when the slice has a tab,
  * vertical tab or form feed, two neighbouring bytes <= 0x20 one of which is a space, or a
  * UTF-8 byte order mark right after a line feed or carriage return; else 1. */
-int64_t sv_single_spaced(const uint8_t *p, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
+static int single_spaced_range(const uint8_t *p, int64_t n, int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; i++) {
         uint8_t c = p[i];
         if (c > 0x20) {
             if (c == 0xEF && i > 0 && (p[i - 1] == 0x0A || p[i - 1] == 0x0D) && i + 2 < n
@@ -244,4 +244,22 @@ int64_t sv_single_spaced(const uint8_t *p, int64_t n) {
         if (i + 1 < n && p[i + 1] <= 0x20 && (c == 0x20 || p[i + 1] == 0x20)) return 0;
     }
     return 1;
+}
+
+int64_t sv_single_spaced(const uint8_t *p, int64_t n) {
+    /* Blocks of 64 bytes are screened branch-free (the compiler vectorizes the loop); only a
+     * block with a suspect byte (a tab, VT, FF, a pair of low bytes with a space, or 0xEF,
+     * which may start a mark) is checked byte by byte. */
+    enum { BLOCK = 64 };
+    int64_t i = 0;
+    for (; i + BLOCK + 1 <= n; i += BLOCK) {
+        uint8_t suspect = 0;
+        for (int j = 0; j < BLOCK; j++) {
+            uint8_t c = p[i + j], d = p[i + j + 1];
+            suspect |= (uint8_t)((c == 0x09) | (c == 0x0B) | (c == 0x0C) | (c == 0xEF)
+                                 | ((c <= 0x20) & (d <= 0x20) & ((c == 0x20) | (d == 0x20))));
+        }
+        if (suspect && !single_spaced_range(p, n, i, i + BLOCK)) return 0;
+    }
+    return single_spaced_range(p, n, i, n);
 }
