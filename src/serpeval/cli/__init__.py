@@ -18,9 +18,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     The command line's modules are imported only here, inside the guard, so that a Ctrl-C
     while they load is reported as ``interrupted`` (status 130) like one at any later moment.
     (A Ctrl-C during the Python interpreter's own start-up, before any serpeval code runs,
-    is Python's to report.)
+    is Python's to report.) Without ``argv`` (run as a program) the process keeps the memory
+    it frees for reuse (:mod:`serpeval.cli.memory`).
     """
     try:
+        if argv is None:  # run as a program (console script, python -m serpeval)
+            from serpeval.cli.memory import keep_freed_memory
+
+            keep_freed_memory()
         from serpeval.cli.app import main as run
 
         return run(argv)

@@ -53,6 +53,9 @@ def run_trec_eval(argv: Sequence[str]) -> int:
 
 def main() -> None:
     """Entry point of the ``trec_eval`` console script."""
+    from serpeval.cli.memory import keep_freed_memory
+
+    keep_freed_memory()
     try:
         status = run_trec_eval(sys.argv[1:])
     except KeyboardInterrupt:  # before (or while) run_trec_eval's own guard takes over

@@ -174,13 +174,16 @@ void sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const int
         int32_t code = codes[i];
         if (code >= 0) {
             uint64_t p = prints[i];
-            int64_t lo = offsets[code], hi = offsets[code + 1];
-            while (lo < hi) { /* the first position whose print is >= p */
-                int64_t mid = lo + (hi - lo) / 2;
-                if (sorted_prints[mid] < p) lo = mid + 1;
-                else hi = mid;
+            int64_t lo = offsets[code], stop = offsets[code + 1], left = stop - lo;
+            if (left > 0) { /* lo: the first position whose print is >= p (branch-free halving) */
+                const uint64_t *first = sorted_prints + lo;
+                while (left > 1) {
+                    int64_t half = left / 2;
+                    first = first[half - 1] < p ? first + half : first;
+                    left -= half;
+                }
+                lo = (int64_t)(first - sorted_prints) + (*first < p);
             }
-            int64_t stop = offsets[code + 1];
             const uint8_t *s = a_data + a_offsets[i];
             int64_t len = (int64_t)a_offsets[i + 1] - a_offsets[i];
             for (; lo < stop && sorted_prints[lo] == p; lo++) {

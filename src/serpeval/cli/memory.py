@@ -1,0 +1,38 @@
+"""Process-wide memory policy of the ``serpeval`` and ``trec_eval`` programs.
+
+glibc's ``malloc`` gives every block over a threshold (at most 32 MiB) its own ``mmap`` and
+returns it to the kernel when it is freed, so each large NumPy temporary is faulted in afresh,
+page by page: on the production shape (10M run rows) that is a third of the process's time
+(system time; ``bench/bench_production.py`` shows it). A short-lived program can keep what it
+frees instead and reuse it: :func:`keep_freed_memory` sets ``M_MMAP_MAX`` to 0 (large blocks
+come from the heap, like small ones) and a high ``M_TRIM_THRESHOLD`` (freed memory stays in the
+process until it exits). Peak memory is the same; only its reuse changes.
+
+Applied only when serpeval runs as a program (its console scripts and ``python -m serpeval``),
+never when ``serpeval.cli.main(argv)`` is called inside someone else's Python process. Not on
+other C libraries or systems (nothing happens there); ``SERPEVAL_MALLOC=system`` turns it off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sys
+
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_MAX = -4
+
+
+def keep_freed_memory() -> bool:
+    """Tune glibc's malloc as above; returns whether it was done."""
+    if not sys.platform.startswith("linux") or os.environ.get("SERPEVAL_MALLOC") == "system":
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
