@@ -187,3 +187,37 @@ def test_duplicate_doc_is_found_by_both_paths() -> None:
         evaluate(qrels, run, ["AP"])
     with pytest.raises(DuplicateError, match="d3"):
         without_kernels(evaluate, qrels, run, ["AP"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 70), max_size=30), st.integers(0, 2**32))
+def test_prefix_sums_equal_numpy(lengths: list[int], seed: int) -> None:
+    from serpeval.measures._segments import prefix_sums
+
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    values = rng.standard_normal(int(offsets[-1])) * 10.0 ** rng.integers(-8, 8, int(offsets[-1]))
+    ours = prefix_sums(values, offsets)
+    assert ours.tobytes() == without_kernels(prefix_sums, values, offsets).tobytes()  # bit for bit
+    for s in range(len(lengths)):  # and the C loop's order: left to right
+        total = 0.0
+        for i in range(int(offsets[s]), int(offsets[s + 1])):
+            total += float(values[i])
+            assert ours[i] == total
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 12), max_size=30), st.integers(0, 2**32))
+def test_picked_docs_equal_numpy(lengths: list[int], seed: int) -> None:
+    from types import SimpleNamespace
+
+    from serpeval.measures._segments import Picked
+
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    r = SimpleNamespace(offsets=offsets, n_ret=np.diff(offsets))
+    mask = rng.random(int(offsets[-1])) < 0.4
+    ours, theirs = Picked.of(r, mask), without_kernels(Picked.of, r, mask)
+    for field in ("index", "segment", "position", "offsets"):
+        assert getattr(ours, field).tolist() == getattr(theirs, field).tolist(), field
+        assert getattr(ours, field).dtype == np.int64

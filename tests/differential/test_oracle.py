@@ -22,15 +22,23 @@ from tests.differential.compare import TALLY  # noqa: E402
 from tests.differential.conftest import Case, build, case_specs  # noqa: E402
 
 from serpeval.cli.cmd_trec_eval import run as trec_eval  # noqa: E402
+from serpeval.core import native  # noqa: E402
 
 
-def test_evaluate_on_files_equals_pytrec_eval(case: Case) -> None:
+@pytest.mark.parametrize("kernels", ["compiled", "numpy"])
+def test_evaluate_on_files_equals_pytrec_eval(case: Case, kernels: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the compiled kernels (where built) and through the NumPy code that replaces
+    them where no C compiler was found."""
+    if kernels == "numpy":
+        monkeypatch.setattr(native, "available", lambda: False)
+    elif not native.available():
+        pytest.skip("the compiled kernels are not built here (the numpy case covers this machine)")
     theirs = oracle.reference(case.coll)
     assert set(theirs) == case.coll.evaluated_queries  # the generator's own bookkeeping
     assert len(theirs) >= 3
     ours = oracle.serpeval_values(case.qrels.path, case.run.path)
-    oracle.compare("evaluate vs pytrec_eval", ours, theirs, case.files, f"{case.spec.id} ({case.qrels.layout.name} / "
-                   f"{case.run.layout.name})")
+    oracle.compare(f"evaluate vs pytrec_eval ({kernels})", ours, theirs, case.files,
+                   f"{case.spec.id} ({case.qrels.layout.name} / {case.run.layout.name})")
 
 
 def printed(argv: list[str]) -> tuple[dict[str, dict[str, str]], str]:

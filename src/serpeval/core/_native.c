@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 3
+#define SV_ABI 4
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -229,6 +229,32 @@ int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_
         }
     }
     return -1;
+}
+
+/* Running sums within segments (serpeval.measures._segments.prefix_sums): element j of a
+ * segment is ((0 + v_0) + v_1) + ... + v_j, added in that order. */
+void sv_prefix_sums(const double *values, const int64_t *offsets, int64_t n_segments, double *out) {
+    for (int64_t s = 0; s < n_segments; s++) {
+        double sum = 0.0;
+        for (int64_t i = offsets[s]; i < offsets[s + 1]; i++) {
+            sum += values[i];
+            out[i] = sum;
+        }
+    }
+}
+
+/* For increasing flat indices `index` into segments cut at `offsets` (non-decreasing):
+ * the segment of each index, and where each segment's indices start (`starts`, one more
+ * entry than segments): one merge of the two sorted lists. */
+void sv_locate(const int64_t *index, int64_t n, const int64_t *offsets, int64_t n_segments,
+               int64_t *segment, int64_t *starts) {
+    int64_t s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        while (s < n_segments && offsets[s + 1] <= index[i]) starts[++s] = i;
+        segment[i] = s;
+    }
+    while (s < n_segments) starts[++s] = n;
+    starts[0] = 0;
 }
 
 /* serpeval.io.trec's single-space test on one slice of a file: 0 when the slice has a tab,

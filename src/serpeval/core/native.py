@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 3  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 4  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -55,6 +55,10 @@ def library() -> ctypes.CDLL | None:
     lib.sv_group.restype = _I
     lib.sv_match.argtypes = [_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _P]
     lib.sv_match.restype = None
+    lib.sv_prefix_sums.argtypes = [_P, _P, _I, _P]
+    lib.sv_prefix_sums.restype = None
+    lib.sv_locate.argtypes = [_P, _I, _P, _I, _P, _P]
+    lib.sv_locate.restype = None
     lib.sv_single_spaced.argtypes = [_P, _I]
     lib.sv_single_spaced.restype = _I
     return lib
@@ -144,6 +148,27 @@ def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64]) -> int:
         size *= 2
     scratch = np.empty(size, dtype=np.uint64)
     return int(lib.sv_first_repeat(_address(keys), _address(offsets), len(offsets) - 1, _address(scratch)))
+
+
+def prefix_sums(values: NDArray[np.float64], offsets: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Running sums of ``values`` within each segment, added left to right."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    out = np.empty_like(values)
+    _loaded().sv_prefix_sums(_address(values), _address(offsets), len(offsets) - 1, _address(out))
+    return out
+
+
+def locate(index: NDArray[np.int64], offsets: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """For increasing flat ``index`` into segments cut at ``offsets``: each one's segment,
+    and the position in ``index`` where each segment starts (``len(offsets)`` entries)."""
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    segment = np.empty(len(index), dtype=np.int64)
+    starts = np.empty(len(offsets), dtype=np.int64)
+    _loaded().sv_locate(_address(index), len(index), _address(offsets), len(offsets) - 1, _address(segment),
+                        _address(starts))
+    return segment, starts
 
 
 def single_spaced(data: NDArray[np.uint8]) -> bool:
