@@ -488,11 +488,10 @@ def rank(
         prints = fingerprint(run.doc_ids)
         grades = _match_grades(index, run.doc_ids, codes, prints)
         if len(order) != len(run):
-            prints, grades = prints[order], grades[order]
-        elif not in_file_order:
-            prints = prints[order]
-        if native.first_repeat(prints, offsets) >= 0:
-            _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints))
+            grades = grades[order]
+        # (rank order: prints[order], read through order rather than copied)
+        if native.first_repeat(prints, offsets, None if in_file_order else order) >= 0:
+            _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints[order]))
         del prints
     else:
         if len(order) == len(run):

@@ -27,7 +27,7 @@ from tests.differential.conftest import Case
 from tests.differential.layouts import draw_layout, write
 from tests.differential.shapes import EVERY_SHAPE, Collection, draw_ids
 
-from serpeval.core.data import Qrels, Run
+from serpeval.core.data import Run
 from serpeval.io import qrels_from_table, read_run, run_from_table
 from serpeval.measures import REGISTRY, Measure
 
@@ -123,8 +123,8 @@ def test_splitting_the_run_changes_nothing(small: Case, tmp_path) -> None:
                 [cat], label + ", concatenated")
     # Arrow tables of several chunks, for the run and the qrels.
     table = pa.Table.from_batches([b for r in runs for b in r.to_arrow().to_batches()])
-    qrels = Qrels(*_chunked([(q, d, int(g)) for q, d, g in coll.qrels], rng))
-    qtable = pa.table({"query_id": qrels.query_ids, "doc_id": qrels.doc_ids, "relevance": qrels.relevance})
+    query_ids, doc_ids, grades = _chunked([(q, d, int(g)) for q, d, g in coll.qrels], rng)
+    qtable = pa.table({"query_id": query_ids, "doc_id": doc_ids, "relevance": grades})
     assert table["doc_id"].num_chunks >= len(parts)
     assert qtable["doc_id"].num_chunks >= 2
     assert_same("invariance: run split", base,

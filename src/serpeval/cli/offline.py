@@ -135,8 +135,9 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
                 run = read_counting(read_run, path, lines)
                 lines += len(run)
                 runs.append(run if keep_runs else RunFacts(run.name, run.source, run.skipped_lines))
-                yield run
+                box = [run]  # hold no reference here while evaluate() measures it
                 del run
+                yield box.pop()
 
         with warnings.catch_warnings():
             # The notes report the same counts next to the table.

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 4
+#define SV_ABI 5
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -199,19 +199,21 @@ void sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const int
     }
 }
 
-/* The first position p (in the order of `keys`) whose key occurs earlier in its segment
+/* The first position p (in the order of `keys`, or of keys[order[p]] where order is given)
+ * whose key occurs earlier in its segment
  * offsets[s]..offsets[s + 1], or -1. Keys are compared with their lowest bit set (so two
  * keys that differ only there count as a repeat: callers confirm). `scratch` holds
  * at least the smallest power of two >= 2 * the longest segment (and >= 16) entries. */
-int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_segments,
-                        uint64_t *scratch) {
+int64_t sv_first_repeat(const uint64_t *keys, const int64_t *order, const int64_t *offsets,
+                        int64_t n_segments, uint64_t *scratch) {
+#define KEY(i) (keys[order ? order[i] : (i)] | 1)
     for (int64_t s = 0; s < n_segments; s++) {
         int64_t start = offsets[s], stop = offsets[s + 1], len = stop - start;
         if (len < 2) continue;
         if (len <= 8) { /* short rankings: compare pairwise */
             for (int64_t i = start + 1; i < stop; i++)
                 for (int64_t j = start; j < i; j++)
-                    if ((keys[i] | 1) == (keys[j] | 1)) return i;
+                    if (KEY(i) == KEY(j)) return i;
             continue;
         }
         int bits = 4;
@@ -219,7 +221,7 @@ int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_
         uint64_t size = (uint64_t)1 << bits, mask = size - 1;
         memset(scratch, 0, size * sizeof(uint64_t));
         for (int64_t i = start; i < stop; i++) {
-            uint64_t key = keys[i] | 1;
+            uint64_t key = KEY(i);
             uint64_t slot = key >> (64 - bits);
             while (scratch[slot]) {
                 if (scratch[slot] == key) return i;
@@ -229,6 +231,7 @@ int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_
         }
     }
     return -1;
+#undef KEY
 }
 
 /* Running sums within segments (serpeval.measures._segments.prefix_sums): element j of a

@@ -210,6 +210,18 @@ def _strings(values: Any) -> pa.ChunkedArray:
     return arr
 
 
+def _one_chunk(values: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``values`` as a single chunk (a copy) when it has several and its bytes fit ``int32``
+    offsets: judgments are looked up by row, and the compiled kernels read one array
+    (without this they would need their own contiguous copy beside the chunks)."""
+    if values.num_chunks <= 1:
+        return values
+    try:
+        return pa.chunked_array([values.combine_chunks()], values.type)
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):  # over 2 GiB of ids: stay in chunks
+        return values
+
+
 @dataclass(frozen=True, eq=False)
 class Qrels:
     """Relevance judgments: one row per judged (query, document).
@@ -233,7 +245,7 @@ class Qrels:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "query_ids", _strings(self.query_ids))
-        object.__setattr__(self, "doc_ids", _strings(self.doc_ids))
+        object.__setattr__(self, "doc_ids", _one_chunk(_strings(self.doc_ids)))
         object.__setattr__(self, "relevance", check_grades(self.relevance, self._row))
 
     def _row(self, i: int) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
@@ -149,6 +151,10 @@ def evaluate(
             attach(rankings, rank_subtopics(subtopic_index, run, rankings, depth=depth,
                                             judged_only=judged_only, float32_scores=float32_scores))
         del run
+        # The measures need the ranked grades only: drop the run's rows (the ranking's
+        # record of its sort holds them) and hand Arrow's freed memory back before measuring.
+        rankings = replace(rankings, run_order=None)
+        pa.default_memory_pool().release_unused()
         values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \
             np.zeros((rankings.n_queries, 0))
         results.append(RunResult(name, tag, rankings.query_ids, values, rankings.coverage))
