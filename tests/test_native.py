@@ -23,6 +23,7 @@ from serpeval.core.arrays import KeyTable, Stored, StringTable, doc_pair_keys, f
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import DuplicateError
 from serpeval.io import trec
+from serpeval.ranking import index_qrels
 
 if not native.available():
     if os.environ.get("SERPEVAL_EXPECT_NATIVE") == "1":
@@ -221,3 +222,49 @@ def test_picked_docs_equal_numpy(lengths: list[int], seed: int) -> None:
     for field in ("index", "segment", "position", "offsets"):
         assert getattr(ours, field).tolist() == getattr(theirs, field).tolist(), field
         assert getattr(ours, field).dtype == np.int64
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q10", "é"]), ids), min_size=1, max_size=40),
+       st.lists(st.integers(0, 40), max_size=3))
+def test_qrels_duplicate_check_equals_numpy(pairs: list[tuple[str, str]], cuts: list[int]) -> None:
+    query_ids = chunked([q for q, _ in pairs], cuts)
+    doc_ids = chunked([d for _, d in pairs], cuts)
+    grades = np.zeros(len(pairs), dtype=np.int64)
+    ours = Qrels(query_ids, doc_ids, grades).find_duplicate()
+    theirs = without_kernels(lambda: Qrels(query_ids, doc_ids, grades).find_duplicate())
+    assert ours == theirs
+    seen: dict[tuple[str, str], int] = {}
+    expected = (-1, -1)
+    for row, pair in enumerate(pairs):  # the duplicate whose second line comes first
+        if pair in seen:
+            expected = (seen[pair], row)
+            break
+        seen[pair] = row
+    assert ours == expected
+
+
+def test_qrels_duplicate_check_with_colliding_fingerprints(monkeypatch: pytest.MonkeyPatch) -> None:
+    from serpeval.core import data
+
+    monkeypatch.setattr(data, "fingerprint", lambda values: np.zeros(len(values), np.uint64))  # all collide
+    assert Qrels(["q", "q", "q"], ["a", "b", "c"], np.zeros(3, np.int64)).find_duplicate() == (-1, -1)
+    assert Qrels(["q", "q", "q", "q"], ["a", "b", "c", "b"], np.zeros(4, np.int64)).find_duplicate() == (1, 3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=30), st.integers(0, 2**32))
+def test_ideal_grades_equal_numpy(lengths: list[int], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(sum(lengths))
+    codes = np.repeat(np.arange(len(lengths)), lengths)
+    rng.shuffle(codes)
+    qrels_args = ([f"q{c}" for c in codes], [f"d{i}" for i in range(n)], rng.integers(-2, 2**40, n))
+    if n == 0:
+        return
+    ours = index_qrels(Qrels(*qrels_args))
+    theirs = without_kernels(index_qrels, Qrels(*qrels_args))
+    assert ours.ideal_grades.tolist() == theirs.ideal_grades.tolist()
+    assert ours.ideal_offsets.tolist() == theirs.ideal_offsets.tolist()
+    assert ours.row_query.tolist() == theirs.row_query.tolist()
+    assert ours.query_ids.equals(theirs.query_ids)

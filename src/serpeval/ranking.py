@@ -137,23 +137,33 @@ def index_qrels(qrels: Qrels) -> QrelsIndex:
     cached = qrels._cache.get("index")
     if cached is not None:
         return cached
-    qcodes, query_ids, keys = qrels.pair_keys()
     grades = qrels.relevance
-    ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qcodes, minlength=len(query_ids)), out=ideal_offsets[1:])
-    strings = Stored(qrels.doc_ids).strings  # None without the compiled kernels
-    index = QrelsIndex(
-        query_ids=query_ids,
-        row_query=qcodes,
-        doc_ids=qrels.doc_ids,
-        grades=grades,
-        ideal_offsets=ideal_offsets,
-        ideal_grades=_grades_by_query(qcodes, grades),
-        # the doc fingerprints are the pair keys with the query part taken out again
-        groups=None if strings is None else native.Groups(qcodes, pair_key(qcodes, keys), len(query_ids), strings),
-        table=KeyTable(keys) if strings is None else None,
-    )
-    qrels._cache.pop("pair_keys", None)  # the table has them now
+    grouped = qrels.grouped()  # None without the compiled kernels
+    if grouped is not None:
+        qcodes, query_ids, groups = grouped
+        index = QrelsIndex(
+            query_ids=query_ids,
+            row_query=qcodes,
+            doc_ids=qrels.doc_ids,
+            grades=grades,
+            ideal_offsets=groups.offsets,
+            ideal_grades=native.sort_descending(grades[groups.rows], groups.offsets),
+            groups=groups,
+        )
+    else:
+        qcodes, query_ids, keys = qrels.pair_keys()
+        ideal_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(qcodes, minlength=len(query_ids)), out=ideal_offsets[1:])
+        index = QrelsIndex(
+            query_ids=query_ids,
+            row_query=qcodes,
+            doc_ids=qrels.doc_ids,
+            grades=grades,
+            ideal_offsets=ideal_offsets,
+            ideal_grades=_grades_by_query(qcodes, grades),
+            table=KeyTable(keys),
+        )
+        qrels._cache.pop("pair_keys", None)  # the table has them now
     qrels._cache["index"] = index
     return index
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 5
+#define SV_ABI 6
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -232,6 +232,31 @@ int64_t sv_first_repeat(const uint64_t *keys, const int64_t *order, const int64_
     }
     return -1;
 #undef KEY
+}
+
+/* Sort each segment offsets[s]..offsets[s + 1] of `values` in place, descending. */
+static int descending(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x < y) - (x > y);
+}
+
+void sv_sort_descending(int64_t *values, const int64_t *offsets, int64_t n_segments) {
+    for (int64_t s = 0; s < n_segments; s++) {
+        int64_t start = offsets[s], len = offsets[s + 1] - start;
+        int64_t *v = values + start;
+        if (len > 16) {
+            qsort(v, (size_t)len, sizeof(int64_t), descending);
+            continue;
+        }
+        for (int64_t i = 1; i < len; i++) {
+            int64_t x = v[i], j = i;
+            while (j > 0 && v[j - 1] < x) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+    }
 }
 
 /* Running sums within segments (serpeval.measures._segments.prefix_sums): element j of a

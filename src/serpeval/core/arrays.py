@@ -598,6 +598,26 @@ def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray,
     return int(candidates[first]), int(candidates[second])
 
 
+def grouped_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray, groups: native.Groups
+                      ) -> tuple[int, int]:
+    """:func:`find_duplicate` on rows grouped by query and sorted by doc fingerprint
+    (:class:`serpeval.core.native.Groups`, compiled kernels): equal neighbours within a
+    group are the candidates, confirmed (and the first one chosen) on the strings."""
+    prints = groups.prints
+    same = prints[1:] == prints[:-1]
+    starts = groups.offsets[1:-1]
+    starts = starts[(starts > 0) & (starts < len(prints))]
+    same[starts - 1] = False  # neighbours in different groups
+    at = np.flatnonzero(same)
+    if at.size == 0:
+        return -1, -1
+    candidates = np.unique(groups.rows[np.concatenate([at, at + 1])]).astype(np.int64)
+    first, second = _exact_duplicate(take(query_ids, candidates), take(doc_ids, candidates))
+    if first < 0:
+        return -1, -1  # fingerprint collision between different docs
+    return int(candidates[first]), int(candidates[second])
+
+
 def _exact_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray) -> tuple[int, int]:
     """:func:`find_duplicate` by sorting the strings (for the few candidate rows)."""
     n = len(query_ids)

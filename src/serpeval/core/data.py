@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.arrays import find_duplicate, pair_keys
+from serpeval.core import native
+from serpeval.core.arrays import Stored, codes_in, find_duplicate, fingerprint, grouped_duplicate, pair_keys
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
 
@@ -266,9 +267,30 @@ class Qrels:
             cached = self._cache["pair_keys"] = pair_keys(self.query_ids, self.doc_ids)
         return cached
 
+    def grouped(self) -> tuple[NDArray[np.int32], pa.Array, native.Groups] | None:
+        """With the compiled kernels: every judgment's query code, the distinct query ids in
+        byte order, and the judgments grouped by query and sorted by doc fingerprint
+        (:class:`serpeval.core.native.Groups`); None without them. Computed once and shared
+        by the readers' duplicate check and the qrels index."""
+        if not native.available():
+            return None
+        cached = self._cache.get("grouped")
+        if cached is None:
+            strings = Stored(self.doc_ids).strings
+            if strings is None:
+                return None
+            codes, uniques = codes_in(self.query_ids)
+            groups = native.Groups(codes, fingerprint(self.doc_ids), len(uniques), strings)
+            cached = self._cache["grouped"] = (codes, uniques, groups)
+        return cached
+
     def find_duplicate(self) -> tuple[int, int]:
         """The rows of the first (query, doc) judged twice, or ``(-1, -1)``
-        (:func:`serpeval.core.arrays.find_duplicate` on the shared keys)."""
+        (:func:`serpeval.core.arrays.find_duplicate` on the shared keys, or on the shared
+        groups with the compiled kernels)."""
+        grouped = self.grouped()
+        if grouped is not None:
+            return grouped_duplicate(self.query_ids, self.doc_ids, grouped[2])
         return find_duplicate(self.query_ids, self.doc_ids, keys=self.pair_keys()[2])
 
     def __repr__(self) -> str:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 5  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 6  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -55,6 +55,8 @@ def library() -> ctypes.CDLL | None:
     lib.sv_group.restype = _I
     lib.sv_match.argtypes = [_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _P]
     lib.sv_match.restype = None
+    lib.sv_sort_descending.argtypes = [_P, _P, _I]
+    lib.sv_sort_descending.restype = None
     lib.sv_prefix_sums.argtypes = [_P, _P, _I, _P]
     lib.sv_prefix_sums.restype = None
     lib.sv_locate.argtypes = [_P, _I, _P, _I, _P, _P]
@@ -153,6 +155,14 @@ def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64], order: ND
         order = np.ascontiguousarray(order, dtype=np.int64)
     return int(lib.sv_first_repeat(_address(keys), _address(order), _address(offsets), len(offsets) - 1,
                                    _address(scratch)))
+
+
+def sort_descending(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:
+    """A copy of ``values`` with each segment sorted descending."""
+    out = np.array(values, dtype=np.int64, copy=True, order="C")
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    _loaded().sv_sort_descending(_address(out), _address(offsets), len(offsets) - 1)
+    return out
 
 
 def prefix_sums(values: NDArray[np.float64], offsets: NDArray[np.int64]) -> NDArray[np.float64]:
