@@ -497,6 +497,7 @@ def rank(
         # repeat goes on to the sort-based check, which confirms on the strings and reports.
         prints = fingerprint(run.doc_ids)
         grades = _match_grades(index, run.doc_ids, codes, prints)
+        del codes
         if len(order) != len(run):
             grades = grades[order]
         # (rank order: prints[order], read through order rather than copied)
@@ -513,8 +514,7 @@ def rank(
             keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
             grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
         _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
-        del keys
-    del codes
+        del keys, codes
     if len(grades) == len(run) and not in_file_order:
         grades = grades[order]
     ties = _count_ties(sorted_codes, scores, order)

@@ -462,8 +462,10 @@ def read_trec_run(
     tag = _last_tag(src.tail(), comments)
     if name is None:
         name = tag if tag and _unnamed(src.label) else run_name_of(src.label)
-    return Run(qids, docs, scores, name=name, tag=tag or name, source=src.label,
-               skipped_lines=skipped, source_kind="trec")
+    run = Run(qids, docs, scores, name=name, tag=tag or name, source=src.label,
+              skipped_lines=skipped, source_kind="trec")
+    pa.default_memory_pool().release_unused()  # the parser's buffers, kept by Arrow's allocator
+    return run
 
 
 def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
@@ -503,6 +505,7 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
             f"{src.label}:{b}: document {doc!r} is judged twice for query {qid!r} (first at line {a}). "
             "Keep one judgment per (query, document)."
         )
+    pa.default_memory_pool().release_unused()  # the parser's buffers, kept by Arrow's allocator
     return qrels
 
 
