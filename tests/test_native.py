@@ -268,3 +268,31 @@ def test_ideal_grades_equal_numpy(lengths: list[int], seed: int) -> None:
     assert ours.ideal_offsets.tolist() == theirs.ideal_offsets.tolist()
     assert ours.row_query.tolist() == theirs.row_query.tolist()
     assert ours.query_ids.equals(theirs.query_ids)
+
+
+@pytest.mark.parametrize("kernels", [True, False], ids=["compiled", "numpy"])
+@pytest.mark.parametrize("depth", [None, 3, 5])
+def test_duplicates_are_checked_after_the_depth_cut(kernels: bool, depth: int | None) -> None:
+    """trec_eval checks duplicates among the docs it keeps: one above the cut is an error,
+    one only below it is not (files in rank order, so nothing moves when sorted)."""
+    qrels = Qrels(["q1", "q2"], ["a", "x"], np.array([1, 1]))
+    docs = ["a", "b", "c", "b", "d", "e"]  # 'b' at ranks 2 and 4
+    run = Run(["q1"] * 6 + ["q2"], [*docs, "x"], np.array([6.0, 5, 4, 3, 2, 1, 1]), name="r")
+    evaluate_ = evaluate if kernels else (lambda *a, **k: without_kernels(evaluate, *a, **k))
+    if depth == 3:
+        assert evaluate_(qrels, run, ["AP"], depth=depth).means("r")["AP"] == 1.0
+    else:
+        with pytest.raises(DuplicateError, match="'b'"):
+            evaluate_(qrels, run, ["AP"], depth=depth)
+
+
+@pytest.mark.parametrize("kernels", [True, False], ids=["compiled", "numpy"])
+def test_a_duplicate_in_a_later_query_is_found_after_the_depth_cut(kernels: bool) -> None:
+    """The cut shortens earlier queries, so later queries' ranks no longer sit at their file
+    rows: the check must read the ranked rows, not the file's."""
+    qrels = Qrels(["q1", "q2"], ["a", "y"], np.array([1, 1]))
+    run = Run(["q1"] * 6 + ["q2"] * 3, ["a", "b", "c", "d", "e", "f", "y", "z", "y"],
+              np.array([6.0, 5, 4, 3, 2, 1, 3, 2, 1]), name="r")
+    evaluate_ = evaluate if kernels else (lambda *a, **k: without_kernels(evaluate, *a, **k))
+    with pytest.raises(DuplicateError, match="'y'"):
+        evaluate_(qrels, run, ["AP"], depth=3)

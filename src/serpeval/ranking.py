@@ -501,7 +501,8 @@ def rank(
         if len(order) != len(run):
             grades = grades[order]
         # (rank order: prints[order], read through order rather than copied)
-        if native.first_repeat(prints, offsets, None if in_file_order else order) >= 0:
+        ranked_in_place = in_file_order and len(order) == len(prints)  # no depth cut either
+        if native.first_repeat(prints, offsets, None if ranked_in_place else order) >= 0:
             _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints[order]))
         del prints
     else:
