@@ -15,6 +15,8 @@ import pyarrow.compute as pc
 from serpeval.core import native
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from numpy.typing import NDArray
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -200,17 +202,22 @@ def _prints(values: pa.ChunkedArray, codes: NDArray[np.int32] | None) -> NDArray
     """Fingerprints of ``values`` (pair keys with ``codes``, compiled kernels only)."""
     out = np.empty(len(values), dtype=np.uint64)
     compiled = native.available()
+    for part, chunk in _string_chunks(values):
+        if compiled:
+            native.fingerprint(native.Strings(chunk), out[part], None if codes is None else codes[part])
+        else:
+            _fingerprint_chunk(chunk, out[part])
+    return out
+
+
+def _string_chunks(values: pa.ChunkedArray) -> Iterator[tuple[slice, pa.StringArray]]:
+    """The non-empty chunks of ``values`` as ``pa.string()`` arrays, with the rows each covers."""
     done = 0
     for chunk in values.chunks:
-        chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
         m = len(chunk)
-        if m and compiled:
-            native.fingerprint(native.Strings(chunk), out[done: done + m],
-                               None if codes is None else codes[done: done + m])
-        elif m:
-            _fingerprint_chunk(chunk, out[done: done + m])
+        if m:
+            yield slice(done, done + m), chunk if pa.types.is_string(chunk.type) else chunk.cast(pa.string())
         done += m
-    return out
 
 
 def _mix_word(h: NDArray[np.uint64], word: NDArray[np.uint64]) -> None:
@@ -412,15 +419,8 @@ def grades_in_groups(groups: native.Groups, codes: NDArray[np.int32], prints: ND
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     grades = np.ascontiguousarray(grades, dtype=np.int64)
     out = np.empty(len(values), dtype=np.int64)
-    done = 0
-    for chunk in values.chunks:
-        chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
-        m = len(chunk)
-        if m:
-            part = slice(done, done + m)
-            native.match(codes[part], prints[part], native.Strings(chunk), groups, grades, nonpool, unjudged,
-                         out[part])
-        done += m
+    for part, chunk in _string_chunks(values):
+        native.match(codes[part], prints[part], native.Strings(chunk), groups, grades, nonpool, unjudged, out[part])
     return out
 
 
@@ -526,15 +526,9 @@ class KeyTable:
             if stored_codes is not None:
                 stored_codes = np.ascontiguousarray(stored_codes, dtype=np.int32)
             out = np.empty(len(keys), dtype=np.int32)
-            done = 0
-            for chunk in values.chunks:
-                chunk = chunk.cast(pa.string()) if not pa.types.is_string(chunk.type) else chunk
-                m = len(chunk)
-                if m:
-                    part = slice(done, done + m)
-                    native.probe(keys[part], native.Strings(chunk), None if codes is None else codes[part],
-                                 self._rows, self._keys, int(self._shift), stored.strings, stored_codes, out[part])
-                done += m
+            for part, chunk in _string_chunks(values):
+                native.probe(keys[part], native.Strings(chunk), None if codes is None else codes[part],
+                             self._rows, self._keys, int(self._shift), stored.strings, stored_codes, out[part])
             return out
         rows = self.lookup(keys, inplace=True)
         hit = np.flatnonzero(rows >= 0)
