@@ -296,3 +296,14 @@ def test_a_duplicate_in_a_later_query_is_found_after_the_depth_cut(kernels: bool
     evaluate_ = evaluate if kernels else (lambda *a, **k: without_kernels(evaluate, *a, **k))
     with pytest.raises(DuplicateError, match="'y'"):
         evaluate_(qrels, run, ["AP"], depth=3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 20), max_size=30))
+def test_positions_in_segments_equal_numpy(lengths: list[int]) -> None:
+    from serpeval.core.arrays import positions_in_segments
+
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    ours = positions_in_segments(offsets)
+    assert ours.tolist() == without_kernels(positions_in_segments, offsets).tolist()
+    assert ours.tolist() == [j for n in lengths for j in range(n)]

@@ -42,6 +42,7 @@ from serpeval.core.arrays import (
     fingerprint,
     grades_in_groups,
     pair_key,
+    positions_in_segments,
     segment_ids,
     take,
     take_segments,
@@ -365,7 +366,7 @@ class Rankings:
     @cached_property
     def position(self) -> NDArray[np.int64]:
         """0-based rank of every ranked doc within its query."""
-        return np.arange(len(self.grades), dtype=np.int64) - self.offsets[:-1][self.segment]
+        return positions_in_segments(self.offsets)
 
     @cached_property
     def n_ret(self) -> NDArray[np.int64]:
@@ -380,7 +381,7 @@ class Rankings:
     @cached_property
     def ideal_position(self) -> NDArray[np.int64]:
         """0-based position of every judgment in its query's ideal ranking."""
-        return np.arange(len(self.ideal_grades), dtype=np.int64) - self.ideal_offsets[:-1][self.ideal_segment]
+        return positions_in_segments(self.ideal_offsets)
 
     def total(self, values: NDArray[np.float64], mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Per query: the sum of ``values`` over ranked docs (where ``mask``)."""

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 6
+#define SV_ABI 7
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -257,6 +257,12 @@ void sv_sort_descending(int64_t *values, const int64_t *offsets, int64_t n_segme
             v[j] = x;
         }
     }
+}
+
+/* The 0-based position of every element within its segment (offsets[s]..offsets[s + 1]). */
+void sv_positions(const int64_t *offsets, int64_t n_segments, int64_t *out) {
+    for (int64_t s = 0; s < n_segments; s++)
+        for (int64_t i = offsets[s]; i < offsets[s + 1]; i++) out[i] = i - offsets[s];
 }
 
 /* Running sums within segments (serpeval.measures._segments.prefix_sums): element j of a

@@ -392,6 +392,14 @@ def pair_key(codes: NDArray[np.integer], prints: NDArray[np.uint64], *, inplace:
     return np.bitwise_xor(mixed, prints, out=prints if inplace else mixed)
 
 
+def positions_in_segments(offsets: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The 0-based position of every element of a flat array cut at ``offsets`` within its
+    segment (offsets start at 0)."""
+    if native.available():
+        return native.positions(offsets)
+    return np.arange(int(offsets[-1]), dtype=np.int64) - offsets[:-1][segment_ids(offsets)]
+
+
 def segment_ids(offsets: NDArray[np.int64]) -> NDArray[np.int64]:
     """The segment index of every element of a flat array cut at ``offsets``."""
     counts = np.diff(offsets)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 6  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 7  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -57,6 +57,8 @@ def library() -> ctypes.CDLL | None:
     lib.sv_match.restype = None
     lib.sv_sort_descending.argtypes = [_P, _P, _I]
     lib.sv_sort_descending.restype = None
+    lib.sv_positions.argtypes = [_P, _I, _P]
+    lib.sv_positions.restype = None
     lib.sv_prefix_sums.argtypes = [_P, _P, _I, _P]
     lib.sv_prefix_sums.restype = None
     lib.sv_locate.argtypes = [_P, _I, _P, _I, _P, _P]
@@ -162,6 +164,14 @@ def sort_descending(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> ND
     out = np.array(values, dtype=np.int64, copy=True, order="C")
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     _loaded().sv_sort_descending(_address(out), _address(offsets), len(offsets) - 1)
+    return out
+
+
+def positions(offsets: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The 0-based position of every element within its segment."""
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    out = np.empty(int(offsets[-1]) if len(offsets) else 0, dtype=np.int64)
+    _loaded().sv_positions(_address(offsets), len(offsets) - 1, _address(out))
     return out
 
 
