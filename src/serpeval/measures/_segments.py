@@ -48,6 +48,7 @@ __all__ = [
     "picked",
     "powers",
     "prefix_sums",
+    "rank_log2",
     "relevant_docs",
     "suffix_max",
 ]
@@ -244,8 +245,21 @@ def nonrelevant_docs(r: Rankings, rel: int) -> Picked:
 
 
 def ideal_log2(r: Rankings) -> NDArray[np.float64]:
-    """``log2(position + 1)`` of every judgment in the ideal rankings (memoised)."""
-    return memo(r, "ideal_log2", lambda: np.log2(r.ideal_position + 2.0))
+    """:func:`rank_log2` of every judgment's position in the ideal rankings (memoised)."""
+    return memo(r, "ideal_log2", lambda: rank_log2(r.ideal_position))
+
+
+def rank_log2(position: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``log2(rank + 1)`` for 0-based positions (rank = position + 1), DCG's discount.
+
+    Positions are small integers repeated millions of times, so ``np.log2`` runs once per
+    distinct position (a table up to the deepest) and the values are gathered: the same
+    doubles, without a temporary of the input's size.
+    """
+    if position.size == 0:
+        return np.zeros(0, dtype=np.float64)
+    table = np.log2(np.arange(int(position.max()) + 1, dtype=np.float64) + 2.0)
+    return table[position]
 
 
 def c_round(x: NDArray[np.float64]) -> NDArray[np.int64]:

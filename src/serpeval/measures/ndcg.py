@@ -15,6 +15,7 @@ from serpeval.measures._segments import (
     memo,
     picked,
     prefix_sums,
+    rank_log2,
     relevant_docs,
 )
 from serpeval.measures.gains import (
@@ -108,7 +109,7 @@ def dcg_running(r: Rankings, gain: Gain, gains: str) -> tuple[Picked, NDArray[np
         shift = memo(r, ("exp_shift", gain, gains), lambda: exp_shift(r, gain, table))
         scale = None if shift is None else shift[docs.segment]
         value = apply_gains(r.grades[docs.index], gain, table, scale)
-        return prefix_sums(value / np.log2(docs.position + 2.0), docs.offsets)
+        return prefix_sums(value / rank_log2(docs.position), docs.offsets)
 
     return docs, memo(r, ("dcg_running", gain, gains), make)
 

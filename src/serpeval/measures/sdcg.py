@@ -10,6 +10,7 @@ import numpy as np
 
 from serpeval.core.data import GRADE_LIMIT
 from serpeval.measures._common import within
+from serpeval.measures._segments import rank_log2
 from serpeval.measures.spec import MeasureSpec, Param
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def sdcg(r: Rankings, *, cutoff: int, min_rel: int, max_rel: int, gain: str) -> 
     ranking shorter than k is padded with gain 0. Edge cases: 0 when nothing relevant is in
     the top k.
     """
-    value = scaled_gains(r, min_rel, max_rel) / np.log2(r.position + 2.0)
+    value = scaled_gains(r, min_rel, max_rel) / rank_log2(r.position)
     return r.total(value, within(r, cutoff)) / _normaliser(cutoff)
 
 
