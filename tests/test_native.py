@@ -307,3 +307,18 @@ def test_positions_in_segments_equal_numpy(lengths: list[int]) -> None:
     ours = positions_in_segments(offsets)
     assert ours.tolist() == without_kernels(positions_in_segments, offsets).tolist()
     assert ours.tolist() == [j for n in lengths for j in range(n)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=25), st.integers(0, 2**32))
+def test_presorted_blocks_moved_into_code_order_equal_numpy(lengths: list[int], seed: int) -> None:
+    from serpeval.core.order import sort_order
+
+    rng = np.random.default_rng(seed)
+    query_order = rng.permutation(len(lengths))  # whole queries in a shuffled order
+    codes = np.repeat(query_order, [lengths[q] for q in query_order]).astype(np.int32)
+    scores = np.concatenate([np.sort(rng.integers(0, 4, lengths[q]).astype(float))[::-1] for q in query_order])
+    docs = pa.chunked_array([pa.array([f"d{i}" for i in range(len(codes))])])
+    ours = sort_order(codes, scores, docs)
+    assert ours.tolist() == without_kernels(sort_order, codes, scores, docs).tolist()
+    assert sorted(ours.tolist()) == list(range(len(codes)))

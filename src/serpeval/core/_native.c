@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 7
+#define SV_ABI 8
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -263,6 +263,16 @@ void sv_sort_descending(int64_t *values, const int64_t *offsets, int64_t n_segme
 void sv_positions(const int64_t *offsets, int64_t n_segments, int64_t *out) {
     for (int64_t s = 0; s < n_segments; s++)
         for (int64_t i = offsets[s]; i < offsets[s + 1]; i++) out[i] = i - offsets[s];
+}
+
+/* Rows of whole blocks laid out one after another: block b (rows first[b] ..
+ * first[b] + lengths[b] - 1) goes to positions starts[b] ... of `order`. */
+void sv_place_blocks(const int64_t *first, const int64_t *lengths, const int64_t *starts,
+                     int64_t n_blocks, int64_t *order) {
+    for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t *out = order + starts[b], row = first[b];
+        for (int64_t j = 0; j < lengths[b]; j++) out[j] = row + j;
+    }
 }
 
 /* Running sums within segments (serpeval.measures._segments.prefix_sums): element j of a

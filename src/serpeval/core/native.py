@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 7  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 8  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -57,6 +57,8 @@ def library() -> ctypes.CDLL | None:
     lib.sv_match.restype = None
     lib.sv_sort_descending.argtypes = [_P, _P, _I]
     lib.sv_sort_descending.restype = None
+    lib.sv_place_blocks.argtypes = [_P, _P, _P, _I, _P]
+    lib.sv_place_blocks.restype = None
     lib.sv_positions.argtypes = [_P, _I, _P]
     lib.sv_positions.restype = None
     lib.sv_prefix_sums.argtypes = [_P, _P, _I, _P]
@@ -165,6 +167,16 @@ def sort_descending(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> ND
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     _loaded().sv_sort_descending(_address(out), _address(offsets), len(offsets) - 1)
     return out
+
+
+def place_blocks(first: NDArray[np.int64], lengths: NDArray[np.int64], starts: NDArray[np.int64],
+                 total: int) -> NDArray[np.int64]:
+    """Rows of whole blocks (block b: ``lengths[b]`` rows from ``first[b]``) laid out at
+    ``starts[b]`` of a new array of ``total`` rows."""
+    first, lengths, starts = (np.ascontiguousarray(a, dtype=np.int64) for a in (first, lengths, starts))
+    order = np.empty(total, dtype=np.int64)
+    _loaded().sv_place_blocks(_address(first), _address(lengths), _address(starts), len(first), _address(order))
+    return order
 
 
 def positions(offsets: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from serpeval.core import native
 from serpeval.core.arrays import factorize_sorted, take
 
 if TYPE_CHECKING:
@@ -120,16 +121,20 @@ def _blocks_in_code_order(
 
     Returns the row at every new position and, per block, how far it moved. Built as one
     array: the step between neighbouring positions is 1 inside a block and jumps at block
-    starts, and a cumulative sum turns the steps into rows.
+    starts, and a cumulative sum turns the steps into rows (one compiled loop where the
+    kernels are built).
     """
     first = starts[by_code]
     new_lengths = lengths[by_code]
     new_starts = np.zeros(len(first), dtype=np.int64)
     np.cumsum(new_lengths[:-1], out=new_starts[1:])
-    order = np.ones(int(new_lengths.sum()), dtype=np.int64)
-    order[new_starts[1:]] = first[1:] - (first[:-1] + new_lengths[:-1] - 1)
-    order[0] = first[0]
-    np.cumsum(order, out=order)
+    if native.available():
+        order = native.place_blocks(first, new_lengths, new_starts, int(new_lengths.sum()))
+    else:
+        order = np.ones(int(new_lengths.sum()), dtype=np.int64)
+        order[new_starts[1:]] = first[1:] - (first[:-1] + new_lengths[:-1] - 1)
+        order[0] = first[0]
+        np.cumsum(order, out=order)
     shift = np.empty(len(first), dtype=np.int64)
     shift[by_code] = new_starts - first
     return order, shift
