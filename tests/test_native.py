@@ -322,3 +322,30 @@ def test_presorted_blocks_moved_into_code_order_equal_numpy(lengths: list[int], 
     ours = sort_order(codes, scores, docs)
     assert ours.tolist() == without_kernels(sort_order, codes, scores, docs).tolist()
     assert sorted(ours.tolist()) == list(range(len(codes)))
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
+@pytest.mark.parametrize("judged", [5, 40], ids=["few-judgments", "many-judgments"])
+def test_matching_is_exact_whatever_the_fingerprints(monkeypatch: pytest.MonkeyPatch, shuffle: bool,
+                                                     judged: int) -> None:
+    """Every doc is matched on its bytes: with every fingerprint equal (all collide) the
+    grades are the same as with real ones, through the hash table (long blocks), the
+    whole-group compare (few judgments) and the halving search (rows not grouped)."""
+    from serpeval import ranking
+    from serpeval.core import data
+
+    rng = np.random.default_rng(judged)
+    docs = [f"d{i}" for i in range(60)] + ["é" * 5, "x" * 20, ""]
+    q_rows = [q for q in ("q1", "q2", "q3") for _ in range(50)]
+    d_rows = [d for _ in range(3) for d in rng.choice(docs, 50, replace=False)]
+    order = rng.permutation(len(q_rows)) if shuffle else np.arange(len(q_rows))
+    run_args = ([q_rows[i] for i in order], [d_rows[i] for i in order], rng.random(len(q_rows))[order])
+    judgments = [(q, d) for q in ("q1", "q2", "q3") for d in rng.choice(docs, judged, replace=False)]
+    qrels_args = ([q for q, _ in judgments], [d for _, d in judgments], rng.integers(-1, 4, len(judgments)))
+    measures = ["AP", "nDCG@10", "P@5", "Judged@50", "NumRelRet"]
+    real = evaluate(Qrels(*qrels_args), Run(*run_args, name="r"), measures).to_dicts(per_query=True)
+    constant = lambda values: np.full(len(values), 12345, np.uint64)  # noqa: E731
+    monkeypatch.setattr(ranking, "fingerprint", constant)
+    monkeypatch.setattr(data, "fingerprint", constant)
+    collided = evaluate(Qrels(*qrels_args), Run(*run_args, name="r"), measures).to_dicts(per_query=True)
+    assert collided == real

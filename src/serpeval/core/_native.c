@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 8
+#define SV_ABI 9
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -163,40 +163,87 @@ int64_t sv_group(int64_t n, const int32_t *codes, const uint64_t *prints, int64_
 /* The grade of every run row (serpeval.ranking's rules): the row r of the grouped strings
  * (sv_group) in the group codes[i] whose string equals string a[i] byte for byte gives
  * grades[r], or `unjudged` where that is negative; no such row (or codes[i] < 0) gives
- * `nonpool`. Candidates are found by binary search on the fingerprint within the group;
- * every candidate with an equal fingerprint is compared on the bytes. */
-void sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const int32_t *a_offsets,
-              const uint8_t *a_data, const int64_t *offsets, const int32_t *perm,
-              const uint64_t *sorted_prints, const int32_t *b_offsets, const uint8_t *b_data,
-              const int64_t *grades, int64_t nonpool, int64_t unjudged, int64_t *out) {
-    for (int64_t i = 0; i < n; i++) {
-        int32_t found = -1;
+ * `nonpool` (should two rows match, the lowest one counts).
+ *
+ * Rows come in blocks of one code (a query's lines). A block that is long next to its
+ * group (at least a quarter of the group's size, and the group more than 8 strings) looks its
+ * rows up in a small hash table of the group's fingerprints, built for the block (one
+ * probe per row, independent of the other rows); a group of up to 8 is compared whole; other
+ * rows search the group's sorted fingerprints by halving. Every candidate with an equal fingerprint is compared on the
+ * bytes. Returns 0, or -1 when out of memory. */
+static int32_t confirm(const uint8_t *s, int64_t len, int32_t row, int32_t found,
+                       const int32_t *b_offsets, const uint8_t *b_data) {
+    if ((int64_t)b_offsets[row + 1] - b_offsets[row] != len) return found;
+    if (len && memcmp(s, b_data + b_offsets[row], (size_t)len) != 0) return found;
+    return found < 0 || row < found ? row : found;
+}
+
+int64_t sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const int32_t *a_offsets,
+                 const uint8_t *a_data, const int64_t *offsets, const int32_t *perm,
+                 const uint64_t *sorted_prints, const int32_t *b_offsets, const uint8_t *b_data,
+                 const int64_t *grades, int64_t nonpool, int64_t unjudged, int64_t *out) {
+    int32_t *slots = NULL;
+    int64_t slots_size = 0;
+    int64_t i = 0;
+    while (i < n) {
         int32_t code = codes[i];
-        if (code >= 0) {
-            uint64_t p = prints[i];
-            int64_t lo = offsets[code], stop = offsets[code + 1], left = stop - lo;
-            if (left > 0) { /* lo: the first position whose print is >= p (branch-free halving) */
-                const uint64_t *first = sorted_prints + lo;
-                while (left > 1) {
-                    int64_t half = left / 2;
-                    first = first[half - 1] < p ? first + half : first;
-                    left -= half;
-                }
-                lo = (int64_t)(first - sorted_prints) + (*first < p);
+        int64_t end = i + 1;
+        while (end < n && codes[end] == code) end++;
+        if (code < 0) {
+            for (; i < end; i++) out[i] = nonpool;
+            continue;
+        }
+        int64_t lo = offsets[code], stop = offsets[code + 1], len = stop - lo;
+        int bits = 0;
+        if (len > 8 && 4 * (end - i) >= len) {
+            bits = 4;
+            while (((int64_t)1 << bits) < 2 * len) bits++;
+            if (((int64_t)1 << bits) > slots_size) {
+                free(slots);
+                slots_size = (int64_t)1 << bits;
+                slots = calloc((size_t)slots_size, sizeof(int32_t));
+                if (!slots) return -1;
             }
-            const uint8_t *s = a_data + a_offsets[i];
-            int64_t len = (int64_t)a_offsets[i + 1] - a_offsets[i];
-            for (; lo < stop && sorted_prints[lo] == p; lo++) {
-                int32_t row = perm[lo];
-                if ((int64_t)b_offsets[row + 1] - b_offsets[row] == len
-                    && (len == 0 || memcmp(s, b_data + b_offsets[row], (size_t)len) == 0)) {
-                    found = row;
-                    break;
-                }
+            uint64_t mask = ((uint64_t)1 << bits) - 1;
+            for (int64_t t = lo; t < stop; t++) { /* slot holds t - lo + 1; 0 is empty */
+                uint64_t slot = sorted_prints[t] >> (64 - bits);
+                while (slots[slot]) slot = (slot + 1) & mask;
+                slots[slot] = (int32_t)(t - lo + 1);
             }
         }
-        out[i] = found < 0 ? nonpool : (grades[found] < 0 ? unjudged : grades[found]);
+        for (; i < end; i++) {
+            uint64_t p = prints[i];
+            const uint8_t *s = a_data + a_offsets[i];
+            int64_t slen = (int64_t)a_offsets[i + 1] - a_offsets[i];
+            int32_t found = -1;
+            if (bits) {
+                uint64_t mask = ((uint64_t)1 << bits) - 1, slot = p >> (64 - bits);
+                for (int32_t e; (e = slots[slot]) != 0; slot = (slot + 1) & mask)
+                    if (sorted_prints[lo + e - 1] == p)
+                        found = confirm(s, slen, perm[lo + e - 1], found, b_offsets, b_data);
+            } else if (len <= 8) { /* a few judgments: compare them all */
+                for (int64_t t = lo; t < stop; t++)
+                    if (sorted_prints[t] == p) found = confirm(s, slen, perm[t], found, b_offsets, b_data);
+            } else {
+                int64_t at = lo, left = len;
+                if (left > 0) { /* at: the first position whose print is >= p (branch-free halving) */
+                    const uint64_t *first = sorted_prints + lo;
+                    while (left > 1) {
+                        int64_t half = left / 2;
+                        first = first[half - 1] < p ? first + half : first;
+                        left -= half;
+                    }
+                    at = (int64_t)(first - sorted_prints) + (*first < p);
+                }
+                for (; at < stop && sorted_prints[at] == p; at++)
+                    found = confirm(s, slen, perm[at], found, b_offsets, b_data);
+            }
+            out[i] = found < 0 ? nonpool : (grades[found] < 0 ? unjudged : grades[found]);
+        }
+        if (bits) memset(slots, 0, ((size_t)1 << bits) * sizeof(int32_t));
     }
+    free(slots);
+    return 0;
 }
 
 /* The first position p (in the order of `keys`, or of keys[order[p]] where order is given)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 8  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 9  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -54,7 +54,7 @@ def library() -> ctypes.CDLL | None:
     lib.sv_group.argtypes = [_I, _P, _P, _I, _P, _P, _P]
     lib.sv_group.restype = _I
     lib.sv_match.argtypes = [_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _P]
-    lib.sv_match.restype = None
+    lib.sv_match.restype = _I
     lib.sv_sort_descending.argtypes = [_P, _P, _I]
     lib.sv_sort_descending.restype = None
     lib.sv_place_blocks.argtypes = [_P, _P, _P, _I, _P]
@@ -139,10 +139,11 @@ def match(codes: NDArray[np.int32], prints: NDArray[np.uint64], strings: Strings
     """``out[i]``: ``grades[r]`` of the row ``r`` whose string equals ``strings[i]`` in group
     ``codes[i]`` of ``groups`` (found by its fingerprint ``prints[i]``, confirmed on the
     bytes), ``unjudged`` where that grade is negative, ``nonpool`` where there is none."""
-    _loaded().sv_match(len(codes), _address(codes), _address(prints), _address(strings.offsets), strings.data,
-                       _address(groups.offsets), _address(groups.rows), _address(groups.prints),
-                       _address(groups.strings.offsets), groups.strings.data, _address(grades), nonpool,
-                       unjudged, _address(out))
+    if _loaded().sv_match(len(codes), _address(codes), _address(prints), _address(strings.offsets), strings.data,
+                          _address(groups.offsets), _address(groups.rows), _address(groups.prints),
+                          _address(groups.strings.offsets), groups.strings.data, _address(grades), nonpool,
+                          unjudged, _address(out)) != 0:
+        raise MemoryError("serpeval: no memory to match a query's documents")
 
 
 def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64], order: NDArray[np.int64] | None = None
