@@ -4,7 +4,8 @@
  * serpeval/core/arrays.py, which these kernels must match bit for bit (tests/test_native.py).
  *
  * Strings are Arrow string arrays: int32 offsets (already moved by the array's offset) and
- * the data buffer. Every function works on caller-owned memory and allocates nothing.
+ * the data buffer. Every function works on caller-owned memory; sv_group and sv_match also
+ * allocate a scratch buffer of their own (returning -1 when that fails).
  */
 #include <stdint.h>
 #include <stdlib.h>
