@@ -200,6 +200,13 @@ def test_read_groups_tsv_jsonl_parquet_and_errors(tmp_path) -> None:
     assert pairs.query_ids == ("q1", "q1", "7")
     assert pairs.groups == ("a", "b", "c")
     assert pairs.empty == 1
+    # A repeated key is refused, not resolved to its last value (same rule as JSONL qrels/runs).
+    jsonl.write_text('{"qid": "q1", "group": "a"}\n{"qid": "q2", "qid": "q3", "group": "b"}\n')
+    with pytest.raises(ParseError, match=r'g.jsonl:2: key \["qid"\] appears twice in the object'):
+        read_groups(jsonl)
+    jsonl.write_text('{"qid": "q1", "group": "a"}\n{"qid": "q2", "group": {"x": 1, "x": 2}}\n')
+    with pytest.raises(ParseError, match=r'g.jsonl:2: key \["group"\]\["x"\] appears twice'):
+        read_groups(jsonl)
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -72,7 +72,7 @@ def test_table_errors(tmp_path: Path) -> None:
         serpeval.evaluate(QRELS, {"q1": {}}, ["AP"])
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query_id": "q1", "doc_id": "a", "score": 1}\n{oops\n')
-    with pytest.raises(ParseError, match=r"bad.jsonl:2: invalid JSON"):
+    with pytest.raises(ParseError, match=r"bad.jsonl:2: not valid JSON"):
         read_run(bad)
     with pytest.raises(InputError, match="cannot read a int"):
         serpeval.evaluate(3, RUN, ["AP"])

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
-from serpeval.io.jsonl import ID_KEYS, json_object
+from serpeval.io.jsonl import ID_KEYS, JsonObjects
 
 __all__ = ["GroupPairs", "read_groups"]
 
@@ -114,9 +114,10 @@ def _from_text(text: str, column: str | None, label: str) -> GroupPairs:
              if line.strip() and not line.strip().startswith("#")]
     rows: list[tuple[int, str, Any]] = []
     jsonl = bool(lines) and lines[0][1].lstrip().startswith("{") and "\t" not in lines[0][1]
+    parse = JsonObjects()
     for number, line in lines:
         if jsonl:
-            rows.append(_json_row(line, column, label, number))
+            rows.append(_json_row(parse(line, f"{label}:{number}", "an id and a group"), column, label, number))
             continue
         if "\t" not in line:
             raise ParseError(f"{label}:{number}: expected 'query_id<TAB>group', found no tab in "
@@ -133,8 +134,7 @@ def _from_text(text: str, column: str | None, label: str) -> GroupPairs:
     return _collect(rows, label, "line")
 
 
-def _json_row(line: str, column: str | None, label: str, number: int) -> tuple[int, str, Any]:
-    record = json_object(line, f"{label}:{number}", "an id and a group")
+def _json_row(record: dict[str, Any], column: str | None, label: str, number: int) -> tuple[int, str, Any]:
     qid = next((record[k] for k in ID_KEYS if k in record), None)
     keys = (column,) if column else ("group", "groups")
     present = [k for k in keys if k in record]

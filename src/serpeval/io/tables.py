@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from serpeval.core.data import Qrels, Run, check_grades, check_scores, qrels_from_nested, run_from_nested
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
-from serpeval.core.strict_json import quote
+from serpeval.io.jsonl import JsonObjects, RepeatedKeyHook, key_path, repeated_key
 
 if TYPE_CHECKING:
     from serpeval.io.inputs import Input
@@ -336,7 +336,7 @@ def read_table(path: str | Path | Input) -> TableFile:
     if name.endswith((".csv", ".tsv")):
         return _read_delimited(text, label, "\t" if name.endswith(".tsv") else ",")
     if name.endswith(".json"):
-        hook = _Objects()
+        hook = RepeatedKeyHook()
         try:
             loaded = json.loads(text, object_pairs_hook=hook)
         except json.JSONDecodeError as exc:
@@ -352,24 +352,12 @@ def read_table(path: str | Path | Input) -> TableFile:
     if lines[-1] == "":
         lines.pop()  # the newline that ends the last line
     blank = 0
-    hook = _Objects()
-    decoder = json.JSONDecoder(object_pairs_hook=hook)  # one decoder: json.loads(..., hook) builds one per line
+    parse = JsonObjects()  # one decoder for every line
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             blank += 1
             continue
-        try:
-            row = decoder.decode(line)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"{label}:{number}: invalid JSON ({exc.msg}): {line[:80]!r}.") from None
-        if not isinstance(row, dict):
-            raise ParseError(f"{label}:{number}: expected a JSON object per line, found {type(row).__name__}.")
-        repeated = _repeated_key(row, []) if hook.marked else None
-        if repeated is not None:
-            raise ParseError(
-                f"{label}:{number}: key {_key_path(*repeated)} appears twice in the object; a JSON reader "
-                "keeps only the last value, so serpeval refuses it. Keep one."
-            )
+        row = parse(line, f"{label}:{number}", "a row's fields")
         rows.append(row)
         numbers.append(number)
     if not rows:
@@ -380,58 +368,8 @@ def read_table(path: str | Path | Input) -> TableFile:
     return TableFile(pa.table(columns), blank, numbers, label)
 
 
-class _RepeatedKeys(dict):
-    """A JSON object in which a key appears more than once (the first such key is kept)."""
-
-    repeated: str = ""
-
-
-class _Objects:
-    """``object_pairs_hook`` for :func:`json.loads`: plain dicts, except that an object whose
-    key repeats is marked (and :attr:`marked` set) so that the caller can say where."""
-
-    def __init__(self) -> None:
-        self.marked = False
-
-    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) == len(pairs):
-            return obj
-        self.marked = True
-        out = _RepeatedKeys(pairs)
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                out.repeated = key
-                break
-            seen.add(key)
-        return out
-
-
-def _repeated_key(obj: Any, path: list[str]) -> tuple[list[str], str] | None:
-    """The path and key of the first repeated key in ``obj``, outermost first, or None."""
-    if isinstance(obj, _RepeatedKeys):
-        return path, obj.repeated
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if isinstance(value, (dict, list)):
-                found = _repeated_key(value, [*path, key])
-                if found is not None:
-                    return found
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            found = _repeated_key(value, [*path, str(i)])
-            if found is not None:
-                return found
-    return None
-
-
-def _key_path(path: list[str], key: str) -> str:
-    return "".join(f"[{quote(k)}]" for k in [*path, key])
-
-
 def _refuse_repeated_keys(loaded: dict[str, Any], label: str) -> None:
-    repeated = _repeated_key(loaded, [])
+    repeated = repeated_key(loaded, [])
     if repeated is None:
         return
     path, key = repeated
@@ -442,7 +380,7 @@ def _refuse_repeated_keys(loaded: dict[str, Any], label: str) -> None:
     else:
         what = "keep one"
     raise DuplicateError(
-        f"{label}: key {_key_path(path, key)} appears twice (a JSON reader keeps only the last "
+        f"{label}: key {key_path(path, key)} appears twice (a JSON reader keeps only the last "
         f"value, silently): {what}."
     )
 

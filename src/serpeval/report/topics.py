@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
-from serpeval.io.jsonl import ID_KEYS, json_object
+from serpeval.io.jsonl import ID_KEYS, JsonObjects
 
 __all__ = ["read_topics"]
 
@@ -50,9 +51,10 @@ def read_topics(path: str | Path) -> dict[str, str]:
     lines = [(n, line, stripped) for n, line, stripped in lines
              if stripped and not stripped.startswith("#")]
     jsonl = bool(lines) and _is_jsonl(lines[0][2])
+    parse = JsonObjects()
     for number, line, stripped in lines:
-        qid, query = _parse_json(stripped, source, number) if jsonl else \
-            _parse_tsv(line, source, number)
+        qid, query = _parse_json(parse(stripped, f"{source}:{number}", "an id and a text"), source, number) \
+            if jsonl else _parse_tsv(line, source, number)
         if not qid.strip():
             raise ParseError(f"{source}:{number}: the query id is empty in {stripped[:60]!r}.")
         if qid in topics:
@@ -88,8 +90,7 @@ def _parse_tsv(line: str, source: Path, number: int) -> tuple[str, str]:
     return qid.strip(), " ".join(query.split())
 
 
-def _parse_json(line: str, source: Path, number: int) -> tuple[str, str]:
-    record = json_object(line, f"{source}:{number}", "an id and a text")
+def _parse_json(record: dict[str, Any], source: Path, number: int) -> tuple[str, str]:
     qid = next((record[k] for k in ID_KEYS if k in record), None)
     query = next((record[k] for k in TEXT_KEYS if k in record), None)
     if qid is None or not isinstance(query, str):
