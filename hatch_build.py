@@ -1,4 +1,5 @@
-"""Build serpeval's compiled kernels (src/serpeval/core/_native.c) with the machine's C compiler.
+"""Build serpeval's compiled kernels (src/serpeval/core/_native.c and _trec_reader.c) with the
+machine's C compiler, into one library.
 
 A plain C shared library, no Python headers: serpeval loads it with ctypes. When no compiler
 is found or the build fails, the install still succeeds (with a warning) and serpeval runs
@@ -15,8 +16,8 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("src/serpeval/core/_native.c")
-LIBRARY = SOURCE.with_name("_native.so")
+SOURCES = [Path("src/serpeval/core/_native.c"), Path("src/serpeval/core/_trec_reader.c")]
+LIBRARY = SOURCES[0].with_name("_native.so")
 
 
 def compiler() -> list[str] | None:
@@ -34,9 +35,9 @@ def build(root: Path) -> str | None:
     cc = compiler()
     if cc is None:
         return "no C compiler found (set CC)"
-    source, target = root / SOURCE, root / LIBRARY
+    target = root / LIBRARY
     partial = target.with_name(target.name + ".part")
-    command = [*cc, "-O3", "-std=c99", "-fPIC", "-shared", "-o", str(partial), str(source)]
+    command = [*cc, "-O3", "-std=c99", "-fPIC", "-shared", "-o", str(partial), *(str(root / s) for s in SOURCES)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     except OSError as error:

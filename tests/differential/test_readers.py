@@ -1,9 +1,10 @@
 """One reading of the same bytes: both TREC readers on every file of the harness.
 
-The fast reader (Arrow) takes a file only when it is provably single-space separated; the
-careful one (split on any whitespace) takes everything. Here each file is read as the
-reader chooses and again with the fast path switched off, and both must give the rows the
-file was written from, in file order, with the same skipped-line count and run tag.
+Three readers: serpeval's own (``core/_trec_reader.c``, with the compiled kernels) takes
+every file of data rows; Arrow's (without them) takes a file only when it is provably
+single-space separated; the careful one (split on any whitespace) takes everything. Here
+each file is read by all three, and each must give the rows the file was written from, in
+file order, with the same skipped-line count and run tag.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tests.differential.compare import TALLY
 from tests.differential.conftest import Case
 from tests.differential.layouts import Written
 
+from serpeval.core import native
 from serpeval.io import read_qrels, read_run
 from serpeval.io import trec as trec_module
 
@@ -47,29 +49,33 @@ def expected(kind: str, written: Written) -> dict[str, Any]:
 def test_fast_and_careful_readers_give_the_written_rows(case: Case, kind: str,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     written = case.qrels if kind == "qrels" else case.run
-    fast_tables = []
-    original = trec_module._fast_table
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        result = original(*args, **kwargs)
-        fast_tables.append(result)
-        return result
-
-    monkeypatch.setattr(trec_module, "_fast_table", spy)
-    chosen = read(kind, written.path)
-    (table,) = fast_tables
-    # The fast path takes exactly the plain layouts (else it is never tested, or slow).
-    assert (table is not None) == written.layout.fast, written.layout.name
-    monkeypatch.setattr(trec_module, "_fast_table", lambda *args, **kwargs: None)
-    careful = read(kind, written.path)
     want = expected(kind, written)
-    assert contents(kind, chosen) == want
-    assert contents(kind, careful) == want
-    TALLY.add("readers (both paths)", [written.path], 0, 2 * 3 * len(written.rows))
+    taken: dict[str, Any] = {}
+    for reader in ("_native_rows", "_arrow_rows"):
+        if reader == "_native_rows" and not native.available():
+            continue
+        original = getattr(trec_module, reader)
+
+        def spy(*args: Any, original: Any = original, reader: str = reader, **kwargs: Any) -> Any:
+            taken[reader] = original(*args, **kwargs)
+            return taken[reader]
+
+        with monkeypatch.context() as patch:
+            patch.setattr(trec_module, "_fast_rows", spy)
+            assert contents(kind, read(kind, written.path)) == want, reader
+    # Arrow takes exactly the plain layouts (else it is never tested, or slow); serpeval's
+    # reader takes every layout (all hold plain data rows).
+    assert (taken["_arrow_rows"] is not None) == written.layout.fast, written.layout.name
+    if native.available():
+        assert taken["_native_rows"] is not None, written.layout.name
+    with monkeypatch.context() as patch:
+        patch.setattr(trec_module, "_fast_rows", lambda *args, **kwargs: None)
+        assert contents(kind, read(kind, written.path)) == want
+    TALLY.add("readers (all paths)", [written.path], 0, (2 + len(taken)) * 3 * len(written.rows))
     if kind in case.spec.scenario.blocks:
         # as Arrow parsed the file (Qrels then joins the doc ids into one array)
-        parsed = table[0]["doc_id"] if table is not None else chosen.doc_ids
-        assert_long_ids_in_one_block(parsed, first=kind == "run")
+        assert taken["_arrow_rows"] is not None, written.layout.name
+        assert_long_ids_in_one_block(taken["_arrow_rows"][1], first=kind == "run")
 
 
 def assert_long_ids_in_one_block(doc_ids: Any, first: bool) -> None:

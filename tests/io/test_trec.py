@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from serpeval.core import native
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io import read_qrels, read_run
 from serpeval.io import trec as trec_module
@@ -195,17 +196,25 @@ BOM = b"\xef\xbb\xbf"
 
 
 def careful_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Switch the fast (Arrow) path off: every file goes through the careful parser."""
-    monkeypatch.setattr(trec_module, "_fast_table", lambda *args, **kwargs: None)
+    """Switch the fast paths off: every file goes through the careful parser."""
+    monkeypatch.setattr(trec_module, "_fast_rows", lambda *args, **kwargs: None)
+
+
+def arrow_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow's reader as the fast path (as where the compiled kernels are not built)."""
+    monkeypatch.setattr(trec_module, "_native_rows", trec_module._arrow_rows)
 
 
 def both_paths(read, data: bytes, monkeypatch: pytest.MonkeyPatch):
-    """``read(data)`` as the reader chooses, and with the careful path forced (result or error)."""
+    """``read(data)`` as the reader chooses, and with the careful path forced (result or
+    error); with the compiled kernels, Arrow's fast path must give the first outcome too."""
     outcomes = []
-    for force in (False, True):
+    for force in ("fast", "careful", "arrow"):
         with monkeypatch.context() as patch:
-            if force:
+            if force == "careful":
                 careful_only(patch)
+            elif force == "arrow":
+                arrow_only(patch)
             try:
                 got = read(data)
                 outcomes.append(("rows", got.query_ids.to_pylist(), got.doc_ids.to_pylist(),
@@ -213,7 +222,9 @@ def both_paths(read, data: bytes, monkeypatch: pytest.MonkeyPatch):
                                  got.skipped_lines, getattr(got, "tag", None)))
             except (ParseError, EmptyInputError, DuplicateError) as exc:
                 outcomes.append(("error", type(exc).__name__, str(exc)))
-    return outcomes
+    fast, careful, arrow = outcomes
+    assert arrow == fast, data
+    return fast, careful
 
 
 @pytest.mark.parametrize("data", [BOM + RUN, BOM + RUN.replace(b" ", b"\t"), RUN + BOM + RUN.replace(b"q", b"p")],
@@ -278,10 +289,13 @@ def test_grades_are_decimal_integers_on_both_paths(grade: bytes, monkeypatch) ->
     assert "<bytes>:2: expected an integer relevance grade" in fast[2]  # format, or the range rule
 
 
-def test_signed_and_zero_padded_grades_stay_on_the_fast_path(monkeypatch) -> None:
+@pytest.mark.parametrize("reader", ["_native_rows", "_arrow_rows"])
+def test_signed_and_zero_padded_grades_stay_on_the_fast_path(reader: str, monkeypatch) -> None:
+    if reader == "_native_rows" and not native.available():
+        pytest.skip("the compiled kernels are not built")
     calls = []
-    original = trec_module._fast_table
-    monkeypatch.setattr(trec_module, "_fast_table", lambda *a, **k: calls.append(original(*a, **k)) or calls[-1])
+    original = getattr(trec_module, reader)
+    monkeypatch.setattr(trec_module, "_fast_rows", lambda *a, **k: calls.append(original(*a, **k)) or calls[-1])
     qrels = read_trec_qrels(b"q1 0 a +1\nq1 0 b -01\nq1 0 c 007\nq1 0 d 9007199254740991\n")
     assert qrels.relevance.tolist() == [1, -1, 7, 2**53 - 1]
     assert calls[0] is not None

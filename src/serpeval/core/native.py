@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 9  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 10  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -67,6 +67,8 @@ def library() -> ctypes.CDLL | None:
     lib.sv_locate.restype = None
     lib.sv_single_spaced.argtypes = [_P, _I]
     lib.sv_single_spaced.restype = _I
+    lib.sv_read_trec.argtypes = [_P, _I, _I, _I, _I, _P, _P, _P, _P, _P, _P]
+    lib.sv_read_trec.restype = _I
     return lib
 
 
@@ -213,3 +215,111 @@ def single_spaced(data: NDArray[np.uint8]) -> bool:
     """The single-space test of :mod:`serpeval.io.trec` on one slice (see ``_native.c``)."""
     lib = _loaded()
     return bool(lib.sv_single_spaced(_address(data), len(data)))
+
+
+# sv_read_trec's state (the ST_* of _trec_reader.c) and why it stopped (SV_*)
+_ROWS, _ROW_CAP, _Q_BYTES, _Q_CAP, _D_BYTES, _D_CAP, _SKIPPED, _LINES, _STOP, _CHUNK_LIMIT, _Q_NEED, _D_NEED = range(12)
+_NEED_INPUT, _FULL, _CHUNK_FULL, _REFUSED = range(4)
+_FIRST_CAPACITY = 1 << 30  # bytes of ids reserved at first at most (untouched pages cost nothing)
+
+
+class TrecColumns:
+    """The rows of a TREC run or qrels file read by ``sv_read_trec`` (``_trec_reader.c``),
+    fed its bytes piece by piece: query ids and doc ids as Arrow ``string`` arrays (one chunk
+    while their bytes fit ``int32`` offsets), the scores (``float64``) or grades (``int64``).
+
+    The buffers are reserved for the most rows ``size_hint`` bytes can hold (pages never
+    written are never resident) and cut to their length at the end, so the columns are
+    written once, in place. A line the reader does not take (see ``_trec_reader.c``) makes
+    :meth:`feed` return None: the caller reads the file with the careful reader instead.
+    """
+
+    def __init__(self, run: bool, comments: bool, size_hint: int, chunk_limit: int = 2**31 - 1) -> None:
+        self.columns = 6 if run else 4
+        self.comments = comments
+        self.number_type = np.float64 if run else np.int64
+        shortest = 12 if run else 8  # bytes of the shortest data line: 6 or 4 one-byte fields and an end
+        self.first_rows = size_hint // shortest + 2
+        self.first_bytes = min(size_hint, _FIRST_CAPACITY) + 1
+        self.chunk_limit = chunk_limit
+        self.chunks: list[tuple[NDArray[np.int32], NDArray[np.uint8], NDArray[np.int32], NDArray[np.uint8],
+                                NDArray[np.generic], int]] = []
+        self.skipped = 0
+        self._new_chunk()
+
+    def _new_chunk(self) -> None:
+        rows = min(self.first_rows, self.first_bytes)
+        self.q_off = np.empty(rows + 1, dtype=np.int32)
+        self.d_off = np.empty(rows + 1, dtype=np.int32)
+        self.numbers = np.empty(rows, dtype=self.number_type)
+        self.q_data = np.empty(self.first_bytes, dtype=np.uint8)
+        self.d_data = np.empty(self.first_bytes, dtype=np.uint8)
+        self.state = np.zeros(12, dtype=np.int64)
+        self.state[[_ROW_CAP, _Q_CAP, _D_CAP, _CHUNK_LIMIT]] = (rows, self.first_bytes, self.first_bytes,
+                                                               self.chunk_limit)
+
+    def _grow(self) -> None:
+        """Double whatever is full (``realloc``: no copy for large blocks on Linux)."""
+        state = self.state
+        if state[_ROWS] >= state[_ROW_CAP]:
+            rows = 2 * int(state[_ROW_CAP])
+            for array in (self.q_off, self.d_off):
+                array.resize(rows + 1, refcheck=False)
+            self.numbers.resize(rows, refcheck=False)
+            state[_ROW_CAP] = rows
+        for data, cap, need in ((self.q_data, _Q_CAP, _Q_NEED), (self.d_data, _D_CAP, _D_NEED)):
+            if state[need] > state[cap]:
+                size = max(2 * int(state[cap]), int(state[need]))
+                data.resize(size, refcheck=False)
+                state[cap] = size
+
+    def _seal(self) -> None:
+        """Cut the current chunk's arrays to their length and keep them."""
+        rows, state = int(self.state[_ROWS]), self.state
+        self.q_off.resize(rows + 1, refcheck=False)
+        self.d_off.resize(rows + 1, refcheck=False)
+        self.numbers.resize(rows, refcheck=False)
+        self.q_data.resize(int(state[_Q_BYTES]), refcheck=False)
+        self.d_data.resize(int(state[_D_BYTES]), refcheck=False)
+        self.chunks.append((self.q_off, self.q_data, self.d_off, self.d_data, self.numbers, rows))
+        self.skipped += int(state[_SKIPPED])
+
+    def feed(self, data: NDArray[np.uint8], final: bool) -> int | None:
+        """Read the complete lines of ``data`` (``final``: the rest of the file, so its last
+        line needs no line end); returns the bytes consumed (the caller keeps the rest for
+        the next call), or None when a line is not taken."""
+        lib = _loaded()
+        at = 0
+        while True:
+            used = lib.sv_read_trec(data.ctypes.data + at, len(data) - at, int(final), self.columns,
+                                    int(self.comments), _address(self.state), _address(self.q_off),
+                                    _address(self.q_data), _address(self.d_off), _address(self.d_data),
+                                    _address(self.numbers))
+            at += used
+            stop = self.state[_STOP]
+            if stop == _NEED_INPUT:
+                return at
+            if stop == _REFUSED:
+                return None
+            if stop == _FULL:
+                self._grow()
+            else:  # _CHUNK_FULL: the ids' bytes reached the int32 offsets' limit
+                self._seal()
+                self._new_chunk()
+
+    def finish(self) -> tuple[pa.ChunkedArray, pa.ChunkedArray, NDArray[np.generic], int]:
+        """The query ids, doc ids, numbers and the count of skipped (blank and comment) lines."""
+        import pyarrow as pa
+
+        self._seal()
+        chunks, self.chunks = self.chunks, []
+
+        def strings(offsets: NDArray[np.int32], data: NDArray[np.uint8], rows: int) -> pa.Array:
+            return pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+        query_ids = pa.chunked_array([strings(q_off, q_data, rows) for q_off, q_data, _, _, _, rows in chunks],
+                                     pa.string())
+        doc_ids = pa.chunked_array([strings(d_off, d_data, rows) for _, _, d_off, d_data, _, rows in chunks],
+                                   pa.string())
+        numbers = chunks[0][4] if len(chunks) == 1 else np.concatenate([chunk[4] for chunk in chunks])
+        return query_ids, doc_ids, numbers, self.skipped

@@ -2,13 +2,16 @@
 
 Two parsers, one reading of the same bytes:
 
-* a fast path: Arrow's multithreaded CSV reader, used only for files that are provably
-  single-space separated (:func:`_single_spaced`: no tab, vertical tab or form feed, no
-  space next to another space or a line break, no byte order mark after the first line),
-  which is what nearly every tool writes;
-* a careful path for everything else (tabs, runs of spaces, leading blanks, ``#``
-  comments, bad values): split each line on any whitespace and give a precise ``path:line``
-  error for anything malformed.
+* a fast path (:func:`_fast_rows`): with the compiled kernels, serpeval's own reader
+  (``core/_trec_reader.c``: one pass over the bytes, the columns written once, in place),
+  which takes every file of plain data rows, whatever its whitespace, blank lines and
+  comments; without them, Arrow's multithreaded CSV reader, used only for files that are
+  provably single-space separated (:func:`_single_spaced`: no tab, vertical tab or form
+  feed, no space next to another space or a line break, no byte order mark after the
+  first line), which is what nearly every tool writes;
+* a careful path for everything else (bad values, wrong column counts, ids that are not
+  UTF-8, NaN scores, comments where they are refused): split each line on any whitespace
+  and give a precise ``path:line`` error for anything malformed.
 
 Both give identical rows, blank-line counts and run tags for every input (the
 differential tests in ``tests/differential`` force both over many file shapes). Rules,
@@ -42,8 +45,10 @@ from __future__ import annotations
 
 import gzip
 import io
+import locale
 import math
 import mmap
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -271,6 +276,69 @@ def _window_ok(window: bytes) -> bool:
     return True
 
 
+FastRows = tuple[pa.ChunkedArray, pa.ChunkedArray, "NDArray[Any]", int]
+"""What a fast reader gives: query ids, doc ids, the scores or grades, the skipped lines."""
+
+
+def _fast_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
+    """The rows of a run (``run``) or qrels file by a fast reader, or None when the file is
+    one for the careful reader: serpeval's own reader where the kernels are built, else
+    Arrow's (which takes fewer files)."""
+    return (_native_rows if native.available() else _arrow_rows)(source, run, comments)
+
+
+def _arrow_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
+    """The rows by Arrow's CSV reader (:func:`_fast_table`), or None. ``comments`` needs no
+    test here: a file with comment lines is never taken."""
+    if run:
+        fast = _fast_table(source, _RUN_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
+                                                "score": pa.float64()}, number="score")
+    else:
+        fast = _fast_table(source, _QRELS_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
+                                                  "relevance": _SPELLINGS}, number="relevance")
+    if fast is None:
+        return None
+    table, skipped = fast
+    number = table["score" if run else "relevance"]
+    return table["query_id"], table["doc_id"], number.to_numpy(), skipped
+
+
+def _native_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
+    """The rows by ``core/_trec_reader.c``, or None when it does not take a line.
+
+    A plain file is read ``_SLICE`` bytes at a time into one buffer (a line cut by the end
+    of a slice moves to its front), so the file is never held whole; a buffer in memory
+    (standard input, gzip) is read at once. The scores are read with C's ``strtod`` when they
+    have over 15 digits, so only where the C locale's decimal point is ``.`` (Python leaves
+    ``LC_NUMERIC`` as "C" unless a program changes it).
+    """
+    if run and locale.localeconv()["decimal_point"] != ".":
+        return None
+    if source._data is not None or source.path is None:
+        data = source.data
+        columns = native.TrecColumns(run, comments, len(data))
+        if columns.feed(np.frombuffer(data, dtype=np.uint8), final=True) is None:
+            return None
+        return columns.finish()
+    with source.path.open("rb", buffering=0) as handle:
+        columns = native.TrecColumns(run, comments, os.fstat(handle.fileno()).st_size)
+        buffer = np.empty(_SLICE, dtype=np.uint8)
+        kept = 0  # bytes of a cut line at the front of the buffer
+        while True:
+            got = handle.readinto(buffer[kept:].data)
+            end = kept + got
+            used = columns.feed(buffer[:end], final=not got)
+            if used is None:
+                return None
+            if not got:
+                return columns.finish()
+            kept = end - used
+            if kept == len(buffer):  # one line longer than the buffer
+                buffer = np.concatenate([buffer, np.empty_like(buffer)])
+            else:
+                buffer[:kept] = buffer[used:end]
+
+
 def _fast_table(
     source: Source, names: list[str], types: dict[str, pa.DataType], number: str
 ) -> tuple[pa.Table, int] | None:
@@ -445,11 +513,9 @@ def read_trec_run(
         EmptyInputError: the file has no data lines.
     """
     src = Source(source)
-    fast = _fast_table(src, _RUN_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
-                                         "score": pa.float64()}, number="score")
+    fast = _fast_rows(src, run=True, comments=comments)
     if fast is not None:
-        table, skipped = fast
-        qids, docs, scores = table["query_id"], table["doc_id"], table["score"].to_numpy()
+        qids, docs, scores, skipped = fast
     else:
         q, d, s, _lines = _careful_run(src.data, src.label, comments)
         qids, docs, scores = pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(s, dtype=np.float64)
@@ -477,12 +543,10 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
         EmptyInputError: the file has no data lines.
     """
     src = Source(source)
-    fast = _fast_table(src, _QRELS_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
-                                           "relevance": _SPELLINGS}, number="relevance")
+    fast = _fast_rows(src, run=False, comments=True)
     if fast is not None:
-        table, skipped = fast
-        qids, docs = table["query_id"], table["doc_id"]
-        grades = check_grades(table["relevance"], lambda row: f"{src.label}:{physical_line(src.data, row)}")
+        qids, docs, numbers, skipped = fast
+        grades = check_grades(numbers, lambda row: f"{src.label}:{physical_line(src.data, row)}")
         lines = None
     else:
         q, d, g, lines = _careful_qrels(src.data, src.label)
