@@ -8,6 +8,13 @@ frees instead and reuse it: :func:`keep_freed_memory` sets ``M_MMAP_MAX`` to 0 (
 come from the heap, like small ones) and a high ``M_TRIM_THRESHOLD`` (freed memory stays in the
 process until it exits). Peak memory is the same; only its reuse changes.
 
+It also stops NumPy from asking for transparent huge pages (``madvise(MADV_HUGEPAGE)`` on
+every array of 4 MiB or more). Where the kernel's THP ``defrag`` setting is ``madvise`` (the
+common default), each first touch of such an array's 2 MiB pages may wait for the kernel to
+compact memory: measured on the research shape (10M run rows), the same ``serpeval evaluate``
+took 1.4 s or 2.9 s depending on it, the difference all system time; with small pages it
+takes the same time every run (``bench/malloc_policy.py``).
+
 Applied only when serpeval runs as a program (its console scripts and ``python -m serpeval``),
 never when ``serpeval.cli.main(argv)`` is called inside someone else's Python process. Not on
 other C libraries or systems (nothing happens there); ``SERPEVAL_MALLOC=system`` turns it off.
@@ -25,9 +32,10 @@ _M_MMAP_MAX = -4
 
 
 def keep_freed_memory() -> bool:
-    """Tune glibc's malloc as above; returns whether it was done."""
+    """Tune glibc's malloc and NumPy's huge pages as above; returns whether malloc was tuned."""
     if not sys.platform.startswith("linux") or os.environ.get("SERPEVAL_MALLOC") == "system":
         return False
+    _small_pages()
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
@@ -36,3 +44,13 @@ def keep_freed_memory() -> bool:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
+
+
+def _small_pages() -> None:
+    """NumPy's arrays without ``madvise(MADV_HUGEPAGE)`` (its documented switch, also read
+    from ``NUMPY_MADVISE_HUGEPAGE`` when NumPy is first imported)."""
+    from numpy._core import multiarray
+
+    switch = getattr(multiarray, "_set_madvise_hugepage", None)  # (not in NumPy's type stubs)
+    if switch is not None:  # else another NumPy layout: leave it as it is
+        switch(False)

@@ -220,7 +220,7 @@ def single_spaced(data: NDArray[np.uint8]) -> bool:
 # sv_read_trec's state (the ST_* of _trec_reader.c) and why it stopped (SV_*)
 _ROWS, _ROW_CAP, _Q_BYTES, _Q_CAP, _D_BYTES, _D_CAP, _SKIPPED, _LINES, _STOP, _CHUNK_LIMIT, _Q_NEED, _D_NEED = range(12)
 _NEED_INPUT, _FULL, _CHUNK_FULL, _REFUSED = range(4)
-_FIRST_CAPACITY = 1 << 30  # bytes of ids reserved at first at most (untouched pages cost nothing)
+_PROBE = 1 << 22  # bytes of input the buffers are first sized for
 
 
 class TrecColumns:
@@ -228,50 +228,64 @@ class TrecColumns:
     fed its bytes piece by piece: query ids and doc ids as Arrow ``string`` arrays (one chunk
     while their bytes fit ``int32`` offsets), the scores (``float64``) or grades (``int64``).
 
-    The buffers are reserved for the most rows ``size_hint`` bytes can hold (pages never
-    written are never resident) and cut to their length at the end, so the columns are
-    written once, in place. A line the reader does not take (see ``_trec_reader.c``) makes
-    :meth:`feed` return None: the caller reads the file with the careful reader instead.
+    The buffers are first sized for ``_PROBE`` bytes of input. When they are full, they are
+    resized once for the whole input (``size_hint`` bytes) in the proportions of the rows
+    read so far, with 3% to spare, so that a file of similar lines is written in place,
+    once, with little memory reserved and never used; after that, a full buffer doubles
+    (``realloc``). At the end they are cut to their length. A line the reader does not take
+    (see ``_trec_reader.c``) makes :meth:`feed` return None: the caller reads the file with
+    the careful reader instead.
     """
 
     def __init__(self, run: bool, comments: bool, size_hint: int, chunk_limit: int = 2**31 - 1) -> None:
         self.columns = 6 if run else 4
         self.comments = comments
         self.number_type = np.float64 if run else np.int64
-        shortest = 12 if run else 8  # bytes of the shortest data line: 6 or 4 one-byte fields and an end
-        self.first_rows = size_hint // shortest + 2
-        self.first_bytes = min(size_hint, _FIRST_CAPACITY) + 1
+        self.size_hint = size_hint
         self.chunk_limit = chunk_limit
+        self.consumed = 0  # bytes of input read before the current feed
+        self.estimated = False
         self.chunks: list[tuple[NDArray[np.int32], NDArray[np.uint8], NDArray[np.int32], NDArray[np.uint8],
                                 NDArray[np.generic], int]] = []
         self.skipped = 0
-        self._new_chunk()
+        first = min(size_hint, _PROBE) + 1
+        shortest = 12 if run else 8  # bytes of the shortest data line: 6 or 4 one-byte fields and an end
+        self._new_chunk(first // shortest + 1, first)
 
-    def _new_chunk(self) -> None:
-        rows = min(self.first_rows, self.first_bytes)
+    def _new_chunk(self, rows: int, data_bytes: int) -> None:
         self.q_off = np.empty(rows + 1, dtype=np.int32)
         self.d_off = np.empty(rows + 1, dtype=np.int32)
         self.numbers = np.empty(rows, dtype=self.number_type)
-        self.q_data = np.empty(self.first_bytes, dtype=np.uint8)
-        self.d_data = np.empty(self.first_bytes, dtype=np.uint8)
+        self.q_data = np.empty(data_bytes, dtype=np.uint8)
+        self.d_data = np.empty(data_bytes, dtype=np.uint8)
         self.state = np.zeros(12, dtype=np.int64)
-        self.state[[_ROW_CAP, _Q_CAP, _D_CAP, _CHUNK_LIMIT]] = (rows, self.first_bytes, self.first_bytes,
-                                                               self.chunk_limit)
+        self.state[[_ROW_CAP, _Q_CAP, _D_CAP, _CHUNK_LIMIT]] = rows, data_bytes, data_bytes, self.chunk_limit
 
-    def _grow(self) -> None:
-        """Double whatever is full (``realloc``: no copy for large blocks on Linux)."""
+    def _grow(self, consumed: int) -> None:
+        """Make room: once for the whole input (estimated from the ``consumed`` bytes read so
+        far), then by doubling whatever is full."""
         state = self.state
-        if state[_ROWS] >= state[_ROW_CAP]:
-            rows = 2 * int(state[_ROW_CAP])
+        rows, q_cap, d_cap = int(state[_ROW_CAP]), int(state[_Q_CAP]), int(state[_D_CAP])
+        if not self.estimated and consumed and state[_ROWS]:
+            self.estimated = True
+            scale = 1.03 * max(self.size_hint, consumed) / consumed
+            rows = max(rows, int(state[_ROWS] * scale) + 64)
+            q_cap = max(q_cap, int(state[_Q_BYTES] * scale) + 64)
+            d_cap = max(d_cap, int(state[_D_BYTES] * scale) + 64)
+        elif state[_ROWS] >= rows:
+            rows *= 2
+        if state[_Q_NEED] > q_cap:
+            q_cap = max(2 * q_cap, int(state[_Q_NEED]))
+        if state[_D_NEED] > d_cap:
+            d_cap = max(2 * d_cap, int(state[_D_NEED]))
+        if rows > state[_ROW_CAP]:
             for array in (self.q_off, self.d_off):
                 array.resize(rows + 1, refcheck=False)
             self.numbers.resize(rows, refcheck=False)
-            state[_ROW_CAP] = rows
-        for data, cap, need in ((self.q_data, _Q_CAP, _Q_NEED), (self.d_data, _D_CAP, _D_NEED)):
-            if state[need] > state[cap]:
-                size = max(2 * int(state[cap]), int(state[need]))
+        for data, size in ((self.q_data, q_cap), (self.d_data, d_cap)):
+            if size > len(data):
                 data.resize(size, refcheck=False)
-                state[cap] = size
+        state[_ROW_CAP], state[_Q_CAP], state[_D_CAP] = rows, q_cap, d_cap
 
     def _seal(self) -> None:
         """Cut the current chunk's arrays to their length and keep them."""
@@ -290,6 +304,7 @@ class TrecColumns:
         the next call), or None when a line is not taken."""
         lib = _loaded()
         at = 0
+        self.state[_Q_NEED] = self.state[_D_NEED] = 0
         while True:
             used = lib.sv_read_trec(data.ctypes.data + at, len(data) - at, int(final), self.columns,
                                     int(self.comments), _address(self.state), _address(self.q_off),
@@ -298,14 +313,16 @@ class TrecColumns:
             at += used
             stop = self.state[_STOP]
             if stop == _NEED_INPUT:
+                self.consumed += at
                 return at
             if stop == _REFUSED:
                 return None
             if stop == _FULL:
-                self._grow()
+                self._grow(self.consumed + at)
             else:  # _CHUNK_FULL: the ids' bytes reached the int32 offsets' limit
+                state = self.state
                 self._seal()
-                self._new_chunk()
+                self._new_chunk(int(state[_ROW_CAP]), int(max(state[_Q_CAP], state[_D_CAP])))
 
     def finish(self) -> tuple[pa.ChunkedArray, pa.ChunkedArray, NDArray[np.generic], int]:
         """The query ids, doc ids, numbers and the count of skipped (blank and comment) lines."""
