@@ -197,7 +197,9 @@ def many_runs(qrels: Path, run: Path, n: int, repeat: int) -> list[str]:
     """``evaluate QRELS RUN x n`` against n fresh reads of RUN (and one run), medians."""
     evaluate = ("import sys\nfrom serpeval.cli import main\n"
                 "sys.argv = ['serpeval', 'evaluate', *sys.argv[1:], '-f', 'json', '-o', '/dev/null']\nmain()\n")
-    read = ("import sys\nfrom serpeval.io import read_run\nfor p in sys.argv[1:]:\n    read_run(p)\n")
+    # under the CLI's memory policy, as `serpeval evaluate` runs
+    read = ("import sys\nfrom serpeval.cli.memory import keep_freed_memory\nkeep_freed_memory()\n"
+            "from serpeval.io import read_run\nfor p in sys.argv[1:]:\n    read_run(p)\n")
     rows: dict[str, list[Done]] = {}
     for _ in range(repeat):
         for label, code, argv in (
