@@ -71,7 +71,7 @@ def test_fast_and_careful_readers_give_the_written_rows(case: Case, kind: str,
     with monkeypatch.context() as patch:
         patch.setattr(trec_module, "_fast_rows", lambda *args, **kwargs: None)
         assert contents(kind, read(kind, written.path)) == want
-    TALLY.add("readers (all paths)", [written.path], 0, (2 + len(taken)) * 3 * len(written.rows))
+    TALLY.add("readers (all paths)", [written.path], 0, (1 + len(taken)) * 3 * len(written.rows))
     if kind in case.spec.scenario.blocks:
         # as Arrow parsed the file (Qrels then joins the doc ids into one array)
         assert taken["_arrow_rows"] is not None, written.layout.name
