@@ -13,8 +13,8 @@ Two parsers, one reading of the same bytes:
   UTF-8, NaN scores, comments where they are refused): split each line on any whitespace
   and give a precise ``path:line`` error for anything malformed.
 
-Both give identical rows, blank-line counts and run tags for every input (the
-differential tests in ``tests/differential`` force both over many file shapes). Rules,
+All give identical rows, blank-line counts and run tags for every input (the
+differential tests in ``tests/differential`` force each over many file shapes). Rules,
 following trec_eval:
 
 * any ASCII whitespace (space, tab, vertical tab, form feed) separates fields; lines end at
@@ -308,9 +308,10 @@ def _native_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
 
     A plain file is read ``_SLICE`` bytes at a time into one buffer (a line cut by the end
     of a slice moves to its front), so the file is never held whole; a buffer in memory
-    (standard input, gzip) is read at once. The scores are read with C's ``strtod`` when they
-    have over 15 digits, so only where the C locale's decimal point is ``.`` (Python leaves
-    ``LC_NUMERIC`` as "C" unless a program changes it).
+    (standard input, gzip) is read at once. Scores beyond the reader's exact decimal fast
+    path (over 19 significant digits, or a value outside m * 10^e with m < 2^53 and |e| <= 22)
+    are read with C's ``strtod``, so runs are taken only where the C locale's decimal point
+    is ``.`` (Python leaves ``LC_NUMERIC`` as "C" unless a program changes it).
     """
     if run and locale.localeconv()["decimal_point"] != ".":
         return None
