@@ -167,13 +167,15 @@ int64_t sv_read_trec(const uint8_t *p, int64_t n, int64_t final, int64_t columns
          * data is not seen here, but then neither is the line's end: it is read again). */
         if (i + 2 < n && p[i] == 0xEF && p[i + 1] == 0xBB && p[i + 2] == 0xBF) i += 3;
         int64_t start[6], len[6];
+        uint8_t high[6]; /* the OR of a field's bytes: 0x80 set when it is not ASCII */
         int fields = 0;
         for (;;) {
             while (i < n && byte_class[p[i]] == 1) i++;
             if (i == n || byte_class[p[i]] == 2) break;
             int64_t from = i;
-            while (i < n && byte_class[p[i]] == 0) i++;
-            if (fields < 6) { start[fields] = from; len[fields] = i - from; }
+            uint8_t bits = 0;
+            for (; i < n && byte_class[p[i]] == 0; i++) bits |= p[i];
+            if (fields < 6) { start[fields] = from; len[fields] = i - from; high[fields] = bits & 0x80; }
             fields++;
         }
         int64_t next; /* where the next line starts */
@@ -196,7 +198,7 @@ int64_t sv_read_trec(const uint8_t *p, int64_t n, int64_t final, int64_t columns
         if (columns == 6 ? fields < 6 : fields != 4) { stop = SV_REFUSED; break; }
         const uint8_t *qid = p + start[0], *doc = p + start[2];
         int64_t q_len = len[0], d_len = len[2];
-        if (!utf8_ok(qid, q_len) || !utf8_ok(doc, d_len)) { stop = SV_REFUSED; break; }
+        if ((high[0] && !utf8_ok(qid, q_len)) || (high[2] && !utf8_ok(doc, d_len))) { stop = SV_REFUSED; break; }
         if (rows >= st[ST_ROW_CAP] || q_bytes + q_len > st[ST_Q_CAP] || d_bytes + d_len > st[ST_D_CAP]) {
             stop = SV_FULL; /* the caller makes room for q_bytes + q_len and d_bytes + d_len */
             st[ST_Q_NEED] = q_bytes + q_len;
