@@ -349,3 +349,26 @@ def test_matching_is_exact_whatever_the_fingerprints(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(data, "fingerprint", constant)
     collided = evaluate(Qrels(*qrels_args), Run(*run_args, name="r"), measures).to_dicts(per_query=True)
     assert collided == real
+
+
+def test_grades_may_be_written_over_the_fingerprints() -> None:
+    """rank() has the matching kernel write each row's grade over its fingerprint: the same
+    grades as into a new array, over a run of several string chunks."""
+    from serpeval.core.arrays import codes_in, grades_in_groups
+
+    rng = np.random.default_rng(7)
+    docs = [f"d{i}" for i in range(40)] + ["é" * 3, ""]
+    judged = [d for _ in range(2) for d in rng.choice(docs, 20, replace=False)]
+    qrels = Qrels(["q1"] * 20 + ["q2"] * 20, judged, rng.integers(-1, 4, 40))
+    run_docs = [d for _ in range(3) for d in rng.choice(docs, 30, replace=False)]
+    doc_ids = pa.chunked_array([pa.array(run_docs[i: i + 25]) for i in range(0, len(run_docs), 25)])
+    index = index_qrels(qrels)
+    codes, _ = codes_in(pa.chunked_array([pa.array(["q1"] * 30 + ["q2"] * 30 + ["q9"] * 30)]), index.query_table)
+    prints = fingerprint(doc_ids)
+    separate = grades_in_groups(index.groups, codes, prints, doc_ids, index.grades, -7, -9)
+    in_place = grades_in_groups(index.groups, codes, prints, doc_ids, index.grades, -7, -9,
+                                out=prints.view(np.int64))
+    assert np.shares_memory(in_place, prints)
+    assert in_place.tolist() == separate.tolist()
+    assert (separate[60:] == -7).all()  # q9 is not judged
+    assert (separate[:60] != -7).sum() >= 10

@@ -492,20 +492,20 @@ def rank(
         np.cumsum(counts, out=offsets[1:])
 
     if index.groups is not None:
-        # Compiled kernels: every row's doc is matched within its query's judgments (file
-        # order; rows that are not ranked cost less to match than to gather), then a repeat
-        # within a query's ranking is looked for with a small hash set per query; only a
-        # repeat goes on to the sort-based check, which confirms on the strings and reports.
+        # Compiled kernels: a repeat within a query's ranking is looked for with a small hash
+        # set per query (only a repeat goes on to the sort-based check, which confirms on the
+        # strings and reports); then every row's doc is matched within its query's judgments
+        # (file order; rows that are not ranked cost less to match than to gather), its grade
+        # written over its fingerprint (one array of 8 bytes per row serves both).
         prints = fingerprint(run.doc_ids)
-        grades = _match_grades(index, run.doc_ids, codes, prints)
-        del codes
-        if len(order) != len(run):
-            grades = grades[order]
         # (rank order: prints[order], read through order rather than copied)
         ranked_in_place = in_file_order and len(order) == len(prints)  # no depth cut either
         if native.first_repeat(prints, offsets, None if ranked_in_place else order) >= 0:
             _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints[order]))
-        del prints
+        grades = _match_grades(index, run.doc_ids, codes, prints)
+        del codes, prints
+        if len(order) != len(run):
+            grades = grades[order]
     else:
         if len(order) == len(run):
             # Every row is ranked: look the rows up in file order (no permuted copies of
@@ -598,10 +598,13 @@ def _lookup_grades(
 def _match_grades(index: QrelsIndex, doc_ids: pa.ChunkedArray, codes: NDArray[np.int32],
                   prints: NDArray[np.uint64]) -> NDArray[np.int64]:
     """:func:`_lookup_grades` with the compiled kernels, for every row in file order: each
-    doc is searched among its query's judgments by fingerprint, and confirmed on the bytes."""
+    doc is searched among its query's judgments by fingerprint, and confirmed on the bytes.
+    The grades are written over ``prints`` (each row's fingerprint is read before its grade
+    is written), which is returned as ``int64``."""
     if index.groups is None:  # pragma: no cover - rank() checks
         raise RuntimeError("this QrelsIndex was built without the compiled kernels")
-    return grades_in_groups(index.groups, codes, prints, doc_ids, index.grades, NONPOOL, UNJUDGED)
+    return grades_in_groups(index.groups, codes, prints, doc_ids, index.grades, NONPOOL, UNJUDGED,
+                            out=prints.view(np.int64))
 
 
 def _grades_of(index: QrelsIndex, rows: NDArray[np.int32]) -> NDArray[np.int64]:

@@ -164,7 +164,8 @@ int64_t sv_group(int64_t n, const int32_t *codes, const uint64_t *prints, int64_
 /* The grade of every run row (serpeval.ranking's rules): the row r of the grouped strings
  * (sv_group) in the group codes[i] whose string equals string a[i] byte for byte gives
  * grades[r], or `unjudged` where that is negative; no such row (or codes[i] < 0) gives
- * `nonpool` (should two rows match, the lowest one counts).
+ * `nonpool` (should two rows match, the lowest one counts). `out` may be `prints` itself: a
+ * row's fingerprint is read before its grade is written.
  *
  * Rows come in blocks of one code (a query's lines). A block that is long next to its
  * group (at least a quarter of the group's size, and the group more than 8 strings) looks its

@@ -420,13 +420,16 @@ def take_segments(
 
 def grades_in_groups(groups: native.Groups, codes: NDArray[np.int32], prints: NDArray[np.uint64],
                      values: pa.ChunkedArray, grades: NDArray[np.int64], nonpool: int, unjudged: int,
-                     ) -> NDArray[np.int64]:
+                     out: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
     """Compiled kernels: ``grades[r]`` of the row ``r`` of ``groups`` holding each string of
     ``values`` in its group ``codes[i]`` (found by its fingerprint ``prints[i]``, confirmed
-    on the bytes); ``unjudged`` for a negative grade, ``nonpool`` where there is no such row."""
+    on the bytes); ``unjudged`` for a negative grade, ``nonpool`` where there is no such row.
+    ``out`` (a new array if None) may be ``prints`` itself, viewed as ``int64``: the kernel
+    reads each row's fingerprint before it writes that row's grade."""
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     grades = np.ascontiguousarray(grades, dtype=np.int64)
-    out = np.empty(len(values), dtype=np.int64)
+    if out is None:
+        out = np.empty(len(values), dtype=np.int64)
     for part, chunk in _string_chunks(values):
         native.match(codes[part], prints[part], native.Strings(chunk), groups, grades, nonpool, unjudged, out[part])
     return out
