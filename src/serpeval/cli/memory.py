@@ -11,9 +11,10 @@ process until it exits). Peak memory is the same; only its reuse changes.
 It also stops NumPy from asking for transparent huge pages (``madvise(MADV_HUGEPAGE)`` on
 every array of 4 MiB or more). Where the kernel's THP ``defrag`` setting is ``madvise`` (the
 common default), each first touch of such an array's 2 MiB pages may wait for the kernel to
-compact memory: measured on the research shape (10M run rows), the same ``serpeval evaluate``
-took 1.4 s or 2.9 s depending on it, the difference all system time; with small pages it
-takes the same time every run (``bench/malloc_policy.py``).
+compact memory (system time). On the research shape (10M run rows, medians of 5 alternating
+runs) ``serpeval evaluate`` took 2.41 s with huge pages (slowest 2.78 s, 0.90 system seconds)
+and 1.74 s with small pages (slowest 1.84 s, 0.41 system seconds): ``bench/malloc_policy.py``,
+``bench/results/malloc_policy.md``.
 
 Applied only when serpeval runs as a program (its console scripts and ``python -m serpeval``),
 never when ``serpeval.cli.main(argv)`` is called inside someone else's Python process. Not on
