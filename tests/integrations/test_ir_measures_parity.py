@@ -83,8 +83,9 @@ def _reference(measures: list, qrels: dict, run: dict) -> dict:
     map reaches both, changing both references (seen as a flaky failure of this test)."""
     out: dict = collections.defaultdict(dict)
     own = [m for m in measures if m.params.get("gains") is not None]
-    for batch in [[m for m in measures if m not in own], *([m] for m in own)]:
-        for metric in irm.iter_calc(batch, qrels, run) if batch else ():
+    batches = [[m for m in measures if m not in own], *([m] for m in own)]
+    for batch in (b for b in batches if b):
+        for metric in irm.iter_calc(batch, qrels, run):
             out[metric.measure][metric.query_id] = metric.value
     return out
 

@@ -27,7 +27,7 @@
 #include <string.h>
 
 enum { SV_NEED_INPUT = 0, SV_FULL = 1, SV_CHUNK_FULL = 2, SV_REFUSED = 3 };
-enum { ST_ROWS, ST_ROW_CAP, ST_Q_BYTES, ST_Q_CAP, ST_D_BYTES, ST_D_CAP, ST_SKIPPED, ST_LINES, ST_STOP,
+enum { ST_ROWS, ST_ROW_CAP, ST_Q_BYTES, ST_Q_CAP, ST_D_BYTES, ST_D_CAP, ST_SKIPPED, ST_STOP,
        ST_CHUNK_LIMIT, ST_Q_NEED, ST_D_NEED };
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
@@ -82,12 +82,11 @@ static int parse_score(const uint8_t *s, int64_t n, double *out) {
     }
     uint64_t m = 0;       /* the significant digits, while there are at most 19 */
     int digits = 0;       /* significant digits seen (leading zeros are not) */
-    int64_t scale = 0;    /* minus the number of digits after the point */
+    int64_t scale = 0;    /* minus the digits of m after the point (m * 10^scale) */
     int any = 0;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, any = 1)
         if (m || s[i] != '0') {
-            if (++digits <= 19) m = m * 10 + (uint64_t)(s[i] - '0');
-            else scale++;
+            if (++digits <= 19) m = m * 10 + (uint64_t)(s[i] - '0'); /* beyond: strtod reads it */
         }
     if (i < n && s[i] == '.') {
         for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, any = 1) {
@@ -158,7 +157,7 @@ static const uint8_t byte_class[256] = {[' '] = 1, ['\t'] = 1, [0x0B] = 1, [0x0C
 int64_t sv_read_trec(const uint8_t *p, int64_t n, int64_t final, int64_t columns, int64_t comments, int64_t *st,
                      int32_t *q_off, uint8_t *q_data, int32_t *d_off, uint8_t *d_data, void *numbers) {
     int64_t rows = st[ST_ROWS], q_bytes = st[ST_Q_BYTES], d_bytes = st[ST_D_BYTES];
-    int64_t skipped = st[ST_SKIPPED], lines = st[ST_LINES];
+    int64_t skipped = st[ST_SKIPPED];
     int64_t at = 0, stop = SV_NEED_INPUT;
     if (rows == 0) q_off[0] = d_off[0] = 0;
     while (at < n) {
@@ -191,7 +190,6 @@ int64_t sv_read_trec(const uint8_t *p, int64_t n, int64_t final, int64_t columns
         if (fields == 0 || p[start[0]] == '#') {
             if (fields && !comments) { stop = SV_REFUSED; break; }
             skipped++;
-            lines++;
             at = next;
             continue;
         }
@@ -222,14 +220,12 @@ int64_t sv_read_trec(const uint8_t *p, int64_t n, int64_t final, int64_t columns
         rows++;
         q_off[rows] = (int32_t)q_bytes;
         d_off[rows] = (int32_t)d_bytes;
-        lines++;
         at = next;
     }
     st[ST_ROWS] = rows;
     st[ST_Q_BYTES] = q_bytes;
     st[ST_D_BYTES] = d_bytes;
     st[ST_SKIPPED] = skipped;
-    st[ST_LINES] = lines;
     st[ST_STOP] = stop;
     return at;
 }

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 10  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 11  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -218,7 +218,7 @@ def single_spaced(data: NDArray[np.uint8]) -> bool:
 
 
 # sv_read_trec's state (the ST_* of _trec_reader.c) and why it stopped (SV_*)
-_ROWS, _ROW_CAP, _Q_BYTES, _Q_CAP, _D_BYTES, _D_CAP, _SKIPPED, _LINES, _STOP, _CHUNK_LIMIT, _Q_NEED, _D_NEED = range(12)
+_ROWS, _ROW_CAP, _Q_BYTES, _Q_CAP, _D_BYTES, _D_CAP, _SKIPPED, _STOP, _CHUNK_LIMIT, _Q_NEED, _D_NEED = range(11)
 _NEED_INPUT, _FULL, _CHUNK_FULL, _REFUSED = range(4)
 _PROBE = 1 << 22  # bytes of input the buffers are first sized for
 
@@ -258,7 +258,7 @@ class TrecColumns:
         self.numbers = np.empty(rows, dtype=self.number_type)
         self.q_data = np.empty(data_bytes, dtype=np.uint8)
         self.d_data = np.empty(data_bytes, dtype=np.uint8)
-        self.state = np.zeros(12, dtype=np.int64)
+        self.state = np.zeros(11, dtype=np.int64)
         self.state[[_ROW_CAP, _Q_CAP, _D_CAP, _CHUNK_LIMIT]] = rows, data_bytes, data_bytes, self.chunk_limit
 
     def _grow(self, consumed: int) -> None:

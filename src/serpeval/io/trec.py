@@ -97,6 +97,11 @@ class Source:
         self._input = opened
         self._data = opened.data
 
+    def plain_file(self) -> Path | None:
+        """The path to read the bytes from a slice at a time, or None when they are (or must
+        be) held in memory: standard input, a pipe, gzip."""
+        return None if self._data is not None else self.path
+
     @property
     def data(self) -> bytes:
         """The (decompressed) bytes."""
@@ -118,9 +123,10 @@ class Source:
         """:func:`_single_spaced` on the bytes (a plain file is read a slice at a time into one
         reused buffer: neither copied whole nor memory-mapped, which would count the whole
         file in the process's resident memory)."""
-        if self._data is not None or self.path is None:
+        path = self.plain_file()
+        if path is None:
             return _single_spaced(self.data)
-        with self.path.open("rb") as handle:
+        with path.open("rb") as handle:
             return _single_spaced_slices(_slices(handle))
 
     def tail(self, size: int = 1 << 16) -> bytes:
@@ -315,13 +321,14 @@ def _native_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
     """
     if run and locale.localeconv()["decimal_point"] != ".":
         return None
-    if source._data is not None or source.path is None:
+    path = source.plain_file()
+    if path is None:
         data = source.data
         columns = native.TrecColumns(run, comments, len(data))
         if columns.feed(np.frombuffer(data, dtype=np.uint8), final=True) is None:
             return None
         return columns.finish()
-    with source.path.open("rb", buffering=0) as handle:
+    with path.open("rb", buffering=0) as handle:
         columns = native.TrecColumns(run, comments, os.fstat(handle.fileno()).st_size)
         buffer = np.empty(_SLICE, dtype=np.uint8)
         kept = 0  # bytes of a cut line at the front of the buffer
