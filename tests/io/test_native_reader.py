@@ -147,7 +147,11 @@ def test_ids_are_taken_exactly_when_they_decode_as_utf8(raw: bytes) -> None:
 
 # ---------------------------------------------------------------------------- whole files, every way of feeding them
 
-_FIELD = st.sampled_from(["q1", "q2", "d1", "ü", "#x", "07", "2.5", "-1", "+3", "1e-3", "inf", "nan", "Q0", "x\ufeff"])
+_FIELD = st.one_of(
+    st.sampled_from(["q1", "q2", "d1", "ü", "#x", "07", "2.5", "-1", "+3", "1e-3", "inf", "nan", "Q0", "x\ufeff"]),
+    # ids as users have them: any length up to URLs, any script, NULs and control bytes
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60),
+)
 _SEP = st.sampled_from([" ", " ", " ", "  ", "\t", "\x0b", "\x0c", " \t"])
 _END = st.sampled_from(["\n", "\n", "\r\n", "\r", " \n", "\n\n", "\t\r\n"])
 
