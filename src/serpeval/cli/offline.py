@@ -109,6 +109,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
     ``keep_runs`` (for what needs their rows after the evaluation: the judged-rate check of
     compare and gate, report's diffs).
     """
+    from serpeval.core.read_ahead import ReadAhead
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.io import read_qrels, read_run, read_subtopic_qrels
 
@@ -122,17 +123,20 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             if bar is not None:
                 bar.update(task, advance=1, description=text)
 
+        # The first run is read while the qrels are, each next one while the one before is
+        # evaluated (unless the qrels come from standard input, as a run may).
+        ahead = ReadAhead(run_paths, read_run, ahead=None if qrels_path != "-" else False)
         reader = read_subtopic_qrels if getattr(args, "subtopics", False) else read_qrels
         qrels = read_counting(reader, qrels_path, 0)
         runs: list[Any] = []
 
         def each_run() -> Any:
-            """Read the runs one at a time as evaluate() reaches them; what the notes need
-            is kept, the rows are not (memory does not grow with the number of runs)."""
+            """The runs one at a time as evaluate() reaches them; what the notes need is
+            kept, the rows are not (memory does not grow with the number of runs)."""
             lines = len(qrels)
             for path in run_paths:
                 step(f"reading and evaluating {path}")
-                run = read_counting(read_run, path, lines)
+                run = read_counting(lambda _: next(ahead), path, lines)
                 lines += len(run)
                 runs.append(run if keep_runs else RunFacts(run.name, run.source, run.skipped_lines))
                 box = [run]  # hold no reference here while evaluate() measures it

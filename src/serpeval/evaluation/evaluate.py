@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
+from serpeval.core.read_ahead import ReadAhead
 from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
 from serpeval.evaluation.results import Results, RunResult, Settings, unique_names, with_unique_names
 from serpeval.io import as_qrels, as_run
@@ -43,9 +44,31 @@ def _some_queries(run: Run) -> list[str]:
     return pc.unique(head).slice(0, 4).to_pylist()
 
 
-def iter_runs(runs: Any) -> Iterator[Run]:
+def _run_paths(runs: Any) -> list[str | Path] | None:
+    """``runs`` as a list of paths when it is a path or a non-empty sequence of paths."""
+    if isinstance(runs, (str, Path)):
+        return [runs]
+    if isinstance(runs, Sequence) and runs and all(isinstance(r, (str, Path)) for r in runs):
+        return list(runs)
+    return None
+
+
+def iter_runs(runs: Any, *, read_ahead: bool = True) -> Iterator[Run]:
     """The runs one at a time, each read or converted only when reached (so that a list of
-    paths never holds more than one run's rows)."""
+    paths never holds more than one run's rows, two with ``read_ahead``).
+
+    With ``read_ahead`` (and two usable CPUs) run paths are read one ahead, in a background
+    thread (:class:`~serpeval.core.read_ahead.ReadAhead`): the first starts at once, and
+    the next while the caller evaluates the current one.
+    """
+    paths = _run_paths(runs) if read_ahead else None
+    if paths is not None:
+        return ReadAhead(paths, as_run)
+    return _each_run(runs)
+
+
+def _each_run(runs: Any) -> Iterator[Run]:
+    """:func:`iter_runs` without reading ahead."""
     if isinstance(runs, (Run, str, Path)) or (isinstance(runs, Mapping) and _is_run_dict(runs)):
         yield as_run(runs)
     elif isinstance(runs, Mapping):
@@ -62,6 +85,11 @@ def iter_runs(runs: Any) -> Iterator[Run]:
             raise InputError("No runs given; pass a run or a list of runs.")
     else:
         yield as_run(runs)
+
+
+def _may_read_stdin(source: Any) -> bool:
+    """Whether reading ``source`` may read standard input (``"-"`` or a file object)."""
+    return str(source) == "-" if isinstance(source, (str, Path)) else hasattr(source, "read")
 
 
 def evaluate(
@@ -125,6 +153,8 @@ def evaluate(
         return evaluate_stream(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
                                float32_scores=float32_scores, progress=progress)
     parsed = parse_measures(measures)
+    # The first run is read while the qrels are (unless both could be standard input).
+    each_run = iter_runs(runs, read_ahead=not _may_read_stdin(qrels))
     subtopic_qrels = qrels if isinstance(qrels, SubtopicQrels) else None
     judgments = subtopic_qrels.topical() if subtopic_qrels is not None else as_qrels(qrels)
     diverse = [m for m in parsed if m.spec.subtopics]
@@ -139,7 +169,7 @@ def evaluate(
     results = []
     # One run after another: its rows and rankings are dropped before the next is read, so
     # memory does not grow with the number of runs (only the per-query values are kept).
-    for run in iter_runs(runs):
+    for run in each_run:
         rankings = rank(index, run, missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores)
         require_evaluated(rankings.coverage, run.source, qrels=judgments.source,
