@@ -48,10 +48,7 @@ def keep_freed_memory() -> bool:
 
 
 def _small_pages() -> None:
-    """NumPy's arrays without ``madvise(MADV_HUGEPAGE)`` (its documented switch, also read
-    from ``NUMPY_MADVISE_HUGEPAGE`` when NumPy is first imported)."""
-    from numpy._core import multiarray
+    """NumPy's arrays without ``madvise(MADV_HUGEPAGE)``, for good (:mod:`serpeval.core.pages`)."""
+    from serpeval.core.pages import turn_off_huge_pages
 
-    switch = getattr(multiarray, "_set_madvise_hugepage", None)  # (not in NumPy's type stubs)
-    if switch is not None:  # else another NumPy layout: leave it as it is
-        switch(False)
+    turn_off_huge_pages()

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
+from serpeval.core.pages import small_pages
 from serpeval.core.read_ahead import ReadAhead
 from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
 from serpeval.evaluation.results import Results, RunResult, Settings, unique_names, with_unique_names
@@ -147,6 +148,14 @@ def evaluate(
         >>> [round(v, 4) for v in res.means("run").values()]
         [0.5, 1.0, 0.7602]
     """
+    with small_pages():
+        return _evaluate(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
+                         float32_scores=float32_scores, stream=stream, progress=progress)
+
+
+def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Measure], *, missing: Missing,
+              depth: int | None, judged_only: bool, float32_scores: bool, stream: bool, progress: Any) -> Results:
+    """:func:`evaluate`, on small memory pages (:mod:`serpeval.core.pages`)."""
     if stream:
         from serpeval.evaluation.stream import evaluate_stream
 
@@ -163,7 +172,7 @@ def evaluate(
     if diverse and subtopic_qrels is not None:
         note = subtopic_qrels.single_subtopic_note()
         if note is not None:
-            warnings.warn(SingleSubtopicWarning(note), stacklevel=2)
+            warnings.warn(SingleSubtopicWarning(note), stacklevel=3)
     index = index_qrels(judgments)
     subtopic_index = index_subtopics(subtopic_qrels) if diverse and subtopic_qrels is not None else None
     results = []
@@ -176,7 +185,7 @@ def evaluate(
                           run_examples=_some_queries(run))
         name, tag = run.name, run.tag
         if rankings.coverage.missing and missing == "skip":
-            warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=2)
+            warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=3)
         if subtopic_index is not None:
             attach(rankings, rank_subtopics(subtopic_index, run, rankings, depth=depth,
                                             judged_only=judged_only, float32_scores=float32_scores))
