@@ -462,7 +462,7 @@ def rank(
     n_judged = len(index.query_ids)
 
     # The qrels' query index of every run row, -1 if the query is not judged.
-    codes, run_names = codes_in(run.query_ids, index.query_table)
+    codes, run_names = codes_in(run.query_id_blocks(), index.query_table)
     judged_rows = codes >= 0
     unjudged_rows = int(len(codes) - np.count_nonzero(judged_rows))
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 11
+#define SV_ABI 12
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */

@@ -28,7 +28,7 @@
 
 enum { SV_NEED_INPUT = 0, SV_FULL = 1, SV_CHUNK_FULL = 2, SV_REFUSED = 3 };
 enum { ST_ROWS, ST_ROW_CAP, ST_Q_BYTES, ST_Q_CAP, ST_D_BYTES, ST_D_CAP, ST_SKIPPED, ST_STOP,
-       ST_CHUNK_LIMIT, ST_Q_NEED, ST_D_NEED };
+       ST_CHUNK_LIMIT, ST_Q_NEED, ST_D_NEED, ST_Q_BLOCKS };
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -152,11 +152,16 @@ static const uint8_t byte_class[256] = {[' '] = 1, ['\t'] = 1, [0x0B] = 1, [0x0C
 /* Read the complete lines of p[0..n) (final: n is the end of the file, so a last line needs
  * no line end). columns: 6 for a run, 4 for qrels. st: the state (ST_* above; the caller
  * sets the capacities and the chunk limit, and zeroes the counts of a new chunk). Rows are
- * written at st[ST_ROWS]: the ids' bytes and int32 end offsets, the score (double) or grade
- * (int64). Returns the bytes consumed, whole lines only; st[ST_STOP] says why it stopped. */
+ * written at st[ST_ROWS]: the doc id's bytes and int32 end offset, the score (double) or
+ * grade (int64). Query ids are written once per block of equal neighbouring rows (files are
+ * nearly always grouped by query): block k's id is q_data[q_off[k]..q_off[k+1]) and its rows
+ * end before row q_ends[k] of the chunk; st[ST_Q_BLOCKS] counts the blocks (q_off and q_ends
+ * have room for one block per row). Returns the bytes consumed, whole lines only;
+ * st[ST_STOP] says why it stopped. */
 int64_t sv_read_trec(const uint8_t *p, int64_t n, int64_t final, int64_t columns, int64_t comments, int64_t *st,
-                     int32_t *q_off, uint8_t *q_data, int32_t *d_off, uint8_t *d_data, void *numbers) {
-    int64_t rows = st[ST_ROWS], q_bytes = st[ST_Q_BYTES], d_bytes = st[ST_D_BYTES];
+                     int32_t *q_off, uint8_t *q_data, int32_t *q_ends, int32_t *d_off, uint8_t *d_data,
+                     void *numbers) {
+    int64_t rows = st[ST_ROWS], q_bytes = st[ST_Q_BYTES], d_bytes = st[ST_D_BYTES], blocks = st[ST_Q_BLOCKS];
     int64_t skipped = st[ST_SKIPPED];
     int64_t at = 0, stop = SV_NEED_INPUT;
     if (rows == 0) q_off[0] = d_off[0] = 0;
@@ -213,15 +218,21 @@ int64_t sv_read_trec(const uint8_t *p, int64_t n, int64_t final, int64_t columns
             stop = SV_REFUSED;
             break;
         }
-        memcpy(q_data + q_bytes, qid, (size_t)q_len);
+        if (!blocks || q_len != q_off[blocks] - q_off[blocks - 1] ||
+            memcmp(q_data + q_off[blocks - 1], qid, (size_t)q_len) != 0) {
+            memcpy(q_data + q_bytes, qid, (size_t)q_len); /* a new block */
+            q_bytes += q_len;
+            blocks++;
+            q_off[blocks] = (int32_t)q_bytes;
+        }
         memcpy(d_data + d_bytes, doc, (size_t)d_len);
-        q_bytes += q_len;
         d_bytes += d_len;
         rows++;
-        q_off[rows] = (int32_t)q_bytes;
+        q_ends[blocks - 1] = (int32_t)rows;
         d_off[rows] = (int32_t)d_bytes;
         at = next;
     }
+    st[ST_Q_BLOCKS] = blocks;
     st[ST_ROWS] = rows;
     st[ST_Q_BYTES] = q_bytes;
     st[ST_D_BYTES] = d_bytes;

@@ -6,7 +6,7 @@ measure kernels use so that no Python loop runs per query or per document.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -29,7 +29,15 @@ def weighted_bincount(codes: NDArray[np.integer], weights: NDArray[np.float64], 
     return np.bincount(codes, weights=weights, minlength=n)  # type: ignore[return-value]
 
 
-def _blocks(values: pa.ChunkedArray) -> tuple[pa.Array, NDArray[np.int64]] | None:
+class Blocks(NamedTuple):
+    """A column as its blocks of equal neighbours: each block's value and its number of rows
+    (``np.repeat(heads, lengths)`` is the column)."""
+
+    heads: pa.Array
+    lengths: NDArray[np.int64]
+
+
+def _blocks(values: pa.ChunkedArray) -> Blocks | None:
     """The value and length of every run of equal neighbours, or None when runs are short.
 
     Runs and qrels are nearly always grouped by query, so this finds their few distinct
@@ -48,18 +56,22 @@ def _blocks(values: pa.ChunkedArray) -> tuple[pa.Array, NDArray[np.int64]] | Non
         heads.append(chunk.take(pa.array(starts)))
         lengths.append(np.diff(np.append(starts, m)))
     if not heads:
-        return pa.array([], pa.string()), np.zeros(0, dtype=np.int64)
-    return pa.concat_arrays(heads), np.concatenate(lengths)
+        return Blocks(pa.array([], pa.string()), np.zeros(0, dtype=np.int64))
+    return Blocks(pa.concat_arrays(heads), np.concatenate(lengths))
 
 
-def take(values: pa.ChunkedArray, indices: NDArray[np.integer]) -> pa.ChunkedArray:
-    """``values[indices]`` gathered chunk by chunk (a one-chunk ``ChunkedArray``).
+def take(values: pa.ChunkedArray | Blocks, indices: NDArray[np.integer]) -> pa.ChunkedArray:
+    """``values[indices]`` gathered chunk by chunk (a one-chunk ``ChunkedArray``); from
+    :class:`Blocks`, each row's block value.
 
     Arrow's own ``take`` on a chunked string column first concatenates every chunk (a full
     copy of a 10M-row column for a handful of indices); here each chunk gives its own rows
     and only the result is assembled.
     """
     indices = np.asarray(indices, dtype=np.int64)
+    if isinstance(values, Blocks):
+        block = np.searchsorted(np.cumsum(values.lengths), indices, side="right")
+        return pa.chunked_array([values.heads.take(pa.array(block))], values.heads.type)
     chunks = [chunk for chunk in values.chunks if len(chunk)] or [pa.array([], values.type)]
     bounds = np.cumsum([0] + [len(chunk) for chunk in chunks])
     chunk_of = np.searchsorted(bounds, indices, side="right") - 1
@@ -84,10 +96,11 @@ def factorize(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], list[str]]:
     return codes.astype(np.int64, copy=False), uniques.to_pylist()
 
 
-def codes_in(values: pa.ChunkedArray, universe: pa.Array | StringTable | None = None
+def codes_in(values: pa.ChunkedArray | Blocks, universe: pa.Array | StringTable | None = None
              ) -> tuple[NDArray[np.int32], pa.Array]:
     """``int32`` codes of ``values`` as positions in ``universe`` (-1 when absent), and the
-    distinct values in byte order.
+    distinct values in byte order. ``values`` may be given as its :class:`Blocks` (as the
+    TREC reader keeps query ids: ``Run.query_id_blocks()``).
 
     Without ``universe`` the codes index the sorted distinct values themselves. The mapping
     is composed on the few distinct values (or blocks of equal neighbours) and expanded
@@ -97,10 +110,14 @@ def codes_in(values: pa.ChunkedArray, universe: pa.Array | StringTable | None = 
     :class:`StringTable`, probed by fingerprint, every match confirmed on the bytes) the
     distinct values are those found in it, in its order, then those absent, in byte order.
     """
-    if len(values) == 0:
+    if len(values.heads if isinstance(values, Blocks) else values) == 0:
         return np.zeros(0, dtype=np.int32), pa.array([], pa.string())
-    blocks = _blocks(values)
-    heads, lengths = (values.combine_chunks(), None) if blocks is None else blocks
+    lengths: NDArray[np.int64] | None
+    if isinstance(values, Blocks):
+        heads, lengths = values
+    else:
+        blocks = _blocks(values)
+        heads, lengths = (values.combine_chunks(), None) if blocks is None else blocks
     if universe is None:
         mapped, uniques = _sorted_codes(heads)
     else:
@@ -603,7 +620,7 @@ def find_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray,
     return int(candidates[first]), int(candidates[second])
 
 
-def grouped_duplicate(query_ids: pa.ChunkedArray, doc_ids: pa.ChunkedArray, groups: native.Groups
+def grouped_duplicate(query_ids: pa.ChunkedArray | Blocks, doc_ids: pa.ChunkedArray, groups: native.Groups
                       ) -> tuple[int, int]:
     """:func:`find_duplicate` on rows grouped by query and sorted by doc fingerprint
     (:class:`serpeval.core.native.Groups`, compiled kernels): equal neighbours within a

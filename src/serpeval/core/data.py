@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from serpeval.core import native
-from serpeval.core.arrays import Stored, codes_in, find_duplicate, fingerprint, grouped_duplicate, pair_keys
+from serpeval.core.arrays import Blocks, Stored, codes_in, find_duplicate, fingerprint, grouped_duplicate, pair_keys
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
 
@@ -211,6 +211,92 @@ def _strings(values: Any) -> pa.ChunkedArray:
     return arr
 
 
+_STRING_LIMIT = 2**31 - 1  # bytes an Arrow string array (int32 offsets) holds
+
+
+def _is_blocks_column(values: Any) -> bool:
+    """Whether ``values`` is query ids as the TREC reader keeps them: a run-end encoded
+    column (``int32`` run ends, ``string`` values) whose chunks are not slices."""
+    if not isinstance(values, pa.ChunkedArray) or not pa.types.is_run_end_encoded(values.type):
+        return False
+    return (values.type.run_end_type == pa.int32() and values.type.value_type == pa.string()
+            and all(chunk.offset == 0 for chunk in values.chunks))
+
+
+def _decoded(values: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A run-end encoded column as a plain ``string`` column, cut into chunks whose bytes
+    fit ``int32`` offsets."""
+    import pyarrow.compute as pc
+
+    if not _is_blocks_column(values):
+        return _strings(pc.run_end_decode(values) if pa.types.is_run_end_encoded(values.type) else values)
+    pieces = []
+    for chunk in values.chunks:
+        heads, ends = chunk.values, chunk.run_ends.to_numpy().astype(np.int64)
+        offsets = np.frombuffer(heads.buffers()[1], dtype=np.int32, count=len(heads) + 1, offset=4 * heads.offset)
+        widths = np.diff(offsets).astype(np.int64)
+        starts = np.concatenate([[0], ends[:-1]])
+        expanded = np.cumsum(widths * (ends - starts))  # the column's bytes up to each block's end
+        block, row = 0, 0
+        while block < len(heads):
+            done = (expanded[block - 1] if block else 0) + (row - starts[block]) * widths[block]
+            last = int(np.searchsorted(expanded, done + _STRING_LIMIT, side="right"))
+            if last > block:  # whole blocks from `row` on
+                end = int(ends[last - 1])
+                block = last
+            else:  # one block alone expands past the limit: as many of its rows as fit
+                end = min(row + _STRING_LIMIT // int(widths[block]), int(ends[block]))
+                block += end == ends[block]
+            pieces.append(pc.run_end_decode(chunk.slice(row, end - row)))
+            row = end
+    return pa.chunked_array(pieces, pa.string())
+
+
+class _QueryIdBlocks:
+    """``query_ids`` kept as blocks of equal neighbours until something asks for the column.
+
+    The TREC reader writes each block of neighbouring rows with the same query id once (a
+    run-end encoded column; files are nearly always grouped by query), so a 10M-row run of
+    10k queries holds 10k ids instead of 10M (about 90 MB less), and the ranking maps the
+    blocks to query codes without expanding them (:meth:`query_id_blocks`). The first read of
+    ``query_ids`` expands the column (:func:`_decoded`) and keeps it.
+    """
+
+    _cache: dict[str, Any]
+
+    def _set_query_ids(self, values: Any) -> None:
+        """Keep ``values`` as blocks when it is a blocks column with at most half as many
+        blocks as rows (a file grouped by query), else as a plain column."""
+        if _is_blocks_column(values) and 2 * sum(len(chunk.values) for chunk in values.chunks) <= len(values):
+            self._cache["query_blocks"] = values
+            self.__dict__.pop("query_ids", None)  # made by __getattr__ when first asked for
+        elif isinstance(values, pa.ChunkedArray) and pa.types.is_run_end_encoded(values.type):
+            object.__setattr__(self, "query_ids", _decoded(values))
+        else:
+            object.__setattr__(self, "query_ids", _strings(values))
+
+    if not TYPE_CHECKING:  # (for the type checker, query_ids is a plain attribute)
+
+        def __getattr__(self, name: str) -> Any:
+            blocks = self.__dict__.get("_cache", {}).get("query_blocks") if name == "query_ids" else None
+            if blocks is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            column = _decoded(blocks)
+            object.__setattr__(self, "query_ids", column)
+            return column
+
+    def query_id_blocks(self) -> Blocks | pa.ChunkedArray:
+        """The query ids as their :class:`~serpeval.core.arrays.Blocks` when the reader kept
+        them so (nothing is expanded), else the ``query_ids`` column."""
+        column = self._cache.get("query_blocks")
+        if column is None:
+            return self.query_ids  # type: ignore[attr-defined]
+        heads = [chunk.values for chunk in column.chunks]
+        lengths = [np.diff(chunk.run_ends.to_numpy(), prepend=0).astype(np.int64) for chunk in column.chunks]
+        return Blocks(pa.concat_arrays(heads) if heads else pa.array([], pa.string()),
+                      np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64))
+
+
 def _one_chunk(values: pa.ChunkedArray) -> pa.ChunkedArray:
     """``values`` as a single chunk (a copy) when it has several and its bytes fit ``int32``
     offsets: judgments are looked up by row, and the compiled kernels read one array
@@ -224,11 +310,13 @@ def _one_chunk(values: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 @dataclass(frozen=True, eq=False)
-class Qrels:
+class Qrels(_QueryIdBlocks):
     """Relevance judgments: one row per judged (query, document).
 
     Attributes:
-        query_ids: Arrow string array, one entry per row.
+        query_ids: Arrow string array, one entry per row. (Given as a run-end encoded
+            column, as the TREC reader writes it, it is expanded when first read:
+            :meth:`query_id_blocks` gives the blocks without expanding them.)
         doc_ids: Arrow string array, one entry per row.
         relevance: ``int64[n]`` grades. Negative grades mean "in the pool but unjudged"
             (trec_eval's rule), never "non-relevant".
@@ -245,7 +333,7 @@ class Qrels:
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "query_ids", _strings(self.query_ids))
+        self._set_query_ids(self.query_ids)
         object.__setattr__(self, "doc_ids", _one_chunk(_strings(self.doc_ids)))
         object.__setattr__(self, "relevance", check_grades(self.relevance, self._row))
 
@@ -279,7 +367,7 @@ class Qrels:
             strings = Stored(self.doc_ids).strings
             if strings is None:
                 return None
-            codes, uniques = codes_in(self.query_ids)
+            codes, uniques = codes_in(self.query_id_blocks())
             groups = native.Groups(codes, fingerprint(self.doc_ids), len(uniques), strings)
             cached = self._cache["grouped"] = (codes, uniques, groups)
         return cached
@@ -290,7 +378,7 @@ class Qrels:
         groups with the compiled kernels)."""
         grouped = self.grouped()
         if grouped is not None:
-            return grouped_duplicate(self.query_ids, self.doc_ids, grouped[2])
+            return grouped_duplicate(self.query_id_blocks(), self.doc_ids, grouped[2])
         return find_duplicate(self.query_ids, self.doc_ids, keys=self.pair_keys()[2])
 
     def __repr__(self) -> str:
@@ -322,14 +410,16 @@ class Qrels:
 
 
 @dataclass(frozen=True, eq=False)
-class Run:
+class Run(_QueryIdBlocks):
     """System output: one row per retrieved (query, document) with a score.
 
     The order of rows and any rank column are ignored: ranks come from sorting by score
     (see :mod:`serpeval.ranking`).
 
     Attributes:
-        query_ids: Arrow string array, one entry per row.
+        query_ids: Arrow string array, one entry per row. (Given as a run-end encoded
+            column, as the TREC reader writes it, it is expanded when first read:
+            :meth:`query_id_blocks` gives the blocks without expanding them.)
         doc_ids: Arrow string array, one entry per row.
         scores: ``float64[n]``.
         name: display name (defaults to the file stem, or the run tag).
@@ -351,7 +441,7 @@ class Run:
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "query_ids", _strings(self.query_ids))
+        self._set_query_ids(self.query_ids)
         object.__setattr__(self, "doc_ids", _strings(self.doc_ids))
         object.__setattr__(self, "scores", check_scores(self.scores, self._row))
         if not self.tag:
@@ -390,8 +480,9 @@ class Run:
 
     def renamed(self, name: str) -> Run:
         """Return the same run under another display name."""
+        blocks = self._cache.get("query_blocks")
         return Run(
-            self.query_ids, self.doc_ids, self.scores, name=name, tag=self.tag,
+            self.query_ids if blocks is None else blocks, self.doc_ids, self.scores, name=name, tag=self.tag,
             source=self.source, skipped_lines=self.skipped_lines, source_kind=self.source_kind,
         )
 

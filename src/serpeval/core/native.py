@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 11  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 12  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -67,7 +67,7 @@ def library() -> ctypes.CDLL | None:
     lib.sv_locate.restype = None
     lib.sv_single_spaced.argtypes = [_P, _I]
     lib.sv_single_spaced.restype = _I
-    lib.sv_read_trec.argtypes = [_P, _I, _I, _I, _I, _P, _P, _P, _P, _P, _P]
+    lib.sv_read_trec.argtypes = [_P, _I, _I, _I, _I, _P, _P, _P, _P, _P, _P, _P]
     lib.sv_read_trec.restype = _I
     return lib
 
@@ -218,7 +218,8 @@ def single_spaced(data: NDArray[np.uint8]) -> bool:
 
 
 # sv_read_trec's state (the ST_* of _trec_reader.c) and why it stopped (SV_*)
-_ROWS, _ROW_CAP, _Q_BYTES, _Q_CAP, _D_BYTES, _D_CAP, _SKIPPED, _STOP, _CHUNK_LIMIT, _Q_NEED, _D_NEED = range(11)
+(_ROWS, _ROW_CAP, _Q_BYTES, _Q_CAP, _D_BYTES, _D_CAP, _SKIPPED, _STOP, _CHUNK_LIMIT, _Q_NEED, _D_NEED,
+ _Q_BLOCKS) = range(12)
 _NEED_INPUT, _FULL, _CHUNK_FULL, _REFUSED = range(4)
 _PROBE = 1 << 22  # bytes of input the buffers are first sized for
 
@@ -245,8 +246,8 @@ class TrecColumns:
         self.chunk_limit = chunk_limit
         self.consumed = 0  # bytes of input read before the current feed
         self.estimated = False
-        self.chunks: list[tuple[NDArray[np.int32], NDArray[np.uint8], NDArray[np.int32], NDArray[np.uint8],
-                                NDArray[np.generic], int]] = []
+        self.chunks: list[tuple[NDArray[np.int32], NDArray[np.uint8], NDArray[np.int32], NDArray[np.int32],
+                                NDArray[np.uint8], NDArray[np.generic], int]] = []
         self.skipped = 0
         first = min(size_hint, _PROBE) + 1
         shortest = 12 if run else 8  # bytes of the shortest data line: 6 or 4 one-byte fields and an end
@@ -258,7 +259,8 @@ class TrecColumns:
         self.numbers = np.empty(rows, dtype=self.number_type)
         self.q_data = np.empty(data_bytes, dtype=np.uint8)
         self.d_data = np.empty(data_bytes, dtype=np.uint8)
-        self.state = np.zeros(11, dtype=np.int64)
+        self.q_ends = np.empty(rows, dtype=np.int32)
+        self.state = np.zeros(12, dtype=np.int64)
         self.state[[_ROW_CAP, _Q_CAP, _D_CAP, _CHUNK_LIMIT]] = rows, data_bytes, data_bytes, self.chunk_limit
 
     def _grow(self, consumed: int) -> None:
@@ -281,6 +283,7 @@ class TrecColumns:
         if rows > state[_ROW_CAP]:
             for array in (self.q_off, self.d_off):
                 array.resize(rows + 1, refcheck=False)
+            self.q_ends.resize(rows, refcheck=False)
             self.numbers.resize(rows, refcheck=False)
         for data, size in ((self.q_data, q_cap), (self.d_data, d_cap)):
             if size > len(data):
@@ -290,12 +293,14 @@ class TrecColumns:
     def _seal(self) -> None:
         """Cut the current chunk's arrays to their length and keep them."""
         rows, state = int(self.state[_ROWS]), self.state
-        self.q_off.resize(rows + 1, refcheck=False)
+        blocks = int(state[_Q_BLOCKS])
+        self.q_off.resize(blocks + 1, refcheck=False)
+        self.q_ends.resize(blocks, refcheck=False)
         self.d_off.resize(rows + 1, refcheck=False)
         self.numbers.resize(rows, refcheck=False)
         self.q_data.resize(int(state[_Q_BYTES]), refcheck=False)
         self.d_data.resize(int(state[_D_BYTES]), refcheck=False)
-        self.chunks.append((self.q_off, self.q_data, self.d_off, self.d_data, self.numbers, rows))
+        self.chunks.append((self.q_off, self.q_data, self.q_ends, self.d_off, self.d_data, self.numbers, rows))
         self.skipped += int(state[_SKIPPED])
 
     def feed(self, data: NDArray[np.uint8], final: bool) -> int | None:
@@ -308,8 +313,8 @@ class TrecColumns:
         while True:
             used = lib.sv_read_trec(data.ctypes.data + at, len(data) - at, int(final), self.columns,
                                     int(self.comments), _address(self.state), _address(self.q_off),
-                                    _address(self.q_data), _address(self.d_off), _address(self.d_data),
-                                    _address(self.numbers))
+                                    _address(self.q_data), _address(self.q_ends), _address(self.d_off),
+                                    _address(self.d_data), _address(self.numbers))
             at += used
             stop = self.state[_STOP]
             if stop == _NEED_INPUT:
@@ -325,7 +330,12 @@ class TrecColumns:
                 self._new_chunk(int(state[_ROW_CAP]), int(max(state[_Q_CAP], state[_D_CAP])))
 
     def finish(self) -> tuple[pa.ChunkedArray, pa.ChunkedArray, NDArray[np.generic], int]:
-        """The query ids, doc ids, numbers and the count of skipped (blank and comment) lines."""
+        """The query ids, doc ids, numbers and the count of skipped (blank and comment) lines.
+
+        The query ids come as the reader wrote them, one value per block of equal
+        neighbouring rows: a run-end encoded column (which ``Run`` and ``Qrels`` keep as it
+        is unless the blocks are short).
+        """
         import pyarrow as pa
 
         self._seal()
@@ -334,9 +344,14 @@ class TrecColumns:
         def strings(offsets: NDArray[np.int32], data: NDArray[np.uint8], rows: int) -> pa.Array:
             return pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
-        query_ids = pa.chunked_array([strings(q_off, q_data, rows) for q_off, q_data, _, _, _, rows in chunks],
-                                     pa.string())
-        doc_ids = pa.chunked_array([strings(d_off, d_data, rows) for _, _, d_off, d_data, _, rows in chunks],
+        def blocks(q_off: NDArray[np.int32], q_data: NDArray[np.uint8], q_ends: NDArray[np.int32],
+                   rows: int) -> pa.Array:
+            ends = pa.Array.from_buffers(pa.int32(), len(q_ends), [None, pa.py_buffer(q_ends)])
+            return pa.RunEndEncodedArray.from_arrays(ends, strings(q_off, q_data, len(q_ends)))
+
+        query_ids = pa.chunked_array([blocks(q_off, q_data, q_ends, rows) for q_off, q_data, q_ends, *_, rows
+                                      in chunks], pa.run_end_encoded(pa.int32(), pa.string()))
+        doc_ids = pa.chunked_array([strings(d_off, d_data, rows) for _, _, _, d_off, d_data, _, rows in chunks],
                                    pa.string())
-        numbers = chunks[0][4] if len(chunks) == 1 else np.concatenate([chunk[4] for chunk in chunks])
+        numbers = chunks[0][5] if len(chunks) == 1 else np.concatenate([chunk[5] for chunk in chunks])
         return query_ids, doc_ids, numbers, self.skipped

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from serpeval.core.arrays import Blocks
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
 from serpeval.core.pages import small_pages
@@ -41,7 +42,8 @@ def _some_queries(run: Run) -> list[str]:
     """Up to 4 distinct query ids of ``run``, in file order (for an error message)."""
     import pyarrow.compute as pc
 
-    head = run.query_ids.slice(0, 10_000)
+    ids = run.query_id_blocks()
+    head = (ids.heads if isinstance(ids, Blocks) else ids).slice(0, 10_000)
     return pc.unique(head).slice(0, 4).to_pylist()
 
 
