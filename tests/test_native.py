@@ -344,7 +344,8 @@ def test_matching_is_exact_whatever_the_fingerprints(monkeypatch: pytest.MonkeyP
     qrels_args = ([q for q, _ in judgments], [d for _, d in judgments], rng.integers(-1, 4, len(judgments)))
     measures = ["AP", "nDCG@10", "P@5", "Judged@50", "NumRelRet"]
     real = evaluate(Qrels(*qrels_args), Run(*run_args, name="r"), measures).to_dicts(per_query=True)
-    constant = lambda values: np.full(len(values), 12345, np.uint64)  # noqa: E731
+    constant = lambda values, order=None: np.full(len(values if order is None else order), 12345,  # noqa: E731
+                                                  np.uint64)
     monkeypatch.setattr(ranking, "fingerprint", constant)
     monkeypatch.setattr(data, "fingerprint", constant)
     collided = evaluate(Qrels(*qrels_args), Run(*run_args, name="r"), measures).to_dicts(per_query=True)
@@ -372,3 +373,22 @@ def test_grades_may_be_written_over_the_fingerprints() -> None:
     assert in_place.tolist() == separate.tolist()
     assert (separate[60:] == -7).all()  # q9 is not judged
     assert (separate[:60] != -7).sum() >= 10
+    # the rows in any order (read through it, across the chunks), written over their prints
+    prints = fingerprint(doc_ids)  # (the grades were written over the first ones)
+    for kernels in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(native, "available", lambda kernels=kernels: kernels)
+            for order in (rng.permutation(90), np.arange(89, -1, -1), rng.permutation(90)[:37]):
+                ranked = fingerprint(doc_ids, order)
+                assert ranked.tolist() == prints[order].tolist()
+                if kernels:
+                    got = grades_in_groups(index.groups, codes[order], ranked, doc_ids, index.grades, -7, -9,
+                                           out=ranked.view(np.int64), order=order)
+                    assert got.tolist() == separate[order].tolist()
+    one_chunk = pa.chunked_array([doc_ids.combine_chunks()])
+    order = rng.permutation(90)
+    ranked = fingerprint(one_chunk, order)
+    got = grades_in_groups(index.groups, codes[order], ranked, one_chunk, index.grades, -7, -9,
+                           out=ranked.view(np.int64), order=order)
+    assert np.shares_memory(got, ranked)
+    assert got.tolist() == separate[order].tolist()

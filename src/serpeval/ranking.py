@@ -463,12 +463,11 @@ def rank(
 
     # The qrels' query index of every run row, -1 if the query is not judged.
     codes, run_names = codes_in(run.query_id_blocks(), index.query_table)
-    judged_rows = codes >= 0
-    unjudged_rows = int(len(codes) - np.count_nonzero(judged_rows))
+    unjudged_rows = int(len(codes) - np.count_nonzero(codes >= 0))
 
     scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
     if unjudged_rows:
-        keep = np.flatnonzero(judged_rows)
+        keep = np.flatnonzero(codes >= 0)
         order = keep[sort_order(codes[keep], scores[keep], take(run.doc_ids, keep))]
     else:
         order = sort_order(codes, scores, run.doc_ids)
@@ -492,20 +491,19 @@ def rank(
         np.cumsum(counts, out=offsets[1:])
 
     if index.groups is not None:
-        # Compiled kernels: a repeat within a query's ranking is looked for with a small hash
-        # set per query (only a repeat goes on to the sort-based check, which confirms on the
-        # strings and reports); then every row's doc is matched within its query's judgments
-        # (file order; rows that are not ranked cost less to match than to gather), its grade
-        # written over its fingerprint (one array of 8 bytes per row serves both).
-        prints = fingerprint(run.doc_ids)
-        # (rank order: prints[order], read through order rather than copied)
-        ranked_in_place = in_file_order and len(order) == len(prints)  # no depth cut either
-        if native.first_repeat(prints, offsets, None if ranked_in_place else order) >= 0:
-            _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints[order]))
-        grades = _match_grades(index, run.doc_ids, codes, prints)
-        del codes, prints
-        if len(order) != len(run):
-            grades = grades[order]
+        # Compiled kernels: the ranked rows' doc fingerprints, in rank order (the doc ids are
+        # read through `order`, not gathered); a repeat within a query's ranking is looked
+        # for with a small hash set per query (only a repeat goes on to the sort-based check,
+        # which confirms on the strings and reports); then every ranked doc is matched within
+        # its query's judgments, its grade written over its fingerprint: one array of 8 bytes
+        # per ranked row serves both, already in rank order.
+        del codes
+        ranked = None if in_file_order and len(order) == len(run) else order
+        prints = fingerprint(run.doc_ids, ranked)
+        if native.first_repeat(prints, offsets) >= 0:
+            _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints))
+        grades = _match_grades(index, run.doc_ids, sorted_codes, prints, ranked)
+        del prints
     else:
         if len(order) == len(run):
             # Every row is ranked: look the rows up in file order (no permuted copies of
@@ -517,8 +515,8 @@ def rank(
             grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
         _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
         del keys, codes
-    if len(grades) == len(run) and not in_file_order:
-        grades = grades[order]
+        if len(grades) == len(run) and not in_file_order:
+            grades = grades[order]
     ties = _count_ties(sorted_codes, scores, order)
 
     dropped = 0
@@ -596,15 +594,15 @@ def _lookup_grades(
 
 
 def _match_grades(index: QrelsIndex, doc_ids: pa.ChunkedArray, codes: NDArray[np.int32],
-                  prints: NDArray[np.uint64]) -> NDArray[np.int64]:
-    """:func:`_lookup_grades` with the compiled kernels, for every row in file order: each
-    doc is searched among its query's judgments by fingerprint, and confirmed on the bytes.
-    The grades are written over ``prints`` (each row's fingerprint is read before its grade
-    is written), which is returned as ``int64``."""
+                  prints: NDArray[np.uint64], order: NDArray[np.int64] | None) -> NDArray[np.int64]:
+    """:func:`_lookup_grades` with the compiled kernels, for the rows ``order`` in that order
+    (every row in file order where None): each doc is searched among its query's judgments
+    by fingerprint, and confirmed on the bytes. The grades are written over ``prints`` (each
+    row's fingerprint is read before its grade is written), which is returned as ``int64``."""
     if index.groups is None:  # pragma: no cover - rank() checks
         raise RuntimeError("this QrelsIndex was built without the compiled kernels")
     return grades_in_groups(index.groups, codes, prints, doc_ids, index.grades, NONPOOL, UNJUDGED,
-                            out=prints.view(np.int64))
+                            out=prints.view(np.int64), order=order)
 
 
 def _grades_of(index: QrelsIndex, rows: NDArray[np.int32]) -> NDArray[np.int64]:

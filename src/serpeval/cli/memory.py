@@ -6,7 +6,10 @@ page by page: on the production shape (10M run rows) that is a third of the proc
 (system time; ``bench/bench_production.py`` shows it). A short-lived program can keep what it
 frees instead and reuse it: :func:`keep_freed_memory` sets ``M_MMAP_MAX`` to 0 (large blocks
 come from the heap, like small ones) and a high ``M_TRIM_THRESHOLD`` (freed memory stays in the
-process until it exits). Peak memory is the same; only its reuse changes.
+process until it exits). Peak memory is the same; only its reuse changes. ``M_ARENA_MAX`` is 1:
+the thread that reads the next run (``serpeval.core.read_ahead``) allocates from the same
+heap as the main thread, so that what one frees the other reuses (with an arena of its own,
+the research shape's peak was ~15 MB higher).
 
 It also stops NumPy from asking for transparent huge pages (``madvise(MADV_HUGEPAGE)`` on
 every array of 4 MiB or more). Where the kernel's THP ``defrag`` setting is ``madvise`` (the
@@ -30,6 +33,7 @@ import sys
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
+_M_ARENA_MAX = -8
 
 
 def keep_freed_memory() -> bool:
@@ -44,7 +48,8 @@ def keep_freed_memory() -> bool:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
+    return (bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
+            and bool(mallopt(_M_ARENA_MAX, 1)))
 
 
 def _small_pages() -> None:

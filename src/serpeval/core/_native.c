@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 12
+#define SV_ABI 13
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -41,12 +41,14 @@ static inline uint64_t fingerprint_one(const uint8_t *s, int64_t len) {
     return h;
 }
 
-/* out[i] = fingerprint of string i; with codes, the (query code, doc) pair key
- * serpeval.core.arrays.pair_key: fingerprint ^ (uint64)code * MIX2. */
+/* out[i] = fingerprint of string i, or of string order[i] where order is given; with codes,
+ * the (query code, doc) pair key serpeval.core.arrays.pair_key: fingerprint ^ (uint64)codes[i]
+ * * MIX2. */
 void sv_fingerprint(int64_t n, const int32_t *offsets, const uint8_t *data,
-                    const int32_t *codes, uint64_t *out) {
+                    const int32_t *codes, const int64_t *order, uint64_t *out) {
     for (int64_t i = 0; i < n; i++) {
-        uint64_t h = fingerprint_one(data + offsets[i], (int64_t)offsets[i + 1] - offsets[i]);
+        int64_t j = order ? order[i] : i;
+        uint64_t h = fingerprint_one(data + offsets[j], (int64_t)offsets[j + 1] - offsets[j]);
         if (codes) h ^= (uint64_t)(int64_t)codes[i] * MIX2;
         out[i] = h;
     }
@@ -162,10 +164,11 @@ int64_t sv_group(int64_t n, const int32_t *codes, const uint64_t *prints, int64_
 }
 
 /* The grade of every run row (serpeval.ranking's rules): the row r of the grouped strings
- * (sv_group) in the group codes[i] whose string equals string a[i] byte for byte gives
- * grades[r], or `unjudged` where that is negative; no such row (or codes[i] < 0) gives
- * `nonpool` (should two rows match, the lowest one counts). `out` may be `prints` itself: a
- * row's fingerprint is read before its grade is written.
+ * (sv_group) in the group codes[i] whose string equals string a[i] (a[a_order[i]] where
+ * a_order is given: the rows in rank order) byte for byte gives grades[r], or `unjudged`
+ * where that is negative; no such row (or codes[i] < 0) gives `nonpool` (should two rows
+ * match, the lowest one counts). `out` may be `prints` itself: a row's fingerprint is read
+ * before its grade is written.
  *
  * Rows come in blocks of one code (a query's lines). A block that is long next to its
  * group (at least a quarter of the group's size, and the group more than 8 strings) looks its
@@ -181,7 +184,7 @@ static int32_t confirm(const uint8_t *s, int64_t len, int32_t row, int32_t found
 }
 
 int64_t sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const int32_t *a_offsets,
-                 const uint8_t *a_data, const int64_t *offsets, const int32_t *perm,
+                 const uint8_t *a_data, const int64_t *a_order, const int64_t *offsets, const int32_t *perm,
                  const uint64_t *sorted_prints, const int32_t *b_offsets, const uint8_t *b_data,
                  const int64_t *grades, int64_t nonpool, int64_t unjudged, int64_t *out) {
     int32_t *slots = NULL;
@@ -215,8 +218,9 @@ int64_t sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const 
         }
         for (; i < end; i++) {
             uint64_t p = prints[i];
-            const uint8_t *s = a_data + a_offsets[i];
-            int64_t slen = (int64_t)a_offsets[i + 1] - a_offsets[i];
+            int64_t j = a_order ? a_order[i] : i; /* row i's string */
+            const uint8_t *s = a_data + a_offsets[j];
+            int64_t slen = (int64_t)a_offsets[j + 1] - a_offsets[j];
             int32_t found = -1;
             if (bits) {
                 uint64_t mask = ((uint64_t)1 << bits) - 1, slot = p >> (64 - bits);

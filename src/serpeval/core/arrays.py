@@ -190,8 +190,9 @@ def _factorize_blocks(values: pa.ChunkedArray) -> tuple[NDArray[np.int64], NDArr
 _KEEP = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
-def fingerprint(values: pa.ChunkedArray) -> NDArray[np.uint64]:
-    """A 64-bit hash of every string: a function of that string's UTF-8 bytes alone.
+def fingerprint(values: pa.ChunkedArray, order: NDArray[np.int64] | None = None) -> NDArray[np.uint64]:
+    """A 64-bit hash of every string (of ``values[order]`` where ``order`` is given, without
+    gathering the strings): a function of that string's UTF-8 bytes alone.
 
     ``h = len * M``; then for each 8-byte little-endian word ``w`` of the string (the last
     one zero-padded): ``h = mix((h ^ w) * M)`` with ``mix(x) = x ^ (x >> 31)``. A string takes
@@ -204,7 +205,21 @@ def fingerprint(values: pa.ChunkedArray) -> NDArray[np.uint64]:
     vectorized pass over all rows (in place, no new arrays); past the shortest string only
     the rows still going take part, compacted as they end.
     """
-    return _prints(values, None)
+    if order is None:
+        return _prints(values, None)
+    out = np.empty(len(order), dtype=np.uint64)
+    for where, chunk, rows in _ordered_chunks(values, order):
+        if not native.available():
+            whole = np.empty(len(chunk), dtype=np.uint64)
+            _fingerprint_chunk(chunk, whole)
+            out[where] = whole[rows]
+        elif isinstance(where, slice):
+            native.fingerprint(native.Strings(chunk), out, order=rows)  # every position
+        else:
+            part = np.empty(len(rows), dtype=np.uint64)
+            native.fingerprint(native.Strings(chunk), part, order=rows)
+            out[where] = part
+    return out
 
 
 def doc_pair_keys(codes: NDArray[np.int32], values: pa.ChunkedArray) -> NDArray[np.uint64]:
@@ -225,6 +240,23 @@ def _prints(values: pa.ChunkedArray, codes: NDArray[np.int32] | None) -> NDArray
         else:
             _fingerprint_chunk(chunk, out[part])
     return out
+
+
+def _ordered_chunks(values: pa.ChunkedArray, order: NDArray[np.int64]
+                    ) -> Iterator[tuple[slice | NDArray[np.int64], pa.StringArray, NDArray[np.int64]]]:
+    """For each chunk of ``values``: the positions ``p`` of ``order`` whose rows
+    ``order[p]`` it holds, the chunk, and those rows within it (one chunk: every position)."""
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    chunks = list(_string_chunks(values))
+    if len(chunks) == 1:
+        yield slice(None), chunks[0][1], order
+        return
+    starts = np.array([part.start for part, _ in chunks], dtype=np.int64)
+    chunk_of = np.searchsorted(starts, order, side="right") - 1
+    for c, (part, chunk) in enumerate(chunks):
+        where = np.flatnonzero(chunk_of == c)
+        if where.size:
+            yield where, chunk, order[where] - part.start
 
 
 def _string_chunks(values: pa.ChunkedArray) -> Iterator[tuple[slice, pa.StringArray]]:
@@ -437,18 +469,31 @@ def take_segments(
 
 def grades_in_groups(groups: native.Groups, codes: NDArray[np.int32], prints: NDArray[np.uint64],
                      values: pa.ChunkedArray, grades: NDArray[np.int64], nonpool: int, unjudged: int,
-                     out: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
+                     out: NDArray[np.int64] | None = None, order: NDArray[np.int64] | None = None
+                     ) -> NDArray[np.int64]:
     """Compiled kernels: ``grades[r]`` of the row ``r`` of ``groups`` holding each string of
-    ``values`` in its group ``codes[i]`` (found by its fingerprint ``prints[i]``, confirmed
-    on the bytes); ``unjudged`` for a negative grade, ``nonpool`` where there is no such row.
-    ``out`` (a new array if None) may be ``prints`` itself, viewed as ``int64``: the kernel
-    reads each row's fingerprint before it writes that row's grade."""
+    ``values`` (of ``values[order]`` where ``order`` is given) in its group ``codes[i]``
+    (found by its fingerprint ``prints[i]``, confirmed on the bytes); ``unjudged`` for a
+    negative grade, ``nonpool`` where there is no such row. ``out`` (a new array if None)
+    may be ``prints`` itself, viewed as ``int64``: the kernel reads each row's fingerprint
+    before it writes that row's grade."""
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     grades = np.ascontiguousarray(grades, dtype=np.int64)
     if out is None:
-        out = np.empty(len(values), dtype=np.int64)
-    for part, chunk in _string_chunks(values):
-        native.match(codes[part], prints[part], native.Strings(chunk), groups, grades, nonpool, unjudged, out[part])
+        out = np.empty(len(values) if order is None else len(order), dtype=np.int64)
+    if order is None:
+        for part, chunk in _string_chunks(values):
+            native.match(codes[part], prints[part], native.Strings(chunk), groups, grades, nonpool, unjudged,
+                         out[part])
+        return out
+    for where, chunk, rows in _ordered_chunks(values, order):
+        if isinstance(where, slice):
+            native.match(codes, prints, native.Strings(chunk), groups, grades, nonpool, unjudged, out, rows)
+        else:
+            found = np.empty(len(where), dtype=np.int64)
+            native.match(codes[where], prints[where], native.Strings(chunk), groups, grades, nonpool, unjudged,
+                         found, rows)
+            out[where] = found
     return out
 
 

@@ -16,7 +16,7 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 12  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 13  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -45,7 +45,7 @@ def library() -> ctypes.CDLL | None:
     lib.sv_abi.restype = _I
     if lib.sv_abi() != ABI:
         return None
-    lib.sv_fingerprint.argtypes = [_I, _P, _P, _P, _P]
+    lib.sv_fingerprint.argtypes = [_I, _P, _P, _P, _P, _P]
     lib.sv_fingerprint.restype = None
     lib.sv_probe.argtypes = [_I, _P, _P, _P, _P, _P, _P, _I, _P, _P, _P, _P]
     lib.sv_probe.restype = None
@@ -53,7 +53,7 @@ def library() -> ctypes.CDLL | None:
     lib.sv_first_repeat.restype = _I
     lib.sv_group.argtypes = [_I, _P, _P, _I, _P, _P, _P]
     lib.sv_group.restype = _I
-    lib.sv_match.argtypes = [_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _P]
+    lib.sv_match.argtypes = [_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _P]
     lib.sv_match.restype = _I
     lib.sv_sort_descending.argtypes = [_P, _P, _I]
     lib.sv_sort_descending.restype = None
@@ -99,11 +99,14 @@ class Strings:
         self.n = len(values)
 
 
-def fingerprint(strings: Strings, out: NDArray[np.uint64], codes: NDArray[np.int32] | None = None) -> None:
-    """:func:`serpeval.core.arrays.fingerprint` of every string into ``out``; with ``codes``,
-    the pair key :func:`serpeval.core.arrays.pair_key` of (code, string)."""
+def fingerprint(strings: Strings, out: NDArray[np.uint64], codes: NDArray[np.int32] | None = None,
+                order: NDArray[np.int64] | None = None) -> None:
+    """:func:`serpeval.core.arrays.fingerprint` of every string (of ``strings[order[i]]``
+    where ``order`` is given) into ``out``; with ``codes``, the pair key
+    :func:`serpeval.core.arrays.pair_key` of (``codes[i]``, string)."""
     lib = _loaded()
-    lib.sv_fingerprint(strings.n, _address(strings.offsets), strings.data, _address(codes), _address(out))
+    n = strings.n if order is None else len(order)
+    lib.sv_fingerprint(n, _address(strings.offsets), strings.data, _address(codes), _address(order), _address(out))
 
 
 def probe(keys: NDArray[np.uint64], strings: Strings, codes: NDArray[np.int32] | None,
@@ -137,12 +140,14 @@ class Groups:
 
 
 def match(codes: NDArray[np.int32], prints: NDArray[np.uint64], strings: Strings, groups: Groups,
-          grades: NDArray[np.int64], nonpool: int, unjudged: int, out: NDArray[np.int64]) -> None:
-    """``out[i]``: ``grades[r]`` of the row ``r`` whose string equals ``strings[i]`` in group
-    ``codes[i]`` of ``groups`` (found by its fingerprint ``prints[i]``, confirmed on the
-    bytes), ``unjudged`` where that grade is negative, ``nonpool`` where there is none."""
+          grades: NDArray[np.int64], nonpool: int, unjudged: int, out: NDArray[np.int64],
+          order: NDArray[np.int64] | None = None) -> None:
+    """``out[i]``: ``grades[r]`` of the row ``r`` whose string equals ``strings[i]``
+    (``strings[order[i]]`` where ``order`` is given) in group ``codes[i]`` of ``groups``
+    (found by its fingerprint ``prints[i]``, confirmed on the bytes), ``unjudged`` where that
+    grade is negative, ``nonpool`` where there is none."""
     if _loaded().sv_match(len(codes), _address(codes), _address(prints), _address(strings.offsets), strings.data,
-                          _address(groups.offsets), _address(groups.rows), _address(groups.prints),
+                          _address(order), _address(groups.offsets), _address(groups.rows), _address(groups.prints),
                           _address(groups.strings.offsets), groups.strings.data, _address(grades), nonpool,
                           unjudged, _address(out)) != 0:
         raise MemoryError("serpeval: no memory to match a query's documents")
@@ -224,6 +229,36 @@ _NEED_INPUT, _FULL, _CHUNK_FULL, _REFUSED = range(4)
 _PROBE = 1 << 22  # bytes of input the buffers are first sized for
 
 
+_OWN_PAGES = 1 << 24  # bytes from which the reader's buffers get pages of their own (mmap)
+
+
+def _regrow(array: NDArray[Any], size: int) -> NDArray[Any]:
+    """``array`` with room for ``size`` elements, its content kept. From ``_OWN_PAGES``
+    bytes on, the buffer is a mapping of its own (anonymous ``mmap``): the columns a reader
+    fills live as long as the run, and kept out of ``malloc``'s heap they leave no holes there
+    (another thread may be allocating meanwhile) and go back to the system when dropped. Pages
+    never written (the estimate's spare) take no memory."""
+    if size * array.itemsize < _OWN_PAGES:
+        if array.base is None:
+            array.resize(size, refcheck=False)
+            return array
+        grown = np.empty(size, dtype=array.dtype)
+    else:
+        import mmap
+
+        grown = np.frombuffer(mmap.mmap(-1, size * array.itemsize), dtype=array.dtype)
+    grown[:len(array)] = array
+    return grown
+
+
+def _cut(array: NDArray[Any], size: int) -> NDArray[Any]:
+    """``array``'s first ``size`` elements (cut in place when ``malloc`` owns it)."""
+    if array.base is None:
+        array.resize(size, refcheck=False)
+        return array
+    return array[:size]
+
+
 class TrecColumns:
     """The rows of a TREC run or qrels file read by ``sv_read_trec`` (``_trec_reader.c``),
     fed its bytes piece by piece: query ids and doc ids as Arrow ``string`` arrays (one chunk
@@ -281,25 +316,26 @@ class TrecColumns:
         if state[_D_NEED] > d_cap:
             d_cap = max(2 * d_cap, int(state[_D_NEED]))
         if rows > state[_ROW_CAP]:
-            for array in (self.q_off, self.d_off):
-                array.resize(rows + 1, refcheck=False)
-            self.q_ends.resize(rows, refcheck=False)
-            self.numbers.resize(rows, refcheck=False)
-        for data, size in ((self.q_data, q_cap), (self.d_data, d_cap)):
-            if size > len(data):
-                data.resize(size, refcheck=False)
+            self.q_off = _regrow(self.q_off, rows + 1)
+            self.d_off = _regrow(self.d_off, rows + 1)
+            self.q_ends = _regrow(self.q_ends, rows)
+            self.numbers = _regrow(self.numbers, rows)
+        if q_cap > len(self.q_data):
+            self.q_data = _regrow(self.q_data, q_cap)
+        if d_cap > len(self.d_data):
+            self.d_data = _regrow(self.d_data, d_cap)
         state[_ROW_CAP], state[_Q_CAP], state[_D_CAP] = rows, q_cap, d_cap
 
     def _seal(self) -> None:
         """Cut the current chunk's arrays to their length and keep them."""
         rows, state = int(self.state[_ROWS]), self.state
         blocks = int(state[_Q_BLOCKS])
-        self.q_off.resize(blocks + 1, refcheck=False)
-        self.q_ends.resize(blocks, refcheck=False)
-        self.d_off.resize(rows + 1, refcheck=False)
-        self.numbers.resize(rows, refcheck=False)
-        self.q_data.resize(int(state[_Q_BYTES]), refcheck=False)
-        self.d_data.resize(int(state[_D_BYTES]), refcheck=False)
+        self.q_off = _cut(self.q_off, blocks + 1)
+        self.q_ends = _cut(self.q_ends, blocks)
+        self.d_off = _cut(self.d_off, rows + 1)
+        self.numbers = _cut(self.numbers, rows)
+        self.q_data = _cut(self.q_data, int(state[_Q_BYTES]))
+        self.d_data = _cut(self.d_data, int(state[_D_BYTES]))
         self.chunks.append((self.q_off, self.q_data, self.q_ends, self.d_off, self.d_data, self.numbers, rows))
         self.skipped += int(state[_SKIPPED])
 
