@@ -291,10 +291,17 @@ class _QueryIdBlocks:
         column = self._cache.get("query_blocks")
         if column is None:
             return self.query_ids  # type: ignore[attr-defined]
-        heads = [chunk.values for chunk in column.chunks]
-        lengths = [np.diff(chunk.run_ends.to_numpy(), prepend=0).astype(np.int64) for chunk in column.chunks]
-        return Blocks(pa.concat_arrays(heads) if heads else pa.array([], pa.string()),
-                      np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64))
+        blocks = self._cache.get("blocks")
+        if blocks is None:
+            heads = [chunk.values for chunk in column.chunks]
+            lengths = [np.diff(chunk.run_ends.to_numpy(), prepend=0).astype(np.int64) for chunk in column.chunks]
+            if len(heads) == 1:
+                blocks = Blocks(heads[0], lengths[0])
+            else:
+                blocks = Blocks(pa.concat_arrays(heads) if heads else pa.array([], pa.string()),
+                                np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64))
+            self._cache["blocks"] = blocks
+        return blocks
 
 
 def _one_chunk(values: pa.ChunkedArray) -> pa.ChunkedArray:
