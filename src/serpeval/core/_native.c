@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 13
+#define SV_ABI 14
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -252,14 +252,12 @@ int64_t sv_match(int64_t n, const int32_t *codes, const uint64_t *prints, const 
     return 0;
 }
 
-/* The first position p (in the order of `keys`, or of keys[order[p]] where order is given)
- * whose key occurs earlier in its segment
- * offsets[s]..offsets[s + 1], or -1. Keys are compared with their lowest bit set (so two
- * keys that differ only there count as a repeat: callers confirm). `scratch` holds
- * at least the smallest power of two >= 2 * the longest segment (and >= 16) entries. */
-int64_t sv_first_repeat(const uint64_t *keys, const int64_t *order, const int64_t *offsets,
-                        int64_t n_segments, uint64_t *scratch) {
-#define KEY(i) (keys[order ? order[i] : (i)] | 1)
+/* The first position p whose key occurs earlier in its segment offsets[s]..offsets[s + 1],
+ * or -1. Keys are compared with their lowest bit set (so two keys that differ only there
+ * count as a repeat: callers confirm). `scratch` holds at least the smallest power of two
+ * >= 2 * the longest segment (and >= 16) entries. */
+int64_t sv_first_repeat(const uint64_t *keys, const int64_t *offsets, int64_t n_segments, uint64_t *scratch) {
+#define KEY(i) (keys[i] | 1)
     for (int64_t s = 0; s < n_segments; s++) {
         int64_t start = offsets[s], stop = offsets[s + 1], len = stop - start;
         if (len < 2) continue;

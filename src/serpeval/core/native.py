@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 13  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 14  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -49,7 +49,7 @@ def library() -> ctypes.CDLL | None:
     lib.sv_fingerprint.restype = None
     lib.sv_probe.argtypes = [_I, _P, _P, _P, _P, _P, _P, _I, _P, _P, _P, _P]
     lib.sv_probe.restype = None
-    lib.sv_first_repeat.argtypes = [_P, _P, _P, _I, _P]
+    lib.sv_first_repeat.argtypes = [_P, _P, _I, _P]
     lib.sv_first_repeat.restype = _I
     lib.sv_group.argtypes = [_I, _P, _P, _I, _P, _P, _P]
     lib.sv_group.restype = _I
@@ -153,20 +153,16 @@ def match(codes: NDArray[np.int32], prints: NDArray[np.uint64], strings: Strings
         raise MemoryError("serpeval: no memory to match a query's documents")
 
 
-def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64], order: NDArray[np.int64] | None = None
-                 ) -> int:
-    """The first position whose key (``keys[order[p]]`` where ``order`` is given) occurs
-    earlier in its segment, or -1. Keys are compared with their lowest bit set."""
+def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64]) -> int:
+    """The first position whose key occurs earlier in its segment, or -1. Keys are compared
+    with their lowest bit set."""
     lib = _loaded()
     longest = int(np.diff(offsets).max(initial=0))
     size = 16
     while size < 2 * longest:
         size *= 2
     scratch = np.empty(size, dtype=np.uint64)
-    if order is not None:
-        order = np.ascontiguousarray(order, dtype=np.int64)
-    return int(lib.sv_first_repeat(_address(keys), _address(order), _address(offsets), len(offsets) - 1,
-                                   _address(scratch)))
+    return int(lib.sv_first_repeat(_address(keys), _address(offsets), len(offsets) - 1, _address(scratch)))
 
 
 def sort_descending(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:

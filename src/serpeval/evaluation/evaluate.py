@@ -120,7 +120,9 @@ def evaluate(
             (``alpha_nDCG@20``, ``ERR_IA@20``, ...; the other measures then see each
             document's highest grade over its subtopics).
         runs: one run (a :class:`Run`, path, dict ``{qid: {docid: score}}`` or DataFrame),
-            a list of runs, or a dict ``{name: run}``.
+            a list of runs, or a dict ``{name: run}``. Paths are read one ahead in a
+            background thread (the first while the qrels are read, each next one while the
+            one before is evaluated; :mod:`serpeval.core.read_ahead`).
         measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``).
         missing: judged queries absent from a run: ``"skip"`` them (with a warning giving
             the count), count them as ``"zero"``, or raise (``"error"``).
