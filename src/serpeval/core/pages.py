@@ -15,6 +15,7 @@ kernel about speed only: arrays other threads make meanwhile are the same arrays
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -38,16 +39,29 @@ def turn_off_huge_pages() -> None:
         switch(False)
 
 
+_lock = threading.Lock()
+_inside = 0  # `with small_pages()` blocks under way, in any thread
+_before = True  # the setting the first of them found
+
+
 @contextmanager
 def small_pages() -> Iterator[None]:
     """NumPy's arrays without ``madvise(MADV_HUGEPAGE)`` inside the ``with`` block; the
-    previous setting is restored after it."""
+    setting found by the first of the blocks under way (in any thread) is restored when the
+    last one ends."""
+    global _inside, _before
     switch = _switch()
     if switch is None:
         yield
         return
-    before = switch(False)
+    with _lock:
+        if not _inside:
+            _before = switch(False)
+        _inside += 1
     try:
         yield
     finally:
-        switch(before)
+        with _lock:
+            _inside -= 1
+            if not _inside:
+                switch(_before)
