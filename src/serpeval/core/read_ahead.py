@@ -19,9 +19,10 @@ early runs on in a daemon thread, whose result is dropped; it never delays the p
 
 With one usable CPU, or ``SERPEVAL_READ_AHEAD=0`` in the environment, nothing is read ahead:
 the items are read in the caller's thread, one after another, when they are reached. (On the
-research shape, 20 runs of 10M lines each, reading ahead took the wall time from 1.66x to
-1.31x that of reading the runs alone, and the peak memory from 1.04x to 1.50x one run's:
-``bench/results/production.md``.)
+research shape, 20 runs of 10M lines each, ``serpeval evaluate`` took 1.66x the wall time of
+just reading the runs before reading ahead and 0.97x after it (with the reader's buffers on
+pages of their own, which slow a read and bound the memory), at 1.25x one run's peak
+memory: ``bench/results/production.md``, ``docs/performance.md``.)
 """
 
 from __future__ import annotations
