@@ -16,8 +16,8 @@ import pytest
 
 from serpeval import evaluate
 from serpeval.core import read_ahead
-from serpeval.core.read_ahead import ReadAhead, reads_ahead
-from serpeval.evaluation.evaluate import _may_read_stdin, iter_runs
+from serpeval.core.read_ahead import ReadAhead, may_read_stdin, reads_ahead
+from serpeval.evaluation.evaluate import iter_runs
 
 
 class Payload:
@@ -111,11 +111,11 @@ def test_when_it_reads_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_standard_input_is_never_read_by_two_readers() -> None:
-    assert _may_read_stdin("-")
-    assert _may_read_stdin(Path("-"))
-    assert _may_read_stdin(sys.stdin)
-    assert not _may_read_stdin("qrels.txt")
-    assert not _may_read_stdin({"q1": {"d1": 1}})
+    assert may_read_stdin("-")
+    assert may_read_stdin(Path("-"))
+    assert may_read_stdin(sys.stdin)
+    assert not may_read_stdin("qrels.txt")
+    assert not may_read_stdin({"q1": {"d1": 1}})
     assert not isinstance(iter_runs(["a.run", "b.run"], read_ahead=False), ReadAhead)
 
 

@@ -31,6 +31,8 @@ import ctypes.util
 import os
 import sys
 
+from serpeval.core.pages import turn_off_huge_pages
+
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
 _M_ARENA_MAX = -8
@@ -40,7 +42,7 @@ def keep_freed_memory() -> bool:
     """Tune glibc's malloc and NumPy's huge pages as above; returns whether malloc was tuned."""
     if not sys.platform.startswith("linux") or os.environ.get("SERPEVAL_MALLOC") == "system":
         return False
-    _small_pages()
+    turn_off_huge_pages()
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
@@ -50,10 +52,3 @@ def keep_freed_memory() -> bool:
     mallopt.restype = ctypes.c_int
     return (bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
             and bool(mallopt(_M_ARENA_MAX, 1)))
-
-
-def _small_pages() -> None:
-    """NumPy's arrays without ``madvise(MADV_HUGEPAGE)``, for good (:mod:`serpeval.core.pages`)."""
-    from serpeval.core.pages import turn_off_huge_pages
-
-    turn_off_huge_pages()

@@ -109,7 +109,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
     ``keep_runs`` (for what needs their rows after the evaluation: the judged-rate check of
     compare and gate, report's diffs).
     """
-    from serpeval.core.read_ahead import ReadAhead
+    from serpeval.core.read_ahead import ReadAhead, may_read_stdin
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.io import read_qrels, read_run, read_subtopic_qrels
 
@@ -125,7 +125,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
 
         # The first run is read while the qrels are, each next one while the one before is
         # evaluated (unless the qrels come from standard input, as a run may).
-        ahead = ReadAhead(run_paths, read_run, ahead=None if qrels_path != "-" else False)
+        ahead = ReadAhead(run_paths, read_run, ahead=False if may_read_stdin(qrels_path) else None)
         reader = read_subtopic_qrels if getattr(args, "subtopics", False) else read_qrels
         qrels = read_counting(reader, qrels_path, 0)
         runs: list[Any] = []

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
-__all__ = ["ReadAhead", "reads_ahead", "usable_cpus"]
+__all__ = ["ReadAhead", "may_read_stdin", "reads_ahead", "usable_cpus"]
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -44,6 +44,13 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def may_read_stdin(source: object) -> bool:
+    """Whether reading ``source`` may read standard input (``"-"`` or a file object): a
+    caller reading it beside a :class:`ReadAhead` whose items may be ``"-"`` reads nothing
+    ahead then (two readers would split the stream between them)."""
+    return str(source) == "-" if isinstance(source, (str, os.PathLike)) else hasattr(source, "read")
 
 
 def reads_ahead() -> bool:

@@ -15,7 +15,7 @@ from serpeval.core.arrays import Blocks
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
 from serpeval.core.pages import small_pages
-from serpeval.core.read_ahead import ReadAhead
+from serpeval.core.read_ahead import ReadAhead, may_read_stdin
 from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
 from serpeval.evaluation.results import Results, RunResult, Settings, unique_names, with_unique_names
 from serpeval.io import as_qrels, as_run
@@ -90,11 +90,6 @@ def _each_run(runs: Any) -> Iterator[Run]:
         yield as_run(runs)
 
 
-def _may_read_stdin(source: Any) -> bool:
-    """Whether reading ``source`` may read standard input (``"-"`` or a file object)."""
-    return str(source) == "-" if isinstance(source, (str, Path)) else hasattr(source, "read")
-
-
 def evaluate(
     qrels: Qrels | str | Path | Mapping[str, Mapping[str, int]] | Any,
     runs: Any,
@@ -167,7 +162,7 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
                                float32_scores=float32_scores, progress=progress)
     parsed = parse_measures(measures)
     # The first run is read while the qrels are (unless both could be standard input).
-    each_run = iter_runs(runs, read_ahead=not _may_read_stdin(qrels))
+    each_run = iter_runs(runs, read_ahead=not may_read_stdin(qrels))
     subtopic_qrels = qrels if isinstance(qrels, SubtopicQrels) else None
     judgments = subtopic_qrels.topical() if subtopic_qrels is not None else as_qrels(qrels)
     diverse = [m for m in parsed if m.spec.subtopics]

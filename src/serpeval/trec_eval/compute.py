@@ -215,13 +215,13 @@ def read_inputs(opts: Options) -> tuple[Qrels, Run]:
         TrecEvalError: status 2 for unreadable or malformed files (the message names the
             file and line) and for running out of memory, 4 for a duplicate judgment.
     """
-    from serpeval.core.read_ahead import ReadAhead
+    from serpeval.core.read_ahead import ReadAhead, may_read_stdin
     from serpeval.io.trec import read_trec_qrels, read_trec_run
 
     qrels_path, run_path = opts.files
     # The run is read in the background while the qrels are (both from stdin cannot be).
     ahead = ReadAhead([run_path], lambda path: read_trec_run(path, comments=opts.compat == "10.0"),
-                      ahead=None if qrels_path != "-" else False)
+                      ahead=False if may_read_stdin(qrels_path) else None)
     try:
         qrels = read_trec_qrels(qrels_path)
     except DuplicateError as exc:
