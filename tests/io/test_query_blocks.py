@@ -141,3 +141,16 @@ def test_a_judgment_given_twice_is_still_named_with_its_lines(tmp_path) -> None:
                                              r"\(first at line 3\)"):
         read_trec_qrels(path)
     assert isinstance(Qrels(_read(_grouped_file([("a", 2)])), ["x", "y"], [1, 0]).query_id_blocks(), Blocks)
+
+
+@pytest.mark.parametrize("column", [
+    pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int64()), pa.array(["a", "bb"], pa.large_string())),
+    pa.RunEndEncodedArray.from_arrays(pa.array([2, 5], pa.int32()), pa.array(["a", "bb"])).slice(1, 3),
+], ids=["int64-ends-large-strings", "a-slice"])
+def test_other_run_end_encoded_columns_become_plain_string_columns(column) -> None:
+    """Given by a user (a Parquet file may hold one), any run-end encoded column is taken:
+    expanded at once into the plain ``string`` column the rest of serpeval reads."""
+    run = Run(pa.chunked_array([column]), ["x", "y", "z"], np.zeros(3))
+    assert "query_ids" in vars(run)
+    assert run.query_ids.type == pa.string()
+    assert run.query_ids.to_pylist() == column.to_pylist()
