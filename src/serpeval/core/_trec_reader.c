@@ -33,8 +33,6 @@ enum { ST_ROWS, ST_ROW_CAP, ST_Q_BYTES, ST_Q_CAP, ST_D_BYTES, ST_D_CAP, ST_SKIPP
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-static inline int is_blank(uint8_t c) { return c == ' ' || c == '\t' || c == 0x0B || c == 0x0C; }
-
 /* Well-formed UTF-8 (Unicode table 3-7), what Python's strict decode accepts. */
 static int utf8_ok(const uint8_t *s, int64_t n) {
     int64_t i = 0;
