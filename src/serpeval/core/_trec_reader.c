@@ -16,7 +16,7 @@
  *   - runs: at least 6 fields (the 1st, 3rd and 5th are kept); qrels: exactly 4 (1st, 3rd, 4th).
  *
  * Scores are read as Python's float() reads them (correctly rounded): a decimal with at most
- * 19 significant digits whose value m * 10^e has m < 2^53 and |e| <= 22 is one exact IEEE
+ * 19 significant digits whose value m * 10^e has m <= 2^53 and |e| <= 22 is one exact IEEE
  * operation (m and 10^|e| are exact doubles); any other decimal goes to strtod, which glibc
  * rounds correctly too (the caller makes sure the C locale's decimal point is '.').
  */

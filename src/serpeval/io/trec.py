@@ -315,7 +315,7 @@ def _native_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
     A plain file is read ``_SLICE`` bytes at a time into one buffer (a line cut by the end
     of a slice moves to its front), so the file is never held whole; a buffer in memory
     (standard input, gzip) is read at once. Scores beyond the reader's exact decimal fast
-    path (over 19 significant digits, or a value outside m * 10^e with m < 2^53 and |e| <= 22)
+    path (over 19 significant digits, or a value outside m * 10^e with m <= 2^53 and |e| <= 22)
     are read with C's ``strtod``, so runs are taken only where the C locale's decimal point
     is ``.`` (Python leaves ``LC_NUMERIC`` as "C" unless a program changes it).
     """
