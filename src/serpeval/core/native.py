@@ -234,15 +234,12 @@ def _regrow(array: NDArray[Any], size: int) -> NDArray[Any]:
     fills live as long as the run, and kept out of ``malloc``'s heap they leave no holes there
     (another thread may be allocating meanwhile) and go back to the system when dropped. Pages
     never written (the estimate's spare) take no memory."""
-    if size * array.itemsize < _OWN_PAGES:
-        if array.base is None:
-            array.resize(size, refcheck=False)
-            return array
-        grown = np.empty(size, dtype=array.dtype)
-    else:
-        import mmap
+    if size * array.itemsize < _OWN_PAGES:  # still malloc's (buffers only grow): realloc
+        array.resize(size, refcheck=False)
+        return array
+    import mmap
 
-        grown = np.frombuffer(mmap.mmap(-1, size * array.itemsize), dtype=array.dtype)
+    grown = np.frombuffer(mmap.mmap(-1, size * array.itemsize), dtype=array.dtype)
     grown[:len(array)] = array
     return grown
 
