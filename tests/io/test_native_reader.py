@@ -238,3 +238,22 @@ def test_another_decimal_point_leaves_scores_to_the_careful_reader(monkeypatch) 
     src = trec_module.Source(b"q Q0 d 1 1.5 t\n")
     assert trec_module._native_rows(src, run=True, comments=True) is None
     assert read_trec_run(b"q Q0 d 1 1.5 t\n").scores.tolist() == [1.5]
+
+
+def test_buffers_on_pages_of_their_own_read_the_same(tmp_path: Path, monkeypatch) -> None:
+    """The reader's large buffers live in mappings of their own (``_OWN_PAGES`` and up); with
+    that size made tiny, every buffer grows into, and is cut within, a mapping."""
+    rows = [(f"q{i // 40}", f"doc-{'ü' * (i % 3)}{i}", f"{(i * 7919) % 1000 / 8!r}") for i in range(5000)]
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in rows), encoding="utf-8")
+    monkeypatch.setattr(native, "_OWN_PAGES", 256)
+    monkeypatch.setattr(native, "_PROBE", 1024)  # grow early, and more than once
+    monkeypatch.setattr(trec_module, "_SLICE", 4096)
+    grown = []
+    original = native._regrow
+    monkeypatch.setattr(native, "_regrow", lambda array, size: grown.append(original(array, size)) or grown[-1])
+    run = read_trec_run(path)
+    assert any(array.base is not None for array in grown)  # mappings, not malloc's
+    assert run.query_ids.to_pylist() == [q for q, _, _ in rows]
+    assert run.doc_ids.to_pylist() == [d for _, d, _ in rows]
+    assert run.scores.tolist() == [float(s) for _, _, s in rows]
