@@ -407,3 +407,88 @@ def test_identical_label_sets_flip_no_randomized_decision() -> None:
     assert st.rows[0].significant_a == st.rows[0].significant_b
     assert st.rows[0].flips == 0
     assert (st.rows[0].tau, st.rows[0].tau_ap) == (1.0, 1.0)
+
+
+# ------------------------------------------------------------------ ties in system means
+
+def _exact_tau_ap(reference: list, scores: list) -> float:
+    """tau_AP with ties left out (the module's rule), in exact arithmetic, one loop per position."""
+    from fractions import Fraction
+
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    total, used = Fraction(0), 0
+    for pos in range(1, len(order)):
+        i = order[pos]
+        above = [order[j] for j in range(pos) if scores[order[j]] != scores[i] and reference[order[j]] != reference[i]]
+        if above:
+            total += Fraction(sum(reference[j] > reference[i] for j in above), len(above))
+            used += 1
+    return float(2 * total / used - 1)
+
+
+def _split_sets_runs(hits: dict[str, tuple[list[int], list[int]]], n_queries: int) -> tuple[dict, dict, dict]:
+    """Set A calls the docs ``a*`` relevant, set B the docs ``b*`` (both judge both); a system's
+    ranking of query i has ``hits[A][i]`` docs ``a*``, ``hits[B][i]`` docs ``b*`` and fillers in
+    its top 10, so P@10 under A is ``hits[A][i] / 10`` and under B ``hits[B][i] / 10``."""
+    qids = [f"q-ü{i}" if i % 2 else f"topic{i:05d}" for i in range(n_queries)]
+    a = {q: {**{f"a{j}": 1 for j in range(10)}, **{f"b{j}": 0 for j in range(10)}} for q in qids}
+    b = {q: {**{f"a{j}": 0 for j in range(10)}, **{f"b{j}": 1 for j in range(10)}} for q in qids}
+    runs = {}
+    for name, (in_a, in_b) in hits.items():
+        runs[name] = {}
+        for q, ha, hb in zip(qids, in_a, in_b, strict=True):
+            docs = [f"a{j}" for j in range(ha)] + [f"b{j}" for j in range(hb)]
+            docs += [f"filler-{j}" for j in range(10 - len(docs))]
+            runs[name][q] = {d: float(10 - r) for r, d in enumerate(docs)}
+    return a, b, runs
+
+
+def test_tied_means_are_ties_not_float_noise() -> None:
+    """The issue's case: P@10 6/30 under both sets for s2 and s3, summed in other orders.
+    In floats s2 = 0.2 + 4e-17 > s3 under A and s2 < s3 under B, which ranked them 2 and 3 and
+    gave tau (5 - 1)/6 = 0.667. Exact means: A = B = (0.3, 0.2, 0.2, 0.1), so tau-b = 1
+    (5 concordant / sqrt(5 * 5)) and tau_AP = 1 (the tied pair left out)."""
+    hits = {"s1": ([3, 3, 3], [3, 3, 3]), "s2": ([1, 2, 3], [3, 2, 1]),
+            "s3": ([3, 2, 1], [1, 2, 3]), "s4": ([1, 1, 1], [1, 1, 1])}
+    a, b, runs = _split_sets_runs(hits, 3)
+    st = agreement([a, b], names=["A", "B"], runs=runs, measures=["P@10"], resamples=10).stability
+    assert st is not None
+    assert st.means[0, 1, 0] != st.means[0, 2, 0]       # the float noise is there ...
+    row = st.rows[0]
+    assert (row.tau, row.tau_ap) == (pytest.approx(1.0), pytest.approx(1.0))  # ... and ignored
+    assert (row.ties_a, row.ties_b) == (1, 1)
+    ranks = {(r["system"]): (r["A rank"], r["B rank"]) for r in st.means_dicts()}
+    assert ranks == {"s1": (1, 1), "s2": (2, 2), "s3": (2, 2), "s4": (4, 4)}
+    assert any("ties" in n for n in st.notes())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_generated_exactly_tied_means_match_scipy_on_exact_values(seed) -> None:
+    """Systems whose P@10 hits under each set are permutations of a few multisets: their means
+    are equal in exact arithmetic, not always in float. tau-b must equal scipy's kendalltau of
+    the exact means (Fractions -> the same double when equal), tau_AP the exact-arithmetic loop."""
+    from fractions import Fraction
+
+    from scipy.stats import kendalltau
+
+    rng = np.random.default_rng(seed)
+    n_queries = int(rng.integers(3, 12))
+    pool = [list(rng.integers(0, 6, size=n_queries)) for _ in range(3)]  # 3 multisets of hits
+    hits = {}
+    for s in range(7):
+        in_a = [int(h) for h in rng.permutation(pool[int(rng.integers(0, 3))])]
+        in_b = [int(h) for h in rng.permutation(pool[int(rng.integers(0, 3))])]
+        hits[f"sys{s}" + "x" * s] = (in_a, in_b)
+    a, b, runs = _split_sets_runs(hits, n_queries)
+    st = agreement([a, b], names=["A", "B"], runs=runs, measures=["P@10"], resamples=10).stability
+    exact_a = [Fraction(sum(h[0]), 10 * n_queries) for h in hits.values()]
+    exact_b = [Fraction(sum(h[1]), 10 * n_queries) for h in hits.values()]
+    expected = kendalltau([float(x) for x in exact_a], [float(x) for x in exact_b]).statistic
+    row = st.rows[0]
+    if np.isnan(expected):
+        assert np.isnan(row.tau)
+    else:
+        assert row.tau == pytest.approx(expected, abs=1e-12)
+        assert row.tau_ap == pytest.approx(_exact_tau_ap(exact_a, exact_b), abs=1e-12)
+    tied = sum(x == y for i, x in enumerate(exact_a) for y in exact_a[i + 1:])
+    assert row.ties_a == tied

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
     from serpeval.core.data import Qrels
 
 __all__ = ["Agreement", "PairAgreement", "RankingStability", "SetCounts", "StabilityRow", "agreement",
-           "alpha_from_coincidences", "cohen_kappa", "fleiss_kappa", "kendall_tau", "tau_ap"]
+           "alpha_from_coincidences", "cohen_kappa", "fleiss_kappa", "kendall_tau", "tau_ap",
+           "tie_classes", "tied_pairs"]
 
 #: The statistics of a pair of label sets, in report order: (key, display name).
 PAIR_STATISTICS = (("observed", "agreement p_o"), ("kappa", "Cohen kappa"),
@@ -153,13 +154,55 @@ def _krippendorff_alpha(counts: NDArray[np.int64]) -> float:
                                     level_of_measurement="ordinal"))
 
 
+#: Two system means closer than this share of the largest mean's magnitude are one tie.
+#: A mean of ``n`` per-query values of magnitude at most ``M``, summed in floating point,
+#: is off by at most about ``n * eps * M`` (``eps = 2.2e-16``; Higham, *Accuracy and Stability
+#: of Numerical Algorithms*, 2nd ed., eq. 4.4), and the per-query values carry a few ``eps``
+#: of their own; so equal means of up to ~4,500 queries (typical errors grow like
+#: ``sqrt(n) eps``, far below) land within ``1e-12 M``, while means that really differ differ
+#: by far more (P@10 on 1,000 queries moves in steps of ``1e-4``). Example: six relevant of
+#: 30 top-10 documents give ``0.20000000000000004`` or ``0.19999999999999998`` depending on
+#: the order of the per-query sums; both are 0.2.
+MEAN_TIE_RTOL = 1e-12
+
+
+def tie_classes(values: NDArray[Any], rtol: float = MEAN_TIE_RTOL) -> NDArray[np.int64]:
+    """Dense ranks of ``values`` (0 = lowest) with values within ``rtol * max|values|`` tied.
+
+    The sorted values start a new class where the gap to the previous one exceeds the
+    tolerance (see :data:`MEAN_TIE_RTOL`), so a chain of values each within the tolerance of
+    the next is one class; with ``1e-12`` of the magnitude that only joins rounding noise.
+    NaN values have no class (``-1``).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(len(v), -1, dtype=np.int64)
+    finite = np.flatnonzero(np.isfinite(v))
+    if len(finite) == 0:
+        return out
+    tolerance = rtol * float(np.abs(v[finite]).max())
+    order = finite[np.argsort(v[finite], kind="stable")]
+    out[order] = np.concatenate(([0], np.cumsum(np.diff(v[order]) > tolerance)))
+    return out
+
+
+def tied_pairs(values: NDArray[Any], rtol: float = MEAN_TIE_RTOL) -> int:
+    """How many pairs of ``values`` are ties under :func:`tie_classes`."""
+    classes = tie_classes(values, rtol)
+    sizes = np.bincount(classes[classes >= 0])
+    return int((sizes * (sizes - 1) // 2).sum())
+
+
 def kendall_tau(x: NDArray[Any], y: NDArray[Any]) -> float:
-    """Kendall's tau-b of two score vectors (scipy's ``kendalltau`` default; ties handled).
+    """Kendall's tau-b of two vectors of system means (scipy's ``kendalltau`` default; ties handled).
 
     ``tau_b = (C - D) / sqrt((P - T_x)(P - T_y))`` over the ``P = n(n-1)/2`` pairs, ``T`` the pairs
-    tied in one vector. NaN when a vector is constant.
+    tied in one vector. Ties are means within :data:`MEAN_TIE_RTOL` of the magnitude
+    (:func:`tie_classes`), not exact float equality, so rounding in the sums neither breaks a
+    tie nor invents an order. NaN when a vector is constant or holds a NaN.
     """
-    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    a, b = tie_classes(x), tie_classes(y)
+    if (a < 0).any() or (b < 0).any():
+        return float("nan")
     upper = np.triu(np.ones((len(a), len(a)), dtype=bool), k=1)
     sx = np.sign(a[:, None] - a[None, :])[upper]
     sy = np.sign(b[:, None] - b[None, :])[upper]
@@ -172,17 +215,22 @@ def tau_ap(reference: NDArray[Any], scores: NDArray[Any]) -> float:
 
     Systems are ordered by ``scores`` (descending); for each position ``i = 2..N``, ``C(i)``
     counts the systems above it that ``reference`` also puts above it (strictly higher
-    reference score); ``tau_AP = 2/(N-1) sum_i C(i)/(i-1) - 1``. Swaps near the top cost more
-    than at the bottom; 1 for identical orderings, -1 for reversed ones.
+    reference score); ``tau_AP = 2/(N-1) sum_i C(i)/(i-1) - 1`` (the paper's eq. 3). Swaps near
+    the top cost more than at the bottom; 1 for identical orderings, -1 for reversed ones.
 
-    Ties (the paper has none) are left out, as tau-b leaves them out: a system above ``i`` tied
-    with it in either score is neither counted in ``C(i)`` nor in ``i - 1``, and a position
-    whose every system above is tied with it is skipped (``N - 1`` becomes the number of
-    positions used). So identical orderings with ties still give 1; NaN when every pair is tied.
+    Ties (the paper has none) are left out the way tau-b leaves them out: a system above ``i``
+    tied with it in either vector is counted neither in ``C(i)`` nor in ``i - 1``, and a
+    position whose every system above is tied with it is skipped (``N - 1`` becomes the number
+    of positions used). So identical orderings with ties still give 1; NaN when every pair is
+    tied or a value is NaN. Without ties this is the paper's value exactly. (Urbano & Marrero,
+    "The Treatment of Ties in AP Correlation", ICTIR 2017, define other tie-aware variants,
+    tau_AP,a and tau_AP,b, which count a pair tied in the reference as discordant and average
+    both directions; they are not what this computes.) Ties are means within
+    :data:`MEAN_TIE_RTOL` of the magnitude (:func:`tie_classes`).
     """
-    ref, est = np.asarray(reference, dtype=np.float64), np.asarray(scores, dtype=np.float64)
+    ref, est = tie_classes(reference), tie_classes(scores)
     n = len(ref)
-    if n < 2:
+    if n < 2 or (ref < 0).any() or (est < 0).any():
         return float("nan")
     order = np.argsort(-est, kind="stable")
     r, e = ref[order], est[order]
@@ -253,7 +301,8 @@ class StabilityRow:
 
     ``decisions``: system pairs tested; ``significant_a`` / ``_b``: significant under each set;
     ``flips``: pairs whose decision differs (significant under one set only, or reversed);
-    ``reversals``: significant under both in opposite directions.
+    ``reversals``: significant under both in opposite directions; ``ties_a`` / ``_b``: system
+    pairs whose means are a tie under each set (:data:`MEAN_TIE_RTOL`).
     """
 
     measure: str
@@ -267,12 +316,15 @@ class StabilityRow:
     significant_b: int
     flips: int
     reversals: int
+    ties_a: int = 0
+    ties_b: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"measure": self.measure, "a": self.a, "b": self.b, "systems": self.systems,
                 "kendall_tau": self.tau, "tau_ap": self.tau_ap, "decisions": self.decisions,
                 "significant_a": self.significant_a, "significant_b": self.significant_b,
-                "flips": self.flips, "reversals": self.reversals}
+                "flips": self.flips, "reversals": self.reversals, "ties_a": self.ties_a,
+                "ties_b": self.ties_b}
 
 
 @dataclass(frozen=True, eq=False)
@@ -306,7 +358,8 @@ class RankingStability(Tabular):
         return [r.to_dict() for r in self.rows]
 
     def means_dicts(self) -> list[dict[str, Any]]:
-        """One row per (measure, system): its mean and rank under every set."""
+        """One row per (measure, system): its mean and rank under every set (tied means,
+        :data:`MEAN_TIE_RTOL`, share the best rank of their group: 1, 2, 2, 4)."""
         out = []
         for m, measure in enumerate(self.measures):
             ranks = [_ranks(self.means[s, :, m]) for s in range(len(self.sets))]
@@ -319,21 +372,26 @@ class RankingStability(Tabular):
         return out
 
     def notes(self) -> list[str]:
+        ties = {(r.measure, name): n for r in self.rows for name, n in ((r.a, r.ties_a), (r.b, r.ties_b)) if n}
         return [f"{len(self.systems)} systems evaluated under each label set on the {self.queries} "
                 f"queries every set judges (left out: {self.left_out} judged by some sets only); tau: "
                 "Kendall's tau-b; tau_AP: Yilmaz et al. 2008 with the first set as the reference; "
                 f"decisions: all system pairs, {self.test} test, {self.correction} "
                 f"correction, alpha {self.alpha:g}; flips: decisions that differ, reversals: "
-                "significant in opposite directions"] + (
+                "significant in opposite directions; means within "
+                f"{MEAN_TIE_RTOL:g} of the largest mean are ties (rounding in the sums, not a "
+                "difference): they share a rank and count as ties in tau and tau_AP"] + (
+            ["tied system pairs: " + ", ".join(f"{m} under {name}: {n}" for (m, name), n in ties.items())]
+            if ties else []) + (
             ["queries without results, skipped: " + ", ".join(f"{k} {v}" for k, v in self.missing.items() if v)]
             if any(self.missing.values()) else [])
 
 
 def _ranks(values: NDArray[np.float64]) -> NDArray[np.int64]:
-    order = np.argsort(-values, kind="stable")
-    ranks = np.empty(len(values), dtype=np.int64)
-    ranks[order] = np.arange(1, len(values) + 1)
-    return ranks
+    """Competition ranks, highest mean first; tied means (:func:`tie_classes`) share the best
+    rank of their group; a NaN mean ranks last."""
+    classes = tie_classes(values)
+    return (1 + (classes[None, :] > classes[:, None]).sum(axis=1)).astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -735,7 +793,8 @@ def _stability(sets: Sequence[Qrels], labels: Sequence[str], runs: Any, measures
                     measure, labels[a], labels[b], len(systems),
                     kendall_tau(means[a, :, m], means[b, :, m]), tau_ap(means[a, :, m], means[b, :, m]),
                     len(da), int(np.count_nonzero(da)), int(np.count_nonzero(db)),
-                    int(np.count_nonzero(da != db)), int(np.count_nonzero(da * db < 0))))
+                    int(np.count_nonzero(da != db)), int(np.count_nonzero(da * db < 0)),
+                    tied_pairs(means[a, :, m]), tied_pairs(means[b, :, m])))
     missing = {run.name: len(run.coverage.missing) for run in results[0].runs}
     return RankingStability(tuple(labels), systems, measure_names, len(common), left_out, means, tuple(rows),
                             test, correction, float(alpha), missing)
