@@ -193,3 +193,53 @@ def test_evaluate_model_hand_worked() -> None:
     baseline = evaluate_model(rank_ctr_baseline(log), log)
     assert baseline["perplexity"] == pytest.approx(2.0)
     assert baseline["log_likelihood"] == pytest.approx(np.log(0.25))
+
+
+# ------------------------------------------------------------------ held-out logs in their own codes
+
+def test_evaluate_model_encodes_a_held_out_log_in_the_models_codes() -> None:
+    """Issue 27 item 5: a held-out log read on its own numbers its (query, document) pairs in
+    its own order; the model must read them in the training log's codes. Hand-worked: PBM with
+    examination (1, .5), attractiveness a = .8 and b = .2 (training codes). The test impression
+    shows (b, a) with a click on b: P = .2 * (1 - .5 * .8) = .12, log-likelihood ln .12. Read
+    in the test log's own codes (b = 0, a = 1) it would be .8 * (1 - .5 * .2) = .72."""
+    train = ClickLog.from_records([{"query": "q", "docs": ["a", "b"], "clicked_ranks": [1]},
+                                   {"query": "q", "docs": ["b", "a"], "clicked_ranks": []}])
+    test = ClickLog.from_records([{"query": "q", "docs": ["b", "a"], "clicked_ranks": [1]}])
+    fitted, _ = fit_pbm(train)
+    code = {key.split("\x1f")[1]: i for i, key in enumerate(train.item_keys.to_pylist())}
+    alpha = np.full(train.n_items + 1, 0.5)
+    alpha[code["a"]], alpha[code["b"]] = 0.8, 0.2
+    import dataclasses
+
+    model = dataclasses.replace(fitted, attractiveness=alpha, examination=np.array([1.0, 0.5]))
+    assert test.item_keys.to_pylist() != train.item_keys.to_pylist()  # the codes differ
+    assert evaluate_model(model, test)["log_likelihood"] == pytest.approx(np.log(0.12))
+    assert evaluate_model(model, test.encode_like(train))["log_likelihood"] == pytest.approx(np.log(0.12))
+    # Unseen pairs of the held-out log get the unseen code and are counted.
+    other = ClickLog.from_records([{"query": "q", "docs": ["z", "a"], "clicked_ranks": []}])
+    got = evaluate_model(model, other)
+    assert got["unseen_cells"] == 1
+    assert got["log_likelihood"] == pytest.approx(np.log((1 - 0.5) * (1 - 0.5 * 0.8)))
+
+
+def test_yandex_evaluation_does_not_depend_on_encoding(yandex: tuple[ClickLog, ClickLog]) -> None:
+    """The issue's case: the raw test log gave -5.36 instead of -4.14."""
+    train, encoded = yandex
+    raw = ClickLog.read_jsonl(YANDEX / "serps.test.jsonl.gz")
+    for fit in (fit_pbm, fit_dbn, fit_dcm):
+        model, _ = fit(train)
+        assert evaluate_model(model, raw) == evaluate_model(model, encoded)
+    baseline = rank_ctr_baseline(train)
+    assert evaluate_model(baseline, raw) == evaluate_model(baseline, encoded)
+
+
+def test_a_model_without_a_vocabulary_refuses_a_log_of_other_codes() -> None:
+    """A hand-built model knows no (query, document) names: evaluating it on a log that numbers
+    more pairs than it has parameters is refused with what to do."""
+    from serpeval.core.errors import InputError
+
+    log = ClickLog.from_records([{"query": "q", "docs": ["a", "b", "c"], "clicked_ranks": [1]}])
+    model = PBM(attractiveness=np.array([0.5, 0.5]), examination=np.ones(3))
+    with pytest.raises(InputError, match="encode_like"):
+        evaluate_model(model, log)

@@ -1,10 +1,24 @@
 """Fitting click models to a click log by EM, and judging them on held-out impressions.
 
 All updates are vectorized over impressions; the only loops run over EM iterations and over
-the k ranks (inside the kernel). Each (query, document) parameter gets a Beta(a, b) prior
-(``prior=(1, 1)`` by default): sparse items are pulled toward 1/2 instead of 0 or 1, the
-over-fitting PyClick users report (PyClick issue #11), and items unseen in training get
-the prior mean (the extra last code of a fitted model's parameter table).
+the k ranks (inside the kernel). Each (query, document) parameter gets a Beta prior, so that
+sparse items are not fitted to 0 or 1 (the over-fitting PyClick users report, PyClick issue
+#11); items unseen in training get the prior mean (the extra last code of a fitted model's
+parameter table):
+
+- ``prior=(a, b)`` (default ``(1, 1)``): M-step ``(sum of posteriors + a) / (cells + a + b)``;
+  an item without evidence stays at ``a / (a + b)`` (1/2), which can rank it above items with
+  plenty of evidence (most attractiveness and satisfaction values of a real log are far below
+  1/2);
+- ``prior="pooled"`` (empirical Bayes): the prior mean is the parameter's pooled mean over all
+  cells of the log, ``m = sum of posteriors / cells``, recomputed at every M-step, with the
+  weight of :data:`POOLED_STRENGTH` observations: ``(sum + s m) / (cells + s)``. An item
+  without evidence gets the typical value ``m``, and evidence moves it after a handful of
+  observations, so the prior never outranks the data. (Per-rank parameters, PBM's examination
+  and DCM's continuation, are pooled the same way over ranks.)
+
+Every fit runs EM until an iteration changes the training log-likelihood by less than ``tol``
+per impression (default 1e-6), or ``iterations`` (then ``converged`` is False and says so).
 
 **PBM** (Chuklin et al. 2015, ch. 4): with ``a = alpha_item``, ``g = gamma_rank`` and an
 unclicked cell, P(A = 1 | C = 0) = a (1 - g) / (1 - a g) and
@@ -31,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.checks import check_count
-from serpeval.core.errors import OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.online.clicks import _kernel
 from serpeval.online.clicks.logs import ClickLog
 from serpeval.online.clicks.models import DBN, DCM, PBM, ClickModel
@@ -40,37 +54,74 @@ from serpeval.online.common import last_click
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["FitReport", "evaluate_model", "fit_dbn", "fit_dcm", "fit_pbm", "rank_ctr_baseline"]
+__all__ = ["POOLED_STRENGTH", "FitReport", "Prior", "evaluate_model", "fit_dbn", "fit_dcm", "fit_pbm",
+           "rank_ctr_baseline"]
 
 _EPS = 1e-9
+#: Weight, in observations, of the pooled prior (``prior="pooled"``): the two pseudo-counts of
+#: Beta(1, 1), centred on the pooled mean instead of 1/2.
+POOLED_STRENGTH = 2.0
+#: A Beta prior's pseudo-counts ``(a, b)``, or ``"pooled"`` (module docstring).
+Prior = tuple[float, float] | str
 
 
 @dataclass(frozen=True)
 class FitReport:
     """How an EM fit went: iterations, final training log-likelihood, convergence
-    (``converged``: the last iteration improved the log-likelihood by less than ``tol``
-    per impression)."""
+    (``converged``: the last iteration changed the log-likelihood by less than ``tol``
+    per impression) and the prior used."""
 
     model: str
     iterations: int
     log_likelihood: float
     converged: bool
     impressions: int
+    tol: float = 1e-6
+    prior: str = "beta(1, 1)"
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "iterations": self.iterations,
                 "log_likelihood": self.log_likelihood, "converged": self.converged,
-                "impressions": self.impressions}
+                "impressions": self.impressions, "tol": self.tol, "prior": self.prior}
 
 
-def _check(log: ClickLog, iterations: int, tol: float, prior: tuple[float, float]) -> None:
+def _prior_name(prior: Prior) -> str:
+    return "pooled" if isinstance(prior, str) else f"beta({prior[0]:g}, {prior[1]:g})"
+
+
+def _converged(ll: float, previous: float, tol: float, n: int) -> bool:
+    """The stopping rule: the log-likelihood moved by less than ``tol`` per impression (either
+    way: with the pooled prior EM maximises a penalised likelihood, which may end a hair below)."""
+    return abs(ll - previous) <= tol * n
+
+
+def _check(log: ClickLog, iterations: int, tol: float, prior: Prior) -> None:
     if not isinstance(log, ClickLog):
         raise OptionError(f"fit needs a ClickLog; got {type(log).__name__}.")
     check_count(iterations, "iterations")
     if not tol > 0:
         raise OptionError(f"tol must be > 0; got {tol!r}.")
-    if len(prior) != 2 or min(prior) < 0:
+    if isinstance(prior, str):
+        if prior != "pooled":
+            raise OptionError(f'prior must be "pooled" or two pseudo-counts (a, b); got {prior!r}.')
+    elif len(prior) != 2 or min(prior) < 0:
         raise OptionError(f"prior must be two non-negative pseudo-counts (a, b); got {prior!r}.")
+
+
+def _posterior_mean(total: NDArray[np.float64], count: NDArray[np.float64],
+                    prior: Prior) -> tuple[NDArray[np.float64], float]:
+    """``(total + a) / (count + a + b)`` per entry, and the prior mean for entries without
+    cells; for ``"pooled"``, ``a = s m`` and ``a + b = s`` with ``m = sum(total) / sum(count)``."""
+    if isinstance(prior, str):
+        cells = float(count.sum())
+        mean = float(total.sum()) / cells if cells > 0 else 0.5
+        a, ab = POOLED_STRENGTH * mean, POOLED_STRENGTH
+    else:
+        a, ab = prior[0], prior[0] + prior[1]
+        mean = a / ab if ab > 0 else 0.5
+    denom = count + ab
+    out = np.where(denom > 0, (total + a) / np.maximum(denom, _EPS), mean)
+    return out, mean
 
 
 class _ItemMean:
@@ -81,20 +132,17 @@ class _ItemMean:
     """
 
     def __init__(self, items: NDArray[np.int64], mask: NDArray[np.bool_], n_items: int,
-                 prior: tuple[float, float]) -> None:
+                 prior: Prior) -> None:
         self.cells = np.flatnonzero(mask)
         self.codes = items.ravel()[self.cells]
         self.size = n_items + 1
-        a, b = prior
-        self.a, self.ab = a, a + b
-        self.default = a / (a + b) if a + b > 0 else 0.5
+        self.prior = prior
         self.count = np.bincount(self.codes, minlength=self.size)[: self.size].astype(np.float64)
 
     def __call__(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
         total = np.bincount(self.codes, weights=values.ravel()[self.cells], minlength=self.size)
-        denom = self.count + self.ab
-        out = np.where(denom > 0, (total[: self.size] + self.a) / np.maximum(denom, _EPS), self.default)
-        out[-1] = self.default
+        out, mean = _posterior_mean(total[: self.size].astype(np.float64), self.count, self.prior)
+        out[-1] = mean
         return np.clip(out, _EPS, 1.0 - _EPS)
 
 
@@ -108,11 +156,11 @@ def _log_likelihood(model: ClickModel, items: NDArray[np.int64], clicks: NDArray
 
 
 def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
-            prior: tuple[float, float] = (1.0, 1.0)) -> tuple[PBM, FitReport]:
+            prior: Prior = (1.0, 1.0)) -> tuple[PBM, FitReport]:
     """Fit a PBM (per-item attractiveness, per-rank examination) by EM.
 
-    Stops when an iteration raises the training log-likelihood per impression by less
-    than ``tol``.
+    Stops when an iteration changes the training log-likelihood by less than ``tol`` per
+    impression; ``prior``: see the module docstring.
     """
     _check(log, iterations, tol, prior)
     items, clicks, shown = _slot_major(log)
@@ -131,20 +179,21 @@ def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
         alpha = item_mean(post_a)
         gamma = np.clip(np.where(shown, post_g, 0.0).sum(axis=1) / per_rank, _EPS, 1.0 - _EPS)
         ll = _log_likelihood(PBM(attractiveness=alpha, examination=gamma), items, clicks)
-        if ll - previous <= tol * n:
+        if _converged(ll, previous, tol, n):
             converged = True
             break
         previous = ll
-    model = PBM(attractiveness=alpha, examination=gamma, name="pbm (fitted)")
-    return model, FitReport("pbm", it, ll, converged, n)
+    model = PBM(attractiveness=alpha, examination=gamma, name="pbm (fitted)", vocabulary=log.item_keys)
+    return model, FitReport("pbm", it, ll, converged, n, tol, _prior_name(prior))
 
 
 def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100, tol: float = 1e-6,
-            prior: tuple[float, float] = (1.0, 1.0)) -> tuple[DBN, FitReport]:
+            prior: Prior = (1.0, 1.0)) -> tuple[DBN, FitReport]:
     """Fit a DBN by EM: per-item attractiveness and satisfaction, one continuation gamma.
 
     ``gamma=None`` fits gamma; a number fixes it (``gamma=1`` is the simplified DBN, SDBN).
-    Stops when an iteration raises the log-likelihood per impression by less than ``tol``.
+    Stops when an iteration changes the log-likelihood by less than ``tol`` per impression;
+    ``prior``: see the module docstring.
     """
     _check(log, iterations, tol, prior)
     g = 0.9 if gamma is None else float(gamma)
@@ -183,20 +232,21 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
                                   _EPS, 1.0))
         alpha, sigma, g = attractive_mean(post_a), satisfied_mean(post_s), new_g
         ll = _log_likelihood(DBN(attractiveness=alpha, satisfaction=sigma, gamma=g), items, clicks)
-        if ll - previous <= tol * n:
+        if _converged(ll, previous, tol, n):
             converged = True
             break
         previous = ll
     name = "sdbn (fitted)" if gamma == 1 else "dbn (fitted)"
-    fitted = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g, name=name)
-    return fitted, FitReport(name.split()[0], it, ll, converged, n)
+    fitted = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g, name=name, vocabulary=log.item_keys)
+    return fitted, FitReport(name.split()[0], it, ll, converged, n, tol, _prior_name(prior))
 
 
 def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
-            prior: tuple[float, float] = (1.0, 1.0)) -> tuple[DCM, FitReport]:
+            prior: Prior = (1.0, 1.0)) -> tuple[DCM, FitReport]:
     """Fit a DCM by EM: per-item attractiveness, per-rank continuation after a click.
 
-    Stops when an iteration raises the log-likelihood per impression by less than ``tol``.
+    Stops when an iteration changes the log-likelihood by less than ``tol`` per impression;
+    ``prior``: see the module docstring.
     """
     _check(log, iterations, tol, prior)
     items, clicks, shown = _slot_major(log)
@@ -220,29 +270,37 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
         cont[:-1] = np.where(slot[:-1] == last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)
         totals = np.where(informative, cont, 0.0).sum(axis=1)
         alpha = item_mean(post_a)
-        lam = np.clip((totals + prior[0]) / np.maximum(counts + prior[0] + prior[1], _EPS),
-                      _EPS, 1.0 - _EPS)
+        lam = np.clip(_posterior_mean(totals, counts.astype(np.float64), prior)[0], _EPS, 1.0 - _EPS)
         ll = _log_likelihood(DCM(attractiveness=alpha, continuation=lam), items, clicks)
-        if ll - previous <= tol * n:
+        if _converged(ll, previous, tol, n):
             converged = True
             break
         previous = ll
-    model = DCM(attractiveness=alpha, continuation=lam, name="dcm (fitted)")
-    return model, FitReport("dcm", it, ll, converged, n)
+    model = DCM(attractiveness=alpha, continuation=lam, name="dcm (fitted)", vocabulary=log.item_keys)
+    return model, FitReport("dcm", it, ll, converged, n, tol, _prior_name(prior))
 
 
 def rank_ctr_baseline(log: ClickLog) -> PBM:
     """The baseline every click model must beat: P(click at r) = CTR at rank r (RCTR)."""
     ctr = np.clip(log.ctr_by_rank(), _EPS, 1.0 - _EPS)
-    return PBM(attractiveness=np.ones(log.n_items + 1), examination=ctr, name="rank CTR (baseline)")
+    return PBM(attractiveness=np.ones(log.n_items + 1), examination=ctr, name="rank CTR (baseline)",
+               vocabulary=log.item_keys)
 
 
 def evaluate_model(model: ClickModel, log: ClickLog) -> dict[str, Any]:
-    """Held-out quality of ``model`` on ``log`` (encoded with the training log's codes).
+    """Held-out quality of ``model`` on ``log``.
+
+    A fitted model remembers the (query, document) pairs of its training log
+    (:attr:`ClickModel.vocabulary`); ``log`` is re-encoded in those codes
+    (:meth:`ClickLog.encode_like`; pairs unseen in training get the prior mean and are counted
+    in ``unseen_cells``), so a held-out log read on its own is scored right. A model without a
+    vocabulary takes the log's codes as they are, and refuses a log with more pairs than it
+    has parameters.
 
     Returns the mean log-likelihood per impression (natural log), the perplexity per rank and
     its mean over ranks (lower is better, 1 is perfect, 2 is a coin flip).
     """
+    log = _in_model_codes(model, log)
     items, clicks = log.items, log.clicks
     ll = model.log_likelihood(items, clicks)
     p = np.clip(model.click_probabilities(items), _EPS, 1.0 - _EPS)
@@ -257,3 +315,19 @@ def evaluate_model(model: ClickModel, log: ClickLog) -> dict[str, Any]:
         "perplexity_by_rank": per_rank.round(4).tolist(),
         "unseen_cells": int(log.counts.get("unseen_cells", 0)),
     }
+
+
+def _in_model_codes(model: ClickModel, log: ClickLog) -> ClickLog:
+    """``log`` in the item codes of ``model`` (see :func:`evaluate_model`)."""
+    if not isinstance(log, ClickLog):
+        raise OptionError(f"evaluate_model needs a ClickLog; got {type(log).__name__}.")
+    if model.vocabulary is not None:
+        return log.encode_like(model.vocabulary)
+    if model.n_items not in (log.n_items, log.n_items + 1):
+        raise InputError(
+            f"{log.source}: the log numbers {log.n_items:,} (query, document) pairs but {model.name} has "
+            f"parameters for {model.n_items:,} items and no vocabulary to map them. Fit the model with "
+            "fit_pbm / fit_dbn / fit_dcm (a fitted model re-encodes held-out logs itself), or call "
+            "log.encode_like(training_log) first."
+        )
+    return log

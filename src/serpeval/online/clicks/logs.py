@@ -166,21 +166,37 @@ class ClickLog:
         return cls(items, clicks, q_codes, q_names, item_keys, source, counts)
 
     # ------------------------------------------------------------------ encoding
-    def encode_like(self, reference: ClickLog) -> ClickLog:
-        """This log's impressions with item codes from ``reference`` (unseen -> ``reference.n_items``)."""
+    def encode_like(self, reference: ClickLog | pa.Array) -> ClickLog:
+        """This log's impressions with item codes from ``reference`` (a training log, or the
+        ``vocabulary`` of a model fitted on one); pairs it does not know get the unseen code
+        ``len(reference keys)`` and are counted (``unseen_cells``). A log already in those
+        codes is returned as it is."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        keys = reference.item_keys if isinstance(reference, ClickLog) else reference
+        if self.in_codes_of(keys):
+            return self
         shown = self.items >= 0
         own = self.items[shown]
-        mapped = pc.index_in(self.item_keys.take(pa.array(own)), value_set=reference.item_keys)
-        codes = pc.fill_null(mapped, reference.n_items).to_numpy(zero_copy_only=False)
+        known = own < self.n_items  # cells already unseen by an earlier encoding stay unseen
+        mapped = pc.index_in(self.item_keys.take(pa.array(np.where(known, own, 0))), value_set=keys)
+        codes = pc.fill_null(mapped, len(keys)).to_numpy(zero_copy_only=False)
+        codes = np.where(known, codes, len(keys))
         items = self.items.copy()
         items[shown] = codes
         counts = dict(self.counts)
-        counts["unseen_cells"] = int(np.count_nonzero(codes == reference.n_items))
-        return ClickLog(items, self.clicks, self.query, self.queries, reference.item_keys,
-                        self.source, counts)
+        counts["unseen_cells"] = int(np.count_nonzero(codes == len(keys)))
+        return ClickLog(items, self.clicks, self.query, self.queries, keys, self.source, counts)
+
+    def in_codes_of(self, keys: pa.Array) -> bool:
+        """Whether this log's item codes already are the codes of ``keys`` (the same pairs in
+        the same order: the log that defined them, or one encoded like it)."""
+        if keys is self.item_keys:
+            return True
+        if len(keys) != len(self.item_keys):
+            return False
+        return bool(self.item_keys.cast(keys.type).equals(keys))
 
     def ctr_by_rank(self) -> NDArray[np.float64]:
         """Click-through rate at each rank (over impressions that show that rank)."""

@@ -35,6 +35,7 @@ from serpeval.online.clicks import _kernel
 from serpeval.online.common import probabilities
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["DBN", "DCM", "PBM", "CascadeModel", "ClickModel", "GradeModel"]
@@ -61,6 +62,11 @@ class ClickModel:
     """Base class: subclasses define :meth:`cells`; everything else derives from it."""
 
     name: str = field(default="click model", kw_only=True)
+    #: The (query, document) keys of the log the model was fitted on (``query<US>doc``, one per
+    #: item code; :attr:`ClickLog.item_keys`), or None for a model of grades or hand-made
+    #: codes. With it, :func:`~serpeval.online.clicks.evaluate_model` re-encodes a held-out
+    #: log in these codes itself.
+    vocabulary: pa.Array | None = field(default=None, kw_only=True, repr=False)
 
     # -- what a subclass provides --------------------------------------------------------
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> _kernel.Cells:
