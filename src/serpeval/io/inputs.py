@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from serpeval.core.errors import OutOfMemoryError, ReadError, os_error_cause
+from serpeval.io.identity import note_input, note_stat
 
 __all__ = ["GZIP_MAGIC", "PARQUET_MAGIC", "Input", "decompress", "open_input", "read_input", "reading_error"]
 
@@ -161,6 +162,7 @@ def open_input(source: str | Path | bytes | IO[bytes] | Input, *, what: str | No
         label = str(getattr(source, "name", "<stream>"))
         return _finish(_read_stream(source, label), label, what)  # type: ignore[arg-type]
     if str(source) == "-":
+        note_input("-")  # `< qrels.txt` is that file: no output may replace it (serpeval.io.identity)
         return _finish(_stdin(), STDIN_LABEL, what)
     label = str(source)
     try:
@@ -169,6 +171,7 @@ def open_input(source: str | Path | bytes | IO[bytes] | Input, *, what: str | No
         raise reading_error(exc, label, what) from None
     try:
         info = os.fstat(fd)
+        note_stat(info, label)  # an input of this command: no output may replace it
         if stat.S_ISDIR(info.st_mode):
             raise ReadError(f"{label}: is a directory, expected a {what or 'file'}.")
         if not stat.S_ISREG(info.st_mode):  # a pipe, FIFO, device: read once, never reopen
