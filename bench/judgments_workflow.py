@@ -56,7 +56,7 @@ def main() -> None:
     only_bm25 = pool([bm25], method="depth", depth=10, oracle=full).to_qrels()
     rates = judged(only_bm25, runs, [10])
     for row in rates.to_dicts():
-        print(f"{row['run']}: Judged@10 {row['Judged@10']:.4f}")
+        print(f"{row['run']}: Graded@10 {row['Graded@10']:.4f}")
     results = evaluate(only_bm25, runs, MEASURES)
     for gap in judged_gaps(only_bm25, runs, results):
         print(gap.message())

@@ -60,9 +60,10 @@ def test_judged_command(files, capsys) -> None:
                  "-k", "2", "-f", "json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     rows = {r["run"]: r for r in payload["runs"]}
-    # old: q1 a b (2/2), q2 x y (1/2) -> 0.75; new: q1 n a (1/2), q2 z x (1/2) -> 0.5.
-    assert rows["old"]["Judged@2"] == 0.75
-    assert rows["new"]["Judged@2"] == 0.5
+    # Graded@2: old: q1 a b (2/2), q2 x y (1/2) -> 0.75; new: q1 n a (1/2), q2 z x (1/2) -> 0.5.
+    assert rows["old"]["Graded@2"] == 0.75
+    assert rows["new"]["Graded@2"] == 0.5
+    assert rows["old"]["Unjudged@2"] == 0.25  # y of q2, over 2, averaged over 2 queries
     assert payload["pool_needed"] == {"2": 3}  # n, y, z
 
 

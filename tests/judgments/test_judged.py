@@ -15,18 +15,40 @@ NEW = Run.from_dict({"q1": {"n": 3, "a": 2, "m": 1}, "q2": {"z": 2, "w": 1}}, na
 
 def test_judged_rates_per_run_and_query() -> None:
     rates = judged(QRELS, [OLD, NEW], [2, 3])
-    # old: q1 top 2 a b judged (2/2), top 3 adds c (grade -1: unjudged) -> 2/3;
-    #      q2 top 2 x judged, y not -> 1/2; top 3 padded -> 1/3.
+    # Graded@k: grade >= 0 in the top k, over k.
+    # old: q1 top 2 a b graded (2/2), top 3 adds c (grade -1: not graded) -> 2/3;
+    #      q2 top 2 x graded, y not -> 1/2; top 3 empty rank -> 1/3.
     # new: q1 n a m -> 1/2, 1/3; q2 z w -> 0, 0.
     rows = {r["run"]: r for r in rates.to_dicts()}
-    assert rows["old"]["Judged@2"] == pytest.approx((1 + 1 / 2) / 2)
-    assert rows["old"]["Judged@3"] == pytest.approx((2 / 3 + 1 / 3) / 2)
-    assert rows["new"]["Judged@2"] == pytest.approx((1 / 2 + 0) / 2)
+    assert rows["old"]["Graded@2"] == pytest.approx((1 + 1 / 2) / 2)
+    assert rows["old"]["Graded@3"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+    assert rows["new"]["Graded@2"] == pytest.approx((1 / 2 + 0) / 2)
     assert rows["new"]["Unjudged@2"] == pytest.approx(1 - 0.25)
-    per_query = {(r["run"], r["query_id"]): r["Judged@3"] for r in rates.to_dicts(per_query=True)}
+    per_query = {(r["run"], r["query_id"]): r["Graded@3"] for r in rates.to_dicts(per_query=True)}
     assert per_query[("new", "q1")] == pytest.approx(1 / 3)
     # Pool still needed at depth 2: q1 n (new), q2 y, z, w -> 4; at depth 3 adds c, m -> 6.
     assert rates.pool_needed == (4, 6)
+
+
+def test_one_name_one_meaning() -> None:
+    """The workflow's columns are the measures of the same names. Unjudged@3 is trec_eval's unj
+    (the empty rank of old's q2 counts as judged): old q1 a b c -> c (-1) = 1/3, q2 x y _ -> y = 1/3,
+    mean 1/3 (the old column, 1 - padded judged share, said (1/3 + 2/3) / 2 = 0.5). No column is
+    called Judged@k: that name is ir_measures' measure (here 1.0 for old at 3: every retrieved
+    document of q1 is listed, c with -1 too, and x of q2 is)."""
+    rates = judged(QRELS, [OLD, NEW], [2, 3])
+    rows = {r["run"]: r for r in rates.to_dicts()}
+    assert rows["old"]["Unjudged@3"] == pytest.approx(1 / 3)
+    assert not any(key.startswith("Judged@") for row in rates.to_dicts(True) for key in row)
+    measures = ["Graded@2", "Unjudged@2", "Graded@3", "Unjudged@3"]
+    res = evaluate(QRELS, [OLD, NEW], measures)
+    for run in ("old", "new"):
+        assert {m: rows[run][m] for m in measures} == pytest.approx(res.means(run))
+    per_query = {(r["run"], r["query_id"]): r for r in rates.to_dicts(per_query=True)}
+    for run in res.runs:
+        for qid, values in zip(run.query_ids.tolist(), run.values.tolist(), strict=True):
+            assert [per_query[(run.name, qid)][m] for m in measures] == pytest.approx(values)
+    assert evaluate(QRELS, OLD, ["Judged@3"]).means("old")["Judged@3"] == pytest.approx((3 / 3 + 1 / 2) / 2)
 
 
 def test_warning_when_judged_rates_differ() -> None:

@@ -14,11 +14,16 @@ from serpeval.report.table import FORMATS
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "judged",
-        help="Judged@k: the share of each run's top k that is judged",
-        description="Judged@k per run (and per query with -q): the share of each run's top k "
-                    "that the qrels judge, and Unjudged@k = 1 - Judged@k, the share nobody "
-                    "judged (counted as non-relevant by every measure). The notes give how many "
-                    "documents a depth-k pool of these runs would still need (serpeval pool).",
+        help="Graded@k and Unjudged@k: the share of each run's top k that is judged, and not",
+        description="Per run (and per query with -q): Graded@k, the share of the k ranks holding "
+                    "a document with a grade >= 0 (a negative grade, what serpeval pool writes for "
+                    "a row still to judge, is not a grade; empty ranks of a shorter ranking hold "
+                    "nothing graded), and Unjudged@k (trec_eval's unj), the share holding a "
+                    "document not in the qrels or with a negative grade, which every measure "
+                    "counts as non-relevant. Graded@k + Unjudged@k = min(k, retrieved) / k. "
+                    "(Judged@k, the measure, is ir_measures': over min(k, retrieved), any qrels "
+                    "entry judged.) The notes give how many documents a depth-k pool of these "
+                    "runs would still need (serpeval pool).",
         epilog=EXIT_CODES_HELP,
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, CSV, Parquet; .gz ok)")
@@ -45,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
     rates = judged(qrels, runs, args.cutoffs or [10], missing=args.missing)
     notes = [f"a depth-{k} pool of these runs needs {n:,} more judgments" for k, n in
              zip(rates.cutoffs, rates.pool_needed, strict=True)]
-    notes.append("Judged@k pads a ranking shorter than k with unjudged ranks; "
-                 "Unjudged@k = 1 - Judged@k")
+    notes.append("Graded@k: documents with a grade >= 0 in the top k, over k; Unjudged@k (trec_eval unj): "
+                 "not in the qrels or a negative grade (-1: still to judge), over k; the rest of the k "
+                 "ranks are empty (a shorter ranking)")
     if args.format == "json":
         from serpeval.core.strict_json import dumps
 

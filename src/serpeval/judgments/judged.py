@@ -1,11 +1,19 @@
-"""How much of each run is judged: Judged@k per run and query, and the warning when the runs
-compared are judged unequally.
+"""How much of each run is judged: Graded@k and Unjudged@k per run and query, and the warning
+when the runs compared are judged unequally.
 
-``Judged@k`` = (documents in the top k with a grade >= 0) / k: a ranking shorter than k
-counts the missing ranks as unjudged, and a negative grade (a judging list not filled in
-yet) is unjudged. (The measure ``Judged@k`` of :mod:`serpeval.measures.judged` follows
-ir_measures instead: no padding, any qrels entry judged.) ``Unjudged@k`` here is its
-complement, ``1 - Judged@k``, the share of the top k that nobody judged.
+The ``judged`` workflow reports two measures of the top k (:mod:`serpeval.measures.judged`),
+each under its own name:
+
+* ``Graded@k`` = (documents in the top k with a grade >= 0) / k: the share of the k ranks a
+  judgment backs. A negative grade (trec_eval's "pooled but unjudged": what ``pool`` writes
+  for a row still to judge) is not a grade, and the empty ranks of a ranking shorter than k
+  hold nothing graded;
+* ``Unjudged@k`` = (documents in the top k not in the qrels or with a negative grade) / k,
+  trec_eval 10.0's ``unj``: what judging could still add.
+
+``Graded@k + Unjudged@k = min(k, retrieved) / k``; the rest are empty ranks. (``Judged@k``,
+ir_measures' measure, is a third meaning: over ``min(k, retrieved)``, and any qrels entry,
+a negative grade too, counts as judged; this workflow does not report it.)
 
 Unjudged documents count as non-relevant in every measure, so a run that retrieves
 documents the judges never saw (a new system, not in the pool) looks worse than it is;
@@ -37,13 +45,14 @@ __all__ = ["JudgedGap", "JudgedRates", "judged", "judged_gaps"]
 
 @dataclass(frozen=True, eq=False)
 class JudgedRates(Tabular):
-    """Judged@k of every run, per query and on average.
+    """Graded@k (and Unjudged@k) of every run, per query and on average.
 
     Attributes:
         cutoffs: the depths k.
         run_names: the runs, in the order given.
         query_ids: per run, the evaluated queries (byte order).
-        rates: per run, ``float64[n_queries, n_cutoffs]`` Judged@k.
+        rates: per run, ``float64[n_queries, n_cutoffs]`` Graded@k (documents with a grade >= 0
+            in the top k, over k).
         pool_needed: per cutoff, distinct (query, document) pairs in some run's top k that
             the qrels do not judge: what a depth-k pool of these runs would ask for.
         qrels: the qrels' source.
@@ -60,38 +69,45 @@ class JudgedRates(Tabular):
     retrieved: tuple[NDArray[np.int64], ...] = ()
 
     def mean(self, run: str, k: int) -> float:
-        """Mean Judged@k of ``run`` over its evaluated queries."""
+        """Mean Graded@k of ``run`` over its evaluated queries."""
         i = self.run_names.index(run)
         values = self.rates[i][:, self.cutoffs.index(k)]
         return float(values.mean()) if len(values) else float("nan")
 
     def mean_of_retrieved(self, run: str, k: int) -> float:
         """Mean share of the documents ``run`` retrieved in the top k that are judged:
-        ``Judged@k * k / min(k, length)`` over the queries it retrieved something for
-        (ir_measures' Judged@k). Unlike Judged@k, a ranking shorter than k is not penalised:
+        ``Graded@k * k / min(k, length)`` over the queries it retrieved something for
+        (ir_measures' denominator, but a negative grade is not judged). Unlike Graded@k, a
+        ranking shorter than k is not penalised:
         its missing ranks are not unjudged documents, and judging cannot fill them."""
         i, j = self.run_names.index(run), self.cutoffs.index(k)
         n = self.retrieved[i][:, j]
         values = self.rates[i][n > 0, j] * k / n[n > 0]
         return float(values.mean()) if len(values) else float("nan")
 
+    def unjudged(self, i: int) -> NDArray[np.float64]:
+        """Unjudged@k of run ``i`` per query and cutoff (trec_eval's ``unj``): the retrieved
+        documents of the top k without a grade >= 0, over k (``min(k, n) / k - Graded@k``)."""
+        k = np.array(self.cutoffs, dtype=np.float64)[None, :]
+        return (self.retrieved[i] - np.rint(self.rates[i] * k)) / k
+
     def to_dicts(self, per_query: bool = False) -> list[dict[str, Any]]:
-        """One row per run (``run, queries, Judged@k, Unjudged@k...``), or per run and query."""
+        """One row per run (``run, queries, Graded@k, Unjudged@k...``), or per run and query."""
         rows: list[dict[str, Any]] = []
-        for name, qids, rates in zip(self.run_names, self.query_ids, self.rates, strict=True):
+        for i, (name, qids, rates) in enumerate(zip(self.run_names, self.query_ids, self.rates, strict=True)):
+            unjudged = self.unjudged(i)
             if per_query:
-                for q, values in zip(qids.tolist(), rates.tolist(), strict=True):
+                for q, graded, unj in zip(qids.tolist(), rates.tolist(), unjudged.tolist(), strict=True):
                     row: dict[str, Any] = {"run": name, "query_id": q}
-                    for k, v in zip(self.cutoffs, values, strict=True):
-                        row[f"Judged@{k}"] = v
-                        row[f"Unjudged@{k}"] = 1.0 - v
+                    for k, g, u in zip(self.cutoffs, graded, unj, strict=True):
+                        row[f"Graded@{k}"] = g
+                        row[f"Unjudged@{k}"] = u
                     rows.append(row)
                 continue
             row = {"run": name, "queries": len(qids)}
             for j, k in enumerate(self.cutoffs):
-                mean = float(rates[:, j].mean()) if len(qids) else float("nan")
-                row[f"Judged@{k}"] = mean
-                row[f"Unjudged@{k}"] = 1.0 - mean
+                row[f"Graded@{k}"] = float(rates[:, j].mean()) if len(qids) else float("nan")
+                row[f"Unjudged@{k}"] = float(unjudged[:, j].mean()) if len(qids) else float("nan")
             rows.append(row)
         return rows
 
@@ -102,18 +118,19 @@ class JudgedRates(Tabular):
                 "runs": self.to_dicts(), **({"per_query": self.to_dicts(True)} if per_query else {})}
 
     def _html_caption(self) -> str:
-        return "Judged@k"
+        return "Graded@k and Unjudged@k"
 
 
 def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,), *,
            missing: str = "skip", pool_counts: bool = True) -> JudgedRates:
-    """Judged@k of every run against ``qrels`` (the judged queries only, as in evaluation).
+    """Graded@k and Unjudged@k of every run against ``qrels`` (the judged queries only, as in
+    evaluation; see the module docstring for both).
 
     Args:
         qrels: the judgments (a path, :class:`~serpeval.core.data.Qrels`, ...).
         runs: the runs.
         cutoffs: the depths k (positive integers).
-        missing: judged queries absent from a run: ``skip`` or ``zero`` (then Judged@k is 0).
+        missing: judged queries absent from a run: ``skip`` or ``zero`` (then Graded@k is 0).
         pool_counts: also count what a depth-k pool of the runs would still ask for
             (``pool_needed``; one more sort of all the runs). Without: ``pool_needed`` is ``()``.
     """
@@ -124,16 +141,13 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
     ks = tuple(dict.fromkeys(check_count(k, "cutoff") for k in ks))
     q = as_qrels(qrels)
     run_objects = [as_run(r) for r in runs]
-    # The measure Judged@k follows ir_measures (no padding, a negative grade counts as judged);
-    # here Judged@k is padded to k and a negative grade (an unfilled judging list) is unjudged:
-    # judged in the top k = min(k, retrieved) - Unjudged@k * k (trec_eval's unj, exact counts),
-    # with retrieved = NumRet.
-    measures = [f"Unjudged@{k}" for k in ks] + ["NumRet"]
+    # Graded@k (grade >= 0 in the top k, over k: a negative grade, an unfilled judging list,
+    # is not judged) and NumRet (retrieved = min(k, NumRet), from which Unjudged@k follows).
+    measures = [f"Graded@{k}" for k in ks] + ["NumRet"]
     results = evaluate(q, run_objects, measures, missing=missing)  # type: ignore[arg-type]
     k_row = np.array(ks, dtype=np.int64)[None, :]
     retrieved = tuple(np.minimum(np.rint(r.values[:, -1:]).astype(np.int64), k_row) for r in results.runs)
-    rates = tuple((n - np.rint(r.values[:, :-1] * k_row)) / k_row
-                  for n, r in zip(retrieved, results.runs, strict=True))
+    rates = tuple(np.ascontiguousarray(r.values[:, :-1]) for r in results.runs)
     needed = _pool_needed(q, run_objects, ks) if pool_counts else ()
     return JudgedRates(ks, tuple(results.run_names), tuple(r.query_ids for r in results.runs), rates, needed,
                        qrels=q.source, retrieved=retrieved)

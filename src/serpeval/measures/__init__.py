@@ -59,6 +59,7 @@ REGISTRY = Registry([
     success.SPEC,
     err.SPEC,
     judged.SPEC,
+    judged.GRADED_SPEC,
     set_measures.SET_P,
     set_measures.SET_R,
     set_measures.SET_F,

@@ -21,7 +21,10 @@ def unjudged(r: Rankings, *, cutoff: int) -> NDArray[np.float64]:
     A "red flag" measure: high values at small k mean the run is poorly covered by the
     judgments, so its other scores are unreliable. A ranking shorter than k counts as padded
     with *judged* non-relevant docs (trec_eval: "assumed irrelevant (not unjudged)"), so a
-    run retrieving 15 docs of which 4 are unjudged has Unjudged@20 = 4/20.
+    run retrieving 15 docs of which 4 are unjudged has Unjudged@20 = 4/20. A negative grade
+    (what ``serpeval pool`` writes for a row still to judge) is unjudged. The other coverage
+    measures (:mod:`serpeval.measures.judged`): ``Graded@k + Unjudged@k = min(k, retrieved) / k``;
+    ``Judged@k`` (ir_measures) counts a negative grade as judged.
     """
     in_top = np.minimum(cutoff, r.n_ret)
     return (in_top - judged_docs(r).count_in_top(cutoff)) / float(cutoff)
