@@ -187,3 +187,31 @@ def test_real_valued_outcomes_use_the_t_test() -> None:
     assert "p (t-test)" in res.to_dicts()[0]
     # ±1/0 outcomes keep the exact sign test.
     assert analyze_outcomes([1, 1, -1, 0], n_resamples=10).test == "sign test"
+
+
+def test_real_valued_per_unit_preference_is_the_mean_per_unit() -> None:
+    """Each unit's mean outcome, not its sign: u1 (.5, -.25) -> .125, u2 (0, .75, .75) -> .5,
+    u3 (.125) -> .125, u4 (-.5, -1.0) -> -.75. Preference (B - A) = -mean of the unit means
+    = -(.125 + .5 + .125 - .75)/4 = 0, although three units of four lean to A; the p-value is
+    scipy's one-sample t-test over the unit means (the old sign test over units: 3 vs 1)."""
+    from scipy.stats import ttest_1samp
+
+    values = np.array([0.5, -0.25, 0.0, 0.75, 0.75, 0.125, -0.5, -1.0])
+    units = ["u1", "u1", "u2", "u2", "u2", "ü3", "user-0004", "user-0004"]
+    res = analyze_outcomes(values, units, n_resamples=200, rng=0)
+    unit_means = np.array([0.125, 0.5, 0.125, -0.75])
+    assert res.preference == pytest.approx(0.0, abs=1e-15)
+    assert res.preference_test == "t-test"
+    assert res.preference_p_value == pytest.approx(ttest_1samp(unit_means, 0.0).pvalue, rel=1e-12)
+    assert (res.prefer_a, res.prefer_b) == (3, 1)   # descriptive: units whose mean is > 0 / < 0
+    row = res.to_dicts()[0]
+    assert row["units mean > 0 (A)"] == 3
+    assert row["outcome > 0 (A)"] == 4
+    assert "wins A" not in row   # signs of real outcomes are not wins
+    assert "prefer A" not in row
+    assert row["units test"] == "t-test"
+    # ±1/0 outcomes keep the per-unit sign test and their column names.
+    signs = analyze_outcomes([1, 1, -1, 0, -1, -1], ["a", "a", "b", "b", "c", "c"], n_resamples=10)
+    assert signs.preference_test == "sign test"
+    assert "prefer A" in signs.to_dicts()[0]
+    assert signs.preference_p_value == pytest.approx(_binom_p(2, 3))

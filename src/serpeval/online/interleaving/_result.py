@@ -152,6 +152,10 @@ class Outcome:
         method: the interleaving method that credited the clicks (set by
             :func:`serpeval.online.interleaving.credit`; lets the analysis refuse a biased
             method).
+        bias: optimized only: the design's bias (``Interleaving.params["bias"]``: the
+            largest expected credit difference a random clicker gives at any cut-off; 0 where
+            the LP has an unbiased solution). The analysis leaves impressions above
+            :data:`~serpeval.online.interleaving.optimized.BIAS_TOLERANCE` out and counts them.
     """
 
     credits: tuple[float, ...]
@@ -162,6 +166,7 @@ class Outcome:
     ignored_clicks: int = 0
     expected_outcome: float | None = None
     method: str | None = None
+    bias: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -174,6 +179,7 @@ class Outcome:
             "ignored_clicks": self.ignored_clicks,
             "expected_outcome": self.expected_outcome,
             "method": self.method,
+            "bias": self.bias,
         }
 
 

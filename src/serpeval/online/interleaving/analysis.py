@@ -29,9 +29,27 @@ clicks). Every statistic computed from them is oriented towards B.
   takes the per-unit counts directly (what a log analysis gets from its engine);
   :func:`analyze_outcomes` counts per-impression outcomes per unit first. Both give
   identical numbers for the same seed.
-* **Per-unit preference** (Airbnb / GrowthBook "preference" analysis): each unit prefers B if
-  its outcomes sum to less than zero (more B wins than A wins); the net share of units
-  preferring B, ``(prefer_B - prefer_A) / units``, with a sign test over units.
+* **Per-unit preference** (Airbnb / GrowthBook "preference" analysis), each unit counted
+  once. ±1/0 outcomes: a unit prefers B if its outcomes sum to less than zero (more B wins
+  than A wins); the net share of units preferring B, ``(prefer_B - prefer_A) / units``, with
+  a sign test over units (valid under random clicks: the coin that swaps A and B makes each
+  unit's sum symmetric about zero). Real-valued outcomes: each unit's **mean outcome**
+  ``m_u`` (the sign of a real outcome, or of a unit's sum, is biased under random clicks:
+  with optimized interleaving and linear credit a sign test over users rejected 40-50% of
+  null experiments); ``preference = -mean_u(m_u)`` (for probabilistic outcomes, in [-1, 1]:
+  the net expected share of units preferring B) with the one-sample t-test of
+  ``mean_u(m_u) = 0`` over units (each ``m_u`` has mean zero under random clicks); then
+  ``prefer_a``/``prefer_b`` count units with ``m_u > 0``/``< 0`` as a description only, and
+  so do ``wins_a``/``wins_b`` (impressions with outcome > 0 / < 0): neither is tested, and
+  their difference is not an estimate of anything (:meth:`InterleavingAnalysis.to_dicts`
+  labels them ``outcome > 0 (A)`` etc., not "wins").
+* **Designs without an unbiased solution** (optimized interleaving: ``Outcome.bias`` >
+  :data:`~serpeval.online.interleaving.optimized.BIAS_TOLERANCE`, a pair of rankings whose
+  LP has no distribution that makes random clicks give zero expected credit): those
+  impressions are left out of every statistic, per query (the bias is a property of the
+  two rankings, not of the clicks, so leaving them out keeps the null a null), and counted
+  (``biased_impressions``, the largest bias in ``max_bias``); ``allow_biased=True`` keeps
+  them, still counted. Plain-number outcomes carry no bias and cannot be checked.
 
 **Sanity checks** (the interleaving analogue of a sample-ratio check): first-pick balance
 (A should pick first in half the impressions), per-position team balance (each position
@@ -58,7 +76,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -92,21 +110,25 @@ __all__ = [
 # ------------------------------------------------------------------ inputs
 
 
-def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str]]:
-    """Outcomes as ``float64[n]`` and the methods named by Outcome objects/dicts (if any).
+def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str], NDArray[np.float64]]:
+    """Outcomes as ``float64[n]``, the methods named by Outcome objects/dicts (if any) and
+    each impression's design bias (:attr:`Outcome.bias`; 0 for plain numbers).
 
     Accepts numbers (+1/0/-1, or the real outcomes of probabilistic and optimized
     interleaving) or :class:`~serpeval.online.interleaving.Outcome` objects or their dicts.
     """
     values = list(outcomes) if not isinstance(outcomes, np.ndarray) else outcomes
     methods: set[str] = set()
+    biases: list[Any] | None = None
     if len(values) and not isinstance(values, np.ndarray):
         first = values[0]
         if hasattr(first, "outcome"):
             methods = {o.method for o in values if getattr(o, "method", None)}
+            biases = [getattr(o, "bias", None) for o in values]
             values = [o.outcome for o in values]
         elif isinstance(first, dict):
             methods = {o["method"] for o in values if o.get("method")}
+            biases = [o.get("bias") for o in values]
             values = [o["outcome"] for o in values]
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.size == 0:
@@ -117,7 +139,8 @@ def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str]]:
                    or not math.isfinite(v))
         raise InputError(f"outcomes must be finite numbers (+1 A wins, -1 B wins, 0 tie, or a "
                          f"method's real-valued outcome); found {bad!r}.")
-    return arr.astype(np.float64), methods
+    bias = np.zeros(arr.size) if biases is None else np.array([b or 0.0 for b in biases], dtype=np.float64)
+    return arr.astype(np.float64), methods, bias
 
 
 def _is_sign(outcomes: NDArray[np.float64]) -> bool:
@@ -169,9 +192,18 @@ class InterleavingAnalysis(Tabular):
         unit: what was resampled (``impression`` when no units were given).
         units: number of distinct units.
         prefer_a, prefer_b: units whose own wins favour A / B (the rest are indifferent).
-        preference: (prefer_b - prefer_a) / units (positive: more units prefer B).
-        preference_p_value: sign test of prefer_b vs prefer_a.
+        preference: (prefer_b - prefer_a) / units for ±1/0 outcomes (positive: more units
+            prefer B); -mean over units of each unit's mean outcome for real ones.
+        preference_p_value: sign test of prefer_b vs prefer_a (±1/0 outcomes); one-sample
+            t-test of the units' mean outcomes (real ones).
         test: ``sign test`` or ``t-test`` (what ``p_value`` is).
+        preference_test: ``sign test`` or ``t-test`` (what ``preference_p_value`` is).
+        biased_impressions: impressions whose design has no unbiased solution (optimized
+            interleaving, ``Outcome.bias`` above the tolerance); left out of every number
+            above unless ``biased_included``.
+        max_bias: the largest such bias (expected credit difference a random clicker gives
+            at the worst cut-off, in the credit function's units; 0 when none).
+        biased_included: True when ``allow_biased=True`` kept those impressions in.
     """
 
     impressions: int
@@ -190,6 +222,10 @@ class InterleavingAnalysis(Tabular):
     preference: float
     preference_p_value: float
     test: str = "sign test"
+    preference_test: str = "sign test"
+    biased_impressions: int = 0
+    max_bias: float = 0.0
+    biased_included: bool = False
 
     @property
     def winner(self) -> str:
@@ -204,15 +240,28 @@ class InterleavingAnalysis(Tabular):
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """One row for :func:`serpeval.report.table.render`; ``delta (B-A)`` and
-        ``preference (B-A)`` are positive when B (the candidate) is preferred."""
-        return [{
-            "impressions": self.impressions, "wins A": self.wins_a, "wins B": self.wins_b,
-            "ties": self.ties, "delta (B-A)": self.delta, f"p ({self.test})": self.p_value,
+        ``preference (B-A)`` are positive when B (the candidate) is preferred. For
+        real-valued outcomes the sign counts are labelled as what they are (``outcome > 0
+        (A)``, ``units mean > 0 (A)``...), not as wins; designs without an unbiased solution
+        add ``biased impressions`` and ``max bias``."""
+        real = self.test == "t-test"
+        labels = (("outcome > 0 (A)", "outcome < 0 (B)", "outcome = 0", "units mean > 0 (A)",
+                   "units mean < 0 (B)") if real else ("wins A", "wins B", "ties", "prefer A", "prefer B"))
+        row = {
+            "impressions": self.impressions, labels[0]: self.wins_a, labels[1]: self.wins_b,
+            labels[2]: self.ties, "delta (B-A)": self.delta, f"p ({self.test})": self.p_value,
             f"CI {self.confidence:.0%} low": self.ci_low, f"CI {self.confidence:.0%} high": self.ci_high,
-            "unit": self.unit, "units": self.units, "prefer A": self.prefer_a,
-            "prefer B": self.prefer_b, "preference (B-A)": self.preference,
+            "unit": self.unit, "units": self.units, labels[3]: self.prefer_a,
+            labels[4]: self.prefer_b, "preference (B-A)": self.preference,
             "p (units)": self.preference_p_value, "winner": self.winner,
-        }]
+        }
+        if real:
+            row["units test"] = self.preference_test
+        if self.biased_impressions:
+            row["biased impressions"] = self.biased_impressions
+            row["max bias"] = self.max_bias
+            row["biased"] = "included" if self.biased_included else "excluded"
+        return [row]
 
 
 def _binom_p(successes: int, trials: int) -> float:
@@ -288,10 +337,13 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
         method: the interleaving method that produced plain-number outcomes (Outcome
             objects name their own).
         allow_biased: analyse outcomes of a method that is biased under random clicks
-            (balanced interleaving) instead of refusing them.
+            (balanced interleaving) instead of refusing them, and keep impressions whose
+            optimized design has no unbiased solution (otherwise left out and counted).
 
     ±1/0 outcomes are counted per unit (units in sorted order of their ids) and analysed
-    by :func:`analyze_counts`: the same seed gives the same numbers either way.
+    by :func:`analyze_counts`: the same seed gives the same numbers either way. Real-valued
+    outcomes are summed per unit; the per-unit preference is their mean per unit (see the
+    module docstring).
 
     Examples:
         >>> res = analyze_outcomes([1, 1, 1, -1, 0, 0, 1, 1], rng=0)
@@ -300,15 +352,46 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
         >>> round(res.p_value, 4)                          # binomtest(1, 6, .5)
         0.2188
     """
-    o, methods = _outcomes(outcomes)
+    o, methods, bias = _outcomes(outcomes)
     _check_unbiased(methods | ({method} if method else set()), allow_biased)
-    codes, n_units = _units(units, len(o))
+    unit_ids = None if units is None else np.asarray(units)
+    if unit_ids is not None and unit_ids.shape != o.shape:
+        _units(unit_ids, len(o))  # the error message
+    biased, max_bias, o, unit_ids = _biased_designs(o, bias, unit_ids, allow_biased)
+    codes, n_units = _units(unit_ids, len(o))
     per_unit = [np.bincount(codes[test(o, 0)], minlength=n_units)
                 for test in (np.greater, np.less, np.equal)]
     sums = None if _is_sign(o) else (np.bincount(codes, weights=o, minlength=n_units).astype(np.float64),
                                      np.bincount(codes, weights=o * o, minlength=n_units).astype(np.float64))
-    return _analyze_units(*per_unit, sums=sums, unit=unit if units is not None else "impression",
-                          confidence=confidence, n_resamples=n_resamples, rng=rng)
+    result = _analyze_units(*per_unit, sums=sums, unit=unit if units is not None else "impression",
+                            confidence=confidence, n_resamples=n_resamples, rng=rng)
+    if not biased:
+        return result
+    return replace(result, biased_impressions=biased, max_bias=max_bias, biased_included=allow_biased)
+
+
+def _biased_designs(o: NDArray[np.float64], bias: NDArray[np.float64], units: NDArray[Any] | None,
+                    allow_biased: bool) -> tuple[int, float, NDArray[np.float64], NDArray[Any] | None]:
+    """(count, largest bias, outcomes, units): impressions whose design has no unbiased
+    solution (bias above :data:`optimized.BIAS_TOLERANCE`) are counted and, unless
+    ``allow_biased``, left out."""
+    from serpeval.online.interleaving.optimized import BIAS_TOLERANCE
+
+    flagged = bias > BIAS_TOLERANCE
+    count = int(flagged.sum())
+    if not count:
+        return 0, 0.0, o, units
+    largest = float(bias[flagged].max())
+    if allow_biased:
+        return count, largest, o, units
+    if count == len(o):
+        raise InputError(
+            f"all {count} impressions come from optimized designs without an unbiased solution "
+            f"(largest bias {largest:.3g}): random clicks would favour one ranker, so they cannot "
+            "decide a winner. Use another method (team_draft, probabilistic) or credit_function, "
+            "or pass allow_biased=True to analyse them anyway.")
+    keep = ~flagged
+    return count, largest, o[keep], None if units is None else units[keep]
 
 
 def analyze_counts(wins: ArrayLike, losses: ArrayLike, ties: ArrayLike, *, unit: str = "user",
@@ -404,12 +487,20 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     prefer_a = int(np.count_nonzero(sum_u > 0))
     prefer_b = int(np.count_nonzero(sum_u < 0))
+    if sums is None:
+        preference = (prefer_b - prefer_a) / n_units
+        preference_p, preference_test = _binom_p(prefer_b, prefer_a + prefer_b), "sign test"
+    else:  # each unit's mean outcome: its sign (that of the sum) is biased under random clicks
+        mean_u = sum_u / counts_u
+        preference = -float(mean_u.mean())
+        preference_p = _mean_zero_p(float(mean_u.sum()), float((mean_u ** 2).sum()), n_units)
+        preference_test = "t-test"
     return InterleavingAnalysis(
         impressions=impressions, wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
         p_value=p_value, ci_low=float(low), ci_high=float(high),
         confidence=confidence, unit=unit, units=n_units,
-        prefer_a=prefer_a, prefer_b=prefer_b, preference=(prefer_b - prefer_a) / n_units,
-        preference_p_value=_binom_p(prefer_b, prefer_a + prefer_b), test=test,
+        prefer_a=prefer_a, prefer_b=prefer_b, preference=preference,
+        preference_p_value=preference_p, test=test, preference_test=preference_test,
     )
 
 
