@@ -110,3 +110,23 @@ def test_pool_to_a_tsv_file_reads_back_as_qrels(files, capsys) -> None:
     assert out.read_text().splitlines()[0].split("\t")[:3] == ["query_id", "doc_id", "relevance"]
     # old + new top 3: q1 a b c n m, q2 x y z -> 8 documents, graded by the qrels (0 where unjudged)
     assert read_qrels(out).to_dict() == {"q1": {"a": 1, "b": 0, "c": 0, "n": 0, "m": 0}, "q2": {"x": 2, "y": 0, "z": 0}}
+
+
+def test_diff_command_reports_queries_one_run_lacks(tmp_path, capsys) -> None:
+    """A answers q1 and q2, B only q1 (the same ranking): compared on q1 (overlap@2 = 1, not
+    (1 + 0) / 2), q2 counted and named; --missing zero keeps the old rule and says so."""
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_text("q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 a\nq2 Q0 d3 1 1 a\n")
+    b.write_text("q1 Q0 d1 1 2 b\nq1 Q0 d2 2 1 b\n")
+    assert main(["diff", str(a), str(b), "-k", "2", "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["summary"]["overlap@2"] == 1.0
+    assert payload["summary"]["queries"] == 1
+    assert (payload["missing"], payload["only_a"], payload["only_b"]) == ("skip", ["q2"], [])
+    assert main(["diff", str(a), str(b), "-k", "2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "compared on the 1 queries both runs answer; left out, only in A: 1 (q2)" in out
+    assert main(["diff", str(a), str(b), "-k", "2", "--missing", "zero", "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["summary"]["overlap@2"] == 0.5
+    assert payload["missing"] == "zero"

@@ -50,7 +50,7 @@ def test_hand_worked_rbo_overlap_and_tau() -> None:
 def test_identical_disjoint_and_empty_rankings() -> None:
     a = run("A", {"same": ["x", "y", "z"], "apart": ["x", "y"], "only_a": ["x"]})
     b = run("B", {"same": ["x", "y", "z"], "apart": ["u", "v"], "only_b": ["w"]})
-    r = diff_runs(a, b, k=3, p=0.9)
+    r = diff_runs(a, b, k=3, p=0.9, missing="zero")  # one-sided queries as empty rankings
     same, apart, only_a = row(r, "same"), row(r, "apart"), row(r, "only_a")
     # Identical prefixes: RBO_min + RBO_res = 1 and RBO_ext = 1 (the agreement continues).
     assert r.rbo_ext[same] == pytest.approx(1.0)
@@ -171,3 +171,41 @@ def test_depth_cut_and_options() -> None:
         diff_runs(a, b, p=1.0)
     with pytest.raises(OptionError, match="k must be"):
         diff_runs(a, b, k=0)
+
+
+def test_queries_missing_from_one_run_are_reported_and_left_out() -> None:
+    """A answers q1, q2, "tópico-3"; B answers q1 (the same ranking) and "z9". Scoring the
+    one-sided queries as empty rankings gave overlap@2 (1 + 0 + 0 + 0) / 4 = 0.25 and RBO_ext
+    0.25 for identical runs. By default the diff is on the 1 shared query: overlap 1, RBO_ext 1,
+    and the one-sided queries are counted and named."""
+    a = run("A", {"q1": ["a", "b"], "q2": ["c"], "tópico-3": ["d", "e"]})
+    b = run("B", {"q1": ["a", "b"], "z9": ["x"]})
+    r = diff_runs(a, b, k=2)
+    assert r.query_ids.tolist() == ["q1"]
+    assert r.only_a == ("q2", "tópico-3")
+    assert r.only_b == ("z9",)
+    assert r.missing == "skip"
+    s = r.summary()
+    assert (s["queries"], s["overlap@2"], s["RBO_ext"]) == (1, 1.0, pytest.approx(1.0))
+    assert (s["queries only in A"], s["queries only in B"]) == (2, 1)
+    assert (s["entered"], s["left"]) == (0, 0)
+    payload = r.to_json_dict()
+    assert payload["missing"] == "skip"
+    assert payload["only_a"] == ["q2", "tópico-3"]
+    assert payload["only_b"] == ["z9"]
+    assert any("only in A: 2 (q2, tópico-3)" in n for n in r.notes())
+    old = diff_runs(a, b, k=2, missing="zero")
+    assert old.summary()["queries"] == 4
+    assert old.summary()["overlap@2"] == pytest.approx(0.25)
+    assert old.summary()["RBO_ext"] == pytest.approx(0.25)
+    assert (old.summary()["entered"], old.summary()["left"]) == (1, 3)  # x entered; c, d, e left
+    assert any("empty rankings" in n for n in old.notes())
+    with pytest.raises(OptionError, match="missing"):
+        diff_runs(a, b, missing="drop")
+
+
+def test_no_shared_query_is_an_error() -> None:
+    from serpeval.core.errors import InputError
+
+    with pytest.raises(InputError, match="no query"):
+        diff_runs(run("A", {"q1": ["a"]}), run("B", {"q2": ["a"]}))

@@ -20,7 +20,9 @@ def register(sub: Any) -> None:
                     "RBO_res bounds, Webber et al. 2010), Kendall's tau on the shared documents, "
                     "and the documents that entered or left the top k; with --qrels, how many of "
                     "those nobody judged. Prints the means and the queries that changed most "
-                    "(lowest RBO_ext); -q prints every query.",
+                    "(lowest RBO_ext); -q prints every query. Compared on the queries both runs "
+                    "answer; the queries only one run answers are counted and named "
+                    "(--missing zero scores them as empty rankings instead).",
         epilog=EXIT_CODES_HELP,
     )
     p.add_argument("run_a", metavar="RUN_A", help="the first run (baseline)")
@@ -31,6 +33,9 @@ def register(sub: Any) -> None:
                    help="RBO persistence p (default 0.9: 86%% of the weight on the top 10)")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="cut both runs at N docs first")
     p.add_argument("--qrels", metavar="FILE", help="count (and list) the changed documents nobody judged")
+    p.add_argument("--missing", choices=("skip", "zero"), default="skip",
+                   help="a query only one run answers: skip (default: left out, counted and named in the "
+                        "notes) or zero (an empty ranking on the other side: overlap 0, RBO 0)")
     p.add_argument("--top", type=NON_NEGATIVE_INT, default=10, metavar="N",
                    help="queries that changed most to list (default 10)")
     p.add_argument("-q", "--per-query", action="store_true", help="every query, not only the most changed")
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"-o": args.output, "--unjudged": args.unjudged}, [args.run_a, args.run_b, args.qrels])
     a, b = read_run(args.run_a), read_run(args.run_b)
     qrels = read_qrels(args.qrels) if args.qrels else None
-    result = diff_runs(a, b, k=args.k, p=args.persistence, depth=args.depth, qrels=qrels)
+    result = diff_runs(a, b, k=args.k, p=args.persistence, depth=args.depth, qrels=qrels, missing=args.missing)
     if args.unjudged:
         write_output("".join(f"{q} 0 {d} -1\n" for q, d, _ in result.unjudged), args.unjudged)
     if args.format == "json":
@@ -69,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     notes = [f"A = {result.a}, B = {result.b}; RBO p = {result.p:g}"
              + (f", both cut at depth {result.depth}" if result.depth else ""),
              "entered / left: documents that entered / left the top "
-             f"{result.k} from A to B"]
+             f"{result.k} from A to B", *result.notes()]
     if qrels is not None:
         notes.append(f"{len(result.unjudged)} changed documents are unjudged in {qrels.source}")
     if args.format in ("csv", "tsv"):

@@ -26,9 +26,16 @@ has), ``s <= l`` the two lengths and ``w_d = p^d / d``:
 * **Changed documents** at ``k``: those in ``B``'s top k and not ``A``'s (entered) and the
   reverse (left); with qrels, how many of them nobody judged.
 
-Queries are those of either run; a query only one run answers has an empty ranking on the
-other side. Vectorized: both runs ranked in one sort, ``X_d`` is a bincount and a cumulative
-sum over flat per-query segments, tau counts concordant pairs over chunks of queries.
+**Queries** (``missing=``): by default (``"skip"``) the diff is over the queries **both** runs
+answer; a query only one run answers is left out, and counted and named (``only_a``,
+``only_b``, the notes): scored as an empty ranking it would add overlap 0 and RBO 0 and pull
+every mean down (two identical runs with half their queries one-sided would show RBO 0.5).
+``"zero"`` keeps every query of either run, a one-sided query being an empty ranking on the
+other side (overlap 0, RBO_min = RBO_ext = 0, RBO_res = 1, its documents all entered or left),
+as ``evaluate``'s ``missing="zero"`` scores an absent query 0.
+
+Vectorized: both runs ranked in one sort, ``X_d`` is a bincount and a cumulative sum over flat
+per-query segments, tau counts concordant pairs over chunks of queries.
 """
 
 from __future__ import annotations
@@ -41,14 +48,19 @@ import numpy as np
 import pyarrow as pa
 
 from serpeval.core.checks import check_count
-from serpeval.core.errors import OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.core.tabular import Tabular
 from serpeval.judgments.stacked import qrels_grades, sort_by, stack_runs
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["RunDiff", "diff_runs", "rbo_from_overlaps"]
+__all__ = ["MISSING_RULES", "RunDiff", "diff_runs", "rbo_from_overlaps"]
+
+#: How a query only one run answers is treated (see the module docstring).
+MISSING_RULES = ("skip", "zero")
+#: One-sided queries named in the notes (all of them are in ``RunDiff.only_a`` / ``only_b``).
+_EXAMPLES = 5
 
 #: Pairs of shared documents compared per chunk of queries in Kendall's tau.
 _PAIR_CHUNK = 1 << 22
@@ -63,7 +75,8 @@ class RunDiff(Tabular):
         k: the depth of overlap@k and of the changed documents.
         p: RBO's persistence.
         depth: the depth both runs were cut at (None: whole rankings).
-        query_ids: every query of either run, in byte order.
+        query_ids: the queries compared, in byte order: those both runs answer (``missing``
+            ``"skip"``) or every query of either run (``"zero"``).
         n_a, n_b: ranking lengths.
         overlap, rbo_min, rbo_res, rbo_ext, tau: per query.
         shared: documents both rankings hold.
@@ -72,6 +85,8 @@ class RunDiff(Tabular):
             without qrels).
         unjudged: the changed, unjudged documents: ``(query_id, doc_id, "entered"|"left")``.
         qrels: the qrels' source, when given.
+        only_a, only_b: queries only ``a`` / only ``b`` answers (byte order), whatever the rule.
+        missing: the rule for them: ``"skip"`` (left out) or ``"zero"`` (empty rankings).
     """
 
     a: str
@@ -94,6 +109,9 @@ class RunDiff(Tabular):
     left_unjudged: NDArray[np.int64] | None = None
     unjudged: tuple[tuple[str, str, str], ...] = ()
     qrels: str | None = None
+    only_a: tuple[str, ...] = ()
+    only_b: tuple[str, ...] = ()
+    missing: str = "skip"
 
     def to_dicts(self, per_query: bool = True) -> list[dict[str, Any]]:
         """One row per query (``per_query``), or one row of means."""
@@ -123,11 +141,24 @@ class RunDiff(Tabular):
             "RBO_res": _mean(self.rbo_res), "RBO_ext": _mean(self.rbo_ext),
             "tau": float(tau.mean()) if len(tau) else None,
             "entered": int(self.entered.sum()), "left": int(self.left.sum()),
+            "queries only in A": len(self.only_a), "queries only in B": len(self.only_b),
         }
         if self.entered_unjudged is not None and self.left_unjudged is not None:
             out["entered unjudged"] = int(self.entered_unjudged.sum())
             out["left unjudged"] = int(self.left_unjudged.sum())
         return out
+
+    def notes(self) -> list[str]:
+        """Which queries were compared, and the one-sided ones (count and the first few)."""
+        if not (self.only_a or self.only_b):
+            return [f"{len(self.query_ids)} queries, all answered by both runs"]
+        sides = [f"only in {side}: {len(ids)} ({_examples(ids)})"
+                 for side, ids in (("A", self.only_a), ("B", self.only_b)) if ids]
+        if self.missing == "skip":
+            return [f"compared on the {len(self.query_ids)} queries both runs answer; left out, "
+                    + "; ".join(sides) + " (--missing zero scores them as empty rankings)"]
+        return [f"all {len(self.query_ids)} queries of either run; scored as empty rankings on the "
+                "other side (overlap 0, RBO 0), which lowers every mean: " + "; ".join(sides)]
 
     def most_changed(self, n: int = 10) -> list[dict[str, Any]]:
         """The ``n`` queries with the lowest RBO_ext (ties by lower overlap, then query id)."""
@@ -137,7 +168,9 @@ class RunDiff(Tabular):
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "k": self.k, "p": self.p, "depth": self.depth,
-                "qrels": self.qrels, "summary": self.summary(), "per_query": self.to_dicts(),
+                "qrels": self.qrels, "missing": self.missing, "only_a": list(self.only_a),
+                "only_b": list(self.only_b), "notes": self.notes(),
+                "summary": self.summary(), "per_query": self.to_dicts(),
                 "unjudged": [{"query_id": q, "doc_id": d, "change": c} for q, d, c in self.unjudged]}
 
     def _html_caption(self) -> str:
@@ -148,12 +181,17 @@ def _mean(values: NDArray[np.float64]) -> float | None:
     return float(values.mean()) if len(values) else None
 
 
+def _examples(ids: tuple[str, ...]) -> str:
+    shown = ", ".join(ids[:_EXAMPLES])
+    return shown + (f", ... {len(ids) - _EXAMPLES} more" if len(ids) > _EXAMPLES else "")
+
+
 def _none_if_nan(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
 def diff_runs(run_a: Any, run_b: Any, *, k: int | None = None, p: float = 0.9, depth: int | None = None,
-              qrels: Any | None = None) -> RunDiff:
+              qrels: Any | None = None, missing: str = "skip") -> RunDiff:
     """Compare two runs query by query without judgments (see the module docstring).
 
     Args:
@@ -164,9 +202,13 @@ def diff_runs(run_a: Any, run_b: Any, *, k: int | None = None, p: float = 0.9, d
         p: RBO persistence in (0, 1) (0.9 puts 86% of the weight on the top 10).
         depth: cut both rankings at this depth first (None: whole rankings).
         qrels: when given, the changed documents nobody judged are counted and listed.
+        missing: a query only one run answers: ``"skip"`` (default: left out, counted in
+            ``only_a`` / ``only_b``) or ``"zero"`` (an empty ranking on the other side).
 
     Raises:
-        OptionError: ``k`` or ``depth`` not a positive integer, ``k > depth``, ``p`` outside (0, 1).
+        OptionError: ``k`` or ``depth`` not a positive integer, ``k > depth``, ``p`` outside (0, 1),
+            ``missing`` not one of :data:`MISSING_RULES`.
+        InputError: with ``missing="skip"``, the runs share no query.
         DuplicateError: a run retrieves a document twice for one query (file:line).
     """
     from serpeval.io import as_qrels, as_run
@@ -179,6 +221,9 @@ def diff_runs(run_a: Any, run_b: Any, *, k: int | None = None, p: float = 0.9, d
         raise OptionError(f"k ({k}) is deeper than depth ({depth}): rankings cut at {depth} share at most "
                           f"{depth} of their top {k}, so identical runs would show overlap@{k} = {depth / k:g}; "
                           f"use k <= {depth} (-k {depth}) or a deeper depth.")
+    if missing not in MISSING_RULES:
+        raise OptionError(f"missing must be one of {', '.join(MISSING_RULES)} (what to do with a query only "
+                          f"one run answers); got {missing!r}.")
     a, b = as_run(run_a), as_run(run_b)
     if a.name == b.name:
         b = b.renamed(b.name + " (b)")
@@ -219,9 +264,22 @@ def diff_runs(run_a: Any, run_b: Any, *, k: int | None = None, p: float = 0.9, d
         kinds = np.where(entered_mask[changed], "entered", "left").tolist()
         unjudged = tuple(zip(qids, docs, kinds, strict=True))
     query_ids = stacked.query_ids.to_numpy(zero_copy_only=False)
-    return RunDiff(a.name, b.name, k, float(p), depth, query_ids, n_a.astype(np.int64), n_b.astype(np.int64),
-                   overlap, rbo_min, rbo_res, rbo_ext, tau, shared, entered, left, entered_unjudged,
-                   left_unjudged, unjudged, source)
+    only_a = tuple(query_ids[(n_a > 0) & (n_b == 0)].tolist())
+    only_b = tuple(query_ids[(n_b > 0) & (n_a == 0)].tolist())
+    keep = np.ones(nq, dtype=bool) if missing == "zero" else (n_a > 0) & (n_b > 0)
+    if not keep.any():
+        raise InputError(f"{a.name} and {b.name} answer no query in common ({a.name}: {len(only_a)} queries, e.g. "
+                         f"{_examples(only_a)}; {b.name}: {len(only_b)}, e.g. {_examples(only_b)}); check that "
+                         "they are runs of the same topics with the same query ids.")
+    if qrels is not None and not keep.all():
+        kept_ids = set(query_ids[keep].tolist())
+        unjudged = tuple(u for u in unjudged if u[0] in kept_ids)
+    return RunDiff(a.name, b.name, k, float(p), depth, query_ids[keep], n_a[keep].astype(np.int64),
+                   n_b[keep].astype(np.int64), overlap[keep], rbo_min[keep], rbo_res[keep], rbo_ext[keep],
+                   tau[keep], shared[keep], entered[keep], left[keep],
+                   None if entered_unjudged is None else entered_unjudged[keep],
+                   None if left_unjudged is None else left_unjudged[keep], unjudged, source, only_a, only_b,
+                   missing)
 
 
 def rbo_from_overlaps(depth_of_match: NDArray[np.int64], query: NDArray[np.int64], n_a: NDArray[np.int64],

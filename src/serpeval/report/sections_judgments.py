@@ -76,6 +76,9 @@ def _panel(d: Data, topics: Mapping[str, str]) -> Panel:
         table.append(Row(cells))
     body: Markup = (fragment("cards", cards) + fragment("figure", chart, "")
                     + fragment("table", Table(columns, table, scroll=True)))
+    notes = d.get("notes") or []
+    if notes:
+        body += fragment("notes", notes)
     return Panel(f"{a} vs {b}", body, f"{a} vs {b}: mean RBO_ext {number(s['RBO_ext'])} over "
                                       f"{s['queries']} queries")
 
