@@ -6,6 +6,8 @@ Each command lives in its own module ``serpeval.cli.cmd_<name>`` with ``register
 input, an unwritable output, Ctrl-C...) prints one line on stderr and exits with a status
 (:mod:`serpeval.cli.failures`); ``--debug`` shows the traceback instead. Outputs are written
 atomically and checked before any work (:mod:`serpeval.cli.common`).
+No output may replace an input: every file a command reads, named on its command line or
+opened, is noted by identity (:mod:`serpeval.core.identity`) and refused as an output.
 A run in which no judged query has results exits 7, as trec_eval does.
 """
 
@@ -17,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from serpeval.cli.common import EXIT_USAGE, spare_pandas_import
+from serpeval.cli.common import EXIT_USAGE, note_named_inputs, spare_pandas_import
 from serpeval.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
@@ -106,6 +108,10 @@ def _run(args_list: list[str]) -> int:
         return EXIT_USAGE
     if getattr(args, "backend", "local") == "local":  # Spark hands pandas data to pyarrow
         spare_pandas_import(args.command)
-    status = args.func(args)
+    from serpeval.core.identity import reading_scope
+
+    with reading_scope():  # no output may replace an input (serpeval.core.identity)
+        note_named_inputs(args)
+        status = args.func(args)
     sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     return int(status or 0)

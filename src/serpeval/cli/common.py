@@ -10,8 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["EXIT_CODES_HELP", "EXIT_USAGE", "PANDAS_FREE", "check_outputs", "spare_pandas_import",
-           "split_measures", "started_as", "table_width", "write_output"]
+__all__ = ["EXIT_CODES_HELP", "EXIT_USAGE", "OUTPUT_OPTIONS", "PANDAS_FREE", "check_outputs", "note_named_inputs",
+           "spare_pandas_import", "split_measures", "started_as", "table_width", "write_output"]
 
 EXIT_USAGE = 2
 
@@ -95,6 +95,53 @@ def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] =
     from serpeval.io.outputs import check_outputs as check
 
     check(outputs, inputs)
+
+
+#: The destinations of the options that name what a command writes (``-o/--output``, ``--json``,
+#: ``--counts``, ``--plot``, ``--unjudged``, generate-logs' ``folder``). Every other argument that
+#: names a file, a folder or a glob is an input (:func:`note_named_inputs`).
+OUTPUT_OPTIONS = frozenset({"output", "json", "counts", "plot", "unjudged", "folder"})
+
+#: At most this many files of one input folder or glob are noted (a bigger one is a dataset no
+#: output is written into).
+MAX_NOTED_FILES = 10_000
+
+
+def note_named_inputs(args: Any) -> None:
+    """Note every file the command line names as an input, before any work: each argument
+    that is not one of :data:`OUTPUT_OPTIONS` and names a regular file (``-``: standard input
+    when it is a file), the files in a folder it names (a log folder, a demo collection) or
+    that a glob it gives matches (``logs/*.parquet``). An output that is one of them, by
+    identity, is then refused by :func:`check_outputs` and by the atomic writer
+    (:mod:`serpeval.core.identity`; runs inside the scope that :func:`serpeval.cli.app.main` opens).
+    An argument that names nothing (a measure, ``builtin:length``) is passed over.
+    """
+    from pathlib import Path
+
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_OPTIONS or dest == "func":
+            continue
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, (str, Path)) and str(item):
+                _note_path(str(item))
+
+
+def _note_path(text: str) -> None:
+    import glob
+    import itertools
+    import os
+
+    from serpeval.core.identity import note_input
+
+    if os.path.isdir(text):
+        walked = ((os.path.join(top, name) for name in names) for top, _, names in os.walk(text))
+        files: Any = itertools.chain.from_iterable(walked)
+    elif any(ch in text for ch in "*?[") and not os.path.exists(text):
+        files = glob.iglob(text, recursive=True)
+    else:
+        files = (text,)
+    for path in itertools.islice(files, MAX_NOTED_FILES):
+        note_input(path, None if path == text else f"{path}, in {text}")
 
 
 def table_width(output: str | None = None) -> int | None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from serpeval.core.errors import OutOfMemoryError, ReadError, os_error_cause
-from serpeval.io.identity import note_input, note_stat
+from serpeval.core.identity import note_input, note_stat
 
 __all__ = ["GZIP_MAGIC", "PARQUET_MAGIC", "Input", "decompress", "open_input", "read_input", "reading_error"]
 
@@ -162,7 +162,7 @@ def open_input(source: str | Path | bytes | IO[bytes] | Input, *, what: str | No
         label = str(getattr(source, "name", "<stream>"))
         return _finish(_read_stream(source, label), label, what)  # type: ignore[arg-type]
     if str(source) == "-":
-        note_input("-")  # `< qrels.txt` is that file: no output may replace it (serpeval.io.identity)
+        note_input("-")  # `< qrels.txt` is that file: no output may replace it (serpeval.core.identity)
         return _finish(_stdin(), STDIN_LABEL, what)
     label = str(source)
     try:

@@ -24,8 +24,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from serpeval.core.errors import OutputError, os_error_cause
+from serpeval.core.identity import identity as _identity
+from serpeval.core.identity import input_named
 
-__all__ = ["atomic_files", "atomic_path", "check_outputs", "write_bytes", "write_stdout", "write_text", "writing_error"]
+__all__ = ["atomic_files", "atomic_path", "check_outputs", "folder_meant", "write_bytes", "write_stdout",
+           "write_text", "writing_error"]
 
 STDOUT = "<stdout>"
 
@@ -82,6 +85,29 @@ def _special(path: Path) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
+def folder_meant(path: str | Path) -> bool:
+    """Whether ``path`` is spelled as a folder: it ends with a separator (``out/``). Such a name
+    is never written as a file (``Path("out/")`` would drop the slash and write ``out``)."""
+    text = os.fspath(path)
+    return text.endswith(("/", os.sep)) and text.rstrip("/" + os.sep) != ""
+
+
+def _refuse_folder_name(label: str, path: str | Path) -> None:
+    if folder_meant(path) and not _special(Path(path)):
+        raise OutputError(f"{label}: cannot write: the name ends with '/', which means a folder; give a file "
+                          f"name (e.g. {os.fspath(path).rstrip('/' + os.sep)}/results.txt).")
+
+
+def _refuse_input(label: str, path: str | Path, inputs: dict[tuple[int, int], str] | None = None) -> None:
+    """An OutputError when ``path`` is one of ``inputs`` or an input noted in the command's scope."""
+    key = _identity(path)
+    source = (inputs or {}).get(key) if key is not None else None
+    source = source or input_named(path)
+    if source is not None:
+        raise OutputError(f"{label}: refusing to overwrite an input of this command ({source}); "
+                          "choose another output file.")
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path, *, label: str | None = None) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success it replaces ``path``.
@@ -90,10 +116,12 @@ def atomic_path(path: str | Path, *, label: str | None = None) -> Iterator[Path]
     ``ParquetWriter``). On success the file is flushed to disk and renamed over ``path``
     (its permission bits kept when it existed). On any exception, Ctrl-C included, the
     temporary file is removed and ``path`` is left as it was. An OSError from the body is
-    reported as an OutputError naming ``path``.
+    reported as an OutputError naming ``path``. Refused: a name spelled as a folder (``out/``)
+    and, inside a command, one of its inputs (see the module docstring).
     """
     target = Path(path)
     label = label or str(path)
+    _refuse_folder_name(label, path)
     if _special(target):
         try:
             yield target
@@ -103,6 +131,7 @@ def atomic_path(path: str | Path, *, label: str | None = None) -> Iterator[Path]
     real = Path(os.path.realpath(target))
     if real.is_dir():
         raise OutputError(f"{label}: cannot write: it is a folder; give a file name.")
+    _refuse_input(label, real)
     temporary = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp{real.suffix}")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
@@ -139,32 +168,29 @@ def _sync_folder(folder: Path) -> None:
         _sync(folder)
 
 
-def _identity(path: str | Path) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return info.st_dev, info.st_ino
-
-
 def check_outputs(outputs: Mapping[str, str | Path | None], inputs: Iterable[str | Path | None] = ()) -> None:
     """Refuse bad outputs before any work: ``{option: path}`` (``{"-o": "out.csv"}``).
 
     Refused: a path whose folder does not exist or may not be written to, a path that is a
-    folder, a path that is one of ``inputs`` (the same file, also through a link), and two options naming the same
-    file. ``None`` and ``-`` (standard output) are skipped.
+    folder or ends with ``/``, a path that is one of ``inputs`` or of the inputs noted in the
+    command's scope (the same file by identity: any spelling, a symbolic or a hard link), and
+    two options naming the same file. ``None`` and ``-`` (standard output) are skipped.
 
     Raises:
         OutputError: naming the option, the path and the reason.
     """
     given = {option: str(path) for option, path in outputs.items() if path not in (None, "", "-")}
-    sources = {_identity(p): str(p) for p in inputs if p not in (None, "", "-")}
-    sources.pop(None, None)
+    sources: dict[tuple[int, int], str] = {}
+    for source in inputs:
+        key = _identity(source) if source not in (None, "", "-") else None
+        if key is not None:
+            sources.setdefault(key, str(source))
     seen: dict[tuple[int, int] | str, str] = {}
     for option, path in given.items():
         target = Path(path)
         if _special(target):
             continue
+        _refuse_folder_name(f"{option} {path}", path)
         if target.is_dir():
             raise OutputError(f"{option} {path}: cannot write: it is a folder; give a file name.")
         folder = Path(os.path.realpath(target)).parent
@@ -173,12 +199,8 @@ def check_outputs(outputs: Mapping[str, str | Path | None], inputs: Iterable[str
             raise OutputError(f"{option} {path}: cannot write: the folder {target.parent} {why}.")
         if not os.access(folder, os.W_OK | os.X_OK):
             raise OutputError(f"{option} {path}: cannot write: permission denied (in {target.parent}).")
+        _refuse_input(f"{option} {path}", target, sources)
         key = _identity(target)
-        if key is not None and key in sources:
-            raise OutputError(
-                f"{option} {path}: refusing to overwrite an input of this command "
-                f"({sources[key]}); choose another output file."
-            )
         name = key or str(Path(os.path.realpath(target)))
         if name in seen:
             raise OutputError(f"{option} {path}: the same file as {seen[name]}; give each output its own file.")
@@ -205,6 +227,8 @@ def atomic_files(folder: str | Path, names: Iterable[str], *, stale: Iterable[st
     label = str(folder)
     if target.exists() and not target.is_dir():
         raise OutputError(f"{label}: cannot write a log folder: a file of that name exists.")
+    for name in (*names, *stale):
+        _refuse_input(str(target / name), target / name)
     token = secrets.token_hex(4)
     fresh = not target.exists()
     try:

@@ -25,6 +25,7 @@ from typing import IO
 
 from serpeval.core.data import Run
 from serpeval.core.errors import EmptyInputError, ParseError
+from serpeval.core.identity import note_input, note_stat
 from serpeval.io.inputs import GZIP_MAGIC, STDIN_LABEL, Input, reading_error
 from serpeval.io.trec import RUN_COLUMNS, _fields, _unnamed, read_trec_run, run_name_of
 
@@ -70,6 +71,7 @@ def _open(source: str | Path) -> tuple[IO[bytes], IO[bytes], int, str]:
     """(reader of the decompressed bytes, raw file for progress, raw size or 0, label)."""
     label = str(source)
     if label == "-":
+        note_input("-")  # no output may replace it (serpeval.core.identity)
         stream = sys.stdin.buffer
         return stream, stream, 0, STDIN_LABEL
     try:
@@ -77,6 +79,7 @@ def _open(source: str | Path) -> tuple[IO[bytes], IO[bytes], int, str]:
         info = os.fstat(raw.fileno())
     except OSError as exc:
         raise reading_error(exc, label) from None
+    note_stat(info, label)
     regular = stat.S_ISREG(info.st_mode)
     if regular and raw.read(2) == GZIP_MAGIC:
         raw.seek(0)
