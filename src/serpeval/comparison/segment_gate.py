@@ -153,22 +153,24 @@ def gate_groups(results: Results, groups: Groups, measures: Iterable[str | Measu
     generator = as_generator(rng)
     orient = np.array([1.0 if m.spec.higher_is_better else -1.0 for m in measures_])
     alternative: Alternative = "greater" if rule == "non-inferiority" else "less"
-    found = []
+    found: list[tuple[str, Measure, int, float, float, float, float]] = []
     for k, group in enumerate(groups.order):
         members = matrix[:, k]
         n = int(members.sum())
-        for j, m in enumerate(measures_):
-            base = m.aggregate(values[0, j, members]) if n else float("nan")
-            cand = m.aggregate(values[1, j, members]) if n else float("nan")
-            margin = drop.margin(base) if n else float("nan")
-            p = float("nan")
-            if n >= min_queries:
-                per_query = n if m.spec.aggregate == "sum" else 1.0
-                gain = (values[1, j, members] - values[0, j, members]) * orient[j]
-                tested = paired_test(test, gain + margin / per_query, alternative=alternative,
-                                     confidence=1 - alpha, n_resamples=n_resamples, rng=generator)
-                p = float(tested.p_value)
-            found.append((group, m, n, base, cand, margin, p))
+        bases = [m.aggregate(values[0, j, members]) if n else float("nan") for j, m in enumerate(measures_)]
+        cands = [m.aggregate(values[1, j, members]) if n else float("nan") for j, m in enumerate(measures_)]
+        margins = [drop.margin(b) if n else float("nan") for b in bases]
+        ps = np.full(len(measures_), np.nan)
+        if n >= min_queries:
+            # All measures of a group in one call: a resampling test draws the same resamples
+            # for each, so a measure's p-value does not depend on the others gated with it.
+            per_query = np.array([n if m.spec.aggregate == "sum" else 1.0 for m in measures_])
+            gain = (values[1][:, members] - values[0][:, members]) * orient[:, None]
+            shifted = gain + (np.array(margins) / per_query)[:, None]
+            tested = paired_test(test, shifted, alternative=alternative, confidence=1 - alpha,
+                                 n_resamples=n_resamples, rng=generator)
+            ps = np.atleast_1d(np.asarray(tested.p_value, dtype=np.float64))
+        found.extend((group, m, n, bases[j], cands[j], margins[j], float(ps[j])) for j, m in enumerate(measures_))
     p_all = np.array([f[-1] for f in found])
     gated = np.isfinite(p_all)
     corrected = np.full_like(p_all, np.nan)

@@ -533,6 +533,10 @@ def segment_breakdown(comparison: Comparison, groups: Groups, *, correction: str
         x_all, y_all, matrix, test=comparison.test, confidence=comparison.confidence, correction=correction,
         n_resamples=comparison.resamples or 10_000, rng=generator)
     sizes = matrix.sum(axis=0)
+    # Every interaction test shuffles with the same stream (as every comparison of the
+    # randomization test shares its sign flips), so a measure's p-value does not depend on
+    # which measures and pairs were tested before it.
+    shuffle_seed = int(generator.integers(0, 2**63))
 
     rows = []
     interactions = []
@@ -556,7 +560,8 @@ def segment_breakdown(comparison: Comparison, groups: Groups, *, correction: str
                     improved=bool(delta != 0 and (delta > 0) == m.spec.higher_is_better),
                     too_small=n < min_queries))
             f, p_perm, p_anova, used = interaction_test(x_all[j, k_pair] - y_all[j, k_pair], matrix,
-                                                        n_permutations=n_permutations, rng=generator)
+                                                        n_permutations=n_permutations,
+                                                        rng=np.random.default_rng(shuffle_seed))
             interactions.append(Interaction(str(m), systems[a], systems[b], int((sizes > 0).sum()),
                                             int(sizes.sum()), f, p_perm, p_anova, used))
     return SegmentBreakdown(

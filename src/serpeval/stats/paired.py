@@ -156,6 +156,18 @@ def paired_t(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternati
                       0, f"Student's paired t-test, df = {df}")
 
 
+def _exact_applies(flat: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per row of differences: no zero and no tie among ``|d|`` (compared exactly, as scipy does).
+
+    scipy.stats.wilcoxon's ``method="auto"`` uses the exact null distribution for up to 50
+    differences only when its whole input has neither; otherwise a permutation test (up to
+    13) or the normal approximation. Rows that differ in this flag must not share a call.
+    """
+    magnitude = np.sort(np.abs(flat), axis=1)
+    tied = np.any(magnitude[:, 1:] == magnitude[:, :-1], axis=1)
+    return ~(tied | np.any(flat == 0, axis=1))
+
+
 def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternative = "two-sided",
              zero_method: ZeroMethod = "wilcox", confidence: float = 0.95) -> PairedTest:
     """Wilcoxon signed-rank test of ``x - y`` (scipy.stats.wilcoxon, vectorized over comparisons).
@@ -164,7 +176,9 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternati
     With the default ``zero_method="wilcox"`` queries with a zero difference are dropped
     (IR data has many: queries both systems fail). scipy chooses the exact null
     distribution for small samples without ties or zeros and the normal approximation
-    otherwise (``method="auto"``).
+    otherwise (``method="auto"``), and it chooses once per call: comparisons with and
+    without ties or zeros are passed in separate calls, so every comparison's p-value is
+    the one scipy gives on it alone, whatever else is tested with it.
 
     Edge cases: all differences 0 -> statistic 0, p = 1 (scipy warns and divides 0/0).
 
@@ -193,11 +207,16 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternati
     statistic = np.zeros(len(flat))
     p = np.ones(len(flat))
     informative = np.any(flat != 0, axis=1)
-    if informative.any():
-        result = stats.wilcoxon(flat[informative], axis=-1, alternative=alternative,
-                                zero_method=zero_method)
-        statistic[informative] = result.statistic
-        p[informative] = result.pvalue
+    exact_ok = _exact_applies(flat)
+    # scipy picks one method (exact, permutation or normal approximation) for a whole call,
+    # from zeros and ties anywhere in it; each comparison is tested in a call of its kind,
+    # so its p-value is the one it would get alone.
+    for rows in (informative & exact_ok, informative & ~exact_ok):
+        if rows.any():
+            result = stats.wilcoxon(flat[rows], axis=-1, alternative=alternative,
+                                    zero_method=zero_method)
+            statistic[rows] = result.statistic
+            p[rows] = result.pvalue
     shape = d.shape[:-1]
     nan = np.full(shape, np.nan)
     return PairedTest("wilcoxon", alternative, n, scalar_or_array(d.mean(axis=-1)),

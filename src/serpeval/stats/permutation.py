@@ -124,16 +124,22 @@ def randomization_test(
     slack = _tolerance(flat)
     extreme = np.zeros(len(flat), dtype=np.int64)
     generator = None if exact else as_generator(rng)
-    chunk = chunk_rows(n, len(flat))  # a chunk of signs [rows, n], statistics [rows, k]
+    # The chunk of signs [rows, n] depends on n alone: random bytes drawn in other chunk
+    # sizes are other bytes, and a comparison's p-value must not depend on how many others
+    # share its flips. The statistics [rows, k] are made in blocks of comparisons instead.
+    chunk = chunk_rows(n)
     for flips in sign_flips(n, None if exact else m, generator, chunk):
-        permuted = observed - 2.0 * (flips @ flat.T)  # [rows, comparisons]
-        if alternative == "two-sided":
-            hits = np.abs(permuted) >= np.abs(observed) - slack
-        elif alternative == "greater":
-            hits = permuted >= observed - slack
-        else:
-            hits = permuted <= observed + slack
-        extreme += hits.sum(axis=0)
+        width = chunk_rows(len(flips))
+        for start in range(0, len(flat), width):
+            block = slice(start, start + width)
+            permuted = observed[block] - 2.0 * (flips @ flat[block].T)  # [rows, comparisons]
+            if alternative == "two-sided":
+                hits = np.abs(permuted) >= np.abs(observed[block]) - slack[block]
+            elif alternative == "greater":
+                hits = permuted >= observed[block] - slack[block]
+            else:
+                hits = permuted <= observed[block] + slack[block]
+            extreme[block] += hits.sum(axis=0)
     if exact:
         total = 1 << n
         p = extreme / total
