@@ -378,8 +378,8 @@ class RankingStability(Tabular):
                 "Kendall's tau-b; tau_AP: Yilmaz et al. 2008 with the first set as the reference; "
                 f"decisions: all system pairs, {self.test} test, {self.correction} "
                 f"correction, alpha {self.alpha:g}; flips: decisions that differ, reversals: "
-                "significant in opposite directions; means within "
-                f"{MEAN_TIE_RTOL:g} of the largest mean are ties (rounding in the sums, not a "
+                "significant in opposite directions; means closer than "
+                f"{MEAN_TIE_RTOL:g} x the largest mean are ties (rounding in the sums, not a "
                 "difference): they share a rank and count as ties in tau and tau_AP"] + (
             ["tied system pairs: " + ", ".join(f"{m} under {name}: {n}" for (m, name), n in ties.items())]
             if ties else []) + (
