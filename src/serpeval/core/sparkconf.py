@@ -13,7 +13,9 @@ Pure Python (no pyspark import): the one place where :mod:`serpeval.spark` and
 - **The running interpreter for workers.** ``spark.pyspark.python`` and ``PYSPARK_PYTHON``
   (read by PySpark when the context starts) are ``sys.executable``, so Python workers import
   the same serpeval even from a virtual environment that is not activated. A
-  ``PYSPARK_PYTHON`` the user set is kept.
+  ``PYSPARK_PYTHON`` the user set is kept. On a session the user built,
+  :func:`use_running_python` (called by :func:`serpeval.spark.evaluate`) does the same for
+  local mode, and warns where it cannot (a cluster with no Python chosen, Spark Connect).
 - **Local mode sized to the data.** ``spark.sql.shuffle.partitions`` (serpeval's query
   buckets) is :func:`shuffle_partitions` of the input size instead of Spark's 200: each
   partition costs a task and an Arrow round trip to a Python worker, which dominated small
@@ -32,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,7 @@ __all__ = [
     "local_options",
     "set_worker_python",
     "shuffle_partitions",
+    "use_running_python",
 ]
 
 #: The command that installs a suitable Java on Debian and Ubuntu.
@@ -52,6 +56,9 @@ JAVA_INSTALL = "apt-get install -y openjdk-17-jre-headless"
 JAVA_MIN = 17
 #: log4j2 configuration of the sessions serpeval starts: errors only, on stderr.
 LOG4J2_PROPERTIES = Path(__file__).with_name("spark-log4j2.properties")
+#: The interpreter PySpark's workers run when neither ``PYSPARK_PYTHON`` nor
+#: ``spark.pyspark.python`` is set (``SparkContext.pythonExec``'s default).
+PYSPARK_DEFAULT_PYTHON = "python3"
 #: Input bytes per shuffle partition in local mode (a partition is one Python worker call).
 BYTES_PER_PARTITION = 32 * 2**20
 
@@ -130,6 +137,45 @@ def set_worker_python() -> None:
     read when the SparkContext starts), unless the user chose one."""
     if sys.executable:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def use_running_python(context: Any) -> None:
+    """Make the Python workers of an already running SparkContext start the running
+    interpreter, as :func:`set_worker_python` does for the sessions serpeval starts.
+
+    PySpark fixes the workers' interpreter when the context starts (``sc.pythonExec``:
+    ``$PYSPARK_PYTHON``, else ``python3`` from PATH, which from a virtual environment that
+    is not activated is the system's Python, without pyarrow or serpeval); every Python
+    UDF created later carries it. So, with ``context`` a SparkContext:
+
+    - nothing chosen (``$PYSPARK_PYTHON`` and ``spark.pyspark.python`` unset, ``pythonExec``
+      still PySpark's default) and a local master (``local``, ``local[n]``,
+      ``local-cluster``): ``pythonExec`` becomes ``sys.executable``;
+    - a Python the user chose: kept, silently;
+    - nothing chosen on a cluster master: kept (the driver's interpreter path means nothing
+      on the executors), with a :class:`~serpeval.core.errors.SerpevalWarning` saying so;
+    - ``context`` None (Spark Connect: the client has no SparkContext): a warning that the
+      server's workers decide.
+    """
+    from serpeval.core.errors import SerpevalWarning
+
+    fix = ("set PYSPARK_PYTHON (or spark.pyspark.python with spark-submit) to an interpreter that has "
+           "serpeval and pyarrow installed")
+    if context is None:
+        warnings.warn(f"serpeval cannot choose the Python of the Spark workers on Spark Connect: the server starts "
+                      f"them; if they fail to import serpeval or pyarrow, {fix} on the server.",
+                      SerpevalWarning, stacklevel=3)
+        return
+    chosen = os.environ.get("PYSPARK_PYTHON") or context.getConf().get("spark.pyspark.python", None)
+    if chosen or context.pythonExec != PYSPARK_DEFAULT_PYTHON or not sys.executable:
+        return
+    master = str(context.master)
+    if master.startswith("local"):
+        context.pythonExec = sys.executable
+        return
+    warnings.warn(f"serpeval cannot choose the Python of the Spark workers on master {master!r}: PYSPARK_PYTHON and "
+                  f"spark.pyspark.python are unset, so the executors run {PYSPARK_DEFAULT_PYTHON!r} from their "
+                  f"PATH; if it lacks serpeval or pyarrow the job fails: {fix}.", SerpevalWarning, stacklevel=3)
 
 
 #: What the JVM says on stderr at start-up that carries no information for a serpeval user:

@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 import serpeval.core.errors as errors_module
+from serpeval.core import sparkconf
 from serpeval.core.errors import (
     EmptyInputError,
     InputError,
@@ -111,6 +112,7 @@ def evaluate(
                             relevance_col=relevance_col)
     rows, run_names, run_labels = _run_rows(run, run_col, name, query_col, doc_col, score_col)
     spark = qrels_df.sparkSession
+    sparkconf.use_running_python(_context(spark))
     plan = GroupPlan(
         measures=tuple(str(m) for m in parsed), runs=run_names,
         missing="zero" if missing == "zero" else "skip", depth=depth, judged_only=judged_only,
@@ -137,6 +139,14 @@ def evaluate(
 
 
 # ----------------------------------------------------------------------------- inputs
+
+
+def _context(spark: Any) -> Any:
+    """The session's SparkContext; None on Spark Connect, whose client has none."""
+    try:
+        return spark.sparkContext
+    except Exception:  # pyspark.errors.PySparkNotImplementedError (Connect), or its AttributeError
+        return None
 
 
 def check_options(missing: str, depth: int | None, buckets: int | None) -> None:
