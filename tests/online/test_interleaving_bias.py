@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from serpeval.core.errors import OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.online.interleaving import BIASED, METHODS, Interleaving, credit, interleave
 from serpeval.online.interleaving import optimized as oi
 from serpeval.online.interleaving import probabilistic as pi
@@ -215,3 +215,80 @@ def test_real_valued_per_unit_preference_is_the_mean_per_unit() -> None:
     assert signs.preference_test == "sign test"
     assert "prefer A" in signs.to_dicts()[0]
     assert signs.preference_p_value == pytest.approx(_binom_p(2, 3))
+
+
+# An optimized design without an unbiased solution (linear credit, k = 6): A is short and B
+# lacks nothing of A, so no distribution over the allowed lists gives zero expected credit at
+# every cut-off. Its bias sits above the k-th cut-off: uniform random clicks, whose expected
+# credit is the k-th cut-off's, see exactly nothing.
+SHORT_A = ["é5", "d1", "文9", "d-0004"]
+LONG_B = ["d10", "d7", "d11", "文9", "d1", "d6", "d2", "d-0004", "d8", "é5"]
+
+
+def test_a_design_without_an_unbiased_solution_is_reported() -> None:
+    bias = oi.distribution(tuple(SHORT_A), tuple(LONG_B), 6, "linear")[2]
+    assert bias == pytest.approx(0.125, abs=1e-9)   # the LP's slack: 1/8 credit at one cut-off
+    assert bias > oi.BIAS_TOLERANCE
+    feasible = oi.distribution(tuple(A), tuple(B), 6, "linear")[2]
+    assert feasible < oi.BIAS_TOLERANCE
+    # A random clicker of either kind cannot tell it in 2,000 impressions (the effect is
+    # about 1e-3 standard deviations), so the check reads the design's bias itself.
+    check = aa_check([SHORT_A], [LONG_B], method="optimized", k=6, impressions=2000, rng=4,
+                     credit_function="linear")
+    assert not check.ok
+    assert "2000 of 2000 impressions from optimized designs without an unbiased solution" in check.detail
+    assert "largest bias 0.125" in check.detail
+    assert aa_check([A], [B], method="optimized", k=6, impressions=500, rng=4, credit_function="linear").ok
+
+
+def test_the_analysis_leaves_biased_designs_out_and_counts_them() -> None:
+    """Impressions of the biased design are left out of every statistic (the numbers equal
+    those of the other impressions alone) and counted with the largest bias; allow_biased
+    keeps them in, still counted; a log of nothing else is refused."""
+    rng = np.random.default_rng(8)
+    outcomes, users = [], []
+    for i in range(600):
+        pair = [SHORT_A, LONG_B] if i % 3 == 0 else [A, B]
+        shown = interleave(pair, "optimized", k=6, rng=rng, credit_function="linear")
+        outcomes.append(credit(shown, np.flatnonzero(rng.random(6) < 0.3).tolist()))
+        users.append(f"user-{i % 97}")
+    assert {o.bias > oi.BIAS_TOLERANCE for o in outcomes} == {True, False}
+    res = analyze_outcomes(outcomes, users, n_resamples=300, rng=0)
+    clean = [(o.outcome, u) for o, u in zip(outcomes, users, strict=True) if o.bias <= oi.BIAS_TOLERANCE]
+    alone = analyze_outcomes([o for o, _ in clean], [u for _, u in clean], n_resamples=300, rng=0)
+    assert res.biased_impressions == 200
+    assert res.max_bias == pytest.approx(0.125, abs=1e-9)
+    assert not res.biased_included
+    assert res.impressions == alone.impressions == 400
+    assert (res.delta, res.p_value, res.ci_low, res.preference_p_value) == \
+        (alone.delta, alone.p_value, alone.ci_low, alone.preference_p_value)
+    row = res.to_dicts()[0]
+    assert (row["biased impressions"], row["biased"]) == (200, "excluded")
+    kept = analyze_outcomes([o.to_dict() for o in outcomes], users, n_resamples=300, rng=0, allow_biased=True)
+    assert kept.impressions == 600
+    assert kept.biased_impressions == 200
+    assert kept.biased_included
+    with pytest.raises(InputError, match=r"all 200 impressions come from optimized designs without an "
+                                         r"unbiased solution.*allow_biased=True"):
+        analyze_outcomes([o for o in outcomes if o.bias > oi.BIAS_TOLERANCE])
+
+
+@pytest.mark.parametrize("model", ["uniform", "position", "cascade"])
+def test_random_clickers_click_as_documented(model: str) -> None:
+    """Click rates per rank (c = .3, 20,000 lists of 5) inside the central 99.9% of the
+    binomial count at the documented probability: uniform c; position-biased c / r;
+    cascade c (1 - c/2)^(r-1) (a user reaches rank r unless one of the r-1 earlier
+    positions was clicked and the stop coin, 1/2, came up)."""
+    from scipy.stats import binom
+
+    from serpeval.online.interleaving.analysis import random_clicks
+
+    c, n, ranks = 0.3, 20_000, np.arange(1, 6)
+    expected = {"uniform": np.full(5, c), "position": c / ranks,
+                "cascade": c * (1 - c / 2) ** (ranks - 1)}[model]
+    rng = np.random.default_rng(2)
+    counts = np.sum([random_clicks(model, 5, c, rng) for _ in range(n)], axis=0)
+    assert (binom.ppf(0.0005, n, expected) <= counts).all()
+    assert (counts <= binom.isf(0.0005, n, expected)).all()
+    with pytest.raises(OptionError, match="unknown random clicker 'gaze'"):
+        random_clicks("gaze", 5, c, rng)

@@ -35,9 +35,10 @@ clicks). Every statistic computed from them is oriented towards B.
   a sign test over units (valid under random clicks: the coin that swaps A and B makes each
   unit's sum symmetric about zero). Real-valued outcomes: each unit's **mean outcome**
   ``m_u`` (the sign of a real outcome, or of a unit's sum, is biased under random clicks:
-  with optimized interleaving and linear credit a sign test over users rejected 40-50% of
-  null experiments); ``preference = -mean_u(m_u)`` (for probabilistic outcomes, in [-1, 1]:
-  the net expected share of units preferring B) with the one-sample t-test of
+  with optimized interleaving and linear credit a sign test over users rejected 40-45% of
+  null experiments at alpha 0.05, ``tests/online/test_interleaving_null.py``);
+  ``preference = -mean_u(m_u)`` (for probabilistic outcomes, in [-1, 1]: the net expected
+  share of units preferring B) with the one-sample t-test of
   ``mean_u(m_u) = 0`` over units (each ``m_u`` has mean zero under random clicks); then
   ``prefer_a``/``prefer_b`` count units with ``m_u > 0``/``< 0`` as a description only, and
   so do ``wins_a``/``wins_b`` (impressions with outcome > 0 / < 0): neither is tested, and
@@ -55,7 +56,9 @@ clicks). Every statistic computed from them is oriented towards B.
 (A should pick first in half the impressions), per-position team balance (each position
 belongs to A and B equally often; Holm-corrected binomial tests), the share of impressions
 with a competitive (differently ranked) document, and an A/A or random-clicker check that a
-method gives no preference when users ignore relevance (balanced interleaving fails it).
+method gives no preference when users ignore relevance, under uniform, position-biased and
+cascade random clicks, and that no optimized design it drew is biased (balanced interleaving
+fails it).
 
 **Sample size** for a target preference (docs/online_methods.md §1.8): with p = P(B wins |
 not a tie) and tie rate t (the test is two-sided: p and 1 - p need the same size),
@@ -92,6 +95,7 @@ if TYPE_CHECKING:
     from serpeval.online.interleaving.batch import BatchInterleaving
 
 __all__ = [
+    "RANDOM_CLICKERS",
     "Check",
     "InterleavingAnalysis",
     "MultileaveAnalysis",
@@ -101,6 +105,7 @@ __all__ = [
     "analyze_counts",
     "analyze_outcomes",
     "preference_matrix",
+    "random_clicks",
     "recommend_multileaving",
     "sample_size",
     "sanity_checks",
@@ -628,50 +633,107 @@ def sanity_checks(interleavings: Sequence[Interleaving] | BatchInterleaving, *, 
     return checks
 
 
+#: The random clickers of :func:`aa_check`: clicks that ignore the documents.
+RANDOM_CLICKERS = ("uniform", "position", "cascade")
+
+
+def random_clicks(model: str, size: int, click_probability: float, rng: np.random.Generator) -> NDArray[np.bool_]:
+    """``bool[size]`` clicks on one shown list that ignore the documents (a random clicker).
+
+    ``uniform``: each position independently with ``click_probability`` (c); ``position``:
+    position-biased, rank r (1-based) with c / r; ``cascade``: top-down, each examined
+    position clicked with c, the user stops after a click with probability 1/2.
+    """
+    u = rng.random(size)
+    if model == "uniform":
+        return u < click_probability
+    if model == "position":
+        return u < click_probability / np.arange(1, size + 1)
+    if model == "cascade":
+        stop = rng.random(size) < 0.5
+        clicks = np.zeros(size, dtype=bool)
+        for i in range(size):
+            clicks[i] = u[i] < click_probability
+            if clicks[i] and stop[i]:
+                break
+        return clicks
+    raise OptionError(f"unknown random clicker {model!r}; use one of {', '.join(RANDOM_CLICKERS)}.")
+
+
+def _mean_outcome_p(outcomes: NDArray[np.float64]) -> tuple[float, str]:
+    """The test of mean outcome = 0 :func:`analyze_outcomes` uses (impressions independent)."""
+    if _is_sign(outcomes):
+        wins, losses = int((outcomes > 0).sum()), int((outcomes < 0).sum())
+        return _binom_p(wins, wins + losses), "sign test"
+    return _mean_zero_p(float(outcomes.sum()), float((outcomes ** 2).sum()), len(outcomes)), "t-test"
+
+
 def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[str]] | None = None, *,
              method: str = "team_draft", k: int = 10, impressions: int = 10_000,
              click_probability: float = 0.3, alpha: float = 0.001,
-             rng: int | np.random.Generator | None = None, **options: Any) -> Check:
+             rng: int | np.random.Generator | None = None,
+             clickers: Sequence[str] = RANDOM_CLICKERS, **options: Any) -> Check:
     """A/A or random-clicker check: no preference may appear when clicks ignore relevance.
 
-    Each impression picks one of the queries at random, interleaves ``rankings_a[q]`` with
-    ``rankings_b[q]`` (with itself when ``rankings_b`` is None: the A/A check) and clicks
-    every shown result independently with ``click_probability``. The check tests that the
-    mean outcome is zero - the sign test for ±1/0 outcomes, the t-test for the real-valued
-    outcomes of probabilistic and optimized interleaving (as :func:`analyze_outcomes`) - and
-    passes when p >= ``alpha``. Every unbiased method passes; balanced interleaving fails on
-    rankings that disagree. ``options`` go to
-    :func:`~serpeval.online.interleaving.interleave` (``credit_function``, ``tau``,
-    ``ignore_shared``).
+    Each impression picks one of the queries at random and interleaves ``rankings_a[q]``
+    with ``rankings_b[q]`` (with itself when ``rankings_b`` is None: the A/A check). Every
+    random clicker of ``clickers`` (:func:`random_clicks`: uniform, position-biased and
+    cascade clicks by default, each on the same shown lists) clicks it; per clicker the
+    check tests that the mean outcome is zero - the sign test for ±1/0 outcomes, the t-test
+    for the real-valued outcomes of probabilistic and optimized interleaving (as
+    :func:`analyze_outcomes`) - and Holm's correction over the clickers gives the check's
+    p-value. Position-biased clicks matter: an optimized design whose LP has no unbiased
+    solution can balance the credit of uniform clicks (the k-th cut-off) while favouring a
+    ranker at the top. The check passes when that p-value is >= ``alpha`` **and** no shown
+    list came from such a design (``Interleaving.params["bias"]`` above
+    :data:`~serpeval.online.interleaving.optimized.BIAS_TOLERANCE`: the bias is then known
+    exactly, no sample needed; the detail gives how many impressions and the largest bias).
+    Every unbiased method passes; balanced interleaving fails on rankings that disagree.
+    ``options`` go to :func:`~serpeval.online.interleaving.interleave` (``credit_function``,
+    ``tau``, ``ignore_shared``).
     """
     from serpeval.online.interleaving import credit, interleave
+    from serpeval.online.interleaving.optimized import BIAS_TOLERANCE
+    from serpeval.stats.multiplicity import holm
 
     generator = as_generator(rng)
     check_count(impressions, "impressions")
     if not 0.0 < click_probability <= 1.0:
         raise OptionError(f"click_probability must be in (0, 1]; got {click_probability!r}.")
+    models = tuple(clickers)
+    if not models or any(m not in RANDOM_CLICKERS for m in models):
+        raise OptionError(f"clickers must name some of {', '.join(RANDOM_CLICKERS)}; got {models!r}.")
     b = rankings_a if rankings_b is None else rankings_b
     if len(b) != len(rankings_a) or not len(rankings_a):
         raise InputError("rankings_a and rankings_b need one ranking per query, the same queries.")
     queries = generator.integers(0, len(rankings_a), size=impressions)
-    outcomes = np.empty(impressions, dtype=np.float64)
+    outcomes = np.empty((len(models), impressions), dtype=np.float64)
+    bias = np.zeros(impressions)
     for i, q in enumerate(queries.tolist()):
         pair = [list(rankings_a[q]), list(b[q])]
         size = min(k, len(set(pair[0]) | set(pair[1])))
         shown = interleave(pair, method, k=size, rng=generator, **options)
-        clicked = np.flatnonzero(generator.random(size) < click_probability).tolist()
-        outcomes[i] = credit(shown, clicked).outcome
-    wins, losses = int((outcomes > 0).sum()), int((outcomes < 0).sum())
-    if _is_sign(outcomes):
-        p, test = _binom_p(wins, wins + losses), "sign test"
-    else:
-        p, test = _mean_zero_p(float(outcomes.sum()), float((outcomes ** 2).sum()), impressions), "t-test"
+        bias[i] = float(shown.params.get("bias", 0.0))
+        for m, model in enumerate(models):
+            clicked = np.flatnonzero(random_clicks(model, size, click_probability, generator)).tolist()
+            outcomes[m, i] = credit(shown, clicked).outcome
+    tested = [_mean_outcome_p(row) for row in outcomes]
+    adjusted = holm(np.array([p for p, _ in tested]))
+    worst = int(np.argmin(adjusted))
+    biased = bias > BIAS_TOLERANCE
+    ok = bool(adjusted[worst] >= alpha) and not biased.any()
     name = "A/A check" if rankings_b is None else "random-clicker check"
     shown_options = "".join(f", {key}={value}" for key, value in sorted(options.items()))
-    # value: Δ oriented towards B, -mean(outcome)/2
-    return Check(name, -float(outcomes.mean()) / 2, p, p >= alpha,
-                 f"{method}{shown_options}: mean outcome {outcomes.mean():+.4f} ({test}); {wins} A wins, "
-                 f"{losses} B wins in {impressions} impressions with random clicks (p = {click_probability})")
+    per_model = "; ".join(
+        f"{model}: mean outcome {row.mean():+.4f} ({test}, p = {p:.3g}), {int((row > 0).sum())} > 0, "
+        f"{int((row < 0).sum())} < 0" for model, row, (p, test) in zip(models, outcomes, tested, strict=True))
+    detail = (f"{method}{shown_options}: {per_model}; {impressions} impressions with random clicks "
+              f"(c = {click_probability}), Holm over the clickers")
+    if biased.any():
+        detail += (f"; {int(biased.sum())} of {impressions} impressions from optimized designs without an "
+                   f"unbiased solution (largest bias {float(bias[biased].max()):.3g}): biased on these rankings")
+    # value: Δ oriented towards B, -mean(outcome)/2, under the clicker that fared worst
+    return Check(name, -float(outcomes[worst].mean()) / 2, float(adjusted[worst]), ok, detail)
 
 
 # ------------------------------------------------------------------ multileaving
