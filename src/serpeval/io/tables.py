@@ -33,7 +33,8 @@ import pyarrow as pa
 
 from serpeval.core.data import Qrels, Run, check_grades, check_scores, qrels_from_nested, run_from_nested
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
-from serpeval.io.jsonl import JsonObjects, RepeatedKeyHook, key_path, repeated_key
+from serpeval.core.strict_json import quote
+from serpeval.io.jsonl import JsonObjects, key_path, load_json, repeated_key
 
 if TYPE_CHECKING:
     from serpeval.io.inputs import Input
@@ -100,6 +101,12 @@ def _column(table: pa.Table, role: str, label: str, given: str | None = None) ->
     wanted = (given,) if given else ALIASES[role]
     for alias in wanted:
         if alias.lower() in names:
+            same = [name for name in table.column_names if name.lower() == alias.lower()]
+            if len(same) > 1:
+                raise InputError(
+                    f"{label}: {len(same)} columns are named {alias!r} ({', '.join(map(repr, same))}); "
+                    f"serpeval cannot tell which one holds the {role.replace('_', ' ')}. Keep one."
+                )
             column = table[names[alias.lower()]]
             if role in ("query_id", "doc_id"):
                 _check_ids(column, names[alias.lower()], role, label)
@@ -126,7 +133,7 @@ def _check_ids(column: pa.ChunkedArray, name: str, role: str, label: str) -> Non
                 raise ParseError(f"{what}: row {row + 1}: {value[:40]!r} is not UTF-8 text; ids must "
                                  "be text.") from None
         return
-    if pa.types.is_nested(kind):  # list, struct, map, union
+    if pa.types.is_nested(kind) or pa.types.is_boolean(kind):  # list, struct, map, union; true/false
         raise ParseError(f"{what} has type {column.type}; expected text or integers.")
 
 
@@ -220,17 +227,58 @@ def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
     return qrels_from_nested(judgments, "<dict>", json_keys=False)
 
 
-def _refuse_empty_query_ids(columns: dict[str, pa.Array], numbers: list[int], label: str) -> None:
-    """A JSONL row whose query id (the column :func:`_column` would take) is ``""`` or blank is
-    an error naming ``path:line``: it would be evaluated as a query named ``""``."""
-    names = {name.lower(): name for name in columns}
-    key = next((names[a] for a in ALIASES["query_id"] if a in names), None)
-    if key is None:
-        return
-    for i, value in enumerate(columns[key].to_pylist()):
-        if isinstance(value, str) and not value.strip():
-            raise ParseError(f"{label}:{numbers[i]}: the query id ({key!r}) is empty: {value!r}; "
-                             "every line needs a query id.")
+def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str) -> None:
+    """Refuse, naming ``path:line``, a JSON-lines or CSV row whose query id or doc id (in the
+    column :func:`_column` would take) is not an id: ``""`` or blank text (it would be
+    evaluated as a query or document named ``""``), ``true``/``false``, a list or an object
+    (which would be turned into the text ``true`` or ``[1, 2]``). Ids are non-blank text or
+    numbers; null is refused later, with the count of rows missing it."""
+    names = {name.lower(): name for name in fields}
+    for role in ("query_id", "doc_id"):
+        key = next((names[a] for a in ALIASES[role] if a in names), None)
+        if key is None:
+            continue
+        for i, value in enumerate(fields[key]):
+            kind = type(value)
+            if kind is str:
+                if value and not value.isspace():
+                    continue
+                found = f"empty: {quote(value)}"
+            elif value is None or (kind in (int, float)):
+                continue
+            else:
+                found = f"{quote(value)[:60]} ({_kind(value)})"
+            what = role.replace("_", " ")
+            raise ParseError(f"{label}:{numbers[i]}: the {what} ({key!r}) is {found}; every line needs a "
+                             f"{what} that is text or a number.")
+
+
+def _refuse_boolean_grades(table: pa.Table, rows: _Rows) -> None:
+    """A relevance column of ``true``/``false`` in a file is refused: grades are integers, and
+    reading ``true`` as 1 would hide a column that holds something else (a flag, a label)."""
+    column = _column(table, "relevance", rows.label)
+    if pa.types.is_boolean(column.type) and len(column) > column.null_count:
+        first = int(np.flatnonzero(column.is_valid().to_numpy(zero_copy_only=False))[0])
+        raise ParseError(f"{rows.at(first)}: the relevance is {quote(column[first].as_py())}; expected an "
+                         "integer grade (0, 1, 2, ...). Write the grades as numbers (true as 1, false as 0).")
+
+
+def _check_json_entries(data: dict[str, Any], label: str, grades: bool) -> None:
+    """Refuse, in a ``{query_id: {doc_id: value}}`` JSON file, an empty or blank query or doc
+    id and (``grades``) a ``true``/``false`` grade, naming its key path."""
+    for q, inner in data.items():
+        if not q or q.isspace():
+            raise ParseError(f"{label}: key [{quote(q)}]: the query id is empty; every query needs an id.")
+        if not isinstance(inner, dict):
+            continue  # refused by the reader with the type it found
+        for d, value in inner.items():
+            if not d or d.isspace():
+                raise ParseError(f"{label}: key [{quote(q)}][{quote(d)}]: the doc id is empty; every "
+                                 "document needs an id.")
+            if grades and isinstance(value, bool):
+                raise ParseError(f"{label}: key [{quote(q)}][{quote(d)}]: expected an integer relevance "
+                                 f"grade, found {quote(value)}. Write the grade as a number (true as 1, "
+                                 "false as 0).")
 
 
 # ----------------------------------------------------------------------------- files
@@ -255,8 +303,10 @@ def read_qrels_table(path: str | Path | Input) -> Qrels:
     if isinstance(table.data, dict) and isinstance(table.data.get("requests"), list):
         qrels = _rank_eval_qrels(table.data["requests"], label)
     elif isinstance(table.data, dict):
+        _check_json_entries(table.data, label, grades=True)
         qrels = qrels_from_nested(table.data, label, json_keys=True)
     else:
+        _refuse_boolean_grades(table.data, _Rows(label, table.lines))
         qrels = _qrels(table.data, _Rows(label, table.lines))
     return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped)
 
@@ -279,6 +329,14 @@ def _rank_eval_qrels(requests: list[Any], label: str) -> Qrels:
             if rating.get("rating") is None:
                 raise ParseError(f"{at}.ratings[{j}]: document {rating['_id']!r} has no rating (null); "
                                  "fill in the grade or drop the entry.")
+            if isinstance(rating["rating"], bool):
+                raise ParseError(f"{at}.ratings[{j}]: expected an integer rating, found "
+                                 f"{quote(rating['rating'])}. Write the rating as a number.")
+            for key, value in (("id", request["id"]), ("_id", rating["_id"])):
+                if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+                    where_ = at if key == "id" else f"{at}.ratings[{j}]"
+                    raise ParseError(f"{where_}: the {quote(key)} is {quote(value)[:60]}; expected an id "
+                                     "(non-empty text or an integer).")
             qids.append(str(request["id"]))
             docs.append(str(rating["_id"]))
             grades.append(rating["rating"])
@@ -301,6 +359,7 @@ def read_run_table(path: str | Path | Input, name: str) -> Run:
     table = read_table(path)
     label = table.label
     if isinstance(table.data, dict):
+        _check_json_entries(table.data, label, grades=False)
         run = run_from_nested(table.data, name, label, json_keys=True)
     else:
         run = _run(table.data, name, _Rows(label, table.lines))
@@ -336,14 +395,10 @@ def read_table(path: str | Path | Input) -> TableFile:
     if name.endswith((".csv", ".tsv")):
         return _read_delimited(text, label, "\t" if name.endswith(".tsv") else ",")
     if name.endswith(".json"):
-        hook = RepeatedKeyHook()
-        try:
-            loaded = json.loads(text, object_pairs_hook=hook)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.") from None
+        loaded, marked = load_json(text, label)
         if not isinstance(loaded, dict):
             raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
-        if hook.marked:
+        if marked:
             _refuse_repeated_keys(loaded, label)
         return TableFile(loaded, 0, None, label)
     rows: list[dict[str, Any]] = []
@@ -363,8 +418,9 @@ def read_table(path: str | Path | Input) -> TableFile:
     if not rows:
         raise EmptyInputError(f"{label}: no JSON lines.")
     keys = dict.fromkeys(k for row in rows for k in row)
-    columns = {k: _jsonl_column(k, [row.get(k) for row in rows], label, numbers) for k in keys}
-    _refuse_empty_query_ids(columns, numbers, label)
+    fields = {k: [row.get(k) for row in rows] for k in keys}
+    _refuse_bad_ids(fields, numbers, label)
+    columns = {k: _jsonl_column(k, values, label, numbers) for k, values in fields.items()}
     return TableFile(pa.table(columns), blank, numbers, label)
 
 
@@ -399,12 +455,24 @@ def _jsonl_column(name: str, values: list[Any], label: str, lines: list[int]) ->
     if all(v is None or _kind(v) == "a number" for v in values):  # integers beyond int64
         return pa.array([v if v is None else _as_float(v) for v in values], pa.float64())
     first = next(i for i, v in enumerate(values) if v is not None)
-    other = next(i for i, v in enumerate(values) if v is not None and _kind(v) != _kind(values[first]))
+    other = next((i for i, v in enumerate(values) if v is not None and _kind(v) != _kind(values[first])), None)
+    if other is None:  # one kind, but values a column cannot hold: [2**64], [1, "a"], {"a": 1} and {"a": "b"}
+        raise ParseError(
+            f"{label}:{lines[first]}: the {name!r} field holds values that cannot form one column (numbers "
+            f"beyond 64 bits inside a list or an object, or members of several types): {_shown(values[first])}. "
+            "Give the field one plain type in every line, or drop it."
+        )
     raise ParseError(
         f"{label}:{lines[other]}: the {name!r} field holds {values[other]!r} ({_kind(values[other])}) but "
         f"line {lines[first]} holds {values[first]!r} ({_kind(values[first])}). Give the field one type "
         "in every line."
     )
+
+
+def _shown(value: Any) -> str:
+    """A JSON value, shortened for a message."""
+    text = quote(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _kind(value: Any) -> str:
@@ -485,15 +553,11 @@ def _read_delimited(text: str, label: str, delimiter: str) -> TableFile:
         numbers.append(reader.line_num)
     if header is None or not rows:
         raise EmptyInputError(f"{label}: no rows below the header line.")
-    columns: dict[str, pa.Array] = {}
-    for j, name in enumerate(header):
-        cells = [row[j].strip() for row in rows]
-        if name.lower() in _NUMBER_NAMES:
-            columns[name] = _number_column(cells, name, label, numbers)
-        else:
-            columns[name] = pa.array(cells, pa.string())
-    _refuse_empty_query_ids(columns, numbers, label)
-    return TableFile(pa.table(columns), blank, numbers, label)
+    cells = [[row[j].strip() for row in rows] for j in range(len(header))]
+    _refuse_bad_ids(dict(zip(header, cells, strict=True)), numbers, label)  # a repeated name: see _column
+    columns = [_number_column(column, name, label, numbers) if name.lower() in _NUMBER_NAMES
+               else pa.array(column, pa.string()) for name, column in zip(header, cells, strict=True)]
+    return TableFile(pa.table(columns, names=header), blank, numbers, label)
 
 
 def _number_column(cells: list[str], name: str, label: str, lines: list[int]) -> pa.Array:
