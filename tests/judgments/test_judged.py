@@ -72,8 +72,10 @@ def test_short_rankings_alone_raise_no_warning() -> None:
     """SHORT retrieves 1 judged document per query, LONG 3 judged ones: Judged@10 is 0.1 and
     0.3 (the empty ranks count as unjudged), but every document either run retrieved is
     judged, so no judging could change a score and there is no warning. A judging gap
-    among the retrieved documents is still found: LONG with its third document unjudged on
-    q1 is judged 1 and (2/3 + 1) / 2 = 5/6 of what it retrieved (16.7 points apart)."""
+    among the retrieved documents is still found over the depth both runs reach: HOLES
+    (LONG with its third document unjudged on q1) is judged (2/3 + 1) / 2 = 5/6 of its top 3
+    against LONG's 1 (16.7 points apart); against SHORT, which stops at rank 1, the runs are
+    compared over that 1 rank, where both are fully judged (issue 27, item 6)."""
     qrels = Qrels.from_dict({"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"a": 1, "b": 1, "c": 0}})
     short = Run.from_dict({"q1": {"a": 1}, "q2": {"b": 1}}, name="short")
     long_ = Run.from_dict({q: {"a": 3, "b": 2, "c": 1} for q in ("q1", "q2")}, name="long")
@@ -83,5 +85,7 @@ def test_short_rankings_alone_raise_no_warning() -> None:
     assert rates.mean_of_retrieved("short", 10) == rates.mean_of_retrieved("long", 10) == 1.0
     assert judged_gaps(qrels, [short, long_], results) == []
     holes = Run.from_dict({"q1": {"a": 3, "b": 2, "x": 1}, "q2": {"a": 3, "b": 2, "c": 1}}, name="holes")
-    gaps = judged_gaps(qrels, [short, holes], evaluate(qrels, [short, holes], ["P@10"]))
-    assert [(g.depth, g.best, g.worst) for g in gaps] == [(10, ("short", 1.0), ("holes", pytest.approx(5 / 6)))]
+    assert judged_gaps(qrels, [short, holes], evaluate(qrels, [short, holes], ["P@10"])) == []
+    gaps = judged_gaps(qrels, [long_, holes], evaluate(qrels, [long_, holes], ["P@10"]))
+    assert [(g.depth, g.best, g.worst) for g in gaps] == [(3, ("long", 1.0), ("holes", pytest.approx(5 / 6)))]
+    assert "top 3 (the depth every run reaches; P@10 looks to 10)" in gaps[0].message()
