@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from serpeval.cli import main
 from serpeval.core.errors import InputError, ParseError
-from serpeval.io import read_qrels, read_run
+from serpeval.io import read_qrels, read_run, read_subtopic_qrels
 
 RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
@@ -43,6 +43,8 @@ CASES: list[tuple[str, str, int | None, str]] = [
      "expected an integer relevance grade .* found infinity"),
     ("huge_grade.json", '{"q1": {"d0": 0,\n "d1": ' + HUGE + "}}", None,
      r'key \["q1"\]\["d1"\]: expected an integer relevance grade .* found infinity'),
+    ("huge_grade.txt", "q1 0 d1 1\nq1 0 d2 -" + HUGE + "\n", 2,
+     "expected an integer relevance grade .* found -infinity"),
     ("deep.jsonl", _row() + "\n" + '{"query_id": "q1", "doc_id": "d2", "relevance": 1, "x": '
      + "[" * DEEP + "]" * DEEP + "}\n", 2, "nested 100,001 levels deep"),
     ("deep.json", '{"q1":\n {"d1": ' + '{"a":' * DEEP + "1" + "}" * DEEP + "}}", 2, "nested 100,002 levels deep"),
@@ -88,6 +90,11 @@ def test_the_command_line_refuses_with_one_line_naming_the_place(
     assert len(err.strip().splitlines()) == 1, err
     where = re.escape(f"{tmp_path / name}") + (f":{line}" if line is not None else "")
     assert re.match(rf"serpeval evaluate: error: {where}: .*{message}", err.strip()), err
+
+
+def test_a_huge_grade_in_subtopic_qrels_is_refused_with_its_line() -> None:
+    with pytest.raises(ParseError, match=r"<bytes>:2: expected an integer relevance grade .* found infinity"):
+        read_subtopic_qrels(("q1 1 d1 1\nq1 2 d2 " + HUGE + "\n").encode())
 
 
 def test_a_bool_grade_in_parquet_is_refused_with_its_row(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def _read_trec(opened: Input) -> SubtopicQrels:
 
 
 def _careful(data: bytes, label: str) -> tuple[list[str], list[str], list[str], list[int], list[int]]:
-    from serpeval.io.trec import _INTEGER, _careful_rows, _show
+    from serpeval.io.trec import _INTEGER, _careful_rows, _show, grade_number
 
     subtopics: list[str] = []
 
@@ -102,7 +102,7 @@ def _careful(data: bytes, label: str) -> tuple[list[str], list[str], list[str], 
             subtopics.append(fields[1].decode("utf-8"))
         except UnicodeDecodeError:
             raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {_show(line)}.") from None
-        return int(check_grades([int(fields[3])], lambda _: f"{label}:{number}")[0])
+        return int(check_grades([grade_number(fields[3])], lambda _: f"{label}:{number}")[0])
 
     qids, docs, grades, lines = _careful_rows(data, label, True, grade)
     return qids, subtopics, docs, grades, lines

@@ -76,6 +76,16 @@ _QRELS_NAMES = ["query_id", "iter", "doc_id", "relevance"]
 _BLOCK_SIZE = 1 << 22  # Arrow's CSV blocks: 4 MiB keeps its transient memory low (16 MiB: +100 MB peak)
 _BOM = b"\xef\xbb\xbf"
 _INTEGER = re.compile(rb"[+-]?[0-9]+")
+
+
+def grade_number(text: bytes) -> int | float:
+    """The number a grade's digits (matched by ``_INTEGER``) stand for, for the grade check:
+    exact, or, beyond the digits Python's ``int()`` converts (4,300 by default), the float it
+    stands for (infinity), which the check refuses as it refuses ``1e400``."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 _SPELLINGS = pa.dictionary(pa.int32(), pa.string())  # how the fast path reads grades
 
 
@@ -480,7 +490,7 @@ def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[
                 "digits with an optional sign (not 0x.., not 1_0)."
             )
         # the one range rule (|grade| <= 2^53 - 1) with its own message
-        return int(check_grades([int(fields[3])], lambda _: f"{label}:{number}")[0])
+        return int(check_grades([grade_number(fields[3])], lambda _: f"{label}:{number}")[0])
 
     return _careful_rows(data, label, True, grade)
 
