@@ -343,3 +343,52 @@ def test_nothing_evaluated_same_message(tmp_path: Path) -> None:
     assert _message(streamed_error) == _message(memory_error)
     with pytest.raises(InputError, match="run files"):
         evaluate_stream(qrels, {"a": str(path)}, ["AP"])
+
+
+def _fifo(tmp_path: Path, data: bytes) -> Path:
+    """A named pipe that a thread fills with ``data`` once (what ``<(zcat run.gz)`` gives)."""
+    import os
+    import threading
+
+    folder = tmp_path / f"pipe-{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    path = folder / "run"  # the same run name for every pipe
+    os.mkfifo(path)
+
+    def feed() -> None:
+        with open(path, "wb") as handle:
+            handle.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return path
+
+
+def test_a_pipe_not_grouped_by_query_is_refused_for_the_true_reason(tmp_path: Path) -> None:
+    """A named pipe (or ``/dev/fd/N``) is read once, like standard input: grouped, it streams
+    like a file; not grouped, the message says so and what to do (it used to re-read the
+    drained pipe and say "the run has no data lines")."""
+    from serpeval.core.errors import InputError
+
+    qrels, lines = _workload(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same(evaluate(qrels, _fifo(tmp_path, "".join(lines).encode()), MEASURES),
+              evaluate_stream(qrels, _fifo(tmp_path, "".join(lines).encode()), MEASURES, chunk_bytes=400))
+    shuffled = "".join(lines[i] for i in np.random.default_rng(2).permutation(len(lines))).encode("utf-8")
+    pipe = _fifo(tmp_path, shuffled)
+    with pytest.raises(InputError, match="not grouped by query") as caught:
+        evaluate_stream(qrels, pipe, ["AP"], chunk_bytes=400)
+    assert str(pipe) in str(caught.value)
+    assert "sort -s -k1,1" in str(caught.value)
+    assert "no data lines" not in str(caught.value)
+
+
+def test_cli_stream_of_an_ungrouped_process_substitution() -> None:
+    """``serpeval evaluate --stream q <(cat run)`` with an ungrouped run: exit 2, one line
+    with the true reason."""
+    from tests.faults.helpers import assert_one_error, run_bash
+
+    script = ('d=$(mktemp -d); printf "1 0 a 1\\n1 0 b 0\\n2 0 c 1\\n" > $d/q; '
+              'printf "1 Q0 a 1 2 r\\n2 Q0 c 1 1 r\\n1 Q0 b 2 1 r\\n" > $d/r; '
+              '$SERPEVAL evaluate --stream $d/q <(cat $d/r); s=$?; rm -r $d; exit $s')
+    assert_one_error(run_bash(script), "/dev/fd/", "not grouped by query", "sort -s -k1,1")

@@ -14,8 +14,9 @@ shared :class:`~serpeval.ranking.QrelsIndex`.
   as soon as a query comes back; the run is then read again and its judged rows spilled
   to ``K`` temporary Arrow files by query (``K`` = file size / ``chunk_bytes``), each
   evaluated on its own (the spill directory is removed afterwards; ``spill_dir`` chooses
-  where, default the system's temporary directory). Standard input cannot be read twice:
-  an ungrouped run on standard input is refused with a message.
+  where, default the system's temporary directory). Standard input and pipes
+  (``<(zcat run.gz)``, a named FIFO) cannot be read twice: an ungrouped run from one is
+  refused with a message that says so (sort it by query, or give a file).
 * Missing queries (``missing``), depth, judged-only, duplicate docs (named ``path:line``,
   checked within the whole query, reported after the whole file has been read, so that a
   malformed line anywhere is reported first, as in memory), ties, coverage counts: as
@@ -188,17 +189,30 @@ def _grouped(path: str, info: StreamedRun, opts: _Options, collected: _Collected
         _measure(carry, partial(np.arange, carry_row, carry_row + len(carry)), opts, collected, path)
 
 
+def _refuse_pipe(path: str) -> None:
+    """An ungrouped run is read twice (to partition it): refuse one that cannot be, standard
+    input or a pipe (``<(zcat run.gz)``, a named FIFO), saying why and what to do."""
+    import stat
+
+    try:
+        pipe = path == "-" or not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        pipe = False  # gone since: the next read says why
+    if pipe:
+        label, what = ("<stdin>", "standard input") if path == "-" else (path, "a pipe")
+        raise InputError(
+            f"{label}: the run is not grouped by query (a query's lines come back after other queries), "
+            f"and {what} cannot be read twice to partition it for --stream. Give the run as a file, "
+            "sort it by query first (sort -s -k1,1), or drop --stream."
+        )
+
+
 def _partitioned(path: str, info: StreamedRun, opts: _Options, collected: _Collected,
                  progress: Callable[[int, int], None] | None, spill_dir: str | None) -> None:
     """Two passes: spill the judged rows to ``K`` files by query, then evaluate each file."""
     import pyarrow.ipc as ipc
 
-    if path == "-":
-        raise InputError(
-            "<stdin>: the run is not grouped by query (a query's lines come back after other queries), "
-            "and standard input cannot be read twice for --stream. Give the run as a file, or sort it "
-            "by query first (sort -s -k1,1)."
-        )
+    _refuse_pipe(path)
     size = os.path.getsize(path)
     with open(path, "rb") as handle:
         if handle.read(2) == b"\x1f\x8b":
@@ -330,7 +344,7 @@ def evaluate_stream(
 
     Raises:
         InputError: subtopic qrels (diversity measures are not streamed); an ungrouped run
-            on standard input.
+            on standard input or a pipe.
     """
     from serpeval.core.checks import check_count
     from serpeval.core.subtopics import SubtopicQrels
