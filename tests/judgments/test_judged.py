@@ -1,4 +1,4 @@
-"""Judged@k per run and query, the pool still needed, and the unequal-judging warning."""
+"""Graded@k and Unjudged@k per run and query, the pool still needed, and the unequal-judging warning."""
 
 from __future__ import annotations
 
