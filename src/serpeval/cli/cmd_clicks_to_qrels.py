@@ -1,12 +1,13 @@
-"""``serpeval clicks-to-qrels LOG... --model dbn --grades 0,1,2,3 -o FILE``: qrels inferred from clicks."""
+"""``serpeval clicks-to-qrels LOG... --model dcm --grades 0,1,2,3 -o FILE``: qrels inferred from clicks."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
+from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, real
 from serpeval.cli.common import EXIT_CODES_HELP
+from serpeval.judgments.click_defaults import DEFAULT_MODEL, ITERATIONS, MIN_IMPRESSIONS, MODELS, TOL
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 
@@ -15,22 +16,24 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "clicks-to-qrels",
         help="infer graded qrels from a click log by fitting a click model",
-        description="Fit a click model (dbn: relevance = attractiveness x satisfaction; pbm, dcm: "
-                    "attractiveness) on a click log (JSON lines or Parquet with query, docs, "
+        description="Fit a click model (dcm, the default, and pbm: relevance = attractiveness; dbn: "
+                    "attractiveness x satisfaction) on a click log (JSON lines or Parquet with query, docs, "
                     "clicked_ranks per impression; the Yandex format) and cut each (query, document)'s "
                     "estimated relevance into grades: by quantiles of the estimates (default equal "
                     "shares, or --quantiles), or by thresholds calibrated to existing judgments "
                     "(--calibrate). Writes TREC qrels (-o); --counts writes every pair with its estimate, "
                     "impressions and clicks as JSON lines. Pairs seen in fewer than --min-impressions "
-                    "impressions get no grade and are counted.",
+                    "impressions (default 10) get no grade and are counted.",
         epilog=EXIT_CODES_HELP,
     )
     p.add_argument("logs", nargs="+", metavar="LOG", help="click log file(s): JSON lines (.gz ok) or Parquet; "
                                                          "several files are one log")
-    p.add_argument("--model", choices=("dbn", "pbm", "dcm"), default="dbn", help="click model (default dbn)")
+    p.add_argument("--model", choices=tuple(MODELS), default=DEFAULT_MODEL,
+                   help=f"click model (default {DEFAULT_MODEL}: it follows the clicks of a real log best)")
     p.add_argument("--grades", default="0,1,2,3", help="grades to assign, lowest first (default 0,1,2,3)")
-    p.add_argument("--min-impressions", type=POSITIVE_INT, default=1, metavar="N",
-                   help="label only pairs seen in at least N impressions (default 1)")
+    p.add_argument("--min-impressions", type=POSITIVE_INT, default=MIN_IMPRESSIONS, metavar="N",
+                   help=f"label only pairs seen in at least N impressions (default {MIN_IMPRESSIONS}); the "
+                        "others are counted in the summary and written to --counts with relevance null")
     p.add_argument("--quantiles", metavar="SHARES",
                    help="cumulative grade shares of the quantile thresholds, one per boundary "
                         "(e.g. 0.5,0.8,0.95; default equal shares)")
@@ -38,7 +41,11 @@ def register(sub: Any) -> None:
                    help="choose the thresholds that maximise agreement with these judgments")
     p.add_argument("--calibrate-by", choices=("quadratic", "linear", "kappa"), default="quadratic",
                    help="agreement maximised by --calibrate: weighted Cohen's kappa (default quadratic)")
-    p.add_argument("--iterations", type=POSITIVE_INT, default=100, help="EM iterations at most (default 100)")
+    p.add_argument("--iterations", type=POSITIVE_INT, default=ITERATIONS,
+                   help=f"EM iterations at most (default {ITERATIONS:,})")
+    p.add_argument("--tol", type=real(above=0.0), default=TOL,
+                   help=f"EM stops when the log-likelihood changes by less than this per impression "
+                        f"(default {TOL:g})")
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="write the qrels (TREC format) to FILE")
     p.add_argument("--counts", metavar="FILE",
                    help="write every (query, document) with estimate, impressions, clicks and grade (JSON lines)")
@@ -67,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                               f"{args.quantiles!r}.") from None
     result = clicks_to_qrels(args.logs, model=args.model, grades=args.grades, min_impressions=args.min_impressions,
                              quantiles=quantiles, calibrate=args.calibrate, objective=args.calibrate_by,
-                             iterations=args.iterations)
+                             iterations=args.iterations, tol=args.tol)
     write_trec_qrels(result.qrels, args.output)
     if args.counts:
         write_text(args.counts, item_lines(result))

@@ -9,13 +9,21 @@ Input format (JSON lines, optionally gzipped), one impression per line::
 
     {"query": "98435_1", "docs": ["232429", "688835", ...], "clicked_ranks": [1, 4]}
 
-``clicked_ranks`` are 1-based ranks of clicked results. A ``clicks`` list of clicked doc ids
-(in click order, repeats kept) may also be present: it is used only to count what cannot be
-placed on the page (clicks on ids that were not shown, repeated clicks), which are reported.
+``clicked_ranks`` are 1-based integer ranks of clicked results. A ``clicks`` list of clicked doc
+ids (in click order, repeats kept) may also be present: it is used to count what cannot be
+placed on the page (clicks on ids that were not shown, repeated clicks), which are reported, and
+it must agree with ``clicked_ranks`` (the shown documents it names are the documents at those
+ranks), or the line is refused.
+
+**Refused, naming the file and line**: a line nested deeper than :data:`MAX_JSON_DEPTH` (checked
+before Arrow's JSON reader sees it, which crashes on very deep input), ranks that are not
+integers (``1.5``, ``"1"``, ``true``) or not shown positions, ``clicks`` that contradict
+``clicked_ranks``, an impression without documents or query, a document listed twice.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,9 +37,12 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-__all__ = ["ClickLog"]
+__all__ = ["MAX_JSON_DEPTH", "ClickLog", "check_json_depth"]
 
 _SEP = "\x1f"
+#: The deepest JSON a click-log line may nest (a line is an object of lists: depth 2).
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +94,7 @@ class ClickLog:
         if not p.is_file():
             raise InputError(f"{path}: no such click log file.")
         compression = "gzip" if p.suffix == ".gz" else None
+        check_json_depth(p)
         try:
             table = pj.read_json(pa.input_stream(str(p), compression=compression))
         except (pa.ArrowInvalid, OSError) as exc:
@@ -101,6 +113,11 @@ class ClickLog:
 
         if not records:
             raise EmptyInputError(f"{source}: no impressions.")
+        for number, r in enumerate(records, 1):
+            for x in r.get("clicked_ranks", []):
+                if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+                    raise ParseError(f'{source}: record {number}: "clicked_ranks" must hold 1-based integer '
+                                     f"ranks; found {x!r}.")
         table = pa.Table.from_pylist(
             [{"query": str(r["query"]), "docs": [str(d) for d in r["docs"]],
               "clicked_ranks": [int(x) for x in r.get("clicked_ranks", [])],
@@ -147,8 +164,8 @@ class ClickLog:
 
         ranks = table.column("clicked_ranks").combine_chunks()
         r_len = pc.fill_null(pc.list_value_length(ranks), 0).to_numpy(zero_copy_only=False)
-        r_flat = ranks.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
         r_row = np.repeat(np.arange(n), r_len)
+        r_flat = _integer_ranks(ranks.flatten(), r_row, source)
         bad = (r_flat < 1) | (r_flat > lengths[r_row])
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -161,7 +178,7 @@ class ClickLog:
         counts = {"impressions": n, "clicks": int(clicks.sum()),
                   "repeat_rank_entries": int(len(r_flat) - clicks.sum())}
         if "clicks" in table.column_names:
-            counts.update(_raw_click_counts(table))
+            counts.update(_raw_click_counts(table, r_row, r_flat, source))
         q_codes, q_names = _factorize(query)
         return cls(items, clicks, q_codes, q_names, item_keys, source, counts)
 
@@ -220,29 +237,114 @@ def _check_unique_docs(items: NDArray[np.int64], source: str) -> None:
                          "page; each shown result must be a distinct document.")
 
 
-def _raw_click_counts(table: pa.Table) -> dict[str, int]:
-    """Count raw click events that are not on a shown document, and repeated clicks."""
+def _integer_ranks(flat: pa.Array, rows: NDArray[np.int64], source: str) -> NDArray[np.int64]:
+    """The clicked ranks as integers; a fraction, string, boolean or null is refused at its line
+    (integral floats, as some writers store ranks, are taken as the integers they are)."""
+    import pyarrow as pa
+
+    kind = flat.type
+    if pa.types.is_integer(kind) or (pa.types.is_null(kind) and len(flat) == 0):
+        return flat.to_numpy(zero_copy_only=False).astype(np.int64)
+    values = flat.to_pylist()
+    if pa.types.is_floating(kind):
+        bad = [i for i, v in enumerate(values) if v is None or not float(v).is_integer()]
+        if not bad:
+            return np.asarray(values, dtype=np.float64).astype(np.int64)
+        i = bad[0]
+    else:
+        i = 0
+    raise ParseError(f'{source}: line {rows[i] + 1}: "clicked_ranks" must hold 1-based integer ranks; '
+                     f"found {values[i]!r}.")
+
+
+def check_json_depth(path: Path, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse a JSON-lines file with a line nested deeper than ``limit`` (``path:line``).
+
+    Cheap: a line with at most ``limit`` opening brackets cannot be deeper; only longer ones
+    are scanned, with their strings (which may hold brackets) removed first.
+    """
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.count(b"[") + line.count(b"{") <= limit:
+                    continue
+                depth = _json_depth(line)
+                if depth > limit:
+                    raise ParseError(f"{path}:{number}: JSON nested {depth:,} deep (at most {limit}); a click-log "
+                                     'line is one object of lists: {"query": ..., "docs": [...], '
+                                     '"clicked_ranks": [...]}.')
+    except (OSError, EOFError):
+        return  # unreadable or truncated: the reader that follows says why
+
+
+def _json_depth(line: bytes) -> int:
+    """The deepest bracket nesting of one JSON text, strings left out."""
+    bare = np.frombuffer(_JSON_STRING.sub(b"", line), dtype=np.uint8)
+    step = (np.isin(bare, (ord("["), ord("{"))).astype(np.int64)
+            - np.isin(bare, (ord("]"), ord("}"))).astype(np.int64))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _raw_click_counts(table: pa.Table, r_row: NDArray[np.int64], r_flat: NDArray[np.int64],
+                      source: str) -> dict[str, int]:
+    """Count raw click events that are not on a shown document, and repeated clicks; refuse a
+    line whose ``clicks`` name other shown documents than its ``clicked_ranks``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     raw = table.column("clicks").combine_chunks()
     docs = table.column("docs").combine_chunks()
     n_clicks = pc.fill_null(pc.list_value_length(raw), 0).to_numpy(zero_copy_only=False)
-    if n_clicks.sum() == 0:
-        return {"click_events": 0, "clicks_not_shown": 0, "repeat_clicks": 0}
     n_docs = pc.fill_null(pc.list_value_length(docs), 0).to_numpy(zero_copy_only=False)
 
-    def row_keys(counts: NDArray[np.int64], values: pa.Array) -> pa.Array:
-        rows = pa.array(np.repeat(np.arange(len(counts)), counts).astype(str))
-        return pc.binary_join_element_wise(rows, values.cast(pa.string()), _SEP)
+    def row_keys(rows: NDArray[np.int64], values: pa.Array) -> pa.Array:
+        return pc.binary_join_element_wise(pa.array(rows.astype(str)), values.cast(pa.string()), _SEP)
 
+    c_row = np.repeat(np.arange(len(n_clicks)), n_clicks)
+    click_keys = row_keys(c_row, raw.flatten())
+    flat_docs = docs.flatten()
     # A click is on the page when (impression, doc id) is one of the impression's cells.
-    click_keys = row_keys(n_clicks, raw.flatten())
-    on_page = pc.is_in(click_keys, value_set=row_keys(n_docs, docs.flatten()))
-    on_page = on_page.to_numpy(zero_copy_only=False)
+    on_page = pc.is_in(click_keys, value_set=row_keys(np.repeat(np.arange(len(n_docs)), n_docs), flat_docs))
+    on_page = on_page.to_numpy(zero_copy_only=False).astype(bool)
+    starts = np.cumsum(n_docs) - n_docs
+    rank_docs = flat_docs.take(pa.array(starts[r_row] + r_flat - 1)) if len(r_row) else flat_docs.slice(0, 0)
+    _check_clicks_agree(raw, docs, click_keys.filter(pa.array(on_page)), c_row[on_page],
+                        row_keys(r_row, rank_docs), r_row, r_flat, source)
+    if n_clicks.sum() == 0:
+        return {"click_events": 0, "clicks_not_shown": 0, "repeat_clicks": 0}
     distinct_on_page = len(pc.unique(click_keys.filter(pa.array(on_page))))
     return {
         "click_events": len(on_page),
         "clicks_not_shown": int(np.count_nonzero(~on_page)),
         "repeat_clicks": int(np.count_nonzero(on_page) - distinct_on_page),
     }
+
+
+def _check_clicks_agree(raw: pa.Array, docs: pa.Array, click_keys: pa.Array, click_rows: NDArray[np.int64],
+                        rank_keys: pa.Array, rank_rows: NDArray[np.int64], ranks: NDArray[np.int64],
+                        source: str) -> None:
+    """On every line with a ``clicks`` list, the shown documents it names must be the documents
+    at ``clicked_ranks`` (as sets: ``clicks`` keeps repeats and click order)."""
+    import pyarrow.compute as pc
+
+    has_list = raw.is_valid().to_numpy(zero_copy_only=False).astype(bool)
+    click_extra = ~pc.is_in(click_keys, value_set=rank_keys).to_numpy(zero_copy_only=False).astype(bool)
+    rank_extra = ~pc.is_in(rank_keys, value_set=click_keys).to_numpy(zero_copy_only=False).astype(bool)
+    bad = np.concatenate([click_rows[click_extra], rank_rows[rank_extra]])
+    bad = bad[has_list[bad]]
+    if not len(bad):
+        return
+    row = int(bad.min())
+    shown = docs[row].as_py()
+    by_ranks = [shown[r - 1] for r in sorted(set(ranks[rank_rows == row].tolist()))]
+    by_clicks = list(dict.fromkeys(d for d in raw[row].as_py() if d in shown))
+    raise ParseError(
+        f'{source}: line {row + 1}: "clicks" and "clicked_ranks" disagree: clicked_ranks names '
+        f"{', '.join(map(str, by_ranks)) or 'no document'}, clicks names "
+        f"{', '.join(map(str, by_clicks)) or 'no shown document'}. clicked_ranks must be the ranks of the "
+        'shown documents in "clicks"; fix the line, or drop "clicks" to use clicked_ranks alone.'
+    )
+
