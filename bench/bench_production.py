@@ -8,9 +8,11 @@ Workloads (generated deterministically by ``bench/data.py``, git-ignored under `
 
 Every tool evaluates nDCG@10, AP, P@10, R@100, RR in a fresh process (import, parse both
 files, evaluate, print the means); repetitions go round-robin over the tools so that all see
-the same machine load; wall time and peak RSS (``ru_maxrss`` of the finished child from
-``wait4``: the true high-water mark, which polling with psutil can miss) are taken by this
-parent, medians reported. ranx gets one untimed warm-up per workload (its numba cache); the
+the same machine load; wall time, CPU time and peak RSS are the child's own, read by a small
+launcher (``bench/peak.py``: ``ru_maxrss`` from the launcher's ``wait4``, the true high-water
+mark, which polling with psutil can miss, and not floored by this large parent's own peak,
+which Linux would otherwise carry into every child it spawns), medians reported. ranx gets
+one untimed warm-up per workload (its numba cache); the
 C ``trec_eval`` (``--trec-eval PATH`` or ``$SERPEVAL_TREC_EVAL``; skipped with a note when
 absent) is quadratic in the number of queries, so it is stopped after ``--cap`` seconds.
 
@@ -35,18 +37,16 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_core import CHILD, MEASURES  # noqa: E402
 from data import generate  # noqa: E402
+from peak import Done, spawn  # noqa: E402
 
 SHAPES = {"Q1M": (1_000_000, 10), "M": (10_000, 1_000)}
 SLOW = {"pytrec_eval", "ranx", "trec_eval (C)"}
@@ -121,28 +121,17 @@ print(json.dumps({"wall": spent, "cpu": cpu}))
 """
 
 
-class Done(NamedTuple):
-    """One finished (or stopped) child: wall and CPU seconds (user + system, steadier than
-    wall time on a loaded machine), peak RSS in MB, what it printed."""
-
-    wall: float
-    cpu: float
-    peak: float
-    out: str
-    stopped: bool = False
-
-
 def run_tool(tool: str, qrels: Path, run: Path, binary: str | None, cap: float) -> tuple[Done, dict]:
     """One fresh process of ``tool`` and the means it printed."""
     if tool == "trec_eval (C)":
         names = ["-m", "ndcg_cut.10", "-m", "map", "-m", "P.10", "-m", "recall.100", "-m", "recip_rank"]
-        done = _spawn([str(binary), *names, str(qrels), str(run)], cap)
+        done = spawn([str(binary), *names, str(qrels), str(run)], cap)
         if done.stopped:
             return done, {}
         keys = {"ndcg_cut_10": "nDCG@10", "map": "AP", "P_10": "P@10", "recall_100": "R@100", "recip_rank": "RR"}
         fields = (line.split() for line in done.out.splitlines())
         return done, {keys[f[0]]: float(f[2]) for f in fields if f and f[0] in keys}
-    done = _spawn([sys.executable, "-c", CHILD[tool].format(measures=MEASURES), str(qrels), str(run)], cap)
+    done = spawn([sys.executable, "-c", CHILD[tool].format(measures=MEASURES), str(qrels), str(run)], cap)
     if done.stopped:
         return done, {}
     text = done.out.strip()
@@ -152,43 +141,11 @@ def run_tool(tool: str, qrels: Path, run: Path, binary: str | None, cap: float) 
     return done, payload
 
 
-def _spawn(argv: list[str], timeout: float | None) -> Done:
-    """Run ``argv`` with ``wait4`` for the peak RSS and CPU time; kill it after ``timeout`` seconds."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    outs: list[bytes] = []
-    errs: list[bytes] = []
-    readers = [threading.Thread(target=lambda: outs.append(proc.stdout.read())),  # type: ignore[union-attr]
-               threading.Thread(target=lambda: errs.append(proc.stderr.read()))]  # type: ignore[union-attr]
-    for reader in readers:
-        reader.start()
-    deadline = None if timeout is None else start + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            for reader in readers:
-                reader.join()
-            proc.returncode = -9
-            return Done(time.perf_counter() - start, float("nan"), float("nan"), "", True)
-        time.sleep(0.01)
-    wall = time.perf_counter() - start
-    for reader in readers:
-        reader.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv[:3]}...: exit {proc.returncode}:\n{b''.join(errs).decode()[-2000:]}")
-    return Done(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, b"".join(outs).decode())
-
-
 def profile(qrels: Path, run: Path) -> tuple[Done, dict[str, float]]:
     """Stage seconds of one fresh ``serpeval evaluate`` process."""
     code = PROFILE_CHILD.replace('"MEASURES"', repr(",".join(MEASURES)))
     out_file = HERE / ".data" / "profile_out.json"
-    done = _spawn([sys.executable, "-c", code, str(qrels), str(run), str(out_file)], None)
+    done = spawn([sys.executable, "-c", code, str(qrels), str(run), str(out_file)], None)
     out_file.unlink(missing_ok=True)
     return done, json.loads(done.out.strip().splitlines()[-1])
 
@@ -207,7 +164,7 @@ def many_runs(qrels: Path, run: Path, n: int, repeat: int) -> list[str]:
             ("evaluate QRELS RUN x 1", evaluate, [str(qrels), str(run)]),
             (f"read RUN x {n} (read_run only)", read, [str(run)] * n),
         ):
-            done = _spawn([sys.executable, "-c", code, *argv], None)
+            done = spawn([sys.executable, "-c", code, *argv], None)
             rows.setdefault(label, []).append(done)
             print(f"  {label:34s} {done.wall:7.2f} s {done.cpu:7.2f} cpu s {done.peak:7.0f} MB", flush=True)
     med = {label: (statistics.median(d.wall for d in runs), statistics.median(d.cpu for d in runs),
@@ -249,7 +206,8 @@ def main() -> None:
     lines = [f"# Production shape vs research shape ({os.cpu_count()} cores, shared machine, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
              f"Fresh process per tool and repetition, round-robin, median of {args.repeat} "
-             f"({args.peer_repeat} for pytrec_eval, ranx, trec_eval); peak = ru_maxrss. "
+             f"({args.peer_repeat} for pytrec_eval, ranx, trec_eval); peak = the child's own ru_maxrss, "
+             "read by a small launcher (bench/peak.py), not floored by the bench process's size. "
              f"Measures: {', '.join(MEASURES)}.", ""]
     warmed = False
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
