@@ -8,6 +8,7 @@ judged query is answered.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -116,7 +117,7 @@ def test_gate_compare_report_simulate_exit_7_and_gate_never_passes(files, tmp_pa
                  "--json", str(report)]) == 7
     captured = capsys.readouterr()
     assert "PASS" not in captured.out + captured.err
-    assert not report.exists()
+    assert json.loads(report.read_text(encoding="utf-8"))["decision"] == "error"   # says why (issue 27)
     _one_error_line(captured.err, "gate", run)
     assert main(["compare", str(qrels), str(run), str(run)]) == 7
     _one_error_line(capsys.readouterr().err, "compare", run)

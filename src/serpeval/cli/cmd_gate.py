@@ -2,7 +2,8 @@
 
 Exit status 0 when the candidate passes (not worse than the baseline by more than the
 allowed drop, shown by a one-sided non-inferiority test), 1 when it fails, 2 on bad input,
-7 when no judged query has results in a run (nothing to compare: never a pass).
+7 when no judged query has results in a run (nothing to compare: never a pass); with
+``--json`` exit 7 writes a report too (``"decision": "error"``, the status and the reason).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from serpeval.cli.offline import (
     judged_gap_notes,
     load_and_evaluate,
 )
+from serpeval.core.errors import NothingEvaluatedError
 from serpeval.core.strict_json import dumps
 
 
@@ -35,7 +37,8 @@ def register(sub: Any) -> None:
                     "explanation; --json writes the report for the CI log.",
         epilog="exit status: 0 pass; 1 fail; 2 bad input or option (one line on stderr names "
                "the file or option and the cause); 7 nothing evaluated: no judged query has "
-               "results in the baseline or the candidate (wrong qrels or wrong run), never a pass",
+               "results in the baseline or the candidate (wrong qrels or wrong run), never a pass "
+               "(--json still writes the report, saying why)",
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
     p.add_argument("--baseline", required=True, metavar="BASE_RUN", help="the run in production")
@@ -63,9 +66,28 @@ def register(sub: Any) -> None:
     add_evaluation_options(p, missing="zero")
     add_group_options(p, gate=True)
     add_judged_options(p, column=False)
-    p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the JSON report to FILE (- for stdout); also on exit 7, with "
+                        "decision 'error' and the reason")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in the explanation (default 4)")
     p.set_defaults(func=run)
+
+
+def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingEvaluatedError) -> None:
+    """Write the ``--json`` report of a gate that stopped with exit 7 (it replaces the report
+    of an earlier run, which must not be read as this run's decision). A report that cannot
+    be written is the output error (exit 2), and its line keeps the gate's own reason."""
+    from serpeval.cli.failures import describe
+    from serpeval.core.errors import OutputError
+    from serpeval.report.gate import gate_failure_report
+
+    reason, code = describe(exc)
+    payload = gate_failure_report("nothing evaluated", reason, code, qrels=args.qrels,
+                                  baseline=args.baseline, candidate=args.candidate, measures=measures)
+    try:
+        write_output(dumps(payload) + "\n", None if args.json == "-" else args.json)
+    except OutputError as error:
+        raise OutputError(f"{error} The gate had stopped before: {reason}") from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,8 +108,13 @@ def run(args: argparse.Namespace) -> int:
                             test=args.test, n_resamples=args.resamples, rng=args.seed,
                             top=args.top, strict=args.strict)
 
-    qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
-                                                     measures, args, decide, keep_runs=args.judged_gap < 100)
+    try:
+        qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
+                                                         measures, args, decide, keep_runs=args.judged_gap < 100)
+    except NothingEvaluatedError as exc:
+        if args.json:
+            _record_failure(args, measures, exc)
+        raise
     gaps = judged_gap_notes(qrels, runs, results, args)
     notes = coverage_notes(results, qrels, runs) + gaps
     payload = result.to_dict()

@@ -8,7 +8,7 @@ the result's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from serpeval.comparison.compare import TEST_NAMES
 from serpeval.report.comparison import format_p, text_table
@@ -17,7 +17,18 @@ from serpeval.report.table import fit_text
 if TYPE_CHECKING:
     from serpeval.comparison.gate import GateCheck, GateResult
 
-__all__ = ["explain_gate"]
+__all__ = ["explain_gate", "gate_failure_report"]
+
+
+def gate_failure_report(status: str, reason: str, exit_code: int, **context: Any) -> dict[str, Any]:
+    """The ``--json`` report of a gate that stopped before deciding (exit 7: nothing evaluated).
+
+    ``decision`` is ``"error"`` (never ``"pass"``), ``passed`` False, with the ``exit_code``,
+    a short ``status``, the ``reason`` as the command printed it, and ``context`` (the qrels,
+    runs and measures given), so a CI dashboard that reads the report sees why.
+    """
+    return {"decision": "error", "passed": False, "exit_code": exit_code, "status": status,
+            "reason": reason, **context}
 
 
 def explain_gate(result: GateResult, top: int = 10, digits: int = 4, width: int | None = None) -> str:
