@@ -47,7 +47,8 @@ def test_equal_measures_are_equal_and_hashable() -> None:
         ("P", InvalidParameterError, r"Invalid measure 'P': P needs a cutoff, e.g\. 'P@10'\."),
         ("P@0", InvalidParameterError,
          r"the cutoff must be an integer from 1 to 9223372036854775807 \(2\^63 - 1\); got 0"),
-        ("P@x", InvalidParameterError, r"the cutoff after '@' must be an integer from 1 to 2\^63 - 1; got 'x'"),
+        ("P@x", InvalidParameterError,
+         r"the cutoff after '@' must be an integer from 1 to 2\^63 - 1, written with the digits 0-9; got 'x'"),
         ("Bpref@10", InvalidParameterError, r"Bpref takes no cutoff"),
         ("nDCG(gain=log)@10", InvalidParameterError, r"must be one of linear, exp\. Got 'log'"),
         ("nDCG(depth=3)", InvalidParameterError,
@@ -89,3 +90,27 @@ def test_canonical_form_round_trips(data: st.DataObject) -> None:
     measure = _bound(spec, data.draw)
     assert parse_measure(str(measure)) == measure
     assert parse_measure(str(measure)).params == measure.params
+
+
+# Issue 27 item 15: Python's int() reads "1_0" (digit grouping) and "١٠" (Arabic-Indic digits) as
+# 10, so P@1_0 and P@١٠ were P@10. Cutoffs and numeric parameters are ASCII digits only.
+@pytest.mark.parametrize("text", [
+    "P@1_0", "P@\u0661\u0660", "P@\uff11\uff10", "P@+10", "nDCG@\u0967\u0966", "ndcg@\u0661\u0660",
+    "nDCG(cutoff=1_0)", "P_\u0661\u0660", "ndcg_cut.\u0661\u0660", "P(rel=\u0661)@5", "RBP(p=0.\u0665)",
+    "P(rel=1_0)@5", "ndcg@10-l\u0662",
+])
+def test_numbers_in_measure_names_are_ascii_digits_only(text: str) -> None:
+    with pytest.raises((InvalidParameterError, UnknownMeasureError)):
+        parse_measure(text)
+
+
+@pytest.mark.parametrize("text", ["P@" + "9" * 5000, "P_" + "9" * 5000, "P@0" + "0" * 5000 + "1" + "0" * 19])
+def test_a_cutoff_of_thousands_of_digits_is_refused_as_out_of_range(text: str) -> None:
+    """More digits than Python's int() converts (4,300) was an internal ValueError."""
+    with pytest.raises(InvalidParameterError, match=r"the cutoff must be an integer from 1 to 9223372036854775807 "
+                                                     r"\(2\^63 - 1\); got a number of (5,000|20) digits"):
+        parse_measure(text)
+
+
+def test_leading_zeros_and_blanks_around_the_cutoff_still_read() -> None:
+    assert str(parse_measure("P@010")) == str(parse_measure("P@ 10")) == str(parse_measure("P_010")) == "P@10"

@@ -65,10 +65,16 @@ def split_measures(values: Sequence[str] | None) -> list[str]:
 
     A piece that starts with a digit, ``-`` or ``.`` continues trec_eval's value list of the
     measure before it (``P.5,10``, ``ndcg.1=3,2=9``, ``utility.1,-1,0,0``), which the
-    measure grammar reads as a whole.
+    measure grammar reads as a whole. A value that names no measure (``-m ''``, ``-m ','``,
+    ``-m ' '``) is refused (OptionError), never read as "no -m" and so as the defaults.
     """
+    from serpeval.core.errors import OptionError
+
     out: list[str] = []
     for value in values or []:
+        if not value.replace(",", "").strip():
+            raise OptionError(f"-m {value!r}: no measure name; give one or more, e.g. -m nDCG@10 -m AP "
+                              "or -m nDCG@10,AP (leave -m out for the defaults).")
         first = len(out)
         depth = 0
         pieces = [""]

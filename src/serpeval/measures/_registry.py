@@ -32,7 +32,7 @@ _GRAMMAR = re.compile(
     r"(?:\((?P<params>[^()]*)\))?\s*"
     r"(?:@\s*(?P<cutoff>[^\s@]+))?\s*$"
 )
-_TREC_CUT = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)[_.](?P<cutoff>\d+)$")
+_TREC_CUT = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)[_.](?P<cutoff>[0-9]+)$")
 _TREC_LIST = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)\.(?P<values>[0-9.]+(?:,[0-9.]+)+)$")
 _TREC_PARAMS = re.compile(r"^[A-Za-z0-9_]+[._][A-Za-z0-9_.,=+-]+$")
 
@@ -134,13 +134,7 @@ class Registry:
                 )
             params[spec.at_param] = at
         elif at is not None:
-            try:
-                cutoff = int(at)
-            except ValueError:
-                raise InvalidParameterError(
-                    f"Invalid measure {text!r}: the cutoff after '@' must be an integer from 1 to "
-                    f"2^63 - 1; got {at!r}."
-                ) from None
+            cutoff = _cutoff(at, text)
         return spec.bind(params, cutoff, text)
 
     def parse_many(self, texts: Iterable[str | Measure]) -> tuple[Measure, ...]:
@@ -170,7 +164,7 @@ class Registry:
         if match is not None:
             spec = self._trec_cut.get(match["base"])
             if spec is not None:
-                return spec.bind({}, int(match["cutoff"]), text)
+                return spec.bind({}, _cutoff(match["cutoff"], text), text)
         return self._parse_trec_params(text)
 
     def _parse_trec_params(self, text: str) -> Measure | None:
@@ -207,6 +201,27 @@ class Registry:
         if close:
             hint = " Did you mean " + " or ".join(repr(folded[c]) for c in close) + "?"
         return f"Unknown measure {name!r} in {text!r}.{hint} (see `serpeval measures`)"
+
+
+def _cutoff(digits: str, text: str) -> int:
+    """The cutoff ``digits`` stand for: ASCII digits 0-9 only, so that ``1_0`` (Python's digit
+    grouping), ``١٠`` (Arabic-Indic digits), ``+10`` and `` 10`` are refused rather than read as
+    10. The range (1 to 2^63 - 1) is checked by :meth:`MeasureSpec.bind`; a number of more
+    digits than any int64 is refused here, before Python's ``int()`` digit limit."""
+    if not _DIGITS.fullmatch(digits):
+        raise InvalidParameterError(
+            f"Invalid measure {text!r}: the cutoff after '@' must be an integer from 1 to 2^63 - 1, "
+            f"written with the digits 0-9; got {digits!r}."
+        )
+    if len(digits.lstrip("0")) > 19:
+        raise InvalidParameterError(
+            f"Invalid measure {text!r}: the cutoff must be an integer from 1 to 9223372036854775807 "
+            f"(2^63 - 1); got a number of {len(digits.lstrip('0')):,} digits."
+        )
+    return int(digits)
+
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _split_params(body: str, text: str) -> dict[str, str]:

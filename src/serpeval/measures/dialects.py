@@ -141,8 +141,8 @@ def _literal(value: Any) -> str:
 # --------------------------------------------------------------------------- ranx
 
 _RANX = re.compile(
-    r"^(?P<name>[a-z][a-z0-9_-]*?)(?:@(?P<k>\d+)|\.(?P<p>\d+))?(?:-l(?P<rel>\d+))?$"
-)
+    r"^(?P<name>[a-z][a-z0-9_-]*?)(?:@(?P<k>\d+)|\.(?P<p>\d+))?(?:-l(?P<rel>\d+))?$", re.ASCII
+)  # ASCII: \d is 0-9 only, never other scripts' digits
 
 # ranx name -> (serpeval name with a cutoff, without one, fixed parameters, how -lN applies)
 _RANX_NAMES: dict[str, tuple[str | None, str | None, str, str]] = {

@@ -102,6 +102,8 @@ class Param:
         value: Any = raw
         if isinstance(raw, str):
             raw_text = raw.strip().strip("'\"")
+            if self.type in (int, float) and (not raw_text.isascii() or "_" in raw_text):
+                raise fail()  # Python's int()/float() read "١٠" and "1_0" as 10: numbers are ASCII
             if self.type is bool:
                 flags = {"true": True, "1": True, "false": False, "0": False}
                 if raw_text.lower() not in flags:
