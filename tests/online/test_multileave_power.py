@@ -119,3 +119,23 @@ def test_identical_rankers_give_exactly_no_preference() -> None:
     assert res.to_dicts()[0]["better"] == "-"
     # the clicks that favour the different ranker still count (a test that can fail)
     assert (prefs[:, 0, 2] != 0.0).any()
+
+
+def test_real_valued_pair_counts_are_not_called_wins() -> None:
+    """Probabilistic multileaving's pairwise outcomes are real: the pair is tested with the
+    t-test (scipy's ttest_1samp on the pair's outcomes) and its sign counts are labelled as
+    outcome signs, not wins (team draft's ±1 outcomes keep wins/losses/ties)."""
+    from scipy.stats import ttest_1samp
+
+    prefs = np.zeros((6, 2, 2))
+    prefs[:, 0, 1] = [0.5, -0.25, 0.0, 0.75, 0.125, -0.5]
+    prefs[:, 1, 0] = -prefs[:, 0, 1]
+    res = preference_matrix(preferences=prefs, names=["bm25", "dénse"])
+    assert res.test == "t-test"
+    assert res.p_values[0, 1] == pytest.approx(ttest_1samp(prefs[:, 0, 1], 0.0).pvalue, rel=1e-12)
+    row = res.to_dicts()[0]
+    assert (row["outcome > 0"], row["outcome < 0"], row["outcome = 0"]) == (3, 2, 1)
+    assert "wins" not in row
+    signs = preference_matrix(np.array([[1, 0], [0, 1], [2, 1]]), ["a", "b"])
+    assert signs.test == "sign test"
+    assert (signs.to_dicts()[0]["wins"], signs.to_dicts()[0]["losses"]) == (2, 1)

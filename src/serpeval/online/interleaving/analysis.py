@@ -746,8 +746,9 @@ class MultileaveAnalysis(Tabular):
     ``wins[i, j]`` counts impressions where ranker i was preferred to ranker j (its pairwise
     outcome > 0); ``delta[i, j]`` = mean pairwise outcome / 2 (positive: i preferred);
     ``p_values`` are two-sided sign tests per pair (a t-test of the mean for real-valued
-    pairwise outcomes, as probabilistic multileaving's), ``adjusted`` Holm-corrected over
-    the r(r-1)/2 pairs.
+    pairwise outcomes, as probabilistic multileaving's; ``test`` says which), ``adjusted``
+    Holm-corrected over the r(r-1)/2 pairs. For real-valued outcomes ``wins`` counts
+    positive outcomes, a description only (their sign is biased under random clicks).
 
     **Per-pair power** (``power``, ``needed``): with the measured mean ``d_ij`` and
     standard deviation ``s_ij`` of the pair's outcomes taken as the truth, the normal
@@ -770,18 +771,24 @@ class MultileaveAnalysis(Tabular):
     needed: NDArray[np.float64] | None = None
     plan_power: float = 0.8
     method: str | None = None
+    test: str = "sign test"
 
     def to_dicts(self) -> list[dict[str, Any]]:
+        """One row per pair. For real-valued pairwise outcomes (``test == "t-test"``) the
+        counts are labelled ``outcome > 0``/``outcome < 0``/``outcome = 0``: their signs are
+        biased under random clicks, so they are not wins."""
         rows = []
         r = len(self.names)
+        labels = (("outcome > 0", "outcome < 0", "outcome = 0") if self.test == "t-test"
+                  else ("wins", "losses", "ties"))
         for i in range(r):
             for j in range(i + 1, r):
                 w_i, w_j = int(self.wins[i, j]), int(self.wins[j, i])
                 delta = (float(self.delta[i, j]) if self.delta is not None
                          else (w_i + (self.impressions - w_i - w_j) / 2) / self.impressions - 0.5)
                 row = {
-                    "ranker": self.names[i], "vs": self.names[j], "wins": w_i, "losses": w_j,
-                    "ties": self.impressions - w_i - w_j,
+                    "ranker": self.names[i], "vs": self.names[j], labels[0]: w_i, labels[1]: w_j,
+                    labels[2]: self.impressions - w_i - w_j,
                     "delta": delta,
                     "p": float(self.p_values[i, j]), "p (Holm)": float(self.adjusted[i, j]),
                     "better": (self.names[i] if delta > 0 else self.names[j])
@@ -879,7 +886,7 @@ def preference_matrix(credits: ArrayLike | None = None, names: Sequence[str] | N
     np.fill_diagonal(power, np.nan)
     np.fill_diagonal(needed, np.nan)
     return MultileaveAnalysis(labels, wins, p, adjusted, n, alpha, mean / 2, power, needed,
-                              plan_power, method)
+                              plan_power, method, "sign test" if sign else "t-test")
 
 
 @dataclass(frozen=True)
