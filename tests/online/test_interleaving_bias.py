@@ -210,6 +210,10 @@ def test_real_valued_per_unit_preference_is_the_mean_per_unit() -> None:
     assert "wins A" not in row   # signs of real outcomes are not wins
     assert "prefer A" not in row
     assert row["units test"] == "t-test"
+    # Without units each impression is its unit: the per-unit test is the impression t-test.
+    alone = analyze_outcomes(values, n_resamples=10)
+    assert alone.preference_p_value == pytest.approx(alone.p_value, rel=1e-12)
+    assert alone.preference == pytest.approx(-values.mean())
     # ±1/0 outcomes keep the per-unit sign test and their column names.
     signs = analyze_outcomes([1, 1, -1, 0, -1, -1], ["a", "a", "b", "b", "c", "c"], n_resamples=10)
     assert signs.preference_test == "sign test"
