@@ -27,8 +27,8 @@ whether it converged).
 
 **Which model.** On the real Yandex WSCD 2012 sample (pairs with >= 10 impressions), Spearman's
 rho between the estimate and the raw click-through rate is 0.98 (DCM), 0.92 (PBM) and 0.33
-(DBN): the log lists clicked ranks, not the order of the clicks, so DBN's "last click" is the
-lowest-ranked one, and pairs clicked often but not last get satisfaction near 0 (5 of the 30
+(DBN): a click log gives clicked ranks, not the order of the clicks, so DBN's "last click" is
+the lowest-ranked one, and pairs clicked often but not last get satisfaction near 0 (3 of the 30
 highest-CTR pairs land in grade 0). DCM is the default; DBN suits logs where the lowest click
 is the last one.
 
@@ -293,7 +293,7 @@ class ClickQrels(Tabular):
         fit = self.fit
         state = (f"converged: log-likelihood change < {fit.tol:g} per impression" if fit.converged else
                  f"NOT converged within {fit.iterations} iterations (tolerance {fit.tol:g} per impression); "
-                 "raise --iterations")
+                 "raise iterations (--iterations)")
         notes = [f"{self.model} fitted on {fit.impressions:,} impressions of {self.source} "
                  f"({fit.iterations} EM iterations, {state}; {fit.prior} prior); "
                  f"relevance = {MODELS[self.model]}",
