@@ -24,6 +24,22 @@ TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "bh", "tukey", "none")
 
 
+def _resamples(text: str) -> int:
+    """``--resamples``: a positive integer (``1e4`` counts) up to
+    :data:`serpeval.stats.validation.MAX_RESAMPLES`, refused with the reason where argparse
+    reads it (``1e20`` used to be accepted and never finish)."""
+    from serpeval.stats.validation import MAX_RESAMPLES, RESAMPLES_REASON
+
+    value = POSITIVE_INT(text)
+    if value > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_RESAMPLES:,} ({RESAMPLES_REASON}), got {text}")
+    return value
+
+
+#: The argument type of ``--resamples`` (compare, gate).
+RESAMPLES = _resamples
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
@@ -55,8 +71,8 @@ def register(sub: Any) -> None:
     p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--ci", choices=("t", "bca", "percentile"),
                    help="CI method for the delta (default t; bca for --test bootstrap)")
-    p.add_argument("--resamples", type=POSITIVE_INT, default=10_000, metavar="N",
-                   help="permutations / bootstrap resamples (default 10000)")
+    p.add_argument("--resamples", type=RESAMPLES, default=10_000, metavar="N",
+                   help="permutations / bootstrap resamples (default 10000, at most 10000000)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0,
                    help="seed of the resampling tests (default 0: reruns give the same p-values)")
     p.add_argument("--strict", action="store_true",

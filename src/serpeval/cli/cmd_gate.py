@@ -12,8 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
-from serpeval.cli.cmd_compare import TESTS
+from serpeval.cli._args import NON_NEGATIVE_INT
+from serpeval.cli.cmd_compare import RESAMPLES, TESTS
 from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import (
     add_evaluation_options,
@@ -55,8 +55,8 @@ def register(sub: Any) -> None:
                    help="non-inferiority (default): pass only when shown not worse; "
                         "no-significant-drop: fail only when shown worse")
     p.add_argument("-t", "--test", choices=TESTS, default="t", help="paired test (default t)")
-    p.add_argument("--resamples", type=POSITIVE_INT, default=10_000, metavar="N",
-                   help="permutations / bootstrap resamples (default 10000)")
+    p.add_argument("--resamples", type=RESAMPLES, default=10_000, metavar="N",
+                   help="permutations / bootstrap resamples (default 10000, at most 10000000)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="seed of the resampling tests (default 0)")
     p.add_argument("--top", type=NON_NEGATIVE_INT, default=10, metavar="N",
                    help="per-query regressions to list (default 10)")

@@ -53,8 +53,9 @@ from serpeval.comparison.results import (
     SystemCoverage,
     Test,
 )
-from serpeval.core.checks import RngLike, as_generator, check_count, check_level
+from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.stats.validation import check_resamples
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -134,7 +135,7 @@ def compare_results(
     ci = ci or ("bca" if test == "bootstrap" else "t")
     if ci not in CI_METHODS:
         raise OptionError(f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}.")
-    resamples = check_count(n_resamples, "n_resamples")
+    resamples = check_resamples(n_resamples, "n_resamples")
     systems = tuple(results.run_names)
     if len(systems) < 2:
         raise StatsError(f"comparing needs at least two runs; got {len(systems)} "
@@ -222,6 +223,7 @@ def compare(
     groups: Any = None,
     group_correction: str = "holm",
     topics: Any = None,
+    group_column: str | None = None,
 ) -> Comparison:
     """Compare runs with paired significance tests, corrected for multiple comparisons.
 
@@ -250,6 +252,8 @@ def compare(
             (``"builtin:relevant"``, ``"builtin:difficulty"``, ``"builtin:length"``).
         group_correction: the correction across groups (``"holm"`` default, ``"bh"``...).
         topics: ``{query: text}`` for ``groups="builtin:length"``.
+        group_column: the column of a JSONL or Parquet groups file that holds the group
+            (default ``group``/``groups``); one the file lacks is refused, naming its columns.
         rng: seed or generator for the resampling tests (never global state).
         strict: refuse runs evaluated on different queries instead of comparing on the
             common ones.
@@ -291,4 +295,4 @@ def compare(
     from serpeval.comparison.segments import with_segments
 
     return with_segments(comparison, groups, qrels=qrels, topics=topics, correction=group_correction,
-                         rng=rng)
+                         rng=rng, column=group_column)

@@ -51,9 +51,10 @@ from serpeval.comparison.paired import (
     wins_ties_losses,
 )
 from serpeval.comparison.results import SystemCoverage
-from serpeval.core.checks import RngLike, as_generator, check_count, check_level
+from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.core.tabular import Tabular
+from serpeval.stats.validation import check_resamples
 
 if TYPE_CHECKING:
     from serpeval.evaluation.results import Results
@@ -350,7 +351,7 @@ def gate_results(
         raise OptionError(f"rule must be one of {', '.join(RULES)}; got {rule!r}.")
     alpha = check_level(alpha, upper=0.5)
     drop = parse_max_drop(max_drop, relative)
-    resamples = check_count(n_resamples, "n_resamples")
+    resamples = check_resamples(n_resamples, "n_resamples")
     if len(results.runs) != 2:
         raise OptionError(f"the gate compares exactly two runs (baseline, candidate); got "
                           f"{len(results.runs)}.")

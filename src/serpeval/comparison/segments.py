@@ -192,8 +192,13 @@ def resolve_groups(spec: Any, *, query_ids: NDArray[Any], qrels: Any = None,
     per-query values (on ``query_ids``); ``builtin:length`` the topics ``{query: text}``.
 
     Raises:
-        OptionError: an unknown built-in, or one whose input is missing.
+        OptionError: an unknown built-in, or one whose input is missing; ``column`` with
+            anything but a groups file (a built-in, a mapping, a :class:`Groups` has no columns).
     """
+    if column is not None and (isinstance(spec, (Groups, Mapping)) or str(spec).startswith("builtin:")):
+        what = str(spec) if isinstance(spec, str) else type(spec).__name__
+        raise OptionError(f"--group-column (column={column!r}) names a column of a JSONL or Parquet groups "
+                          f"file; {what} has no columns. Drop it, or give a groups file.")
     if isinstance(spec, Groups):
         return spec
     if isinstance(spec, Mapping):

@@ -11,7 +11,7 @@ Formats, chosen by the file:
   with ``column=``, that field.
 - A column of a Parquet / JSONL table (``column=``): the query column (``query_id``,
   ``qid``...) and the named column; a list-valued column puts a query in several groups.
-  A TSV topics file ``qid<TAB>text`` is read with ``column=`` as ``qid<TAB>value``.
+  A TSV file has no named columns: ``column=`` with one is refused (it used to be ignored).
 
 Null or empty values put the query in no group (counted in :attr:`GroupPairs.empty`).
 """
@@ -114,6 +114,10 @@ def _from_text(text: str, column: str | None, label: str) -> GroupPairs:
              if line.strip() and not line.strip().startswith("#")]
     rows: list[tuple[int, str, Any]] = []
     jsonl = bool(lines) and lines[0][1].lstrip().startswith("{") and "\t" not in lines[0][1]
+    if column is not None and not jsonl:
+        raise InputError(f"{label}: no column {column!r} (--group-column): a TSV groups file has no named "
+                         "columns, each line is 'query_id<TAB>group'. Drop --group-column, or give a JSONL "
+                         "or Parquet file with that column.")
     parse = JsonObjects()
     for number, line in lines:
         if jsonl:
@@ -139,9 +143,9 @@ def _json_row(record: dict[str, Any], column: str | None, label: str, number: in
     keys = (column,) if column else ("group", "groups")
     present = [k for k in keys if k in record]
     if qid is None or not present:
-        want = repr(column) if column else "'group' or 'groups'"
+        want = f"the column {column!r} (--group-column)" if column else "'group' or 'groups'"
         raise ParseError(f"{label}:{number}: a line needs an id ({', '.join(ID_KEYS)}) and {want}; "
-                         f"found keys {', '.join(record) or 'none'}.")
+                         f"found the columns {', '.join(record) or 'none'}.")
     return number, str(qid), record[present[0]]
 
 
@@ -154,9 +158,9 @@ def _from_table(opened: Any, column: str | None, label: str) -> GroupPairs:
                 None)
     want = column or next((names[k] for k in ("group", "groups") if k in names), None)
     if qcol is None or want is None or want not in table.column_names:
+        wanted = f"the column {column!r} (--group-column)" if column else "a group column (group, groups)"
         raise InputError(f"{label}: a groups table needs a query id column (query_id, qid, ...) and "
-                         f"{'the column ' + repr(column) if column else 'a group column (group, groups)'}; "
-                         f"columns: {', '.join(table.column_names)}.")
+                         f"{wanted}; columns: {', '.join(table.column_names)}.")
     qids = table.column(qcol).to_pylist()
     cells = table.column(want).to_pylist()
     rows = [(i + 1, "" if q is None else str(q), c) for i, (q, c) in enumerate(zip(qids, cells, strict=True))]

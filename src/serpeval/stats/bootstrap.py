@@ -34,12 +34,13 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
-from serpeval.core.checks import RngLike, as_generator, check_count, check_level
+from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.stats.paired import PairedTest, _ratio
 from serpeval.stats.validation import (
     Alternative,
     check_alternative,
+    check_resamples,
     chunk_rows,
     paired_differences,
     scalar_or_array,
@@ -152,7 +153,7 @@ def paired_bootstrap(
     """
     check_alternative(alternative)
     level = check_level(confidence, "confidence", example=0.95)
-    b = check_count(n_resamples, "n_resamples", minimum=2)
+    b = check_resamples(n_resamples, "n_resamples", minimum=2)
     if ci not in CI_METHODS:
         raise OptionError(f"ci must be one of {', '.join(map(repr, CI_METHODS))}; got {ci!r}.")
     d = paired_differences(x, y)

@@ -27,10 +27,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.core.checks import RngLike, as_generator, check_count, check_level
+from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.stats.paired import PairedTest
-from serpeval.stats.validation import Alternative, check_alternative, chunk_rows, paired_differences, scalar_or_array
+from serpeval.stats.validation import (
+    Alternative,
+    check_alternative,
+    check_resamples,
+    chunk_rows,
+    paired_differences,
+    scalar_or_array,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -110,7 +117,7 @@ def randomization_test(
     """
     check_alternative(alternative)
     level = check_level(confidence, "confidence", example=0.95)
-    m = check_count(n_permutations, "n_permutations")
+    m = check_resamples(n_permutations, "n_permutations")
     d = paired_differences(x, y)
     n = d.shape[-1]
     if exact is None:

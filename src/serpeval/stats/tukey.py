@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from serpeval.core.checks import RngLike, as_generator, check_count, check_level
+from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.stats.paired import _ratio
-from serpeval.stats.validation import chunk_rows, system_scores
+from serpeval.stats.validation import check_resamples, chunk_rows, system_scores
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -146,7 +146,7 @@ def randomized_tukey(scores: ArrayLike, *, n_permutations: int = 10_000, rng: Rn
         confidence: recorded in the result (no intervals are computed).
     """
     level = check_level(confidence, "confidence", example=0.95)
-    m = check_count(n_permutations, "n_permutations")
+    m = check_resamples(n_permutations, "n_permutations")
     x = system_scores(scores)
     lead, n_systems, n = x.shape[:-2], x.shape[-2], x.shape[-1]
     flat = x.reshape(-1, n_systems, n)

@@ -17,14 +17,38 @@ from serpeval.core.errors import OptionError, StatsError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ALTERNATIVES", "Alternative", "check_alternative", "chunk_rows", "paired_differences", "scalar_or_array",
-           "spread", "system_scores"]
+__all__ = ["ALTERNATIVES", "MAX_RESAMPLES", "Alternative", "check_alternative", "check_resamples", "chunk_rows",
+           "paired_differences", "scalar_or_array", "spread", "system_scores"]
 
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
 
 
 _CHUNK_BYTES = 32 * 2**20
+
+#: The most permutations or bootstrap resamples a test accepts. A resampled p-value is a
+#: multiple of 1/(m+1): 10 million resolves 1e-7, below any corrected threshold in use, and
+#: already takes minutes (a paired bootstrap of 250 queries: about 22 s per million on 2
+#: cores, with three float64 arrays of m values per comparison); 1e20 would never finish.
+MAX_RESAMPLES = 10_000_000
+
+#: Why, in the words of the refusal.
+RESAMPLES_REASON = (f"a p-value from m resamples resolves 1/(m+1), and {MAX_RESAMPLES:,} already resolves "
+                    "1e-7 and takes minutes; more cannot finish in reasonable time and memory")
+
+
+def check_resamples(value: Any, name: str, minimum: int = 1) -> int:
+    """``value`` as an int if it is an integer in ``[minimum, MAX_RESAMPLES]``.
+
+    Raises:
+        OptionError: not an integer, too small, or above :data:`MAX_RESAMPLES` (with the reason).
+    """
+    from serpeval.core.checks import check_count
+
+    count = check_count(value, name, minimum=minimum)
+    if count > MAX_RESAMPLES:
+        raise OptionError(f"{name} must be at most {MAX_RESAMPLES:,} ({RESAMPLES_REASON}); got {value!r}.")
+    return count
 
 
 def chunk_rows(*row_widths: int) -> int:
