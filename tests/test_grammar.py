@@ -114,3 +114,4 @@ def test_a_cutoff_of_thousands_of_digits_is_refused_as_out_of_range(text: str) -
 
 def test_leading_zeros_and_blanks_around_the_cutoff_still_read() -> None:
     assert str(parse_measure("P@010")) == str(parse_measure("P@ 10")) == str(parse_measure("P_010")) == "P@10"
+    assert str(parse_measure("P@" + "0" * 5000 + "10")) == str(parse_measure("P_" + "0" * 5000 + "10")) == "P@10"

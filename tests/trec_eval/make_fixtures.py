@@ -55,6 +55,16 @@ NEW_10 = [["-q", "-m", "dcg", "-m", "ideal_dcg", "-m", "ndcg", "-m", "rbp_resid.
           ["-q", "-m", "ideal_dcg.2=4"],
           ["-q", "-m", "all_trec", "-m", "rbp.p=0.95,3=-1,1=0.5"]]
 LOW_LEVEL = ["-q", "-l0", "-m", "all_trec"]
+# Parameter spellings trec_eval reads its own way (issue 27): a gain pair whose level is not
+# an integer (10.0 ignores it, 9.0.8 reads atol("x") = 0), relstring of length 0, a cutoff
+# list item "1.5" (atol: 1), digits of other scripts (C's isdigit is ASCII: atol("١٠") is 0,
+# a negative-cutoff error for P), and a non-ASCII name padded by printf to 22 *bytes*.
+# Each is its own command, since one refusal ends the whole command.
+HOSTILE = [["-q", "-m", "ndcg.x=1"], ["-q", "-m", "relstring.0"], ["-q", "-m", "success.1.5"],
+           ["-q", "-m", "P.1_0"], ["-q", "-m", "P.\u0661\u0660"], ["-q", "-m", "iprec_at_recall.\u0660.5"],
+           ["-q", "-m", "utility.\u0661,-1,0,0"], ["-q", "-m", "ndcg.\u0661=3,2=5"],
+           ["-q", "-l\u0662", "-m", "P.1,5"]]
+HOSTILE_CASES = ("graded", "missing")
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -178,6 +188,8 @@ def commands(case: str) -> list[tuple[str, list[str]]]:
         flag_sets = [*COMMON, PARAMS, *(NEW_10 if version == "10.0" else [])]
         if case == "graded":
             flag_sets.append(LOW_LEVEL)
+        if case in HOSTILE_CASES:
+            flag_sets += HOSTILE
         if case == "duplicates":
             flag_sets = [["-q", "-m", "all_trec"], ["-q", "-M", "5", "-m", "all_trec"]]
         out += [(version, flags) for flags in flag_sets]

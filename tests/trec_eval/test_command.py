@@ -313,3 +313,36 @@ def test_fixed4_is_printf_6_4f(values: list[float]) -> None:
 
     values = [*TIES, *values]
     assert fixed4(np.array(values)).to_pylist() == ["%6.4f" % v for v in values]  # noqa: UP031
+
+
+def test_a_measure_name_that_is_not_utf8_keeps_its_bytes_padded_to_22_bytes(tmp_path: Path) -> None:
+    """``-m $'utility.\\xff,1,0,0'`` was an internal UnicodeEncodeError. trec_eval 10.0 (built
+    from github:usnistgov/trec_eval v10.0) prints the argument's own bytes, padded by printf's
+    ``%-22s`` to 22 *bytes*: ``utility_\\xff,1,0,0`` is 15 bytes, so 7 blanks follow (seen
+    with ``od -c`` on the binary's output). The value: utility a,b,c,d is
+    a*rel_ret + b*nonrel_ret + c*rel_nonret + d*nonrel_nonret, with a = atof("\\xff...") = 0
+    and b = 1: the non-relevant documents retrieved, 1 in q1 (d3) and 1 in q2 (d9, unjudged),
+    mean 1.0.
+    """
+    (tmp_path / "q").write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\nq2 0 d1 1\n")
+    (tmp_path / "r").write_text("q1 Q0 d3 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d1 3 1.0 r\nq2 Q0 d9 1 1.0 r\n"
+                                "q2 Q0 d1 2 0.5 r\n")
+    out, err = io.BytesIO(), io.StringIO()
+    name = b"utility.\xff,1,0,0".decode("utf-8", "surrogateescape")  # how Python hands over such argv
+    assert run(["-m", name, str(tmp_path / "q"), str(tmp_path / "r")], stdout=out, stderr=err) == 0, err.getvalue()
+    assert out.getvalue() == b"utility_\xff,1,0,0" + b" " * 7 + b"\tall\t1.0000\n"
+
+
+def test_numbers_of_thousands_of_digits_saturate_as_c_atol_does() -> None:
+    """glibc's atol saturates at LONG_MAX / LONG_MIN; Python's int() refused more than 4,300
+    digits with an internal ValueError (exit 70). A cutoff at LONG_MAX stays refused (the
+    documented deviation: serpeval's ranks are int64), now with trec_eval's exit status 2."""
+    from serpeval.measures.cparse import LONG_MAX, LONG_MIN, atol
+
+    assert atol("9" * 5000) == LONG_MAX
+    assert atol(" -" + "9" * 5000 + "x") == LONG_MIN
+    assert atol("0" * 5000 + "42") == 42
+    assert atol("\u0661\u0660") == 0  # C's isdigit is ASCII: Arabic-Indic digits are not digits
+    status, out, err = trec_eval(["-m", "P." + "9" * 5000, QRELS, RUN])
+    assert (status, out) == (2, "")
+    assert "cutoffs of P must be below 9223372036854775807" in err

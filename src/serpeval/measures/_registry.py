@@ -218,7 +218,7 @@ def _cutoff(digits: str, text: str) -> int:
             f"Invalid measure {text!r}: the cutoff must be an integer from 1 to 9223372036854775807 "
             f"(2^63 - 1); got a number of {len(digits.lstrip('0')):,} digits."
         )
-    return int(digits)
+    return int(digits.lstrip("0") or "0")  # leading zeros count against Python's int() digit limit
 
 
 _DIGITS = re.compile(r"[0-9]+")

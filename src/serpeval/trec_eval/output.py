@@ -74,19 +74,27 @@ def lines(names: Sequence[str], qids: pa.Array, columns: Sequence[pa.Array]) -> 
     n_topics, n_columns = len(qids), len(names)
     if n_topics == 0 or n_columns == 0:
         return
-    prefixes = pa.array([f"{name:<22}\t" for name in names], pa.string())
+    prefixes = pa.array([_padded(name) for name in names], pa.binary())
     block = max(1, 2_000_000 // n_columns)
     for start in range(0, n_topics, block):
         stop = min(n_topics, start + block)
         t = stop - start
         row = np.repeat(np.arange(t), n_columns)
         col = np.tile(np.arange(n_columns), t)
-        stacked = pa.concat_arrays([c.slice(start, t) for c in columns])
+        stacked = pa.concat_arrays([c.slice(start, t).cast(pa.binary()) for c in columns])
         values = stacked.take(pa.array(col * t + row))
         joined = pc.binary_join_element_wise(
-            prefixes.take(pa.array(col)), qids.slice(start, t).take(pa.array(row)), "\t", values,
-            "\n", "")
+            prefixes.take(pa.array(col)), qids.slice(start, t).take(pa.array(row)).cast(pa.binary()), b"\t",
+            values, b"\n", b"")
         yield _contents(joined)
+
+
+def _padded(name: str) -> bytes:
+    """``printf("%-22s\t", name)``: the name's bytes padded with blanks to 22 *bytes* (a
+    non-ASCII name gets fewer blanks than characters suggest), then a tab. A name from a
+    command line that is not UTF-8 keeps its own bytes (argv's surrogate escapes)."""
+    raw = name.encode("utf-8", "surrogateescape")
+    return raw + b" " * (22 - len(raw)) + b"\t"
 
 
 def _contents(strings: pa.Array) -> bytes:
