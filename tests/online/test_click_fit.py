@@ -243,3 +243,11 @@ def test_a_model_without_a_vocabulary_refuses_a_log_of_other_codes() -> None:
     model = PBM(attractiveness=np.array([0.5, 0.5]), examination=np.ones(3))
     with pytest.raises(InputError, match="encode_like"):
         evaluate_model(model, log)
+
+
+def test_records_with_fractional_or_boolean_ranks_are_refused() -> None:
+    """``int(1.5)`` used to turn a fractional rank into rank 1 without a word (issue 27 item 15)."""
+    for rank in (1.5, True, "1"):
+        with pytest.raises(ParseError, match=r"record 2: \"clicked_ranks\" must hold 1-based integer ranks"):
+            ClickLog.from_records([{"query": "q", "docs": ["a", "b"], "clicked_ranks": [1]},
+                                   {"query": "q", "docs": ["a", "b"], "clicked_ranks": [rank]}])

@@ -21,8 +21,9 @@
 =================  ===========================================================================
 
 Models with per-(query, document) parameters are fitted from a :class:`ClickLog` with
-:func:`fit_pbm`, :func:`fit_dbn` (``gamma=1`` for SDBN) and :func:`fit_dcm`, and judged on
-held-out impressions with :func:`evaluate_model`.
+:func:`fit_pbm`, :func:`fit_dbn` (``gamma=1`` for SDBN) and :func:`fit_dcm` (``prior=(a, b)`` or
+``"pooled"``), and judged on held-out impressions with :func:`evaluate_model` (a fitted model
+remembers its training log's (query, document) pairs and reads a held-out log in those codes).
 
 Part of online (click models, fitting, the simulator). May import online.interleaving,
 online.common, stats and the layers below; never online.logs.
