@@ -148,7 +148,17 @@ def _split(text: str | None) -> dict[str, float] | None:
             raise OptionError(
                 f"--split {text!r}: expected VARIANT=SHARE pairs, e.g. control=0.5,treatment=0.5."
             )
+    total = math.fsum(out.values())
+    if not abs(total - 1.0) <= _SPLIT_TOLERANCE:  # also NaN and inf
+        raise OptionError(
+            f"--split {text!r}: the shares sum to {total:g}; the planned shares of the arms must "
+            "sum to 1 (e.g. control=0.5,treatment=0.5, or control=0.7,treatment=0.3)."
+        )
     return out
+
+
+#: how far from 1 the --split shares may sum (decimals typed by hand: 0.333,0.333,0.334)
+_SPLIT_TOLERANCE = 1e-6
 
 
 def run(args: argparse.Namespace) -> int:
@@ -268,7 +278,14 @@ def _run_triggered(args: argparse.Namespace, metrics: list[str] | None, common: 
     payload = {"results": rows, "trigger_rate": res.trigger_rate,
                "unit_trigger_rate": res.unit_trigger_rate, "rates": res.rates, "notes": res.notes(),
                "untriggered": res.untriggered.to_json_dict(), "triggered": res.triggered.to_json_dict()}
-    return emit(args, triggered_rows(rows, args.format), res.notes(), title, payload)
+    banners = [text for text, check in zip(res.srm_messages(), (res.untriggered.srm, res.triggered.srm),
+                                            strict=True) if check.mismatch]
+    for text in banners:
+        _banner(text)
+    status = emit(args, triggered_rows(rows, args.format), res.notes(), title, payload)
+    for text in banners:
+        _banner(text)
+    return status
 
 
 def triggered_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:

@@ -119,6 +119,26 @@ class Prepared:
     logs: Logs
 
 
+def drop_mixed_units(features: Any) -> tuple[Any, int, int]:
+    """``(features without the units seen in more than one variant, those units, their rows)``.
+
+    A unit whose impressions carry two variants was exposed to both arms: it belongs to
+    neither, so all its impressions are left out (and counted, :meth:`Exclusions.with_mixed`).
+    Decided over the unit's whole experiment, before any split by segment, look or trigger,
+    so that a unit split across segments is not counted once per segment.
+    """
+    mixed_units = (
+        features.group_by("unit")
+        .aggregate(m=features.variant.min() != features.variant.max(), rows=features.count())
+        .filter(lambda t: t.m)
+    )
+    found = first_row(mixed_units.aggregate(units=mixed_units.count(), rows=mixed_units.rows.sum()))
+    units, rows = int(found.get("units") or 0), int(found.get("rows") or 0)
+    if not units:
+        return features, 0, 0
+    return features.anti_join(mixed_units.select("unit"), "unit"), units, rows
+
+
 def parse_list(column: Any, value_type: str) -> Any:
     """A list column, parsing text (``1;3`` or ``[1, 3]``) when the file format has no lists.
 
@@ -126,8 +146,30 @@ def parse_list(column: Any, value_type: str) -> Any:
     """
     if column.type().is_array():
         return column
+    return _text_items(column).map(lambda s: s.try_cast(value_type))
+
+
+def _text_items(column: Any) -> Any:
+    """The non-empty items of a text list (``1;3``, ``[1, 3]``, ``["a", "b"]``)."""
     text = column.re_replace(r"""[\[\]\s"']""", "").replace(";", ",")
-    return text.split(",").filter(lambda s: s != "").map(lambda s: s.try_cast(value_type))
+    return text.split(",").filter(lambda s: s != "")
+
+
+def unparsed_positions(column: Any) -> Any:
+    """Per row, how many items of a text click list are not integer positions (NULL-safe 0).
+
+    ``top``, ``1.5`` or ``x1`` are not positions; the engine's cast would turn the first into
+    NULL and round the second to 2, so such a column is refused (:func:`prepare`) rather
+    than read as clicks on positions that were not shown. A list column (Arrow, Parquet) is
+    typed already: 0.
+    """
+    import ibis
+
+    if column.type().is_array():
+        return ibis.literal(0)
+    number = lambda s: s.try_cast("float64")  # noqa: E731
+    bad = _text_items(column).filter(lambda s: number(s).isnull() | (number(s) != number(s).floor()))
+    return bad.length().fill_null(0)
 
 
 #: What to do with rows whose impression id repeats.
@@ -184,6 +226,7 @@ def prepare(
 
     has_variant = experiment != "" and s.variant in imp.columns
     nested = logs.clicks is None
+    text_clicks = nested and "clicks" in present and not imp[s.clicks].type().is_array()
     base = imp.select(
         iid=imp[s.impression_id],
         experiment=imp[s.experiment].cast("string") if experiment != "" else ibis.literal(""),
@@ -196,6 +239,7 @@ def prepare(
         else ibis.null("array<string>"),
         **(_nested_lists(imp, s, present) if nested else {}),
         **({"segment": imp[segment].cast("string")} if segment is not None else {}),
+        **({"unparsed": unparsed_positions(imp[s.clicks])} if text_clicks else {}),
     )
     bad_key = base.iid.isnull() | base.unit.isnull() | base.variant.isnull()
     bad_shown = ~bad_key & (base.n_shown.isnull() | (base.n_shown < 0))
@@ -207,6 +251,8 @@ def prepare(
     }
     if nested:
         checks.update(_nested_checks(base, need))
+    if text_clicks:
+        checks["unparsed_clicks"] = base.unparsed.sum()
     if duplicates != "unchecked" and base.iid.type().is_integer():
         checks.update(id_min=base.iid.min(where=base.keep), id_max=base.iid.max(where=base.keep))
     counts = {k: int(v or 0) for k, v in first_row(base.aggregate(**checks)).items()}
@@ -215,6 +261,8 @@ def prepare(
             f"{logs.source}: no impressions"
             + (f" for experiment {experiment!r}." if experiment else ".")
         )
+    if counts.pop("unparsed_clicks", 0):
+        _refuse_unparsed_clicks(imp, s, logs.source)
     kept = base.filter(base.keep)
     duplicate_rows = 0
     id_range = (counts.pop("id_min", None), counts.pop("id_max", None))
@@ -381,6 +429,23 @@ def _nested_lists(imp: Any, s: LogSchema, present: set[str]) -> dict[str, Any]:
         "secs": as_list("click_seconds", "float64"),
         "dwell": as_list("dwell_seconds", "float64"),
     }
+
+
+def _refuse_unparsed_clicks(imp: Any, s: LogSchema, source: str) -> None:
+    """An :class:`InputError` when a text click column holds items that are not integer
+    positions (one query, only for text columns), with the count and the first such value."""
+    column = imp[s.clicks]
+    bad = unparsed_positions(column)
+    found = first_row(imp.aggregate(rows=count(bad > 0), items=bad.sum()))
+    if not found["rows"]:
+        return
+    example = collect(imp.filter(bad > 0).select(v=column).limit(1)).column("v")[0].as_py()
+    raise InputError(
+        f"{source}: column {s.clicks!r} (clicks) holds {int(found['items']):,} item(s) in "
+        f"{int(found['rows']):,} row(s) that are not integer positions, e.g. {example!r}; "
+        "expected a list of integer positions (1 = top) in click order, written 1;3 or "
+        "[1, 3] in text formats. Fix the column, or map another one with --column clicks=NAME."
+    )
 
 
 def _valid_positions(t: Any) -> Any:

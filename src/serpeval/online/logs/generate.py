@@ -67,6 +67,13 @@ __all__ = ["GeneratedLogs", "LogGenerator", "generate_logs", "split_clicks", "wr
 _TEAM_LABELS = np.array(["shared", "A", "B"])  # indexed by team code + 1 (NEUTRAL = -1)
 #: users simulated together with one random stream (chunks are made of whole blocks)
 BLOCK_USERS = 50_000
+#: the largest log generated: expected impressions ``n_users x impressions_per_user`` (here
+#: about 300,000 impressions/s and 25 bytes of Parquet each: 4e9 is some 4 hours and 100 GB;
+#: 1e12 users would take years and petabytes, so such sizes are refused up front)
+MAX_IMPRESSIONS = 4_000_000_000
+#: the largest attractiveness shift (logit scale): sigmoid(40) = 1 - 4e-18 is 1.0 in double
+#: precision, so a larger shift gives the same log (every result clicked, or none)
+MAX_EFFECT = 40.0
 
 
 @dataclass(frozen=True)
@@ -147,8 +154,20 @@ class LogGenerator:
                 f"impressions_per_user must be a finite number >= 1; got "
                 f"{self.impressions_per_user!r}."
             )
-        if not np.isfinite(self.effect):
-            raise OptionError(f"effect must be a finite number; got {self.effect!r}.")
+        if not np.isfinite(self.effect) or abs(self.effect) > MAX_EFFECT:
+            raise OptionError(
+                f"effect must be a finite shift of at most {MAX_EFFECT:g} in size on the logit "
+                f"scale (beyond it every click probability is 0 or 1 in double precision); got "
+                f"{self.effect!r}."
+            )
+        expected = float(self.n_users) * float(self.impressions_per_user)
+        if expected > MAX_IMPRESSIONS:
+            raise OptionError(
+                f"{self.n_users:,} users x {self.impressions_per_user:g} impressions each = "
+                f"{expected:.3g} expected impressions; at most {MAX_IMPRESSIONS:.0e} are generated "
+                "(about 300,000 impressions/s and 25 bytes each: 4e9 take some 4 hours and "
+                "100 GB, larger logs would not finish). Use fewer users."
+            )
         for name, least in (("days", 1), ("pre_days", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
@@ -158,8 +177,15 @@ class LogGenerator:
             raise OptionError(
                 f"experiments must be a count >= 1 or distinct names; got {self.experiments!r}."
             )
-        if len(self.variants) < 1 or len(set(self.variants)) != len(self.variants):
-            raise OptionError(f"variants must be distinct names; got {self.variants!r}.")
+        if (
+            len(self.variants) < (1 if self.interleaving else 2)
+            or len(set(self.variants)) != len(self.variants)
+            or not all(isinstance(v, str) and v.strip() for v in self.variants)
+        ):
+            raise OptionError(
+                "variants must be distinct, non-empty names, at least two for an A/B log (the "
+                f"first is the control), e.g. control,treatment; got {self.variants!r}."
+            )
         if self.split is not None and (
             len(self.split) != len(self.variants) or min(self.split) <= 0
         ):

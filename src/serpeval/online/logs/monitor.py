@@ -13,12 +13,12 @@ from serpeval.online.logs.analysis import (
     needed_columns,
     split_arms,
 )
-from serpeval.online.logs.features import Duplicates, prepare
+from serpeval.online.logs.features import Duplicates, drop_mixed_units, prepare
 from serpeval.online.logs.metrics import ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
 from serpeval.online.logs.results import SequentialResults
 from serpeval.online.logs.schema import LogSchema
-from serpeval.online.logs.sources import collect, first_row, read_logs
+from serpeval.online.logs.sources import collect, read_logs
 
 __all__ = ["monitor_ab"]
 
@@ -93,16 +93,8 @@ def monitor_ab(
         *[(f.ts < ibis.literal(end), k) for k, end in enumerate(ends, 1)], else_=len(ends)
     )
     f = f.mutate(look=look)
-    mixed_units = (
-        f.group_by("unit")
-        .aggregate(m=f.variant.min() != f.variant.max(), rows=f.count())
-        .filter(lambda t: t.m)
-    )
-    mixed = first_row(mixed_units.aggregate(units=mixed_units.count(), rows=mixed_units.rows.sum()))
-    exclusions = prepared.exclusions.with_mixed(
-        int(mixed.get("units") or 0), int(mixed.get("rows") or 0)
-    )
-    f = f.anti_join(mixed_units.select("unit"), "unit")
+    f, mixed_units, mixed_rows = drop_mixed_units(f)
+    exclusions = prepared.exclusions.with_mixed(mixed_units, mixed_rows)
     variables, pairs = moment_pairs([chosen], with_pre=False)
     variables.add("impressions")
     per_look = unit_table(f, variables, keys=["look"])

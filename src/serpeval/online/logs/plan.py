@@ -65,7 +65,7 @@ def plan_ab(
     units = unit_table(
         prepared.features, columns, pre=pre_table, pre_columns=columns if with_pre else None
     )
-    keys, moments, _ = fetch_moments(units, variables, pairs)
+    keys, moments, mixed = fetch_moments(units, variables, pairs)
     names = [k["variant"] for k in keys]
     base_name = (
         names[0]
@@ -118,6 +118,7 @@ def plan_ab(
         f"baseline: {'all units' if len(names) == 1 else f'variant {base_name!r}'} of "
         f"{opened.source}",
         f"two-sided alpha = {alpha}, power = {power}, treatment/control = {ratio}",
+        *prepared.exclusions.with_mixed(mixed["units"], mixed["rows"]).notes(),
         *opened.notes,
     ]
     return PowerPlan(tuple(rows), alpha, power, tuple(notes))

@@ -250,7 +250,7 @@ def analyze_ab_segments(
     from scipy import stats
 
     from serpeval.online.logs.analysis import chosen_metrics, compare_metric, moment_pairs, needed_columns
-    from serpeval.online.logs.features import prepare
+    from serpeval.online.logs.features import drop_mixed_units, prepare
     from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
     from serpeval.online.logs.sources import read_logs
     from serpeval.stats.multiplicity import adjust, canonical_correction
@@ -264,9 +264,10 @@ def analyze_ab_segments(
     per_impression = opened.schema.unit == opened.schema.impression_id
     variables, pairs = moment_pairs(chosen, False)
     variables.add("impressions")
-    features = prepared.features.mutate(segment=prepared.features.segment.fill_null(MISSING))
+    features, mixed_units, mixed_rows = drop_mixed_units(prepared.features)
+    features = features.mutate(segment=features.segment.fill_null(MISSING))
     units = unit_table(features, set(variables), keys=["segment"])
-    keys, moments, mixed = fetch_moments(units, variables, pairs, by=("segment", "variant"))
+    keys, moments, _ = fetch_moments(units, variables, pairs, by=("segment", "variant"))
     users, multi = _multi_segment_units(units)
     segments = list(dict.fromkeys(k["segment"] for k in keys))
     variants = sorted({k["variant"] for k in keys})
@@ -349,7 +350,7 @@ def analyze_ab_segments(
                     f"{'every segment' if every else 'the segments, at a fixed mix,'} point the other way "
                     f"(mix-standardised effect {standardised:+.4g}); the segment mix differs between the arms "
                     f"({shares_text}). Read the segment effects, not the overall one.")
-    notes = [*prepared.exclusions.with_mixed(mixed["units"], mixed["rows"]).notes(), *opened.notes]
+    notes = [*prepared.exclusions.with_mixed(mixed_units, mixed_rows).notes(), *opened.notes]
     return SegmentEffects(
         kind="ab", by=by, experiment=prepared.experiment or "", source=opened.source, backend=opened.backend,
         rows=tuple(rows), overall=overall, interactions=tuple(interactions), simpson=tuple(simpson), mix=mix,

@@ -48,23 +48,45 @@ _SCALABLE = ("impressions", None)
 
 
 def triggered_logs(logs: Any, *, backend: str = "duckdb", schema: LogSchema | None = None,
-                   clicks: Any = None, pre: Any = None) -> tuple[Logs, Logs]:
+                   clicks: Any = None, pre: Any = None, keep_mixed: bool = False) -> tuple[Logs, Logs]:
     """``(every impression, triggered impressions only)`` of a log with a ``triggered`` column.
 
     The filter stays in the engine (an ibis expression); a clicks table (events layout) is
     restricted to the triggered impressions too, so that clicks on untriggered pages are not
     counted as clicks without impressions.
+
+    ``keep_mixed`` (A/B logs): the triggered part also keeps every impression of a unit seen
+    in more than one variant of an experiment. Such a unit is excluded from both analyses
+    (and counted); were only its triggered pages kept, those could all lie in one arm and
+    the unit would enter the triggered analysis, and the trigger rate, as a clean unit.
     """
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
     check_columns(opened.impressions, opened.schema, ["triggered"], source=opened.source)
     table = opened.impressions
-    kept = table.filter(table[opened.schema.triggered].fill_null(False))
+    hit = table[opened.schema.triggered].fill_null(False)
+    kept = table.filter(hit)
+    if keep_mixed and opened.schema.variant in table.columns:
+        keys = _unit_keys(table, opened.schema)
+        kept = kept.union(table.filter(~hit).semi_join(_mixed_units(table, opened.schema), keys))
     events = opened.clicks
     if events is not None:
         ids = kept.select(_iid=kept[opened.schema.impression_id])
         events = events.semi_join(ids, events[opened.schema.impression_id] == ids._iid)
     return opened, replace(opened, impressions=kept, clicks=events,
                            source=f"{opened.source} (triggered impressions)")
+
+
+def _unit_keys(table: Any, s: LogSchema) -> list[str]:
+    """A unit within its experiment: the columns that identify it."""
+    return [s.unit, *([s.experiment] if s.experiment in table.columns else [])]
+
+
+def _mixed_units(table: Any, s: LogSchema) -> Any:
+    """The units (with their experiment) whose impressions carry more than one variant."""
+    named = table.filter(table[s.variant].notnull())
+    variant = named[s.variant].cast("string")
+    grouped = named.group_by(_unit_keys(table, s)).aggregate(mixed=variant.min() != variant.max())
+    return grouped.filter(grouped.mixed).select(_unit_keys(table, s))
 
 
 def _share(part: float, whole: float) -> float:
@@ -123,8 +145,18 @@ class TriggeredAB(Tabular):
             "triggered effect = effect among triggered impressions x the triggered share of the "
             "metric's denominator (impressions; units for per-unit metrics); p from the triggered test",
             "se_ratio = scaled triggered SE / untriggered SE (below 1: triggering reduced the variance)",
-            *self.triggered.notes,
+            *self.srm_messages(),
+            *[n for n in self.untriggered.notes if n != self.untriggered.srm.message()],
         ]
+
+    def srm_messages(self) -> list[str]:
+        """The sample-ratio check of the whole log and of its triggered part, each labelled.
+
+        Both matter: the whole log's split tests the assignment; the triggered part's tests
+        the counterfactual logging too (a trigger that depends on the arm skews only it).
+        """
+        return [f"every impression: {self.untriggered.srm.message()}",
+                f"triggered impressions: {self.triggered.srm.message()}"]
 
 
 def analyze_ab_triggered(logs: Any, experiment: str | None = None, *,
@@ -147,7 +179,8 @@ def analyze_ab_triggered(logs: Any, experiment: str | None = None, *,
             "sum over impressions or units); choose among ctr, abandonment, clicks_at_1, mrr, "
             "long_click_rate, clicks_per_user, impressions_per_user."
         )
-    every, kept = triggered_logs(logs, backend=backend, schema=schema, clicks=clicks, pre=pre)
+    every, kept = triggered_logs(logs, backend=backend, schema=schema, clicks=clicks, pre=pre,
+                                 keep_mixed=True)
     full = analyze_ab(every, experiment, metrics=chosen, **options)
     part = analyze_ab(kept, experiment, metrics=chosen, **options)
     if not part.comparisons:  # pragma: no cover - analyze_ab raises first
@@ -195,7 +228,9 @@ class TriggeredInterleaving(Tabular):
             f"triggered impressions (the two rankings differ in the top k): {self.trigger_rate:.2%}; "
             "triggered delta = delta among them x the trigger rate; p from the triggered sign test",
             "ci width ratio = scaled triggered CI width / untriggered CI width (below 1: triggering helped)",
-            *self.triggered.notes(),
+            *[f"every impression: {note}" for note in self.untriggered.notes()],
+            *[f"triggered impressions only, unscaled (not x the trigger rate): {note}"
+              for note in self.triggered.notes()],
         ]
 
 
