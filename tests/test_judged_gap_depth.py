@@ -50,10 +50,10 @@ def test_a_real_gap_is_reported_at_the_common_depth_and_says_so() -> None:
     gap = by_depth[3]
     assert gap.measures == ("AP",)
     assert gap.worst[1] == pytest.approx(1 / 3)
-    message = gap.message()
-    assert "top 3" in message
-    assert "every run reaches" in message
-    assert "10" in message                                     # the depth AP itself looks to
+    assert gap.deeper == (("AP", 10),)                         # AP itself looks to 10
+    assert "top 3 (the depth every run reaches; AP looks to 10)" in gap.message()
+    assert by_depth[2].deeper == ()                             # P@2: both runs reach 2
+    assert "top 2 differs" in by_depth[2].message()
 
 
 def _reference_share(qrels_path: Path, run_path: Path, depth: int) -> float:

@@ -180,6 +180,8 @@ class JudgedGap:
         best: the best-judged run and its judged share of the retrieved top k.
         worst: the least-judged run and its judged share of the retrieved top k.
         threshold: the difference (a share, 0.05 = 5 points) that triggers the warning.
+        deeper: the measures that look deeper than ``depth``, with their own depth: the
+            runs are compared only as deep as every run reaches.
     """
 
     measures: tuple[str, ...]
@@ -187,19 +189,18 @@ class JudgedGap:
     best: tuple[str, float]
     worst: tuple[str, float]
     threshold: float
-    measured_to: int = 0
+    deeper: tuple[tuple[str, int], ...] = ()
 
     @property
     def gap(self) -> float:
         return self.best[1] - self.worst[1]
 
     def _where(self) -> str:
-        """The depth compared, and why when it is shallower than the measures look."""
-        if self.measured_to <= self.depth:
+        """The depth compared, and why when it is shallower than some measures look."""
+        if not self.deeper:
             return f"the retrieved top {self.depth}"
-        return (f"the retrieved top {self.depth} (the depth every run reaches; "
-                f"{', '.join(self.measures)} {'looks' if len(self.measures) == 1 else 'look'} "
-                f"to {self.measured_to})")
+        looks = "; ".join(f"{m} looks to {k}" for m, k in self.deeper)
+        return f"the retrieved top {self.depth} (the depth every run reaches; {looks})"
 
     def message(self) -> str:
         """The warning, with the fix."""
@@ -211,7 +212,7 @@ class JudgedGap:
 
     def to_dict(self) -> dict[str, Any]:
         return {"measures": list(self.measures), "depth": self.depth,
-                "measured_to": max(self.measured_to, self.depth), "best": list(self.best),
+                "deeper": {m: k for m, k in self.deeper}, "best": list(self.best),
                 "worst": list(self.worst), "gap": self.gap, "threshold": self.threshold}
 
 
@@ -250,14 +251,15 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
                for r in run_objects]
     reach = min(lengths)
     by_depth: dict[int, list[str]] = {}
-    measured_to: dict[int, int] = {}
+    deeper: dict[int, list[tuple[str, int]]] = {}
     for m in results.measures:
         k = int(m.cutoff if m.cutoff is not None else (depth or max(lengths)))
         if m.spec.name in ("Judged", "Unjudged"):
             continue
         compared = min(k, reach)
         by_depth.setdefault(compared, []).append(str(m))
-        measured_to[compared] = max(measured_to.get(compared, 0), k)
+        if k > compared:
+            deeper.setdefault(compared, []).append((str(m), k))
     if not by_depth:
         return []
     rates = judged(as_qrels(qrels), run_objects, sorted(by_depth), missing=results.settings.missing,
@@ -271,5 +273,5 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
         best = max(means, key=lambda item: item[1])
         worst = min(means, key=lambda item: item[1])
         if best[1] - worst[1] > threshold + 1e-12:
-            gaps.append(JudgedGap(tuple(measures), k, best, worst, threshold, measured_to[k]))
+            gaps.append(JudgedGap(tuple(measures), k, best, worst, threshold, tuple(deeper.get(k, ()))))
     return gaps
