@@ -148,42 +148,91 @@ def _value() -> st.SearchStrategy[str]:
     return st.one_of(plain.map(json.dumps), st.sampled_from(_HOSTILE_TEXT))
 
 
-_KEYS = st.sampled_from(["query_id", "doc_id", "relevance", "score", "qid", "docid", "rel", "x"])
+def _mostly(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """``valid`` 7 times in 8, else a hostile value: enough files read for the check of what
+    was read to bite, enough hostile values for the refusals."""
+    return st.integers(0, 7).flatmap(lambda i: _value() if i == 0 else valid)
+
+
+_ID = _mostly(st.sampled_from(['"q1"', '"q2"', "7", "-3", '"d\\ud83d\\ude00"', '"caf\u00e9"']))
+_NUMBER = _mostly(st.one_of(st.integers(-3, 3).map(str), st.sampled_from(["2.0", "0.25", "1e3"])))
 
 
 @st.composite
 def _jsonl(draw: st.DrawFn) -> str:
+    """Lines shaped like qrels or run rows (an id pair and a value), any field of which may be
+    hostile, plus now and then an extra field."""
     lines = []
+    names = draw(st.sampled_from([("qid", "docid"), ("query_id", "doc_id"), ("topic", "pid")]))
+    value = draw(st.sampled_from(["rel", "relevance", "score"]))
     for _ in range(draw(st.integers(1, 4))):
-        keys = draw(st.lists(_KEYS, min_size=1, max_size=5, unique=True))
-        lines.append("{" + ", ".join(f'"{k}": {draw(_value())}' for k in keys) + "}")
+        fields = [f'"{names[0]}": {draw(_ID)}', f'"{names[1]}": {draw(_ID)}', f'"{value}": {draw(_NUMBER)}']
+        if draw(st.booleans()):
+            fields.append(f'"x": {draw(_value())}')
+        lines.append("{" + ", ".join(draw(st.permutations(fields))) + "}")
     return "\n".join(lines) + "\n"
 
 
-_DOC_KEYS = ['"d1"', '"d2"', '""', '"\\udc00"', '"d\\ud83d\\ude00"']
+_KEY_HOSTILE = ['""', '" "', '"\\ud800"', '"\\udc00x"']
+
+
+def _key(valid: list[str]) -> st.SearchStrategy[str]:
+    return st.integers(0, 7).flatmap(lambda i: st.sampled_from(_KEY_HOSTILE if i == 0 else valid))
 
 
 @st.composite
 def _nested_json(draw: st.DrawFn) -> str:
+    """``{query_id: {doc_id: value}}`` with hostile keys, values and shapes now and then."""
     queries = []
-    for _ in range(draw(st.integers(0, 3))):
-        qid = draw(st.sampled_from(['"q1"', '""', '"\\ud800"', '"q\\ud83d\\ude00"', '"2"']))
-        docs = ", ".join(draw(st.sampled_from(_DOC_KEYS)) + ": " + draw(_value())
-                         for _ in range(draw(st.integers(0, 3))))
-        queries.append(f"{qid}: {{{docs}}}" if draw(st.booleans()) else f"{qid}: {draw(_value())}")
+    for _ in range(draw(st.integers(1, 3))):
+        qid = draw(_key(['"q1"', '"q\\ud83d\\ude00"', '"2"']))
+        docs = ", ".join(draw(_key(['"d1"', '"d2"', '"caf\u00e9"'])) + ": " + draw(_NUMBER)
+                         for _ in range(draw(st.integers(1, 3))))
+        queries.append(f"{qid}: {draw(_value())}" if draw(st.integers(0, 7)) == 0 else f"{qid}: {{{docs}}}")
     return "{" + ", ".join(queries) + "}"
 
 
+def _number(text: str) -> int | float:
+    """The reference's reading of a JSON integer: exact, or the float it stands for."""
+    return int(text) if len(text.lstrip("-")) <= 4000 else float(text)
+
+
+def _expected_rows(path: Path) -> list[tuple[Any, Any, Any]] | None:
+    """What a correct reader reads: (query id, doc id, value) per entry, ids as text; None
+    where the reference cannot say (an id that is a JSON float: 1.0 may print as 1)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        data = json.loads(text, parse_int=_number)
+        return [(q, d, v) for q, docs in data.items() for d, v in docs.items()]
+    rows = []
+    for line in text.splitlines():
+        record = json.loads(line, parse_int=_number)
+        q, d, v = (next(record[k] for k in names if k in record) for names in (
+            ("qid", "query_id", "topic"), ("docid", "doc_id", "pid"), ("rel", "relevance", "score")))
+        if isinstance(q, float) or isinstance(d, float):
+            return None
+        rows.append((str(q), str(d), v))
+    return rows
+
+
 def _read_or_refuse(path: Path) -> None:
-    """Every read either succeeds, with ids that are non-blank UTF-8 text, or raises a
-    serpeval InputError; any other exception fails the test."""
+    """Every read either raises a serpeval InputError or succeeds with exactly the entries of
+    the file (ids as text, grades as the integers written, scores as the numbers written);
+    any other exception fails the test."""
     for reader in (read_qrels, read_run):
         try:
             data = reader(path)
         except InputError:
             continue
-        for ids in (data.query_ids.to_pylist(), data.doc_ids.to_pylist()):
-            assert all(isinstance(i, str) and i.strip() and i.encode("utf-8") for i in ids), ids
+        values = data.relevance.tolist() if reader is read_qrels else data.scores.tolist()
+        got = list(zip(data.query_ids.to_pylist(), data.doc_ids.to_pylist(), values, strict=True))
+        expected = _expected_rows(path)
+        if expected is not None:
+            assert got == [(q, d, float(v) if reader is read_run else v) for q, d, v in expected]
+        for q, d, v in got:
+            assert q.strip(), got
+            assert d.strip(), got
+            assert isinstance(v, float if reader is read_run else int), got
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
