@@ -378,11 +378,16 @@ def read_table(path: str | Path | Input) -> TableFile:
     value, silently). In JSON lines a field keeps one type (numbers, text, ...) across lines;
     an integer too large for int64 is read as the float it stands for, as JSON numbers are
     (the grade check then refuses it; a score keeps it); ids are read as text when their
-    types mix.
+    types mix (numbers and text); an id that is empty or blank, ``true``/``false``, a list or
+    an object is refused (:func:`_refuse_bad_ids`), and so are JSON nested deeper than the
+    reader follows and lone surrogate escapes (:func:`~serpeval.io.jsonl.load_json`). Two
+    columns whose names differ only in case (or a CSV header naming one twice) are refused
+    when one of them is read.
 
     Raises:
         ReadError: the file cannot be read, or is not the Parquet file its name says.
-        ParseError: invalid JSON or text that is not UTF-8 (naming the line).
+        ParseError: invalid JSON or text that is not UTF-8 (naming the line), or one of the
+            values above.
     """
     from serpeval.io.inputs import open_input
 
