@@ -82,10 +82,52 @@ _CONVERTERS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
+def _number(value: Any, spec: str) -> str:
+    return "undefined" if not isinstance(value, (int, float)) else format(value, spec)
+
+
+def _triggered_lines(kind: str, rows: Any) -> list[str]:
+    """One sentence per row of a triggered analysis: the scaled triggered estimate beside the
+    estimate on every impression (the section itself shows the latter)."""
+    lines = []
+    for r in rows if isinstance(rows, list) else []:
+        if not isinstance(r, Mapping):
+            continue
+        if kind == "ab":
+            what, rate, mine, everyone = (f"{r.get('metric')}, {r.get('treatment')}", r.get("scale"),
+                                          "triggered_", "")
+            low, high, effect, p = "ci_lower", "ci_upper", "effect", "p_value"
+        else:
+            what, rate, mine, everyone = "delta (B-A)", r.get("trigger rate"), "triggered ", ""
+            low, high, effect, p = "ci_low", "ci_high", "delta", "p"
+        lines.append(
+            f"triggered analysis, {what}: the effect among triggered impressions x the trigger rate "
+            f"{_number(rate, '.2%')} = {_number(r.get(mine + effect), '+.4g')} "
+            f"[{_number(r.get(mine + low), '+.4g')}, {_number(r.get(mine + high), '+.4g')}], "
+            f"p = {_number(r.get(mine + p), '.3g')}; on every impression (the numbers of this "
+            f"section): {_number(r.get(everyone + effect), '+.4g')}")
+    return lines
+
+
+def untriggered_view(kind: str, data: Any) -> Any:
+    """``data``, or for the JSON of ``ab --triggered`` / ``interleaving-report --triggered``
+    the analysis of every impression it holds, with the triggered estimates (scaled) and
+    the triggered notes added to its notes; for ``segments``, the per-segment analysis that
+    ``ab|interleaving-report --by -f json`` nests under ``segments``; any other document as it is."""
+    if kind == "segments" and isinstance(data, Mapping) and "rows" not in data \
+            and isinstance(data.get("segments"), Mapping):
+        return data["segments"]
+    if not (kind in ("ab", "interleaving") and isinstance(data, Mapping)
+            and isinstance(data.get("untriggered"), Mapping) and "triggered" in data):
+        return data
+    notes: list[Any] = data["notes"] if isinstance(data.get("notes"), list) else []
+    return {**data["untriggered"], "notes": [*_triggered_lines(kind, data.get("results")), *notes]}
+
+
 def _convert(kind: str, item: Any) -> Mapping[str, Any]:
     """One result (or its dict) as the JSON-ready data of ``kind``; the wrong kind is an error."""
     if isinstance(item, Mapping):
-        data = item
+        data = untriggered_view(kind, item)
     else:
         convert = _CONVERTERS.get(kind, lambda result: result.to_json_dict())
         try:
@@ -128,6 +170,7 @@ def read_online_json(kind: str, path: str | Path) -> dict[str, Any]:
         data = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{source}: not a JSON file ({exc}); expected {KINDS[kind]}.") from None
+    data = untriggered_view(kind, data)
     missing = [k for k in REQUIRED_KEYS[kind] if not isinstance(data, dict) or k not in data]
     if missing:
         raise InputError(f"{source}: no {', '.join(missing)} in it; expected {KINDS[kind]}.")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from serpeval.core.strict_json import quote
+from serpeval.core.strict_json import NULL_REASONS, quote
 
 __all__ = ["SCHEMAS", "schema_problem"]
 
@@ -125,6 +125,8 @@ class Obj:
                 raise _Mismatch(_key_path(path, key), f"missing (expected {what})")
         for key, item in value.items():
             spec = self.required.get(key) or self.optional.get(key)
+            if spec is None and key == NULL_REASONS:  # any object may say why a field is null
+                spec = _REASONS
             if spec is None:
                 spec = next((s for pattern, s in self.patterns if re.fullmatch(pattern, key)),
                             self.rest)
@@ -136,6 +138,8 @@ class Obj:
 
 
 NOTES = ListOf(TEXT)
+#: ``{field: why it is null}``, which the writers add to any object (:mod:`serpeval.core.strict_json`)
+_REASONS = MapOf(TEXT)
 COUNTS = MapOf(NUMBER)          # exclusions, click totals: {reason: count}
 
 
