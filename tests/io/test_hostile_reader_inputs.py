@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from serpeval.cli import main
 from serpeval.core.errors import InputError, ParseError
 from serpeval.io import read_qrels, read_run, read_subtopic_qrels
+from serpeval.io.groups import read_groups
 
 RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
@@ -95,6 +96,15 @@ def test_the_command_line_refuses_with_one_line_naming_the_place(
 def test_a_huge_grade_in_subtopic_qrels_is_refused_with_its_line() -> None:
     with pytest.raises(ParseError, match=r"<bytes>:2: expected an integer relevance grade .* found infinity"):
         read_subtopic_qrels(("q1 1 d1 1\nq1 2 d2 " + HUGE + "\n").encode())
+
+
+@pytest.mark.parametrize(("qid", "found"), [("[1, 2]", r"\[1, 2\] \(a list\)"), ("true", r"true \(true/false\)"),
+                                           ('{"a": 1}', r'\{"a": 1\} \(an object\)'), ('" "', r'empty: " "')])
+def test_a_groups_file_refuses_query_ids_that_are_not_ids(tmp_path: Path, qid: str, found: str) -> None:
+    """They were turned into the text "[1, 2]" or "True" and so matched no query, silently."""
+    (tmp_path / "g.jsonl").write_text('{"qid": "q1", "group": "de"}\n{"qid": ' + qid + ', "group": "fr"}\n')
+    with pytest.raises(ParseError, match=rf"g\.jsonl:2: the query id is {found}; every line needs a query id"):
+        read_groups(tmp_path / "g.jsonl")
 
 
 def test_a_bool_grade_in_parquet_is_refused_with_its_row(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
-from serpeval.io.jsonl import ID_KEYS, JsonObjects
+from serpeval.io.jsonl import ID_KEYS, JsonObjects, not_an_id
 
 __all__ = ["GroupPairs", "read_groups"]
 
@@ -146,6 +146,10 @@ def _json_row(record: dict[str, Any], column: str | None, label: str, number: in
         want = f"the column {column!r} (--group-column)" if column else "'group' or 'groups'"
         raise ParseError(f"{label}:{number}: a line needs an id ({', '.join(ID_KEYS)}) and {want}; "
                          f"found the columns {', '.join(record) or 'none'}.")
+    found = not_an_id(qid)
+    if found is not None:
+        raise ParseError(f"{label}:{number}: the query id is {found}; every line needs a query id that is "
+                         "text or a number.")
     return number, str(qid), record[present[0]]
 
 

@@ -23,7 +23,8 @@ from typing import Any
 from serpeval.core.errors import ParseError
 from serpeval.core.strict_json import quote
 
-__all__ = ["ID_KEYS", "JsonObjects", "RepeatedKeyHook", "json_decoder", "key_path", "load_json", "repeated_key"]
+__all__ = ["ID_KEYS", "JsonObjects", "RepeatedKeyHook", "json_decoder", "key_path", "load_json", "not_an_id",
+           "repeated_key"]
 
 #: The keys a JSONL record may hold its query id under, first match wins (BEIR uses ``_id``).
 ID_KEYS = ("query_id", "qid", "_id", "id")
@@ -60,6 +61,20 @@ class JsonObjects:
                 "keeps only the last value, so serpeval refuses it. Keep one."
             )
         return record
+
+
+def not_an_id(value: Any) -> str | None:
+    """What a JSON value given as a query or doc id is when it is not one (``empty: ""``,
+    ``true (true/false)``, ``[1, 2] (a list)``), or None for an id: non-blank text or a number.
+    null is not judged here (readers count the rows missing an id)."""
+    kind = type(value)
+    if kind is str:
+        return None if value and not value.isspace() else f"empty: {quote(value)}"
+    if value is None or kind is int or kind is float:
+        return None
+    what = {bool: "true/false", list: "a list", dict: "an object"}.get(kind, kind.__name__)
+    text = quote(value)
+    return f"{text if len(text) <= 60 else text[:57] + '...'} ({what})"
 
 
 def json_decoder(hook: RepeatedKeyHook) -> json.JSONDecoder:

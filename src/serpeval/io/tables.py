@@ -34,7 +34,7 @@ import pyarrow as pa
 from serpeval.core.data import Qrels, Run, check_grades, check_scores, qrels_from_nested, run_from_nested
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
-from serpeval.io.jsonl import JsonObjects, key_path, load_json, repeated_key
+from serpeval.io.jsonl import JsonObjects, key_path, load_json, not_an_id, repeated_key
 
 if TYPE_CHECKING:
     from serpeval.io.inputs import Input
@@ -239,15 +239,9 @@ def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str
         if key is None:
             continue
         for i, value in enumerate(fields[key]):
-            kind = type(value)
-            if kind is str:
-                if value and not value.isspace():
-                    continue
-                found = f"empty: {quote(value)}"
-            elif value is None or (kind in (int, float)):
+            found = not_an_id(value)
+            if found is None:
                 continue
-            else:
-                found = f"{quote(value)[:60]} ({_kind(value)})"
             what = role.replace("_", " ")
             raise ParseError(f"{label}:{numbers[i]}: the {what} ({key!r}) is {found}; every line needs a "
                              f"{what} that is text or a number.")
