@@ -19,18 +19,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     while they load is reported as ``interrupted`` (status 130) like one at any later moment.
     (A Ctrl-C during the Python interpreter's own start-up, before any serpeval code runs,
     is Python's to report.) Without ``argv`` (run as a program) the process keeps the memory
-    it frees for reuse (:mod:`serpeval.cli.memory`).
+    it frees for reuse and fits itself to an address-space limit (:mod:`serpeval.cli.memory`);
+    a failure there (out of memory loading numpy) is one line and a status, as any other.
     """
     try:
         if argv is None:  # run as a program (console script, python -m serpeval)
-            from serpeval.cli.memory import keep_freed_memory
+            from serpeval.cli.memory import fit_to_address_space, keep_freed_memory
 
+            fit_to_address_space()  # before numpy loads: ulimit -v must not hang OpenBLAS
             keep_freed_memory()
         from serpeval.cli.app import main as run
 
         return run(argv)
     except KeyboardInterrupt:  # before (or while) app.main's own guard takes over
         return interrupted()
+    except Exception as exc:  # start-up failed before app.main's guard (out of memory loading numpy)
+        from serpeval.cli.failures import command_of, handle
+
+        command, debug = command_of(sys.argv[1:] if argv is None else argv)
+        return handle(exc, f"serpeval {command}: error:" if command else "serpeval: error:", debug)
 
 
 def interrupted() -> int:

@@ -73,10 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     on stderr and a status (:mod:`serpeval.cli.failures`): 2 for errors, 130 for Ctrl-C, 141
     when the reader of standard output went away.
     """
-    from serpeval.cli.failures import handle, prepare_std_streams
+    from serpeval.cli.failures import command_of, handle, prepare_std_streams
 
     args_list = list(sys.argv[1:] if argv is None else argv)
-    command, debug = _command(args_list)
+    command, debug = command_of(args_list)
     try:
         prepare_std_streams()
         return _run(args_list)
@@ -84,15 +84,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except BaseException as exc:  # KeyboardInterrupt included: "interrupted", 130
         return handle(exc, f"serpeval {command}: error:" if command else "serpeval: error:", debug)
-
-
-def _command(args: Sequence[str]) -> tuple[str | None, bool]:
-    """The command word and whether ``--debug`` comes before it (known before parsing, so that
-    a failure while parsing or importing is reported like any other)."""
-    for i, word in enumerate(args):
-        if not word.startswith("-"):
-            return word, "--debug" in args[:i]
-    return None, "--debug" in args
 
 
 def _run(args_list: list[str]) -> int:

@@ -6,7 +6,8 @@ what happened                                      status  what is printed
 success                                            0       (gate: 1 when the candidate fails)
 a :class:`~serpeval.core.errors.SerpevalError`          2       ``serpeval CMD: error: MESSAGE``
 an OSError (the file named when it is known)       2       ``... error: PATH: cause``
-out of memory                                      2       what was read, and what to try
+out of memory (also while loading a library:       2       what was read, and what to try
+``ulimit -v``; see serpeval.cli.memory)
 a corrupt compressed input, text that is not       2       the cause
 UTF-8, a number too large (safety net: readers
 name the path and line themselves)
@@ -35,6 +36,7 @@ import contextlib
 import errno
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_NOTHING_EVALUATED",
     "EXIT_PIPE",
+    "command_of",
     "describe",
     "handle",
     "prepare_std_streams",
@@ -166,6 +169,34 @@ def silence_stdout() -> None:
         pass
 
 
+def command_of(args: Sequence[str]) -> tuple[str | None, bool]:
+    """The command word and whether ``--debug`` comes before it (known before parsing, so that
+    a failure while parsing or importing is reported like any other)."""
+    for i, word in enumerate(args):
+        if not word.startswith("-"):
+            return word, "--debug" in args[:i]
+    return None, "--debug" in args
+
+
+#: What a shared library's loader says when the address space is full (``ulimit -v``).
+_NO_ROOM = ("failed to map segment", "cannot allocate memory", "cannot map zero-fill pages")
+
+
+def _out_of_memory_loading(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ImportError caused by a lack of memory (a MemoryError, or a
+    library that could not be mapped), looking down its chain of causes."""
+    if not isinstance(exc, ImportError):
+        return False
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, MemoryError) or any(words in str(seen).lower() for words in _NO_ROOM):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _first_line(text: str) -> str:
     return " ".join(text.split()) if "\n" in text else text
 
@@ -182,6 +213,11 @@ def describe(exc: BaseException) -> tuple[str, int]:
         return _first_line(str(exc)), EXIT_ERROR
     if isinstance(exc, MemoryError):
         return f"out of memory. {MEMORY_ADVICE}", EXIT_ERROR
+    if type(exc).__name__ == "OutOfMemoryException":  # DuckDB's (the log readers), not a MemoryError
+        return f"out of memory ({_first_line(str(exc)).split(' Possible solutions')[0]}). {MEMORY_ADVICE}", EXIT_ERROR
+    if _out_of_memory_loading(exc):
+        what = getattr(exc, "name", None) or "a library"
+        return f"out of memory while loading {what} (the address space is full). {MEMORY_ADVICE}", EXIT_ERROR
     if isinstance(exc, UnicodeDecodeError):
         return f"an input is not UTF-8 text ({exc}); save it as UTF-8.", EXIT_ERROR
     if isinstance(exc, OSError):

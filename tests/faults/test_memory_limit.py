@@ -1,0 +1,73 @@
+"""Commands under an address-space limit (``ulimit -v``, ``prlimit --as``): whatever the limit,
+each ends, in seconds, with its output (exit 0) or the documented out-of-memory line (exit 2),
+never an internal error (exit 70), a traceback, OpenBLAS's own exit, or a spin at 100% CPU
+inside ``import scipy.stats`` (scipy's OpenBLAS retries a failed mapping forever).
+
+The limits sweep the start-up: below numpy, numpy's and pyarrow's loads, and the late load of
+scipy's BLAS module. Each process runs under a timeout: a hang fails the test rather than
+stalling the suite. See :mod:`serpeval.cli.memory`.
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+
+import pytest
+from tests.faults.helpers import Inputs, assert_one_error, run_process
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
+
+MiB = 2**20
+
+#: Limits (MiB) across the start-up of a command on a 2-core machine (where they fell, before
+#: the fix: 50-80 a numpy traceback, 150 and 320 exit 70, 410-430 a spin in scipy's OpenBLAS).
+LIMITS = [50, 150, 320, 400, 410, 420, 430, 450, 480, 620, 700]
+
+
+def _argv(name: str, inputs: Inputs, logs: dict) -> list[str]:
+    q, r, o = str(inputs.qrels), str(inputs.run), str(inputs.other)
+    return {
+        "compare": ["compare", q, r, o, "--resamples", "100"],
+        "report": ["report", q, r, o, "--resamples", "100", "-o", "/dev/null"],
+        "ab": ["ab", str(logs["ab"]), "-m", "ctr"],
+        "interleaving-report": ["interleaving-report", str(logs["interleaving"]), "--resamples", "50"],
+    }[name]
+
+
+@pytest.mark.parametrize("limit", LIMITS)
+@pytest.mark.parametrize("name", ["compare", "report", "ab", "interleaving-report"])
+def test_a_low_address_space_limit_ends_cleanly(name, limit, inputs, logs) -> None:
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit * MiB, resource.RLIM_INFINITY))
+
+    try:
+        outcome = run_process(_argv(name, inputs, logs), preexec=cap, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"serpeval {name} under a {limit} MiB limit hung (60 s)")
+    if outcome.status == 0:
+        assert "Traceback" not in outcome.err, outcome.err
+        return
+    line = assert_one_error(outcome, f"serpeval {name}: error:", status=2)
+    assert "out of memory" in line.lower(), line  # a reader may name its file first (DuckDB's words)
+
+
+def test_blas_threads_fit_the_limit(monkeypatch) -> None:
+    """OPENBLAS_NUM_THREADS: left alone without a limit or when the user set it; one thread
+    under a low limit; an eighth of the limit at 80 MiB a thread, capped by the cores."""
+    from serpeval.cli import memory
+
+    monkeypatch.setattr(memory.os, "cpu_count", lambda: 64)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delitem(sys.modules, "numpy")  # as at start-up, before numpy loads
+    assert memory.fit_blas_threads(None) is None
+    assert "OPENBLAS_NUM_THREADS" not in memory.os.environ
+    assert memory.fit_blas_threads(650_000_000) == 1  # 650 MB / 8 = 81 MB: one 80 MiB thread
+    assert memory.os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    assert memory.fit_blas_threads(8 * 2**30) == 12  # 1 GiB / 80 MiB = 12.8
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    assert memory.fit_blas_threads(2**40) is None  # room for every core
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert memory.fit_blas_threads(650_000_000) == 3  # the user's choice stands
