@@ -24,10 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     try:
         if argv is None:  # run as a program (console script, python -m serpeval)
-            from serpeval.cli.memory import fit_to_address_space, keep_freed_memory
+            from serpeval.cli.memory import keep_freed_memory
 
-            fit_to_address_space()  # before numpy loads: ulimit -v must not hang OpenBLAS
-            keep_freed_memory()
+            keep_freed_memory()  # also fits the process to an address-space limit (ulimit -v)
         from serpeval.cli.app import main as run
 
         return run(argv)

@@ -30,6 +30,7 @@ other C libraries or systems (nothing happens there); ``SERPEVAL_MALLOC=system``
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -44,10 +45,13 @@ _M_ARENA_MAX = -8
 
 
 def keep_freed_memory() -> bool:
-    """Tune glibc's malloc and NumPy's huge pages as above; returns whether malloc was tuned."""
+    """Tune glibc's malloc and NumPy's huge pages as above, after fitting the process to an
+    address-space limit (:func:`fit_to_address_space`); returns whether malloc was tuned."""
+    fit_to_address_space()
     if not sys.platform.startswith("linux") or os.environ.get("SERPEVAL_MALLOC") == "system":
         return False
-    turn_off_huge_pages()
+    with contextlib.suppress(ImportError, MemoryError):  # no room for numpy: said where it loads again
+        turn_off_huge_pages()  # loads numpy
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt

@@ -64,9 +64,13 @@ class _Pending(Generic[Result]):
     def __init__(self, read: Callable[[Item], Result], item: Item) -> None:
         self._result: Result | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(read, item), name="serpeval-read-ahead",
-                                        daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._run, args=(read, item), name="serpeval-read-ahead", daemon=True)
+        try:
+            self._thread.start()
+        except RuntimeError:  # "can't start new thread" (no room for its stack: ulimit -v): read here
+            self._thread = None
+            self._run(read, item)
 
     def _run(self, read: Callable[[Item], Result], item: Item) -> None:
         try:
@@ -76,7 +80,8 @@ class _Pending(Generic[Result]):
 
     def result(self) -> Result:
         """The read's result (waiting for it), or its exception raised here; handed out once."""
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         error, self._error = self._error, None
         if error is not None:
             raise error
