@@ -87,8 +87,10 @@ def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
             return 0
         if len(opts.files) != 2:
             raise TrecEvalError(USAGE.rstrip("\n"), EXIT_USAGE)
+        from serpeval.trec_eval.catalog import select
         from serpeval.trec_eval.compute import compute_evaluation, read_inputs
 
+        select(opts.measures, opts.compat)  # an unknown measure ends with 1 before a file is read, as in C
         with _progress(opts, err) as step:
             step("reading the qrels and the run")
             qrels, run_ = read_inputs(opts)

@@ -28,7 +28,7 @@ from serpeval.measures.cparse import LONG_MAX, atof, atol
 from serpeval.measures.gains import format_gain_table, trec_gain_pairs
 from serpeval.trec_eval.options import EXIT_INPUT, EXIT_MEASURE, EXIT_USAGE, TrecEvalError
 
-__all__ = ["MEASURES", "NICKNAMES", "TREC_TO_SPEC", "Column", "Context", "expand", "measure_names"]
+__all__ = ["MEASURES", "NICKNAMES", "TREC_TO_SPEC", "Column", "Context", "expand", "measure_names", "select"]
 
 Summary = Literal["mean", "sum", "gmean", "num_rel", "num_q", "runid", "none"]
 
@@ -58,7 +58,10 @@ class Column:
         per_topic: printed in the ``-q`` rows.
         summary: how the ``all`` row is made (``none``: not printed).
         cleared_when_missing: trec_eval 10.0 with ``-c`` zeroes this value for a topic
-            missing from the run (num_ret, utility, unj, rbp_resid, relstring).
+            missing from the run (num_ret, utility, unj, rbp_resid, relstring). It finds
+            them by the printed name (``trec_eval.c``: ``strcmp(name, "utility")``, but
+            ``strncmp(name, "unj", 3)``), so ``utility_2,-1,0,0``, ``rbp_resid_p=0.8`` and
+            ``relstring_3`` keep the bogus one-document ranking's value, and ``unj_3`` does not.
         length: relstring's number of docs.
     """
 
@@ -197,7 +200,7 @@ def _gain_pairs(*, persistence: bool = False, gains: bool = True,
             if "p" in named:
                 params["p"] = named["p"]
         return [Column(_label(name, text), _bind(spec, ctx, params),
-                       cleared_when_missing=cleared)]
+                       cleared_when_missing=cleared and text is None)]
     return build
 
 
@@ -206,7 +209,7 @@ def _utility(name: str, spec: str | None, ctx: Context, text: str | None) -> lis
     params = _trec_params(spec, text, f"\ntrec_eval: Can't calculate measure '{name}'",
                           EXIT_MEASURE)
     params["collection"] = ctx.collection_size
-    return [Column(_label(name, text), _bind(spec, ctx, params), cleared_when_missing=True)]
+    return [Column(_label(name, text), _bind(spec, ctx, params), cleared_when_missing=text is None)]
 
 
 def _eleven_point(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
@@ -227,7 +230,7 @@ def _relstring(name: str, spec: str | None, ctx: Context, text: str | None) -> l
     if text is not None:
         first = double_params(text)[0]
         length = int(first) if math.isfinite(first) else 0
-    return [Column(_label(name, text), None, kind="str", summary="none", cleared_when_missing=True,
+    return [Column(_label(name, text), None, kind="str", summary="none", cleared_when_missing=text is None,
                    length=max(length, 0))]
 
 
@@ -330,7 +333,24 @@ def expand(arguments: Sequence[str], ctx: Context) -> list[Column]:
         TrecEvalError: an unknown measure (status 1), bad parameters (status 2, as
             trec_eval's "Cannot initialize measure").
     """
-    known = set(measure_names(ctx.compat))
+    selected, params = select(arguments, ctx.compat)
+    columns: list[Column] = []
+    for name, versions, build in MEASURES:
+        if name in selected and ctx.compat in versions:
+            columns.extend(build(name, TREC_TO_SPEC[name], ctx, params.get(name)))
+    return columns
+
+
+def select(arguments: Sequence[str], compat: str) -> tuple[set[str], dict[str, str]]:
+    """The measure names the ``-m`` arguments select and the parameter text of each, as
+    trec_eval marks them while it reads its options, before it opens a file: an unknown
+    name ends it with status 1 whatever the files hold. (Parameters are checked later, by
+    :func:`expand`, as trec_eval initialises measures after reading the files.)
+
+    Raises:
+        TrecEvalError: an unknown or unsupported measure (status 1).
+    """
+    known = set(measure_names(compat))
     selected: set[str] = set()
     params: dict[str, str] = {}
     for argument in arguments or ["official"]:
@@ -353,8 +373,4 @@ def expand(arguments: Sequence[str], ctx: Context) -> list[Column]:
             if name in TREC_TO_SPEC:  # a measure of the other version: only 10.0 adds some
                 hint = f" ('{name}' is new in trec_eval 10.0; use --compat 10.0)"
             raise TrecEvalError(f"trec_eval: illegal measure '{argument}'{hint}", EXIT_USAGE)
-    columns: list[Column] = []
-    for name, versions, build in MEASURES:
-        if name in selected and ctx.compat in versions:
-            columns.extend(build(name, TREC_TO_SPEC[name], ctx, params.get(name)))
-    return columns
+    return selected, params
