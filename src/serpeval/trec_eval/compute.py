@@ -80,9 +80,8 @@ def compute_evaluation(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
                       qrels.relevance[keep.to_numpy(zero_copy_only=False)], source=qrels.source)
     index = index_qrels(qrels)
     complete_with_rows = opts.complete and opts.compat == "10.0"
-    ranked, lacking = _with_bogus_rankings(qrels, run) if complete_with_rows else (run, [])
     try:
-        rankings = rank(index, ranked, missing="zero" if complete_with_rows else "skip",
+        rankings = rank(index, run, missing="zero" if complete_with_rows else "skip",
                         depth=None if opts.depth == MAX_LONG else opts.depth,
                         judged_only=opts.judged_only, float32_scores=opts.compat == "9.0.8")
     except DuplicateError as exc:
@@ -102,8 +101,8 @@ def compute_evaluation(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
     if rankings.n_queries == 0:
         raise TrecEvalError("trec_eval: No queries with both results and relevance info",
                             EXIT_NO_QUERIES)
-    absent = np.isin(rankings.query_ids, np.array(lacking, dtype=object)) if lacking \
-        else np.zeros(rankings.n_queries, dtype=bool)
+    absent = np.isin(rankings.query_ids, np.array(missing, dtype=object)) if missing and \
+        complete_with_rows else np.zeros(rankings.n_queries, dtype=bool)
     num_q = n_judged if opts.complete else rankings.n_queries
 
     per_topic: list[Any] = []
@@ -114,28 +113,6 @@ def compute_evaluation(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
         summary.append(_summary(column, values, opts, num_q, qrels, run))
     topics = pa.array(rankings.query_ids.tolist(), pa.string())
     return Evaluation(columns, topics, per_topic, summary, warnings)
-
-
-#: The document trec_eval 10.0 ranks alone for a qrels topic missing from the run under -c.
-BOGUS_DOCNO = "ceci_nest_pas_un_docno"
-
-
-def _with_bogus_rankings(qrels: Qrels, run: Run) -> tuple[Run, list[str]]:
-    """``run`` plus, for each qrels topic it lacks, trec_eval 10.0's bogus ranking under
-    ``-c`` (``trec_eval.c``): the one document ``ceci_nest_pas_un_docno``, score 1, unjudged.
-    Every measure is computed on it; the values trec_eval then clears by name (num_ret,
-    ``utility``, ``relstring``, ``unj*``, ``rbp_resid``) are zeroed by :func:`_values`, and
-    the ones it misses (``utility_2,-1,0,0``: -1 for the one non-relevant document) are kept.
-    Also returns the topics that got one."""
-    topics = pc.unique(qrels.query_ids)
-    lacking = topics.filter(pc.invert(pc.is_in(topics, value_set=pc.unique(run.query_ids))))
-    if len(lacking) == 0:
-        return run, []
-    n = len(lacking)
-    return Run(pa.chunked_array([*run.query_ids.chunks, lacking.cast(pa.string())]),
-               pa.chunked_array([*run.doc_ids.chunks, pa.array([BOGUS_DOCNO] * n, pa.string())]),
-               np.concatenate([run.scores, np.ones(n)]), name=run.name, tag=run.tag, source=run.source,
-               skipped_lines=run.skipped_lines, source_kind=run.source_kind), lacking.to_pylist()
 
 
 def _check_supported(opts: Options) -> None:
@@ -172,10 +149,7 @@ def _values(column: Column, rankings: Rankings, absent: np.ndarray) -> Any:
     if column.kind == "str":
         if column.summary == "runid":
             return None
-        strings = relstrings(rankings, column.length)
-        if column.cleared_when_missing and absent.any():
-            strings = pc.if_else(pa.array(absent), "", strings)
-        return strings
+        return relstrings(rankings, column.length)
     if column.measure is None:  # num_q
         return None
     values = column.measure.compute(rankings)
