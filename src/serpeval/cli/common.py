@@ -108,6 +108,11 @@ def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] =
 #: names a file, a folder or a glob is an input (:func:`note_named_inputs`).
 OUTPUT_OPTIONS = frozenset({"output", "json", "counts", "plot", "unjudged", "folder"})
 
+#: The destinations of the inputs that may be folders or globs (log folders, a demo collection):
+#: the files in them are inputs too. Any other folder given (a run that is a folder by mistake)
+#: is not looked into: its reader says what is wrong.
+FOLDER_INPUTS = frozenset({"logs", "clicks", "pre", "data"})
+
 #: At most this many files of one input folder or glob are noted (a bigger one is a dataset no
 #: output is written into).
 MAX_NOTED_FILES = 10_000
@@ -116,8 +121,8 @@ MAX_NOTED_FILES = 10_000
 def note_named_inputs(args: Any) -> None:
     """Note every file the command line names as an input, before any work: each argument
     that is not one of :data:`OUTPUT_OPTIONS` and names a regular file (``-``: standard input
-    when it is a file), the files in a folder it names (a log folder, a demo collection) or
-    that a glob it gives matches (``logs/*.parquet``). An output that is one of them, by
+    when it is a file) and, for :data:`FOLDER_INPUTS`, the files in a folder it names (a log
+    folder, a demo collection) or that a glob it gives matches (``logs/*.parquet``). An output that is one of them, by
     identity, is then refused by :func:`check_outputs` and by the atomic writer
     (:mod:`serpeval.core.identity`; runs inside the scope that :func:`serpeval.cli.app.main` opens).
     An argument that names nothing (a measure, ``builtin:length``) is passed over.
@@ -129,19 +134,21 @@ def note_named_inputs(args: Any) -> None:
             continue
         for item in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(item, (str, Path)) and str(item):
-                _note_path(str(item))
+                _note_path(str(item), folders=dest in FOLDER_INPUTS)
 
 
-def _note_path(text: str) -> None:
+def _note_path(text: str, *, folders: bool) -> None:
     import glob
     import itertools
     import os
 
     from serpeval.core.identity import note_input
 
-    if os.path.isdir(text):
+    if not folders:
+        files: Any = (text,)
+    elif os.path.isdir(text):
         walked = ((os.path.join(top, name) for name in names) for top, _, names in os.walk(text))
-        files: Any = itertools.chain.from_iterable(walked)
+        files = itertools.chain.from_iterable(walked)
     elif any(ch in text for ch in "*?[") and not os.path.exists(text):
         files = glob.iglob(text, recursive=True)
     else:
