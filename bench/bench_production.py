@@ -56,12 +56,14 @@ PROFILE_CHILD = """
 import json, sys, time
 STAGES = {
     "read": [("serpeval.io.trec", "read_trec_run"), ("serpeval.io.trec", "read_trec_qrels")],
-    "encode ids": [("serpeval.core.arrays", n) for n in ("codes_in", "factorize", "fingerprint", "find_duplicate",
-                                                          "pair_key", "doc_pair_keys")],
+    "encode ids": [("serpeval.core.id_codes", "codes_in"), ("serpeval.core.id_codes", "factorize"),
+                   ("serpeval.core.fingerprints", "fingerprint"), ("serpeval.core.duplicates", "find_duplicate"),
+                   ("serpeval.core.fingerprints", "pair_key"), ("serpeval.core.fingerprints", "doc_pair_keys")],
     "rank (sort)": [("serpeval.core.order", "sort_order")],
     "join with qrels": [("serpeval.ranking", n) for n in ("index_qrels", "_lookup_grades", "_match_grades",
                                                           "_check_duplicates", "_count_ties")]
-                       + [("serpeval.core.arrays", n) for n in ("KeyTable", "grades_in_groups", "grouped_duplicate")]
+                       + [("serpeval.core.hash_index", "KeyTable"), ("serpeval.core.hash_index", "grades_in_groups"),
+                          ("serpeval.core.duplicates", "grouped_duplicate")]
                        + [("serpeval.core.native", n) for n in ("Groups", "first_repeat", "sort_descending")],
     "output": [("serpeval.cli.offline", "coverage_notes"), ("serpeval.core.strict_json", "dumps"),
                ("serpeval.cli.common", "write_output")],

@@ -9,16 +9,12 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serpeval.core.arrays import (
-    KeyTable,
-    StringTable,
-    codes_in,
-    equal_at,
-    factorize,
-    fingerprint,
-    take,
-    take_segments,
-)
+from serpeval.core.columns import take
+from serpeval.core.fingerprints import fingerprint
+from serpeval.core.hash_index import KeyTable, StringTable
+from serpeval.core.id_codes import codes_in, factorize
+from serpeval.core.segments import take_segments
+from serpeval.core.string_compare import equal_at
 
 
 @given(st.lists(st.text(max_size=20), min_size=1, max_size=60))
@@ -174,13 +170,13 @@ def test_codes_in_a_universe_and_string_table_collisions(monkeypatch) -> None:
     codes, names = codes_in(values, StringTable(universe))
     assert codes.tolist() == expected
     assert names.to_pylist() == ["a", "b", "dd", "long-query-id-2", "x", "zz"]  # found, then absent
-    from serpeval.core import arrays
+    from serpeval.core import hash_index
 
     def length_only(values: pa.ChunkedArray) -> np.ndarray:
         return np.array([len(v.encode()) * 0x9E3779B97F4A7C15 % 2**64 for v in values.to_pylist()],
                         dtype=np.uint64)
 
-    monkeypatch.setattr(arrays, "fingerprint", length_only)
+    monkeypatch.setattr(hash_index, "fingerprint", length_only)
     assert codes_in(values, StringTable(universe))[0].tolist() == expected
 
 

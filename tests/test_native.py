@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 
 from serpeval import evaluate
 from serpeval.core import native
-from serpeval.core.arrays import KeyTable, Stored, StringTable, doc_pair_keys, fingerprint, pair_key
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import DuplicateError
+from serpeval.core.fingerprints import doc_pair_keys, fingerprint, pair_key
+from serpeval.core.hash_index import KeyTable, Stored, StringTable
 from serpeval.io import trec
 from serpeval.ranking import index_qrels
 
@@ -107,9 +108,9 @@ def test_find_equals_numpy(stored_values: list[str], probed: list[str], cuts: li
 @pytest.mark.parametrize("kernels", [True, False], ids=["compiled", "numpy"])
 def test_string_table_with_collisions_falls_back_to_exact_lookup(monkeypatch: pytest.MonkeyPatch,
                                                                   kernels: bool) -> None:
-    from serpeval.core import arrays
+    from serpeval.core import hash_index
 
-    monkeypatch.setattr(arrays, "fingerprint", lambda values: np.zeros(len(values), np.uint64))  # all collide
+    monkeypatch.setattr(hash_index, "fingerprint", lambda values: np.zeros(len(values), np.uint64))  # all collide
     if not kernels:
         monkeypatch.setattr(native, "available", lambda: False)
     table = StringTable(pa.array(["a", "b", "c"]))
@@ -301,7 +302,7 @@ def test_a_duplicate_in_a_later_query_is_found_after_the_depth_cut(kernels: bool
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 20), max_size=30))
 def test_positions_in_segments_equal_numpy(lengths: list[int]) -> None:
-    from serpeval.core.arrays import positions_in_segments
+    from serpeval.core.segments import positions_in_segments
 
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     ours = positions_in_segments(offsets)
@@ -355,7 +356,8 @@ def test_matching_is_exact_whatever_the_fingerprints(monkeypatch: pytest.MonkeyP
 def test_grades_may_be_written_over_the_fingerprints() -> None:
     """rank() has the matching kernel write each row's grade over its fingerprint: the same
     grades as into a new array, over a run of several string chunks."""
-    from serpeval.core.arrays import codes_in, grades_in_groups
+    from serpeval.core.hash_index import grades_in_groups
+    from serpeval.core.id_codes import codes_in
 
     rng = np.random.default_rng(7)
     docs = [f"d{i}" for i in range(40)] + ["é" * 3, ""]

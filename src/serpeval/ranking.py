@@ -34,20 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from serpeval.core import native
-from serpeval.core.arrays import (
-    KeyTable,
-    Stored,
-    StringTable,
-    codes_in,
-    fingerprint,
-    grades_in_groups,
-    pair_key,
-    positions_in_segments,
-    segment_ids,
-    take,
-    take_segments,
-    weighted_bincount,
-)
+from serpeval.core.columns import take
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import (
     DuplicateError,
@@ -56,7 +43,11 @@ from serpeval.core.errors import (
     MissingQueriesWarning,
     NothingEvaluatedError,
 )
+from serpeval.core.fingerprints import fingerprint, pair_key
+from serpeval.core.hash_index import KeyTable, Stored, StringTable, grades_in_groups
+from serpeval.core.id_codes import codes_in
 from serpeval.core.order import rank_order, sort_order
+from serpeval.core.segments import positions_in_segments, segment_ids, take_segments, weighted_bincount
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -662,7 +653,7 @@ def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[
     repeated |= np.uint64(1)
     original = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True) | np.uint64(1)
     candidates = order[np.isin(original, repeated)]
-    from serpeval.core.arrays import find_duplicate
+    from serpeval.core.duplicates import find_duplicate
 
     first, second = find_duplicate(take(run.query_ids, candidates), take(run.doc_ids, candidates))
     if first < 0:

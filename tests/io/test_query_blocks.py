@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 import serpeval
 from serpeval.core import data as data_module
 from serpeval.core import native
-from serpeval.core.arrays import Blocks, codes_in, take
+from serpeval.core.columns import Blocks, take
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import DuplicateError
+from serpeval.core.id_codes import codes_in
 from serpeval.io.trec import _careful_run, read_trec_qrels, read_trec_run
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="the compiled kernels are not built")

@@ -18,7 +18,7 @@
 
 int64_t sv_abi(void) { return SV_ABI; }
 
-/* The fingerprint of one string (serpeval.core.arrays.fingerprint): h = len * M, then for
+/* The fingerprint of one string (serpeval.core.fingerprints.fingerprint): h = len * M, then for
  * each 8-byte little-endian word w (the last one zero-padded) h = mix((h ^ w) * M) with
  * mix(x) = x ^ (x >> 31). */
 static inline uint64_t fingerprint_one(const uint8_t *s, int64_t len) {
@@ -42,7 +42,7 @@ static inline uint64_t fingerprint_one(const uint8_t *s, int64_t len) {
 }
 
 /* out[i] = fingerprint of string i, or of string order[i] where order is given; with codes,
- * the (query code, doc) pair key serpeval.core.arrays.pair_key: fingerprint ^ (uint64)codes[i]
+ * the (query code, doc) pair key serpeval.core.fingerprints.pair_key: fingerprint ^ (uint64)codes[i]
  * * MIX2. */
 void sv_fingerprint(int64_t n, const int32_t *offsets, const uint8_t *data,
                     const int32_t *codes, const int64_t *order, uint64_t *out) {
@@ -54,7 +54,7 @@ void sv_fingerprint(int64_t n, const int32_t *offsets, const uint8_t *data,
     }
 }
 
-/* Probe serpeval.core.arrays.KeyTable (linear probing; slot_rows[slot] is a row or `empty`,
+/* Probe serpeval.core.hash_index.KeyTable (linear probing; slot_rows[slot] is a row or `empty`,
  * table_keys[empty] == 0; keys are stored with their lowest bit set) with keys[i] | 1, and
  * confirm every match: string a[i] must equal string b[row], and where given, a_codes[i]
  * must equal b_codes[row]. The first stored row with an equal key decides, as in

@@ -19,8 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from serpeval.core import native
-from serpeval.core.arrays import Blocks, Stored, codes_in, find_duplicate, fingerprint, grouped_duplicate, pair_keys
+from serpeval.core.columns import Blocks
+from serpeval.core.duplicates import find_duplicate, grouped_duplicate
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.fingerprints import fingerprint
+from serpeval.core.hash_index import Stored
+from serpeval.core.id_codes import codes_in, pair_keys
 from serpeval.core.strict_json import quote
 
 if TYPE_CHECKING:
@@ -286,7 +290,7 @@ class _QueryIdBlocks:
             return column
 
     def query_id_blocks(self) -> Blocks | pa.ChunkedArray:
-        """The query ids as their :class:`~serpeval.core.arrays.Blocks` when the reader kept
+        """The query ids as their :class:`~serpeval.core.columns.Blocks` when the reader kept
         them so (nothing is expanded), else the ``query_ids`` column."""
         column = self._cache.get("query_blocks")
         if column is None:
@@ -352,7 +356,7 @@ class Qrels(_QueryIdBlocks):
 
     def pair_keys(self) -> tuple[NDArray[np.int32], pa.Array, NDArray[np.uint64]]:
         """Every judgment's query code, the distinct query ids in byte order, and the 64-bit
-        (query, doc) keys (:func:`serpeval.core.arrays.pair_keys`).
+        (query, doc) keys (:func:`serpeval.core.id_codes.pair_keys`).
 
         Computed once and shared by the readers' duplicate check and the qrels index
         (``serpeval.ranking.index_qrels``, which drops them once built).
@@ -381,7 +385,7 @@ class Qrels(_QueryIdBlocks):
 
     def find_duplicate(self) -> tuple[int, int]:
         """The rows of the first (query, doc) judged twice, or ``(-1, -1)``
-        (:func:`serpeval.core.arrays.find_duplicate` on the shared keys, or on the shared
+        (:func:`serpeval.core.duplicates.find_duplicate` on the shared keys, or on the shared
         groups with the compiled kernels)."""
         grouped = self.grouped()
         if grouped is not None:

@@ -2,11 +2,12 @@
 
 ``pip install`` compiles ``_native.c`` with the machine's C compiler (``hatch_build.py``);
 where that was not possible serpeval runs the NumPy implementations in
-:mod:`serpeval.core.arrays`, which give the same numbers (``tests/test_native.py`` checks the
+:mod:`serpeval.core.fingerprints`, :mod:`serpeval.core.hash_index` and
+:mod:`serpeval.core.segments`, which give the same numbers (``tests/test_native.py`` checks the
 two against each other). ``SERPEVAL_NATIVE=0`` in the environment turns the kernels off.
 
 Every wrapper here takes Arrow string arrays with ``int32`` offsets (``pa.string()``) and
-NumPy arrays of the exact dtypes named; callers in :mod:`serpeval.core.arrays` convert.
+NumPy arrays of the exact dtypes named; their callers in those modules convert.
 """
 
 from __future__ import annotations
@@ -101,9 +102,9 @@ class Strings:
 
 def fingerprint(strings: Strings, out: NDArray[np.uint64], codes: NDArray[np.int32] | None = None,
                 order: NDArray[np.int64] | None = None) -> None:
-    """:func:`serpeval.core.arrays.fingerprint` of every string (of ``strings[order[i]]``
+    """:func:`serpeval.core.fingerprints.fingerprint` of every string (of ``strings[order[i]]``
     where ``order`` is given) into ``out``; with ``codes``, the pair key
-    :func:`serpeval.core.arrays.pair_key` of (``codes[i]``, string)."""
+    :func:`serpeval.core.fingerprints.pair_key` of (``codes[i]``, string)."""
     lib = _loaded()
     n = strings.n if order is None else len(order)
     lib.sv_fingerprint(n, _address(strings.offsets), strings.data, _address(codes), _address(order), _address(out))
@@ -112,7 +113,7 @@ def fingerprint(strings: Strings, out: NDArray[np.uint64], codes: NDArray[np.int
 def probe(keys: NDArray[np.uint64], strings: Strings, codes: NDArray[np.int32] | None,
           slot_rows: NDArray[np.int32], table_keys: NDArray[np.uint64], shift: int,
           stored: Strings, stored_codes: NDArray[np.int32] | None, out: NDArray[np.int32]) -> None:
-    """Probe a :class:`serpeval.core.arrays.KeyTable` with ``keys`` (their lowest bit set in
+    """Probe a :class:`serpeval.core.hash_index.KeyTable` with ``keys`` (their lowest bit set in
     place) and confirm each match on the bytes (and the codes, where given). ``out``: the
     row, -1 (no such key) or -2 (the key's row holds another string)."""
     lib = _loaded()

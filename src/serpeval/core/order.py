@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from serpeval.core import native
-from serpeval.core.arrays import factorize_sorted, take
+from serpeval.core.columns import take
+from serpeval.core.id_codes import factorize_sorted
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

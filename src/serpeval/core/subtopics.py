@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.arrays import codes_in, find_duplicate
 from serpeval.core.data import Qrels, _strings, check_grades
+from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, SerpevalWarning
+from serpeval.core.id_codes import codes_in
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.arrays import Blocks
+from serpeval.core.columns import Blocks
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InputError
 from serpeval.core.pages import small_pages

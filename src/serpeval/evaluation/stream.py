@@ -43,9 +43,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.core.arrays import codes_in, fingerprint, take_segments
 from serpeval.core.data import Run
 from serpeval.core.errors import DuplicateError, InputError
+from serpeval.core.fingerprints import fingerprint
+from serpeval.core.id_codes import codes_in
+from serpeval.core.segments import take_segments
 from serpeval.evaluation.results import Results, RunResult, Settings, with_unique_names
 from serpeval.io.trec_stream import DEFAULT_CHUNK_BYTES, StreamedRun, line_of_row, run_chunks
 from serpeval.measures import Measure
@@ -141,6 +143,11 @@ def _relocated(exc: DuplicateError, part: Run, rows: Any, opts: _Options, label:
     query, doc = exc.query, exc.doc
     both = pc.and_(pc.equal(part.query_ids, query), pc.equal(part.doc_ids, doc))
     a, b = (int(rows[i]) for i in np.flatnonzero(both.to_numpy(zero_copy_only=False))[:2])
+    if _is_pipe(label):  # read once: no line numbers to look up; data rows, as in memory
+        return DuplicateError(
+            f"{'<stdin>' if label == '-' else label}: row {b + 1}: document {doc!r} is retrieved twice for "
+            f"query {query!r} (first at row {a + 1}). trec_eval refuses such runs; keep one line per "
+            "(query, document).", query=query, doc=doc)
     line_a = line_of_row(label, a, comments=opts.comments, chunk_bytes=opts.chunk_bytes)
     line_b = line_of_row(label, b, comments=opts.comments, chunk_bytes=opts.chunk_bytes)
     return DuplicateError(
@@ -189,16 +196,21 @@ def _grouped(path: str, info: StreamedRun, opts: _Options, collected: _Collected
         _measure(carry, partial(np.arange, carry_row, carry_row + len(carry)), opts, collected, path)
 
 
-def _refuse_pipe(path: str) -> None:
-    """An ungrouped run is read twice (to partition it): refuse one that cannot be, standard
-    input or a pipe (``<(zcat run.gz)``, a named FIFO), saying why and what to do."""
+def _is_pipe(path: str) -> bool:
+    """Whether ``path`` can be read only once: standard input, a pipe (``<(zcat run.gz)``), a
+    named FIFO, a device."""
     import stat
 
     try:
-        pipe = path == "-" or not stat.S_ISREG(os.stat(path).st_mode)
+        return path == "-" or not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
-        pipe = False  # gone since: the next read says why
-    if pipe:
+        return False  # gone since: the next read says why
+
+
+def _refuse_pipe(path: str) -> None:
+    """An ungrouped run is read twice (to partition it): refuse one that cannot be, standard
+    input or a pipe (``<(zcat run.gz)``, a named FIFO), saying why and what to do."""
+    if _is_pipe(path):
         label, what = ("<stdin>", "standard input") if path == "-" else (path, "a pipe")
         raise InputError(
             f"{label}: the run is not grouped by query (a query's lines come back after other queries), "

@@ -339,7 +339,7 @@ def _rank_eval_qrels(requests: list[Any], label: str) -> Qrels:
         raise EmptyInputError(f"{label}: the _rank_eval requests hold no ratings.")
     checked = check_grades(grades, where.__getitem__)
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label)
-    from serpeval.core.arrays import find_duplicate
+    from serpeval.core.duplicates import find_duplicate
 
     first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
     if first >= 0:

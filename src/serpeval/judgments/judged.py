@@ -156,7 +156,7 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
 def _pool_needed(qrels: Any, runs: Sequence[Any], ks: tuple[int, ...]) -> tuple[int, ...]:
     """Per k, the distinct (judged query, document) pairs in some run's top k without a usable
     judgment (not in the qrels, or a negative grade): what a depth-k pool would ask for."""
-    from serpeval.core.arrays import codes_in
+    from serpeval.core.id_codes import codes_in
     from serpeval.judgments.stacked import qrels_grades, stack_runs
 
     stacked = stack_runs(runs, max(ks))
@@ -238,7 +238,7 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
     Returns one :class:`JudgedGap` per depth that crosses the threshold (none when the
     judgments cover the runs alike, or when fewer than two runs are given).
     """
-    from serpeval.core.arrays import factorize_sorted
+    from serpeval.core.id_codes import factorize_sorted
     from serpeval.io import as_qrels, as_run
 
     threshold = check_probability(threshold, "threshold")

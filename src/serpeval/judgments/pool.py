@@ -46,10 +46,12 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.arrays import codes_in, fingerprint, weighted_bincount
 from serpeval.core.checks import check_count
 from serpeval.core.data import Qrels
 from serpeval.core.errors import OptionError
+from serpeval.core.fingerprints import fingerprint
+from serpeval.core.id_codes import codes_in
+from serpeval.core.segments import weighted_bincount
 from serpeval.core.tabular import Tabular
 from serpeval.judgments.stacked import Stacked, qrels_grades, sort_by, stack_runs
 

@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.core.arrays import codes_in, factorize_sorted, take
+from serpeval.core.columns import take
 from serpeval.core.errors import DuplicateError, InputError
+from serpeval.core.id_codes import codes_in, factorize_sorted
 from serpeval.core.order import sort_order
 
 if TYPE_CHECKING:

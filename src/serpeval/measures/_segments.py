@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core import native
-from serpeval.core.arrays import take_segments
+from serpeval.core.segments import take_segments
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

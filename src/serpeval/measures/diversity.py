@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.core.arrays import weighted_bincount
 from serpeval.core.data import GRADE_LIMIT
 from serpeval.core.errors import InvalidParameterError
+from serpeval.core.segments import weighted_bincount
 from serpeval.measures._segments import powers
 from serpeval.measures.spec import MeasureSpec, Param
 from serpeval.measures.subtopic_ranking import SubtopicRankings, subtopics_of

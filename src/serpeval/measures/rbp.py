@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.core.arrays import weighted_bincount
 from serpeval.core.data import GRADE_LIMIT
 from serpeval.core.errors import InvalidParameterError
+from serpeval.core.segments import weighted_bincount
 from serpeval.measures._segments import Picked, judged_docs, picked, powers, relevant_docs
 from serpeval.measures.gains import GAINS, apply_gains, format_gain_table, parse_gain_table, trec_gain_pairs
 from serpeval.measures.spec import MeasureSpec, Param

@@ -31,8 +31,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.core.arrays import codes_in, take
+from serpeval.core.columns import take
 from serpeval.core.errors import InputError
+from serpeval.core.id_codes import codes_in
 from serpeval.core.order import sort_order
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.core.arrays import find_duplicate
 from serpeval.core.data import Qrels, Run, check_grades
+from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, InputError, ParseError, SerpevalError
 from serpeval.measures import parse_measures
 from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank

@@ -66,7 +66,7 @@ class World:
 def _top_k(run: Run, k: int) -> tuple[list[str], NDArray[np.object_]]:
     """Query ids (byte order) and their top-k doc ids ``[Q, k]`` (None-padded), ranked by
     serpeval's one ranking rule (:func:`serpeval.ranking.rank_order`)."""
-    from serpeval.core.arrays import factorize
+    from serpeval.core.id_codes import factorize
     from serpeval.ranking import rank_order
 
     order = rank_order(run)

@@ -1,0 +1,161 @@
+"""64-bit fingerprints of strings (a hash of each string's UTF-8 bytes alone) and the
+(query code, doc fingerprint) pair keys built from them; compiled kernels where built, the same
+numbers from NumPy otherwise (``tests/test_native.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from serpeval.core import native
+from serpeval.core.columns import ordered_chunks, string_chunks
+
+if TYPE_CHECKING:
+
+    from numpy.typing import NDArray
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+# Masks keeping the first n bytes (n = 0..8) of a little-endian 8-byte word.
+KEEP_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def fingerprint(values: pa.ChunkedArray, order: NDArray[np.int64] | None = None) -> NDArray[np.uint64]:
+    """A 64-bit hash of every string (of ``values[order]`` where ``order`` is given, without
+    gathering the strings): a function of that string's UTF-8 bytes alone.
+
+    ``h = len * M``; then for each 8-byte little-endian word ``w`` of the string (the last
+    one zero-padded): ``h = mix((h ^ w) * M)`` with ``mix(x) = x ^ (x >> 31)``. A string takes
+    exactly ``ceil(len / 8)`` steps, so its fingerprint is the same whatever array, chunk or
+    file it sits in and however long its neighbours are. Equal strings get equal
+    fingerprints; different strings collide with probability about 2^-64, and callers verify
+    candidate matches exactly.
+
+    Cost is linear in the total bytes: word positions every string covers are mixed in one
+    vectorized pass over all rows (in place, no new arrays); past the shortest string only
+    the rows still going take part, compacted as they end.
+    """
+    if order is None:
+        return _prints(values, None)
+    out = np.empty(len(order), dtype=np.uint64)
+    for where, chunk, rows in ordered_chunks(values, order):
+        if not native.available():
+            whole = np.empty(len(chunk), dtype=np.uint64)
+            _fingerprint_chunk(chunk, whole)
+            out[where] = whole[rows]
+        elif isinstance(where, slice):
+            native.fingerprint(native.Strings(chunk), out, order=rows)  # every position
+        else:
+            part = np.empty(len(rows), dtype=np.uint64)
+            native.fingerprint(native.Strings(chunk), part, order=rows)
+            out[where] = part
+    return out
+
+
+def doc_pair_keys(codes: NDArray[np.int32], values: pa.ChunkedArray) -> NDArray[np.uint64]:
+    """``pair_key(codes, fingerprint(values))`` for every row, in one pass where the compiled
+    kernels are built."""
+    if native.available():
+        return _prints(values, np.ascontiguousarray(codes, dtype=np.int32))
+    return pair_key(codes, fingerprint(values), inplace=True)
+
+
+def _prints(values: pa.ChunkedArray, codes: NDArray[np.int32] | None) -> NDArray[np.uint64]:
+    """Fingerprints of ``values`` (pair keys with ``codes``, compiled kernels only)."""
+    out = np.empty(len(values), dtype=np.uint64)
+    compiled = native.available()
+    for part, chunk in string_chunks(values):
+        if compiled:
+            native.fingerprint(native.Strings(chunk), out[part], None if codes is None else codes[part])
+        else:
+            _fingerprint_chunk(chunk, out[part])
+    return out
+
+
+def _mix_word(h: NDArray[np.uint64], word: NDArray[np.uint64]) -> None:
+    """One hash step, in place: ``h = mix((h ^ word) * M)``."""
+    h ^= word
+    h *= _MIX
+    h ^= h >> np.uint64(31)
+
+
+def _fingerprint_chunk(chunk: pa.StringArray, h: NDArray[np.uint64]) -> None:
+    """Fill ``h`` with the fingerprints of one string chunk (see ``fingerprint``)."""
+    m = len(chunk)
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset: chunk.offset + m + 1]
+    raw = chunk.buffers()[2]
+    data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
+    start, stop = int(offsets[0]), int(offsets[-1])
+    # Only this chunk's bytes, then zero padding so that every 8-byte window stays inside.
+    padded = np.zeros(stop - start + 8, dtype=np.uint8)
+    padded[: stop - start] = data[start:stop]
+    # Overlapping little-endian 8-byte windows starting at every byte.
+    windows = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded.data, strides=(1,))
+    length = np.diff(offsets)
+    np.multiply(length, _MIX, out=h, dtype=np.uint64, casting="unsafe")
+    position = (offsets[:-1] - start).astype(np.intp)
+    # Few strings (perhaps long ones): word by word, one string at a time.
+    full_words = 0 if m <= _FEW_ROWS else int(length.min()) // 8
+    word = np.empty(m, dtype=np.uint64)
+    for _ in range(full_words):  # every string has all 8 bytes of these words
+        np.take(windows, position, out=word)
+        _mix_word(h, word)
+        position += 8
+    # The rest: only strings with bytes left past word offset j, compacted as they end.
+    # ``rows`` None means every row is still going: the hashes are updated in ``h`` itself.
+    left = length - 8 * full_words
+    rows = None
+    going_hash = h
+    if not (left > 0).all():
+        rows = np.flatnonzero(left > 0)
+        going_hash, position, left = h[rows], position[rows], left[rows]
+    while len(going_hash) > _FEW_ROWS:
+        word = windows[position]
+        word &= KEEP_BYTES[np.minimum(left, 8)]
+        _mix_word(going_hash, word)
+        position += 8
+        left -= 8
+        going = left > 0
+        if not going.all():
+            if rows is None:  # the ended rows' hashes are already in place
+                rows = np.flatnonzero(going)
+            else:
+                h[rows[~going]] = going_hash[~going]
+                rows = rows[going]
+            going_hash, position, left = going_hash[going], position[going], left[going]
+    # A few (long) strings left: one at a time, word by word (a NumPy call per word would
+    # cost more than the arithmetic).
+    rows = np.arange(len(going_hash)) if rows is None else rows
+    for row, start_hash, at, n in zip(rows.tolist(), going_hash.tolist(), position.tolist(), left.tolist(),
+                                      strict=True):
+        h[row] = _fingerprint_words(start_hash, padded, at, n)
+
+
+_FEW_ROWS = 8
+_MASK64 = (1 << 64) - 1
+
+
+def _fingerprint_words(h: int, data: NDArray[np.uint8], at: int, n: int) -> int:
+    """Continue a fingerprint over the ``n`` bytes of ``data`` from ``at`` (scalar path)."""
+    buffer = np.zeros(-(-n // 8) * 8, dtype=np.uint8)
+    buffer[:n] = data[at: at + n]
+    multiplier = int(_MIX)
+    for word in buffer.view("<u8").tolist():
+        h = ((h ^ word) * multiplier) & _MASK64
+        h ^= h >> 31
+    return h
+
+
+def pair_key(codes: NDArray[np.integer], prints: NDArray[np.uint64], *, inplace: bool = False
+             ) -> NDArray[np.uint64]:
+    """Combine a query code and a string fingerprint into one 64-bit key.
+
+    With ``inplace=True`` the result overwrites ``prints`` (no new array).
+    """
+    mixed = np.multiply(codes, _MIX2, dtype=np.uint64, casting="unsafe")
+    return np.bitwise_xor(mixed, prints, out=prints if inplace else mixed)
