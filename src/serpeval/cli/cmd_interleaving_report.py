@@ -74,7 +74,9 @@ def register(sub: Any) -> None:
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    p.set_defaults(func=run)
+    from serpeval.cli.teardown import finishing
+
+    p.set_defaults(func=finishing(run))
 
 
 def run(args: argparse.Namespace) -> int:
