@@ -392,3 +392,37 @@ def test_cli_stream_of_an_ungrouped_process_substitution() -> None:
               'printf "1 Q0 a 1 2 r\\n2 Q0 c 1 1 r\\n1 Q0 b 2 1 r\\n" > $d/r; '
               '$SERPEVAL evaluate --stream $d/q <(cat $d/r); s=$?; rm -r $d; exit $s')
     assert_one_error(run_bash(script), "/dev/fd/", "not grouped by query", "sort -s -k1,1")
+
+
+def test_gzip_from_a_pipe_is_decompressed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gzip is recognised by its magic bytes from a pipe and standard input too, as in memory
+    (``<(cat run.gz)``, ``zcat``-less ``cat run.gz |``); it used to be parsed as text."""
+    qrels, lines = _workload(tmp_path)
+    packed = gzip.compress("".join(lines).encode("utf-8"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = evaluate(qrels, _fifo(tmp_path, packed), MEASURES)
+        _same(memory, evaluate_stream(qrels, _fifo(tmp_path, packed), MEASURES, chunk_bytes=400))
+        _stdin(monkeypatch, packed)
+        streamed = evaluate_stream(qrels, "-", MEASURES, chunk_bytes=400)
+    assert streamed.runs[0].values.tobytes() == memory.runs[0].values.tobytes()
+
+
+def test_a_duplicate_in_a_pipe_is_named_by_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document twice in a piped run: the rows are named, as the in-memory reader names them
+    for a pipe (the pipe cannot be read again for line numbers: that gave "line -1" for
+    ``<(...)`` and an internal error for standard input)."""
+    run = "1 Q0 a 1 2 r\n1 Q0 é 2 1 r\n1 Q0 a 3 1 r\n2 Q0 c 1 1 r\n".encode()
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 a 1\n2 0 c 1\n", encoding="utf-8")
+    pipe = _fifo(tmp_path, run)
+    with pytest.raises(DuplicateError) as memory:
+        evaluate(qrels, _fifo(tmp_path, run), ["AP"])
+    with pytest.raises(DuplicateError) as streamed:
+        evaluate_stream(qrels, pipe, ["AP"])
+    assert "row 3" in str(memory.value) and "first at row 1" in str(memory.value)
+    assert str(streamed.value).startswith(f"{pipe}: ")
+    assert str(streamed.value).split(": ", 1)[1] == str(memory.value).split(": ", 1)[1]
+    _stdin(monkeypatch, run)
+    with pytest.raises(DuplicateError, match=r"^<stdin>: row 3: .*first at row 1"):
+        evaluate_stream(qrels, "-", ["AP"])

@@ -72,21 +72,46 @@ def _open(source: str | Path) -> tuple[IO[bytes], IO[bytes], int, str]:
     label = str(source)
     if label == "-":
         note_input("-")  # no output may replace it (serpeval.core.identity)
-        stream = sys.stdin.buffer
-        return stream, stream, 0, STDIN_LABEL
+        stdin = sys.stdin.buffer
+        return _sniffed(stdin, stdin.read(2)), stdin, 0, STDIN_LABEL
     try:
         raw = open(label, "rb")  # noqa: SIM115 - closed by run_chunks
         info = os.fstat(raw.fileno())
+        head = raw.read(2)
     except OSError as exc:
         raise reading_error(exc, label) from None
     note_stat(info, label)
-    regular = stat.S_ISREG(info.st_mode)
-    if regular and raw.read(2) == GZIP_MAGIC:
+    if stat.S_ISREG(info.st_mode):
         raw.seek(0)
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw, info.st_size, label  # type: ignore[return-value]
-    if regular:
-        raw.seek(0)
-    return raw, raw, info.st_size if regular else 0, label
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if head == GZIP_MAGIC else raw
+        return stream, raw, info.st_size, label  # type: ignore[return-value]
+    return _sniffed(raw, head), raw, 0, label  # a pipe: read once, never seeked
+
+
+class _Rejoined:
+    """A pipe whose first bytes were read to recognise gzip: they come back first."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, size: int = -1) -> bytes:
+        head, self._head = self._head, b""
+        if size is None or size < 0:
+            return head + self._rest.read()
+        if head:
+            self._head = head[size:]
+            return head[:size]
+        return self._rest.read(size)
+
+
+def _sniffed(pipe: IO[bytes], head: bytes) -> IO[bytes]:
+    """The text of a pipe that starts with ``head``: decompressed when ``head`` is gzip's magic
+    (as :func:`~serpeval.io.inputs.open_input` recognises it: by the bytes, never the name)."""
+    rejoined = _Rejoined(head, pipe)
+    if head == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=rejoined, mode="rb")  # type: ignore[call-overload]
+    return rejoined  # type: ignore[return-value]
 
 
 def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
