@@ -420,7 +420,8 @@ def test_a_duplicate_in_a_pipe_is_named_by_rows(tmp_path: Path, monkeypatch: pyt
         evaluate(qrels, _fifo(tmp_path, run), ["AP"])
     with pytest.raises(DuplicateError) as streamed:
         evaluate_stream(qrels, pipe, ["AP"])
-    assert "row 3" in str(memory.value) and "first at row 1" in str(memory.value)
+    assert "row 3" in str(memory.value)
+    assert "first at row 1" in str(memory.value)
     assert str(streamed.value).startswith(f"{pipe}: ")
     assert str(streamed.value).split(": ", 1)[1] == str(memory.value).split(": ", 1)[1]
     _stdin(monkeypatch, run)
