@@ -105,3 +105,34 @@ def test_triggered_ab_matches_simulated_experiments() -> None:
     relative = np.sqrt(2 / (replicates - 1))
     assert abs(trig.var(ddof=1) / predicted - 1) <= Z * relative
     assert trig.var(ddof=1) < plain.var(ddof=1)
+
+
+def test_triggered_rows_compare_like_with_like() -> None:
+    """Issue 27, item 10. Before: a triggered row mixed the effect per impression of the
+    population with values among triggered impressions only (B - A != effect), and a
+    triggered A/B row's ratio divided by the *untriggered* team draft's impressions.
+
+    Reference, worked from the world itself: on the half-changed world (trigger rate 1/2)
+    untriggered queries have identical lists, so the population values of both A/B arms are
+    the all-impressions row's values, and team draft's untriggered impressions are ties:
+    its population shares of wins are half of those among the triggered queries.
+    """
+    world = _half_changed()
+    res = simulate(world=world, click_model="informational", mc_impressions=0, bootstrap=50, rng=0)
+    rate = float((world.a != world.b).any(axis=1).mean())
+    assert rate == 0.5
+    plain_il, trig_il = res["interleaving"], res["interleaving (triggered)"]
+    # team draft on the triggered queries only: P(A wins) - P(B wins) = plain effect / rate
+    assert trig_il.value_a - trig_il.value_b == pytest.approx(-trig_il.effect, abs=1e-12)
+    assert trig_il.effect == pytest.approx(plain_il.effect, abs=1e-12)
+    for metric in ("CTR", "abandonment", "clicks@1"):
+        plain, trig = res[metric], res[f"{metric} (triggered)"]
+        assert trig.value_b - trig.value_a == pytest.approx(trig.effect, abs=1e-12)
+        assert (trig.value_a, trig.value_b) == pytest.approx((plain.value_a, plain.value_b), abs=1e-12)
+        assert trig.relative == pytest.approx(plain.relative, rel=1e-9)
+        assert trig.ratio == pytest.approx(trig.required / trig_il.required, rel=1e-12)
+    rows = {r["metric"]: r for r in res.to_dicts()}
+    for metric in ("CTR (triggered)", "abandonment (triggered)", "clicks@1 (triggered)"):
+        if rows[metric]["ratio to interleaving"] is not None:
+            assert rows[metric]["ratio to interleaving"] == pytest.approx(
+                res[metric].required / trig_il.required, rel=1e-12)

@@ -81,9 +81,14 @@ class MethodResult:
     (:meth:`SimulationResult.best`).
 
     ``design``: ``all impressions`` (the classic analysis), ``triggered`` (only impressions
-    whose two top-k lists differ enter the test; the effect is still per impression of the
-    whole population, i.e. the triggered effect scaled by ``trigger_rate``, so it equals the
-    untriggered one) or ``ignore shared`` (team draft drafting shared picks on no team).
+    whose two top-k lists differ enter the test) or ``ignore shared`` (team draft drafting
+    shared picks on no team). A triggered row gives every value for the whole population,
+    like the effect it tests: ``value_a``, ``value_b`` and ``effect`` per impression of all
+    impressions (the triggered values x ``trigger_rate`` plus the untriggered pages, which
+    are the same in both arms; for interleaving an untriggered impression is a tie), so
+    ``value_b - value_a == effect`` and they equal the all-impressions row's; and its
+    ``ratio`` is against team draft in the same design (triggered A/B / triggered team
+    draft), never against the untriggered team draft.
     """
 
     method: str
@@ -180,8 +185,10 @@ class SimulationResult(Tabular):
         (None otherwise: a ratio against a wrong-sign method compares nothing).
         :func:`serpeval.report.simulation.display_rows` formats them for reading."""
         rows = []
+        team_draft = {m.design: m for m in self.methods if m.method == "interleaving"}
         for m in self.methods:
-            comparable = m.method == "A/B" and m.agrees is True and self.methods[0].agrees is True
+            partner = team_draft.get(m.design)  # the ratio's denominator: team draft, same design
+            comparable = m.method == "A/B" and m.agrees is True and partner is not None and partner.agrees is True
             rows.append({
                 "method": m.method, "metric": m.metric,
                 "A": m.value_a, "B": m.value_b, "effect (B-A)": m.effect,
@@ -214,7 +221,10 @@ class SimulationResult(Tabular):
             "impression in each arm",
             f"impressions needed: exact click-model expectations; {conf} CIs: bootstrap over "
             f"queries ({s['bootstrap']} resamples); ratio to interleaving: only where both point "
-            "the way nDCG does; Monte Carlo: impressions at which simulated "
+            "the way nDCG does, each design against team draft in the same design (triggered A/B "
+            "/ triggered team draft); triggered rows: values per impression of all impressions "
+            "(untriggered pages are the same in both arms: a tie for team draft), so they equal "
+            "the all-impressions rows; Monte Carlo: impressions at which simulated "
             f"experiments reached the power ({s['replicates_il']} / {s['replicates_ab']} "
             "replicates, '-' = beyond the simulated range)",
         ]
@@ -447,7 +457,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
                                     mc_impressions, generator, progress)
         results = [_with_mc(m, curves.get(m.metric), power) for m in results]
     results += _designs(model, world, tables, moments, boot, per_user, float(user_sd), ignore_shared,
-                        z, (n_il, boot_il), q, offline_sign)
+                        z, q, offline_sign)
     offline = {"ndcg_a": float(world.ndcg_a.mean()), "ndcg_b": float(world.ndcg_b.mean()),
                "delta": delta_ndcg,  # B - A, and relative to A: (B - A) / A
                "relative": delta_ndcg / float(world.ndcg_a.mean()) if world.ndcg_a.mean() else float("nan")}
@@ -462,8 +472,7 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
 
 def _designs(model: ClickModel, world: World, tables: engine.Tables, moments: dict[str, Any],
              boot: NDArray[np.float64], per_user: int, user_sd: float, ignore_shared: bool, z: float,
-             interleaving: tuple[float, NDArray[np.float64]], q: tuple[float, float],
-             offline_sign: float) -> list[MethodResult]:
+             q: tuple[float, float], offline_sign: float) -> list[MethodResult]:
     """The variance-reducing designs as extra rows (see :class:`MethodResult`).
 
     Triggered: every query whose two top-k lists are identical contributes nothing to a
@@ -473,7 +482,9 @@ def _designs(model: ClickModel, world: World, tables: engine.Tables, moments: di
     Interleaving tests the users' summed outcomes (zero in expectation on untriggered
     impressions, so dropping them removes only noise); A/B tests the ratio over triggered
     impressions (:func:`~serpeval.online.clicks.sensitivity.required_triggered_ab`), since a
-    user's number of triggered impressions is random.
+    user's number of triggered impressions is random. Each row's values are per impression
+    of all impressions (like its effect), and a triggered A/B row's ratio is against the
+    triggered team draft row.
     Ignore shared: the team draft tables drafted again with shared picks on no team.
     """
     n_q = len(world.query_ids)
@@ -485,8 +496,9 @@ def _designs(model: ClickModel, world: World, tables: engine.Tables, moments: di
     def masked(m: engine.OutcomeMoments) -> engine.OutcomeMoments:
         return engine.OutcomeMoments(m.mean * mask, m.square * mask)
 
-    def among_triggered(m: engine.OutcomeMoments) -> float:
-        return float(m.mean[triggered].mean(axis=0) @ tables.type_weights) if triggered.any() else float("nan")
+    def population(values: NDArray[np.float64]) -> float:
+        """Per impression of all impressions (queries weighted alike, as the effect)."""
+        return float(values.mean(axis=0) @ tables.type_weights)
 
     def sizes(table: dict[str, Any], metric: str) -> tuple[float, float, NDArray[np.float64]]:
         """Impressions needed, the effect B - A, and the bootstrap-over-queries impressions."""
@@ -494,15 +506,12 @@ def _designs(model: ClickModel, world: World, tables: engine.Tables, moments: di
         n_boot, _ = engine.required_impressions(table, metric, boot, tables.type_weights, per_user, z)
         return float(n), -float(effect) + 0.0, n_boot  # the engine's effects are A - B
 
-    n_il, boot_il = interleaving
     rows = []
-    il = moments["interleaving"]
-    trig = {"interleaving": masked(il)}
-    n, effect, n_boot = sizes(trig, "interleaving")
-    wins = ((il.square + il.mean) / 2)[triggered].mean(axis=0) @ tables.type_weights if triggered.any() else np.nan
-    losses = ((il.square - il.mean) / 2)[triggered].mean(axis=0) @ tables.type_weights if triggered.any() else np.nan
-    rows.append(MethodResult("interleaving", "interleaving (triggered)", float(wins), float(losses), effect, n,
-                             *_quantiles(n_boot, q), agrees=_agrees(effect, 1, offline_sign),
+    il = masked(moments["interleaving"])  # an untriggered impression counts as a tie
+    n_il, effect, boot_il = sizes({"interleaving": il}, "interleaving")
+    rows.append(MethodResult("interleaving", "interleaving (triggered)", population((il.square + il.mean) / 2),
+                             population((il.square - il.mean) / 2), effect, n_il,
+                             *_quantiles(boot_il, q), agrees=_agrees(effect, 1, offline_sign),
                              design="triggered", trigger_rate=rate))
     if not ignore_shared:
         shared = engine.build_tables(model, world.a, world.b, world.grades, user_sd, True)
@@ -524,7 +533,7 @@ def _designs(model: ClickModel, world: World, tables: engine.Tables, moments: di
                                                  per_user, z)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio_low, ratio_high = _quantiles(n_boot / boot_il, q)
-        value_a, value_b = among_triggered(ma), among_triggered(mb)
+        value_a, value_b = population(ma.mean), population(mb.mean)
         rows.append(MethodResult(
             "A/B", f"{metric} (triggered)", value_a, value_b, effect, n,
             *_quantiles(n_boot, q), agrees=_agrees(effect, engine.ORIENTATION[metric], offline_sign),
