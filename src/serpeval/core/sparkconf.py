@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ __all__ = [
     "get_or_create_quietly",
     "java_problem",
     "local_options",
+    "pandas_advisory_ignored",
     "set_worker_python",
     "shuffle_partitions",
     "use_running_python",
@@ -176,6 +178,21 @@ def use_running_python(context: Any) -> None:
     warnings.warn(f"serpeval cannot choose the Python of the Spark workers on master {master!r}: PYSPARK_PYTHON and "
                   f"spark.pyspark.python are unset, so the executors run {PYSPARK_DEFAULT_PYTHON!r} from their "
                   f"PATH; if it lacks serpeval or pyarrow the job fails: {fix}.", SerpevalWarning, stacklevel=3)
+
+
+#: PySpark 4.3's FutureWarning, raised whenever an Arrow or pandas UDF is created (or Arrow
+#: data collected) while pandas >= 3 is installed, whether or not pandas is used.
+PANDAS_ADVISORY = r"PySpark does not yet fully support pandas >= 3\.0\.0"
+
+
+@contextlib.contextmanager
+def pandas_advisory_ignored() -> Iterator[None]:
+    """Drop :data:`PANDAS_ADVISORY` inside the block (every other warning is shown as
+    before). serpeval's Spark path exchanges Arrow tables only (``applyInArrow``,
+    ``toArrow``), never pandas, so PySpark's advice to downgrade pandas does not apply to it."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=PANDAS_ADVISORY, category=FutureWarning)
+        yield
 
 
 #: What the JVM says on stderr at start-up that carries no information for a serpeval user:

@@ -219,9 +219,10 @@ def _grouped(run: DataFrame, qrels: DataFrame, plan: GroupPlan, key: Column) -> 
     def apply(run_table: pa.Table, qrels_table: pa.Table) -> pa.Table:
         return evaluate_group(run_table, qrels_table, plan)
 
-    return (run.withColumn("group", key).groupBy("group")
-            .cogroup(qrels.withColumn("group", key).groupBy("group"))
-            .applyInArrow(apply, schema=from_arrow_schema(plan.schema())))
+    with sparkconf.pandas_advisory_ignored():  # Arrow only: PySpark 4.3's pandas 3 advice does not apply
+        return (run.withColumn("group", key).groupBy("group")
+                .cogroup(qrels.withColumn("group", key).groupBy("group"))
+                .applyInArrow(apply, schema=from_arrow_schema(plan.schema())))
 
 
 _AGGREGATES = {

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core import sparkconf
 from serpeval.evaluation.results import Results, RunResult, Settings
 from serpeval.measures import Measure, parse_measure
 
@@ -122,7 +123,8 @@ class SparkResults:
     def to_local(self) -> Results:
         """Collect the per-query values into a local :class:`~serpeval.evaluation.results.Results`."""
         names = [str(m) for m in self.measures]
-        table = self.per_query.orderBy("run", "query_id").toArrow()
+        with sparkconf.pandas_advisory_ignored():
+            table = self.per_query.orderBy("run", "query_id").toArrow()
         runs = []
         for run in self.runs:
             rows = table.filter(np.asarray(table["run"].to_numpy(zero_copy_only=False) == run.name))
