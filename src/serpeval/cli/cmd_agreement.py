@@ -7,10 +7,11 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.common import EXIT_CODES_HELP
+from serpeval.stats.registry import PAIRED_TESTS, correction_names
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "bh", "tukey", "none")
+TESTS = tuple(PAIRED_TESTS)
+CORRECTIONS = correction_names()
 
 
 def register(sub: Any) -> None:

@@ -18,10 +18,11 @@ from serpeval.cli.offline import (
     resolve_run,
     with_judged_column,
 )
+from serpeval.stats.registry import PAIRED_TESTS, correction_names
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "bh", "tukey", "none")
+TESTS = tuple(PAIRED_TESTS)
+CORRECTIONS = correction_names()
 
 
 def _resamples(text: str) -> int:

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT
-from serpeval.cli.cmd_compare import RESAMPLES, TESTS
+from serpeval.cli.cmd_compare import RESAMPLES
 from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import (
     add_evaluation_options,
@@ -25,6 +25,7 @@ from serpeval.cli.offline import (
 )
 from serpeval.core.errors import NothingEvaluatedError
 from serpeval.core.strict_json import dumps
+from serpeval.stats.registry import TESTS
 
 
 def register(sub: Any) -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.cmd_compare import CORRECTIONS, TESTS
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width
 from serpeval.cli.offline import add_evaluation_options, add_subtopics_option
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
+from serpeval.stats.registry import TESTS, correction_names
 
 
 def register(sub: Any) -> None:
@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
     p.add_argument("--topics", metavar="FILE",
                    help="query texts: TSV 'qid<TAB>text' or JSONL (.gz ok), shown per query")
     p.add_argument("-t", "--test", choices=TESTS, default="t", help="paired test (default t)")
-    p.add_argument("-c", "--correction", choices=CORRECTIONS, default="holm",
+    p.add_argument("-c", "--correction", choices=correction_names(), default="holm",
                    help="multiple-comparison correction within each measure (default holm)")
     p.add_argument("--all-pairs", action="store_true", help="compare every pair of runs")
     p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level (default 0.05)")

@@ -303,7 +303,9 @@ def add_group_options(p: argparse.ArgumentParser, *, topics: bool = True, gate: 
                         "the mean prone), builtin:length (query words; needs --topics)")
     p.add_argument("--group-column", metavar="COLUMN",
                    help="the column of --groups holding the group (JSONL/Parquet/topics file)")
-    choices = ("auto", "holm", "bonferroni", "bh", "none") if gate else ("holm", "bonferroni", "bh", "none")
+    from serpeval.stats.registry import correction_names
+
+    choices = ("auto", *correction_names(all_pairs=False)) if gate else correction_names(all_pairs=False)
     p.add_argument("--group-correction", choices=choices, default=choices[0],
                    help="correction across groups (default " + choices[0]
                         + ("; auto: none for non-inferiority, an intersection-union test, holm for "

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from serpeval.stats.registry import correction_names
+
 __all__ = ["add_by_option", "refuse_latex_by", "segment_json", "segment_text"]
 
 
@@ -16,7 +18,7 @@ def add_by_option(p: argparse.ArgumentParser) -> None:
                    help="per-segment effects by this impressions-log column (country, device...): "
                         "CIs clustered by user within each segment, the correction across segments, "
                         "an interaction test and (A/B) a Simpson's paradox check")
-    p.add_argument("--by-correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
+    p.add_argument("--by-correction", choices=correction_names(all_pairs=False), default="holm",
                    help="correction across the --by segments (default holm)")
 
 

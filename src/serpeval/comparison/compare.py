@@ -55,6 +55,7 @@ from serpeval.comparison.results import (
 )
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def _tukey_p(values: NDArray[np.float64], index: list[tuple[int, int]], test: st
     from serpeval.stats.tukey import randomized_tukey, tukey_hsd
 
     scores = values.transpose(1, 0, 2)                       # [measures, systems, queries]
-    if test == "randomization":
+    if PAIRED_TESTS[test].tukey == "randomized_tukey":
         result = randomized_tukey(scores, n_permutations=n_permutations, rng=rng)
         how = f"randomized Tukey HSD ({n_permutations} permutations)"
     else:
@@ -143,7 +144,7 @@ def compare_results(
     if len(set(systems)) != len(systems):
         raise InputError(f"run names must differ to tell the systems apart; got "
                          f"{', '.join(systems)}.")
-    if correction == "tukey" and test not in ("t", "randomization"):
+    if correction == "tukey" and PAIRED_TESTS[test].tukey is None:
         raise OptionError(f"correction='tukey' goes with test='t' (Tukey HSD) or "
                           f"test='randomization' (randomized Tukey HSD), not {test!r}; choose "
                           "holm, bonferroni or bh for that test.")
@@ -197,7 +198,7 @@ def compare_results(
     return Comparison(
         measures=tuple(results.measures), systems=systems, baseline=base, pairs=pairs, test=test,
         method=method, correction=correction, alpha=float(alpha), confidence=level, ci=ci,
-        resamples=0 if test in ("t", "wilcoxon") else tested.resamples, rows=tuple(rows),
+        resamples=0 if PAIRED_TESTS[test].resamples is None else tested.resamples, rows=tuple(rows),
         query_ids=query_ids, values=values, coverage=coverage, settings=results.settings,
     )
 

@@ -54,6 +54,7 @@ from serpeval.comparison.results import SystemCoverage
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.core.tabular import Tabular
+from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
 if TYPE_CHECKING:
@@ -383,7 +384,7 @@ def gate_results(
     tested = paired_test(test, shifted, alternative=alternative, confidence=level,
                          n_resamples=resamples, rng=as_generator(rng))
     # The deciding bound: the test's own (t, bootstrap) or the t bound (rank/permutation tests).
-    bounds = tested if test in ("t", "bootstrap") else paired_t(shifted, alternative=alternative,
+    bounds = tested if PAIRED_TESTS[test].interval else paired_t(shifted, alternative=alternative,
                                                                confidence=level)
     p = np.atleast_1d(np.asarray(tested.p_value, dtype=np.float64))
     side = np.atleast_1d(np.asarray(bounds.ci_low if alternative == "greater" else bounds.ci_high))

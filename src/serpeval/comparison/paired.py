@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.comparison.results import GMEAN_FLOOR, TESTS, SystemCoverage, Test
+from serpeval.comparison.results import GMEAN_FLOOR, SystemCoverage
 from serpeval.core.checks import RngLike
-from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.core.errors import InputError, StatsError
+from serpeval.stats.registry import PAIRED_TESTS, Test, canonical
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -24,39 +25,33 @@ if TYPE_CHECKING:
 
 __all__ = ["TIE_TOLERANCE", "align_queries", "canonical_test", "paired_test", "test_scale", "wins_ties_losses"]
 
-_TEST_ALIASES = {"student": "t", "t-test": "t", "ttest": "t", "fisher": "randomization",
-                 "permutation": "randomization", "signed-rank": "wilcoxon"}
-
 #: Differences smaller than this are ties (values from the same kernel on equal rankings
 #: are bit-identical; this only absorbs rounding in sums).
 TIE_TOLERANCE = 1e-12
 
 
 def canonical_test(test: str) -> Test:
-    """The canonical test name (ranx's ``student`` and ``fisher`` are accepted too, in any case)."""
-    key = _TEST_ALIASES.get(str(test).lower(), str(test).lower())
-    if key not in TESTS:
-        raise OptionError(f"unknown test {test!r}; choose one of: {', '.join(TESTS)}.")
-    return key
+    """The canonical test name (ranx's ``student`` and ``fisher`` are accepted too, in any case):
+    the names and aliases of :data:`serpeval.stats.registry.PAIRED_TESTS`."""
+    return canonical(PAIRED_TESTS, test, "test")  # type: ignore[return-value]
 
 
 def paired_test(test: str, x: NDArray[np.float64], y: NDArray[np.float64] | None = None, *,
                 alternative: Alternative = "two-sided", confidence: float = 0.95,
                 n_resamples: int = 10_000, ci: BootstrapInterval = "bca", rng: RngLike = None) -> PairedTest:
-    """Run the paired test named ``test`` (see :data:`TESTS`; aliases in any case are accepted,
-    so it is typed ``str``) on ``x - y`` (or ``x``)."""
-    from serpeval.stats import paired_bootstrap, paired_t, randomization_test, wilcoxon
+    """Run the paired test named ``test`` (see :data:`~serpeval.stats.registry.PAIRED_TESTS`;
+    aliases in any case are accepted, so it is typed ``str``) on ``x - y`` (or ``x``).
 
-    test = canonical_test(test)
-    if test == "t":
-        return paired_t(x, y, alternative=alternative, confidence=confidence)
-    if test == "wilcoxon":
-        return wilcoxon(x, y, alternative=alternative, confidence=confidence)
-    if test == "randomization":
-        return randomization_test(x, y, alternative=alternative, n_permutations=n_resamples,
-                                  rng=rng, confidence=confidence)
-    return paired_bootstrap(x, y, alternative=alternative, n_resamples=n_resamples, ci=ci,
-                            confidence=confidence, rng=rng)
+    ``n_resamples`` and ``rng`` go to the tests that resample, ``ci`` to those that take it
+    (the entry's ``resamples`` and ``options``)."""
+    spec = PAIRED_TESTS[canonical_test(test)]
+    options: dict[str, Any] = {"alternative": alternative, "confidence": confidence}
+    if spec.resamples is not None:
+        options.update({spec.resamples: n_resamples, "rng": rng})
+    if "ci" in spec.options:
+        options["ci"] = ci
+    result: PairedTest = spec.function(x, y, **options)
+    return result
 
 
 def align_queries(results: Results, *, strict: bool = False

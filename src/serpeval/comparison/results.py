@@ -13,6 +13,7 @@ import numpy as np
 
 from serpeval.core.tabular import Tabular
 from serpeval.measures.spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
+from serpeval.stats.registry import CORRECTIONS, PAIRED_TESTS, TESTS, Test
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -24,9 +25,8 @@ __all__ = ["CI_METHODS", "CORRECTION_NAMES", "GMEAN_FLOOR", "PAIRS", "TESTS", "T
            "IntervalMethod", "PairResult", "Pairs", "SystemCoverage", "Test", "against_baseline",
            "json_ready"]
 
-#: The paired tests (aliases such as "ttest" are resolved by ``canonical_test``).
-Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
-TESTS: tuple[Test, ...] = get_args(Test)
+#: The paired tests (:data:`serpeval.stats.registry.PAIRED_TESTS`; aliases such as "ttest"
+#: are resolved by ``canonical_test``).
 #: Which pairs are compared: every run against the baseline, or all pairs.
 Pairs = Literal["baseline", "all"]
 PAIRS: tuple[Pairs, ...] = get_args(Pairs)
@@ -34,10 +34,9 @@ PAIRS: tuple[Pairs, ...] = get_args(Pairs)
 IntervalMethod = Literal["t", "bca", "percentile"]
 CI_METHODS: tuple[IntervalMethod, ...] = get_args(IntervalMethod)
 
-TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-              "randomization": "randomization test", "bootstrap": "paired bootstrap test"}
-CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
-                    "tukey": "Tukey HSD", "none": "no"}
+#: The tests' and corrections' names in sentences, from the registry.
+TEST_NAMES = {name: spec.label for name, spec in PAIRED_TESTS.items()}
+CORRECTION_NAMES = {name: spec.label for name, spec in CORRECTIONS.items()}
 
 
 @dataclass(frozen=True)

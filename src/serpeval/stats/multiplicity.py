@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpeval.core.errors import OptionError, StatsError
+from serpeval.core.errors import StatsError
+from serpeval.stats.registry import CORRECTIONS, canonical
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["CORRECTIONS", "adjust", "benjamini_hochberg", "bonferroni", "canonical_correction",
-           "holm"]
+__all__ = ["adjust", "benjamini_hochberg", "bonferroni", "canonical_correction", "holm", "unadjusted"]
 
 
 def _p_values(p: ArrayLike) -> NDArray[np.float64]:
@@ -91,32 +91,21 @@ def benjamini_hochberg(p: ArrayLike) -> NDArray[np.float64]:
     return _on_sorted(p, step_up)
 
 
-def _none(p: ArrayLike) -> NDArray[np.float64]:
+def unadjusted(p: ArrayLike) -> NDArray[np.float64]:
+    """The p-values unchanged (the correction ``none``), checked like the others."""
     return _p_values(p).copy()
-
-
-#: Corrections by name (``fdr_bh`` and ``benjamini-hochberg`` are accepted for ``bh``).
-CORRECTIONS: dict[str, Callable[[ArrayLike], NDArray[np.float64]]] = {
-    "holm": holm,
-    "bonferroni": bonferroni,
-    "bh": benjamini_hochberg,
-    "none": _none,
-}
-
-_ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh", "bonf": "bonferroni"}
 
 
 def canonical_correction(name: str | None, extra: tuple[str, ...] = ()) -> str:
     """The canonical name of a correction (None means ``none``), or :class:`OptionError`.
 
-    ``extra`` names further corrections the caller handles itself (``tukey`` in compare).
+    Names and aliases come from :data:`serpeval.stats.registry.CORRECTIONS`; those that
+    need more than p-values (``tukey``) are accepted only when the caller lists them in
+    ``extra`` because it handles them itself (compare).
     """
-    key = "none" if name is None else str(name).lower()
-    key = _ALIASES.get(key, key)
-    if key in CORRECTIONS or key in extra:
-        return key
-    choices = ", ".join([*CORRECTIONS, *extra])
-    raise OptionError(f"unknown correction {name!r}; choose one of: {choices}.")
+    allowed = {key: spec for key, spec in CORRECTIONS.items() if spec.from_p_values}
+    return canonical(allowed | {key: CORRECTIONS[key] for key in extra}, "none" if name is None else name,
+                     "correction")
 
 
 def adjust(p: ArrayLike, method: str = "holm") -> NDArray[np.float64]:
@@ -125,4 +114,5 @@ def adjust(p: ArrayLike, method: str = "holm") -> NDArray[np.float64]:
     ``method`` is typed ``str``, not a ``Literal``: the aliases ``fdr_bh``,
     ``benjamini-hochberg`` and ``bonf``, in any case, are accepted too.
     """
-    return CORRECTIONS[canonical_correction(method)](p)
+    adjusted: NDArray[np.float64] = CORRECTIONS[canonical_correction(method)].function(p)
+    return adjusted

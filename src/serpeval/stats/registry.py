@@ -1,0 +1,186 @@
+"""The registry of statistics: one frozen entry per statistic, one dict per kind.
+
+``comparison/``, ``judgments/`` and the command line's ``choices=`` read these tables, so
+a statistic is declared once. To add one: write the function in its ``stats/`` module
+(arrays in, numbers out) and add one line to the table of its kind.
+
+- :data:`PAIRED_TESTS`: tests of the mean of paired per-query differences.
+- :data:`CORRECTIONS`: multiple-comparison corrections.
+- :data:`AGREEMENT`: agreement coefficients (labels, rankings).
+- :data:`GROUP_TESTS`: tests across groups of queries (the interaction ANOVA).
+
+An entry names its function as ``"module:attribute"`` and imports it on first use
+(:attr:`Statistic.function`): this module imports nothing heavy, so the command line can
+build its choices from it without loading NumPy or SciPy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, get_args
+
+from serpeval.core.errors import OptionError
+
+__all__ = ["AGREEMENT", "ALTERNATIVES", "CORRECTIONS", "GROUP_TESTS", "PAIRED_TESTS", "TESTS",
+           "AgreementSpec", "CorrectionSpec", "PairedTestSpec", "Statistic", "Test", "canonical",
+           "correction_names"]
+
+#: The paired tests' canonical names (a ``Literal`` for type checkers; the same as the keys
+#: of :data:`PAIRED_TESTS`, which a test checks).
+Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
+#: The alternatives of a one- or two-sided test.
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Statistic:
+    """One registered statistic.
+
+    Attributes:
+        name: the canonical name (the key of its table; what ``choices=`` offers).
+        aliases: other accepted spellings (matched ignoring case, like the name).
+        label: the name in reports' sentences ("paired t-test", "Holm").
+        description: one line: what it computes.
+        target: ``"module:attribute"`` of the function; None when the caller computes it
+            from more than the table's common input (see the kind's fields).
+    """
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    label: str
+    description: str
+    target: str | None
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The function, imported on first use."""
+        if self.target is None:
+            raise OptionError(f"{self.name!r} has no function of its own: {self.description}")
+        module, _, attribute = self.target.partition(":")
+        function: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+        return function
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairedTestSpec(Statistic):
+    """A paired test: ``function(x, y=None, *, alternative, confidence, ...) -> PairedTest``.
+
+    Attributes:
+        alternatives: the alternatives it tests.
+        resamples: the keyword taking the number of resamples (and then ``rng`` too), or
+            None for an analytic test.
+        options: further keywords it takes from the common options (``ci``).
+        interval: it gives its own interval of the mean difference (others give NaN).
+        tukey: its all-pairs form for ``correction="tukey"`` (``"tukey_hsd"``,
+            ``"randomized_tukey"`` in :mod:`serpeval.stats.tukey`), or None.
+    """
+
+    alternatives: tuple[str, ...] = ALTERNATIVES
+    resamples: str | None = None
+    options: tuple[str, ...] = ()
+    interval: bool = False
+    tukey: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorrectionSpec(Statistic):
+    """A multiple-comparison correction: ``function(p) -> adjusted p`` along the last axis.
+
+    Attributes:
+        controls: the error rate it controls (``"FWER"``, ``"FDR"``, or ``""``).
+        from_p_values: it adjusts p-values alone; False when it needs the scores of all
+            systems (Tukey: the caller runs the paired test's ``tukey`` form).
+    """
+
+    controls: str = ""
+    from_p_values: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgreementSpec(Statistic):
+    """An agreement coefficient.
+
+    Attributes:
+        data: what it reads: ``"confusion"`` (a k x k table of two label sets),
+            ``"coincidence"`` (Krippendorff's coincidence matrix), ``"category counts"``
+            (items x categories), ``"scores"`` (two score vectors over the same systems).
+        weights: the disagreement weights it applies (``"none"``, ``"linear"``,
+            ``"quadratic"``, ``"ordinal"``), when it has any.
+        ties: how tied values are treated, in words.
+    """
+
+    data: str
+    weights: str = ""
+    ties: str = ""
+
+
+_S = TypeVar("_S", bound=Statistic)
+
+
+def _table(*specs: _S) -> dict[str, _S]:
+    return {spec.name: spec for spec in specs}
+
+
+#: Paired tests, in the order offered (``t`` is the default everywhere).
+PAIRED_TESTS: dict[str, PairedTestSpec] = _table(
+    PairedTestSpec(name="t", aliases=("student", "t-test", "ttest"), label="paired t-test",
+                   description="Student's paired t-test of the mean difference (scipy.stats.ttest_rel)",
+                   target="serpeval.stats.paired:paired_t", interval=True, tukey="tukey_hsd"),
+    PairedTestSpec(name="wilcoxon", aliases=("signed-rank",), label="Wilcoxon signed-rank test",
+                   description="Wilcoxon signed-rank test of the differences (scipy.stats.wilcoxon)",
+                   target="serpeval.stats.paired:wilcoxon"),
+    PairedTestSpec(name="randomization", aliases=("fisher", "permutation"), label="randomization test",
+                   description="Fisher's randomization test by sign flips, p = (b+1)/(m+1)",
+                   target="serpeval.stats.permutation:randomization_test", resamples="n_permutations",
+                   tukey="randomized_tukey"),
+    PairedTestSpec(name="bootstrap", label="paired bootstrap test",
+                   description="paired bootstrap: studentized p-value, BCa or percentile interval",
+                   target="serpeval.stats.bootstrap:paired_bootstrap", resamples="n_resamples",
+                   options=("ci",), interval=True),
+)
+#: The paired tests' names, in order.
+TESTS: tuple[Test, ...] = get_args(Test)
+
+#: Multiple-comparison corrections, in the order offered (``holm`` is the default).
+CORRECTIONS: dict[str, CorrectionSpec] = _table(
+    CorrectionSpec(name="holm", label="Holm", controls="FWER",
+                   description="Holm's step-down adjustment (statsmodels 'holm')",
+                   target="serpeval.stats.multiplicity:holm"),
+    CorrectionSpec(name="bonferroni", aliases=("bonf",), label="Bonferroni", controls="FWER",
+                   description="Bonferroni: min(1, m p)", target="serpeval.stats.multiplicity:bonferroni"),
+    CorrectionSpec(name="bh", aliases=("fdr_bh", "benjamini-hochberg"), label="Benjamini-Hochberg",
+                   controls="FDR", description="Benjamini-Hochberg step-up adjustment (statsmodels 'fdr_bh')",
+                   target="serpeval.stats.multiplicity:benjamini_hochberg"),
+    CorrectionSpec(name="tukey", label="Tukey HSD", controls="FWER", from_p_values=False, target=None,
+                   description="Tukey HSD over all pairs of systems: the paired test's all-pairs form"),
+    CorrectionSpec(name="none", label="no", description="no adjustment",
+                   target="serpeval.stats.multiplicity:unadjusted"),
+)
+
+#: Agreement coefficients (assessors' labels, systems' orderings).
+AGREEMENT: dict[str, AgreementSpec] = _table()
+
+#: Tests across groups of queries.
+GROUP_TESTS: dict[str, Statistic] = _table()
+
+
+def canonical(table: Mapping[str, _S], name: object, what: str, *, extra: tuple[str, ...] = ()) -> str:
+    """The canonical name in ``table`` of ``name`` (a name or an alias, in any case).
+
+    Raises:
+        OptionError: no entry is named so; the message lists the choices (``extra`` are
+            offered after the table's names).
+    """
+    key = str(name).lower()
+    for spec in table.values():
+        if key == spec.name.lower() or key in (alias.lower() for alias in spec.aliases):
+            return spec.name
+    choices = ", ".join([*table, *extra])
+    raise OptionError(f"unknown {what} {name!r}; choose one of: {choices}.")
+
+
+def correction_names(*, all_pairs: bool = True) -> tuple[str, ...]:
+    """The corrections' names; without ``all_pairs``, those that adjust p-values alone."""
+    return tuple(name for name, spec in CORRECTIONS.items() if all_pairs or spec.from_p_values)
