@@ -227,6 +227,7 @@ def atomic_files(folder: str | Path, names: Iterable[str], *, stale: Iterable[st
     label = str(folder)
     if target.exists() and not target.is_dir():
         raise OutputError(f"{label}: cannot write a log folder: a file of that name exists.")
+    names, stale = tuple(names), tuple(stale)
     for name in (*names, *stale):
         _refuse_input(str(target / name), target / name)
     token = secrets.token_hex(4)
