@@ -3,11 +3,11 @@
 Each tool runs in a fresh process (import + parse qrels and run + evaluate nDCG@10, AP,
 P@10, R@100, RR) on the same generated files: serpeval as its command line
 (``serpeval evaluate ... -f json``) and through its Python API, ranx and pytrec_eval as the
-Python scripts their users write; wall time and peak RSS (from ``wait4``) are
-taken by this parent. ranx gets one untimed warm-up run first so that its numba cache is
-on disk (its per-process JIT load is still counted, as users pay it). The "floor" is
-Arrow's CSV reader tokenizing the run into (query, doc, score) columns, the least any
-reader must do.
+Python scripts their users write; wall time and peak RSS (the child's own ``ru_maxrss``,
+read by bench/peak.py's small launcher) are taken by this parent. ranx gets one untimed
+warm-up run first so that its numba cache is on disk (its per-process JIT load is still
+counted, as users pay it). The "floor" is Arrow's CSV reader tokenizing the run into
+(query, doc, score) columns, the least any reader must do.
 
     python bench/data.py --queries 10000 --docs 1000
     python bench/bench_core.py --queries 10000 --docs 1000 --repeat 5
@@ -21,15 +21,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from data import generate  # noqa: E402
+from peak import spawn  # noqa: E402
 
 MEASURES = ["nDCG@10", "AP", "P@10", "R@100", "RR"]
 
@@ -86,22 +85,18 @@ print(json.dumps({{"rows": table.num_rows}}))
 
 
 def run_child(tool: str, qrels: Path, run: Path) -> tuple[float, float, dict]:
-    """Wall seconds, peak RSS in MB and the printed JSON of one fresh process."""
+    """Wall seconds, peak RSS in MB and the printed JSON of one fresh process (its own peak,
+    through bench/peak.py's launcher: not floored by this process's size after ``generate``)."""
     code = CHILD[tool].format(measures=MEASURES)
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code, str(qrels), str(run)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    out = proc.stdout.read().decode()  # type: ignore[union-attr]
-    err = proc.stderr.read().decode()  # type: ignore[union-attr]
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{tool} failed:\n{err}")
+    try:
+        done = spawn([sys.executable, "-c", code, str(qrels), str(run)])
+    except RuntimeError as error:
+        raise RuntimeError(f"{tool} failed:\n{error}") from None
+    out = done.out
     payload = json.loads(out) if out.lstrip().startswith("{\n") else json.loads(out.strip().splitlines()[-1])
     if "results" in payload:  # the CLI's JSON: the first run's row
         payload = {k: v for k, v in payload["results"][0].items() if k in MEASURES}
-    return wall, usage.ru_maxrss / 1024, payload
+    return done.wall, done.peak, payload
 
 
 def main() -> None:
