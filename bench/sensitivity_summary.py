@@ -116,6 +116,7 @@ def readme_paragraph(rows: list[dict[str, str]]) -> str:
     n_gen = sum(1 for r in rows if r["kind"] == gen and r["comparison"] == TEAM_DRAFT)
     wrong_real, wrong_gen = wrong_sign(rows, real), wrong_sign(rows, gen)
     wrong_shared = wrong_sign(rows, real, IGNORE_SHARED)
+    ctr_note = f"; CTR points the wrong way in {ctr_wrong(rows, gen)} of {n_gen}"
     return (
         "The folklore \"interleaving needs about 100x fewer queries to detect a 1% relevance "
         "gain\", measured with `python bench/sensitivity.py --full` under seven click models; a "
@@ -135,7 +136,7 @@ def readme_paragraph(rows: list[dict[str, str]]) -> str:
         "above A in nDCG@10, three seeds each), team draft points the right way in "
         f"{n_gen - len(wrong_gen)} of {n_gen} and the best right-sign A/B metric needs "
         f"{_interval(ratios(rows, gen, TEAM_DRAFT, 'vs best A/B'))} as many impressions, CTR "
-        f"{_interval(ratios(rows, gen, TEAM_DRAFT, 'vs CTR'), f'; CTR points the wrong way in {ctr_wrong(rows, gen)} of {n_gen}')}"
+        f"{_interval(ratios(rows, gen, TEAM_DRAFT, 'vs CTR'), ctr_note)}"
         ", and a triggered A/B test "
         f"{_interval(ratios(rows, gen, IGNORE_SHARED, 'vs best A/B'))} as many as team draft with "
         f"ignore-shared. Pooled, the two populations give medians of {x(pooled(rows, TEAM_DRAFT))} "

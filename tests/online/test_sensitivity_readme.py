@@ -25,7 +25,8 @@ RESULTS = ROOT / "bench" / "results"
 @pytest.fixture(scope="module")
 def summary():
     spec = importlib.util.spec_from_file_location("sensitivity_summary", ROOT / "bench" / "sensitivity_summary.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

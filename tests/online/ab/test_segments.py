@@ -245,3 +245,28 @@ def test_by_with_latex_is_refused(command, tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "--by has no LaTeX layout" in err
+
+
+def test_segment_delta_is_b_minus_a_as_the_doc_says() -> None:
+    """Issue 27, item 10: docs/segments.md described the interleaving segment Δ as
+    (wins of A + ties / 2) / impressions - 1/2. By hand, segment 'x': 4 impressions with B
+    winning 2, A 1, one tie: (2 + 1/2) / 4 - 1/2 = +0.125 (B preferred, positive)."""
+    from pathlib import Path
+
+    from serpeval.online.logs.segments import analyze_interleaving_segments
+
+    rows = [  # (user, clicks, teams of the 3 shown results)
+        ("u1", [2], ["A", "B", "A"]), ("u1", [3], ["B", "A", "B"]), ("u2", [1], ["A", "B", "A"]),
+        ("u3", [], ["B", "A", "B"]),
+    ]
+    table = pa.table({
+        "impression_id": list(range(4)), "user_id": [r[0] for r in rows], "n_shown": [3] * 4,
+        "clicks": pa.array([r[1] for r in rows], pa.list_(pa.int64())),
+        "teams": [r[2] for r in rows], "device": ["x"] * 4,
+    })
+    res = analyze_interleaving_segments(table, by="device")
+    assert res.rows[0].effect == pytest.approx((2 + 0.5) / 4 - 0.5, abs=1e-15)
+    doc = " ".join((Path(__file__).resolve().parents[3] / "docs" / "segments.md").read_text(
+        encoding="utf-8").split())
+    assert "Δ (B − A) = (wins of B + ties / 2) / impressions - 1/2" in doc
+    assert "wins of A + ties / 2" not in doc
