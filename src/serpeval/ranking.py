@@ -443,111 +443,172 @@ def rank(
         NothingEvaluatedError: ``missing="error"`` and no judged query has results (the
             other policies leave this check to the caller: :func:`require_evaluated`).
     """
+    _check_options(missing, depth)
+    index = qrels if isinstance(qrels, QrelsIndex) else index_qrels(qrels)
+    scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
+    rows = _sort_judged_rows(index, run, scores, float32_scores)  # which queries; order (ties)
+    truncated = rows.cut_at_depth(depth)  # depth, after sorting
+    grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (after the cut)
+    ties = _count_ties(rows.sorted_codes, scores, rows.order)
+    offsets, dropped = rows.offsets, 0
+    if judged_only:
+        grades, offsets, dropped = _drop_unjudged(grades, rows.sorted_codes, len(index.query_ids))
+    coverage = rows.coverage(run, index, missing, truncated=truncated, dropped=dropped, ties=ties)
+    if coverage.missing and missing == "error":
+        # none answered is the more telling error
+        require_evaluated(coverage, run.source, run_examples=rows.run_names.slice(0, 4).to_pylist())
+        raise missing_queries_error(run.source, run.name, coverage.missing)
+    return _evaluated_queries(index, offsets, grades, coverage, rows)
+
+
+def _check_options(missing: str, depth: int | None) -> None:
     if missing not in MISSING_POLICIES:
         raise InvalidParameterError(
             f"missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}."
         )
     if depth is not None and depth <= 0:
         raise InvalidParameterError(f"depth must be a positive number of docs; got {depth}.")
-    index = qrels if isinstance(qrels, QrelsIndex) else index_qrels(qrels)
-    n_judged = len(index.query_ids)
 
-    # The qrels' query index of every run row, -1 if the query is not judged.
+
+@dataclass(eq=False)
+class _RankedRows:
+    """A run's rows of judged queries in ranking order, as :func:`rank` builds them step by
+    step (each step replaces the arrays it changes).
+
+    ``order`` lists the rows, ``sorted_codes`` their judged-query codes; query ``q``'s rows
+    are ``order[offsets[q]:offsets[q + 1]]``. ``file_codes`` (every row's code in file
+    order, -1 for an unjudged query) is held only until the join takes it, so that it is
+    freed before the join's own arrays are allocated.
+    """
+
+    run_names: pa.Array
+    unjudged_rows: int
+    run_order: RunOrder
+    order: NDArray[np.int64]
+    sorted_codes: NDArray[Any]
+    counts: NDArray[np.int64]
+    offsets: NDArray[np.int64]
+    present: NDArray[np.bool_]
+    in_file_order: bool
+    file_codes: NDArray[np.int32] | None
+
+    def cut_at_depth(self, depth: int | None) -> int:
+        """Keep the top ``depth`` rows of each query; return how many were cut."""
+        if depth is None or self.counts.max(initial=0) <= depth:
+            return 0
+        position = np.arange(len(self.order)) - self.offsets[:-1][self.sorted_codes]
+        kept = position < depth
+        self.order, self.sorted_codes = self.order[kept], self.sorted_codes[kept]
+        self.counts = np.minimum(self.counts, depth)
+        np.cumsum(self.counts, out=self.offsets[1:])
+        return int(len(kept) - np.count_nonzero(kept))
+
+    def take_file_codes(self) -> NDArray[np.int32]:
+        """``file_codes``, no longer held here (the caller's reference is the last one)."""
+        codes, self.file_codes = self.file_codes, None
+        if codes is None:  # pragma: no cover - rank() takes them once
+            raise RuntimeError("the file-order query codes were already taken")
+        return codes
+
+    def coverage(self, run: Run, index: QrelsIndex, missing: Missing, *, truncated: int, dropped: int,
+                 ties: int) -> Coverage:
+        """Which queries: the judged ones the run answers (all of them under ``missing="zero"``);
+        and the rows cut by depth, dropped by judged-only, the ties broken."""
+        n_judged = len(index.query_ids)
+        absent = np.flatnonzero(~self.present)
+        return Coverage(
+            run=run.name,
+            judged_queries=n_judged,
+            run_queries=len(self.run_names),
+            evaluated=n_judged if missing == "zero" else int(np.count_nonzero(self.present)),
+            missing=tuple(index.query_ids.take(pa.array(absent, pa.int64())).to_pylist()),
+            missing_policy=missing,
+            unjudged_queries=len(self.run_names) - int(np.count_nonzero(self.present)),
+            unjudged_rows=self.unjudged_rows,
+            truncated_rows=truncated,
+            dropped_unjudged=dropped,
+            ties=ties,
+        )
+
+
+def _sort_judged_rows(index: QrelsIndex, run: Run, scores: NDArray[np.float64], float32_scores: bool
+                      ) -> _RankedRows:
+    """The run's rows of judged queries (rows of other queries counted, left out), sorted by
+    :func:`serpeval.core.order.sort_order`. Most files list queries in byte order with scores
+    descending: then nothing moves and the codes are not copied."""
+    n_judged = len(index.query_ids)
     codes, run_names = codes_in(run.query_id_blocks(), index.query_table)
     unjudged_rows = int(len(codes) - np.count_nonzero(codes >= 0))
-
-    scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
     if unjudged_rows:
         keep = np.flatnonzero(codes >= 0)
         order = keep[sort_order(codes[keep], scores[keep], take(run.doc_ids, keep))]
     else:
         order = sort_order(codes, scores, run.doc_ids)
-    # Most files list queries in byte order with scores descending: then nothing moves.
     in_file_order = len(order) == len(codes) and bool(np.all(order[1:] > order[:-1]))
     sorted_codes = codes if in_file_order else codes[order]
-    run_order = RunOrder(run, index.query_ids, float32_scores, order, sorted_codes)
     counts = np.bincount(sorted_codes, minlength=n_judged)
-    present = counts > 0  # judged queries the run has (before depth and judged-only cuts)
-    unjudged_queries = len(run_names) - int(np.count_nonzero(present))
     offsets = np.zeros(n_judged + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
+    return _RankedRows(run_names, unjudged_rows, RunOrder(run, index.query_ids, float32_scores, order, sorted_codes),
+                       order, sorted_codes, counts, offsets, counts > 0, in_file_order, codes)
 
-    truncated = 0
-    if depth is not None and counts.max(initial=0) > depth:
-        position = np.arange(len(order)) - offsets[:-1][sorted_codes]
-        kept = position < depth
-        truncated = int(len(order) - np.count_nonzero(kept))
-        order, sorted_codes = order[kept], sorted_codes[kept]
-        counts = np.minimum(counts, depth)
-        np.cumsum(counts, out=offsets[1:])
 
+def _grades_in_rank_order(index: QrelsIndex, run: Run, rows: _RankedRows) -> NDArray[np.int64]:
+    """The grade of every ranked row, in rank order (``NONPOOL``, ``UNJUDGED`` where the
+    qrels give none); :class:`DuplicateError` if a doc is ranked twice for one query."""
     if index.groups is not None:
-        # Compiled kernels: the ranked rows' doc fingerprints, in rank order (the doc ids are
-        # read through `order`, not gathered); a repeat within a query's ranking is looked
-        # for with a small hash set per query (only a repeat goes on to the sort-based check,
-        # which confirms on the strings and reports); then every ranked doc is matched within
-        # its query's judgments, its grade written over its fingerprint: one array of 8 bytes
-        # per ranked row serves both, already in rank order.
-        del codes
-        ranked = None if in_file_order and len(order) == len(run) else order
-        prints = fingerprint(run.doc_ids, ranked)
-        if native.first_repeat(prints, offsets) >= 0:
-            _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints))
-        grades = _match_grades(index, run.doc_ids, sorted_codes, prints, ranked)
-        del prints
-    else:
-        if len(order) == len(run):
-            # Every row is ranked: look the rows up in file order (no permuted copies of
-            # the fingerprints), then put the grades in rank order (below).
-            keys = pair_key(codes, fingerprint(run.doc_ids), inplace=True)
-            grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
-        else:
-            keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
-            grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
-        _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
-        del keys, codes
-        if len(grades) == len(run) and not in_file_order:
-            grades = grades[order]
-    ties = _count_ties(sorted_codes, scores, order)
+        rows.take_file_codes()  # not needed by the compiled join: freed before its fingerprints
+        return _grades_compiled(index, run, rows)
+    return _grades_numpy(index, run, rows)
 
-    dropped = 0
-    if judged_only:
-        grades, offsets, dropped = _drop_unjudged(grades, sorted_codes, n_judged)
 
-    absent = np.flatnonzero(~present)
-    missing_ids = tuple(index.query_ids.take(pa.array(absent, pa.int64())).to_pylist())
-    evaluate_these = np.arange(n_judged) if missing == "zero" else np.flatnonzero(present)
-    if len(evaluate_these) == n_judged:
-        q_offsets, q_grades = offsets, grades
-        i_offsets, i_grades = index.ideal_offsets, index.ideal_grades
-    else:
-        q_offsets, picked = take_segments(offsets, evaluate_these)
-        q_grades = grades[picked]
-        i_offsets, picked = take_segments(index.ideal_offsets, evaluate_these)
-        i_grades = index.ideal_grades[picked]
+def _grades_compiled(index: QrelsIndex, run: Run, rows: _RankedRows) -> NDArray[np.int64]:
+    """Compiled kernels: the ranked rows' doc fingerprints, in rank order (the doc ids are
+    read through ``order``, not gathered); a repeat within a query's ranking is looked for
+    with a small hash set per query (only a repeat goes on to the sort-based check, which
+    confirms on the strings and reports); then every ranked doc is matched within its
+    query's judgments, its grade written over its fingerprint: one array of 8 bytes per
+    ranked row serves both, already in rank order."""
+    order, sorted_codes = rows.order, rows.sorted_codes
+    ranked = None if rows.in_file_order and len(order) == len(run) else order
+    prints = fingerprint(run.doc_ids, ranked)
+    if native.first_repeat(prints, rows.offsets) >= 0:
+        _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints))
+    return _match_grades(index, run.doc_ids, sorted_codes, prints, ranked)
 
-    coverage = Coverage(
-        run=run.name,
-        judged_queries=n_judged,
-        run_queries=len(run_names),
-        evaluated=len(evaluate_these),
-        missing=missing_ids,
-        missing_policy=missing,
-        unjudged_queries=unjudged_queries,
-        unjudged_rows=unjudged_rows,
-        truncated_rows=truncated,
-        dropped_unjudged=dropped,
-        ties=ties,
-    )
-    if missing_ids and missing == "error":
-        # none answered is the more telling error
-        require_evaluated(coverage, run.source, run_examples=run_names.slice(0, 4).to_pylist())
-        raise missing_queries_error(run.source, run.name, missing_ids)
-    if len(evaluate_these) == n_judged:
-        query_ids = index.query_names
+
+def _grades_numpy(index: QrelsIndex, run: Run, rows: _RankedRows) -> NDArray[np.int64]:
+    """NumPy path: (query, doc fingerprint) keys looked up in the qrels' hash table. When
+    every row is ranked they are looked up in file order (no permuted copies of the
+    fingerprints), and the grades put in rank order last, once the keys and codes are freed."""
+    order, sorted_codes, codes = rows.order, rows.sorted_codes, rows.take_file_codes()
+    if len(order) == len(run):
+        keys = pair_key(codes, fingerprint(run.doc_ids), inplace=True)
+        grades = _lookup_grades(index, run.doc_ids, keys, None, codes)
     else:
-        query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
-    return Rankings(query_ids, q_offsets, q_grades, i_offsets, i_grades, coverage, run_order)
+        keys = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True)
+        grades = _lookup_grades(index, run.doc_ids, keys, order, sorted_codes)
+    _check_duplicates(run, order, sorted_codes, keys)  # sorts keys in place: last use
+    del keys, codes
+    if len(grades) == len(run) and not rows.in_file_order:
+        grades = grades[order]
+    return grades
+
+
+def _evaluated_queries(index: QrelsIndex, offsets: NDArray[np.int64], grades: NDArray[np.int64],
+                       coverage: Coverage, rows: _RankedRows) -> Rankings:
+    """The :class:`Rankings` of the queries ``coverage`` evaluates: the judged ones the run
+    answers, or every judged one (``missing="zero"``: an absent query is an empty ranking)."""
+    n_judged = len(index.query_ids)
+    if coverage.evaluated == n_judged:
+        return Rankings(index.query_names, offsets, grades, index.ideal_offsets, index.ideal_grades, coverage,
+                        rows.run_order)
+    evaluate_these = np.flatnonzero(rows.present)
+    q_offsets, picked = take_segments(offsets, evaluate_these)
+    i_offsets, ideal_picked = take_segments(index.ideal_offsets, evaluate_these)
+    query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
+    return Rankings(query_ids, q_offsets, grades[picked], i_offsets, index.ideal_grades[ideal_picked], coverage,
+                    rows.run_order)
 
 
 
