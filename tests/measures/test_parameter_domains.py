@@ -255,13 +255,14 @@ def test_set_f_at_the_largest_beta_is_recall() -> None:
 
 
 def test_plain_formulas_with_huge_exp_grades() -> None:
-    """serpeval.ndcg / serpeval.dcg (exp gain by default) on lists of grades: same hand-worked
+    """serpeval.ndcg / serpeval.dcg with gain="exp" on lists of grades: same hand-worked
     values as the measures; a DCG beyond float64 is refused (both printed nan / inf)."""
     expected = (0.5 + 1 / L2(3)) / (1 + 0.5 / L2(3))
-    assert serpeval.ndcg([1999, 2000], [2000, 1999]) == pytest.approx(expected, rel=1e-15)
-    assert serpeval.ndcg([1, 1100], [1100, 1]) == pytest.approx(1 / L2(3), rel=1e-15)
-    assert serpeval.dcg([1000, 3]) == pytest.approx(2.0**1000 + 7 / L2(3), rel=1e-15)
-    assert serpeval.dcg([3, 2, 3, 0, 1, 2], k=6) == pytest.approx(7 + 3 / L2(3) + 7 / 2 + 1 / L2(6) + 3 / L2(7))
+    assert serpeval.ndcg([1999, 2000], [2000, 1999], gain="exp") == pytest.approx(expected, rel=1e-15)
+    assert serpeval.ndcg([1, 1100], [1100, 1], gain="exp") == pytest.approx(1 / L2(3), rel=1e-15)
+    assert serpeval.dcg([1000, 3], gain="exp") == pytest.approx(2.0**1000 + 7 / L2(3), rel=1e-15)
+    assert serpeval.dcg([3, 2, 3, 0, 1, 2], k=6, gain="exp") == pytest.approx(
+        7 + 3 / L2(3) + 7 / 2 + 1 / L2(6) + 3 / L2(7))
     with pytest.raises(InvalidParameterError, match=r"the DCG of these grades is beyond float64: the highest is "
                                                     r"1100\.0"):
-        serpeval.dcg([1100, 3])
+        serpeval.dcg([1100, 3], gain="exp")

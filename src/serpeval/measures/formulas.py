@@ -1,7 +1,9 @@
 """The textbook formulas as plain functions, for a list of grades rather than files.
 
-These follow the classic (Burges et al.) definitions: exponential gain 2^g - 1 and the
-log2(rank + 1) discount. For trec_eval's linear gain use ``gain="linear"``.
+They use the log2(rank + 1) discount and, by default, linear gain g: the gain of trec_eval
+and of the ``nDCG`` measure, so ``ndcg(grades, ideal)`` equals that measure on the same query.
+For the exponential gain 2^g - 1 of Burges et al. pass ``gain="exp"``. Every function returns
+a plain Python ``float``.
 """
 
 from __future__ import annotations
@@ -57,17 +59,20 @@ def _scaled_dcg(g: np.ndarray, gain: Gain, shift: float) -> float:
     return float(np.sum(_gain(g, gain, shift) / np.log2(np.arange(2, len(g) + 2))))
 
 
-def dcg(grades: Sequence[float], k: int | None = 10, gain: Gain = "exp") -> float:
+def dcg(grades: Sequence[float], k: int | None = 10, gain: Gain = "linear") -> float:
     """DCG@k = sum_{i=1..k} gain(g_i) / log2(i + 1) of grades in rank order.
 
     Args:
         grades: relevance grades of the ranked docs, best rank first.
         k: cutoff (``None``: the whole list).
-        gain: ``"exp"`` (2^g - 1, the default here) or ``"linear"`` (g, trec_eval).
+        gain: ``"linear"`` (g, the default: trec_eval and the ``DCG`` measure) or ``"exp"``
+            (2^g - 1).
 
     Examples:
-        >>> round(dcg([3, 2, 3, 0, 1, 2], k=6), 4)  # 7/1 + 3/1.585 + 7/2 + 0 + 1/2.585 + 3/2.807
-        13.8482
+        >>> round(dcg([3, 2, 3, 0, 1, 2], k=6), 4)  # 3/1 + 2/1.585 + 3/2 + 0 + 1/2.585 + 2/2.807
+        6.8611
+        >>> round(dcg([3, 2, 3, 0, 1, 2], k=6, gain="exp"), 4)  # 7/1 + 3/1.585 + 7/2 + 0 + 1/2.585 + 3/2.807
+        13.8483
     """
     _check_k(k)
     g = _grades(grades, "grades")[:k]
@@ -83,18 +88,23 @@ def dcg(grades: Sequence[float], k: int | None = 10, gain: Gain = "exp") -> floa
 
 
 def ndcg(
-    grades: Sequence[float], ideal_grades: Sequence[float], k: int | None = 10, gain: Gain = "exp"
+    grades: Sequence[float], ideal_grades: Sequence[float], k: int | None = 10, gain: Gain = "linear"
 ) -> float:
     """nDCG@k = DCG@k(grades) / DCG@k(ideal), the ideal being ``ideal_grades`` sorted descending.
 
     ``ideal_grades`` should hold the grades of *all* judged docs of the query, retrieved or
     not (otherwise a ranking that misses relevant docs can score 1). Returns 0 when the
-    ideal DCG is 0 (no doc with positive gain). Any grade works with ``gain="exp"``: above
-    960 both DCGs are divided by one power of two, which cancels exactly.
+    ideal DCG is 0 (no doc with positive gain). ``gain="linear"`` (g, the default, as the
+    ``nDCG`` measure and trec_eval) or ``"exp"`` (2^g - 1); any grade works with ``"exp"``:
+    above 960 both DCGs are divided by one power of two, which cancels exactly.
 
     Examples:
         >>> ndcg([0, 1], [1, 0], k=2)  # 1/log2(3) / 1
         0.6309297535714575
+        >>> round(ndcg([3, 2, 0], [3, 3, 2, 1]), 4)  # (3 + 2/1.585) / (3 + 3/1.585 + 2/2 + 1/2.322)
+        0.674
+        >>> round(ndcg([3, 2, 0], [3, 3, 2, 1], gain="exp"), 4)  # (7 + 3/1.585) / (7 + 7/1.585 + 3/2 + 1/2.322)
+        0.6663
         >>> ndcg([0, 0], [0, 0])
         0.0
     """
@@ -115,4 +125,4 @@ def reciprocal_rank(flags: Sequence[bool | int | float], k: int | None = None) -
     """
     _check_k(k)
     hits = np.flatnonzero(np.asarray(flags, dtype=bool)[:k])
-    return 0.0 if hits.size == 0 else 1.0 / (hits[0] + 1.0)
+    return 0.0 if hits.size == 0 else 1.0 / (int(hits[0]) + 1.0)
