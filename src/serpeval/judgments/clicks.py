@@ -72,8 +72,8 @@ import numpy as np
 from serpeval.core.checks import RngLike, as_generator, check_count
 from serpeval.core.errors import InputError, OptionError, ParseError
 from serpeval.core.tabular import Tabular
-from serpeval.judgments.agreement import cohen_kappa
 from serpeval.judgments.click_defaults import DEFAULT_MODEL, ITERATIONS, MIN_IMPRESSIONS, MODELS, TOL
+from serpeval.stats.agreement import cohen_kappa
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

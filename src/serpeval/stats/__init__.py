@@ -10,6 +10,8 @@ randomness comes only from an injected ``rng`` (seed, generator or None).
 - :mod:`~serpeval.stats.bootstrap`: paired bootstrap, percentile and BCa intervals.
 - :mod:`~serpeval.stats.multiplicity`: Holm, Bonferroni, Benjamini-Hochberg.
 - :mod:`~serpeval.stats.tukey`: Tukey HSD and the randomized Tukey test for all pairs.
+- :mod:`~serpeval.stats.agreement`: agreement coefficients (Cohen's kappa, Krippendorff's
+  alpha, Fleiss' kappa, Kendall's tau-b, tau_AP with the tie rule).
 - :mod:`~serpeval.stats.registry`: every statistic by name (``PAIRED_TESTS``, ``CORRECTIONS``,
   ``AGREEMENT``, ``GROUP_TESTS``); add a statistic = one function + one registry line.
 

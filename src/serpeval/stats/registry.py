@@ -160,7 +160,36 @@ CORRECTIONS: dict[str, CorrectionSpec] = _table(
 )
 
 #: Agreement coefficients (assessors' labels, systems' orderings).
-AGREEMENT: dict[str, AgreementSpec] = _table()
+AGREEMENT: dict[str, AgreementSpec] = _table(
+    AgreementSpec(name="observed", aliases=("p_o",), label="agreement p_o", data="confusion",
+                  description="share of items given the same label: trace(C) / sum(C)",
+                  target="serpeval.stats.agreement:observed_agreement"),
+    AgreementSpec(name="kappa", aliases=("cohen",), label="Cohen kappa", data="confusion", weights="none",
+                  description="Cohen's kappa, unweighted (sklearn cohen_kappa_score)",
+                  target="serpeval.stats.agreement:cohen_kappa"),
+    AgreementSpec(name="kappa_linear", label="Cohen kappa (linear)", data="confusion", weights="linear",
+                  description="Cohen's kappa, weights |i - j| on the grades",
+                  target="serpeval.stats.agreement:cohen_kappa"),
+    AgreementSpec(name="kappa_quadratic", label="Cohen kappa (quadratic)", data="confusion",
+                  weights="quadratic", description="Cohen's kappa, weights (i - j)^2 on the grades",
+                  target="serpeval.stats.agreement:cohen_kappa"),
+    AgreementSpec(name="alpha", aliases=("krippendorff",), label="Krippendorff alpha (ordinal)",
+                  data="value counts", weights="ordinal",
+                  description="Krippendorff's ordinal alpha (the krippendorff package; "
+                              "alpha_from_coincidences for coincidence matrices)",
+                  target="serpeval.stats.agreement:krippendorff_alpha"),
+    AgreementSpec(name="fleiss", aliases=("fleiss_kappa",), label="Fleiss kappa", data="category counts",
+                  description="Fleiss' kappa of 3+ label sets, the same number of labels per item",
+                  target="serpeval.stats.agreement:fleiss_kappa"),
+    AgreementSpec(name="tau", aliases=("tau_b", "kendall"), label="Kendall tau-b", data="scores",
+                  ties="values within MEAN_TIE_RTOL of the magnitude tie (tau-b leaves ties out)",
+                  description="Kendall's tau-b of two orderings of the same systems",
+                  target="serpeval.stats.agreement:kendall_tau"),
+    AgreementSpec(name="tau_ap", label="tau_AP", data="scores",
+                  ties="pairs tied in either ordering left out, as tau-b leaves them out",
+                  description="AP correlation of an ordering against a reference (Yilmaz et al. 2008)",
+                  target="serpeval.stats.agreement:tau_ap"),
+)
 
 #: Tests across groups of queries.
 GROUP_TESTS: dict[str, Statistic] = _table()
