@@ -28,4 +28,7 @@ python3 -m ruff check --quiet src tests bench
 # The layers of docs/architecture.md (import-linter contracts in pyproject.toml) and the types.
 lint-imports --no-cache >/dev/null || lint-imports --no-cache
 python3 -m mypy
+# The examples in the library's docstrings (src/conftest.py leaves out the spark modules where
+# pyspark is not installed).
+python3 -m pytest --doctest-modules src/serpeval -q -p no:cacheprovider
 exec python3 -m pytest "$@"
