@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The latest allowed versions: install serpeval with its test extra and every optional extra,
-# unpinned (pip takes the newest release each bound allows), in a virtual environment of its
-# own, and run the tests that exercise the extras (Spark, pandas, polars, plots). It reports
+# The latest allowed versions: install serpeval with every optional extra (spark, pandas,
+# polars, plot) and pytest, unpinned (pip takes the newest release each bound allows), in a
+# virtual environment of its own, and run the tests that exercise the extras. It reports
 # what breaks and exits 0 (informative: constraints/test.txt pins the run that must pass); with
 # SERPEVAL_LATEST_STRICT=1 it exits with pytest's status instead.
 # Usage: scripts/test-latest.sh [pytest arguments]    (venv: $SERPEVAL_LATEST_VENV, default build/venv-latest)
@@ -13,9 +13,9 @@ python3 -m venv --clear "$VENV"
 # shellcheck disable=SC1091
 . "$VENV/bin/activate"
 python3 -m pip install --quiet --upgrade pip
-python3 -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test,spark,pandas,polars,plot]'
+python3 -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[spark,pandas,polars,plot]' pytest hypothesis
 # What changed against the pinned main run: every package whose version differs.
-python3 -m pip list --format=freeze 2>/dev/null | grep -v -i '^serpeval' | sort >"$VENV/freeze.txt"
+python3 -m pip freeze --exclude-editable 2>/dev/null | grep -v -i '^serpeval' | sort >"$VENV/freeze.txt"
 grep -v '^#' constraints/test.txt | sort | comm -13 - "$VENV/freeze.txt" | paste -sd' ' \
     | sed 's/^/scripts\/test-latest.sh: newer than constraints\/test.txt: /' >&2 || true
 status=0
