@@ -15,10 +15,10 @@ import serpeval
 from serpeval.cli import main
 from serpeval.comparison.compare import compare_results
 from serpeval.core.errors import ParseError
+from serpeval.io.topics import read_topics
 from serpeval.report.bidi import FSI, PDI, bdi, isolate, shorten, visible_length
 from serpeval.report.html import html_report
 from serpeval.report.table import markdown_cell, render
-from serpeval.report.topics import read_topics
 
 RLO = "\u202e"        # RIGHT-TO-LEFT OVERRIDE: shows what follows it backwards
 RUN_OVERRIDE = f"bm25{RLO}1v-esned"          # on screen, unisolated: "bm25dense-v1" ...

@@ -56,10 +56,10 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.io import read_qrels, read_run
+    from serpeval.io.topics import read_topics
     from serpeval.judgments.pool import pool
     from serpeval.report.judging import format_for, judging_file
     from serpeval.report.table import render
-    from serpeval.report.topics import read_topics
 
     check_outputs({"-o": args.output}, [*args.runs, args.qrels, args.simulate, args.topics])
     fmt = args.format or format_for(args.output)

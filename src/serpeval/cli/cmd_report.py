@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from serpeval.core.errors import InputError
+    from serpeval.io.topics import read_topics
     from serpeval.report.html import save_html
     from serpeval.report.online_inputs import read_online_json
-    from serpeval.report.topics import read_topics
 
     files = {kind: getattr(args, f"online_{kind}") for kind in KINDS}
     check_outputs({"-o": args.output},

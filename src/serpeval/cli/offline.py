@@ -332,7 +332,7 @@ def group_topics(args: argparse.Namespace) -> Any:
     """The topics ``{query: text}`` for ``--groups builtin:length`` (None without --topics)."""
     if not getattr(args, "topics", None) or args.groups != "builtin:length":
         return None
-    from serpeval.report.topics import read_topics
+    from serpeval.io.topics import read_topics
 
     return read_topics(args.topics)
 

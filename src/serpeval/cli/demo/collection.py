@@ -106,7 +106,7 @@ def load_collection(folder: str) -> DemoCollection:
 
     from serpeval.core.errors import InputError
     from serpeval.io import read_qrels, read_run
-    from serpeval.report.topics import read_topics
+    from serpeval.io.topics import read_topics
 
     root = Path(folder)
     qrels_files = sorted(root.glob("qrels*.txt*")) or sorted(root.glob("qrels*"))

@@ -1,4 +1,4 @@
-"""Read query texts (topics) so that reports can show them next to query ids.
+"""Read query texts (topics), the files that reports show next to query ids.
 
 Formats, chosen once per file by its first topic line (every line is then read in that
 format, so a TSV query id may start with ``{``):

@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import TREC, need
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
-from serpeval.report.topics import read_topics
+from serpeval.io.topics import read_topics
 
 
 def test_tsv_with_comments_blank_lines_and_extra_spaces(tmp_path) -> None:
