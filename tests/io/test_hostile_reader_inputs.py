@@ -60,7 +60,8 @@ CASES: list[tuple[str, str, int | None, str]] = [
     ("bool_qid.jsonl", _row(qid=True) + "\n" + _row(qid=False, doc="d2") + "\n", 1,
      r"the query id \('query_id'\) is true \(true/false\)"),
     ("bool_doc.jsonl", _row(doc="d7") + "\n" + _row(doc=False) + "\n", 2, r"the doc id \('doc_id'\) is false"),
-    ("empty_doc.jsonl", _row() + "\n\n" + _row(doc="") + "\n", 3, r"the doc id \('doc_id'\) is empty: \"\""),
+    ("empty_doc.jsonl", _row() + "\n\n" + _row(doc="") + "\n", 3,
+     r"the doc id \('doc_id'\) is empty: ''; every line needs a doc id\. Ids are text or numbers\."),
     ("blank_qid.jsonl", _row(qid="\u3000") + "\n", 1, r"the query id \('query_id'\) is empty"),
     ("bool_grade.jsonl", _row(relevance=True) + "\n" + _row(doc="d2", relevance=False) + "\n", 1,
      "the relevance is true; expected an integer grade"),
@@ -99,7 +100,7 @@ def test_a_huge_grade_in_subtopic_qrels_is_refused_with_its_line() -> None:
 
 
 @pytest.mark.parametrize(("qid", "found"), [("[1, 2]", r"\[1, 2\] \(a list\)"), ("true", r"true \(true/false\)"),
-                                           ('{"a": 1}', r'\{"a": 1\} \(an object\)'), ('" "', r'empty: " "')])
+                                           ('{"a": 1}', r'\{"a": 1\} \(an object\)'), ('" "', r"empty: ' '")])
 def test_a_groups_file_refuses_query_ids_that_are_not_ids(tmp_path: Path, qid: str, found: str) -> None:
     """They were turned into the text "[1, 2]" or "True" and so matched no query, silently."""
     (tmp_path / "g.jsonl").write_text('{"qid": "q1", "group": "de"}\n{"qid": ' + qid + ', "group": "fr"}\n')

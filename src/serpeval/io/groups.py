@@ -148,8 +148,8 @@ def _json_row(record: dict[str, Any], column: str | None, label: str, number: in
                          f"found the columns {', '.join(record) or 'none'}.")
     found = not_an_id(qid)
     if found is not None:
-        raise ParseError(f"{label}:{number}: the query id is {found}; every line needs a query id that is "
-                         "text or a number.")
+        raise ParseError(f"{label}:{number}: the query id is {found}; every line needs a query id. Ids are "
+                         "text or numbers.")
     return number, str(qid), record[present[0]]
 
 

@@ -64,12 +64,12 @@ class JsonObjects:
 
 
 def not_an_id(value: Any) -> str | None:
-    """What a JSON value given as a query or doc id is when it is not one (``empty: ""``,
+    """What a JSON value given as a query or doc id is when it is not one (``empty: ''``,
     ``true (true/false)``, ``[1, 2] (a list)``), or None for an id: non-blank text or a number.
     null is not judged here (readers count the rows missing an id)."""
     kind = type(value)
     if kind is str:
-        return None if value and not value.isspace() else f"empty: {quote(value)}"
+        return None if value and not value.isspace() else f"empty: {value!r}"
     if value is None or kind is int or kind is float:
         return None
     what = {bool: "true/false", list: "a list", dict: "an object"}.get(kind, kind.__name__)

@@ -244,7 +244,7 @@ def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str
                 continue
             what = role.replace("_", " ")
             raise ParseError(f"{label}:{numbers[i]}: the {what} ({key!r}) is {found}; every line needs a "
-                             f"{what} that is text or a number.")
+                             f"{what}. Ids are text or numbers.")
 
 
 def _refuse_boolean_grades(table: pa.Table, rows: _Rows) -> None:
