@@ -192,7 +192,12 @@ AGREEMENT: dict[str, AgreementSpec] = _table(
 )
 
 #: Tests across groups of queries.
-GROUP_TESTS: dict[str, Statistic] = _table()
+GROUP_TESTS: dict[str, Statistic] = _table(
+    Statistic(name="interaction", aliases=("anova", "treatment-x-group"), label="interaction test",
+              description="one-way ANOVA F of per-query deltas across groups, permutation p-value "
+                          "(memberships may overlap; the F-distribution p only for disjoint groups)",
+              target="serpeval.stats.interaction:interaction_test"),
+)
 
 
 def canonical(table: Mapping[str, _S], name: object, what: str, *, extra: tuple[str, ...] = ()) -> str:
