@@ -7,7 +7,7 @@ Not a test: run it by hand with the two reference binaries, built outside this r
         --trec-eval-9 /path/to/trec_eval-9.0.8
 
 It writes ``fixtures/cases/<case>/{qrels,run}`` (small generated inputs covering the edge
-cases of ``docs/trec_eval_semantics.md``) and ``fixtures/expected.jsonl.gz``: one record per
+cases of trec_eval's rules, :mod:`serpeval.trec_eval.compute`) and ``fixtures/expected.jsonl.gz``: one record per
 (case, version, command) with the exit status and the exact stdout bytes. Every input is
 generated from fixed seeds, so rerunning it reproduces the same files.
 

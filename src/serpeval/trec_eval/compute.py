@@ -1,7 +1,8 @@
 """Read the inputs, rank once, compute every column, and aggregate the ``all`` rows.
 
-The rules are trec_eval's (``docs/trec_eval_semantics.md`` of the project), computed with
-serpeval's ranking (:mod:`serpeval.ranking`) and measure kernels, vectorized over topics:
+The rules are trec_eval's (listed below; README's "Drop-in trec_eval" names the deliberate
+deviations), computed with serpeval's ranking (:mod:`serpeval.ranking`) and measure kernels,
+vectorized over topics:
 
 * topics are the qrels topics in byte order; run topics without qrels are ignored;
 * a qrels topic absent from the run is skipped, with one warning line on stderr giving the
