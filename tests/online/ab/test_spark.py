@@ -150,3 +150,29 @@ def test_triggered_analyses_are_the_same_on_spark(spark, tmp_path) -> None:
     spark_il = analyze_interleaving_triggered(il.impressions, backend="spark", n_resamples=300, rng=1,
                                               period=None)
     assert duck_il.to_dicts() == spark_il.to_dicts()
+
+
+def test_units_in_both_variants_and_text_clicks_on_spark(spark, tmp_path) -> None:
+    """Issue 27: a unit seen in both variants is left out of the triggered analysis on Spark
+    as on DuckDB (counted), and a text click column with items that are not positions is
+    refused on both."""
+    import csv
+
+    from serpeval.core.errors import InputError
+    from serpeval.online.logs import analyze_ab_triggered
+    from tests.online.ab.test_hostile_inputs import _mixed_log
+
+    duck = analyze_ab_triggered(_mixed_log(), metrics=["ctr"])
+    on_spark = analyze_ab_triggered(_mixed_log(), metrics=["ctr"], backend="spark")
+    same(duck.to_dicts(), on_spark.to_dicts())
+    assert on_spark.triggered.exclusions.mixed_units == 1
+    assert on_spark.trigger_rate == pytest.approx(38 / 57, rel=1e-12)
+    path = tmp_path / "log.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["impression_id", "experiment", "variant", "user_id", "n_shown", "clicks"])
+        writer.writerows([i, "e", "control" if i % 2 else "treatment", f"u{i}", 10, "1;top" if i % 3 else "2"]
+                         for i in range(12))
+    for backend in ("duckdb", "spark"):
+        with pytest.raises(InputError, match=r"holds 8 item\(s\) in 8 row\(s\) that are not integer positions"):
+            analyze_ab(path, metrics=["ctr"], backend=backend)
