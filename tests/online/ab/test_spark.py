@@ -158,9 +158,10 @@ def test_units_in_both_variants_and_text_clicks_on_spark(spark, tmp_path) -> Non
     refused on both."""
     import csv
 
+    from tests.online.ab.test_hostile_inputs import _mixed_log
+
     from serpeval.core.errors import InputError
     from serpeval.online.logs import analyze_ab_triggered
-    from tests.online.ab.test_hostile_inputs import _mixed_log
 
     duck = analyze_ab_triggered(_mixed_log(), metrics=["ctr"])
     on_spark = analyze_ab_triggered(_mixed_log(), metrics=["ctr"], backend="spark")
