@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,44 @@ def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests see the piped layout (fixed width) unless they set COLUMNS themselves: a CI
     environment that exports COLUMNS must not change what table-parsing tests read."""
     monkeypatch.delenv("COLUMNS", raising=False)
+
+
+# The differential harness's tally (tests/differential/compare.py), here rather than in
+# tests/differential/conftest.py because a pytest-xdist controller collects nothing and so
+# never loads that file: each worker sends its tally back, the controller adds them up,
+# counts the failed harness tests from the reports it receives, and prints the summary.
+_XDIST_WORKER = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _XDIST_WORKER
+    _XDIST_WORKER = hasattr(config, "workerinput")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.failed and "tests/differential/" in report.nodeid and not _XDIST_WORKER:
+        from tests.differential.compare import TALLY
+
+        TALLY.failed_tests += 1
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None and "tests.differential.compare" in sys.modules:
+        workeroutput["differential_tally"] = sys.modules["tests.differential.compare"].TALLY.shared()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    tally = getattr(node, "workeroutput", {}).get("differential_tally")
+    if tally:
+        from tests.differential.compare import TALLY
+
+        TALLY.merge(tally)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    tally = sys.modules.get("tests.differential.compare")
+    if tally is not None and tally.TALLY.values:
+        terminalreporter.write_sep("-", "differential harness")
+        terminalreporter.write_line(tally.TALLY.summary())

@@ -35,6 +35,21 @@ class Tally:
         self.mismatches += mismatches
         self.by_check[check] = self.by_check.get(check, 0) + values
 
+    def shared(self) -> dict[str, Any]:
+        """What a pytest-xdist worker sends back (``failed_tests`` aside: the controller counts
+        the failures from the reports it receives)."""
+        return {"files": sorted(self.files), "queries": self.queries, "values": self.values,
+                "mismatches": self.mismatches, "by_check": dict(self.by_check)}
+
+    def merge(self, other: dict[str, Any]) -> None:
+        """Add a worker's :meth:`shared` tally to this one."""
+        self.files.update(other["files"])
+        self.queries += other["queries"]
+        self.values += other["values"]
+        self.mismatches += other["mismatches"]
+        for check, n in other["by_check"].items():
+            self.by_check[check] = self.by_check.get(check, 0) + n
+
     def summary(self) -> str:
         parts = ", ".join(f"{check} {n:,}" for check, n in sorted(self.by_check.items()))
         verdict = "all equal" if self.mismatches == 0 else f"{self.mismatches:,} NOT equal"

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.differential.compare import TALLY
 from tests.differential.layouts import Layout, Written, draw_layout, write
 from tests.differential.shapes import BIG_SCENARIOS, SCENARIOS, Collection, Scenario, make_collection
 
@@ -124,12 +123,5 @@ def small(small_spec: CaseSpec, case_folder: Path) -> Case:
     return build(small_spec, case_folder)
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.failed and "tests/differential/" in report.nodeid:
-        TALLY.failed_tests += 1
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    if TALLY.values:
-        terminalreporter.write_sep("-", "differential harness")
-        terminalreporter.write_line(TALLY.summary())
+# The tally's hooks (counting failures, adding up pytest-xdist workers' tallies, the terminal
+# summary) are in tests/conftest.py: under xdist the controller never loads this file.

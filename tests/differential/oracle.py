@@ -90,4 +90,5 @@ def compare(check: str, ours: dict[str, dict[str, Any]], theirs: dict[str, dict[
             if got is None or not same(got, want):
                 problems.append(f"{name} of query {q!r}: serpeval {got!r}, reference {want!r}")
     TALLY.add(check, files, len(theirs), values, len(problems))
+    assert values > 0, f"{label}: compared no value (the reference has no query, or no measure)"
     assert not problems, f"{label}: {len(problems)} of {values} values differ:\n  " + "\n  ".join(problems[:12])

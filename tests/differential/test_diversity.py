@@ -96,5 +96,6 @@ def test_subtopic_files_equal_pyndeval(small: Case, tmp_path) -> None:
             if not ok:
                 problems.append(f"{ours} of {q!r}: serpeval {got[q]!r}, ndeval {want[nd]!r}")
     TALLY.add("diversity vs pyndeval", [written.path, case.run.path], len(expected), values, len(problems))
+    assert values > 0, f"{case.spec.id}: compared no value (no evaluated query)"
     assert not problems, f"{case.spec.id} ({layout.name}): {len(problems)} of {values} differ:\n  " + \
         "\n  ".join(problems[:12])

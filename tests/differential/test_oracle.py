@@ -18,7 +18,7 @@ import pytest
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from tests.differential import oracle  # noqa: E402
-from tests.differential.compare import TALLY  # noqa: E402
+from tests.differential.compare import TALLY, Tally  # noqa: E402
 from tests.differential.conftest import Case, build, case_specs  # noqa: E402
 
 from serpeval.cli.cmd_trec_eval import run as trec_eval  # noqa: E402
@@ -114,3 +114,12 @@ def test_console_command_prints_what_the_function_prints(request: pytest.Fixture
     first = sorted(theirs)[0]
     assert table[first]["map"] == as_printed(theirs[first]["map"])
     TALLY.add("console entry point = main function", case.files, len(theirs), sum(len(v) for v in table.values()))
+
+
+def test_compare_refuses_to_have_compared_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's comparison fails when the reference gives it no value to compare."""
+    monkeypatch.setattr(oracle, "TALLY", Tally())  # kept out of the session's summary
+    with pytest.raises(AssertionError, match="compared no value"):
+        oracle.compare("self-check", {}, {}, [], "an empty reference")
+    with pytest.raises(AssertionError, match="compared no value"):
+        oracle.compare("self-check", {"q1": {}}, {"q1": {}}, [], "a reference without measures")

@@ -109,6 +109,7 @@ def _untied(run: dict) -> dict:
 
 def _compare(measures: list, qrels: dict, run: dict, tolerance: float) -> dict[str, list[str]]:
     """Per measure, the queries whose values differ by more than ``tolerance``."""
+    assert measures, "nothing to compare"
     reference = _reference(measures, qrels, run)
     qids, columns, missing = _ours(qrels, run, measures)
     differing = {}

@@ -46,6 +46,8 @@ def local(qrels: pa.Table, runs: dict[str, pa.Table], measures, **options):
 def assert_same(spark_results, expected) -> None:
     """Per-query values to 1e-12, aggregates to 1e-12 relative, coverage exactly."""
     assert spark_results.run_names == expected.run_names
+    assert expected.runs, "nothing to compare"
+    assert expected.measures, "nothing to compare"
     assert [str(m) for m in spark_results.measures] == [str(m) for m in expected.measures]
     collected = spark_results.to_local()
     for want, got in zip(expected.runs, collected.runs, strict=True):
