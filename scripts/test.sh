@@ -31,4 +31,13 @@ python3 -m mypy
 # The examples in the library's docstrings (src/conftest.py leaves out the spark modules where
 # pyspark is not installed).
 python3 -m pytest --doctest-modules src/serpeval -q -p no:cacheprovider
-exec python3 -m pytest "$@"
+# Hypothesis's derandomized `ci` profile (tests/conftest.py): the same examples on every run.
+export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
+# Both cores (pytest-xdist) where there are two or more; coverage of the library, with its
+# floor ([tool.coverage.report] fail_under in pyproject.toml).
+workers=$(python3 -c 'import os; print(min(len(os.sched_getaffinity(0)), 2))')
+parallel=()
+if [ "$workers" -ge 2 ]; then
+    parallel=(-n "$workers")
+fi
+exec python3 -m pytest ${parallel[@]+"${parallel[@]}"} --cov --cov-report=term "$@"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,18 @@ settings.register_profile("dev", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def hypothesis_profile(environ: Mapping[str, str]) -> str:
+    """The Hypothesis profile to load: ``HYPOTHESIS_PROFILE`` when set; else ``ci`` (derandomized:
+    the same examples on every run) where ``CI`` is set to anything but ``0``/``false`` (CI
+    services export ``CI=true``; scripts/test.sh exports ``HYPOTHESIS_PROFILE=ci``); else ``dev``."""
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    return "ci" if environ.get("CI", "").strip().lower() not in ("", "0", "false", "no") else "dev"
+
+
+settings.load_profile(hypothesis_profile(os.environ))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
