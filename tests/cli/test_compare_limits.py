@@ -93,12 +93,17 @@ def test_the_api_refuses_a_tsv_column_too(files) -> None:
 
 
 @pytest.mark.parametrize("value", ["1e20", str(MAX_RESAMPLES + 1), "99999999999999999999999"])
-@pytest.mark.parametrize("command", ["compare", "gate"])
-def test_resample_counts_that_cannot_finish_are_refused_at_once(files, value: str, command: str) -> None:
-    """In a separate process with a time limit: the old code accepted 1e20 and never returned."""
-    argv = (_compare(files, "--test", "randomization") if command == "compare" else
-            ["gate", str(files["qrels"]), "--baseline", str(files["bm25"]), "--candidate", str(files["dense"]),
-             "--test", "bootstrap"])
+@pytest.mark.parametrize("command", ["compare", "gate", "report"])
+def test_resample_counts_that_cannot_finish_are_refused_at_once(files, value: str, command: str,
+                                                                tmp_path: Path) -> None:
+    """In a separate process with a time limit: the old code accepted 1e20 and never returned.
+    ``report`` refuses it where its arguments are parsed, before any file is read (its run
+    here does not exist: the error is the count's, not the missing file's)."""
+    argv = {"compare": _compare(files, "--test", "randomization"),
+            "gate": ["gate", str(files["qrels"]), "--baseline", str(files["bm25"]), "--candidate",
+                     str(files["dense"]), "--test", "bootstrap"],
+            "report": ["report", str(files["qrels"]), str(files["bm25"]), str(tmp_path / "nosuch.run"),
+                       "--test", "randomization", "-o", str(tmp_path / "r.html")]}[command]
     done = subprocess.run([sys.executable, "-m", "serpeval", *argv, "--resamples", value],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2, done.stderr

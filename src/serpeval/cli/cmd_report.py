@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
+from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY
+from serpeval.cli.cmd_compare import RESAMPLES
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width
 from serpeval.cli.offline import add_evaluation_options, add_subtopics_option
 from serpeval.report import DEFAULT_HTML_PATH
@@ -41,7 +42,7 @@ def register(sub: Any) -> None:
     p.add_argument("--all-pairs", action="store_true", help="compare every pair of runs")
     p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--resamples", type=POSITIVE_INT, default=10_000, metavar="N",
+    p.add_argument("--resamples", type=RESAMPLES, default=10_000, metavar="N",
                    help="permutations / bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="seed of the resampling tests (default 0)")
     add_subtopics_option(p)
