@@ -7,7 +7,7 @@
    independent (the mistake the delta method prevents) show what clustering is worth.
 2. **Power**: the treatment shifts every result's attractiveness by ``--effect`` (logit);
    its true CTR effect comes exactly from the click model
-   (:meth:`~serpeval.online.logs.generate.LogGenerator.expected`), the per-unit variance from
+   (:meth:`~serpeval.online.simulation.generate.LogGenerator.expected`), the per-unit variance from
    an independent pilot, and :func:`~serpeval.stats.power.sample_size` plans the users
    per arm for 80% power. ``--power-experiments`` experiments of that size are generated:
    the share that rejects should be about 80%.
@@ -36,7 +36,7 @@ METRICS = ["ctr", "abandonment", "clicks_at_1", "mrr"]
 
 def aa(experiments: int, users: int, seed: int) -> tuple[list[dict], float, int]:
     from serpeval.online.logs.calibration import rejection_rates
-    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.simulation.generate import LogGenerator
 
     logs = LogGenerator(experiments * users, experiments=experiments).generate(rng=seed)
     start = time.perf_counter()
@@ -47,7 +47,7 @@ def aa(experiments: int, users: int, seed: int) -> tuple[list[dict], float, int]
 def power_check(experiments: int, effect: float, seed: int) -> dict:
     from serpeval.online.logs import plan_ab
     from serpeval.online.logs.calibration import rejection_rates
-    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.simulation.generate import LogGenerator
     from serpeval.stats.power import sample_size
 
     world = LogGenerator(2, effect=effect)
@@ -69,11 +69,11 @@ def peeking(experiments: int, users: int, seed: int) -> dict:
 
     from serpeval.online.logs.analysis import compare_metric
     from serpeval.online.logs.features import ALL_EXPERIMENTS, prepare
-    from serpeval.online.logs.generate import LogGenerator
     from serpeval.online.logs.metrics import get_metric
     from serpeval.online.logs.moments import fetch_moments, unit_table
     from serpeval.online.logs.sequential import always_valid
     from serpeval.online.logs.sources import read_logs
+    from serpeval.online.simulation.generate import LogGenerator
 
     logs = LogGenerator(experiments * users, experiments=experiments).generate(rng=seed)
     f = prepare(read_logs(logs.impressions), ALL_EXPERIMENTS).features

@@ -106,7 +106,7 @@ print(json.dumps({"wall": wall, "rows": len(df), "results": out}))
 
 def ensure_log(impressions: int) -> Path:
     """The generated log folder for about ``impressions`` pages (made once)."""
-    from serpeval.online.logs.generate import write_logs
+    from serpeval.online.simulation.generate import write_logs
 
     folder = DATA / f"ab_{impressions}"
     if not (folder / "impressions.parquet").exists():

@@ -102,7 +102,7 @@ def main() -> None:
     from serpeval.online.interleaving import analysis as stats
     from serpeval.online.interleaving.analysis import analyze_counts, analyze_outcomes
     from serpeval.online.logs import analyze_interleaving_logs
-    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.simulation.generate import LogGenerator
 
     old_stats = old_module(args.before, "src/serpeval/online/stats.py", "old_stats")
     old_interleaving = old_module(

@@ -16,7 +16,7 @@ import statistics
 from pathlib import Path
 
 from serpeval.online.logs import analyze_ab_triggered
-from serpeval.online.logs.generate import LogGenerator
+from serpeval.online.simulation.generate import LogGenerator
 
 METRICS = ["ctr", "clicks_per_user"]
 

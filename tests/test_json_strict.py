@@ -148,7 +148,7 @@ def log_folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.simulation.generate import LogGenerator
 
     root = tmp_path_factory.mktemp("logs")
     ab = LogGenerator(600).generate(rng=3).impressions

@@ -238,7 +238,7 @@ def test_interleaving_analysis_and_multileave() -> None:
 def ab_logs() -> Any:
     pytest.importorskip("ibis", reason="the A/B analysis needs the ab extra")
     pytest.importorskip("duckdb", reason="the A/B analysis needs DuckDB")
-    from serpeval.online.logs import LogGenerator
+    from serpeval.online.simulation import LogGenerator
 
     return LogGenerator(300, experiments=(NASTY,), variants=("control", NASTY), n_queries=50).generate(rng=3)
 
@@ -259,14 +259,15 @@ def test_sequential_results_and_power_plan(ab_logs: Any) -> None:
 def test_interleaving_log_report() -> None:
     pytest.importorskip("ibis", reason="the interleaving log analysis needs the ab extra")
     pytest.importorskip("duckdb", reason="the interleaving log analysis needs DuckDB")
-    from serpeval.online.logs import LogGenerator, analyze_interleaving_logs
+    from serpeval.online.logs import analyze_interleaving_logs
+    from serpeval.online.simulation import LogGenerator
 
     logs = LogGenerator(200, experiments=(NASTY,), interleaving=True, n_queries=50).generate(rng=6)
     check_display(analyze_interleaving_logs(logs.impressions, n_resamples=200, rng=0), ids=(NASTY,))
 
 
 def test_simulation_result() -> None:
-    from serpeval.online.clicks.simulate import simulate
+    from serpeval.online.simulation.simulate import simulate
 
     qrels = {f"q{i}": {f"d{i}_{j}": (2 if j < 3 else 0) for j in range(10)} for i in range(10)}
     good = {q: {d: -j for j, d in enumerate(docs)} for q, docs in qrels.items()}
@@ -278,10 +279,10 @@ def test_every_listed_result_class_is_tabular() -> None:
     from serpeval.comparison.gate import GateResult
     from serpeval.comparison.results import Comparison
     from serpeval.evaluation.results import Results
-    from serpeval.online.clicks.simulate import SimulationResult
     from serpeval.online.interleaving.analysis import InterleavingAnalysis, MultileaveAnalysis
     from serpeval.online.logs.interleaving_analysis import InterleavingLogReport
     from serpeval.online.logs.results import ABResults, PowerPlan, SequentialResults
+    from serpeval.online.simulation.simulate import SimulationResult
 
     for cls in (Results, Comparison, GateResult, ABResults, SequentialResults, PowerPlan,
                 InterleavingAnalysis, MultileaveAnalysis, InterleavingLogReport, SimulationResult):

@@ -53,7 +53,7 @@ def outputs(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A small A/B log folder and an interleaving log folder."""
-    from serpeval.online.logs.generate import write_logs
+    from serpeval.online.simulation.generate import write_logs
 
     root = tmp_path_factory.mktemp("logs")
     return {"ab": write_logs(root / "ab", 300, rng=1),

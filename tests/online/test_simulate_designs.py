@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from serpeval.online.clicks import _kernel, click_model
-from serpeval.online.clicks import sensitivity as engine
-from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
+from serpeval.online.clicks import click_model, kernel
+from serpeval.online.simulation import sensitivity as engine
+from serpeval.online.simulation.simulate import make_world, simulate, synthetic_pair
 
 Z = 4.0
 
@@ -94,7 +94,7 @@ def test_triggered_ab_matches_simulated_experiments() -> None:
             types = rng.choice(n_t, size=reps * users, p=tables.type_weights)
             queries = rng.integers(0, len(triggered), size=reps * users * m)
             cols = queries * n_t + np.repeat(types, m)
-            clicks = _kernel.sample_clicks(*(c[:, cols] for c in cells), rng).sum(axis=0)
+            clicks = kernel.sample_clicks(*(c[:, cols] for c in cells), rng).sum(axis=0)
             x = clicks.reshape(reps, users * m).astype(np.float64)
             flag = triggered[queries].reshape(reps, users * m)
             per_arm.append((x.mean(axis=1), (x * flag).sum(axis=1) / flag.sum(axis=1)))

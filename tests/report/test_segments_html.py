@@ -9,8 +9,8 @@ import serpeval
 from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare_results
 from serpeval.comparison.segments import with_segments
-from serpeval.online.logs.generate import LogGenerator
 from serpeval.online.logs.segments import analyze_ab_segments
+from serpeval.online.simulation.generate import LogGenerator
 from serpeval.report.formatting import interval, signed
 from serpeval.report.html import html_report
 

@@ -78,7 +78,7 @@ def refuse_existing(folder: str, force: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.progress import bar
-    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.simulation.generate import LogGenerator
 
     refuse_existing(args.folder, args.force)
     experiments: int | tuple[str, ...] = (

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.common import check_outputs, table_width, write_output
     from serpeval.cli.progress import bar
     from serpeval.core.errors import InputError
-    from serpeval.online.clicks.simulate import make_world, simulate, synthetic_pair
+    from serpeval.online.simulation.simulate import make_world, simulate, synthetic_pair
     from serpeval.report.simulation import display_rows
     from serpeval.report.table import render
 

@@ -3,8 +3,8 @@
 A small lazy index: ``import serpeval.online`` loads nothing heavy; each name is imported
 from its module on first use. Subpackages: :mod:`serpeval.online.interleaving`,
 :mod:`serpeval.online.clicks`; modules: :mod:`serpeval.online.interleaving.analysis` (deciding a
-winner from logged outcomes), :mod:`serpeval.online.clicks.simulate` (the sensitivity simulator)
-and :mod:`serpeval.online.clicks.world` (the rankers and true grades it simulates).
+winner from logged outcomes), :mod:`serpeval.online.simulation.simulate` (the sensitivity simulator)
+and :mod:`serpeval.online.simulation.world` (the rankers and true grades it simulates).
 
 **Biased methods.** Balanced interleaving is biased under random clicks (``BIASED``): its
 outcomes are refused by ``analyze_outcomes`` unless ``allow_biased=True``. Team draft,
@@ -36,9 +36,9 @@ _LAZY: dict[str, str] = {
     "click_model": "serpeval.online.clicks",
     "ClickLog": "serpeval.online.clicks",
     # sensitivity simulator
-    "simulate": "serpeval.online.clicks.simulate",
-    "make_world": "serpeval.online.clicks.world",
-    "synthetic_pair": "serpeval.online.clicks.world",
+    "simulate": "serpeval.online.simulation.simulate",
+    "make_world": "serpeval.online.simulation.world",
+    "synthetic_pair": "serpeval.online.simulation.world",
     # A/B and interleaving logs on DuckDB / Spark (serpeval.online.logs)
     "analyze_ab": "serpeval.online.logs", "analyze_interleaving_logs": "serpeval.online.logs",
 }

@@ -1,12 +1,48 @@
-"""``serpeval.online.logs``: the public name of the A/B and interleaving-log analysis.
+"""``serpeval.online.ab``: the one public import for A/B and interleaving-log work.
 
-Everything lives in :mod:`serpeval.online.logs` (log schema, sources, A/B and
-interleaving-log analysis, log generation); this module serves the same names, loaded on
-first use, so ``from serpeval.online.logs import analyze_ab`` keeps working.
+The names live in the subpackages of :mod:`serpeval.online` by job: the analyses in
+:mod:`serpeval.online.experiments`, the log engine (schema, sources, metrics) in
+:mod:`serpeval.online.logs`, the log generator in :mod:`serpeval.online.simulation` and the
+statistics in :mod:`serpeval.stats`. This module serves them all under one name, each loaded
+on first use: ``from serpeval.online.ab import analyze_ab, LogSchema, generate_logs``.
 """
 
-from serpeval.online.logs import __all__ as _public
-from serpeval.online.logs import __dir__ as __dir__
-from serpeval.online.logs import __getattr__ as __getattr__
+from __future__ import annotations
 
-__all__ = list(_public)
+from serpeval.core.lazy import lazy_index
+
+_LAZY: dict[str, str] = {
+    # the analyses (serpeval.online.experiments)
+    "analyze_ab": "serpeval.online.logs",
+    "monitor_ab": "serpeval.online.logs",
+    "plan_ab": "serpeval.online.logs",
+    "analyze_interleaving_logs": "serpeval.online.logs",
+    "analyze_ab_triggered": "serpeval.online.logs",
+    "analyze_interleaving_triggered": "serpeval.online.logs",
+    "ABResults": "serpeval.online.logs",
+    "SequentialResults": "serpeval.online.logs",
+    "PowerPlan": "serpeval.online.logs",
+    # the log engine (serpeval.online.logs)
+    "read_logs": "serpeval.online.logs",
+    "Logs": "serpeval.online.logs",
+    "LogSchema": "serpeval.online.logs",
+    "METRICS": "serpeval.online.logs",
+    # the statistics
+    "srm_check": "serpeval.online.logs",
+    "SampleRatioMismatchWarning": "serpeval.online.logs",
+    "compare_means": "serpeval.online.logs",
+    "two_proportion_ztest": "serpeval.online.logs",
+    "always_valid": "serpeval.online.logs",
+    "sample_size": "serpeval.stats.power",
+    "mde": "serpeval.stats.power",
+    # log generation (serpeval.online.simulation)
+    "LogGenerator": "serpeval.online.simulation",
+    "generate_logs": "serpeval.online.simulation",
+    "write_logs": "serpeval.online.simulation",
+    "split_clicks": "serpeval.online.simulation",
+}
+
+__all__ = sorted(_LAZY)
+
+
+__getattr__, __dir__ = lazy_index(__name__, _LAZY)

@@ -14,7 +14,7 @@ pytest.importorskip("duckdb", reason="the A/B analysis needs DuckDB (pip install
 @pytest.fixture(scope="session")
 def ab_logs() -> Any:
     """4,000 users, a known effect (logit shift 0.2), a 14-day pre-period."""
-    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.simulation.generate import LogGenerator
 
     return LogGenerator(4_000, effect=0.2, pre_days=14).generate(rng=5)
 
@@ -22,7 +22,7 @@ def ab_logs() -> Any:
 @pytest.fixture(scope="session")
 def interleaving_logs() -> Any:
     """1,500 users seeing team-draft interleavings of ranker A and a better ranker B."""
-    from serpeval.online.logs.generate import LogGenerator
+    from serpeval.online.simulation.generate import LogGenerator
 
     return LogGenerator(1_500, interleaving=True, noise_b=0.8).generate(rng=6)
 

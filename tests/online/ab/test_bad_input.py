@@ -203,7 +203,7 @@ def test_clicks_on_positions_not_shown() -> None:
 
 
 def test_orphan_clicks_in_the_events_layout() -> None:
-    from serpeval.online.logs import split_clicks
+    from serpeval.online.simulation import split_clicks
 
     impressions, clicks = split_clicks(log(CLEAN))
     orphans = pa.table({"impression_id": [99, 98], "position": [1, 2], "click_seconds": [1.0, 2.0]})

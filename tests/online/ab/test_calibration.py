@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from serpeval.online.logs.calibration import rejection_rates
-from serpeval.online.logs.generate import LogGenerator
+from serpeval.online.simulation.generate import LogGenerator
 from serpeval.stats.power import sample_size
 
 

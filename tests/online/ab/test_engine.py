@@ -7,9 +7,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from serpeval.online.logs import analyze_ab, read_logs, split_clicks
+from serpeval.online.logs import analyze_ab, read_logs
 from serpeval.online.logs.features import prepare
 from serpeval.online.logs.moments import unit_table
+from serpeval.online.simulation import split_clicks
 
 METRICS = [
     "ctr",

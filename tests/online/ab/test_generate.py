@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 import pytest
 
 from serpeval.core.errors import OptionError
-from serpeval.online.logs.generate import LogGenerator, _click_times, split_clicks, write_logs
+from serpeval.online.simulation.generate import LogGenerator, _click_times, split_clicks, write_logs
 
 
 def test_same_seed_same_log_and_other_seed_other_log() -> None:
@@ -151,7 +151,7 @@ def test_bad_settings() -> None:
 
 def test_logs_of_a_real_ranker_pair() -> None:
     from serpeval.cli.demo.collection import make_collection
-    from serpeval.online.clicks.world import make_world
+    from serpeval.online.simulation.world import make_world
 
     c = make_collection(n_queries=20)
     a, b = list(c.runs)

@@ -15,7 +15,7 @@ import pytest
 from serpeval.cli.app import main
 from serpeval.core.errors import InputError, OptionError
 from serpeval.online.logs import analyze_ab, analyze_ab_triggered, plan_ab
-from serpeval.online.logs.generate import LogGenerator
+from serpeval.online.simulation.generate import LogGenerator
 
 
 def _status(argv: list[str]) -> int:

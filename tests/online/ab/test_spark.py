@@ -8,14 +8,9 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from serpeval.online.logs import (
-    analyze_ab,
-    analyze_interleaving_logs,
-    monitor_ab,
-    read_logs,
-    split_clicks,
-)
-from serpeval.online.logs.generate import LogGenerator
+from serpeval.online.logs import analyze_ab, analyze_interleaving_logs, monitor_ab, read_logs
+from serpeval.online.simulation import split_clicks
+from serpeval.online.simulation.generate import LogGenerator
 
 # one of each kind: ratio of counts, ratio needing click times, per-unit mean (fewer columns,
 # less of Spark's per-query code generation)

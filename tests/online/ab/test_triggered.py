@@ -17,8 +17,8 @@ import pyarrow.compute as pc
 import pytest
 
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.logs.generate import LogGenerator
 from serpeval.online.logs.triggered import analyze_ab_triggered, analyze_interleaving_triggered
+from serpeval.online.simulation.generate import LogGenerator
 
 Z = 4.0
 

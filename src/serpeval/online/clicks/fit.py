@@ -25,7 +25,7 @@ unclicked cell, P(A = 1 | C = 0) = a (1 - g) / (1 - a g) and
 P(E = 1 | C = 0) = g (1 - a) / (1 - a g); clicked cells have A = E = 1. M-step: alpha =
 mean posterior over the item's cells (with the prior), gamma_r = mean posterior over rank r.
 
-**DBN / SDBN / DCM** share the cascade E-step of :func:`~._kernel.posterior_examination`
+**DBN / SDBN / DCM** share the cascade E-step of :func:`~.kernel.posterior_examination`
 (P(E_r | clicks), exact). Then P(A_r = 1 | C) = C_r + (1 - C_r)(1 - P(E_r | C)) alpha; DBN's
 satisfaction at the last click l is sigma / (sigma + (1 - sigma)(1 - gamma + gamma N_{l+1}))
 (0 at earlier clicks), and gamma = expected continuations / expected chances to continue;
@@ -46,7 +46,7 @@ import numpy as np
 
 from serpeval.core.checks import check_count
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.clicks import _kernel
+from serpeval.online.clicks import kernel
 from serpeval.online.clicks.logs import ClickLog
 from serpeval.online.clicks.models import DBN, DCM, PBM, ClickModel
 from serpeval.online.common import last_click
@@ -152,7 +152,7 @@ def _slot_major(log: ClickLog) -> tuple[NDArray[np.int64], NDArray[np.bool_], ND
 
 
 def _log_likelihood(model: ClickModel, items: NDArray[np.int64], clicks: NDArray[np.bool_]) -> float:
-    return float(_kernel.log_likelihood(*model.cells(items), clicks).sum())
+    return float(kernel.log_likelihood(*model.cells(items), clicks).sum())
 
 
 def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
@@ -216,7 +216,7 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
-        p_exam, tail = _kernel.posterior_examination(c, sc, sn, clicks)
+        p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks)
         post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
         # Satisfaction: only the last click can be satisfying.
         s_last = sigma[items[lc, cols]]
@@ -264,7 +264,7 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = DCM(attractiveness=alpha, continuation=lam).cells(items)
-        p_exam, _ = _kernel.posterior_examination(c, sc, sn, clicks)
+        p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks)
         post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
         cont = np.ones((k, n))
         cont[:-1] = np.where(slot[:-1] == last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)

@@ -1,7 +1,7 @@
 """Click models: the grade-table users, cascade (CM), PBM, DCM, DBN and SDBN.
 
 Every model maps an impression's shown items to the cells ``(c, sc, sn)`` of
-:mod:`~serpeval.online.clicks._kernel` and inherits sampling, exact click
+:mod:`~serpeval.online.clicks.kernel` and inherits sampling, exact click
 probabilities and likelihoods from :class:`ClickModel`.
 
 **Items.** ``items`` is an integer array ``[n_impressions, k]``: the item code at each
@@ -16,7 +16,7 @@ less than the average at the same relevance. 0 and 1 stay 0 and 1.
 
 **Layout.** The public methods take and return impression-major arrays ``[n, k]``;
 :meth:`ClickModel.cells` and :meth:`ClickModel.sample_slot_major` work on slot-major arrays
-``[k, n]`` (see :mod:`~serpeval.online.clicks._kernel`), the fast path for simulators.
+``[k, n]`` (see :mod:`~serpeval.online.clicks.kernel`), the fast path for simulators.
 
 Notation follows Chuklin, Markov & de Rijke, *Click Models for Web Search* (2015):
 alpha = attractiveness, sigma = satisfaction, gamma = continuation / examination.
@@ -31,7 +31,7 @@ import numpy as np
 
 from serpeval.core.checks import as_generator
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.clicks import _kernel
+from serpeval.online.clicks import kernel
 from serpeval.online.common import probabilities
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class ClickModel:
     vocabulary: pa.Array | None = field(default=None, kw_only=True, repr=False)
 
     # -- what a subclass provides --------------------------------------------------------
-    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> _kernel.Cells:
+    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         """Slot-major ``(c, sc, sn)`` for slot-major ``items[k, n]`` (see the kernel)."""
         raise NotImplementedError
 
@@ -106,38 +106,38 @@ class ClickModel:
                shift: ArrayLike | None = None) -> NDArray[np.bool_]:
         """Simulated clicks ``bool[n, k]`` on impressions showing ``items[n, k]``."""
         c, sc, sn = self.cells(self._items(items), shift)
-        return _kernel.sample_clicks(c, sc, sn, as_generator(rng)).T
+        return kernel.sample_clicks(c, sc, sn, as_generator(rng)).T
 
     def sample_slot_major(self, items: ArrayLike, rng: int | np.random.Generator | None = None, *,
                           shift: ArrayLike | None = None) -> NDArray[np.bool_]:
         """Like :meth:`sample` with slot-major ``items[k, n]`` and clicks ``bool[k, n]``."""
         c, sc, sn = self.cells(self._items(items, slot_major=True), shift)
-        return _kernel.sample_clicks(c, sc, sn, as_generator(rng))
+        return kernel.sample_clicks(c, sc, sn, as_generator(rng))
 
     def click_probabilities(self, items: ArrayLike, *, shift: ArrayLike | None = None) -> NDArray[np.float64]:
         """Exact unconditional P(click) at every slot (``[n, k]``)."""
-        return _kernel.click_probabilities(*self.cells(self._items(items), shift)).T
+        return kernel.click_probabilities(*self.cells(self._items(items), shift)).T
 
     def examination_probabilities(self, items: ArrayLike, *,
                                   shift: ArrayLike | None = None) -> NDArray[np.float64]:
         """Exact unconditional P(the user examines the slot) (``[n, k]``)."""
-        return _kernel.examination(*self.cells(self._items(items), shift)).T
+        return kernel.examination(*self.cells(self._items(items), shift)).T
 
     def conditional_click_probabilities(self, items: ArrayLike, clicks: ArrayLike) -> NDArray[np.float64]:
         """P(C_r = 1 | the observed clicks above r), per slot (``[n, k]``)."""
         arr = self._items(items)
-        return _kernel.conditional_click_probabilities(*self.cells(arr), _clicks(clicks, arr)).T
+        return kernel.conditional_click_probabilities(*self.cells(arr), _clicks(clicks, arr)).T
 
     def log_likelihood(self, items: ArrayLike, clicks: ArrayLike) -> NDArray[np.float64]:
         """Natural-log probability of each impression's click vector (``[n]``)."""
         arr = self._items(items)
-        return _kernel.log_likelihood(*self.cells(arr), _clicks(clicks, arr))
+        return kernel.log_likelihood(*self.cells(arr), _clicks(clicks, arr))
 
     def click_count_distribution(self, items: ArrayLike, *,
                                  shift: ArrayLike | None = None) -> NDArray[np.float64]:
         """``P[n, k + 1]``: exact probability of 0, 1, ..., k clicks on each impression."""
         arr = self._items(items)
-        dist = _kernel.sum_distribution(*self.cells(arr, shift), np.ones_like(arr))
+        dist = kernel.sum_distribution(*self.cells(arr, shift), np.ones_like(arr))
         return dist[:, arr.shape[0]:]
 
     def describe(self) -> dict[str, Any]:
@@ -198,7 +198,7 @@ class GradeModel(ClickModel):
     def n_items(self) -> int:
         return len(self.click)
 
-    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> _kernel.Cells:
+    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         c = _shifted(_gather(np.asarray(self.click), items), shift)
         s = _gather(np.asarray(self.stop), items)
         return c, s, (s if not self.stop_requires_click else np.zeros_like(s))
@@ -225,7 +225,7 @@ class CascadeModel(ClickModel):
     def n_items(self) -> int:
         return len(self.attractiveness)
 
-    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> _kernel.Cells:
+    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         c = _shifted(_gather(self.attractiveness, items), shift)
         return c, np.ones_like(c), np.zeros_like(c)
 
@@ -253,7 +253,7 @@ class PBM(ClickModel):
     def n_items(self) -> int:
         return len(self.attractiveness)
 
-    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> _kernel.Cells:
+    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         alpha = _shifted(_gather(self.attractiveness, items), shift)
         c = alpha * _by_rank(self.examination, items.shape[0], "examination")
         zeros = np.zeros_like(c)
@@ -285,7 +285,7 @@ class DCM(ClickModel):
     def n_items(self) -> int:
         return len(self.attractiveness)
 
-    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> _kernel.Cells:
+    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         c = _shifted(_gather(self.attractiveness, items), shift)
         lam = _by_rank(self.continuation, items.shape[0], "continuation")
         sc = np.broadcast_to(1.0 - lam, c.shape).copy()
@@ -323,7 +323,7 @@ class DBN(ClickModel):
     def n_items(self) -> int:
         return len(self.attractiveness)
 
-    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> _kernel.Cells:
+    def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         c = _shifted(_gather(self.attractiveness, items), shift)
         sigma = _gather(self.satisfaction, items)
         sc = 1.0 - (1.0 - sigma) * self.gamma

@@ -15,7 +15,7 @@ the statistics run on the few numbers that come back (the design of tea-tasting)
   (:mod:`.triggered`): only impressions whose arms' pages differ, scaled by the trigger rate.
 - :func:`read_logs`, :class:`LogSchema` - the log schema (:mod:`.schema`) from Parquet,
   CSV, DuckDB, DataFrames, ibis tables or Spark DataFrames.
-- :func:`generate_logs`, :func:`write_logs` - realistic logs simulated from click models.
+- :func:`~serpeval.online.simulation.generate_logs` moved to :mod:`serpeval.online.simulation`.
 
 ibis and DuckDB are dependencies of serpeval (``pip install .`` installs them); Spark needs the
 ``spark`` extra: ``pip install 'serpeval[spark]'``.
@@ -49,14 +49,18 @@ _LAZY: dict[str, str] = {
     "always_valid": "serpeval.online.logs.sequential",
     "sample_size": "serpeval.stats.power",
     "mde": "serpeval.stats.power",
-    "LogGenerator": "serpeval.online.logs.generate",
-    "generate_logs": "serpeval.online.logs.generate",
-    "write_logs": "serpeval.online.logs.generate",
-    "split_clicks": "serpeval.online.logs.generate",
+}
+
+#: names that moved out, served for one release with a DeprecationWarning
+_MOVED: dict[str, str] = {
+    "LogGenerator": "serpeval.online.simulation",
+    "generate_logs": "serpeval.online.simulation",
+    "write_logs": "serpeval.online.simulation",
+    "split_clicks": "serpeval.online.simulation",
 }
 
 __all__ = sorted(_LAZY)
 
 
-__getattr__, __dir__ = lazy_index(__name__, _LAZY)
+__getattr__, __dir__ = lazy_index(__name__, _LAZY, moved=_MOVED)
 
