@@ -16,13 +16,14 @@ correctly.)
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from serpeval.core.data import GRADE_LIMIT
 from serpeval.measures.cparse import atof, atol
-from serpeval.measures.spec import MAX_WEIGHT, Param, format_value
+from serpeval.measures.spec import MAX_WEIGHT, Param, ascii_number, format_value
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -36,6 +37,7 @@ __all__ = [
     "apply_gains",
     "exp_shift",
     "format_gain_table",
+    "grammar_gain_pairs",
     "ideal_gains",
     "parse_gain_table",
     "trec_gain_pairs",
@@ -48,7 +50,8 @@ EXP_HEADROOM = 960
 
 def parse_gain_table(text: str) -> dict[int, float]:
     """``"1:3;2:9.5"`` (``=`` also accepted for ``:``) -> ``{1: 3.0, 2: 9.5}``; ir_measures'
-    dict spelling ``{1:3,2:9.5}`` is read too."""
+    dict spelling ``{1:3,2:9.5}`` is read too. Grades and gains are written with ASCII digits
+    (``١:3`` and ``1_0:3`` are refused, not read as 1 and 10 as Python's ``int()`` would)."""
     table: dict[int, float] = {}
     text = text.replace(" ", "")
     if text.startswith("{") and text.endswith("}"):
@@ -59,6 +62,8 @@ def parse_gain_table(text: str) -> dict[int, float]:
         sep = ":" if ":" in part else "="
         level, _, gain = part.partition(sep)
         try:
+            if not (ascii_number(level) and ascii_number(gain)):
+                raise ValueError
             grade, value = int(level), float(gain)
         except ValueError:
             raise ValueError(
@@ -116,6 +121,28 @@ def trec_gain_pairs(text: str, *, extra: tuple[str, ...] = (), strict_levels: bo
         elif not strict_levels:
             gains.setdefault(atol(name), number)
     return gains, named
+
+
+# inf and nan pass here and are refused by the table's range check, which says why.
+_GRAMMAR_PAIR = re.compile(
+    r"[+-]?[0-9]+=[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)",
+    re.IGNORECASE | re.ASCII,
+)
+
+
+def grammar_gain_pairs(text: str) -> dict[int, float]:
+    """trec_eval's ``1=3,2=9`` after a measure name in serpeval's own grammar (``evaluate -m
+    ndcg.1=3,2=9``): every pair must be ``GRADE=GAIN``, an integer grade and a number, in
+    ASCII digits. ``ndcg.x=1`` is refused here, where trec_eval (and ``serpeval trec_eval``,
+    which reads pairs with :func:`trec_gain_pairs`) ignores the pair and computes plain ndcg.
+    """
+    for part in text.split(","):
+        if not _GRAMMAR_PAIR.fullmatch(part):
+            raise ValueError(
+                f"expected GRADE=GAIN pairs with integer grades after the name, written with the "
+                f"digits 0-9 (such as ndcg.1=3,2=9: grade 1 has gain 3, grade 2 gain 9); got {part!r}"
+            )
+    return trec_gain_pairs(text)[0]
 
 
 def _is_int(text: str) -> bool:

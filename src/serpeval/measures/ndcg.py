@@ -23,9 +23,9 @@ from serpeval.measures.gains import (
     apply_gains,
     exp_shift,
     format_gain_table,
+    grammar_gain_pairs,
     ideal_gains,
     parse_gain_table,
-    trec_gain_pairs,
 )
 from serpeval.measures.spec import MeasureSpec
 
@@ -164,8 +164,9 @@ def ndcg(r: Rankings, *, cutoff: int | None, gain: Gain, gains: str = "") -> NDA
 
 
 def trec_gains(text: str) -> dict[str, str]:
-    """trec_eval's ``ndcg.1=3,2=9`` parameters -> ``{"gains": "1:3;2:9"}``."""
-    table, _ = trec_gain_pairs(text)
+    """trec_eval's ``ndcg.1=3,2=9`` parameters -> ``{"gains": "1:3;2:9"}`` (a pair that is
+    not ``GRADE=GAIN`` is refused: :func:`~serpeval.measures.gains.grammar_gain_pairs`)."""
+    table = grammar_gain_pairs(text)
     if not table:
         return {}
     return {"gains": format_gain_table(table)}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Rankings
 
-__all__ = ["MAX_CUTOFF", "MAX_WEIGHT", "Measure", "MeasureSpec", "Param", "aggregate", "format_value"]
+__all__ = ["MAX_CUTOFF", "MAX_WEIGHT", "Measure", "MeasureSpec", "Param", "aggregate", "ascii_number", "format_value"]
 
 Kernel = Callable[..., "NDArray[np.float64]"]
 
@@ -39,6 +39,13 @@ GMEAN_FLOOR = 1e-5
 
 MAX_CUTOFF = 2**63 - 1
 """The largest cutoff: the kernels count ranks in 64-bit integers (``@k`` beyond is refused)."""
+
+
+def ascii_number(text: str) -> bool:
+    """Whether ``text`` may be handed to Python's ``int()``/``float()`` as a number of the
+    grammar: ASCII only and no ``_``. (Python reads ``"١٠"``, Arabic-Indic digits, and
+    ``"1_0"``, digit grouping, as 10; the grammar's numbers are written with 0-9.)"""
+    return text.isascii() and "_" not in text
 
 
 def format_value(value: Any) -> str:
@@ -102,7 +109,7 @@ class Param:
         value: Any = raw
         if isinstance(raw, str):
             raw_text = raw.strip().strip("'\"")
-            if self.type in (int, float) and (not raw_text.isascii() or "_" in raw_text):
+            if self.type in (int, float) and not ascii_number(raw_text):
                 raise fail()  # Python's int()/float() read "١٠" and "1_0" as 10: numbers are ASCII
             if self.type is bool:
                 flags = {"true": True, "1": True, "false": False, "0": False}
