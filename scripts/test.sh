@@ -20,7 +20,7 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
         || echo "scripts/test.sh: could not install chromium; the browser test will be skipped" >&2
 fi
 # pip built serpeval's compiled kernels with the machine's C compiler (hatch_build.py); where
-# there is one, a kernel library that failed to build fails tests/test_native.py (else skipped).
+# there is one, a kernel library that failed to build fails tests/core/test_native.py (else skipped).
 if command -v "${CC:-cc}" >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; then
     export SERPEVAL_EXPECT_NATIVE=1
 fi

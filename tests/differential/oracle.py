@@ -4,7 +4,7 @@ pytrec_eval (trec_eval 9.0.8 compiled) parses nothing: it gets dicts built from 
 logical rows of a :class:`~tests.differential.shapes.Collection`, while serpeval reads the
 files written from the same rows. It stores scores as 32-bit floats, so serpeval runs with
 ``float32_scores=True`` (``--compat 9.0.8`` on the command line), as in
-``tests/test_pytrec_eval_oracle.py``.
+``tests/trec_eval/test_pytrec_eval_real_runs.py``.
 """
 
 from __future__ import annotations

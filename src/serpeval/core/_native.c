@@ -1,7 +1,7 @@
 /* serpeval's compiled kernels: plain C, no Python headers, loaded with ctypes by
  * serpeval/core/native.py. Built at install time by hatch_build.py with the machine's C
  * compiler; when it is absent or fails, serpeval runs the NumPy implementations in
- * serpeval/core/arrays.py, which these kernels must match bit for bit (tests/test_native.py).
+ * serpeval/core/arrays.py, which these kernels must match bit for bit (tests/core/test_native.py).
  *
  * Strings are Arrow string arrays: int32 offsets (already moved by the array's offset) and
  * the data buffer. Every function works on caller-owned memory; sv_group and sv_match also

@@ -1,6 +1,6 @@
 """64-bit fingerprints of strings (a hash of each string's UTF-8 bytes alone) and the
 (query code, doc fingerprint) pair keys built from them; compiled kernels where built, the same
-numbers from NumPy otherwise (``tests/test_native.py``)."""
+numbers from NumPy otherwise (``tests/core/test_native.py``)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 ``pip install`` compiles ``_native.c`` with the machine's C compiler (``hatch_build.py``);
 where that was not possible serpeval runs the NumPy implementations in
 :mod:`serpeval.core.fingerprints`, :mod:`serpeval.core.hash_index` and
-:mod:`serpeval.core.segments`, which give the same numbers (``tests/test_native.py`` checks the
+:mod:`serpeval.core.segments`, which give the same numbers (``tests/core/test_native.py`` checks the
 two against each other). ``SERPEVAL_NATIVE=0`` in the environment turns the kernels off.
 
 Every wrapper here takes Arrow string arrays with ``int32`` offsets (``pa.string()``) and

@@ -156,7 +156,7 @@ class Param:
         return self.type(value)
 
 
-#: Property tags checked by the registry-wide tests (``tests/test_measure_properties.py``).
+#: Property tags checked by the registry-wide tests (``tests/measures/test_measure_properties.py``).
 PROPERTIES = frozenset({
     "bounded",          # values lie in ``bounds``
     "ideal_is_one",     # the ideal ranking scores 1 when the query has a relevant doc

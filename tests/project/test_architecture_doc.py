@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "serpeval"
 
 # A path inside this repository as docstrings cite it (``docs/x.md``, ``tests/io/test_y.py``).

@@ -19,7 +19,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists() or sys.platform != "linux",
                                 reason="VmHWM and the pre-exec ru_maxrss rule are Linux's")

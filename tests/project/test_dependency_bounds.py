@@ -19,7 +19,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 #: The extras whose lower bounds scripts/test-lowest.sh installs beside the dependencies.
 LOWEST_EXTRAS = ("pandas", "polars", "plot")
