@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.faults.helpers import Inputs, assert_one_error, run_process
+from tests.faults.helpers import Inputs, Outcome, assert_one_error, run_process, serpeval_env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
 
@@ -71,3 +71,41 @@ def test_blas_threads_fit_the_limit(monkeypatch) -> None:
     assert memory.fit_blas_threads(2**40) is None  # room for every core
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     assert memory.fit_blas_threads(650_000_000) == 3  # the user's choice stands
+
+
+#: Limits (MiB) across the start-up of trec_eval (before the fix, the ``trec_eval`` program: 50-100
+#: OpenBLAS's "giving up" (exit 1), 150-200 a pyarrow ImportError traceback; then, 190-204 pyarrow's
+#: own failures: jemalloc's line on stderr, a std::bad_alloc abort).
+TREC_EVAL_LIMITS = [50, 100, 150, 190, 200, 210, 230, 260, 300]
+
+
+def _trec_eval(entry: str, inputs: Inputs, limit: int) -> Outcome:
+    """``trec_eval QRELS RUN`` as the console script runs it (``from serpeval.cli.cmd_trec_eval
+    import main``), or as ``python -m serpeval trec_eval``, under an address-space limit."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit * MiB, resource.RLIM_INFINITY))
+
+    args = [str(inputs.qrels), str(inputs.run)]
+    if entry == "serpeval trec_eval":
+        return run_process(["trec_eval", *args], preexec=cap, timeout=60)
+    script = "import sys; from serpeval.cli.cmd_trec_eval import main; sys.argv[0] = 'trec_eval'; main()"
+    done = subprocess.run([sys.executable, "-c", script, *args], stdin=subprocess.DEVNULL, capture_output=True,
+                          preexec_fn=cap, timeout=60, env=serpeval_env(), check=False)
+    return Outcome(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+
+
+@pytest.mark.parametrize("limit", TREC_EVAL_LIMITS)
+@pytest.mark.parametrize("entry", ["trec_eval", "serpeval trec_eval"])
+def test_trec_eval_under_a_low_address_space_limit_ends_cleanly(entry, limit, inputs) -> None:
+    """Its output (exit 0), or trec_eval's one line ``trec_eval: out of memory ...`` and exit 2
+    (README, "Drop-in trec_eval": 2 for out of memory), never OpenBLAS's exit or a traceback."""
+    try:
+        outcome = _trec_eval(entry, inputs, limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{entry} under a {limit} MiB limit hung (60 s)")
+    if outcome.status == 0:
+        assert "Traceback" not in outcome.err, outcome.err
+        assert "P_5" in outcome.out, outcome.out
+        return
+    line = assert_one_error(outcome, "trec_eval: out of memory", status=2)
+    assert line.startswith("trec_eval: "), line

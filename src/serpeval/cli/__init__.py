@@ -33,10 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # before (or while) app.main's own guard takes over
         return interrupted()
     except Exception as exc:  # start-up failed before app.main's guard (out of memory loading numpy)
-        from serpeval.cli.failures import command_of, handle
+        from serpeval.cli.failures import command_of, error_prefix, handle
 
         command, debug = command_of(sys.argv[1:] if argv is None else argv)
-        return handle(exc, f"serpeval {command}: error:" if command else "serpeval: error:", debug)
+        return handle(exc, error_prefix(command), debug)
 
 
 def interrupted() -> int:

@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     on stderr and a status (:mod:`serpeval.cli.failures`): 2 for errors, 130 for Ctrl-C, 141
     when the reader of standard output went away.
     """
-    from serpeval.cli.failures import command_of, handle, prepare_std_streams
+    from serpeval.cli.failures import command_of, error_prefix, handle, prepare_std_streams
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     command, debug = command_of(args_list)
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit:
         raise
     except BaseException as exc:  # KeyboardInterrupt included: "interrupted", 130
-        return handle(exc, f"serpeval {command}: error:" if command else "serpeval: error:", debug)
+        return handle(exc, error_prefix(command), debug)
 
 
 def _run(args_list: list[str]) -> int:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from serpeval.trec_eval.options import EXIT_INPUT, EXIT_USAGE, USAGE, Options, TrecEvalError, parse_options
-from serpeval.trec_eval.output import format_evaluation
+if TYPE_CHECKING:
+    from serpeval.trec_eval.options import Options
+
+# Nothing heavy at the top: the ``trec_eval`` console script imports this module before
+# main() fits the process to an address-space limit (serpeval.cli.memory), and numpy
+# loaded before that exits the process (OpenBLAS) or fails with a traceback. The
+# serpeval.trec_eval package (numpy, pyarrow) is imported inside the functions.
 
 
 def register(sub: Any) -> None:
@@ -52,16 +56,23 @@ def run_trec_eval(argv: Sequence[str]) -> int:
 
 
 def main() -> None:
-    """Entry point of the ``trec_eval`` console script."""
-    from serpeval.cli.memory import keep_freed_memory
-
-    keep_freed_memory()
+    """Entry point of the ``trec_eval`` console script: as ``serpeval trec_eval``, with the
+    process fitted to an address-space limit first (:func:`serpeval.cli.memory.keep_freed_memory`),
+    before numpy loads; a failure there (no room to load numpy) is ``trec_eval: out of
+    memory ...`` and status 2."""
     try:
+        from serpeval.cli.memory import keep_freed_memory
+
+        keep_freed_memory()
         status = run_trec_eval(sys.argv[1:])
     except KeyboardInterrupt:  # before (or while) run_trec_eval's own guard takes over
         from serpeval.cli import interrupted
 
         status = interrupted()
+    except Exception as exc:  # start-up failed before run_trec_eval's guard
+        from serpeval.cli.failures import handle
+
+        status = handle(exc, "trec_eval:")
     sys.exit(status)
 
 
@@ -71,6 +82,9 @@ def run(argv: Sequence[str], *, stdout: IO[bytes] | None = None,
 
     Output goes to ``stdout`` (bytes) and messages to ``stderr`` (default: the process's).
     """
+    from serpeval.trec_eval.options import EXIT_USAGE, USAGE, TrecEvalError, parse_options
+    from serpeval.trec_eval.output import format_evaluation
+
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr
     try:
@@ -117,6 +131,7 @@ def _write(out: IO[bytes], chunks: Iterator[bytes]) -> None:
         raise
     except OSError as exc:
         from serpeval.core.errors import os_error_cause
+        from serpeval.trec_eval.options import EXIT_INPUT, TrecEvalError
 
         raise TrecEvalError(f"trec_eval: <stdout>: cannot write: {os_error_cause(exc)}", EXIT_INPUT) from None
 
@@ -128,6 +143,8 @@ LONG_INPUT = 50_000_000  # bytes of run: above this, a terminal shows what is go
 def _progress(opts: Options, err: IO[str]) -> Iterator[Callable[[str], None]]:
     """A transient spinner with the current phase on stderr, only when stderr is a terminal
     and the run is large (stdout, the output, is never touched)."""
+    from pathlib import Path
+
     run_path = Path(opts.files[1])
     if not (err is sys.stderr and err.isatty() and run_path.is_file()
             and run_path.stat().st_size > LONG_INPUT):

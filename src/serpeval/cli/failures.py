@@ -47,6 +47,7 @@ __all__ = [
     "EXIT_PIPE",
     "command_of",
     "describe",
+    "error_prefix",
     "handle",
     "prepare_std_streams",
 ]
@@ -178,6 +179,14 @@ def command_of(args: Sequence[str]) -> tuple[str | None, bool]:
     return None, "--debug" in args
 
 
+def error_prefix(command: str | None) -> str:
+    """What a failure line starts with: ``serpeval CMD: error:``, or trec_eval's own
+    ``trec_eval:`` for ``serpeval trec_eval`` (as :func:`serpeval.cli.cmd_trec_eval.run_trec_eval`)."""
+    if command == "trec_eval":
+        return "trec_eval:"
+    return f"serpeval {command}: error:" if command else "serpeval: error:"
+
+
 #: What a shared library's loader says when the address space is full (``ulimit -v``).
 _NO_ROOM = ("failed to map segment", "cannot allocate memory", "cannot map zero-fill pages")
 
@@ -260,7 +269,10 @@ def handle(exc: BaseException, prefix: str, debug: bool = False) -> int:
         return EXIT_PIPE
     if debug:
         raise exc
-    message, status = describe(exc)
+    try:
+        message, status = describe(exc)
+    except MemoryError:  # the address space is full: not even room to load the words
+        message, status = f"out of memory. {MEMORY_ADVICE}", EXIT_ERROR
     if _stdout_broken():
         silence_stdout()
     _say(f"{prefix} {message}")

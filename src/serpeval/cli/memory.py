@@ -87,9 +87,13 @@ _MiB = 2**20
 #: Address space of one OpenBLAS thread in each of the two libraries (numpy's and scipy's).
 BLAS_THREAD_SPACE = 80 * _MiB
 
-#: Address space that loading numpy, or scipy's BLAS module (with its OpenBLAS), needs beyond
-#: what the process holds (one BLAS thread; each further thread adds half of BLAS_THREAD_SPACE).
-IMPORT_SPACE = {"numpy": 112 * _MiB, "scipy.linalg._fblas": 128 * _MiB}
+#: Address space that loading numpy, pyarrow, or scipy's BLAS module (with its OpenBLAS), needs
+#: beyond what the process holds (one BLAS thread; each further thread adds half of
+#: BLAS_THREAD_SPACE; pyarrow has no BLAS threads). pyarrow with its compute and Parquet modules
+#: loaded after numpy (VmSize 97 MiB) under limits of 190-204 MiB failed in four ways
+#: (a MemoryError, C++'s std::bad_alloc abort, "failed to map segment", and jemalloc's
+#: "background thread creation failed" line on stderr) and loaded from 208 MiB: 111 MiB.
+IMPORT_SPACE = {"numpy": 112 * _MiB, "pyarrow": 128 * _MiB, "scipy.linalg._fblas": 128 * _MiB}
 
 
 def address_space_limit() -> int | None:
@@ -132,8 +136,8 @@ def fit_blas_threads(limit: int | None) -> int | None:
 
 
 class ImportHeadroom:
-    """A ``sys.meta_path`` finder that refuses to start loading numpy, or scipy's BLAS module,
-    when the address-space limit leaves less than :data:`IMPORT_SPACE`.
+    """A ``sys.meta_path`` finder that refuses to start loading numpy, pyarrow, or scipy's BLAS
+    module, when the address-space limit leaves less than :data:`IMPORT_SPACE`.
 
     Raises (from the ``import`` statement):
         OutOfMemoryError: naming what was being loaded, what it needs and what is left.
@@ -149,7 +153,8 @@ class ImportHeadroom:
         used = address_space_used()
         if used is None:
             return None
-        need = IMPORT_SPACE[name] + (self.threads - 1) * BLAS_THREAD_SPACE // 2
+        threads = self.threads if name != "pyarrow" else 1
+        need = IMPORT_SPACE[name] + (threads - 1) * BLAS_THREAD_SPACE // 2
         what = name.split(".")[0]
         left = self.limit - used
         if left < need:
