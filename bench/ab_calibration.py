@@ -2,7 +2,7 @@
 
 1. **A/A**: one generated log holds ``--experiments`` experiments whose two arms are
    identical (users split at random); every experiment is analysed as its own A/B test in
-   one DuckDB query (:func:`serpeval.online.logs.calibration.rejection_rates`). A calibrated
+   one DuckDB query (:func:`serpeval.online.experiments.calibration.rejection_rates`). A calibrated
    test rejects about 5% at alpha = 0.05. The same logs analysed as if impressions were
    independent (the mistake the delta method prevents) show what clustering is worth.
 2. **Power**: the treatment shifts every result's attractiveness by ``--effect`` (logit);
@@ -17,7 +17,7 @@
     python bench/ab_calibration.py --experiments 2000 --users 1000
 
 Writes ``bench/results/ab_calibration.md``. The fast version runs in the test suite
-(``tests/online/ab/test_calibration.py``).
+(``tests/online/experiments/test_calibration.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ METRICS = ["ctr", "abandonment", "clicks_at_1", "mrr"]
 
 
 def aa(experiments: int, users: int, seed: int) -> tuple[list[dict], float, int]:
-    from serpeval.online.logs.calibration import rejection_rates
+    from serpeval.online.experiments.calibration import rejection_rates
     from serpeval.online.simulation.generate import LogGenerator
 
     logs = LogGenerator(experiments * users, experiments=experiments).generate(rng=seed)
@@ -45,8 +45,8 @@ def aa(experiments: int, users: int, seed: int) -> tuple[list[dict], float, int]
 
 
 def power_check(experiments: int, effect: float, seed: int) -> dict:
-    from serpeval.online.logs import plan_ab
-    from serpeval.online.logs.calibration import rejection_rates
+    from serpeval.online.experiments import plan_ab
+    from serpeval.online.experiments.calibration import rejection_rates
     from serpeval.online.simulation.generate import LogGenerator
     from serpeval.stats.power import sample_size
 
@@ -67,7 +67,7 @@ def peeking(experiments: int, users: int, seed: int) -> dict:
     """Daily looks over the A/A log: any fixed-horizon p < .05 vs any always-valid p < .05."""
     import ibis
 
-    from serpeval.online.logs.analysis import compare_metric
+    from serpeval.online.experiments.analysis import compare_metric
     from serpeval.online.logs.features import ALL_EXPERIMENTS, prepare
     from serpeval.online.logs.metrics import get_metric
     from serpeval.online.logs.moments import fetch_moments, unit_table

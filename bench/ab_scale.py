@@ -41,7 +41,7 @@ PER_USER = 4.0
 SERPEVAL = r"""
 import json, sys, time
 import ibis, ibis.backends.duckdb, scipy.stats  # imported before the clock, as pandas is
-from serpeval.online.logs import analyze_ab
+from serpeval.online.experiments import analyze_ab
 t = time.perf_counter()
 res = analyze_ab(sys.argv[1], metrics=["ctr", "abandonment", "clicks_at_1", "mrr"],
                  duplicates=sys.argv[2])
@@ -53,7 +53,7 @@ print(json.dumps({"wall": wall, "rows": res.exclusions.kept_rows,
 SPARK = r"""
 import json, sys, time
 import ibis, ibis.backends.pyspark, scipy.stats
-from serpeval.online.logs import analyze_ab
+from serpeval.online.experiments import analyze_ab
 from serpeval.online.logs.sources import spark_session
 spark_session()  # the JVM starts before the clock (about 6 s on a quiet machine)
 t = time.perf_counter()

@@ -99,9 +99,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "interleaving_stats.md")
     args = parser.parse_args()
 
+    from serpeval.online.experiments import analyze_interleaving_logs
     from serpeval.online.interleaving import analysis as stats
     from serpeval.online.interleaving.analysis import analyze_counts, analyze_outcomes
-    from serpeval.online.logs import analyze_interleaving_logs
     from serpeval.online.simulation.generate import LogGenerator
 
     old_stats = old_module(args.before, "src/serpeval/online/stats.py", "old_stats")

@@ -15,7 +15,7 @@ Per population and comparison: median, interquartile range and range of the rati
 interpolation, as the benchmark's own table), how many settings count, and the settings in
 which team draft points against the offline nDCG@10 difference, by name. Writes
 ``bench/results/sensitivity_full_summary.md``; :func:`readme_paragraph` is the README's text
-(``tests/online/test_sensitivity_readme.py`` checks that the README says exactly this).
+(``tests/online/simulation/test_sensitivity_readme.py`` checks that the README says exactly this).
 
     python bench/sensitivity_summary.py [CSV]
 """

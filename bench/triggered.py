@@ -1,6 +1,6 @@
 """How much triggered analysis narrows an A/B test (the SE ratio the closing note of issue 20
 quotes): generated logs where ranker B differs from A on 30% of the queries, analysed on all
-impressions and on the triggered ones (``serpeval.online.logs.analyze_ab_triggered``, DuckDB).
+impressions and on the triggered ones (``serpeval.online.experiments.analyze_ab_triggered``, DuckDB).
 
     python bench/triggered.py [--users N] [--seeds K]
 
@@ -15,7 +15,7 @@ import argparse
 import statistics
 from pathlib import Path
 
-from serpeval.online.logs import analyze_ab_triggered
+from serpeval.online.experiments import analyze_ab_triggered
 from serpeval.online.simulation.generate import LogGenerator
 
 METRICS = ["ctr", "clicks_per_user"]

@@ -170,8 +170,8 @@ def log_folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, P
 
 def test_ab_and_interleaving_report_write_strict_json(log_folders, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    from serpeval.online.logs.interleaving_analysis import InterleavingLogReport
-    from serpeval.online.logs.results import ABResults
+    from serpeval.online.experiments.interleaving_analysis import InterleavingLogReport
+    from serpeval.online.experiments.results import ABResults
 
     ab, _, il = log_folders
     _inject(monkeypatch, ABResults, "to_json_dict", ("results", 0))
@@ -199,7 +199,7 @@ def test_ab_relative_effect_over_a_zero_control_is_null_with_its_reason(
         ("rel_effect", "rel_ci_lower", "rel_ci_upper"),
         "the control value is 0: an effect relative to it is undefined")
     # the Python API's JSON-ready dict is strict too: json.dumps(..., allow_nan=False) accepts it
-    from serpeval.online.logs import analyze_ab
+    from serpeval.online.experiments import analyze_ab
 
     api = analyze_ab(no_clicks, metrics=["ctr"]).to_json_dict()
     assert strict(json.dumps(api, allow_nan=False))["results"][0] == row

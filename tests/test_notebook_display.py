@@ -244,13 +244,13 @@ def ab_logs() -> Any:
 
 
 def test_ab_results(ab_logs: Any) -> None:
-    from serpeval.online.logs import analyze_ab
+    from serpeval.online.experiments import analyze_ab
 
     check_display(analyze_ab(ab_logs.impressions, metrics=["ctr", "mrr", "clicks_per_user"]), ids=(NASTY,))
 
 
 def test_sequential_results_and_power_plan(ab_logs: Any) -> None:
-    from serpeval.online.logs import monitor_ab, plan_ab
+    from serpeval.online.experiments import monitor_ab, plan_ab
 
     check_display(monitor_ab(ab_logs.impressions, metric="ctr", looks=3), ids=(NASTY,))
     check_display(plan_ab(ab_logs.impressions, metrics=["ctr"]))
@@ -259,7 +259,7 @@ def test_sequential_results_and_power_plan(ab_logs: Any) -> None:
 def test_interleaving_log_report() -> None:
     pytest.importorskip("ibis", reason="the interleaving log analysis needs the ab extra")
     pytest.importorskip("duckdb", reason="the interleaving log analysis needs DuckDB")
-    from serpeval.online.logs import analyze_interleaving_logs
+    from serpeval.online.experiments import analyze_interleaving_logs
     from serpeval.online.simulation import LogGenerator
 
     logs = LogGenerator(200, experiments=(NASTY,), interleaving=True, n_queries=50).generate(rng=6)
@@ -279,9 +279,9 @@ def test_every_listed_result_class_is_tabular() -> None:
     from serpeval.comparison.gate import GateResult
     from serpeval.comparison.results import Comparison
     from serpeval.evaluation.results import Results
+    from serpeval.online.experiments.interleaving_analysis import InterleavingLogReport
+    from serpeval.online.experiments.results import ABResults, PowerPlan, SequentialResults
     from serpeval.online.interleaving.analysis import InterleavingAnalysis, MultileaveAnalysis
-    from serpeval.online.logs.interleaving_analysis import InterleavingLogReport
-    from serpeval.online.logs.results import ABResults, PowerPlan, SequentialResults
     from serpeval.online.simulation.simulate import SimulationResult
 
     for cls in (Results, Comparison, GateResult, ABResults, SequentialResults, PowerPlan,

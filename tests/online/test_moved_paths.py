@@ -14,18 +14,39 @@ MOVED_MODULES = [
     ("serpeval.online.clicks.sensitivity", "serpeval.online.simulation.sensitivity", "build_tables"),
     ("serpeval.online.clicks.world", "serpeval.online.simulation.world", "make_world"),
     ("serpeval.online.logs.generate", "serpeval.online.simulation.generate", "LogGenerator"),
+    ("serpeval.online.logs.analysis", "serpeval.online.experiments.analysis", "analyze_ab"),
+    ("serpeval.online.logs.calibration", "serpeval.online.experiments.calibration", "rejection_rates"),
+    (
+        "serpeval.online.logs.interleaving_analysis",
+        "serpeval.online.experiments.interleaving_analysis",
+        "analyze_interleaving_logs",
+    ),
+    (
+        "serpeval.online.logs.interleaving_over_time",
+        "serpeval.online.experiments.interleaving_over_time",
+        "preference_over_time",
+    ),
+    ("serpeval.online.logs.monitor", "serpeval.online.experiments.monitor", "monitor_ab"),
+    ("serpeval.online.logs.plan", "serpeval.online.experiments.plan", "plan_ab"),
+    ("serpeval.online.logs.results", "serpeval.online.experiments.results", "ABResults"),
+    ("serpeval.online.logs.segments", "serpeval.online.experiments.segments", "analyze_ab_segments"),
+    ("serpeval.online.logs.triggered", "serpeval.online.experiments.triggered", "analyze_ab_triggered"),
 ]
 
 # (old package, name, new package)
 MOVED_NAMES = [
     ("serpeval.online.logs", "generate_logs", "serpeval.online.simulation"),
     ("serpeval.online.logs", "LogGenerator", "serpeval.online.simulation"),
+    ("serpeval.online.logs", "analyze_ab", "serpeval.online.experiments"),
+    ("serpeval.online.logs", "analyze_interleaving_triggered", "serpeval.online.experiments"),
+    ("serpeval.online.logs", "ABResults", "serpeval.online.experiments"),
 ]
 
 
 @pytest.mark.parametrize(("old", "new", "name"), MOVED_MODULES)
-def test_old_module_path_warns_and_is_the_new_module(old: str, new: str, name: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_old_module_path_warns_and_is_the_new_module(
+    old: str, new: str, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     module = importlib.import_module(new)
     monkeypatch.delitem(sys.modules, old, raising=False)  # import it afresh, so it warns
     parent, _, child = old.rpartition(".")
@@ -48,3 +69,17 @@ def test_moved_names_are_not_listed_where_they_were() -> None:
     import serpeval.online.logs as logs
 
     assert {name for _, name, _ in MOVED_NAMES}.isdisjoint(dir(logs))
+
+
+def test_online_ab_serves_every_name_from_its_new_home() -> None:
+    import serpeval.online.ab as ab
+    import serpeval.online.experiments as experiments
+    import serpeval.online.logs as logs
+    import serpeval.online.simulation as simulation
+
+    assert ab.analyze_ab is experiments.analyze_ab
+    assert ab.plan_ab is experiments.plan_ab
+    assert ab.LogSchema is logs.LogSchema
+    assert ab.generate_logs is simulation.generate_logs
+    for name in ab.__all__:
+        assert getattr(ab, name) is not None

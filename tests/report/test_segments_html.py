@@ -9,7 +9,7 @@ import serpeval
 from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare_results
 from serpeval.comparison.segments import with_segments
-from serpeval.online.logs.segments import analyze_ab_segments
+from serpeval.online.experiments.segments import analyze_ab_segments
 from serpeval.online.simulation.generate import LogGenerator
 from serpeval.report.formatting import interval, signed
 from serpeval.report.html import html_report
@@ -48,7 +48,7 @@ def test_online_segments_section_from_ab_json(parse) -> None:
 def test_online_interleaving_rows_are_coloured_by_who_is_preferred(parse) -> None:
     """A significant preference for A (the control) is 'worse', not 'better': only the
     treatment B being preferred is coloured green."""
-    from serpeval.online.logs.segments import analyze_interleaving_segments
+    from serpeval.online.experiments.segments import analyze_interleaving_segments
 
     log = LogGenerator(1500, interleaving=True, noise_b=0.8).generate(rng=6).impressions  # B better
     users = log.column("user_id").to_numpy()

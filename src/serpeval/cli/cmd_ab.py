@@ -165,7 +165,7 @@ _SPLIT_TOLERANCE = 1e-6
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.segments import refuse_latex_by
-    from serpeval.online.logs import analysis, monitor, plan
+    from serpeval.online.experiments import analysis, monitor, plan
     from serpeval.online.logs.schema import LogSchema
     from serpeval.online.logs.srm import SampleRatioMismatchWarning
 
@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
                 seq.to_dicts(),
             )
         if args.by:
-            from serpeval.online.logs.segments import analyze_ab_segments
+            from serpeval.online.experiments.segments import analyze_ab_segments
 
             args.segment_result = analyze_ab_segments(
                 args.logs, args.experiment, by=args.by, metrics=metrics, control=args.control,
@@ -263,9 +263,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_triggered(args: argparse.Namespace, metrics: list[str] | None, common: dict[str, Any]) -> int:
-    """``--triggered``: both analyses side by side (:func:`~serpeval.online.logs.triggered.analyze_ab_triggered`)."""
+    """``--triggered``: both analyses side by side (:func:`~serpeval.online.experiments.analyze_ab_triggered`)."""
+    from serpeval.online.experiments.triggered import analyze_ab_triggered
     from serpeval.online.logs.srm import SampleRatioMismatchWarning
-    from serpeval.online.logs.triggered import analyze_ab_triggered
 
     with engine_status(args.backend), warnings.catch_warnings():
         warnings.simplefilter("ignore", SampleRatioMismatchWarning)  # in the notes

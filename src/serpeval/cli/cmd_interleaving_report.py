@@ -82,7 +82,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from serpeval.cli.segments import refuse_latex_by
     from serpeval.core.errors import OptionError
-    from serpeval.online.logs.interleaving_analysis import analyze_interleaving_logs
+    from serpeval.online.experiments.interleaving_analysis import analyze_interleaving_logs
     from serpeval.online.logs.schema import LogSchema
 
     check_outputs({"-o": args.output}, [args.logs, args.clicks])
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             period=args.period,
         )
         if args.by:
-            from serpeval.online.logs.segments import analyze_interleaving_segments
+            from serpeval.online.experiments.segments import analyze_interleaving_segments
 
             args.segment_result = analyze_interleaving_segments(
                 args.logs, args.experiment, by=args.by, teams=(teams[0], teams[1]),
@@ -129,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
 def _run_triggered(args: argparse.Namespace, teams: tuple[str, str]) -> int:
     """``--triggered``: every impression and the triggered ones, side by side."""
     from serpeval.core.errors import OptionError
+    from serpeval.online.experiments.triggered import analyze_interleaving_triggered
     from serpeval.online.logs.schema import LogSchema
-    from serpeval.online.logs.triggered import analyze_interleaving_triggered
 
     if args.over_time:
         raise OptionError("--triggered and --over-time cannot be combined; run them separately.")

@@ -39,8 +39,8 @@ _LAZY: dict[str, str] = {
     "simulate": "serpeval.online.simulation.simulate",
     "make_world": "serpeval.online.simulation.world",
     "synthetic_pair": "serpeval.online.simulation.world",
-    # A/B and interleaving logs on DuckDB / Spark (serpeval.online.logs)
-    "analyze_ab": "serpeval.online.logs", "analyze_interleaving_logs": "serpeval.online.logs",
+    # A/B and interleaving logs on DuckDB / Spark (serpeval.online.experiments)
+    "analyze_ab": "serpeval.online.experiments", "analyze_interleaving_logs": "serpeval.online.experiments",
 }
 
 __all__ = sorted(_LAZY)

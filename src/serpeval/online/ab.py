@@ -13,15 +13,15 @@ from serpeval.core.lazy import lazy_index
 
 _LAZY: dict[str, str] = {
     # the analyses (serpeval.online.experiments)
-    "analyze_ab": "serpeval.online.logs",
-    "monitor_ab": "serpeval.online.logs",
-    "plan_ab": "serpeval.online.logs",
-    "analyze_interleaving_logs": "serpeval.online.logs",
-    "analyze_ab_triggered": "serpeval.online.logs",
-    "analyze_interleaving_triggered": "serpeval.online.logs",
-    "ABResults": "serpeval.online.logs",
-    "SequentialResults": "serpeval.online.logs",
-    "PowerPlan": "serpeval.online.logs",
+    "analyze_ab": "serpeval.online.experiments",
+    "monitor_ab": "serpeval.online.experiments",
+    "plan_ab": "serpeval.online.experiments",
+    "analyze_interleaving_logs": "serpeval.online.experiments",
+    "analyze_ab_triggered": "serpeval.online.experiments",
+    "analyze_interleaving_triggered": "serpeval.online.experiments",
+    "ABResults": "serpeval.online.experiments",
+    "SequentialResults": "serpeval.online.experiments",
+    "PowerPlan": "serpeval.online.experiments",
     # the log engine (serpeval.online.logs)
     "read_logs": "serpeval.online.logs",
     "Logs": "serpeval.online.logs",

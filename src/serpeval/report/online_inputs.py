@@ -44,7 +44,7 @@ DEMO_STATE_KEYS: dict[str, str] = {"online": "simulation", "ab": "ab", "ab_monit
 
 
 def _sequential_dict(result: Any) -> dict[str, Any]:
-    """:class:`~serpeval.online.logs.results.SequentialResults` as JSON-ready data."""
+    """:class:`~serpeval.online.experiments.results.SequentialResults` as JSON-ready data."""
     rows = [{**r, "end": str(r["end"])} if "end" in r else dict(r) for r in result.to_dicts()]
     decision = result.first_decision()
     return {"experiment": result.experiment, "metric": result.metric, "control": result.control,
@@ -53,7 +53,7 @@ def _sequential_dict(result: Any) -> dict[str, Any]:
 
 
 def _plan_dict(result: Any) -> dict[str, Any]:
-    """:class:`~serpeval.online.logs.results.PowerPlan` as JSON-ready data."""
+    """:class:`~serpeval.online.experiments.results.PowerPlan` as JSON-ready data."""
     return {"rows": result.to_dicts(), "notes": list(result.notes), "alpha": result.alpha,
             "power": result.power}
 

@@ -1,5 +1,5 @@
 """Render per-group (segment) breakdowns: offline (:class:`SegmentBreakdown`, :class:`GroupMeans`,
-:class:`GroupGate`) and online (:class:`~serpeval.online.logs.segments.SegmentEffects`).
+:class:`GroupGate`) and online (:class:`~serpeval.online.experiments.segments.SegmentEffects`).
 
 One row per group: n, means, Δ with sign, the interval, p, the p corrected across groups, and
 a marker (▲ significantly better, ▼ worse, after the correction); ``!`` marks a group too
@@ -101,7 +101,7 @@ def render_group_gate(g: Any, *, digits: int = 4, width: int | None = None) -> s
 
 def render_online_segments(s: Any, fmt: str = "table", *, digits: int = 4, color: bool = False,
                            width: int | None = None) -> str:
-    """An online per-segment analysis (:class:`~serpeval.online.logs.segments.SegmentEffects`)."""
+    """An online per-segment analysis (:class:`~serpeval.online.experiments.segments.SegmentEffects`)."""
     if fmt == "json":
         return dumps(s.to_json_dict()) + "\n"
     if fmt in ("csv", "tsv"):

@@ -41,7 +41,7 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
     """Write the A/B log to ``folder`` and the interleaving log to ``il_folder``; analyse both."""
     from serpeval.cli.cmd_ab import ab_rows
     from serpeval.cli.demo.console import print_table
-    from serpeval.online.logs import analyze_ab, analyze_interleaving_logs, monitor_ab
+    from serpeval.online.experiments import analyze_ab, analyze_interleaving_logs, monitor_ab
     from serpeval.online.simulation.generate import LogGenerator
     from serpeval.online.simulation.world import make_world
     from serpeval.report.table import render

@@ -1,4 +1,4 @@
-"""Deprecated: moved to :mod:`serpeval.online.simulation.world` (this path is removed in the next release)."""
+"""Deprecated: moved to the module named below (this path is removed in the next release)."""
 
 from serpeval.core.lazy import alias_module
 

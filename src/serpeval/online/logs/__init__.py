@@ -1,27 +1,27 @@
-"""A/B tests and interleaving experiments analysed from search logs, on DuckDB or Spark.
+"""The log engine: search logs read, checked and reduced to per-variant moments, on DuckDB or Spark.
 
 The heavy work (impressions -> units -> per-variant moments) is one ibis expression that
 runs in the engine (DuckDB embedded by default, Spark for logs that outgrow one machine);
-the statistics run on the few numbers that come back (the design of tea-tasting).
+the analyses of :mod:`serpeval.online.experiments` run the statistics on the few numbers that
+come back (the design of tea-tasting).
 
-- :func:`analyze_ab` - CTR, abandonment, clicks@1, MRR, time to first click... with the
-  delta method clustered by user, Welch's t, two-proportion z, CUPED, relative effects
-  with CIs, the sample-ratio check and a multiple-testing correction.
-- :func:`monitor_ab` - always-valid p-values and confidence sequences look by look (mSPRT).
-- :func:`plan_ab` and :mod:`serpeval.stats.power` - sample size, power, MDE.
-- :func:`analyze_interleaving_logs` - team credit per impression in the engine, then the
-  interleaving statistics of :mod:`serpeval.online`.
-- :func:`analyze_ab_triggered`, :func:`analyze_interleaving_triggered` - triggered analysis
-  (:mod:`.triggered`): only impressions whose arms' pages differ, scaled by the trigger rate.
-- :func:`read_logs`, :class:`LogSchema` - the log schema (:mod:`.schema`) from Parquet,
-  CSV, DuckDB, DataFrames, ibis tables or Spark DataFrames.
-- :func:`~serpeval.online.simulation.generate_logs` moved to :mod:`serpeval.online.simulation`.
+- :func:`read_logs`, :class:`Logs` (:mod:`.sources`) - Parquet, CSV, DuckDB, DataFrames,
+  ibis tables or Spark DataFrames; :class:`LogSchema` (:mod:`.schema`) - the column names.
+- :mod:`.features` and :mod:`.events` - per-impression features, duplicates and exclusions.
+- :mod:`.metrics` (:data:`METRICS`) and :mod:`.moments` - the metrics and their per-variant
+  sums, squares and cross-products.
+
+The analyses (``analyze_ab``, ``monitor_ab``, ``plan_ab``, ``analyze_interleaving_logs``, the
+triggered ones) moved to :mod:`serpeval.online.experiments` and the log generator to
+:mod:`serpeval.online.simulation`; this package serves their old names for one release with a
+DeprecationWarning. ``from serpeval.online.ab import ...`` serves them all under one name.
 
 ibis and DuckDB are dependencies of serpeval (``pip install .`` installs them); Spark needs the
 ``spark`` extra: ``pip install 'serpeval[spark]'``.
 
-Part of online (logs on DuckDB or Spark). May import online.interleaving, online.clicks,
-online.common, stats and the layers below.
+Part of online, its bottom layer beside interleaving and clicks: may import online.common,
+stats and the layers below; never online.experiments, online.simulation, online.interleaving
+or online.clicks.
 """
 
 from __future__ import annotations
@@ -29,19 +29,10 @@ from __future__ import annotations
 from serpeval.core.lazy import lazy_index
 
 _LAZY: dict[str, str] = {
-    "analyze_ab": "serpeval.online.logs.analysis",
-    "monitor_ab": "serpeval.online.logs.monitor",
-    "plan_ab": "serpeval.online.logs.plan",
-    "analyze_interleaving_logs": "serpeval.online.logs.interleaving_analysis",
-    "analyze_ab_triggered": "serpeval.online.logs.triggered",
-    "analyze_interleaving_triggered": "serpeval.online.logs.triggered",
     "read_logs": "serpeval.online.logs.sources",
     "Logs": "serpeval.online.logs.sources",
     "LogSchema": "serpeval.online.logs.schema",
     "METRICS": "serpeval.online.logs.metrics",
-    "ABResults": "serpeval.online.logs.results",
-    "SequentialResults": "serpeval.online.logs.results",
-    "PowerPlan": "serpeval.online.logs.results",
     "srm_check": "serpeval.online.logs.srm",
     "SampleRatioMismatchWarning": "serpeval.online.logs.srm",
     "compare_means": "serpeval.online.logs.effects",
@@ -53,6 +44,15 @@ _LAZY: dict[str, str] = {
 
 #: names that moved out, served for one release with a DeprecationWarning
 _MOVED: dict[str, str] = {
+    "analyze_ab": "serpeval.online.experiments",
+    "monitor_ab": "serpeval.online.experiments",
+    "plan_ab": "serpeval.online.experiments",
+    "analyze_interleaving_logs": "serpeval.online.experiments",
+    "analyze_ab_triggered": "serpeval.online.experiments",
+    "analyze_interleaving_triggered": "serpeval.online.experiments",
+    "ABResults": "serpeval.online.experiments",
+    "SequentialResults": "serpeval.online.experiments",
+    "PowerPlan": "serpeval.online.experiments",
     "LogGenerator": "serpeval.online.simulation",
     "generate_logs": "serpeval.online.simulation",
     "write_logs": "serpeval.online.simulation",

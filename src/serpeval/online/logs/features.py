@@ -203,7 +203,7 @@ def prepare(
         teams: the two team labels of an interleaving log (credit columns are added).
         need: optional roles the caller requires (``timestamp``, ``click_seconds``, ...).
         segment: a log column carried along as ``segment`` (as a string; NULL kept) for
-            per-segment analyses (:mod:`~serpeval.online.logs.segments`).
+            per-segment analyses (:mod:`~serpeval.online.experiments.segments`).
     """
     import ibis
 

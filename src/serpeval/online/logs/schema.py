@@ -28,8 +28,8 @@ column            type                    needed   meaning
 ================= ======================= ======== ============================================
 
 ``triggered`` is needed only by the triggered analyses
-(:func:`~serpeval.online.logs.triggered.analyze_ab_triggered`,
-:func:`~serpeval.online.logs.triggered.analyze_interleaving_triggered`): the serving system
+(:func:`~serpeval.online.experiments.triggered.analyze_ab_triggered`,
+:func:`~serpeval.online.experiments.triggered.analyze_interleaving_triggered`): the serving system
 computes both arms' top k for every request and logs whether they differ.
 
 ``*`` Clicks come either as the ``clicks`` list column (the *nested* layout: Parquet,

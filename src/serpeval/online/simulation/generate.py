@@ -29,7 +29,7 @@ rankers' top k differ for its query, or the injected ``effect`` applies there). 
 ``changed_queries < 1`` ranker B differs from A only on that share of the queries (drawn
 once, after the rest of the world, so the world is otherwise the same for a seed) and the
 injected effect applies only there too: a change that touches some queries, the case
-triggered analysis is for (:func:`serpeval.online.logs.analyze_ab_triggered`).
+triggered analysis is for (:func:`serpeval.online.experiments.analyze_ab_triggered`).
 
 **Your own rankers**: ``pair=`` takes two rankers' top k with the true grade of every shown
 document (:func:`serpeval.online.simulation.world.make_world` from qrels and two runs, or

@@ -10,7 +10,7 @@ on each run's top k:
     abandonment rate (no click) and clicks@1, a Welch t-test over users' totals;
 (c) the **designs** that reduce variance, as extra rows (exact engine only, no Monte Carlo):
     *triggered* interleaving and A/B tests (only impressions whose two top-k lists differ
-    are analysed: the others carry no signal, only noise; :mod:`serpeval.online.logs.triggered`
+    are analysed: the others carry no signal, only noise; :mod:`serpeval.online.experiments.triggered`
     does the same on logs) and team draft with *ignore shared* (shared picks on no team).
 
 For each it reports the impressions needed to detect the true difference at the given power

@@ -139,7 +139,7 @@ def _assert_same(row: dict, ref) -> None:
 
 @pytest.fixture(scope="module")
 def analysed(ab_logs, per_unit):
-    from serpeval.online.logs import analyze_ab
+    from serpeval.online.experiments import analyze_ab
 
     metrics = ["ctr", "abandonment", "clicks_at_1", "mrr", "clicks_per_user"]
     plain = analyze_ab(ab_logs.impressions, metrics=metrics)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from serpeval.online.logs import analyze_ab, analyze_interleaving_logs, monitor_ab, read_logs
+from serpeval.online.experiments import analyze_ab, analyze_interleaving_logs, monitor_ab
+from serpeval.online.logs import read_logs
 from serpeval.online.simulation import split_clicks
 from serpeval.online.simulation.generate import LogGenerator
 
@@ -126,7 +127,7 @@ def test_a_session_serpeval_starts_leaves_no_folder_in_the_temp_directory(tmp_pa
 def test_triggered_analyses_are_the_same_on_spark(spark, tmp_path) -> None:
     """The trigger filter runs in the engine: DuckDB and Spark give the same numbers, and a
     clicks table (events layout) is restricted to the triggered impressions on both."""
-    from serpeval.online.logs import analyze_ab_triggered, analyze_interleaving_triggered
+    from serpeval.online.experiments import analyze_ab_triggered, analyze_interleaving_triggered
 
     logs = LogGenerator(600, noise_b=0.5, changed_queries=0.3).generate(rng=10)
     impressions, clicks = split_clicks(logs.impressions)
@@ -153,10 +154,10 @@ def test_units_in_both_variants_and_text_clicks_on_spark(spark, tmp_path) -> Non
     refused on both."""
     import csv
 
-    from tests.online.ab.test_hostile_inputs import _mixed_log
+    from tests.online.experiments.test_hostile_inputs import _mixed_log
 
     from serpeval.core.errors import InputError
-    from serpeval.online.logs import analyze_ab_triggered
+    from serpeval.online.experiments import analyze_ab_triggered
 
     duck = analyze_ab_triggered(_mixed_log(), metrics=["ctr"])
     on_spark = analyze_ab_triggered(_mixed_log(), metrics=["ctr"], backend="spark")

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, OptionError, StatsError
-from serpeval.online.logs import analyze_ab
+from serpeval.online.experiments import analyze_ab
 
 T0 = dt.datetime(2026, 1, 5)
 
@@ -149,7 +149,7 @@ def test_plan_honours_duplicates(tmp_path, capsys) -> None:
     import pyarrow.parquet as pq
 
     from serpeval.cli.app import main
-    from serpeval.online.logs import plan_ab
+    from serpeval.online.experiments import plan_ab
 
     doubled = log([*CLEAN, (3, "control", 2, 10, [2, 5])])
     with pytest.raises(DuplicateError):
@@ -231,7 +231,7 @@ def test_units_in_two_variants_are_excluded() -> None:
 
 
 def test_monitor_counts_units_in_two_variants() -> None:
-    from serpeval.online.logs import monitor_ab
+    from serpeval.online.experiments import monitor_ab
 
     mixed = log([*CLEAN, (9, "treatment", 1, 10, [1])])  # user 1 was also in control
     seq = monitor_ab(mixed, metric="ctr", looks=1)

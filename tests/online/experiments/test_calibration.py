@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from serpeval.online.logs.calibration import rejection_rates
+from serpeval.online.experiments.calibration import rejection_rates
 from serpeval.online.simulation.generate import LogGenerator
 from serpeval.stats.power import sample_size
 
@@ -45,7 +45,7 @@ def test_injected_effect_is_detected_at_the_planned_power() -> None:
     truth = world.expected("treatment")["ctr"] - world.expected("control")["ctr"]  # exact
     # per-unit delta-method variance of CTR from an independent pilot (A/A, other seed)
     pilot = LogGenerator(20_000).generate(rng=21)
-    from serpeval.online.logs import plan_ab
+    from serpeval.online.experiments import plan_ab
 
     baseline = plan_ab(pilot.impressions, metrics="ctr").to_dicts()[0]
     per_arm = round(sample_size(truth, baseline["sd_per_unit"] ** 2, power=0.8))

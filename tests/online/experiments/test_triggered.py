@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pytest
 
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.logs.triggered import analyze_ab_triggered, analyze_interleaving_triggered
+from serpeval.online.experiments.triggered import analyze_ab_triggered, analyze_interleaving_triggered
 from serpeval.online.simulation.generate import LogGenerator
 
 Z = 4.0

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from serpeval.cli.app import main
-from serpeval.online.logs import analyze_ab
+from serpeval.online.experiments import analyze_ab
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,7 @@ def test_plan_and_monitor_tables_have_readable_headers() -> None:
 def test_triggered_commands(tmp_path, capsys) -> None:
     """generate-logs --changed-queries writes the triggered column; ab --triggered and
     interleaving-report --triggered print both analyses; their JSON equals the API."""
-    from serpeval.online.logs import analyze_ab_triggered, analyze_interleaving_triggered
+    from serpeval.online.experiments import analyze_ab_triggered, analyze_interleaving_triggered
 
     ab, il = tmp_path / "ab", tmp_path / "il"
     assert main(["generate-logs", str(ab), "--users", "800", "--changed-queries", "0.3"]) == 0

@@ -77,7 +77,7 @@ def test_peeking_inflates_errors_but_always_valid_p_does_not() -> None:
 
 
 def test_monitor_replay_ends_where_the_fixed_analysis_is(ab_logs) -> None:
-    from serpeval.online.logs import analyze_ab, monitor_ab
+    from serpeval.online.experiments import analyze_ab, monitor_ab
 
     seq = monitor_ab(ab_logs.impressions, metric="ctr", looks=4)
     full = analyze_ab(ab_logs.impressions, metrics="ctr").to_dicts()[0]

@@ -17,7 +17,7 @@ import pytest
 
 from serpeval.cli.app import main
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.logs import analyze_interleaving_logs
+from serpeval.online.experiments import analyze_interleaving_logs
 
 
 def _label_counts(table: pa.Table) -> Counter[str]:
@@ -45,7 +45,7 @@ def test_labels_absent_from_the_log_name_the_labels_there(interleaving_logs) -> 
 def test_neutral_labels_are_listed_and_many_labels_are_cut_in_the_engine(monkeypatch) -> None:
     """30 distinct labels: the message lists the 12 most frequent (most first, ties by label)
     and says there are more; the engine query returns at most 14 rows."""
-    import serpeval.online.logs.interleaving_analysis as module
+    import serpeval.online.experiments.interleaving_analysis as module
 
     n = 60
     labels = [f"L{i:02d}" for i in range(30)]

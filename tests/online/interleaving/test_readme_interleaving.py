@@ -14,7 +14,7 @@ import io
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def _example() -> tuple[str, str]:

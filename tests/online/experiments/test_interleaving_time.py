@@ -16,17 +16,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-import serpeval.online.logs.interleaving_over_time
+import serpeval.online.experiments.interleaving_over_time
 from serpeval.cli import main
 from serpeval.core.errors import OptionError
-from serpeval.online.logs import analyze_interleaving_logs
-from serpeval.online.logs.interleaving_over_time import delta_ci, period_seconds
+from serpeval.online.experiments import analyze_interleaving_logs
+from serpeval.online.experiments.interleaving_over_time import delta_ci, period_seconds
 
 UTC = dt.UTC
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(serpeval.online.logs.interleaving_over_time)
+    result = doctest.testmod(serpeval.online.experiments.interleaving_over_time)
     assert result.failed == 0
     assert result.attempted > 0
 

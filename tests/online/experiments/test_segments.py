@@ -12,8 +12,8 @@ import pytest
 
 from serpeval.cli import main
 from serpeval.core.errors import OptionError
-from serpeval.online.logs import analyze_ab, analyze_interleaving_logs
-from serpeval.online.logs.segments import (
+from serpeval.online.experiments import analyze_ab, analyze_interleaving_logs
+from serpeval.online.experiments.segments import (
     analyze_ab_segments,
     analyze_interleaving_segments,
     cochran_q,
@@ -253,7 +253,7 @@ def test_segment_delta_is_b_minus_a_as_the_doc_says() -> None:
     winning 2, A 1, one tie: (2 + 1/2) / 4 - 1/2 = +0.125 (B preferred, positive)."""
     from pathlib import Path
 
-    from serpeval.online.logs.segments import analyze_interleaving_segments
+    from serpeval.online.experiments.segments import analyze_interleaving_segments
 
     rows = [  # (user, clicks, teams of the 3 shown results)
         ("u1", [2], ["A", "B", "A"]), ("u1", [3], ["B", "A", "B"]), ("u2", [1], ["A", "B", "A"]),

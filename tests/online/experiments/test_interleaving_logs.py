@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from serpeval.core.errors import InputError, OptionError
+from serpeval.online.experiments import analyze_interleaving_logs
 from serpeval.online.interleaving.analysis import analyze_counts, analyze_outcomes
-from serpeval.online.logs import analyze_interleaving_logs
 
 
 def test_log_analysis_is_the_counts_analysis_of_python_counts(interleaving_logs, il_outcomes):

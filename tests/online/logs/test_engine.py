@@ -7,7 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from serpeval.online.logs import analyze_ab, read_logs
+from serpeval.online.experiments import analyze_ab
+from serpeval.online.logs import read_logs
 from serpeval.online.logs.features import prepare
 from serpeval.online.logs.moments import unit_table
 from serpeval.online.simulation import split_clicks

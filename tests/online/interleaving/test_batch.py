@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.online.test_interleaving import team_draft_lists
+from tests.online.interleaving.test_interleaving import team_draft_lists
 
 from serpeval.core.errors import InputError, OptionError
 from serpeval.online.interleaving import NEUTRAL, Interleaving, balanced, credit

@@ -14,7 +14,7 @@ import pytest
 
 from serpeval.cli.app import main
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.logs import analyze_ab, analyze_ab_triggered, plan_ab
+from serpeval.online.experiments import analyze_ab, analyze_ab_triggered, plan_ab
 from serpeval.online.simulation.generate import LogGenerator
 
 
@@ -156,7 +156,7 @@ def test_a_unit_in_both_variants_is_excluded_from_the_triggered_analysis_and_cou
 
 def test_a_unit_in_both_variants_across_segments_is_excluded_and_counted() -> None:
     """u0's control pages are in segment a, its treatment page in b: per segment it looked clean."""
-    from serpeval.online.logs.segments import analyze_ab_segments
+    from serpeval.online.experiments.segments import analyze_ab_segments
 
     res = analyze_ab_segments(_mixed_log(), by="segment", metrics=["ctr"])
     assert sum(r.units for r in res.rows if r.segment == "a") == 19
@@ -186,7 +186,7 @@ def test_ab_triggered_shows_the_whole_logs_sample_ratio_check_too(tmp_path, caps
 
 
 def test_interleaving_report_triggered_labels_the_unscaled_delta(tmp_path, capsys) -> None:
-    from serpeval.online.logs import analyze_interleaving_triggered
+    from serpeval.online.experiments import analyze_interleaving_triggered
 
     il = tmp_path / "il"
     assert main(["generate-logs", str(il), "--users", "800", "--changed-queries", "0.3", "--interleaving"]) == 0

@@ -1,0 +1,300 @@
+"""Analyse an A/B experiment from its logs (:func:`analyze_ab`) and the shared helpers.
+
+The engine (DuckDB or Spark, through ibis) turns impressions into per-unit sums and those
+into per-variant moments in one query; the statistics run on those few numbers
+(:mod:`~serpeval.online.logs.effects`). Which test each metric gets:
+
+- ratio metrics (CTR, abandonment, ...): z-test with the delta-method variance, clustered
+  by unit (``use_t=True``: Welch's t with the same variance);
+- per-unit means (``clicks_per_user``, ...): Welch's t-test;
+- a 0/1 metric when the unit *is* the impression (``unit="impression_id"``): the
+  two-proportion z-test.
+
+With a pre-period log, CUPED adjusts every metric by its own pre-period value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.online.experiments.results import ABResults, MetricComparison
+from serpeval.online.logs.effects import Effect, compare_means, cuped, two_proportion_ztest
+from serpeval.online.logs.features import Duplicates, prepare
+from serpeval.online.logs.metrics import DEFAULT_METRICS, ABMetric, get_metric
+from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
+from serpeval.online.logs.schema import LogSchema
+from serpeval.online.logs.sources import read_logs
+from serpeval.online.logs.srm import srm_check
+
+__all__ = ["analyze_ab", "compare_metric", "moment_pairs", "pre_features", "split_arms"]
+
+
+def chosen_metrics(metrics: Sequence[str | ABMetric] | str | None) -> list[ABMetric]:
+    if metrics is None:
+        metrics = DEFAULT_METRICS
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    chosen = [get_metric(m) for m in metrics]
+    if not chosen:
+        raise OptionError("choose at least one metric.")
+    return list(dict.fromkeys(chosen))
+
+
+def needed_columns(metrics: list[ABMetric]) -> tuple[str, ...]:
+    return tuple(sorted({m.needs for m in metrics if m.needs}))
+
+
+def split_arms(
+    variants: Sequence[str],
+    control: str | None,
+    expected: Sequence[str] | None,
+    experiment: str | None,
+    source: str,
+) -> tuple[str, list[str]]:
+    """The control arm and the treatments; a clear error for arms without units."""
+    found = list(variants)
+    for name in [*(expected or ()), *([control] if control else [])]:
+        if name not in found:
+            raise InputError(
+                f"{source}: variant {name!r} has no units in experiment "
+                f"{experiment!r} (variants found: {', '.join(found) or 'none'}). "
+                "Check the variant names, the experiment, and the exclusions."
+            )
+    if len(found) < 2:
+        raise InputError(
+            f"{source}: experiment {experiment!r} has units in only one variant "
+            f"({', '.join(found) or 'none'}); an A/B test needs at least two."
+        )
+    if control is None:
+        control = "control" if "control" in found else found[0]
+    return control, [v for v in found if v != control]
+
+
+def moment_pairs(metrics: list[ABMetric], with_pre: bool) -> tuple[set[str], set[tuple[str, str]]]:
+    variables: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for m in metrics:
+        variables.update(m.variables)
+        if m.denominator:
+            pairs.add((m.numerator, m.denominator))
+        if with_pre:
+            mine = list(m.variables)
+            pre = [f"pre_{v}" for v in m.variables]
+            variables.update(pre)
+            pairs.update((a, b) for a in mine for b in pre)
+            if m.denominator:
+                pairs.add((pre[0], pre[1]))
+    return variables, pairs
+
+
+def compare_metric(
+    metric: ABMetric,
+    c: Moments,
+    t: Moments,
+    *,
+    alpha: float,
+    use_t: bool,
+    per_impression: bool,
+    with_pre: bool,
+) -> tuple[Effect, str, float | None]:
+    """The effect of one metric between two single-group Moments, and the test's name."""
+    num, den = metric.numerator, metric.denominator
+    if with_pre:
+        arms = cuped(c, t, num, den, f"pre_{num}", f"pre_{den}" if den else None)
+        welch = use_t or den is None
+        effect = compare_means(
+            arms.mean_c, arms.var_c, c.n, arms.mean_t, arms.var_t, t.n, alpha=alpha, use_t=welch
+        )
+        name = "CUPED " + ("Welch t" if welch else "delta-method z")
+        return effect, name, float(arms.variance_reduction)
+    if per_impression and metric.binary:
+        return (
+            two_proportion_ztest(
+                np.round(c.mean(num) * c.n), c.n, np.round(t.mean(num) * t.n), t.n, alpha=alpha
+            ),
+            "two-proportion z",
+            None,
+        )
+    if den is None:
+        return (
+            compare_means(
+                c.mean(num),
+                c.cov(num, num),
+                c.n,
+                t.mean(num),
+                t.cov(num, num),
+                t.n,
+                alpha=alpha,
+                use_t=True,
+            ),
+            "Welch t",
+            None,
+        )
+    return (
+        compare_means(
+            c.ratio(num, den),
+            c.ratio_var(num, den),
+            c.n,
+            t.ratio(num, den),
+            t.ratio_var(num, den),
+            t.n,
+            alpha=alpha,
+            use_t=use_t,
+        ),
+        "delta-method " + ("t" if use_t else "z"),
+        None,
+    )
+
+
+def analyze_ab(
+    logs: Any,
+    experiment: str | None = None,
+    *,
+    metrics: Sequence[str | ABMetric] | str | None = None,
+    control: str | None = None,
+    variants: Sequence[str] | None = None,
+    split: Mapping[str, float] | Sequence[float] | None = None,
+    pre: Any = None,
+    cuped: bool | None = None,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    use_t: bool = False,
+    srm_threshold: float = 0.001,
+    duplicates: Duplicates = "error",
+    long_click_seconds: float = 30.0,
+    backend: str = "duckdb",
+    schema: LogSchema | None = None,
+    clicks: Any = None,
+) -> ABResults:
+    """Analyse one A/B experiment.
+
+    Args:
+        logs: a path, DataFrame, Arrow or ibis table, Spark DataFrame or
+            :class:`~serpeval.online.logs.sources.Logs` (:func:`read_logs`).
+        experiment: the experiment's name (None: the log's only experiment).
+        metrics: names from :data:`~serpeval.online.logs.metrics.METRICS` (default: ctr,
+            abandonment, clicks_at_1, mrr).
+        control: the control arm (default: ``control`` if present, else the first name).
+        variants: arms that must be present (an arm without units is an error).
+        split: planned shares per variant for the sample-ratio check (default: equal).
+        pre: pre-period impressions (same schema) for CUPED; also read from a log folder's
+            ``pre.*``. ``cuped``: use it (default: when there is one).
+        alpha, correction: level and multiple-testing correction across all comparisons
+            (``holm``, ``bonferroni``, ``bh``, ``none``; typed ``str``: the aliases of
+            :func:`serpeval.stats.multiplicity.adjust`, in any case, are accepted too).
+        use_t: Welch t (instead of z) for ratio metrics too.
+        srm_threshold: p-value below which the split counts as a mismatch (warns).
+        duplicates: ``error`` or ``exclude`` rows with a repeated impression id.
+        long_click_seconds: dwell threshold of ``long_click_rate``.
+        backend: ``duckdb`` or ``spark`` for paths and in-memory tables (any case; typed
+            ``str``, see :func:`~serpeval.online.logs.sources.read_logs`).
+        schema: column names; clicks: a separate clicks table (events layout).
+    """
+    from serpeval.stats.multiplicity import adjust, canonical_correction
+
+    correction = canonical_correction(correction)
+    chosen = chosen_metrics(metrics)
+    opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
+    prepared = prepare(
+        opened,
+        experiment,
+        duplicates=duplicates,
+        long_click_seconds=long_click_seconds,
+        need=needed_columns(chosen),
+    )
+    with_pre = opened.pre is not None if cuped is None else bool(cuped)
+    if with_pre and opened.pre is None:
+        raise OptionError(
+            "cuped=True needs a pre-period log (pre=..., --pre PATH, or pre.* in the log folder)."
+        )
+    per_impression = opened.schema.unit == opened.schema.impression_id
+    pre_table = None
+    variables, pairs = moment_pairs(chosen, with_pre)
+    variables.add("impressions")
+    columns = {v for v in variables if not v.startswith("pre_")}
+    if with_pre:
+        pre_table = pre_features(opened, chosen, long_click_seconds)
+    units = unit_table(
+        prepared.features, columns, pre=pre_table, pre_columns=columns if with_pre else None
+    )
+    keys, moments, mixed = fetch_moments(units, variables, pairs)
+    names = [k["variant"] for k in keys]
+    ctrl, treatments = split_arms(names, control, variants, prepared.experiment, opened.source)
+    exclusions = prepared.exclusions.with_mixed(mixed["units"], mixed["rows"])
+    by_name = {name: moments.take(i) for i, name in enumerate(names)}
+    counts = {name: int(by_name[name].n) for name in names}
+    for name, n in counts.items():
+        if n < 2:
+            raise StatsError(
+                f"variant {name!r} has {n} unit(s) after exclusions; at least 2 are needed."
+            )
+    srm = srm_check(counts, split, threshold=srm_threshold)
+
+    found = []
+    for metric in chosen:
+        for treatment in treatments:
+            effect, test, reduction = compare_metric(
+                metric,
+                by_name[ctrl],
+                by_name[treatment],
+                alpha=alpha,
+                use_t=use_t,
+                per_impression=per_impression,
+                with_pre=with_pre,
+            )
+            found.append((metric, treatment, effect.scalar(), test, reduction))
+    adjusted = adjust(np.array([float(e.p_value) for _, _, e, _, _ in found]), correction)
+    comparisons = tuple(
+        MetricComparison(
+            metric.name,
+            ctrl,
+            treatment,
+            test,
+            counts[ctrl],
+            counts[treatment],
+            effect,
+            float(p_adj),
+            alpha,
+            metric.higher_is_better,
+            reduction,
+        )
+        for (metric, treatment, effect, test, reduction), p_adj in zip(found, adjusted, strict=True)
+    )
+    variant_counts = {
+        name: {"units": counts[name], "impressions": _impressions(by_name[name])} for name in names
+    }
+    notes = [srm.message(), *exclusions.notes(), *opened.notes]
+    return ABResults(
+        experiment=prepared.experiment or "",
+        source=opened.source,
+        backend=opened.backend,
+        unit=opened.schema.unit,
+        comparisons=comparisons,
+        variants=variant_counts,
+        srm=srm,
+        exclusions=exclusions,
+        alpha=alpha,
+        correction=correction,
+        cuped=with_pre,
+        notes=tuple(notes),
+    )
+
+
+def _impressions(m: Moments) -> int:
+    return round(float(m.n) * float(m.mean("impressions"))) if "impressions" in m.means else 0
+
+
+def pre_features(opened: Any, metrics: list[ABMetric], long_click_seconds: float) -> Any:
+    """Per-impression features of the pre-period log (every row: no experiment filter)."""
+    from serpeval.online.logs.sources import Logs
+
+    pre_logs = Logs(
+        opened.pre, None, None, opened.backend, f"{opened.source} (pre-period)", opened.schema
+    )
+    return prepare(
+        pre_logs, "", need=needed_columns(metrics), long_click_seconds=long_click_seconds
+    ).features

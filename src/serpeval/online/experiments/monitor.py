@@ -1,0 +1,204 @@
+"""Replay an A/B experiment look by look with always-valid p-values: :func:`monitor_ab`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from serpeval.core.errors import InputError, OptionError
+from serpeval.online.experiments.analysis import (
+    compare_metric,
+    moment_pairs,
+    needed_columns,
+    split_arms,
+)
+from serpeval.online.experiments.results import SequentialResults
+from serpeval.online.logs.features import Duplicates, drop_mixed_units, prepare
+from serpeval.online.logs.metrics import ABMetric, get_metric
+from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
+from serpeval.online.logs.schema import LogSchema
+from serpeval.online.logs.sources import collect, read_logs
+
+__all__ = ["monitor_ab"]
+
+
+def _looks(start: Any, end: Any, looks: str | int) -> list[Any]:
+    """Ends of the looks: midnight UTC after each day (``daily``) or ``looks`` equal steps."""
+    import datetime as dt
+
+    if looks == "daily":
+        day0 = dt.datetime(start.year, start.month, start.day, tzinfo=start.tzinfo)
+        days = (end - day0).days + 1
+        return [day0 + dt.timedelta(days=k) for k in range(1, days + 1)]
+    if isinstance(looks, bool) or not isinstance(looks, int) or not 1 <= looks <= 200:
+        raise OptionError(f"looks must be 'daily' or a number of looks in 1..200; got {looks!r}.")
+    step = (end - start) / looks
+    edges = [start + step * k for k in range(1, looks)]
+    return [*edges, end + dt.timedelta(microseconds=1)]
+
+
+def monitor_ab(
+    logs: Any,
+    experiment: str | None = None,
+    *,
+    metric: str | ABMetric = "ctr",
+    looks: str | int = "daily",
+    control: str | None = None,
+    alpha: float = 0.05,
+    tuning_n: float | None = None,
+    use_t: bool = False,
+    duplicates: Duplicates = "error",
+    long_click_seconds: float = 30.0,
+    backend: str = "duckdb",
+    schema: LogSchema | None = None,
+    clicks: Any = None,
+) -> SequentialResults:
+    """Replay an experiment look by look with always-valid p-values (mSPRT).
+
+    At look k every unit's impressions up to the look's end count (cumulative); the
+    effect and its delta-method variance come from the same moments as :func:`analyze_ab`,
+    and :func:`~serpeval.online.logs.sequential.always_valid` turns them into p-values and a
+    confidence sequence that stay valid under continuous monitoring. The fixed-horizon
+    p-value of each look is shown next to it: stopping at its first dip below alpha is the
+    peeking error the always-valid one avoids.
+
+    Args:
+        looks: ``daily`` (a look at each midnight UTC) or a number of equally spaced looks.
+        tuning_n: units at which the confidence sequence is narrowest (default: the units at
+            the last look; pass the planned sample size when monitoring live).
+        Others as in :func:`analyze_ab`.
+    """
+    import ibis
+
+    from serpeval.online.logs.sequential import always_valid
+
+    chosen = get_metric(metric)
+    opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
+    prepared = prepare(
+        opened,
+        experiment,
+        duplicates=duplicates,
+        long_click_seconds=long_click_seconds,
+        need=("timestamp", *needed_columns([chosen])),
+    )
+    f = prepared.features
+    span = collect(f.aggregate(start=f.ts.min(), end=f.ts.max())).to_pylist()[0]
+    if span["start"] is None:
+        raise InputError(
+            f"{opened.source}: every timestamp is missing; sequential looks need them."
+        )
+    ends = _looks(span["start"], span["end"], looks)
+    look = ibis.cases(
+        *[(f.ts < ibis.literal(end), k) for k, end in enumerate(ends, 1)], else_=len(ends)
+    )
+    f = f.mutate(look=look)
+    f, mixed_units, mixed_rows = drop_mixed_units(f)
+    exclusions = prepared.exclusions.with_mixed(mixed_units, mixed_rows)
+    variables, pairs = moment_pairs([chosen], with_pre=False)
+    variables.add("impressions")
+    per_look = unit_table(f, variables, keys=["look"])
+    ks = per_look.select(k="look").distinct()
+    joined = per_look.inner_join(ks, per_look.look <= ks.k)
+    sums = [
+        c for c in per_look.columns if c not in ("unit", "look", "variant", "mixed", "user_ctr")
+    ]
+    cumulative = (
+        joined.group_by(["unit", "k"])
+        .aggregate(variant=joined.variant.min(), **{c: joined[c].sum() for c in sums})
+        .mutate(mixed=ibis.literal(False))
+    )
+    if "user_ctr" in variables:
+        cumulative = cumulative.mutate(user_ctr=cumulative.clicks / cumulative.impressions)
+    keys, moments, _ = fetch_moments(cumulative, variables, pairs, by=("k", "variant"))
+    names = sorted({k["variant"] for k in keys})
+    ctrl, treatments = split_arms(names, control, None, prepared.experiment, opened.source)
+    rows = []
+    for treatment in treatments:
+        rows.extend(
+            _monitor_rows(
+                chosen,
+                keys,
+                moments,
+                ctrl,
+                treatment,
+                ends,
+                alpha=alpha,
+                use_t=use_t,
+                tuning_n=tuning_n,
+                always_valid=always_valid,
+            )
+        )
+    rows.sort(key=lambda r: (r["look"], r["treatment"]))
+    tuning = (
+        tuning_n
+        if tuning_n is not None
+        else (rows[-1]["units_control"] + rows[-1]["units_treatment"] if rows else float("nan"))
+    )
+    notes = [*exclusions.notes(), *opened.notes]
+    return SequentialResults(
+        prepared.experiment or "",
+        chosen.name,
+        ctrl,
+        tuple(rows),
+        alpha,
+        float(tuning),
+        tuple(notes),
+    )
+
+
+def _monitor_rows(
+    metric: ABMetric,
+    keys: list[dict[str, Any]],
+    moments: Moments,
+    ctrl: str,
+    treatment: str,
+    ends: list[Any],
+    *,
+    alpha: float,
+    use_t: bool,
+    tuning_n: float | None,
+    always_valid: Any,
+) -> list[dict[str, Any]]:
+    """Rows of one treatment: looks where both arms have at least 2 units."""
+    group = {(key["k"], key["variant"]): i for i, key in enumerate(keys)}
+    common = sorted(k for k, v in group if v == ctrl and (k, treatment) in group)
+    c_idx = np.array([group[(k, ctrl)] for k in common], dtype=int)
+    t_idx = np.array([group[(k, treatment)] for k in common], dtype=int)
+    ok = (moments.n[c_idx] >= 2) & (moments.n[t_idx] >= 2)
+    c_idx, t_idx = c_idx[ok], t_idx[ok]
+    if len(c_idx) == 0:
+        return []
+    effect, _, _ = compare_metric(
+        metric,
+        moments.take(c_idx),
+        moments.take(t_idx),
+        alpha=alpha,
+        use_t=use_t,
+        per_impression=False,
+        with_pre=False,
+    )
+    n = moments.n[c_idx] + moments.n[t_idx]
+    seq = always_valid(effect.effect, effect.se**2, n, alpha=alpha, tuning_n=tuning_n)
+    rows = []
+    for j, (ci, ti) in enumerate(zip(c_idx, t_idx, strict=True)):
+        k = int(keys[ci]["k"])
+        rows.append(
+            {
+                "look": k,
+                "end": ends[k - 1],
+                "treatment": treatment,
+                "units_control": int(moments.n[ci]),
+                "units_treatment": int(moments.n[ti]),
+                "value_control": float(effect.control[j]),
+                "value_treatment": float(effect.treatment[j]),
+                "effect": float(effect.effect[j]),
+                "ci_lower": float(effect.ci_lower[j]),
+                "ci_upper": float(effect.ci_upper[j]),
+                "p_value": float(effect.p_value[j]),
+                "cs_lower": float(seq.ci_lower[j]),
+                "cs_upper": float(seq.ci_upper[j]),
+                "always_valid_p": float(seq.p_value[j]),
+            }
+        )
+    return rows

@@ -1,0 +1,124 @@
+"""Plan an A/B test from a log: units needed for an effect, the MDE of the units at hand."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from serpeval.online.experiments.analysis import (
+    chosen_metrics,
+    moment_pairs,
+    needed_columns,
+    pre_features,
+    split_arms,
+)
+from serpeval.online.experiments.results import PowerPlan
+from serpeval.online.logs.features import Duplicates, prepare
+from serpeval.online.logs.metrics import ABMetric
+from serpeval.online.logs.moments import fetch_moments, unit_table
+from serpeval.online.logs.schema import LogSchema
+from serpeval.online.logs.sources import read_logs
+
+__all__ = ["plan_ab"]
+
+
+def plan_ab(
+    logs: Any,
+    experiment: str | None = None,
+    *,
+    metrics: Sequence[str | ABMetric] | str | None = None,
+    mde: float = 0.01,
+    relative: bool = True,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    ratio: float = 1.0,
+    control: str | None = None,
+    pre: Any = None,
+    duplicates: Duplicates = "error",
+    backend: str = "duckdb",
+    schema: LogSchema | None = None,
+    clicks: Any = None,
+) -> PowerPlan:
+    """Units per arm needed to detect ``mde``, and the MDE of the units at hand, per metric.
+
+    The baseline (value and per-unit delta-method variance) is the control arm of
+    ``experiment``, or every unit of a log without experiments (a pre-launch log). With a
+    pre-period log the plan is CUPED-aware: the variance shrinks by the observed ``rho^2``.
+
+    Args:
+        mde: the effect to detect: relative to the baseline (``relative=True``, 0.01 = 1%) or
+            absolute.
+        power, alpha, ratio: target power, level, treatment units per control unit.
+        duplicates, backend, schema, clicks: as in :func:`~serpeval.online.experiments.analyze_ab`.
+    """
+    from serpeval.stats import power as pw
+
+    chosen = chosen_metrics(metrics)
+    opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
+    prepared = prepare(opened, experiment, duplicates=duplicates, need=needed_columns(chosen))
+    with_pre = opened.pre is not None
+    variables, pairs = moment_pairs(chosen, with_pre)
+    variables.add("impressions")
+    columns = {v for v in variables if not v.startswith("pre_")}
+    pre_table = pre_features(opened, chosen, 30.0) if with_pre else None
+    units = unit_table(
+        prepared.features, columns, pre=pre_table, pre_columns=columns if with_pre else None
+    )
+    keys, moments, mixed = fetch_moments(units, variables, pairs)
+    names = [k["variant"] for k in keys]
+    base_name = (
+        names[0]
+        if len(names) == 1
+        else split_arms(names, control, None, prepared.experiment, opened.source)[0]
+    )
+    base = moments.take(names.index(base_name))
+    rows = []
+    for m in chosen:
+        value = float(base.ratio(m.numerator, m.denominator))
+        variance = float(base.ratio_var(m.numerator, m.denominator))
+        reduction = 0.0
+        if with_pre:
+            pre_num, pre_den = (
+                f"pre_{m.numerator}",
+                f"pre_{m.denominator}" if m.denominator else None,
+            )
+            var_z = float(base.ratio_var(pre_num, pre_den))
+            cov = float(base.ratio_cov(m.numerator, m.denominator, pre_num, pre_den))
+            reduction = cov * cov / (variance * var_z) if variance > 0 and var_z > 0 else 0.0
+        delta = mde * value if relative else mde
+        n_now = float(base.n)
+        mde_now = pw.mde(
+            variance, n_now, power=power, ratio=ratio, alpha=alpha, variance_reduction=reduction
+        )
+        rows.append(
+            {
+                "metric": m.name,
+                "baseline": value,
+                "sd_per_unit": math.sqrt(variance),
+                "units_observed": int(n_now),
+                "mde": mde,
+                "relative": relative,
+                "units_per_arm": math.ceil(
+                    pw.sample_size(
+                        delta,
+                        variance,
+                        power=power,
+                        ratio=ratio,
+                        alpha=alpha,
+                        variance_reduction=reduction,
+                    )
+                ),
+                "mde_at_observed": mde_now,
+                "rel_mde_at_observed": mde_now / value if value else float("nan"),
+                **({"variance_reduction": reduction} if with_pre else {}),
+            }
+        )
+    notes = [
+        f"baseline: {'all units' if len(names) == 1 else f'variant {base_name!r}'} of "
+        f"{opened.source}",
+        f"two-sided alpha = {alpha}, power = {power}, treatment/control = {ratio}",
+        *prepared.exclusions.with_mixed(mixed["units"], mixed["rows"]).notes(),
+        *opened.notes,
+    ]
+    return PowerPlan(tuple(rows), alpha, power, tuple(notes))
