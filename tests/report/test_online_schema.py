@@ -67,7 +67,7 @@ def _with(data: Any, path: tuple[Any, ...], value: Any) -> Any:
 def documents(online_files, simulation_result) -> dict[str, tuple[str, dict[str, Any]]]:
     """``{name: (kind, JSON)}``: what the commands wrote, and the JSON-ready data of the
     result objects (the simulator's methods and curves, a monitor's first decision)."""
-    from serpeval.online.logs.results import SequentialResults
+    from serpeval.online.experiments.results import SequentialResults
 
     docs = {name: (name.removesuffix("_srm"), json.loads(path.read_text(encoding="utf-8")))
             for name, path in online_files.items()}
