@@ -55,11 +55,12 @@ def _shown(path: tuple[Any, ...]) -> str:
 
 
 def _with(data: Any, path: tuple[Any, ...], value: Any) -> Any:
-    changed = copy.deepcopy(data)
-    target = changed
-    for part in path[:-1]:
-        target = target[part]
-    target[path[-1]] = value
+    """``data`` with the value at ``path`` replaced; ``data`` itself unchanged (the containers
+    along the path are copied, the rest shared)."""
+    if not path:
+        return value
+    changed = copy.copy(data)
+    changed[path[0]] = _with(data[path[0]], path[1:], value)
     return changed
 
 
@@ -90,15 +91,26 @@ def test_what_the_commands_write_follows_the_schema(documents) -> None:
     assert "variance_reduction" in documents["ab"][1]["results"][0]    # CUPED's optional field
 
 
+def _kinds_of_node(data: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """The nodes of :func:`_nodes`, one per case: a field's path with its list indices left
+    out, and the JSON type of its value. The rows of a list repeat the same fields, so a
+    value is changed once per field and type (the first row where it has that type), not
+    once per row: the cases of changing every value (4,925 changes, 23 s) in 338 (1 s)."""
+    seen: set[tuple[Any, ...]] = set()
+    for path, value in _nodes(data):
+        case = (tuple("[]" if isinstance(p, int) else p for p in path), type(value).__name__)
+        if path and case not in seen:
+            seen.add(case)
+            yield path, value
+
+
 def test_every_field_of_another_type_is_named(documents, tmp_path: Path) -> None:
     """Change one value at a time to a value of another type, in every document: each change
     is refused with one line naming the file and the changed field (or one inside it)."""
     changes = 0
     for name, (kind, data) in documents.items():
-        for path, value in _nodes(data):
-            if not path:
-                continue
-            file = tmp_path / f"{name}.json"
+        file = tmp_path / f"{name}.json"
+        for path, value in _kinds_of_node(data):
             file.write_text(json.dumps(_with(data, path, _other_type(value))), encoding="utf-8")
             with pytest.raises(InputError) as refused:
                 read_online_json(kind, file)
@@ -110,7 +122,7 @@ def test_every_field_of_another_type_is_named(documents, tmp_path: Path) -> None
             assert "expected" in message or "missing" in message
             assert f"The file should hold {KINDS[kind]}" in message
             changes += 1
-    assert changes > 700          # 6 command outputs and 2 converted objects, every value
+    assert changes > 300          # every field and type of 6 command outputs and 2 converted objects
 
 
 def test_messages_name_the_expected_and_the_found(online_files, tmp_path: Path) -> None:
