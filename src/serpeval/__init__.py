@@ -14,6 +14,12 @@ Examples:
 
 from __future__ import annotations
 
+# isort: off
+# First, before typing: in a serpeval program, a Ctrl-C while the modules below load is
+# "interrupted", 130 (serpeval.cli.startup takes SIGINT when imported).
+from serpeval.cli import startup as _startup  # noqa: F401
+# isort: on
+
 from typing import TYPE_CHECKING
 
 from serpeval.core.version import __version__

@@ -9,6 +9,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+# The first serpeval import (sys and collections.abc are loaded before any program's code):
+# importing it takes a program's Ctrl-C until main() below takes over.
+from serpeval.cli import startup  # noqa: F401
+
 __all__ = ["main"]
 
 
@@ -16,27 +20,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``serpeval`` (see :func:`serpeval.cli.app.main`).
 
     The command line's modules are imported only here, inside the guard, so that a Ctrl-C
-    while they load is reported as ``interrupted`` (status 130) like one at any later moment.
-    (A Ctrl-C during the Python interpreter's own start-up, before any serpeval code runs,
-    is Python's to report.) Without ``argv`` (run as a program) the process keeps the memory
-    it frees for reuse and fits itself to an address-space limit (:mod:`serpeval.cli.memory`);
-    a failure there (out of memory loading numpy) is one line and a status, as any other.
+    while they load is reported as ``interrupted`` (status 130) like one at any later moment;
+    one while the package itself loads, before this guard, is taken by
+    :mod:`serpeval.cli.startup`. (A Ctrl-C during the Python interpreter's own start-up,
+    before any serpeval code runs, is Python's to report.) Without ``argv`` (run as a
+    program) the process keeps the memory it frees for reuse and fits itself to an
+    address-space limit (:mod:`serpeval.cli.memory`); a failure there (out of memory loading
+    numpy) is one line and a status, as any other.
     """
     try:
         if argv is None:  # run as a program (console script, python -m serpeval)
             from serpeval.cli.memory import keep_freed_memory
+            from serpeval.cli.startup import take_over
 
             keep_freed_memory()  # also fits the process to an address-space limit (ulimit -v)
+            take_over()  # Ctrl-C is a KeyboardInterrupt again, handled here (serpeval.cli.startup)
         from serpeval.cli.app import main as run
 
-        return run(argv)
+        status = run(argv)
     except KeyboardInterrupt:  # before (or while) app.main's own guard takes over
         return interrupted()
     except Exception as exc:  # start-up failed before app.main's guard (out of memory loading numpy)
         from serpeval.cli.failures import command_of, error_prefix, handle
 
         command, debug = command_of(sys.argv[1:] if argv is None else argv)
-        return handle(exc, error_prefix(command), debug)
+        status = handle(exc, error_prefix(command), debug)
+    if argv is None:
+        from serpeval.cli.startup import finish
+
+        finish()  # the command has ended: a Ctrl-C now must not become a traceback at exit
+    return status
 
 
 def interrupted() -> int:

@@ -60,10 +60,13 @@ def main() -> None:
     process fitted to an address-space limit first (:func:`serpeval.cli.memory.keep_freed_memory`),
     before numpy loads; a failure there (no room to load numpy) is ``trec_eval: out of
     memory ...`` and status 2."""
+    from serpeval.cli.startup import finish, take_over
+
     try:
         from serpeval.cli.memory import keep_freed_memory
 
         keep_freed_memory()
+        take_over()  # Ctrl-C is a KeyboardInterrupt again, handled here (serpeval.cli.startup)
         status = run_trec_eval(sys.argv[1:])
     except KeyboardInterrupt:  # before (or while) run_trec_eval's own guard takes over
         from serpeval.cli import interrupted
@@ -73,6 +76,7 @@ def main() -> None:
         from serpeval.cli.failures import handle
 
         status = handle(exc, "trec_eval:")
+    finish()  # the command has ended: a Ctrl-C now must not become a traceback at exit
     sys.exit(status)
 
 
