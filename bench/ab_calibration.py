@@ -71,9 +71,9 @@ def peeking(experiments: int, users: int, seed: int) -> dict:
     from serpeval.online.logs.features import ALL_EXPERIMENTS, prepare
     from serpeval.online.logs.metrics import get_metric
     from serpeval.online.logs.moments import fetch_moments, unit_table
-    from serpeval.online.logs.sequential import always_valid
     from serpeval.online.logs.sources import read_logs
     from serpeval.online.simulation.generate import LogGenerator
+    from serpeval.stats.sequential import always_valid
 
     logs = LogGenerator(experiments * users, experiments=experiments).generate(rng=seed)
     f = prepare(read_logs(logs.impressions), ALL_EXPERIMENTS).features

@@ -14,6 +14,9 @@ MOVED_MODULES = [
     ("serpeval.online.clicks.sensitivity", "serpeval.online.simulation.sensitivity", "build_tables"),
     ("serpeval.online.clicks.world", "serpeval.online.simulation.world", "make_world"),
     ("serpeval.online.logs.generate", "serpeval.online.simulation.generate", "LogGenerator"),
+    ("serpeval.online.logs.effects", "serpeval.stats.effects", "compare_means"),
+    ("serpeval.online.logs.srm", "serpeval.stats.srm", "srm_check"),
+    ("serpeval.online.logs.sequential", "serpeval.stats.sequential", "always_valid"),
     ("serpeval.online.logs.analysis", "serpeval.online.experiments.analysis", "analyze_ab"),
     ("serpeval.online.logs.calibration", "serpeval.online.experiments.calibration", "rejection_rates"),
     (
@@ -40,6 +43,8 @@ MOVED_NAMES = [
     ("serpeval.online.logs", "analyze_ab", "serpeval.online.experiments"),
     ("serpeval.online.logs", "analyze_interleaving_triggered", "serpeval.online.experiments"),
     ("serpeval.online.logs", "ABResults", "serpeval.online.experiments"),
+    ("serpeval.online.logs", "srm_check", "serpeval.stats.srm"),
+    ("serpeval.online.logs", "always_valid", "serpeval.stats.sequential"),
 ]
 
 

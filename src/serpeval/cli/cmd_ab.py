@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.cli.segments import refuse_latex_by
     from serpeval.online.experiments import analysis, monitor, plan
     from serpeval.online.logs.schema import LogSchema
-    from serpeval.online.logs.srm import SampleRatioMismatchWarning
+    from serpeval.stats.srm import SampleRatioMismatchWarning
 
     check_outputs({"-o": args.output}, [args.logs, args.clicks, args.pre])
     refuse_latex_by(args)
@@ -265,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_triggered(args: argparse.Namespace, metrics: list[str] | None, common: dict[str, Any]) -> int:
     """``--triggered``: both analyses side by side (:func:`~serpeval.online.experiments.analyze_ab_triggered`)."""
     from serpeval.online.experiments.triggered import analyze_ab_triggered
-    from serpeval.online.logs.srm import SampleRatioMismatchWarning
+    from serpeval.stats.srm import SampleRatioMismatchWarning
 
     with engine_status(args.backend), warnings.catch_warnings():
         warnings.simplefilter("ignore", SampleRatioMismatchWarning)  # in the notes

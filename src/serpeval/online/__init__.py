@@ -1,10 +1,12 @@
 """Online evaluation: interleaving, click models, sensitivity simulation (and A/B analysis).
 
 A small lazy index: ``import serpeval.online`` loads nothing heavy; each name is imported
-from its module on first use. Subpackages: :mod:`serpeval.online.interleaving`,
-:mod:`serpeval.online.clicks`; modules: :mod:`serpeval.online.interleaving.analysis` (deciding a
-winner from logged outcomes), :mod:`serpeval.online.simulation.simulate` (the sensitivity simulator)
-and :mod:`serpeval.online.simulation.world` (the rankers and true grades it simulates).
+from its module on first use. Subpackages, by job: :mod:`serpeval.online.interleaving` (the
+methods, and :mod:`~serpeval.online.interleaving.analysis` deciding a winner from logged
+outcomes), :mod:`serpeval.online.clicks` (click models), :mod:`serpeval.online.logs` (the log
+engine), :mod:`serpeval.online.experiments` (A/B and interleaving-log analyses) and
+:mod:`serpeval.online.simulation` (the world, the sensitivity simulator, log generation);
+:mod:`serpeval.online.ab` serves the A/B workflow's names under one import.
 
 **Biased methods.** Balanced interleaving is biased under random clicks (``BIASED``): its
 outcomes are refused by ``analyze_outcomes`` unless ``allow_biased=True``. Team draft,
@@ -12,8 +14,8 @@ probabilistic (the marginalised expected outcome) and optimized (the credit diff
 unbiased, each checked by the random-clicker ``aa_check`` in CI.
 
 Layer: beside comparison, spark and trec_eval. May import stats, evaluation, measures,
-ranking, io and core; inside it, logs may use interleaving and clicks, clicks may use
-interleaving, and interleaving uses neither.
+ranking, io and core; inside it (an import-linter contract): simulation > experiments >
+logs | interleaving | clicks, the last three independent of each other.
 """
 
 from __future__ import annotations

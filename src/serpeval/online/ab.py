@@ -28,11 +28,11 @@ _LAZY: dict[str, str] = {
     "LogSchema": "serpeval.online.logs",
     "METRICS": "serpeval.online.logs",
     # the statistics
-    "srm_check": "serpeval.online.logs",
-    "SampleRatioMismatchWarning": "serpeval.online.logs",
-    "compare_means": "serpeval.online.logs",
-    "two_proportion_ztest": "serpeval.online.logs",
-    "always_valid": "serpeval.online.logs",
+    "srm_check": "serpeval.stats.srm",
+    "SampleRatioMismatchWarning": "serpeval.stats.srm",
+    "compare_means": "serpeval.stats.effects",
+    "two_proportion_ztest": "serpeval.stats.effects",
+    "always_valid": "serpeval.stats.sequential",
     "sample_size": "serpeval.stats.power",
     "mde": "serpeval.stats.power",
     # log generation (serpeval.online.simulation)

@@ -12,8 +12,12 @@ randomness comes only from an injected ``rng`` (seed, generator or None).
 - :mod:`~serpeval.stats.tukey`: Tukey HSD and the randomized Tukey test for all pairs.
 - :mod:`~serpeval.stats.agreement`: agreement coefficients (Cohen's kappa, Krippendorff's
   alpha, Fleiss' kappa, Kendall's tau-b, tau_AP with the tie rule).
+- :mod:`~serpeval.stats.effects`: two-sample tests and effects from per-arm summaries (z,
+  Welch's t, two proportions, CUPED); :mod:`~serpeval.stats.srm`: the sample-ratio check;
+  :mod:`~serpeval.stats.sequential`: always-valid p-values (mSPRT).
 - :mod:`~serpeval.stats.registry`: every statistic by name (``PAIRED_TESTS``, ``CORRECTIONS``,
-  ``AGREEMENT``, ``GROUP_TESTS``); add a statistic = one function + one registry line.
+  ``AGREEMENT``, ``GROUP_TESTS``, ``TWO_SAMPLE``, ``SAMPLE_RATIO``, ``SEQUENTIAL``); add a
+  statistic = one function + one registry line.
 
 ``import serpeval.stats`` is light: the modules load on first use of a name.
 

@@ -8,6 +8,10 @@ a statistic is declared once. To add one: write the function in its ``stats/`` m
 - :data:`CORRECTIONS`: multiple-comparison corrections.
 - :data:`AGREEMENT`: agreement coefficients (labels, rankings).
 - :data:`GROUP_TESTS`: tests across groups of queries (the interaction ANOVA).
+- :data:`TWO_SAMPLE`: two-sample tests and effects of an experiment's arms, from per-arm
+  summaries (means, per-unit variances, counts).
+- :data:`SAMPLE_RATIO`: checks of the units' split between variants.
+- :data:`SEQUENTIAL`: always-valid tests for looking at an experiment repeatedly.
 
 An entry names its function as ``"module:attribute"`` and imports it on first use
 (:attr:`Statistic.function`): this module imports nothing heavy, so the command line can
@@ -23,7 +27,8 @@ from typing import Any, Literal, TypeVar, get_args
 
 from serpeval.core.errors import OptionError
 
-__all__ = ["AGREEMENT", "ALTERNATIVES", "CORRECTIONS", "GROUP_TESTS", "PAIRED_TESTS", "TESTS",
+__all__ = ["AGREEMENT", "ALTERNATIVES", "CORRECTIONS", "GROUP_TESTS", "PAIRED_TESTS", "SAMPLE_RATIO", "SEQUENTIAL",
+           "TESTS", "TWO_SAMPLE",
            "AgreementSpec", "CorrectionSpec", "PairedTestSpec", "Statistic", "Test", "canonical",
            "correction_names"]
 
@@ -197,6 +202,36 @@ GROUP_TESTS: dict[str, Statistic] = _table(
               description="one-way ANOVA F of per-query deltas across groups, permutation p-value "
                           "(memberships may overlap; the F-distribution p only for disjoint groups)",
               target="serpeval.stats.interaction:interaction_test"),
+)
+
+#: Two-sample tests and effects of an experiment's arms (``online.experiments`` runs them on
+#: the per-variant moments the log engine returns).
+TWO_SAMPLE: dict[str, Statistic] = _table(
+    Statistic(name="z", aliases=("delta",), label="delta-method z-test",
+              description="difference of two means from summaries, z with the delta-method variance",
+              target="serpeval.stats.effects:compare_means"),
+    Statistic(name="welch", aliases=("welch-t",), label="Welch t-test",
+              description="difference of two means from summaries, Welch's t (compare_means use_t=True; "
+                          "scipy.stats.ttest_ind_from_stats equal_var=False)",
+              target="serpeval.stats.effects:compare_means"),
+    Statistic(name="two_proportion", aliases=("proportions",), label="two-proportion z-test",
+              description="pooled z of two shares, unpooled (Wald) interval (statsmodels proportions_ztest)",
+              target="serpeval.stats.effects:two_proportion_ztest"),
+    Statistic(name="cuped", label="CUPED", target="serpeval.stats.effects:cuped",
+              description="CUPED adjustment of ratio metrics by their pre-period value (Deng et al. 2013)"),
+)
+
+#: Checks of the units' split between variants.
+SAMPLE_RATIO: dict[str, Statistic] = _table(
+    Statistic(name="srm", aliases=("chi2",), label="sample-ratio check", target="serpeval.stats.srm:srm_check",
+              description="chi-square goodness of fit of units per variant to the planned shares "
+                          "(scipy.stats.chisquare)"),
+)
+
+#: Always-valid tests for repeated looks.
+SEQUENTIAL: dict[str, Statistic] = _table(
+    Statistic(name="msprt", aliases=("always-valid",), label="mSPRT", target="serpeval.stats.sequential:always_valid",
+              description="mixture SPRT: always-valid p-values and confidence sequences (Johari et al. 2017)"),
 )
 
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import integrate, stats
 
 from serpeval.core.errors import OptionError
-from serpeval.online.logs.sequential import always_valid, mixture_rho2
+from serpeval.stats.sequential import always_valid, mixture_rho2
 
 
 def mixture_lr(d: float, v: float, tau2: float) -> float:

@@ -10,10 +10,9 @@ import pytest
 from scipy import stats
 
 from serpeval.core.errors import OptionError, StatsError
-from serpeval.online.logs import effects
 from serpeval.online.logs.moments import Moments
-from serpeval.online.logs.srm import SampleRatioMismatchWarning, srm_check
-from serpeval.stats import power
+from serpeval.stats import effects, power
+from serpeval.stats.srm import SampleRatioMismatchWarning, srm_check
 
 TOL = 1e-9
 

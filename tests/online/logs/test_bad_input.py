@@ -262,7 +262,7 @@ def test_empty_log_and_unknown_names() -> None:
 
 
 def test_srm_warns_loudly() -> None:
-    from serpeval.online.logs.srm import SampleRatioMismatchWarning
+    from serpeval.stats.srm import SampleRatioMismatchWarning
 
     users = [
         (i, "control" if i < 700 else "treatment", i, 10, [1] if i % 3 else []) for i in range(1000)

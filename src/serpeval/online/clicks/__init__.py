@@ -25,8 +25,9 @@ Models with per-(query, document) parameters are fitted from a :class:`ClickLog`
 ``"pooled"``), and judged on held-out impressions with :func:`evaluate_model` (a fitted model
 remembers its training log's (query, document) pairs and reads a held-out log in those codes).
 
-Part of online (click models, fitting, the simulator). May import online.interleaving,
-online.common, stats and the layers below; never online.logs.
+Part of online (click models and their fitting; the simulator is in online.simulation). May
+import online.common, stats and the layers below; never online.logs, online.interleaving,
+online.experiments or online.simulation.
 """
 
 from __future__ import annotations

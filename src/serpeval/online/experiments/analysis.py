@@ -2,7 +2,7 @@
 
 The engine (DuckDB or Spark, through ibis) turns impressions into per-unit sums and those
 into per-variant moments in one query; the statistics run on those few numbers
-(:mod:`~serpeval.online.logs.effects`). Which test each metric gets:
+(:mod:`~serpeval.stats.effects`). Which test each metric gets:
 
 - ratio metrics (CTR, abandonment, ...): z-test with the delta-method variance, clustered
   by unit (``use_t=True``: Welch's t with the same variance);
@@ -22,13 +22,13 @@ import numpy as np
 
 from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.online.experiments.results import ABResults, MetricComparison
-from serpeval.online.logs.effects import Effect, compare_means, cuped, two_proportion_ztest
 from serpeval.online.logs.features import Duplicates, prepare
 from serpeval.online.logs.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
 from serpeval.online.logs.schema import LogSchema
 from serpeval.online.logs.sources import read_logs
-from serpeval.online.logs.srm import srm_check
+from serpeval.stats.effects import Effect, compare_means, cuped, two_proportion_ztest
+from serpeval.stats.srm import srm_check
 
 __all__ = ["analyze_ab", "compare_metric", "moment_pairs", "pre_features", "split_arms"]
 

@@ -58,7 +58,7 @@ def monitor_ab(
 
     At look k every unit's impressions up to the look's end count (cumulative); the
     effect and its delta-method variance come from the same moments as :func:`analyze_ab`,
-    and :func:`~serpeval.online.logs.sequential.always_valid` turns them into p-values and a
+    and :func:`~serpeval.stats.sequential.always_valid` turns them into p-values and a
     confidence sequence that stay valid under continuous monitoring. The fixed-horizon
     p-value of each look is shown next to it: stopping at its first dip below alpha is the
     peeking error the always-valid one avoids.
@@ -71,7 +71,7 @@ def monitor_ab(
     """
     import ibis
 
-    from serpeval.online.logs.sequential import always_valid
+    from serpeval.stats.sequential import always_valid
 
     chosen = get_metric(metric)
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)

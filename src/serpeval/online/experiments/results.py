@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serpeval.core.tabular import Tabular
-from serpeval.online.logs.effects import Effect
 from serpeval.online.logs.features import Exclusions
-from serpeval.online.logs.srm import SRMCheck
+from serpeval.stats.effects import Effect
+from serpeval.stats.srm import SRMCheck
 
 __all__ = ["ABResults", "MetricComparison", "PowerPlan", "SequentialResults"]
 

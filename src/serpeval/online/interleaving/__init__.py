@@ -37,7 +37,7 @@ Examples:
     True
 
 Part of online (serving time). May import online.common, stats and the layers below; never
-online.clicks or online.logs.
+online.clicks, online.logs, online.experiments or online.simulation.
 """
 
 from __future__ import annotations

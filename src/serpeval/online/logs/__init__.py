@@ -33,17 +33,17 @@ _LAZY: dict[str, str] = {
     "Logs": "serpeval.online.logs.sources",
     "LogSchema": "serpeval.online.logs.schema",
     "METRICS": "serpeval.online.logs.metrics",
-    "srm_check": "serpeval.online.logs.srm",
-    "SampleRatioMismatchWarning": "serpeval.online.logs.srm",
-    "compare_means": "serpeval.online.logs.effects",
-    "two_proportion_ztest": "serpeval.online.logs.effects",
-    "always_valid": "serpeval.online.logs.sequential",
     "sample_size": "serpeval.stats.power",
     "mde": "serpeval.stats.power",
 }
 
 #: names that moved out, served for one release with a DeprecationWarning
 _MOVED: dict[str, str] = {
+    "srm_check": "serpeval.stats.srm",
+    "SampleRatioMismatchWarning": "serpeval.stats.srm",
+    "compare_means": "serpeval.stats.effects",
+    "two_proportion_ztest": "serpeval.stats.effects",
+    "always_valid": "serpeval.stats.sequential",
     "analyze_ab": "serpeval.online.experiments",
     "monitor_ab": "serpeval.online.experiments",
     "plan_ab": "serpeval.online.experiments",
