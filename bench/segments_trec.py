@@ -9,7 +9,7 @@ an A/A setting (each topic's two scores swapped at random) over ``--replicates``
 
     python bench/segments_trec.py [--replicates 400]
 
-The per-group numbers are checked by ``tests/test_segments.py::test_readme_robust04_breakdown``.
+The per-group numbers are checked by ``tests/comparison/test_segments.py::test_readme_robust04_breakdown``.
 """
 
 from __future__ import annotations
