@@ -40,4 +40,10 @@ parallel=()
 if [ "$workers" -ge 2 ]; then
     parallel=(-n "$workers")
 fi
-exec python3 -m pytest ${parallel[@]+"${parallel[@]}"} --cov --cov-report=term "$@"
+# Coverage slows the CPU-bound tests (+65% on tests/measures, evaluation and core together);
+# SERPEVAL_COVERAGE=0 runs without it (and without its floor).
+coverage=(--cov --cov-report=term)
+if [ "${SERPEVAL_COVERAGE:-1}" = 0 ]; then
+    coverage=()
+fi
+exec python3 -m pytest ${parallel[@]+"${parallel[@]}"} ${coverage[@]+"${coverage[@]}"} "$@"

@@ -30,7 +30,8 @@ def test_scripts_test_sh_runs_the_pinned_suite_on_both_cores_with_coverage_and_t
     run = TEST_SH.strip().splitlines()[-1]
     assert run.startswith("exec python3 -m pytest")
     assert "parallel[@]" in run
-    assert "--cov" in run
+    assert "coverage[@]" in run
+    assert re.search(r"^coverage=\(--cov --cov-report=term\)$", TEST_SH, re.M)
     assert re.search(r"parallel=\(-n \"\$workers\"\)", TEST_SH)
 
 
