@@ -20,6 +20,18 @@ from serpeval.core.data import check_grades
 from serpeval.core.errors import EmptyInputError, InputError, ParseError
 from serpeval.core.subtopics import SUBTOPIC_QRELS_COLUMNS, SubtopicQrels, subtopic_qrels_from_rows
 from serpeval.io.inputs import Input
+from serpeval.io.reading import (
+    GRADE_SPELLINGS,
+    INTEGER,
+    Rows,
+    find_column,
+    no_nulls,
+    open_source,
+    show_line,
+    values_fit,
+)
+from serpeval.io.tables import read_table, to_arrow
+from serpeval.io.trec import Source, careful_rows, count_skipped, fast_table, grade_number, physical_line
 
 __all__ = ["SUBTOPIC_ALIASES", "as_subtopic_qrels", "read_subtopic_qrels", "subtopic_qrels_from_table"]
 
@@ -34,19 +46,14 @@ def read_subtopic_qrels(source: str | Path | bytes | IO[bytes]) -> SubtopicQrels
         DuplicateError: the same (query, subtopic, document) is judged twice.
         EmptyInputError: the file has no data lines.
     """
-    from serpeval.io import _open
-
-    opened, table_input = _open(source)
+    opened, table_input = open_source(source)
     if table_input:
-        from serpeval.io import _values_fit
-        from serpeval.io.tables import _Rows, read_table
-
-        with _values_fit(opened.label):
+        with values_fit(opened.label):
             table = read_table(opened)
         if isinstance(table.data, dict):
             raise ParseError(f"{table.label}: subtopic qrels cannot be a JSON object {{query: {{doc: grade}}}}; "
                              "give JSON lines or Parquet with query_id, subtopic_id, doc_id, relevance columns.")
-        rows = _Rows(table.label, table.lines)
+        rows = Rows(table.label, table.lines)
         qrels = _from_table(table.data, rows)
         return SubtopicQrels(qrels.query_ids, qrels.subtopic_ids, qrels.doc_ids, qrels.relevance,
                              source=table.label, skipped_lines=table.skipped)
@@ -54,12 +61,10 @@ def read_subtopic_qrels(source: str | Path | bytes | IO[bytes]) -> SubtopicQrels
 
 
 def _read_trec(opened: Input) -> SubtopicQrels:
-    from serpeval.io.trec import _SPELLINGS, Source, _count_skipped, _fast_table, physical_line
-
     src = Source(opened)
     names = ["query_id", "subtopic_id", "doc_id", "relevance"]
-    fast = _fast_table(src, names, {"query_id": pa.string(), "subtopic_id": pa.string(),
-                                    "doc_id": pa.string(), "relevance": _SPELLINGS}, number="relevance")
+    fast = fast_table(src, names, {"query_id": pa.string(), "subtopic_id": pa.string(),
+                                    "doc_id": pa.string(), "relevance": GRADE_SPELLINGS}, number="relevance")
     lines: list[int] | None
     if fast is not None:
         table, skipped = fast
@@ -70,7 +75,7 @@ def _read_trec(opened: Input) -> SubtopicQrels:
         q_list, s_list, d_list, g_list, lines = _careful(src.data, src.label)
         q, s, d = (pa.array(x, pa.string()) for x in (q_list, s_list, d_list))
         grades = np.array(g_list, dtype=np.int64)
-        skipped = _count_skipped(src.data, len(g_list))
+        skipped = count_skipped(src.data, len(g_list))
     if len(grades) == 0:
         raise EmptyInputError(f"{src.label}: the subtopic qrels have no data lines; expected lines "
                               f"'{SUBTOPIC_QRELS_COLUMNS}'.")
@@ -83,28 +88,26 @@ def _read_trec(opened: Input) -> SubtopicQrels:
 
 
 def _careful(data: bytes, label: str) -> tuple[list[str], list[str], list[str], list[int], list[int]]:
-    from serpeval.io.trec import _INTEGER, _careful_rows, _show, grade_number
-
     subtopics: list[str] = []
 
     def grade(number: int, line: bytes, fields: list[bytes]) -> int:
         if len(fields) != 4:
             hint = " This looks like a run line; are the qrels and run arguments swapped?" if len(fields) == 6 else ""
             raise ParseError(f"{label}:{number}: expected 4 columns ({SUBTOPIC_QRELS_COLUMNS}), found "
-                             f"{len(fields)}: {_show(line)}.{hint}")
-        if not _INTEGER.fullmatch(fields[3]):
+                             f"{len(fields)}: {show_line(line)}.{hint}")
+        if not INTEGER.fullmatch(fields[3]):
             raise ParseError(
                 f"{label}:{number}: expected an integer relevance grade in column 4, found "
-                f"{fields[3].decode('utf-8', 'replace')!r} in {_show(line)}. A grade is decimal digits "
+                f"{fields[3].decode('utf-8', 'replace')!r} in {show_line(line)}. A grade is decimal digits "
                 "with an optional sign."
             )
         try:
             subtopics.append(fields[1].decode("utf-8"))
         except UnicodeDecodeError:
-            raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {_show(line)}.") from None
+            raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {show_line(line)}.") from None
         return int(check_grades([grade_number(fields[3])], lambda _: f"{label}:{number}")[0])
 
-    qids, docs, grades, lines = _careful_rows(data, label, True, grade)
+    qids, docs, grades, lines = careful_rows(data, label, True, grade)
     return qids, subtopics, docs, grades, lines
 
 
@@ -112,14 +115,10 @@ def subtopic_qrels_from_table(obj: Any, *, label: str = "<table>") -> SubtopicQr
     """:class:`SubtopicQrels` from a DataFrame or Arrow table with query, subtopic, doc and
     relevance columns (names as in :mod:`serpeval.io.tables`; the subtopic column one of
     :data:`SUBTOPIC_ALIASES`)."""
-    from serpeval.io.tables import _Rows, to_arrow
-
-    return _from_table(to_arrow(obj, label), _Rows(label))
+    return _from_table(to_arrow(obj, label), Rows(label))
 
 
-def _from_table(table: pa.Table, rows: Any) -> SubtopicQrels:
-    from serpeval.io.tables import _column, _no_nulls
-
+def _from_table(table: pa.Table, rows: Rows) -> SubtopicQrels:
     label = rows.label
     names = {name.lower(): name for name in table.column_names}
     found = next((names[a] for a in SUBTOPIC_ALIASES if a in names), None)
@@ -130,11 +129,11 @@ def _from_table(table: pa.Table, rows: Any) -> SubtopicQrels:
             "doc_id, relevance."
         )
     s = table[found]
-    q = _column(table, "query_id", label)
-    d = _column(table, "doc_id", label)
-    r = _column(table, "relevance", label)
+    q = find_column(table, "query_id", label)
+    d = find_column(table, "doc_id", label)
+    r = find_column(table, "relevance", label)
     for column, role in ((q, "query id"), (s, "subtopic id"), (d, "doc id"), (r, "relevance")):
-        _no_nulls(column, role, rows)
+        no_nulls(column, role, rows)
     if len(r) == 0:
         raise EmptyInputError(f"{label}: the subtopic qrels have no rows.")
     grades = check_grades(r, rows.at)

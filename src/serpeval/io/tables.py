@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -34,10 +33,9 @@ import pyarrow as pa
 from serpeval.core.data import Qrels, Run, check_grades, check_scores, qrels_from_nested, run_from_nested
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
+from serpeval.io.inputs import Input, open_input
 from serpeval.io.jsonl import JsonObjects, key_path, load_json, not_an_id, repeated_key
-
-if TYPE_CHECKING:
-    from serpeval.io.inputs import Input
+from serpeval.io.reading import ALIASES, Rows, find_column, no_nulls
 
 __all__ = [
     "qrels_from_dict",
@@ -48,14 +46,6 @@ __all__ = [
     "run_from_dict",
     "run_from_table",
 ]
-
-ALIASES: dict[str, tuple[str, ...]] = {
-    "query_id": ("query_id", "qid", "q_id", "query", "topic", "topic_id"),
-    "doc_id": ("doc_id", "docid", "docno", "doc", "document_id", "pid", "did"),
-    "score": ("score", "sim", "similarity"),
-    "relevance": ("relevance", "rel", "label", "grade", "judgment", "rating"),
-}
-
 
 def to_arrow(obj: Any, label: str) -> pa.Table:
     """A pandas or polars DataFrame, an Arrow table or a dict of columns as an Arrow table."""
@@ -80,72 +70,6 @@ def to_arrow(obj: Any, label: str) -> pa.Table:
     )
 
 
-@dataclass(frozen=True)
-class _Rows:
-    """Names the rows of a table in messages: ``path:line`` for JSON lines, else ``label: row n``."""
-
-    label: str
-    lines: Sequence[int] | None = None
-
-    def at(self, i: int) -> str:
-        """The location of row ``i`` (0-based), with the label."""
-        return f"{self.label}:{self.lines[i]}" if self.lines is not None else f"{self.label}: row {i + 1}"
-
-    def short(self, i: int) -> str:
-        """The location of row ``i`` without the label (``line 7``, ``row 3``)."""
-        return f"line {self.lines[i]}" if self.lines is not None else f"row {i + 1}"
-
-
-def _column(table: pa.Table, role: str, label: str, given: str | None = None) -> pa.ChunkedArray:
-    names = {name.lower(): name for name in table.column_names}
-    wanted = (given,) if given else ALIASES[role]
-    for alias in wanted:
-        if alias.lower() in names:
-            same = [name for name in table.column_names if name.lower() == alias.lower()]
-            if len(same) > 1:
-                raise InputError(
-                    f"{label}: {len(same)} columns are named {alias!r} ({', '.join(map(repr, same))}); "
-                    f"serpeval cannot tell which one holds the {role.replace('_', ' ')}. Keep one."
-                )
-            column = table[names[alias.lower()]]
-            if role in ("query_id", "doc_id"):
-                _check_ids(column, names[alias.lower()], role, label)
-            return column
-    raise InputError(
-        f"{label}: no {role} column; expected one of {', '.join(wanted)}, found columns "
-        f"{', '.join(table.column_names) or '(none)'}. Rename the column or pass its name."
-    )
-
-
-def _check_ids(column: pa.ChunkedArray, name: str, role: str, label: str) -> None:
-    """Ids are text (UTF-8) or scalars cast to text; refuse lists, structs, maps and bytes
-    that are not UTF-8."""
-    kind = column.type
-    if pa.types.is_dictionary(kind):
-        kind = kind.value_type
-    what = f"{label}: the {role.replace('_', ' ')} column {name!r}"
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
-        for row, value in enumerate(column.to_pylist()):
-            try:
-                if value is not None:
-                    value.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ParseError(f"{what}: row {row + 1}: {value[:40]!r} is not UTF-8 text; ids must "
-                                 "be text.") from None
-        return
-    if pa.types.is_nested(kind) or pa.types.is_boolean(kind):  # list, struct, map, union; true/false
-        raise ParseError(f"{what} has type {column.type}; expected text or integers.")
-
-
-def _no_nulls(column: pa.ChunkedArray, role: str, rows: _Rows) -> None:
-    if column.null_count:
-        first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(
-            f"{rows.at(first)}: the {role} is missing (null); "
-            f"{column.null_count} row(s) have no {role}. Fill or drop them."
-        )
-
-
 def run_from_table(
     obj: Any,
     *,
@@ -159,17 +83,17 @@ def run_from_table(
 
     Scores follow :func:`serpeval.core.data.check_scores`: numbers, NaN refused with its row.
     """
-    return _run(to_arrow(obj, label), name, _Rows(label), query_col, doc_col, score_col)
+    return _run(to_arrow(obj, label), name, Rows(label), query_col, doc_col, score_col)
 
 
-def _run(table: pa.Table, name: str, rows: _Rows, query_col: str | None = None,
+def _run(table: pa.Table, name: str, rows: Rows, query_col: str | None = None,
          doc_col: str | None = None, score_col: str | None = None) -> Run:
     label = rows.label
-    q = _column(table, "query_id", label, query_col)
-    d = _column(table, "doc_id", label, doc_col)
-    s = _column(table, "score", label, score_col)
+    q = find_column(table, "query_id", label, query_col)
+    d = find_column(table, "doc_id", label, doc_col)
+    s = find_column(table, "score", label, score_col)
     for column, role in ((q, "query id"), (d, "doc id"), (s, "score")):
-        _no_nulls(column, role, rows)
+        no_nulls(column, role, rows)
     if len(s) == 0:
         raise EmptyInputError(f"{label}: the run has no rows.")
     scores = check_scores(s, rows.at)
@@ -189,17 +113,17 @@ def qrels_from_table(
     Grades follow :func:`serpeval.core.data.check_grades`: integers (``2.0`` is 2) within
     ``±(2^53 - 1)``; ``2.5``, NaN, infinity and larger values are refused with their row.
     """
-    return _qrels(to_arrow(obj, label), _Rows(label), query_col, doc_col, relevance_col)
+    return _qrels(to_arrow(obj, label), Rows(label), query_col, doc_col, relevance_col)
 
 
-def _qrels(table: pa.Table, rows: _Rows, query_col: str | None = None, doc_col: str | None = None,
+def _qrels(table: pa.Table, rows: Rows, query_col: str | None = None, doc_col: str | None = None,
            relevance_col: str | None = None) -> Qrels:
     label = rows.label
-    q = _column(table, "query_id", label, query_col)
-    d = _column(table, "doc_id", label, doc_col)
-    r = _column(table, "relevance", label, relevance_col)
+    q = find_column(table, "query_id", label, query_col)
+    d = find_column(table, "doc_id", label, doc_col)
+    r = find_column(table, "relevance", label, relevance_col)
     for column, role in ((q, "query id"), (d, "doc id"), (r, "relevance")):
-        _no_nulls(column, role, rows)
+        no_nulls(column, role, rows)
     if len(r) == 0:
         raise EmptyInputError(f"{label}: the qrels have no rows.")
     grades = check_grades(r, rows.at)
@@ -208,7 +132,7 @@ def _qrels(table: pa.Table, rows: _Rows, query_col: str | None = None, doc_col: 
     return qrels
 
 
-def _refuse_duplicate_judgments(qrels: Qrels, rows: _Rows) -> None:
+def _refuse_duplicate_judgments(qrels: Qrels, rows: Rows) -> None:
     first, second = qrels.find_duplicate()
     if first >= 0:
         raise DuplicateError(
@@ -229,7 +153,7 @@ def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
 
 def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str) -> None:
     """Refuse, naming ``path:line``, a JSON-lines or CSV row whose query id or doc id (in the
-    column :func:`_column` would take) is not an id: ``""`` or blank text (it would be
+    column :func:`~serpeval.io.reading.find_column` would take) is not an id: ``""`` or blank text (it would be
     evaluated as a query or document named ``""``), ``true``/``false``, a list or an object
     (which would be turned into the text ``true`` or ``[1, 2]``). Ids are non-blank text or
     numbers; null is refused later, with the count of rows missing it."""
@@ -247,10 +171,10 @@ def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str
                              f"{what}. Ids are text or numbers.")
 
 
-def _refuse_boolean_grades(table: pa.Table, rows: _Rows) -> None:
+def _refuse_boolean_grades(table: pa.Table, rows: Rows) -> None:
     """A relevance column of ``true``/``false`` in a file is refused: grades are integers, and
     reading ``true`` as 1 would hide a column that holds something else (a flag, a label)."""
-    column = _column(table, "relevance", rows.label)
+    column = find_column(table, "relevance", rows.label)
     if pa.types.is_boolean(column.type) and len(column) > column.null_count:
         first = int(np.flatnonzero(column.is_valid().to_numpy(zero_copy_only=False))[0])
         raise ParseError(f"{rows.at(first)}: the relevance is {quote(column[first].as_py())}; expected an "
@@ -300,8 +224,8 @@ def read_qrels_table(path: str | Path | Input) -> Qrels:
         _check_json_entries(table.data, label, grades=True)
         qrels = qrels_from_nested(table.data, label, json_keys=True)
     else:
-        _refuse_boolean_grades(table.data, _Rows(label, table.lines))
-        qrels = _qrels(table.data, _Rows(label, table.lines))
+        _refuse_boolean_grades(table.data, Rows(label, table.lines))
+        qrels = _qrels(table.data, Rows(label, table.lines))
     return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped)
 
 
@@ -356,7 +280,7 @@ def read_run_table(path: str | Path | Input, name: str) -> Run:
         _check_json_entries(table.data, label, grades=False)
         run = run_from_nested(table.data, name, label, json_keys=True)
     else:
-        run = _run(table.data, name, _Rows(label, table.lines))
+        run = _run(table.data, name, Rows(label, table.lines))
     return Run(run.query_ids, run.doc_ids, run.scores, name=name, source=label,
                skipped_lines=table.skipped, source_kind="table")
 
@@ -383,8 +307,6 @@ def read_table(path: str | Path | Input) -> TableFile:
         ParseError: invalid JSON or text that is not UTF-8 (naming the line), or one of the
             values above.
     """
-    from serpeval.io.inputs import open_input
-
     opened = open_input(path)
     label = opened.label
     name = Path(label).name.lower().removesuffix(".gz")
@@ -553,7 +475,7 @@ def _read_delimited(text: str, label: str, delimiter: str) -> TableFile:
     if header is None or not rows:
         raise EmptyInputError(f"{label}: no rows below the header line.")
     cells = [[row[j].strip() for row in rows] for j in range(len(header))]
-    _refuse_bad_ids(dict(zip(header, cells, strict=True)), numbers, label)  # a repeated name: see _column
+    _refuse_bad_ids(dict(zip(header, cells, strict=True)), numbers, label)  # a repeated name: see find_column
     columns = [_number_column(column, name, label, numbers) if name.lower() in _NUMBER_NAMES
                else pa.array(column, pa.string()) for name, column in zip(header, cells, strict=True)]
     return TableFile(pa.table(columns, names=header), blank, numbers, label)

@@ -63,6 +63,8 @@ from serpeval.core import native
 from serpeval.core.data import Qrels, Run, check_grades, check_scores
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io.inputs import Input, open_input
+from serpeval.io.outputs import write_bytes
+from serpeval.io.reading import GRADE_SPELLINGS, INTEGER, show_line
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -75,18 +77,16 @@ _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 _QRELS_NAMES = ["query_id", "iter", "doc_id", "relevance"]
 _BLOCK_SIZE = 1 << 22  # Arrow's CSV blocks: 4 MiB keeps its transient memory low (16 MiB: +100 MB peak)
 _BOM = b"\xef\xbb\xbf"
-_INTEGER = re.compile(rb"[+-]?[0-9]+")
 
 
 def grade_number(text: bytes) -> int | float:
-    """The number a grade's digits (matched by ``_INTEGER``) stand for, for the grade check:
+    """The number a grade's digits (matched by ``INTEGER``) stand for, for the grade check:
     exact, or, beyond the digits Python's ``int()`` converts (4,300 by default), the float it
     stands for (infinity), which the check refuses as it refuses ``1e400``."""
     try:
         return int(text)
     except ValueError:
         return float(text)
-_SPELLINGS = pa.dictionary(pa.int32(), pa.string())  # how the fast path reads grades
 
 
 # ----------------------------------------------------------------------------- sources
@@ -178,11 +178,6 @@ def physical_line(data: bytes, row: int, comments: bool = True) -> int:
         if i == row:
             return number
     return -1
-
-
-def _show(line: bytes, limit: int = 120) -> str:
-    text = line.decode("utf-8", "replace").rstrip("\r")
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 # ----------------------------------------------------------------------------- fast path
@@ -304,14 +299,14 @@ def _fast_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
 
 
 def _arrow_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
-    """The rows by Arrow's CSV reader (:func:`_fast_table`), or None. ``comments`` needs no
+    """The rows by Arrow's CSV reader (:func:`fast_table`), or None. ``comments`` needs no
     test here: a file with comment lines is never taken."""
     if run:
-        fast = _fast_table(source, _RUN_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
-                                                "score": pa.float64()}, number="score")
+        fast = fast_table(source, _RUN_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
+                                               "score": pa.float64()}, number="score")
     else:
-        fast = _fast_table(source, _QRELS_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
-                                                  "relevance": _SPELLINGS}, number="relevance")
+        fast = fast_table(source, _QRELS_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
+                                                 "relevance": GRADE_SPELLINGS}, number="relevance")
     if fast is None:
         return None
     table, skipped = fast
@@ -357,7 +352,7 @@ def _native_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
                 buffer[:kept] = buffer[used:end]
 
 
-def _fast_table(
+def fast_table(
     source: Source, names: list[str], types: dict[str, pa.DataType], number: str
 ) -> tuple[pa.Table, int] | None:
     """Parse a single-space separated file with Arrow; None if it does not fit that shape.
@@ -404,7 +399,7 @@ def _integers(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
     for chunk in column.chunks:
         # "" only comes from blank lines (their rows are gone; the spelling may remain).
         spellings = pc.if_else(pc.equal(chunk.dictionary, ""), "0", chunk.dictionary)
-        if not pc.all(pc.match_substring_regex(spellings, _INTEGER.pattern.decode().join("^$"))).as_py():
+        if not pc.all(pc.match_substring_regex(spellings, INTEGER.pattern.decode().join("^$"))).as_py():
             return None
         try:  # Arrow's cast takes "-1" and "007" but not "+1"
             values = pc.cast(pc.replace_substring_regex(spellings, r"^\+", ""), pa.int64())
@@ -417,7 +412,7 @@ def _integers(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
 # ----------------------------------------------------------------------------- careful path
 
 
-def _careful_rows(
+def careful_rows(
     data: bytes, label: str, comments: bool, check: Any
 ) -> tuple[list[str], list[str], list[Any], list[int]]:
     """Split every content line on any whitespace; ``check(number, line, fields)`` validates
@@ -438,14 +433,14 @@ def _careful_rows(
                 continue
             raise ParseError(
                 f"{label}:{number}: '#' comment lines are not allowed in this mode "
-                f"(trec_eval 9.0.8 rejects them); found {_show(line)}. Remove the line."
+                f"(trec_eval 9.0.8 rejects them); found {show_line(line)}. Remove the line."
             )
         numbers.append(check(number, line, fields))
         try:
             qids.append(fields[0].decode("utf-8"))
             docs.append(fields[2].decode("utf-8"))
         except UnicodeDecodeError:
-            raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {_show(line)}.") from None
+            raise ParseError(f"{label}:{number}: ids must be UTF-8 text; found {show_line(line)}.") from None
         lines.append(number)
     return qids, docs, numbers, lines
 
@@ -456,7 +451,7 @@ def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], li
             hint = " Is the run tag missing?" if len(fields) == 5 else ""
             raise ParseError(
                 f"{label}:{number}: expected 6 columns ({RUN_COLUMNS}), found {len(fields)}: "
-                f"{_show(line)}.{hint}"
+                f"{show_line(line)}.{hint}"
             )
         try:
             if b"_" in fields[4]:
@@ -465,10 +460,10 @@ def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], li
         except ValueError:
             raise ParseError(
                 f"{label}:{number}: expected a number in column 5 (score), found "
-                f"{fields[4].decode('utf-8', 'replace')!r} in {_show(line)}. Is a column missing or swapped?"
+                f"{fields[4].decode('utf-8', 'replace')!r} in {show_line(line)}. Is a column missing or swapped?"
             ) from None
 
-    return _careful_rows(data, label, comments, score)
+    return careful_rows(data, label, comments, score)
 
 
 def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[int], list[int]]:
@@ -481,18 +476,18 @@ def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[
                 hint = " Is the iteration column (usually 0 or Q0) missing?"
             raise ParseError(
                 f"{label}:{number}: expected 4 columns ({QRELS_COLUMNS}), found {len(fields)}: "
-                f"{_show(line)}.{hint}"
+                f"{show_line(line)}.{hint}"
             )
-        if not _INTEGER.fullmatch(fields[3]):
+        if not INTEGER.fullmatch(fields[3]):
             raise ParseError(
                 f"{label}:{number}: expected an integer relevance grade in column 4, found "
-                f"{fields[3].decode('utf-8', 'replace')!r} in {_show(line)}. A grade is decimal "
+                f"{fields[3].decode('utf-8', 'replace')!r} in {show_line(line)}. A grade is decimal "
                 "digits with an optional sign (not 0x.., not 1_0)."
             )
         # the one range rule (|grade| <= 2^53 - 1) with its own message
         return int(check_grades([grade_number(fields[3])], lambda _: f"{label}:{number}")[0])
 
-    return _careful_rows(data, label, True, grade)
+    return careful_rows(data, label, True, grade)
 
 
 # ----------------------------------------------------------------------------- readers
@@ -507,7 +502,7 @@ def _last_tag(tail: bytes, comments: bool) -> str:
     return ""
 
 
-def _count_skipped(data: bytes, rows: int) -> int:
+def count_skipped(data: bytes, rows: int) -> int:
     """Number of physical lines that are not data rows (blank lines and comments)."""
     return len(data.splitlines()) - rows
 
@@ -537,7 +532,7 @@ def read_trec_run(
     else:
         q, d, s, _lines = _careful_run(src.data, src.label, comments)
         qids, docs, scores = pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(s, dtype=np.float64)
-        skipped = _count_skipped(src.data, len(s))
+        skipped = count_skipped(src.data, len(s))
     if len(scores) == 0:
         raise EmptyInputError(
             f"{src.label}: the run has no data lines; expected lines '{RUN_COLUMNS}'."
@@ -569,7 +564,7 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
     else:
         q, d, g, lines = _careful_qrels(src.data, src.label)
         qids, docs, grades = pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(g, dtype=np.int64)
-        skipped = _count_skipped(src.data, len(g))
+        skipped = count_skipped(src.data, len(g))
     if len(grades) == 0:
         raise EmptyInputError(
             f"{src.label}: the qrels have no data lines; expected lines '{QRELS_COLUMNS}'."
@@ -645,8 +640,6 @@ def write_trec_qrels(qrels: Qrels, target: str | Path | IO[str]) -> None:
 
 def _write_text(text: str, target: Any) -> None:
     """Write to a file object, or to a path atomically (``.gz``: gzip-compressed)."""
-    from serpeval.io.outputs import write_bytes
-
     if hasattr(target, "write"):
         target.write(text)
         return

@@ -1,0 +1,165 @@
+"""What the qrels, run and subtopic-qrels readers share.
+
+The choice between a table and TREC text (:func:`open_source`), Arrow's conversion errors
+as a :class:`ParseError` naming the file (:func:`values_fit`), the pieces of the TREC text
+parsers (:data:`INTEGER`, :data:`GRADE_SPELLINGS`, :func:`show_line`) and of the table
+readers (:data:`ALIASES`, :class:`Rows`, :func:`find_column`, :func:`no_nulls`). Its users
+are :mod:`serpeval.io` (``read_qrels``, ``read_run``), :mod:`serpeval.io.trec`,
+:mod:`serpeval.io.tables` and :mod:`serpeval.io.subtopics`; it imports none of them, so
+they all import it at the top.
+
+Layer: io. Imports core and :mod:`serpeval.io.inputs` only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pyarrow as pa
+
+from serpeval.core.errors import InputError, ParseError
+from serpeval.io.inputs import Input, open_input
+
+__all__ = [
+    "ALIASES",
+    "GRADE_SPELLINGS",
+    "INTEGER",
+    "TABLE_SUFFIXES",
+    "Rows",
+    "check_ids",
+    "find_column",
+    "is_table",
+    "no_nulls",
+    "open_source",
+    "show_line",
+    "values_fit",
+]
+
+# ----------------------------------------------------------------------------- table or text
+
+TABLE_SUFFIXES = (".parquet", ".pq", ".jsonl", ".json", ".csv", ".tsv")
+
+
+def is_table(source: object) -> bool:
+    """Whether ``source`` names a table file by its suffix (``.gz`` aside); ``-`` and bytes do not."""
+    if not isinstance(source, (str, Path)) or str(source) == "-":
+        return False
+    return Path(source).name.lower().removesuffix(".gz").endswith(TABLE_SUFFIXES)
+
+
+def open_source(source: str | Path | bytes | IO[bytes]) -> tuple[Input, bool]:
+    """The opened input, and whether it is a table (by its name, or Parquet by its bytes)."""
+    opened = open_input(source)
+    return opened, is_table(source) or opened.parquet
+
+
+@contextmanager
+def values_fit(label: str) -> Iterator[None]:
+    """Arrow's refusal to convert a column (a uint64 beyond int64, ...) as a ParseError naming
+    the file."""
+    try:
+        yield
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError) as exc:
+        detail = " ".join(str(exc).split())
+        raise ParseError(f"{label}: a column cannot be read as ids or numbers ({detail}).") from None
+
+
+# ----------------------------------------------------------------------------- TREC text
+
+INTEGER = re.compile(rb"[+-]?[0-9]+")  # a grade's spelling: decimal digits, an optional sign
+GRADE_SPELLINGS = pa.dictionary(pa.int32(), pa.string())  # how the fast path reads grades
+
+
+def show_line(line: bytes, limit: int = 120) -> str:
+    """A line as quoted text for a message (undecodable bytes replaced, cut at ``limit``)."""
+    text = line.decode("utf-8", "replace").rstrip("\r")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+# ----------------------------------------------------------------------------- tables
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "query_id": ("query_id", "qid", "q_id", "query", "topic", "topic_id"),
+    "doc_id": ("doc_id", "docid", "docno", "doc", "document_id", "pid", "did"),
+    "score": ("score", "sim", "similarity"),
+    "relevance": ("relevance", "rel", "label", "grade", "judgment", "rating"),
+}
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Names the rows of a table in messages: ``path:line`` for JSON lines, else ``label: row n``."""
+
+    label: str
+    lines: Sequence[int] | None = None
+
+    def at(self, i: int) -> str:
+        """The location of row ``i`` (0-based), with the label."""
+        return f"{self.label}:{self.lines[i]}" if self.lines is not None else f"{self.label}: row {i + 1}"
+
+    def short(self, i: int) -> str:
+        """The location of row ``i`` without the label (``line 7``, ``row 3``)."""
+        return f"line {self.lines[i]}" if self.lines is not None else f"row {i + 1}"
+
+
+def find_column(table: pa.Table, role: str, label: str, given: str | None = None) -> pa.ChunkedArray:
+    """The column for ``role`` (a key of :data:`ALIASES`): the one named ``given``, else the first
+    alias present (case-insensitive); ids checked by :func:`check_ids`.
+
+    Raises:
+        InputError: no such column, or two columns whose names differ only in case.
+    """
+    names = {name.lower(): name for name in table.column_names}
+    wanted = (given,) if given else ALIASES[role]
+    for alias in wanted:
+        if alias.lower() in names:
+            same = [name for name in table.column_names if name.lower() == alias.lower()]
+            if len(same) > 1:
+                raise InputError(
+                    f"{label}: {len(same)} columns are named {alias!r} ({', '.join(map(repr, same))}); "
+                    f"serpeval cannot tell which one holds the {role.replace('_', ' ')}. Keep one."
+                )
+            column = table[names[alias.lower()]]
+            if role in ("query_id", "doc_id"):
+                check_ids(column, names[alias.lower()], role, label)
+            return column
+    raise InputError(
+        f"{label}: no {role} column; expected one of {', '.join(wanted)}, found columns "
+        f"{', '.join(table.column_names) or '(none)'}. Rename the column or pass its name."
+    )
+
+
+def check_ids(column: pa.ChunkedArray, name: str, role: str, label: str) -> None:
+    """Ids are text (UTF-8) or scalars cast to text; refuse lists, structs, maps and bytes
+    that are not UTF-8."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    what = f"{label}: the {role.replace('_', ' ')} column {name!r}"
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+        for row, value in enumerate(column.to_pylist()):
+            try:
+                if value is not None:
+                    value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ParseError(f"{what}: row {row + 1}: {value[:40]!r} is not UTF-8 text; ids must "
+                                 "be text.") from None
+        return
+    if pa.types.is_nested(kind) or pa.types.is_boolean(kind):  # list, struct, map, union; true/false
+        raise ParseError(f"{what} has type {column.type}; expected text or integers.")
+
+
+def no_nulls(column: pa.ChunkedArray, role: str, rows: Rows) -> None:
+    """Refuse a column with a null, naming the first row that has one and how many do."""
+    if column.null_count:
+        first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(
+            f"{rows.at(first)}: the {role} is missing (null); "
+            f"{column.null_count} row(s) have no {role}. Fill or drop them."
+        )
