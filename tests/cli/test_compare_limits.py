@@ -113,7 +113,7 @@ def test_resample_counts_that_cannot_finish_are_refused_at_once(files, value: st
 
 
 def test_the_bound_itself_is_accepted_by_the_parser() -> None:
-    from serpeval.cli.cmd_compare import RESAMPLES
+    from serpeval.cli.common import RESAMPLES
 
     assert RESAMPLES(str(MAX_RESAMPLES)) == MAX_RESAMPLES
     assert RESAMPLES("1e4") == 10_000

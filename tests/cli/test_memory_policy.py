@@ -35,6 +35,10 @@ def test_main_with_argv_leaves_the_callers_malloc_alone(monkeypatch: pytest.Monk
         main(["--version"])
     assert calls == []
     monkeypatch.setattr(sys, "argv", ["serpeval", "--version"])
+    with pytest.raises(SystemExit):  # no command: nothing to compute, no NumPy to load
+        main()
+    assert calls == []
+    monkeypatch.setattr(sys, "argv", ["serpeval", "measures", "--help"])
     with pytest.raises(SystemExit):
         main()
     assert calls == [True]

@@ -61,7 +61,7 @@ def test_measure_help_has_no_markup(capsys) -> None:
 
 
 def test_log_tables_show_p_values_as_the_other_tables_do() -> None:
-    from serpeval.cli.cmd_ab import _is_p, p_cell
+    from serpeval.cli.common import _is_p, p_cell
 
     assert [_is_p(c) for c in ("p", "p (sign test)", "p (units)", "p adj.", "prefer A", "preference")] == \
         [True, True, True, True, False, False]

@@ -25,15 +25,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     :mod:`serpeval.cli.startup`. (A Ctrl-C during the Python interpreter's own start-up,
     before any serpeval code runs, is Python's to report.) Without ``argv`` (run as a
     program) the process keeps the memory it frees for reuse and fits itself to an
-    address-space limit (:mod:`serpeval.cli.memory`); a failure there (out of memory loading
-    numpy) is one line and a status, as any other.
+    address-space limit (:mod:`serpeval.cli.memory`), unless no command is named
+    (``serpeval --help``, ``--version``: nothing to compute, and that set-up loads NumPy); a
+    failure there (out of memory loading numpy) is one line and a status, as any other.
     """
     try:
         if argv is None:  # run as a program (console script, python -m serpeval)
-            from serpeval.cli.memory import keep_freed_memory
             from serpeval.cli.startup import take_over
 
-            keep_freed_memory()  # also fits the process to an address-space limit (ulimit -v)
+            if names_a_command(sys.argv[1:]):  # serpeval --help / --version compute nothing
+                from serpeval.cli.memory import keep_freed_memory
+
+                keep_freed_memory()  # also fits the process to an address-space limit (ulimit -v)
             take_over()  # Ctrl-C is a KeyboardInterrupt again, handled here (serpeval.cli.startup)
         from serpeval.cli.app import main as run
 
@@ -60,3 +63,9 @@ def interrupted() -> int:
     if sys.stderr is not None:
         print("interrupted", file=sys.stderr)
     return 130
+
+
+def names_a_command(args: Sequence[str]) -> bool:
+    """Whether the arguments name a command (a word before which only options come), that is,
+    whether the program may compute something rather than print its help or version."""
+    return any(not word.startswith("-") for word in args)

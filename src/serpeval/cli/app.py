@@ -1,9 +1,12 @@
 """Argument parsing and dispatch for ``serpeval <command>``.
 
 Each command lives in its own module ``serpeval.cli.cmd_<name>`` with ``register(subparsers)``
-(which sets ``func`` on its parser); adding a command is one module plus one entry in
-:data:`COMMANDS`. Every failure (a :class:`~serpeval.core.errors.SerpevalError`, an unreadable
-input, an unwritable output, Ctrl-C...) prints one line on stderr and exits with a status
+(which sets ``func`` on its parser); adding a command is one module plus one row in the
+command table (:mod:`serpeval.cli.commands`). The parser is built lazily: ``serpeval --help``
+lists the commands from the table and imports none of their modules; ``serpeval CMD ...``
+imports only ``CMD``'s module (:func:`build_parser`).
+Every failure (a :class:`~serpeval.core.errors.SerpevalError`, an unreadable input, an
+unwritable output, Ctrl-C...) prints one line on stderr and exits with a status
 (:mod:`serpeval.cli.failures`); ``--debug`` shows the traceback instead. Outputs are written
 atomically and checked before any work (:mod:`serpeval.cli.common`).
 No output may replace an input: every file a command reads, named on its command line or
@@ -16,30 +19,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NoReturn
 
+from serpeval.cli.commands import COMMANDS as TABLE
+from serpeval.cli.commands import command, names
 from serpeval.cli.common import EXIT_USAGE, note_named_inputs, spare_pandas_import
 from serpeval.core.version import __version__
 
-COMMANDS: tuple[str, ...] = (
-    "evaluate",
-    "measures",
-    "demo",
-    "compare",
-    "gate",
-    "trec_eval",
-    "ab",
-    "interleaving-report",
-    "generate-logs",
-    "report",
-    "simulate",
-    "agreement",
-    "clicks-to-qrels",
-    "pool",
-    "judged",
-    "diff",
-)
+#: The command names, in the order ``serpeval --help`` lists them (the table's).
+COMMANDS: tuple[str, ...] = names()
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, except that a bad argument is one line on stderr (no usage block): ``serpeval
@@ -50,8 +40,14 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with one subparser per command (each a :class:`OneLineParser`)."""
+def build_parser(only: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with one subparser per command (each a :class:`OneLineParser`).
+
+    ``only``: the commands whose modules are imported to build their full subparsers (None:
+    every command); every other command gets a bare subparser carrying its help line from the
+    table, enough for ``serpeval --help`` and for argparse's ``invalid choice`` message.
+    """
+    wanted = None if only is None else set(only)
     parser = OneLineParser(
         prog="serpeval",
         description="Search-quality evaluation: trec_eval-exact measures, fast; significance "
@@ -60,9 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"serpeval {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"serpeval.cli.cmd_{name.replace('-', '_')}")
-        module.register(sub)
+    for row in TABLE:
+        if wanted is None or row.name in wanted:
+            importlib.import_module(row.module).register(sub)
+        else:
+            sub.add_parser(row.name, help=row.help)
     return parser
 
 
@@ -92,7 +90,7 @@ def _run(args_list: list[str]) -> int:
         from serpeval.cli.cmd_trec_eval import run_trec_eval
 
         return run_trec_eval(args_list[1:])
-    parser = build_parser()
+    parser = build_parser(only=_named_command(args_list))
     args = parser.parse_args(args_list)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -106,3 +104,13 @@ def _run(args_list: list[str]) -> int:
         status = args.func(args)
     sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
     return int(status or 0)
+
+
+def _named_command(args_list: Sequence[str]) -> tuple[str, ...]:
+    """The command the arguments name, if the table has it (its module is the only one to
+    import), else none: ``serpeval --help``, ``serpeval`` alone and a misspelt command need
+    only the table."""
+    from serpeval.cli.failures import command_of
+
+    name, _ = command_of(args_list)
+    return (name,) if name is not None and command(name) is not None else ()

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
-from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
+from serpeval.cli.commands import summary
+from serpeval.cli.common import add_duplicates_option, check_outputs, emit, engine_status, split_measures
 from serpeval.report.table import FORMATS
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "ab",
-        help="analyse an A/B test from search logs (DuckDB or Spark)",
+        help=summary("ab"),
         description="Analyse an A/B experiment from impression logs: CTR, abandonment, clicks@1, "
         "MRR, time to first click... clustered by user (delta method), with CIs on "
         "absolute and relative effects, a sample-ratio check, CUPED and a multiple-"
@@ -107,29 +105,6 @@ def register(sub: Any) -> None:
     from serpeval.cli.teardown import finishing
 
     p.set_defaults(func=finishing(run))
-
-
-def add_duplicates_option(p: Any) -> None:
-    """``--duplicates error|exclude|unchecked`` (``ab`` and ``interleaving-report``)."""
-    p.add_argument(
-        "--duplicates",
-        choices=("error", "exclude", "unchecked"),
-        default="error",
-        help="repeated impression ids: error (default), exclude their rows, or unchecked "
-        "(skip the duplicate-id check when ids are unique by construction)",
-    )
-
-
-@contextmanager
-def engine_status(backend: str) -> Iterator[None]:
-    """A spinner on a terminal while the engine works (nothing when piped)."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status(f"aggregating in {backend}..."):
-        yield
 
 
 def _split(text: str | None) -> dict[str, float] | None:
@@ -403,56 +378,3 @@ def _labelled(row: dict[str, Any]) -> dict[str, Any]:
             value = f"{math.ceil(value):,}"
         out[label] = value
     return out
-
-
-def _is_p(column: str) -> bool:
-    """``p``, ``p (sign test)``, ``p (units)``, ``p adj.``: a column of p-values."""
-    return column == "p" or column.startswith(("p ", "p("))
-
-
-def p_cell(value: Any, digits: int) -> Any:
-    """A p-value as text (``<0.0001`` below what ``digits`` decimals show); other values as given."""
-    from serpeval.report.comparison import format_p
-
-    if isinstance(value, float) and value == value:  # not NaN
-        return format_p(value, digits)
-    return value
-
-
-def emit(
-    args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str], title: str, payload: Any
-) -> int:
-    from serpeval.cli.segments import segment_json, segment_text
-    from serpeval.report.table import render
-
-    if args.format == "json":
-        from serpeval.core.strict_json import dumps
-
-        body = payload if isinstance(payload, dict) else {"rows": payload, "notes": notes}
-        write_output(dumps(segment_json(args, body)) + "\n", args.output)
-        return 0
-    machine = args.format in ("csv", "tsv")
-    by_segment = segment_text(args, table_width(args.output), args.output is None and sys.stdout.isatty())
-    if machine and by_segment:   # one table per file: the per-segment rows
-        write_output(by_segment, args.output)
-        for note in notes:
-            print(note, file=sys.stderr)
-        return 0
-    if not machine:  # p-values as every table shows them: <0.0001, never 0.0000
-        rows = [{k: p_cell(v, args.digits) if _is_p(k) else v for k, v in row.items()} for row in rows]
-    text = render(
-        rows,
-        args.format,
-        digits=args.digits,
-        title=None if machine else title,
-        notes=() if machine else notes,
-        color=args.output is None and sys.stdout.isatty(),
-        width=table_width(args.output),
-    )
-    if by_segment:
-        text += "\n" + by_segment
-    write_output(text, args.output)
-    if machine:
-        for note in notes:
-            print(note, file=sys.stderr)
-    return 0

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
+from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP
 from serpeval.stats.registry import PAIRED_TESTS, correction_names
 
@@ -17,7 +18,7 @@ CORRECTIONS = correction_names()
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "agreement",
-        help="assessor agreement between label sets (kappa, alpha) and system-ranking stability",
+        help=summary("agreement"),
         description="Agreement of two or more label sets (qrels) on the documents both judged: "
                     "Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha (ordinal), "
                     "Fleiss' kappa for 3+ sets, the confusion matrices, bootstrap CIs over queries; "

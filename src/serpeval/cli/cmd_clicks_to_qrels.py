@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, real
+from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP
 from serpeval.judgments.click_defaults import DEFAULT_MODEL, ITERATIONS, MIN_IMPRESSIONS, MODELS, TOL
 
@@ -15,7 +16,7 @@ FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "clicks-to-qrels",
-        help="infer graded qrels from a click log by fitting a click model",
+        help=summary("clicks-to-qrels"),
         description="Fit a click model (dcm, the default, and pbm: relevance = attractiveness; dbn: "
                     "attractiveness x satisfaction) on a click log (JSON lines or Parquet with query, docs, "
                     "clicked_ranks per impression; the Yandex format) and cut each (query, document)'s "

@@ -6,8 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
+from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY
+from serpeval.cli.commands import summary
+from serpeval.cli.common import EXIT_CODES_HELP, RESAMPLES, check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import (
     add_evaluation_options,
     add_group_options,
@@ -25,26 +26,10 @@ TESTS = tuple(PAIRED_TESTS)
 CORRECTIONS = correction_names()
 
 
-def _resamples(text: str) -> int:
-    """``--resamples``: a positive integer (``1e4`` counts) up to
-    :data:`serpeval.stats.validation.MAX_RESAMPLES`, refused with the reason where argparse
-    reads it (``1e20`` used to be accepted and never finish)."""
-    from serpeval.stats.validation import MAX_RESAMPLES, RESAMPLES_REASON
-
-    value = POSITIVE_INT(text)
-    if value > MAX_RESAMPLES:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_RESAMPLES:,} ({RESAMPLES_REASON}), got {text}")
-    return value
-
-
-#: The argument type of ``--resamples`` (compare, gate).
-RESAMPLES = _resamples
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
-        help="compare runs with significance tests",
+        help=summary("compare"),
         description="Compare two or more runs: per measure and system the mean, the delta to "
                     "the baseline with its 95% CI, the p-value of a paired test, the p-value "
                     "corrected for multiple comparisons, the effect size d_z and wins/ties/losses "

@@ -6,13 +6,14 @@ import argparse
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
+from serpeval.cli.commands import summary
 from serpeval.report import DEFAULT_HTML_PATH
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
-        help="run the whole tool on a generated collection (no data needed)",
+        help=summary("demo"),
         description="Generate a deterministic graded test collection and two rankers, evaluate "
                     "and compare them. --data runs the same on a real collection folder "
                     "(qrels.txt[.gz], runs/, topics*.tsv), e.g. shared/data/trec/robust04.",

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, real
+from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.report.table import FORMATS
 
@@ -15,7 +16,7 @@ from serpeval.report.table import FORMATS
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "diff",
-        help="compare two runs without judgments: overlap, RBO, Kendall's tau",
+        help=summary("diff"),
         description="Per query: overlap@k, rank-biased overlap (RBO_ext with its RBO_min / "
                     "RBO_res bounds, Webber et al. 2010), Kendall's tau on the shared documents, "
                     "and the documents that entered or left the top k; with --qrels, how many of "

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
+from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import add_subtopics_option, coverage_notes, render_results
 from serpeval.report.table import FORMATS
@@ -15,7 +16,7 @@ from serpeval.report.table import FORMATS
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
-        help="evaluate runs against qrels",
+        help=summary("evaluate"),
         description="Evaluate one or more runs against relevance judgments. One row per run; "
                     "measures in any dialect (nDCG@10, ndcg_cut_10, MAP, P(rel=2)@5).",
         epilog=EXIT_CODES_HELP,

@@ -13,8 +13,8 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT
-from serpeval.cli.cmd_compare import RESAMPLES
-from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
+from serpeval.cli.commands import summary
+from serpeval.cli.common import RESAMPLES, check_outputs, split_measures, table_width, write_output
 from serpeval.cli.offline import (
     add_evaluation_options,
     add_group_options,
@@ -31,7 +31,7 @@ from serpeval.stats.registry import TESTS
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "gate",
-        help="CI gate: fail when a candidate run is worse than the baseline",
+        help=summary("gate"),
         description="A one-sided non-inferiority test per measure: exit 0 when the candidate "
                     "is shown not to be worse than the baseline by more than --max-drop "
                     "(every measure must pass), 1 otherwise, 2 on bad input. Prints a one-screen "

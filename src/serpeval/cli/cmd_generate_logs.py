@@ -6,12 +6,13 @@ import argparse
 from typing import Any
 
 from serpeval.cli._args import FINITE, NON_NEGATIVE_INT, POSITIVE_INT, output_folder, real
+from serpeval.cli.commands import summary
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "generate-logs",
-        help="write a realistic simulated search log (Parquet) for trying ab / interleaving-report",
+        help=summary("generate-logs"),
         description="Simulate users searching and clicking (click models of serpeval.online) and "
         "write DIR/impressions.parquet (and DIR/pre.parquet with --pre-days): an A/B "
         "experiment with a known injected effect, or an interleaving experiment.",

@@ -7,15 +7,15 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
-from serpeval.cli.cmd_ab import add_duplicates_option, emit, engine_status
-from serpeval.cli.common import check_outputs, table_width, write_output
+from serpeval.cli.commands import summary
+from serpeval.cli.common import add_duplicates_option, check_outputs, emit, engine_status, table_width, write_output
 from serpeval.report.table import FORMATS
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "interleaving-report",
-        help="decide between two rankers from an interleaving log",
+        help=summary("interleaving-report"),
         description="Credit every click to the team that supplied the result (in DuckDB or Spark), "
         "then report wins/losses/ties, the preference Delta (B-A: positive when users prefer "
         "ranker B, the candidate, over ranker A, the baseline) with a bootstrap CI over "

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
+from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.report.table import FORMATS
 
@@ -14,7 +15,7 @@ from serpeval.report.table import FORMATS
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "judged",
-        help="Graded@k and Unjudged@k: the share of each run's top k that is judged, and not",
+        help=summary("judged"),
         description="Per run (and per query with -q): Graded@k, the share of the k ranks holding "
                     "a document with a grade >= 0 (a negative grade, what serpeval pool writes for "
                     "a row still to judge, is not a grade; empty ranks of a shorter ranking hold "

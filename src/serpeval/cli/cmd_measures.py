@@ -6,11 +6,12 @@ import argparse
 import inspect
 from typing import Any
 
+from serpeval.cli.commands import summary
 from serpeval.cli.common import table_width, write_output
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("measures", help="list the measures",
+    p = sub.add_parser("measures", help=summary("measures"),
                        description="List every registered measure with a one-line definition, "
                                    "or show one measure (its formula and edge cases).")
     p.add_argument("name", nargs="?", help="a measure name in any dialect, e.g. ndcg_cut_10")

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, integer, real
+from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.report.judging import JUDGING_FORMATS as FORMATS  # one list: what judging_file writes
 
@@ -14,7 +15,7 @@ from serpeval.report.judging import JUDGING_FORMATS as FORMATS  # one list: what
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "pool",
-        help="the documents to judge next (depth-k, RRF, RBP or move-to-front pooling)",
+        help=summary("pool"),
         description="Pool the runs to compare: the (query, document) pairs to judge next. "
                     "depth: every document in some run's top K; rrf / rbp: the documents with the "
                     "largest fused weight (reciprocal rank fusion, RBP weight) under a budget; "

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY
-from serpeval.cli.cmd_compare import RESAMPLES
-from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width
+from serpeval.cli.commands import summary
+from serpeval.cli.common import EXIT_CODES_HELP, RESAMPLES, check_outputs, split_measures, table_width
 from serpeval.cli.offline import add_evaluation_options, add_subtopics_option
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
@@ -18,7 +18,7 @@ from serpeval.stats.registry import TESTS, correction_names
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "report",
-        help="write a self-contained HTML report (tables, plots, significance)",
+        help=summary("report"),
         description="Evaluate and compare runs, then write one self-contained HTML file (no "
                     "network needed to view it): means with significance markers and CIs, the "
                     "per-query differences sorted (with the query text from --topics), the "

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, new_file, real
+from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP
 from serpeval.report.table import FORMATS
 
@@ -13,7 +14,7 @@ from serpeval.report.table import FORMATS
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "simulate",
-        help="how many impressions interleaving and A/B tests need to tell two rankers apart",
+        help=summary("simulate"),
         description="Treat the judgments as the true relevance, let simulated users (a click "
                     "model) use run A (the baseline) and run B (the candidate), and compute for "
                     "team draft interleaving and an A/B test on CTR, abandonment and clicks@1 the "

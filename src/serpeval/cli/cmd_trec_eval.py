@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
+from serpeval.cli.commands import summary
+
 if TYPE_CHECKING:
     from serpeval.trec_eval.options import Options
 
@@ -25,7 +27,7 @@ def register(sub: Any) -> None:
     """List the command in ``serpeval --help`` (its arguments never reach argparse)."""
     p = sub.add_parser(
         "trec_eval",
-        help="drop-in trec_eval 10.0 / 9.0.8: same flags, same output (serpeval trec_eval -h)",
+        help=summary("trec_eval"),
         add_help=False,
     )
     p.set_defaults(func=lambda args: run_trec_eval(["-h"]))

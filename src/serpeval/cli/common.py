@@ -1,17 +1,39 @@
 """What every command shares: the exit statuses in their help, ``-m`` splitting, checked and
-atomic outputs, and sparing pandas-free commands the pandas import.
+atomic outputs, sparing pandas-free commands the pandas import, ``--resamples`` (compare, gate,
+report), and the log commands' ``--duplicates``, engine spinner and output (:func:`emit`: ab,
+interleaving-report). Commands share helpers through this module only, never import each other.
 
 Imported by :mod:`serpeval.cli.app` and the ``cmd_*`` modules; imports no command.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["EXIT_CODES_HELP", "EXIT_USAGE", "OUTPUT_OPTIONS", "PANDAS_FREE", "check_outputs", "note_named_inputs",
-           "spare_pandas_import", "split_measures", "started_as", "table_width", "write_output"]
+from serpeval.cli._args import POSITIVE_INT
+
+__all__ = [
+    "EXIT_CODES_HELP",
+    "EXIT_USAGE",
+    "OUTPUT_OPTIONS",
+    "PANDAS_FREE",
+    "RESAMPLES",
+    "add_duplicates_option",
+    "check_outputs",
+    "emit",
+    "engine_status",
+    "note_named_inputs",
+    "p_cell",
+    "spare_pandas_import",
+    "split_measures",
+    "started_as",
+    "table_width",
+    "write_output",
+]
 
 EXIT_USAGE = 2
 
@@ -186,3 +208,95 @@ def write_output(text: str, path: str | None) -> None:
         write_text(path, text)
     else:
         write_stdout(text)
+
+
+def _resamples(text: str) -> int:
+    """``--resamples``: a positive integer (``1e4`` counts) up to
+    :data:`serpeval.stats.validation.MAX_RESAMPLES`, refused with the reason where argparse
+    reads it (``1e20`` used to be accepted and never finish)."""
+    from serpeval.stats.validation import MAX_RESAMPLES, RESAMPLES_REASON
+
+    value = POSITIVE_INT(text)
+    if value > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_RESAMPLES:,} ({RESAMPLES_REASON}), got {text}")
+    return value
+
+
+#: The argument type of ``--resamples`` (compare, gate).
+RESAMPLES = _resamples
+
+
+def add_duplicates_option(p: Any) -> None:
+    """``--duplicates error|exclude|unchecked`` (``ab`` and ``interleaving-report``)."""
+    p.add_argument(
+        "--duplicates",
+        choices=("error", "exclude", "unchecked"),
+        default="error",
+        help="repeated impression ids: error (default), exclude their rows, or unchecked "
+        "(skip the duplicate-id check when ids are unique by construction)",
+    )
+
+
+@contextmanager
+def engine_status(backend: str) -> Iterator[None]:
+    """A spinner on a terminal while the engine works (nothing when piped)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(f"aggregating in {backend}..."):
+        yield
+
+
+def _is_p(column: str) -> bool:
+    """``p``, ``p (sign test)``, ``p (units)``, ``p adj.``: a column of p-values."""
+    return column == "p" or column.startswith(("p ", "p("))
+
+
+def p_cell(value: Any, digits: int) -> Any:
+    """A p-value as text (``<0.0001`` below what ``digits`` decimals show); other values as given."""
+    from serpeval.report.comparison import format_p
+
+    if isinstance(value, float) and value == value:  # not NaN
+        return format_p(value, digits)
+    return value
+
+
+def emit(
+    args: argparse.Namespace, rows: list[dict[str, Any]], notes: list[str], title: str, payload: Any
+) -> int:
+    from serpeval.cli.segments import segment_json, segment_text
+    from serpeval.report.table import render
+
+    if args.format == "json":
+        from serpeval.core.strict_json import dumps
+
+        body = payload if isinstance(payload, dict) else {"rows": payload, "notes": notes}
+        write_output(dumps(segment_json(args, body)) + "\n", args.output)
+        return 0
+    machine = args.format in ("csv", "tsv")
+    by_segment = segment_text(args, table_width(args.output), args.output is None and sys.stdout.isatty())
+    if machine and by_segment:   # one table per file: the per-segment rows
+        write_output(by_segment, args.output)
+        for note in notes:
+            print(note, file=sys.stderr)
+        return 0
+    if not machine:  # p-values as every table shows them: <0.0001, never 0.0000
+        rows = [{k: p_cell(v, args.digits) if _is_p(k) else v for k, v in row.items()} for row in rows]
+    text = render(
+        rows,
+        args.format,
+        digits=args.digits,
+        title=None if machine else title,
+        notes=() if machine else notes,
+        color=args.output is None and sys.stdout.isatty(),
+        width=table_width(args.output),
+    )
+    if by_segment:
+        text += "\n" + by_segment
+    write_output(text, args.output)
+    if machine:
+        for note in notes:
+            print(note, file=sys.stderr)
+    return 0
