@@ -100,9 +100,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from serpeval.online.experiments import analyze_interleaving_logs
-    from serpeval.online.interleaving import analysis as stats
     from serpeval.online.interleaving.analysis import analyze_counts, analyze_outcomes
     from serpeval.online.simulation.generate import LogGenerator
+    from serpeval.stats import one_sample as stats
 
     old_stats = old_module(args.before, "src/serpeval/online/stats.py", "old_stats")
     old_interleaving = old_module(
@@ -128,12 +128,12 @@ def main() -> None:
         return analyze_outcomes(outcomes, units, **options)
 
     def after_unit_draws() -> Any:
-        ratio = stats._PATTERN_RATIO
-        stats._PATTERN_RATIO = 10**12  # never draw by pattern
+        ratio = stats.PATTERN_RATIO
+        stats.PATTERN_RATIO = 10**12  # never draw by pattern
         try:
             return after_counts()
         finally:
-            stats._PATTERN_RATIO = ratio
+            stats.PATTERN_RATIO = ratio
 
     rows = []
     for label, fn in (

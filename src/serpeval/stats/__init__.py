@@ -15,9 +15,11 @@ randomness comes only from an injected ``rng`` (seed, generator or None).
 - :mod:`~serpeval.stats.effects`: two-sample tests and effects from per-arm summaries (z,
   Welch's t, two proportions, CUPED); :mod:`~serpeval.stats.srm`: the sample-ratio check;
   :mod:`~serpeval.stats.sequential`: always-valid p-values (mSPRT).
+- :mod:`~serpeval.stats.one_sample`: the sign test, the t-test of a zero mean from sums, the
+  cluster bootstrap of a ratio, a one-sample test's normal-approximation power (interleaving).
 - :mod:`~serpeval.stats.registry`: every statistic by name (``PAIRED_TESTS``, ``CORRECTIONS``,
-  ``AGREEMENT``, ``GROUP_TESTS``, ``TWO_SAMPLE``, ``SAMPLE_RATIO``, ``SEQUENTIAL``); add a
-  statistic = one function + one registry line.
+  ``AGREEMENT``, ``GROUP_TESTS``, ``TWO_SAMPLE``, ``SAMPLE_RATIO``, ``SEQUENTIAL``,
+  ``ONE_SAMPLE``, ``POWER``); add a statistic = one function + one registry line.
 
 ``import serpeval.stats`` is light: the modules load on first use of a name.
 

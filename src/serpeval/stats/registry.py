@@ -12,6 +12,9 @@ a statistic is declared once. To add one: write the function in its ``stats/`` m
   summaries (means, per-unit variances, counts).
 - :data:`SAMPLE_RATIO`: checks of the units' split between variants.
 - :data:`SEQUENTIAL`: always-valid tests for looking at an experiment repeatedly.
+- :data:`ONE_SAMPLE`: tests of a zero mean (sign test, t-test from sums) and the cluster
+  bootstrap of a ratio of sums (interleaving outcomes, per-unit preferences).
+- :data:`POWER`: power, sample sizes and minimum detectable effects.
 
 An entry names its function as ``"module:attribute"`` and imports it on first use
 (:attr:`Statistic.function`): this module imports nothing heavy, so the command line can
@@ -27,8 +30,8 @@ from typing import Any, Literal, TypeVar, get_args
 
 from serpeval.core.errors import OptionError
 
-__all__ = ["AGREEMENT", "ALTERNATIVES", "CORRECTIONS", "GROUP_TESTS", "PAIRED_TESTS", "SAMPLE_RATIO", "SEQUENTIAL",
-           "TESTS", "TWO_SAMPLE",
+__all__ = ["AGREEMENT", "ALTERNATIVES", "CORRECTIONS", "GROUP_TESTS", "ONE_SAMPLE", "PAIRED_TESTS", "POWER",
+           "SAMPLE_RATIO", "SEQUENTIAL", "TESTS", "TWO_SAMPLE",
            "AgreementSpec", "CorrectionSpec", "PairedTestSpec", "Statistic", "Test", "canonical",
            "correction_names"]
 
@@ -232,6 +235,36 @@ SAMPLE_RATIO: dict[str, Statistic] = _table(
 SEQUENTIAL: dict[str, Statistic] = _table(
     Statistic(name="msprt", aliases=("always-valid",), label="mSPRT", target="serpeval.stats.sequential:always_valid",
               description="mixture SPRT: always-valid p-values and confidence sequences (Johari et al. 2017)"),
+)
+
+#: One-sample tests of a zero mean, and the cluster bootstrap (``online.interleaving`` runs
+#: them on outcomes, per-unit sums and pairwise preferences).
+ONE_SAMPLE: dict[str, Statistic] = _table(
+    Statistic(name="sign", aliases=("sign-test", "binomial"), label="sign test",
+              target="serpeval.stats.one_sample:sign_test",
+              description="exact two-sided binomial test of successes in trials against 1/2 (scipy.stats.binomtest)"),
+    Statistic(name="t", aliases=("t-test", "ttest_1samp"), label="one-sample t-test",
+              target="serpeval.stats.one_sample:t_test_from_sums",
+              description="t-test of mean = 0 from the sum, the sum of squares and n (scipy.stats.ttest_1samp)"),
+    Statistic(name="cluster_bootstrap", aliases=("bootstrap",), label="cluster bootstrap",
+              target="serpeval.stats.one_sample:cluster_bootstrap_ratio",
+              description="ratio of sums over clusters (users) drawn with replacement, their observations along"),
+)
+
+#: Power, sample sizes and minimum detectable effects.
+POWER: dict[str, Statistic] = _table(
+    Statistic(name="power", label="power of a two-arm z-test", target="serpeval.stats.power:power",
+              description="power of a two-sided two-arm z-test of means at a given effect and size"),
+    Statistic(name="sample_size", label="sample size of a two-arm z-test", target="serpeval.stats.power:sample_size",
+              description="control units (ratio x as many treated) a two-arm z-test needs for a target power"),
+    Statistic(name="mde", label="minimum detectable effect", target="serpeval.stats.power:mde",
+              description="smallest effect a two-arm z-test detects with the target power"),
+    Statistic(name="sign_test_sample_size", aliases=("sign",), label="sample size of a sign test",
+              target="serpeval.stats.power:sign_test_sample_size",
+              description="non-tied observations a two-sided sign test needs to detect P(win) != 1/2"),
+    Statistic(name="one_sample_power", aliases=("normal_power",), label="power of a one-sample test",
+              target="serpeval.stats.one_sample:normal_power",
+              description="normal-approximation power of a one-sample test of mean = 0, and the size it needs"),
 )
 
 

@@ -20,7 +20,8 @@ from serpeval.online.interleaving import BIASED, METHODS, Interleaving, credit, 
 from serpeval.online.interleaving import optimized as oi
 from serpeval.online.interleaving import probabilistic as pi
 from serpeval.online.interleaving._result import rank_table
-from serpeval.online.interleaving.analysis import _binom_p, aa_check, analyze_outcomes
+from serpeval.online.interleaving.analysis import aa_check, analyze_outcomes
+from serpeval.stats.one_sample import sign_test
 
 # The pair: B moves A's 4th document to the top.
 A = [f"d{i}" for i in range(10)]
@@ -85,7 +86,7 @@ def test_the_sign_of_the_optimized_outcome_would_be_biased() -> None:
         signs.append(np.sign(credit(shown, clicked).outcome))
     wins, losses = signs.count(1), signs.count(-1)
     assert wins > losses
-    assert _binom_p(wins, wins + losses) < 1e-10
+    assert sign_test(wins, wins + losses) < 1e-10
 
 
 def _exact_probabilistic(a: list[str], b: list[str], k: int, click: float,
@@ -218,7 +219,7 @@ def test_real_valued_per_unit_preference_is_the_mean_per_unit() -> None:
     signs = analyze_outcomes([1, 1, -1, 0, -1, -1], ["a", "a", "b", "b", "c", "c"], n_resamples=10)
     assert signs.preference_test == "sign test"
     assert "prefer A" in signs.to_dicts()[0]
-    assert signs.preference_p_value == pytest.approx(_binom_p(2, 3))
+    assert signs.preference_p_value == pytest.approx(sign_test(2, 3))
 
 
 # An optimized design without an unbiased solution (linear credit, k = 6): A is short and B

@@ -36,7 +36,7 @@ clicks). Every statistic computed from them is oriented towards B.
   unit's sum symmetric about zero). Real-valued outcomes: each unit's **mean outcome**
   ``m_u`` (the sign of a real outcome, or of a unit's sum, is biased under random clicks:
   with optimized interleaving and linear credit a sign test over users rejected 40-45% of
-  null experiments at alpha 0.05, ``tests/online/test_interleaving_null.py``);
+  null experiments at alpha 0.05, ``tests/online/interleaving/test_interleaving_null.py``);
   ``preference = -mean_u(m_u)`` (for probabilistic outcomes, in [-1, 1]: the net expected
   share of units preferring B) with the one-sample t-test of
   ``mean_u(m_u) = 0`` over units (each ``m_u`` has mean zero under random clicks); then
@@ -60,7 +60,11 @@ method gives no preference when users ignore relevance, under uniform, position-
 cascade random clicks, and that no optimized design it drew is biased (balanced interleaving
 fails it).
 
-**Sample size** for a target preference (docs/online_methods.md §1.8): with p = P(B wins |
+**Sample size** for a target preference: the sign test (as Chapelle, Joachims, Radlinski and
+Yue, "Large-scale validation and analysis of interleaved search evaluation", ACM TOIS 30(1),
+2012, use it for interleaving) in its normal approximation, the share of B's wins among n
+non-tied impressions being about N(1/2, 1/(4n)) under the null and N(p, p(1 - p)/n) under
+the alternative (:func:`serpeval.stats.power.sign_test_sample_size`). With p = P(B wins |
 not a tie) and tie rate t (the test is two-sided: p and 1 - p need the same size),
 
     n_non_tied = ((z_{1-α/2} · 0.5 + z_{1-β} · sqrt(p (1 - p))) / (p - 0.5))²,
@@ -87,6 +91,16 @@ import numpy as np
 from serpeval.core.checks import as_generator, check_count, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.core.tabular import Tabular
+from serpeval.stats.multiplicity import holm
+from serpeval.stats.one_sample import (
+    cluster_bootstrap_ratio,
+    is_sign,
+    normal_power,
+    sign_test,
+    t_test_from_sums,
+    zero_mean_test,
+)
+from serpeval.stats.power import sign_test_sample_size
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -146,11 +160,6 @@ def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str], NDArray[np.
                          f"method's real-valued outcome); found {bad!r}.")
     bias = np.zeros(arr.size) if biases is None else np.array([b or 0.0 for b in biases], dtype=np.float64)
     return arr.astype(np.float64), methods, bias
-
-
-def _is_sign(outcomes: NDArray[np.float64]) -> bool:
-    """True when every outcome is +1, 0 or -1 (a win/loss/tie: the sign test applies)."""
-    return bool(np.isin(outcomes, (-1.0, 0.0, 1.0)).all())
 
 
 def _check_unbiased(methods: set[str], allow_biased: bool) -> None:
@@ -269,57 +278,18 @@ class InterleavingAnalysis(Tabular):
         return [row]
 
 
-def _binom_p(successes: int, trials: int) -> float:
-    from scipy.stats import binomtest
-
-    return 1.0 if trials == 0 else float(binomtest(successes, trials, 0.5).pvalue)
-
-
-#: random draws per bootstrap chunk (8 MB of int64)
-_CHUNK_CELLS = 1_000_000
-#: draw patterns (multinomial) rather than unit indices when units outnumber patterns this
-#: many times: a multinomial category costs about as much as eight unit draws
-_PATTERN_RATIO = 8
-
-
 def _bootstrap_delta(scores: NDArray[np.float64] | NDArray[np.int64], counts: NDArray[np.int64], n_resamples: int,
                      rng: np.random.Generator) -> NDArray[np.float64]:
-    """Δ of ``n_resamples`` unit-level bootstrap samples, vectorized over units.
+    """Δ of ``n_resamples`` unit-level bootstrap samples.
 
     ``scores``: per unit ``Σ (1 - outcome)`` (``2 wins_B + ties`` for ±1/0 outcomes: twice B's
-    credit, an integer); ``counts``: its
-    impressions. A resample takes ``m`` units with replacement; its
-    ``Δ* = Σ scores / (2 Σ counts) - 1/2`` over the units taken. Two exact ways to draw it:
-
-    * units sharing a (score, count) pattern are interchangeable, so when there are few
-      patterns (at most ``m / 8``; most logs: users have few impressions) each resample
-      draws how many units of each pattern it takes, Multinomial(m, multiplicity / m),
-      and sums pattern totals (a ``[resamples, patterns]`` matrix product per chunk);
-    * otherwise it draws ``m`` unit indices uniformly (a ``[resamples, m]`` index matrix per
-      chunk) and sums the drawn units' counts.
-
-    Both are the classic bootstrap (how often each unit is drawn is Multinomial(m, 1/m)).
-    Sums of integers are exact, so the same seed and the same units (in the same order,
-    for the index draws) give identical Δ* however the counts arrived
-    (:func:`analyze_outcomes` or :func:`analyze_counts`).
+    credit, an integer); ``counts``: its impressions. A resample takes ``m`` units with
+    replacement; its ``Δ* = Σ scores / (2 Σ counts) - 1/2`` over the units taken
+    (:func:`serpeval.stats.one_sample.cluster_bootstrap_ratio` draws them: the same seed and
+    the same units give identical Δ* however the counts arrived, :func:`analyze_outcomes` or
+    :func:`analyze_counts`).
     """
-    m = len(counts)
-    patterns, multiplicity = np.unique(np.stack([scores, counts], axis=1), axis=0,
-                                       return_counts=True)
-    by_pattern = len(patterns) * _PATTERN_RATIO <= m
-    width = len(patterns) if by_pattern else m
-    out = np.empty(n_resamples)
-    chunk = max(1, _CHUNK_CELLS // width)
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        if by_pattern:
-            taken = rng.multinomial(m, multiplicity / m, size=size).astype(np.float64)
-            score, shown = (taken @ patterns.astype(np.float64)).T
-        else:
-            drawn = rng.integers(0, m, size=(size, m))
-            score, shown = scores[drawn].sum(axis=1), counts[drawn].sum(axis=1)
-        out[start:start + size] = score / (2.0 * shown) - 0.5
-    return out
+    return cluster_bootstrap_ratio(scores, counts, n_resamples, rng) / 2.0 - 0.5
 
 
 def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str = "user",
@@ -366,7 +336,7 @@ def analyze_outcomes(outcomes: Any, units: ArrayLike | None = None, *, unit: str
     codes, n_units = _units(unit_ids, len(o))
     per_unit = [np.bincount(codes[test(o, 0)], minlength=n_units)
                 for test in (np.greater, np.less, np.equal)]
-    sums = None if _is_sign(o) else (np.bincount(codes, weights=o, minlength=n_units).astype(np.float64),
+    sums = None if is_sign(o) else (np.bincount(codes, weights=o, minlength=n_units).astype(np.float64),
                                      np.bincount(codes, weights=o * o, minlength=n_units).astype(np.float64))
     result = _analyze_units(*per_unit, sums=sums, unit=unit if units is not None else "impression",
                             confidence=confidence, n_resamples=n_resamples, rng=rng)
@@ -447,19 +417,6 @@ def _count_array(values: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
-def _mean_zero_p(total: float, squares: float, n: int) -> float:
-    """Two-sided one-sample t-test p-value of mean = 0 from Σx, Σx² and n (independent x)."""
-    from scipy.stats import t as student
-
-    if n < 2:
-        return 1.0
-    mean = total / n
-    var = max(squares - n * mean * mean, 0.0) / (n - 1)
-    if var <= 0.0:
-        return 1.0 if mean == 0.0 else 0.0
-    return float(2.0 * student.sf(abs(mean) / math.sqrt(var / n), n - 1))
-
-
 def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
                    ties_u: NDArray[np.int64], *, unit: str, confidence: float, n_resamples: int,
                    rng: int | np.random.Generator | None,
@@ -480,12 +437,12 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
     if sums is None:
         sum_u: NDArray[Any] = wins_u - losses_u
         scores: NDArray[Any] = 2 * losses_u + ties_u
-        p_value, test = _binom_p(wins_b, wins_a + wins_b), "sign test"
+        p_value, test = sign_test(wins_b, wins_a + wins_b), "sign test"
         delta = (wins_b + ties / 2) / impressions - 0.5  # positive: B (the candidate) preferred
     else:
         sum_u = np.asarray(sums[0], dtype=np.float64)
         scores = counts_u - sum_u
-        p_value, test = _mean_zero_p(float(sum_u.sum()), float(np.sum(sums[1])), impressions), "t-test"
+        p_value, test = t_test_from_sums(float(sum_u.sum()), float(np.sum(sums[1])), impressions), "t-test"
         delta = -float(sum_u.sum()) / (2 * impressions)
     boot = _bootstrap_delta(scores, counts_u, n_resamples, as_generator(rng))
     alpha = 1.0 - confidence
@@ -494,11 +451,11 @@ def _analyze_units(wins_u: NDArray[np.int64], losses_u: NDArray[np.int64],
     prefer_b = int(np.count_nonzero(sum_u < 0))
     if sums is None:
         preference = (prefer_b - prefer_a) / n_units
-        preference_p, preference_test = _binom_p(prefer_b, prefer_a + prefer_b), "sign test"
+        preference_p, preference_test = sign_test(prefer_b, prefer_a + prefer_b), "sign test"
     else:  # each unit's mean outcome: its sign (that of the sum) is biased under random clicks
         mean_u = sum_u / counts_u
         preference = -float(mean_u.mean())
-        preference_p = _mean_zero_p(float(mean_u.sum()), float((mean_u ** 2).sum()), n_units)
+        preference_p = t_test_from_sums(float(mean_u.sum()), float((mean_u ** 2).sum()), n_units)
         preference_test = "t-test"
     return InterleavingAnalysis(
         impressions=impressions, wins_a=wins_a, wins_b=wins_b, ties=ties, delta=float(delta),
@@ -543,8 +500,6 @@ def sample_size(p_win: float | None = None, *, delta: float | None = None, tie_r
         >>> sample_size(0.51, tie_rate=0.75).total      # 19619.84 / .25 = 78479.4
         78480
     """
-    from serpeval.stats.power import sign_test_sample_size
-
     alpha = check_level(alpha)
     power = check_level(power, "power", example=0.8)
     if not (isinstance(tie_rate, (int, float)) and 0.0 <= tie_rate < 1.0):
@@ -606,17 +561,15 @@ def sanity_checks(interleavings: Sequence[Interleaving] | BatchInterleaving, *, 
     objects, or a :class:`~serpeval.online.interleaving.batch.BatchInterleaving`. A check
     fails when its (Holm-corrected) p-value is below ``alpha`` (strict, as for SRM checks).
     """
-    from serpeval.stats.multiplicity import holm
-
     alpha = check_level(alpha)
     teams, first, competitive = _teams_matrix(interleavings)
     a_first, b_first = int(np.count_nonzero(first == 0)), int(np.count_nonzero(first == 1))
-    p_first = _binom_p(a_first, a_first + b_first)
+    p_first = sign_test(a_first, a_first + b_first)
     checks = [Check("first-pick balance", a_first / max(a_first + b_first, 1), p_first,
                     p_first >= alpha, f"A picked first in {a_first} of {a_first + b_first} impressions")]
     a_pos = (teams == 0).sum(axis=0)
     b_pos = (teams == 1).sum(axis=0)
-    p_pos = np.array([_binom_p(int(x), int(x + y)) for x, y in zip(a_pos, b_pos, strict=True)])
+    p_pos = np.array([sign_test(int(x), int(x + y)) for x, y in zip(a_pos, b_pos, strict=True)])
     adjusted = holm(p_pos)
     worst = int(np.argmin(adjusted))
     share = a_pos / np.maximum(a_pos + b_pos, 1)
@@ -660,14 +613,6 @@ def random_clicks(model: str, size: int, click_probability: float, rng: np.rando
     raise OptionError(f"unknown random clicker {model!r}; use one of {', '.join(RANDOM_CLICKERS)}.")
 
 
-def _mean_outcome_p(outcomes: NDArray[np.float64]) -> tuple[float, str]:
-    """The test of mean outcome = 0 :func:`analyze_outcomes` uses (impressions independent)."""
-    if _is_sign(outcomes):
-        wins, losses = int((outcomes > 0).sum()), int((outcomes < 0).sum())
-        return _binom_p(wins, wins + losses), "sign test"
-    return _mean_zero_p(float(outcomes.sum()), float((outcomes ** 2).sum()), len(outcomes)), "t-test"
-
-
 def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[str]] | None = None, *,
              method: str = "team_draft", k: int = 10, impressions: int = 10_000,
              click_probability: float = 0.3, alpha: float = 0.001,
@@ -694,7 +639,6 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     """
     from serpeval.online.interleaving import credit, interleave
     from serpeval.online.interleaving.optimized import BIAS_TOLERANCE
-    from serpeval.stats.multiplicity import holm
 
     generator = as_generator(rng)
     check_count(impressions, "impressions")
@@ -717,7 +661,7 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
         for m, model in enumerate(models):
             clicked = np.flatnonzero(random_clicks(model, size, click_probability, generator)).tolist()
             outcomes[m, i] = credit(shown, clicked).outcome
-    tested = [_mean_outcome_p(row) for row in outcomes]
+    tested = [zero_mean_test(row) for row in outcomes]
     adjusted = holm(np.array([p for p, _ in tested]))
     worst = int(np.argmin(adjusted))
     biased = bias > BIAS_TOLERANCE
@@ -839,10 +783,6 @@ def preference_matrix(credits: ArrayLike | None = None, names: Sequence[str] | N
     unbiased while the sign of its expected credits is not). ``method`` names the
     multileaving method for :func:`recommend_multileaving`.
     """
-    from scipy.stats import norm
-
-    from serpeval.stats.multiplicity import holm
-
     if (credits is None) == (preferences is None):
         raise OptionError("give exactly one of credits ([impressions, rankers]) or preferences "
                           "([impressions, rankers, rankers]).")
@@ -865,24 +805,21 @@ def preference_matrix(credits: ArrayLike | None = None, names: Sequence[str] | N
     sd = pair.std(axis=0, ddof=1) if n > 1 else np.zeros((r, r))
     p = np.ones((r, r))
     iu = np.triu_indices(r, 1)
-    sign = _is_sign(pair.ravel())
+    sign = is_sign(pair.ravel())
     for i, j in zip(*iu, strict=True):
         if sign:
-            p[i, j] = _binom_p(int(wins[i, j]), int(wins[i, j] + wins[j, i]))
+            p[i, j] = sign_test(int(wins[i, j]), int(wins[i, j] + wins[j, i]))
         else:
             column = pair[:, i, j]
-            p[i, j] = _mean_zero_p(float(column.sum()), float((column ** 2).sum()), n)
+            p[i, j] = t_test_from_sums(float(column.sum()), float((column ** 2).sum()), n)
         p[j, i] = p[i, j]
     adjusted = np.ones((r, r))
     if len(iu[0]):
         adj = holm(p[iu])
         adjusted[iu] = adj
         adjusted[iu[::-1]] = adj
-    z = float(norm.isf(alpha / (2 * max(len(iu[0]), 1))))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        shift = np.where(sd > 0, np.abs(mean) * math.sqrt(n) / sd, np.where(mean != 0, np.inf, 0.0))
-        power = norm.sf(z - shift) + norm.cdf(-z - shift)
-        needed = np.where(mean != 0, ((z + float(norm.ppf(plan_power))) * sd / np.abs(mean)) ** 2, np.inf)
+    # each pair at the Bonferroni level, what Holm needs for its first (hardest) step
+    power, needed = normal_power(mean, sd, n, alpha=alpha / max(len(iu[0]), 1), target_power=plan_power)
     np.fill_diagonal(power, np.nan)
     np.fill_diagonal(needed, np.nan)
     return MultileaveAnalysis(labels, wins, p, adjusted, n, alpha, mean / 2, power, needed,
