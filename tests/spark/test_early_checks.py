@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
 
 from serpeval.cli import main
+from serpeval.cli import spark_backend as spark_cli
 from serpeval.core import sparkconf
-from serpeval.spark import cli as spark_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

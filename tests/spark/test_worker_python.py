@@ -123,7 +123,8 @@ def test_cli_session_and_api_share_one_rule():
     import inspect
 
     pytest.importorskip("pyspark")
-    from serpeval.spark import cli, evaluate
+    from serpeval.cli import spark_backend as cli
+    from serpeval.spark import evaluate
 
     assert "use_running_python" in inspect.getsource(evaluate)
     assert "set_worker_python" in inspect.getsource(cli.session)

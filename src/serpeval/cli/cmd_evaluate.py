@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
             raise OptionError("--subtopics works with the local backend only; drop --backend spark.")
         from serpeval.cli.progress import bar
-        from serpeval.spark.cli import evaluate_files
+        from serpeval.cli.spark_backend import evaluate_files
 
         # serpeval's own progress on a terminal (Spark's console progress and logs are off)
         with bar("Spark: start, read, evaluate") as progress:

@@ -2,7 +2,8 @@
 
 The command (:mod:`serpeval.cli.cmd_evaluate`) parses the arguments and renders the table;
 this module only reads and evaluates, returning what the local branch returns, so both
-backends print the same table and notes.
+backends print the same table and notes. It reads the command's argparse namespace, so it
+lives in ``cli/`` (it was ``serpeval/spark/cli.py``): ``spark/`` knows nothing of argparse.
 """
 
 from __future__ import annotations
