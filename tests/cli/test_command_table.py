@@ -85,3 +85,27 @@ def test_no_command_module_imports_another() -> None:
             if isinstance(node, ast.Import):
                 offenders += [f"{path.name}: {a.name}" for a in node.names if a.name.startswith("serpeval.cli.cmd_")]
     assert offenders == []
+
+
+def test_no_cli_module_imports_the_cli_package_back() -> None:
+    """The loop ``serpeval.cli`` <-> ``cli/failures.py`` / ``cmd_trec_eval.py`` (each took
+    ``interrupted`` from the package, the package took them inside functions) is cut:
+    ``interrupted`` lives in failures.py, and no module of cli/ imports a name of the package."""
+    submodules = {p.stem for p in CLI.glob("*.py")} | {p.name for p in CLI.iterdir() if p.is_dir()}
+    offenders = []
+    for path in sorted(CLI.rglob("*.py")):
+        if path == CLI / "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "serpeval.cli":
+                offenders += [f"{path.name}: {a.name}" for a in node.names if a.name not in submodules]
+    assert offenders == []
+
+
+def test_nothing_below_the_cli_reads_an_argparse_namespace() -> None:
+    """Only cli/ parses arguments: the Spark backend of ``evaluate`` (it reads the command's
+    namespace) is cli/spark_backend.py, no longer spark/cli.py."""
+    src = CLI.parent
+    users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
+                   if CLI not in p.parents and "argparse" in p.read_text(encoding="utf-8"))
+    assert users == []

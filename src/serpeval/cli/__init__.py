@@ -12,14 +12,17 @@ from collections.abc import Sequence
 # The first serpeval import (sys and collections.abc are loaded before any program's code):
 # importing it takes a program's Ctrl-C until main() below takes over.
 from serpeval.cli import startup  # noqa: F401
+from serpeval.cli.failures import command_of, error_prefix, handle, interrupted
 
-__all__ = ["main"]
+__all__ = ["interrupted", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``serpeval`` (see :func:`serpeval.cli.app.main`).
 
-    The command line's modules are imported only here, inside the guard, so that a Ctrl-C
+    The command line's modules are imported only here, inside the guard (all but
+    :mod:`serpeval.cli.failures`, the standard library only, imported with the package under
+    :mod:`serpeval.cli.startup`'s guard), so that a Ctrl-C
     while they load is reported as ``interrupted`` (status 130) like one at any later moment;
     one while the package itself loads, before this guard, is taken by
     :mod:`serpeval.cli.startup`. (A Ctrl-C during the Python interpreter's own start-up,
@@ -44,8 +47,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # before (or while) app.main's own guard takes over
         return interrupted()
     except Exception as exc:  # start-up failed before app.main's guard (out of memory loading numpy)
-        from serpeval.cli.failures import command_of, error_prefix, handle
-
         command, debug = command_of(sys.argv[1:] if argv is None else argv)
         status = handle(exc, error_prefix(command), debug)
     if argv is None:
@@ -53,16 +54,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         finish()  # the command has ended: a Ctrl-C now must not become a traceback at exit
     return status
-
-
-def interrupted() -> int:
-    """Say ``interrupted`` on stderr and return 130 (128 + SIGINT), ignoring further Ctrl-C."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.stderr is not None:
-        print("interrupted", file=sys.stderr)
-    return 130
 
 
 def names_a_command(args: Sequence[str]) -> bool:

@@ -25,6 +25,7 @@ from typing import NoReturn
 from serpeval.cli.commands import COMMANDS as TABLE
 from serpeval.cli.commands import command, names
 from serpeval.cli.common import EXIT_USAGE, note_named_inputs, spare_pandas_import
+from serpeval.cli.failures import command_of, error_prefix, handle, prepare_std_streams
 from serpeval.core.version import __version__
 
 #: The command names, in the order ``serpeval --help`` lists them (the table's).
@@ -71,8 +72,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     on stderr and a status (:mod:`serpeval.cli.failures`): 2 for errors, 130 for Ctrl-C, 141
     when the reader of standard output went away.
     """
-    from serpeval.cli.failures import command_of, error_prefix, handle, prepare_std_streams
-
     args_list = list(sys.argv[1:] if argv is None else argv)
     command, debug = command_of(args_list)
     try:
@@ -110,7 +109,5 @@ def _named_command(args_list: Sequence[str]) -> tuple[str, ...]:
     """The command the arguments name, if the table has it (its module is the only one to
     import), else none: ``serpeval --help``, ``serpeval`` alone and a misspelt command need
     only the table."""
-    from serpeval.cli.failures import command_of
-
     name, _ = command_of(args_list)
     return (name,) if name is not None and command(name) is not None else ()

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
 from serpeval.cli.commands import summary
+from serpeval.cli.failures import handle, interrupted, prepare_std_streams
 
 if TYPE_CHECKING:
     from serpeval.trec_eval.options import Options
@@ -43,8 +44,6 @@ def run_trec_eval(argv: Sequence[str]) -> int:
     standard output that went away (``| head``) ends it quietly with 141, as SIGPIPE ends
     the C program.
     """
-    from serpeval.cli.failures import handle, prepare_std_streams
-
     try:
         prepare_std_streams()
         from serpeval.cli.common import spare_pandas_import
@@ -71,12 +70,8 @@ def main() -> None:
         take_over()  # Ctrl-C is a KeyboardInterrupt again, handled here (serpeval.cli.startup)
         status = run_trec_eval(sys.argv[1:])
     except KeyboardInterrupt:  # before (or while) run_trec_eval's own guard takes over
-        from serpeval.cli import interrupted
-
         status = interrupted()
     except Exception as exc:  # start-up failed before run_trec_eval's guard
-        from serpeval.cli.failures import handle
-
         status = handle(exc, "trec_eval:")
     finish()  # the command has ended: a Ctrl-C now must not become a traceback at exit
     sys.exit(status)

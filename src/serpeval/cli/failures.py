@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -261,8 +262,6 @@ def handle(exc: BaseException, prefix: str, debug: bool = False) -> int:
     """Print ``exc`` as one line after ``prefix`` (``serpeval evaluate: error:``) and return
     the exit status; re-raise with ``debug`` (interrupts and closed pipes excepted)."""
     if isinstance(exc, KeyboardInterrupt):
-        from serpeval.cli import interrupted
-
         return interrupted()
     if isinstance(exc, BrokenPipeError) or (isinstance(exc, OSError) and exc.errno == errno.EPIPE):
         silence_stdout()
@@ -282,3 +281,11 @@ def handle(exc: BaseException, prefix: str, debug: bool = False) -> int:
 def _say(line: str) -> None:
     with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed: say nothing
         print(line, file=sys.stderr, flush=True)
+
+
+def interrupted() -> int:
+    """Say ``interrupted`` on stderr and return 130 (128 + SIGINT), ignoring further Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.stderr is not None:
+        print("interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
