@@ -1,7 +1,9 @@
-"""``serpeval ab LOGS --experiment NAME [--metric ctr ...] [--backend duckdb|spark]``.
+"""``serpeval ab [plan|monitor] LOGS --experiment NAME [--metric ctr ...] [--backend duckdb|spark]``.
 
-Three modes on the same log: the analysis (default), ``--monitor`` (always-valid p-values
-look by look) and ``--plan`` (units needed for an effect, MDE of the units at hand).
+Three modes on the same log: the analysis (``ab LOGS``), ``ab monitor LOGS`` (always-valid
+p-values look by look) and ``ab plan LOGS`` (units needed for an effect, MDE of the units at
+hand); ``ab LOGS --monitor`` / ``--plan``, the older spellings, still work (deprecated in the
+help). One word is always the log: a log folder called ``plan`` is analysed.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "logs",
+        metavar="[plan|monitor] LOGS",
         help="impressions: Parquet file/folder/glob, CSV, DuckDB database, or a log "
-        "folder with impressions.* (clicks.*, pre.*)",
+        "folder with impressions.* (clicks.*, pre.*); after 'plan': units per arm needed to "
+        "detect --mde; after 'monitor': look by look with always-valid p-values (mSPRT), one metric",
     )
+    p.add_argument("after_mode", nargs="?", action=_ModeAndLogs, help=argparse.SUPPRESS)
     p.add_argument("-e", "--experiment", help="experiment name (default: the log's only one)")
     p.add_argument(
         "-m",
@@ -72,9 +77,9 @@ def register(sub: Any) -> None:
     mode.add_argument(
         "--monitor",
         action="store_true",
-        help="replay look by look with always-valid p-values (mSPRT); one metric",
+        help="deprecated: use 'serpeval ab monitor LOGS'",
     )
-    mode.add_argument("--plan", action="store_true", help="units per arm needed to detect --mde")
+    mode.add_argument("--plan", action="store_true", help="deprecated: use 'serpeval ab plan LOGS'")
     mode.add_argument(
         "--triggered",
         action="store_true",
@@ -82,20 +87,20 @@ def register(sub: Any) -> None:
         "'triggered' column, counterfactual logging), the effect scaled by the trigger rate, "
         "next to the analysis of every impression",
     )
-    p.add_argument("--looks", default="daily", help="--monitor: 'daily' or a number of looks")
+    p.add_argument("--looks", default="daily", help="monitor: 'daily' or a number of looks")
     p.add_argument(
         "--tuning-n",
         type=real(above=0.0),
-        help="--monitor: units where the confidence sequence is "
+        help="monitor: units where the confidence sequence is "
         "narrowest (default: units at the last look)",
     )
     p.add_argument(
-        "--mde", type=real(above=0.0), default=0.01, help="--plan: effect to detect (default 0.01)"
+        "--mde", type=real(above=0.0), default=0.01, help="plan: effect to detect (default 0.01)"
     )
     p.add_argument(
-        "--absolute", action="store_true", help="--plan: --mde is absolute, not relative"
+        "--absolute", action="store_true", help="plan: --mde is absolute, not relative"
     )
-    p.add_argument("--power", type=PROBABILITY, default=0.8, help="--plan: target power (default 0.8)")
+    p.add_argument("--power", type=PROBABILITY, default=0.8, help="plan: target power (default 0.8)")
     from serpeval.cli.segments import add_by_option
 
     add_by_option(p)
@@ -105,6 +110,42 @@ def register(sub: Any) -> None:
     from serpeval.cli.teardown import finishing
 
     p.set_defaults(func=finishing(run))
+
+
+#: The words of ``serpeval ab MODE LOGS``, each the deprecated flag it replaces (``--plan``).
+MODES = ("plan", "monitor")
+
+
+class _ModeAndLogs(argparse.Action):
+    """The word after ``LOGS``'s place: ``ab plan LOGS`` read ``plan`` as the log, so the
+    mode is that word and the log this one. One word is always the log (the analysis), so a
+    log folder called ``plan`` is still analysed."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        namespace.mode = None
+        if values is None:
+            return
+        if namespace.logs not in MODES:
+            parser.error(f"argument [plan|monitor] LOGS: expected LOGS, or {' or '.join(MODES)} then LOGS; "
+                         f"got {namespace.logs!r} {values!r}")
+        namespace.mode, namespace.logs = namespace.logs, values
+
+
+def _apply_mode(args: argparse.Namespace) -> None:
+    """Turn ``ab plan`` / ``ab monitor`` into the flags the analysis reads, refusing a mode
+    word together with a mode flag (``ab plan LOGS --monitor``)."""
+    from serpeval.core.errors import OptionError
+
+    if args.mode is None:
+        return
+    for other in MODES:
+        if other != args.mode and getattr(args, other):
+            raise OptionError(f"ab {args.mode}: --{other} is the mode 'ab {other}'; give one mode.")
+    if args.triggered:
+        raise OptionError(f"ab {args.mode}: --triggered is another analysis: run 'ab LOGS --triggered' "
+                          "on its own.")
+    setattr(args, args.mode, True)
 
 
 def _split(text: str | None) -> dict[str, float] | None:
@@ -144,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.online.logs.schema import LogSchema
     from serpeval.stats.srm import SampleRatioMismatchWarning
 
+    _apply_mode(args)
     check_outputs({"-o": args.output}, [args.logs, args.clicks, args.pre])
     refuse_latex_by(args)
     schema = LogSchema.from_pairs(args.column)
