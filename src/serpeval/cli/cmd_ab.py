@@ -16,6 +16,9 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
 from serpeval.cli.commands import summary
 from serpeval.cli.common import add_duplicates_option, check_outputs, emit, engine_status, split_measures
+from serpeval.cli.segments import add_by_option, refuse_latex_by
+from serpeval.cli.teardown import finishing
+from serpeval.core.errors import OptionError
 from serpeval.report.table import FORMATS
 
 
@@ -101,14 +104,10 @@ def register(sub: Any) -> None:
         "--absolute", action="store_true", help="plan: --mde is absolute, not relative"
     )
     p.add_argument("--power", type=PROBABILITY, default=0.8, help="plan: target power (default 0.8)")
-    from serpeval.cli.segments import add_by_option
-
     add_by_option(p)
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    from serpeval.cli.teardown import finishing
-
     p.set_defaults(func=finishing(run))
 
 
@@ -135,8 +134,6 @@ class _ModeAndLogs(argparse.Action):
 def _apply_mode(args: argparse.Namespace) -> None:
     """Turn ``ab plan`` / ``ab monitor`` into the flags the analysis reads, refusing a mode
     word together with a mode flag (``ab plan LOGS --monitor``)."""
-    from serpeval.core.errors import OptionError
-
     if args.mode is None:
         return
     for other in MODES:
@@ -149,8 +146,6 @@ def _apply_mode(args: argparse.Namespace) -> None:
 
 
 def _split(text: str | None) -> dict[str, float] | None:
-    from serpeval.core.errors import OptionError
-
     if not text:
         return None
     out = {}
@@ -180,7 +175,6 @@ _SPLIT_TOLERANCE = 1e-6
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.segments import refuse_latex_by
     from serpeval.online.experiments import analysis, monitor, plan
     from serpeval.online.logs.schema import LogSchema
     from serpeval.stats.srm import SampleRatioMismatchWarning
@@ -333,8 +327,6 @@ def triggered_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]
 
 
 def _int(text: str) -> int:
-    from serpeval.core.errors import OptionError
-
     try:
         return int(text)
     except ValueError:

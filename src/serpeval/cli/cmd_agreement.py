@@ -7,7 +7,8 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.commands import summary
-from serpeval.cli.common import EXIT_CODES_HELP
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
+from serpeval.core.errors import InputError
 from serpeval.stats.registry import PAIRED_TESTS, correction_names
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
@@ -47,8 +48,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.common import check_outputs, split_measures, table_width, write_output
-    from serpeval.core.errors import InputError
     from serpeval.judgments.agreement import agreement
     from serpeval.report.agreement import render_agreement
 

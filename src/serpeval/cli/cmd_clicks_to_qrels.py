@@ -7,7 +7,8 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, real
 from serpeval.cli.commands import summary
-from serpeval.cli.common import EXIT_CODES_HELP
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
+from serpeval.core.errors import OptionError
 from serpeval.judgments.click_defaults import DEFAULT_MODEL, ITERATIONS, MIN_IMPRESSIONS, MODELS, TOL
 
 FORMATS = ("table", "markdown", "latex", "json", "csv", "tsv")
@@ -56,8 +57,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.common import check_outputs, table_width, write_output
-    from serpeval.core.errors import OptionError
     from serpeval.io.outputs import write_text
     from serpeval.io.trec import write_trec_qrels
     from serpeval.judgments.clicks import clicks_to_qrels

@@ -14,8 +14,10 @@ from serpeval.cli.offline import (
     add_group_options,
     add_judged_options,
     add_subtopics_option,
+    coverage_notes,
     judged_gap_notes,
     load_and_evaluate,
+    refuse_latex_groups,
     resolve_run,
     with_judged_column,
 )
@@ -73,7 +75,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.offline import coverage_notes, refuse_latex_groups
     from serpeval.comparison.compare import compare_results
     from serpeval.report.comparison import render_comparison
     from serpeval.report.table import fit_text

@@ -7,6 +7,7 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.commands import summary
+from serpeval.cli.common import check_outputs
 from serpeval.report import DEFAULT_HTML_PATH
 
 
@@ -27,7 +28,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.common import check_outputs
     from serpeval.cli.demo.collection import load_collection, make_collection
     from serpeval.cli.demo.offline import run_demo
 

@@ -10,6 +10,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, real
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
+from serpeval.core.errors import OptionError
 from serpeval.report.table import FORMATS
 
 
@@ -49,7 +50,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.core.errors import OptionError
     from serpeval.io import read_qrels, read_run
     from serpeval.judgments.diff import diff_runs
     from serpeval.report.table import render

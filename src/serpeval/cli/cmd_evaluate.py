@@ -9,7 +9,14 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.offline import add_subtopics_option, coverage_notes, render_results
+from serpeval.cli.offline import (
+    add_group_options,
+    add_subtopics_option,
+    coverage_notes,
+    refuse_latex_groups,
+    render_results,
+    with_judged_column,
+)
 from serpeval.report.table import FORMATS
 
 
@@ -50,8 +57,6 @@ def register(sub: Any) -> None:
     p.add_argument("--spark-master", metavar="URL",
                    help="Spark master for --backend spark (default: the active session, "
                         "spark-submit's setting, or local[*])")
-    from serpeval.cli.offline import add_group_options
-
     add_group_options(p)
     p.set_defaults(func=run)
 
@@ -60,8 +65,6 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
-    from serpeval.cli.offline import refuse_latex_groups, with_judged_column
-
     refuse_latex_groups(args)
 
     measures = with_judged_column(split_measures(args.measures) or list(DEFAULT_MEASURES), args.judged)

@@ -20,10 +20,11 @@ from serpeval.cli.offline import (
     add_group_options,
     add_judged_options,
     add_subtopics_option,
+    coverage_notes,
     judged_gap_notes,
     load_and_evaluate,
 )
-from serpeval.core.errors import NothingEvaluatedError
+from serpeval.core.errors import NothingEvaluatedError, OutputError
 from serpeval.core.strict_json import dumps
 from serpeval.stats.registry import TESTS
 
@@ -79,7 +80,6 @@ def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingE
     of an earlier run, which must not be read as this run's decision). A report that cannot
     be written is the output error (exit 2), and its line keeps the gate's own reason."""
     from serpeval.cli.failures import describe
-    from serpeval.core.errors import OutputError
     from serpeval.report.gate import gate_failure_report
 
     reason, code = describe(exc)
@@ -92,7 +92,6 @@ def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingE
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.offline import coverage_notes
     from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
     from serpeval.report.gate import explain_gate

@@ -7,6 +7,8 @@ from typing import Any
 
 from serpeval.cli._args import FINITE, NON_NEGATIVE_INT, POSITIVE_INT, output_folder, real
 from serpeval.cli.commands import summary
+from serpeval.cli.progress import bar
+from serpeval.core.errors import OutputError
 
 
 def register(sub: Any) -> None:
@@ -66,8 +68,6 @@ def refuse_existing(folder: str, force: bool) -> None:
     """Refuse, before generating, a folder that is a file, or that holds a log (unless --force)."""
     from pathlib import Path
 
-    from serpeval.core.errors import OutputError
-
     target = Path(folder)
     if target.exists() and not target.is_dir():
         raise OutputError(f"{folder}: cannot write a log folder: a file of that name exists.")
@@ -78,7 +78,6 @@ def refuse_existing(folder: str, force: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.progress import bar
     from serpeval.online.simulation.generate import LogGenerator
 
     refuse_existing(args.folder, args.force)

@@ -9,6 +9,9 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
 from serpeval.cli.commands import summary
 from serpeval.cli.common import add_duplicates_option, check_outputs, emit, engine_status, table_width, write_output
+from serpeval.cli.segments import add_by_option, refuse_latex_by, segment_text
+from serpeval.cli.teardown import finishing
+from serpeval.core.errors import InputError, OptionError
 from serpeval.report.table import FORMATS
 
 
@@ -68,20 +71,14 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--column", action="append", metavar="ROLE=NAME", help="map a column, e.g. teams=arm"
     )
-    from serpeval.cli.segments import add_by_option
-
     add_by_option(p)
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    from serpeval.cli.teardown import finishing
-
     p.set_defaults(func=finishing(run))
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.segments import refuse_latex_by
-    from serpeval.core.errors import OptionError
     from serpeval.online.experiments.interleaving_analysis import analyze_interleaving_logs
     from serpeval.online.logs.schema import LogSchema
 
@@ -128,7 +125,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_triggered(args: argparse.Namespace, teams: tuple[str, str]) -> int:
     """``--triggered``: every impression and the triggered ones, side by side."""
-    from serpeval.core.errors import OptionError
     from serpeval.online.experiments.triggered import analyze_interleaving_triggered
     from serpeval.online.logs.schema import LogSchema
 
@@ -165,7 +161,6 @@ def _triggered_digest(rows: list[dict[str, Any]], digits: int) -> list[dict[str,
 
 def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], title: str) -> int:
     """``--over-time``: the outcome table and the per-period table (csv/tsv: the latter only)."""
-    from serpeval.core.errors import InputError
     from serpeval.report.table import render
 
     over = report.over_time
@@ -197,8 +192,6 @@ def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], tit
             width=table_width(args.output),
         ),
     ]
-    from serpeval.cli.segments import segment_text
-
     by_segment = segment_text(args, table_width(args.output), color)
     if by_segment:
         parts.append(by_segment)

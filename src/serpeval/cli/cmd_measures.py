@@ -8,6 +8,7 @@ from typing import Any
 
 from serpeval.cli.commands import summary
 from serpeval.cli.common import table_width, write_output
+from serpeval.core.errors import MeasureError
 
 
 def register(sub: Any) -> None:
@@ -54,7 +55,6 @@ def _trec_names(spec: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.core.errors import MeasureError
     from serpeval.measures import REGISTRY, parse_measure
     from serpeval.report.formatting import plain_text
     from serpeval.report.table import render

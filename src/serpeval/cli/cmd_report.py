@@ -9,7 +9,16 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, RESAMPLES, check_outputs, split_measures, table_width
-from serpeval.cli.offline import add_evaluation_options, add_subtopics_option
+from serpeval.cli.offline import (
+    add_evaluation_options,
+    add_group_options,
+    add_subtopics_option,
+    coverage_notes,
+    load_and_evaluate,
+    resolve_run,
+    results_rows,
+)
+from serpeval.core.errors import InputError, StatsError
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report.online_inputs import KINDS
 from serpeval.stats.registry import TESTS, correction_names
@@ -47,8 +56,6 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="seed of the resampling tests (default 0)")
     add_subtopics_option(p)
     add_evaluation_options(p)
-    from serpeval.cli.offline import add_group_options
-
     add_group_options(p, topics=False)
     online = p.add_argument_group("online results (JSON files written with -f json; repeatable)")
     for kind, what in KINDS.items():
@@ -66,7 +73,6 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from serpeval.core.errors import InputError
     from serpeval.io.topics import read_topics
     from serpeval.report.html import save_html
     from serpeval.report.online_inputs import read_online_json
@@ -109,9 +115,7 @@ def wrote_message(path: Path, replaced: bool) -> str:
 
 def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str], tuple[Any, list[Any]]]:
     """Evaluate (with a progress bar on a terminal) and compare; the coverage notes."""
-    from serpeval.cli.offline import coverage_notes, load_and_evaluate, resolve_run
     from serpeval.comparison.compare import compare_results
-    from serpeval.core.errors import StatsError
     from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
@@ -148,7 +152,6 @@ def _evaluate(args: argparse.Namespace) -> tuple[Any, Any, list[str], tuple[Any,
 def _diffs(args: argparse.Namespace, qrels: Any, runs: list[Any]) -> list[Any]:
     """The diff of the baseline's rankings with each other run's (the first run is the baseline
     unless --baseline names another)."""
-    from serpeval.cli.offline import resolve_run
     from serpeval.judgments.diff import diff_runs
 
     names = [r.name for r in runs]
@@ -161,7 +164,6 @@ def print_summary(console: Any, results: Any, comparison: Any, notes: list[str])
     """The terminal's share of the report: the comparison (or results) table and the notes."""
     from rich.text import Text
 
-    from serpeval.cli.offline import results_rows
     from serpeval.report.table import render
 
     color = console.is_terminal

@@ -7,7 +7,9 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, new_file, real
 from serpeval.cli.commands import summary
-from serpeval.cli.common import EXIT_CODES_HELP
+from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
+from serpeval.cli.progress import bar
+from serpeval.core.errors import InputError
 from serpeval.report.table import FORMATS
 
 
@@ -67,9 +69,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.cli.common import check_outputs, table_width, write_output
-    from serpeval.cli.progress import bar
-    from serpeval.core.errors import InputError
     from serpeval.online.simulation.simulate import make_world, simulate, synthetic_pair
     from serpeval.report.simulation import display_rows
     from serpeval.report.table import render
