@@ -109,3 +109,14 @@ def test_nothing_below_the_cli_reads_an_argparse_namespace() -> None:
     users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if CLI not in p.parents and "argparse" in p.read_text(encoding="utf-8"))
     assert users == []
+
+
+def test_the_demo_borrows_from_no_command_but_the_trec_eval_program() -> None:
+    """The demo (run by ``serpeval demo``) takes the A/B table digest from cli/common.py, not
+    from cmd_ab.py; it runs ``trec_eval`` through that program's entry point
+    (``serpeval.cli.cmd_trec_eval.run``, the documented way to run trec_eval in a process)."""
+    borrowed = sorted(f"{path.name}: {node.module}"
+                      for path in (CLI / "demo").glob("*.py")
+                      for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                      if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("serpeval.cli.cmd_"))
+    assert borrowed == ["trec_eval.py: serpeval.cli.cmd_trec_eval"]

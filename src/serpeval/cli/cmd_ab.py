@@ -15,7 +15,15 @@ from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
 from serpeval.cli.commands import summary
-from serpeval.cli.common import add_duplicates_option, check_outputs, emit, engine_status, split_measures
+from serpeval.cli.common import (
+    ab_rows,
+    add_duplicates_option,
+    check_outputs,
+    emit,
+    engine_status,
+    p_text,
+    split_measures,
+)
 from serpeval.cli.segments import add_by_option, refuse_latex_by
 from serpeval.cli.teardown import finishing
 from serpeval.core.errors import OptionError
@@ -337,41 +345,6 @@ def _banner(message: str) -> None:
     from rich.console import Console
 
     Console(stderr=True, highlight=False).print(f"[bold white on red] {message} [/]")
-
-
-def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
-    """Rows for display: the machine formats keep every field; the table shows a digest."""
-    if fmt not in ("table", "markdown", "latex"):
-        return rows
-    return [
-        {
-            "metric": r["metric"],
-            "treatment": r["treatment"],
-            "control value": r["value_control"],
-            "treatment value": r["value_treatment"],
-            "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
-            "relative [95% CI]": (
-                f"{_pct(r['rel_effect'])} [{_pct(r['rel_ci_lower'])}, {_pct(r['rel_ci_upper'])}]"
-            ),
-            "p": p_text(r["p_value"]),
-            "p adj.": p_text(r["p_value_adjusted"]),
-            "verdict": r["verdict"],
-            **(
-                {"var. red.": f"{r['variance_reduction']:.1%}"} if "variance_reduction" in r else {}
-            ),
-        }
-        for r in rows
-    ]
-
-
-def _pct(value: float) -> str:
-    """A relative effect in percent; ``undefined`` where it is not a number (a zero control)."""
-    return f"{value:+.2%}" if math.isfinite(value) else "undefined"
-
-
-def p_text(p: float) -> str:
-    """A p-value for reading: four decimals, or scientific notation below 1e-4."""
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def _monitor_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """What every command shares: the exit statuses in their help, ``-m`` splitting, checked and
 atomic outputs, sparing pandas-free commands the pandas import, ``--resamples`` (compare, gate,
 report), and the log commands' ``--duplicates``, engine spinner and output (:func:`emit`: ab,
-interleaving-report). Commands share helpers through this module only, never import each other.
+interleaving-report; :func:`ab_rows`: ab and the demo). Commands share helpers through this
+module only, never import each other.
 
 Imported by :mod:`serpeval.cli.app` and the ``cmd_*`` modules; imports no command.
 """
@@ -9,6 +10,7 @@ Imported by :mod:`serpeval.cli.app` and the ``cmd_*`` modules; imports no comman
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +29,7 @@ __all__ = [
     "emit",
     "engine_status",
     "note_named_inputs",
-    "p_cell",
+    "p_cell", "p_text",
     "spare_pandas_import",
     "split_measures",
     "started_as",
@@ -300,3 +302,38 @@ def emit(
         for note in notes:
             print(note, file=sys.stderr)
     return 0
+
+
+def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+    """Rows for display: the machine formats keep every field; the table shows a digest."""
+    if fmt not in ("table", "markdown", "latex"):
+        return rows
+    return [
+        {
+            "metric": r["metric"],
+            "treatment": r["treatment"],
+            "control value": r["value_control"],
+            "treatment value": r["value_treatment"],
+            "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
+            "relative [95% CI]": (
+                f"{_pct(r['rel_effect'])} [{_pct(r['rel_ci_lower'])}, {_pct(r['rel_ci_upper'])}]"
+            ),
+            "p": p_text(r["p_value"]),
+            "p adj.": p_text(r["p_value_adjusted"]),
+            "verdict": r["verdict"],
+            **(
+                {"var. red.": f"{r['variance_reduction']:.1%}"} if "variance_reduction" in r else {}
+            ),
+        }
+        for r in rows
+    ]
+
+
+def _pct(value: float) -> str:
+    """A relative effect in percent; ``undefined`` where it is not a number (a zero control)."""
+    return f"{value:+.2%}" if math.isfinite(value) else "undefined"
+
+
+def p_text(p: float) -> str:
+    """A p-value for reading: four decimals, or scientific notation below 1e-4."""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

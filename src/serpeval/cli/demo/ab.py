@@ -39,7 +39,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
 def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any], folder: str,
              il_folder: str) -> None:
     """Write the A/B log to ``folder`` and the interleaving log to ``il_folder``; analyse both."""
-    from serpeval.cli.cmd_ab import ab_rows
+    from serpeval.cli.common import ab_rows
     from serpeval.cli.demo.console import print_table
     from serpeval.online.experiments import analyze_ab, analyze_interleaving_logs, monitor_ab
     from serpeval.online.simulation.generate import LogGenerator
