@@ -1,0 +1,1 @@
+"""UBI events and the event store (issue 31)."""
