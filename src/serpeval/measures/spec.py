@@ -196,6 +196,16 @@ class MeasureSpec:
             ``AT_PARAM``: ``IPrec@0.5`` is ``IPrec(recall=0.5)``); ``None`` for a cutoff.
         notes: how ir_measures and ranx define the measure where they differ from
             serpeval's definition (shown by ``serpeval measures NAME``).
+        family: the group the measure belongs to in the metrics matrix (``Discounted
+            gain``, ``Cascade``); the documentation site's matrix is generated from this
+            field and the five below, so a new measure appears in it.
+        user_model: the reader the measure assumes (``scans the top k, every rank alike``).
+        grades: ``"binary"`` (a relevance threshold ``rel``), ``"graded"`` (gains per
+            grade), or ``"none"`` (counts that read no grade); empty when not yet described.
+        use_when: one line on the job the measure is for.
+        unjudged: how a retrieved document missing from the qrels counts.
+        ir_measures: ir_measures' names for the measure (``SetP(relative=True)``), empty
+            when ir_measures has none.
     """
 
     name: str
@@ -215,6 +225,12 @@ class MeasureSpec:
     subtopics: bool = False
     at_param: str | None = None
     notes: str = ""
+    family: str = ""
+    user_model: str = ""
+    grades: Literal["", "binary", "graded", "none"] = ""
+    use_when: str = ""
+    unjudged: str = ""
+    ir_measures: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = set(self.properties) - PROPERTIES
