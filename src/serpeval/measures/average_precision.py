@@ -53,4 +53,10 @@ SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "cutoff_monotone",
                           "swap_improves"}),
     reference="trec_eval m_map.c, m_map_cut.c",
+    family="Rank-based (precision at relevant ranks)",
+    user_model="reads down to every relevant document; precision at each relevant rank",
+    grades="binary",
+    use_when="one summary of the whole ranking for recall-oriented tasks (ad hoc TREC, MAP)",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("AP",),
 )

@@ -51,4 +51,10 @@ SPEC = MeasureSpec(
     trec=("bpref",),
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
     reference="Buckley & Voorhees, SIGIR 2004; trec_eval m_bpref.c",
+    family="Incomplete judgments",
+    user_model="compares relevant documents with the judged non-relevant ones above them",
+    grades="binary",
+    use_when="incomplete judgments: unjudged documents neither help nor hurt",
+    unjudged="ignored: only judged non-relevant documents above a relevant one count",
+    ir_measures=("Bpref",),
 )

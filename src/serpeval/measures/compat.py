@@ -76,4 +76,10 @@ SPEC = MeasureSpec(
     reference="Clarke, Vtyurina & Smucker, TOIS 2021; ir_measures' compat provider",
     notes="ir_measures breaks score ties by doc id ascending (serpeval: descending, trec_eval's rule) "
           "and orders the same-grade relevant docs of the ideal by run score (unretrieved ones score 0).",
+    family="Persistence and goal (C/W/L)",
+    user_model="rank-biased overlap with the ideal ranking (persistence p)",
+    grades="graded",
+    use_when="preference judgments or graded qrels read as an ideal ordering (Clarke et al.)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("Compat",),
 )

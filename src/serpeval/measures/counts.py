@@ -35,16 +35,34 @@ def num_rel_ret(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
 NUM_RET = MeasureSpec(
     name="NumRet", summary="number of docs retrieved (summed over queries)", kernel=num_ret,
     trec=("num_ret",), aggregate="sum", bounds=None, reference="trec_eval m_num_ret.c",
+    family="Counts",
+    user_model="none: a count",
+    grades="none",
+    use_when="sanity checks: how many documents each run returned",
+    unjudged="not read: the value counts documents, not judgments",
+    ir_measures=("NumRet",),
 )
 NUM_REL = MeasureSpec(
     name="NumRel", summary="number of relevant judged docs (summed over queries)", kernel=num_rel,
     params=(REL,), trec=("num_rel",), aggregate="sum", bounds=None,
     reference="trec_eval m_num_rel.c",
+    family="Counts",
+    user_model="none: a count",
+    grades="none",
+    use_when="sanity checks: how many relevant judgments the qrels hold",
+    unjudged="not read: the value counts documents, not judgments",
+    ir_measures=("NumRel",),
 )
 NUM_REL_RET = MeasureSpec(
     name="NumRelRet", summary="number of relevant docs retrieved (summed over queries)",
     kernel=num_rel_ret, params=(REL,), trec=("num_rel_ret",), aggregate="sum", bounds=None,
     properties=frozenset({"no_relevant_is_zero"}), reference="trec_eval m_num_rel_ret.c",
+    family="Counts",
+    user_model="none: a count",
+    grades="binary",
+    use_when="sanity checks and recall's numerator, summed over queries",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("NumRet(rel=1)",),
 )
 
 
@@ -58,6 +76,11 @@ NUM_NONREL_JUDGED_RET = MeasureSpec(
     summary="number of retrieved docs judged non-relevant (summed over queries)",
     kernel=num_nonrel_judged_ret, params=(REL,), trec=("num_nonrel_judged_ret",),
     aggregate="sum", bounds=None, reference="trec_eval m_num_nonrel_judged_ret.c",
+    family="Counts",
+    user_model="none: a count",
+    grades="binary",
+    use_when="sanity checks: judged non-relevant documents retrieved",
+    unjudged="not counted: only judged non-relevant documents are",
 )
 
 
@@ -71,6 +94,12 @@ NUM_Q = MeasureSpec(
     aggregate="sum", bounds=None, reference="trec_eval num_q; ir_measures NumQ",
     notes="ir_measures (pytrec_eval) counts the judged queries the run answers, as serpeval does "
           "with missing='skip'; missing='zero' counts every judged query.",
+    family="Counts",
+    user_model="none: a count",
+    grades="none",
+    use_when="how many queries were evaluated",
+    unjudged="not read: the value counts documents, not judgments",
+    ir_measures=("NumQ",),
 )
 
 
@@ -88,4 +117,9 @@ HITS = MeasureSpec(
     params=(REL,), cutoff="optional", bounds=None,
     properties=frozenset({"no_relevant_is_zero", "cutoff_monotone", "swap_improves"}),
     reference="ranx hits@k",
+    family="Top-k precision and recall",
+    user_model="scans the top k; every rank weighs the same",
+    grades="binary",
+    use_when="the number (not the share) of relevant documents on the page",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )

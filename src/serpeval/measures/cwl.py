@@ -135,6 +135,12 @@ INST_SPEC = MeasureSpec(
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="Bailey, Moffat, Scholer & Thomas, SIGIR 2015; cwl_eval INST",
     notes=_NOTES,
+    family="Persistence and goal (C/W/L)",
+    user_model="goes on while short of T units of gain (adaptive C/W/L)",
+    grades="graded",
+    use_when="users with a goal: the expected gain rate of a user who wants T relevant documents",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("INST",),
 )
 
 INSQ_SPEC = MeasureSpec(
@@ -145,6 +151,12 @@ INSQ_SPEC = MeasureSpec(
     properties=frozenset({"bounded", "no_relevant_is_zero", "swap_improves"}),
     reference="Moffat, Scholer & Thomas, ADCS 2012; cwl_eval INSQ",
     notes=_NOTES,
+    family="Persistence and goal (C/W/L)",
+    user_model="continuation ((i + 2T - 1) / (i + 2T))^2 (C/W/L)",
+    grades="graded",
+    use_when="a goal-driven user whose patience does not depend on what was found",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("INSQ",),
 )
 
 BPM_SPEC = MeasureSpec(
@@ -156,6 +168,12 @@ BPM_SPEC = MeasureSpec(
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="Zhang, Liu, Li, Zhang, Xu & Ma, SIGIR 2017; cwl_eval BPM-Static",
     notes=_NOTES,
+    family="Persistence and goal (C/W/L)",
+    user_model="stops after T units of gain or K documents, whichever first",
+    grades="graded",
+    use_when="a user with both a gain goal and a cost budget",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("BPM",),
 )
 
 _NERR = "Azzopardi, Moffat & Mackenzie, ICTIR 2021; cwl_eval NERR"
@@ -163,19 +181,43 @@ NERR8_SPEC = MeasureSpec(
     name="NERR8", summary="C/W/L form of ERR: stop on gain, truncated at k (eq. 8)", kernel=nerr8,
     params=(MIN_REL, MAX_REL), cutoff="required", properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference=_NERR + " eq. 8", notes=_NOTES,
+    family="Cascade",
+    user_model="stops on gain (ERR's cascade), truncated at k",
+    grades="graded",
+    use_when="ERR in the C/W/L framework (eq. 8)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("NERR8",),
 )
 NERR9_SPEC = MeasureSpec(
     name="NERR9", summary="C/W/L form of ERR: stop on gain, rank discount, truncated at k (eq. 9)",
     kernel=nerr9, params=(MIN_REL, MAX_REL), cutoff="required",
     properties=frozenset({"bounded", "no_relevant_is_zero"}), reference=_NERR + " eq. 9", notes=_NOTES,
+    family="Cascade",
+    user_model="stops on gain with a rank discount, truncated at k",
+    grades="graded",
+    use_when="ERR in the C/W/L framework (eq. 9)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("NERR9",),
 )
 NERR10_SPEC = MeasureSpec(
     name="NERR10", summary="C/W/L form of ERR: stop on gain, RBP patience p (eq. 10)", kernel=nerr10,
     params=(PATIENCE, MIN_REL, MAX_REL), properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference=_NERR + " eq. 10", notes=_NOTES,
+    family="Cascade",
+    user_model="stops on gain, with RBP's patience p",
+    grades="graded",
+    use_when="ERR in the C/W/L framework (eq. 10)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("NERR10",),
 )
 NERR11_SPEC = MeasureSpec(
     name="NERR11", summary="C/W/L form of ERR: stop on gain, INSQ's goal T (eq. 11)", kernel=nerr11,
     params=(GOAL, MIN_REL, MAX_REL), properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference=_NERR + " eq. 11", notes=_NOTES,
+    family="Cascade",
+    user_model="stops on gain, with INSQ's goal T",
+    grades="graded",
+    use_when="ERR in the C/W/L framework (eq. 11)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("NERR11",),
 )

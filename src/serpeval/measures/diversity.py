@@ -426,6 +426,12 @@ ALPHA_NDCG = MeasureSpec(
     kernel=alpha_ndcg, params=(ALPHA, REL), cutoff="required",
     aliases=("alpha-nDCG", "α_nDCG", "α-nDCG"), bounds=None, properties=_CUT, subtopics=True,
     reference="Clarke et al., SIGIR 2008; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="reads down the list; a subtopic seen again is worth (1 - alpha) less each time",
+    grades="graded",
+    use_when="ambiguous or multi-faceted queries: reward covering new subtopics early (TREC Web diversity)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("alpha_nDCG",),
 )
 ALPHA_DCG = MeasureSpec(
     name="alpha_DCG",
@@ -433,6 +439,11 @@ ALPHA_DCG = MeasureSpec(
     kernel=alpha_dcg, params=(ALPHA, REL), cutoff="required",
     aliases=("alpha-DCG", "α_DCG", "α-DCG"), bounds=None, properties=_CUT, subtopics=True,
     reference="Clarke et al., SIGIR 2008; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="alpha-nDCG's reader, unnormalised",
+    grades="graded",
+    use_when="diagnostics: alpha-nDCG's numerator over ndeval's ideal ideal",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )
 ERR_IA = MeasureSpec(
     name="ERR_IA",
@@ -440,6 +451,12 @@ ERR_IA = MeasureSpec(
     kernel=err_ia, params=(ALPHA, REL), cutoff="required", aliases=("ERR-IA",), bounds=None,
     properties=_CUT, subtopics=True,
     reference="Chapelle et al., CIKM 2009; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="a cascade user per intent, averaged over intents",
+    grades="binary",
+    use_when="diversity with a cascade user (ndeval's ERR-IA)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("ERR_IA",),
 )
 NERR_IA = MeasureSpec(
     name="nERR_IA",
@@ -447,24 +464,48 @@ NERR_IA = MeasureSpec(
     kernel=nerr_ia, params=(ALPHA, REL), cutoff="required", aliases=("nERR-IA",), bounds=None,
     properties=_CUT, subtopics=True,
     reference="Chapelle et al., CIKM 2009; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="ERR-IA's reader, normalised by the greedy ideal",
+    grades="binary",
+    use_when="diversity with a cascade user, normalised",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("nERR_IA",),
 )
 NRBP = MeasureSpec(
     name="NRBP",
     summary="novelty- and rank-biased precision over the whole ranking (subtopic qrels)",
     kernel=nrbp, params=(ALPHA, BETA, REL), bounds=(0.0, 1.0), properties=_CUT, subtopics=True,
     reference="Clarke, Kolla & Vechtomova, ICTIR 2009; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="RBP's patient user with novelty discount alpha",
+    grades="binary",
+    use_when="diversity with a persistence user (ndeval's NRBP)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("NRBP",),
 )
 NNRBP = MeasureSpec(
     name="nNRBP",
     summary="NRBP over NRBP of ndeval's greedy ideal ranking (subtopic qrels)",
     kernel=nnrbp, params=(ALPHA, BETA, REL), bounds=None, properties=_CUT, subtopics=True,
     reference="Clarke, Kolla & Vechtomova, ICTIR 2009; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="NRBP's reader, normalised by the greedy ideal",
+    grades="binary",
+    use_when="diversity with a persistence user, normalised",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("nNRBP",),
 )
 AP_IA = MeasureSpec(
     name="AP_IA",
     summary="intent-aware average precision: mean over subtopics of AP per subtopic (subtopic qrels)",
     kernel=ap_ia, params=(REL,), aliases=("MAP_IA", "MAP-IA"), bounds=(0.0, 1.0), properties=_CUT,
     subtopics=True, reference="Agrawal et al., WSDM 2009; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="AP's reader per subtopic, averaged over subtopics",
+    grades="binary",
+    use_when="intent-aware ranking quality (Agrawal et al.)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("AP_IA",),
 )
 P_IA = MeasureSpec(
     name="P_IA",
@@ -472,6 +513,12 @@ P_IA = MeasureSpec(
     kernel=p_ia, params=(REL,), cutoff="required", aliases=("P-IA",), bounds=(0.0, 1.0),
     properties=_CUT, subtopics=True,
     reference="Agrawal et al., WSDM 2009; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="P@k's reader per subtopic, averaged over subtopics",
+    grades="binary",
+    use_when="intent-aware precision of a page",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("P_IA",),
 )
 ST_RECALL = MeasureSpec(
     name="StRecall",
@@ -479,6 +526,12 @@ ST_RECALL = MeasureSpec(
     kernel=st_recall, params=(REL,), cutoff="required", aliases=("strec", "S_recall", "S-recall"),
     bounds=(0.0, 1.0), properties=frozenset({"no_relevant_is_zero", "bounded"}), subtopics=True,
     reference="Zhai, Cohen & Lafferty, SIGIR 2003; " + REFERENCE_NDEVAL,
+    family="Diversity (subtopic qrels)",
+    user_model="counts the subtopics covered in the top k",
+    grades="binary",
+    use_when="how many facets of the query a page covers",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("StRecall",),
 )
 
 SPECS = (ALPHA_NDCG, ALPHA_DCG, ERR_IA, NERR_IA, NRBP, NNRBP, AP_IA, P_IA, ST_RECALL)

@@ -48,4 +48,10 @@ SPEC = MeasureSpec(
     bounds=(0.0, 1.0),
     properties=frozenset({"bounded", "no_relevant_is_zero", "cutoff_monotone"}),
     reference="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gdeval.pl",
+    family="Cascade",
+    user_model="cascade: stops at rank i with a probability that grows with the grade",
+    grades="graded",
+    use_when="graded navigational search: a highly relevant document early satisfies the user",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("ERR",),
 )

@@ -97,6 +97,11 @@ BIN_G_SPEC = MeasureSpec(
     trec=("binG",),
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
     reference="Buckley, trec_eval m_binG.c (experimental, 2008)",
+    family="Rank-based (precision at relevant ranks)",
+    user_model="each relevant document discounted by the non-relevant ones above it",
+    grades="binary",
+    use_when="trec_eval's binary G (rarely used outside trec_eval parity checks)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )
 
 G_SPEC = MeasureSpec(
@@ -108,4 +113,9 @@ G_SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
     reference="Buckley, trec_eval m_G.c (experimental, 2008)",
     trec_params=trec_gains,
+    family="Discounted gain",
+    user_model="gain discounted by how far the ranking lags the ideal",
+    grades="graded",
+    use_when="trec_eval's normalised gain (parity with trec_eval's all_trec output)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )

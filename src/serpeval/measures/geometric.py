@@ -21,6 +21,11 @@ GMAP_SPEC = MeasureSpec(
     aggregate="gmean",
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "swap_improves"}),
     reference="Robertson, CIKM 2006 (GMAP); trec_eval m_gm_map.c",
+    family="Rank-based (precision at relevant ranks)",
+    user_model="AP's reader; the geometric mean rewards improving the worst queries",
+    grades="binary",
+    use_when="robustness: gains on hard queries weigh more than on easy ones (TREC Robust)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )
 
 GM_BPREF_SPEC = MeasureSpec(
@@ -32,4 +37,9 @@ GM_BPREF_SPEC = MeasureSpec(
     aggregate="gmean",
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
     reference="Buckley & Voorhees, SIGIR 2004; trec_eval m_gm_bpref.c",
+    family="Incomplete judgments",
+    user_model="Bpref's comparison; the geometric mean rewards improving the worst queries",
+    grades="binary",
+    use_when="robustness under incomplete judgments",
+    unjudged="ignored, as in Bpref",
 )

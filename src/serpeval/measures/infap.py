@@ -57,4 +57,10 @@ SPEC = MeasureSpec(
     trec=("infAP",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="Yilmaz & Aslam, CIKM 2006; trec_eval m_infap.c",
+    family="Incomplete judgments",
+    user_model="AP's reader, estimated from a sampled pool",
+    grades="binary",
+    use_when="qrels from sampled pools (TREC's infAP pools, negative grades = pooled but unjudged)",
+    unjudged="estimated from the sampled pool (pooled, unjudged = negative grade); unpooled ones count non-relevant",
+    ir_measures=("infAP",),
 )

@@ -142,6 +142,12 @@ SPEC = MeasureSpec(
     trec_params=_trec_level,
     notes="IPrec@x (ir_measures' spelling) and ir_measures' IPrec objects are IPrec(recall=x,rounding=v9): "
           "ir_measures computes IPrec with pytrec_eval (trec_eval 9.0.8), which rounds levels that way.",
+    family="Rank-based (precision at relevant ranks)",
+    user_model="the best precision reachable at or after a recall level",
+    grades="binary",
+    use_when="precision-recall curves (interpolated precision at 11 standard recall levels)",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("IPrec",),
 )
 
 AVG_SPEC = MeasureSpec(
@@ -153,4 +159,9 @@ AVG_SPEC = MeasureSpec(
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="Salton & McGill 1983 (11-point average); trec_eval m_11pt_avg.c",
     trec_params=_trec_levels,
+    family="Rank-based (precision at relevant ranks)",
+    user_model="the mean of interpolated precision over recall levels",
+    grades="binary",
+    use_when="the classic 11-point average precision",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )

@@ -60,6 +60,12 @@ SPEC = MeasureSpec(
     reference="Sakai & Kando, IR 2008 (condensed lists); ir_measures Judged@k",
     notes="ir_measures' definition (no padding; any qrels entry is judged); it breaks score ties by "
           "doc id ascending (serpeval: descending), which matters only for a tie across rank k.",
+    family="Judgment coverage",
+    user_model="none: a property of the run and the qrels",
+    grades="none",
+    use_when="checking that a run is judged deeply enough for its scores to mean something",
+    unjudged="the measured quantity: the share of the top k present in the qrels",
+    ir_measures=("Judged",),
 )
 
 
@@ -85,4 +91,9 @@ GRADED_SPEC = MeasureSpec(
     reference="serpeval: Graded@k + Unjudged@k (trec_eval unj) = min(k, retrieved) / k",
     notes="not in ir_measures or trec_eval; ir_measures' Judged@k divides by min(k, retrieved) and "
           "counts a negative grade as judged.",
+    family="Judgment coverage",
+    user_model="none: a property of the run and the qrels",
+    grades="none",
+    use_when="judgment coverage over exactly k ranks (empty ranks count as not graded)",
+    unjudged="the measured quantity: the share of the k ranks with a grade >= 0",
 )

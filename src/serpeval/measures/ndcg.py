@@ -185,6 +185,12 @@ SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "swap_improves"}),
     reference="Jarvelin & Kekalainen, TOIS 2002; Burges et al., ICML 2005 (exp gain); "
               "trec_eval m_ndcg.c, m_ndcg_cut.c",
+    family="Discounted gain",
+    user_model="reads down the list with attention falling as 1/log2(rank + 1)",
+    grades="graded",
+    use_when="graded judgments and a top-heavy ranking (web search, MS MARCO, BEIR)",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("nDCG",),
 )
 
 DCG_SPEC = MeasureSpec(
@@ -199,6 +205,11 @@ DCG_SPEC = MeasureSpec(
     properties=frozenset({"no_relevant_is_zero", "cutoff_monotone", "swap_improves"}),
     reference="Jarvelin & Kekalainen, TOIS 2002; trec_eval m_ndcg.c (dcg)",
     trec_params=trec_gains,
+    family="Discounted gain",
+    user_model="reads down the list with attention falling as 1/log2(rank + 1)",
+    grades="graded",
+    use_when="unnormalised gain when queries must keep their scale (diagnostics, nDCG's numerator)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )
 
 IDCG_SPEC = MeasureSpec(
@@ -212,4 +223,9 @@ IDCG_SPEC = MeasureSpec(
     properties=frozenset({"no_relevant_is_zero", "cutoff_monotone"}),
     reference="Jarvelin & Kekalainen, TOIS 2002; trec_eval m_ndcg.c (ideal_dcg)",
     trec_params=trec_gains,
+    family="Discounted gain",
+    user_model="the DCG of the ideal ordering of the judged documents",
+    grades="graded",
+    use_when="diagnostics: the nDCG denominator per query",
+    unjudged="not read: the ideal ranking is built from the qrels alone",
 )

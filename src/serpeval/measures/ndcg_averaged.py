@@ -109,6 +109,11 @@ REL_SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
     reference="trec_eval m_ndcg_rel.c (experimental)",
     trec_params=trec_gains,
+    family="Discounted gain",
+    user_model="nDCG averaged over the ranks of the relevant documents",
+    grades="graded",
+    use_when="trec_eval's ndcg_rel (an AP-like average of nDCG)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )
 
 R_SPEC = MeasureSpec(
@@ -120,4 +125,9 @@ R_SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
     reference="trec_eval m_Rndcg.c (experimental)",
     trec_params=trec_gains,
+    family="Discounted gain",
+    user_model="nDCG averaged where the ideal ranking changes gain level",
+    grades="graded",
+    use_when="trec_eval's Rndcg (an R-precision-like nDCG)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )

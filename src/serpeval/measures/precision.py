@@ -34,4 +34,10 @@ SPEC = MeasureSpec(
     trec_cut=("P",),
     properties=frozenset({"bounded", "no_relevant_is_zero", "swap_improves"}),
     reference="trec_eval m_P.c",
+    family="Top-k precision and recall",
+    user_model="scans the top k; every rank weighs the same",
+    grades="binary",
+    use_when="the share of a results page that is relevant, when every slot counts",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("P",),
 )

@@ -34,4 +34,10 @@ SPEC = MeasureSpec(
     trec=("Rprec",),
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "swap_improves"}),
     reference="trec_eval m_Rprec.c",
+    family="Rank-based (precision at relevant ranks)",
+    user_model="reads exactly R documents, R = the query's relevant count",
+    grades="binary",
+    use_when="a cutoff that adapts to each query's number of relevant documents",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("Rprec",),
 )

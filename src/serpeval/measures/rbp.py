@@ -160,6 +160,12 @@ SPEC = MeasureSpec(
     notes="ir_measures' RBP defaults to p=0.8 (serpeval and trec_eval: 0.9; an ir_measures object keeps "
           "its p) and needs rel=k: binary gains, RBP(scale=binary,min_grade=k) here; it computes it with "
           "cwl_eval. ranx's rbp.95 is RBP(p=0.95,scale=grade): the grades, not rescaled.",
+    family="Persistence and goal (C/W/L)",
+    user_model="continues to the next rank with probability p (patience), stops otherwise",
+    grades="graded",
+    use_when="open-ended browsing with a tunable patience; report with RBPResid under incomplete judgments",
+    unjudged="counted as zero gain; RBPResid says how much they could add",
+    ir_measures=("RBP",),
 )
 
 RESID_SPEC = MeasureSpec(
@@ -172,4 +178,9 @@ RESID_SPEC = MeasureSpec(
     properties=frozenset({"bounded"}),
     reference="Moffat & Zobel, TOIS 2008; trec_eval 10.0 m_rbp_resid.c",
     trec_params=_trec_p,
+    family="Persistence and goal (C/W/L)",
+    user_model="RBP's reader, counting what unjudged documents and the unseen tail could add",
+    grades="none",
+    use_when="the uncertainty of RBP under incomplete judgments",
+    unjudged="the measured quantity: their RBP weight is the residual",
 )

@@ -33,4 +33,10 @@ SPEC = MeasureSpec(
     trec_cut=("recall",),
     properties=frozenset({"bounded", "no_relevant_is_zero", "cutoff_monotone", "swap_improves"}),
     reference="trec_eval m_recall.c",
+    family="Top-k precision and recall",
+    user_model="scans the top k; every rank weighs the same",
+    grades="binary",
+    use_when="how much of the relevant set a top-k page (or a first-stage retriever's k) covers",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("R",),
 )

@@ -44,4 +44,10 @@ SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "cutoff_monotone",
                           "swap_improves"}),
     reference="trec_eval m_recip_rank.c",
+    family="Cascade",
+    user_model="stops at the first relevant document",
+    grades="binary",
+    use_when="known-item and navigational queries, QA: one good answer is enough (MRR)",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("RR",),
 )

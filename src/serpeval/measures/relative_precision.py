@@ -46,6 +46,11 @@ SPEC = MeasureSpec(
     trec_cut=("relative_P",),
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "swap_improves"}),
     reference="trec_eval m_rel_P.c",
+    family="Top-k precision and recall",
+    user_model="scans the top k; every rank weighs the same",
+    grades="binary",
+    use_when="precision at k that a query with fewer than k relevant documents can still max out",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )
 
 SET_SPEC = MeasureSpec(
@@ -56,4 +61,10 @@ SET_SPEC = MeasureSpec(
     trec=("set_relative_P",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="trec_eval m_set_rel_P.c",
+    family="Set retrieval",
+    user_model="reads the whole retrieved set, unordered",
+    grades="binary",
+    use_when="set precision that a query with few relevant documents can still max out",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("SetP(relative=True)",),
 )

@@ -49,4 +49,9 @@ SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero"}),
     reference="trec_eval m_Rprec_mult.c",
     trec_params=_trec_mult,
+    family="Rank-based (precision at relevant ranks)",
+    user_model="reads x*R documents, R = the query's relevant count",
+    grades="binary",
+    use_when="precision (x < 1) or recall (x > 1) at a depth scaled to each query",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )

@@ -89,4 +89,10 @@ SPEC = MeasureSpec(
     properties=frozenset({"bounded", "no_relevant_is_zero", "swap_improves"}),
     reference="Azzopardi, Thomas & Moffat, SIGIR 2019 (cwl_eval NDCG-k); ir_measures SDCG",
     notes="ir_measures requires max_rel (serpeval: 1, binary); it computes SDCG with cwl_eval.",
+    family="Discounted gain",
+    user_model="DCG's reader, scaled by k fully relevant documents",
+    grades="graded",
+    use_when="a DCG comparable across queries without an ideal ranking from the qrels",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("SDCG",),
 )

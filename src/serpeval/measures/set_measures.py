@@ -60,6 +60,12 @@ SET_P = MeasureSpec(
     trec=("set_P",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="trec_eval m_set_P.c",
+    family="Set retrieval",
+    user_model="reads the whole retrieved set, unordered",
+    grades="binary",
+    use_when="filtering and Boolean retrieval, where the answer is a set",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("SetP",),
 )
 SET_R = MeasureSpec(
     name="SetR",
@@ -69,6 +75,12 @@ SET_R = MeasureSpec(
     trec=("set_recall",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="trec_eval m_set_recall.c",
+    family="Set retrieval",
+    user_model="reads the whole retrieved set, unordered",
+    grades="binary",
+    use_when="filtering and Boolean retrieval: the share of the relevant set returned",
+    unjudged="counted as non-relevant (trec_eval's rule)",
+    ir_measures=("SetR",),
 )
 SET_F = MeasureSpec(
     name="SetF",
@@ -83,6 +95,12 @@ SET_F = MeasureSpec(
           "ranx's f1 (no @k) is SetF.",
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979; trec_eval m_set_F.c",
+    family="Set retrieval",
+    user_model="reads the whole retrieved set, unordered",
+    grades="binary",
+    use_when="a single set score balancing precision and recall (beta weights recall)",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("SetF",),
 )
 
 
@@ -104,6 +122,12 @@ SET_AP = MeasureSpec(
     trec=("set_map",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="trec_eval m_set_map.c",
+    family="Set retrieval",
+    user_model="reads the whole retrieved set, unordered",
+    grades="binary",
+    use_when="an unranked AP of a set (SetP x SetR)",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("SetAP",),
 )
 
 
@@ -130,4 +154,9 @@ F_AT = MeasureSpec(
     aliases=("F1",),
     properties=frozenset({"bounded", "no_relevant_is_zero"}),
     reference="van Rijsbergen 1979; ranx f1@k",
+    family="Top-k precision and recall",
+    user_model="scans the top k; every rank weighs the same",
+    grades="binary",
+    use_when="one top-k score balancing precision and recall (F1@k)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )

@@ -33,4 +33,10 @@ SPEC = MeasureSpec(
     properties=frozenset({"bounded", "ideal_is_one", "no_relevant_is_zero", "cutoff_monotone",
                           "swap_improves"}),
     reference="trec_eval m_success.c",
+    family="Cascade",
+    user_model="succeeds when one relevant document is in the top k",
+    grades="binary",
+    use_when="hit rate: did the page contain any good answer (QA, recommendation)",
+    unjudged="counted as non-relevant; judged_only=True removes them first (a condensed list)",
+    ir_measures=("Success",),
 )

@@ -39,4 +39,9 @@ SPEC = MeasureSpec(
     higher_is_better=False,
     properties=frozenset({"bounded"}),
     reference="trec_eval 10.0 m_unjudged.c",
+    family="Judgment coverage",
+    user_model="none: a property of the run and the qrels",
+    grades="none",
+    use_when="spotting runs whose top k is poorly judged (trec_eval's unj)",
+    unjudged="the measured quantity: the share of the top k not in the qrels (or pooled-unjudged)",
 )

@@ -62,4 +62,9 @@ SPEC = MeasureSpec(
     bounds=None,
     reference="Lewis, TREC-4 filtering (1995); trec_eval m_utility.c",
     trec_params=_trec_coefficients,
+    family="Set retrieval",
+    user_model="pays a for each relevant document returned, b for each non-relevant one (and c, d for missed)",
+    grades="binary",
+    use_when="filtering tasks with explicit costs and benefits (TREC filtering)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )

@@ -36,4 +36,9 @@ SPEC = MeasureSpec(
     bounds=None,
     properties=frozenset({"no_relevant_is_zero", "swap_improves"}),
     reference="Robertson, ECIR 2012; trec_eval m_yaap.c",
+    family="Rank-based (precision at relevant ranks)",
+    user_model="AP's reader, on a log-odds scale",
+    grades="binary",
+    use_when="trec_eval's yaap (parity)",
+    unjudged="counted as non-relevant (trec_eval's rule)",
 )
