@@ -29,8 +29,9 @@ def test_applied_on_glibc_and_turned_off_by_the_environment() -> None:
 def test_main_with_argv_leaves_the_callers_malloc_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     from serpeval.cli import main, memory
 
-    calls: list[bool] = []
-    monkeypatch.setattr(memory, "keep_freed_memory", lambda: calls.append(True) or True)
+    calls: list[str] = []
+    monkeypatch.setattr(memory, "keep_freed_memory", lambda: calls.append("malloc") or True)
+    monkeypatch.setattr(memory, "fit_to_address_space", lambda: calls.append("limit") or False)
     with pytest.raises(SystemExit):  # argparse's --version exits
         main(["--version"])
     assert calls == []
@@ -39,6 +40,19 @@ def test_main_with_argv_leaves_the_callers_malloc_alone(monkeypatch: pytest.Monk
         main()
     assert calls == []
     monkeypatch.setattr(sys, "argv", ["serpeval", "measures", "--help"])
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit):  # a command's help: the address-space check only (no NumPy)
         main()
-    assert calls == [True]
+    assert calls == ["limit"]
+    monkeypatch.setattr(sys, "argv", ["serpeval", "measures", "--format", "json"])
+    assert main() == 0
+    assert calls == ["limit", "malloc"]
+
+
+def test_help_is_asked_for_before_a_double_dash_only() -> None:
+    from serpeval.cli import asks_for_help
+
+    assert asks_for_help(["evaluate", "-h"])
+    assert asks_for_help(["ab", "plan", "--help"])
+    assert not asks_for_help(["evaluate", "qrels", "run"])
+    assert not asks_for_help(["evaluate", "--", "-h"])
+    assert not asks_for_help(["evaluate", "--helper"])

@@ -29,17 +29,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     before any serpeval code runs, is Python's to report.) Without ``argv`` (run as a
     program) the process keeps the memory it frees for reuse and fits itself to an
     address-space limit (:mod:`serpeval.cli.memory`), unless no command is named
-    (``serpeval --help``, ``--version``: nothing to compute, and that set-up loads NumPy); a
-    failure there (out of memory loading numpy) is one line and a status, as any other.
+    (``serpeval --help``, ``--version``: nothing to compute, and that set-up loads NumPy) or
+    the command's help is asked for (``serpeval CMD --help``: only the address-space check,
+    which loads nothing); a failure there (out of memory loading numpy) is one line and a
+    status, as any other.
     """
     try:
         if argv is None:  # run as a program (console script, python -m serpeval)
             from serpeval.cli.startup import take_over
 
             if names_a_command(sys.argv[1:]):  # serpeval --help / --version compute nothing
-                from serpeval.cli.memory import keep_freed_memory
+                from serpeval.cli.memory import fit_to_address_space, keep_freed_memory
 
-                keep_freed_memory()  # also fits the process to an address-space limit (ulimit -v)
+                if asks_for_help(sys.argv[1:]):  # serpeval CMD --help: no malloc tuning, no NumPy
+                    fit_to_address_space()
+                else:
+                    keep_freed_memory()  # also fits the process to an address-space limit (ulimit -v)
             take_over()  # Ctrl-C is a KeyboardInterrupt again, handled here (serpeval.cli.startup)
         from serpeval.cli.app import main as run
 
@@ -60,3 +65,12 @@ def names_a_command(args: Sequence[str]) -> bool:
     """Whether the arguments name a command (a word before which only options come), that is,
     whether the program may compute something rather than print its help or version."""
     return any(not word.startswith("-") for word in args)
+
+
+def asks_for_help(args: Sequence[str]) -> bool:
+    """Whether ``-h`` or ``--help`` comes before any ``--`` (argparse then prints the help and
+    exits before the command runs; ``serpeval trec_eval -h`` loads the measures to describe
+    them, with the address-space check in place)."""
+    words = list(args)
+    words = words[:words.index("--")] if "--" in words else words
+    return "-h" in words or "--help" in words

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT, real
-from serpeval.core.errors import MissingQueriesWarning
-from serpeval.core.subtopics import SingleSubtopicWarning
+from serpeval.core.errors import MissingQueriesWarning, SingleSubtopicWarning
 
 __all__ = [
     "add_evaluation_options",

@@ -50,6 +50,7 @@ __all__ = [
     "ReadError",
     "SerpevalError",
     "SerpevalWarning",
+    "SingleSubtopicWarning",
     "StatsError",
     "UnknownMeasureError",
 ]
@@ -143,6 +144,12 @@ class SerpevalWarning(UserWarning):
 
 class MissingQueriesWarning(SerpevalWarning):
     """Judged queries are absent from a run and were skipped (``missing="skip"``)."""
+
+
+class SingleSubtopicWarning(SerpevalWarning):
+    """Diversity measures on subtopic qrels in which no query has two subtopics (also
+    importable from :mod:`serpeval.core.subtopics`, whose data it describes; here so that the
+    command line can filter it without loading NumPy)."""
 
 
 #: The cause of an OSError in words, by errno (the C library's text when not listed).

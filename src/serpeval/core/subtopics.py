@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from serpeval.core.data import Qrels, _strings, check_grades
 from serpeval.core.duplicates import find_duplicate
-from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, SerpevalWarning
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, SingleSubtopicWarning
 from serpeval.core.id_codes import codes_in
 
 if TYPE_CHECKING:
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["SUBTOPIC_QRELS_COLUMNS", "SingleSubtopicWarning", "SubtopicQrels", "subtopic_qrels_from_rows"]
 
 SUBTOPIC_QRELS_COLUMNS = "qid subtopic docid rel"
-
-
-class SingleSubtopicWarning(SerpevalWarning):
-    """Diversity measures on subtopic qrels in which no query has two subtopics."""
 
 
 @dataclass(frozen=True, eq=False)
