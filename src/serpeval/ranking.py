@@ -169,6 +169,8 @@ def _grades_by_query(qcodes: NDArray[np.int32], grades: NDArray[np.int64]) -> ND
     """
     if len(grades) == 0:
         return grades.copy()
+    if grades.dtype.kind == "f":  # fractional grades (grades="float")
+        return grades[np.lexsort((-grades, qcodes))]
     top, bottom = int(grades.max()), int(grades.min())
     if top - bottom >= 2**31:
         return grades[np.lexsort((-grades, qcodes))]
@@ -660,7 +662,7 @@ def _match_grades(index: QrelsIndex, doc_ids: pa.ChunkedArray, codes: NDArray[np
 def _grades_of(index: QrelsIndex, rows: NDArray[np.int32]) -> NDArray[np.int64]:
     """The grade of every matched judgment row (``rows < 0``: not in the qrels)."""
     hit = np.flatnonzero(rows >= 0)
-    grades = np.full(len(rows), NONPOOL, dtype=np.int64)
+    grades = np.full(len(rows), NONPOOL, dtype=index.grades.dtype)  # int64, float64 for fractional grades
     if hit.size == 0:
         return grades
     found = index.grades[rows[hit]]
