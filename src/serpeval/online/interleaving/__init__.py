@@ -28,6 +28,12 @@ called with ``allow_biased=True``.
 Aliases: ``tdi``, ``tdm``, ``multileave``, ``team_draft_multileave``; ``pi``, ``pm``; ``oi``.
 For simulations and benchmarks, :mod:`.batch` interleaves many impressions at once.
 
+**Propensities** (for counterfactual evaluation, :mod:`serpeval.online.counterfactual`):
+``propensities(rankings, shown, tau=3.0)`` gives the exact probability of a probabilistic
+interleaving's shown list, of each prefix and of each document at its position;
+``ab_propensities(arm_rankings, shares, shown)`` the same for an A/B split. The log fields
+are in docs/explanation/counterfactual-logs.md.
+
 Examples:
     >>> from serpeval.online.interleaving import interleave, credit
     >>> shown = interleave([["a", "b", "c"], ["b", "d", "a"]], k=3, rng=7)
@@ -59,8 +65,10 @@ from serpeval.online.interleaving._result import (
     check_k,
     check_rankings,
 )
+from serpeval.online.interleaving.probabilistic import Propensities, ab_propensities, propensities
 
-__all__ = ["BIASED", "METHODS", "NEUTRAL", "Interleaving", "Outcome", "canonical_method", "credit", "interleave"]
+__all__ = ["BIASED", "METHODS", "NEUTRAL", "Interleaving", "Outcome", "Propensities", "ab_propensities",
+           "canonical_method", "credit", "interleave", "propensities"]
 
 #: Canonical method name -> implementing module (``interleave`` and ``credit`` functions).
 METHODS: dict[str, ModuleType] = {

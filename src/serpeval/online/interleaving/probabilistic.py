@@ -32,11 +32,13 @@ Cost: it can show a low-ranked document near the top (it is not "considerate").
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.core.errors import OptionError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.online.interleaving._result import (
     NEUTRAL,
     DocId,
@@ -45,6 +47,9 @@ from serpeval.online.interleaving._result import (
     check_clicks,
     rank_table,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 NAME = "probabilistic"
 MAX_RANKERS = None
@@ -144,3 +149,246 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
         outcome = 0 if winner is None else (1 if winner == 0 else -1)
     return Outcome(tuple(float(c) for c in credits), outcome, winner,
                    tuple(tuple(float(v) for v in row) for row in prefs), clicks, 0, expected)
+
+
+# ====================================================================== propensities
+# What a counterfactual estimator needs from a probabilistic-interleaving log (issue 32):
+# the exact probability of the list that was shown, of each of its prefixes, and of each
+# document at each position, under the pair of rankers that was interleaved. Everything is
+# recomputed exactly from the logged rankings and tau (no sampling).
+
+#: The largest union of documents whose position marginals are computed exactly (a dynamic
+#: programme over the 2**N sets of placed documents: N = 20 is 1M states, ~0.2 s).
+MAX_MARGINAL_DOCS = 20
+
+
+@dataclass(frozen=True)
+class Propensities:
+    """Exact logging probabilities of one shown list (0-based positions).
+
+    Attributes:
+        design: ``"probabilistic"`` (probabilistic interleaving) or ``"ab"`` (an A/B split).
+        list_probability: P(the whole shown list) under the logging design.
+        prefix: ``prefix[j]`` = P(the first ``j + 1`` shown documents, in that order).
+        positions: ``positions[j]`` = P(the document shown at ``j`` is shown at ``j``): the
+            marginal over every way the slots above could have been filled (None when the
+            union holds more than :data:`MAX_MARGINAL_DOCS` documents).
+        slots: probabilistic only: ``slots[j][s]`` = P(ranker s draws ``shown[j]`` from the
+            documents still unplaced at ``j``) (the ``probabilities`` of an interleaving).
+    """
+
+    design: str
+    list_probability: float
+    prefix: tuple[float, ...]
+    positions: tuple[float, ...] | None
+    slots: tuple[tuple[float, ...], ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The log fields (docs/explanation/counterfactual-logs.md)."""
+        return {"logging_design": self.design, "propensity": self.list_probability,
+                "prefix_propensities": list(self.prefix),
+                "position_propensities": None if self.positions is None else list(self.positions)}
+
+
+def softmax_weights(rankings: Sequence[NDArray[np.int64]], n_docs: int, tau: float = 3.0) -> NDArray[np.float64]:
+    """``W[n, r, N]``: ranker r's unnormalised softmax weight ``rank ** -tau`` of local
+    document code d in impression n.
+
+    ``rankings[r]`` is ``int[n, m]`` local codes (``0 .. n_docs - 1``) best first, ``-1``
+    padded. A document of the impression's union that ranking r lacks gets rank
+    ``len_r + 1`` (as :func:`interleave` does); a code in no ranking of the impression gets
+    weight 0 (it can never be drawn).
+    """
+    if not tau > 0:
+        raise OptionError(f"tau must be a positive number (the softmax's steepness); got {tau!r}.")
+    arrays = [np.asarray(r, dtype=np.int64) for r in rankings]
+    n = len(arrays[0])
+    rows = np.arange(n)[:, None]
+    ranks = np.zeros((n, len(arrays), n_docs))
+    for s, arr in enumerate(arrays):
+        valid = arr >= 0
+        pos = np.broadcast_to(np.arange(1, arr.shape[1] + 1, dtype=np.float64), arr.shape)
+        ranks[np.broadcast_to(rows, arr.shape)[valid], s, arr[valid]] = pos[valid]
+    in_union: NDArray[np.bool_] = np.asarray((ranks > 0).any(axis=1))  # [n, N]
+    lengths = np.stack([(arr >= 0).sum(axis=1) for arr in arrays], axis=1).astype(np.float64)  # [n, r]
+    ranks = np.where(ranks > 0, ranks, lengths[:, :, None] + 1.0)
+    return np.where(in_union[:, None, :], ranks ** -float(tau), 0.0)
+
+
+def list_probabilities(weights: NDArray[np.float64], shown: NDArray[np.int64]
+                       ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(slots[n, k, r], prefix[n, k])`` of shown lists under probabilistic interleaving.
+
+    ``slots[i, j, s]`` = ``W[i, s, shown[i, j]] / Σ_{d unplaced} W[i, s, d]`` (ranker s's
+    probability of drawing the shown document at slot j); ``prefix[i, j]`` =
+    ``Π_{l <= j} mean_s slots[i, l, s]`` (the ranker is chosen uniformly at each slot, with
+    replacement, so the slots' probabilities multiply). An empty slot (``-1``) has
+    probability 1; a document of weight 0 makes the list impossible (probability 0).
+    One NumPy step per slot, never a loop per impression.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    docs = np.asarray(shown, dtype=np.int64)
+    n, r, _ = w.shape
+    k = docs.shape[1]
+    total = w.sum(axis=2)  # [n, r]
+    slots = np.ones((n, k, r))
+    prefix = np.ones((n, k))
+    running = np.ones(n)
+    rows = np.arange(n)
+    for j in range(k):
+        d = docs[:, j]
+        here = d >= 0
+        w_d = w[rows, :, np.maximum(d, 0)] * here[:, None]  # [n, r]
+        p = np.where(here[:, None], w_d / np.maximum(total, 1e-300), 1.0)
+        slots[:, j] = p
+        running = running * p.mean(axis=1)
+        prefix[:, j] = running
+        total = total - w_d
+    return slots, prefix
+
+
+def position_marginals(weights: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """``M[N, k]``: exact P(document d is shown at position j) for one impression's
+    ``weights[r, N]`` (a row of :func:`softmax_weights`), summed over every way to fill the
+    slots above.
+
+    The draw at a slot depends on the slots above only through the *set* of documents
+    placed, so a dynamic programme over those sets is exact: ``P(S ∪ {d}) += P(S) p(d | S)``
+    with ``p(d | S) = mean_s W_sd / (W_s - Σ_{e in S} W_se)``; ``M[d, |S|] = Σ_S P(S) p(d | S)``.
+    Each column sums to 1 (while documents remain). Cost O(2^N N) for N documents with
+    non-zero weight: refused above :data:`MAX_MARGINAL_DOCS`.
+    """
+    w_all = np.asarray(weights, dtype=np.float64)
+    live = np.flatnonzero((w_all > 0).any(axis=0))
+    n_live = len(live)
+    if n_live > MAX_MARGINAL_DOCS:
+        raise OptionError(
+            f"exact position marginals need at most {MAX_MARGINAL_DOCS} documents in the union of "
+            f"the rankings; this one has {n_live}. Interleave shorter rankings (k <= 10 of each "
+            "ranker) or use the list and prefix probabilities, which are exact at any size.")
+    w = w_all[:, live]  # [r, N]
+    out = np.zeros((w_all.shape[1], k))
+    depth = min(k, n_live)
+    if depth == 0:
+        return out
+    full = 1 << n_live
+    masks = np.arange(full, dtype=np.int64)
+    placed = np.zeros((w.shape[0], full))
+    popcount = np.zeros(full, dtype=np.int64)
+    for d in range(n_live):
+        bit = ((masks >> d) & 1).astype(bool)
+        placed[:, bit] += w[:, d:d + 1]
+        popcount += bit
+    totals = w.sum(axis=1)
+    prob = np.zeros(full)
+    prob[0] = 1.0
+    bits = np.left_shift(1, np.arange(n_live, dtype=np.int64))
+    for j in range(depth):
+        level = masks[popcount == j]
+        level = level[prob[level] > 0]
+        remaining = totals[None, :] - placed[:, level].T  # [L, r]
+        free = (level[:, None] & bits[None, :]) == 0  # [L, N]
+        p = (w.T[None, :, :] / np.maximum(remaining[:, None, :], 1e-300)).mean(axis=2) * free  # [L, N]
+        flow = prob[level][:, None] * p
+        out[live, j] = flow.sum(axis=0)
+        if j + 1 < depth:
+            nxt = (level[:, None] | bits[None, :])[free]
+            prob += np.bincount(nxt, weights=flow[free], minlength=full)
+    return out
+
+
+def interleave_batch(weights: NDArray[np.float64], k: int, rng: int | np.random.Generator | None = None
+                     ) -> tuple[NDArray[np.int64], NDArray[np.int8]]:
+    """Probabilistic interleaving of many impressions at once: ``(docs[n, k], teams[n, k])``.
+
+    ``weights[n, r, N]`` from :func:`softmax_weights`. The same drafting as
+    :func:`interleave` (a ranker uniformly at random per slot, with replacement, then a
+    document from its softmax over the unplaced documents), one NumPy step per slot.
+    Slots past the union stay empty (``-1``, team -1).
+    """
+    from serpeval.core.checks import as_generator
+
+    generator = as_generator(rng)
+    w = np.array(weights, dtype=np.float64)
+    n, r, n_docs = w.shape
+    rows = np.arange(n)
+    docs = np.full((n, k), -1, dtype=np.int64)
+    teams = np.full((n, k), -1, dtype=np.int8)
+    for j in range(k):
+        team = generator.integers(0, r, n)
+        live = w[rows, team]  # [n, N]
+        total = live.sum(axis=1)
+        has = total > 0
+        cdf = np.cumsum(live, axis=1)
+        u = generator.random(n) * total
+        doc = np.minimum((cdf <= u[:, None]).sum(axis=1), n_docs - 1)
+        doc = np.where(live[rows, doc] > 0, doc, np.argmax(live > 0, axis=1))  # float edge at the top
+        docs[:, j] = np.where(has, doc, -1)
+        teams[:, j] = np.where(has, team, -1)
+        w[rows[has], :, doc[has]] = 0.0
+    return docs, teams
+
+
+def propensities(rankings: Any, shown: Sequence[DocId], *, tau: float = 3.0,
+                 marginals: bool = True) -> Propensities:
+    """Exact logging propensities of one probabilistic interleaving (serving time).
+
+    ``rankings``: the interleaved rankings (A first), as given to :func:`interleave`;
+    ``shown``: the documents shown, top first. Returns the list, prefix and per-position
+    probabilities (:class:`Propensities`). A shown document in no ranking is an error.
+
+    Examples:
+        >>> p = propensities([["a", "b"], ["b", "a"]], ["a", "b"])
+        >>> round(p.list_probability, 6)   # slot 1: (8/9 + 1/9) / 2; slot 2: 1
+        0.5
+        >>> [round(x, 6) for x in p.positions]
+        [0.5, 0.5]
+    """
+    from serpeval.online.interleaving._result import check_rankings
+
+    checked = check_rankings(rankings, MAX_RANKERS, NAME)
+    union = list(dict.fromkeys(d for ranking in checked for d in ranking))
+    code = {d: i for i, d in enumerate(union)}
+    missing = [d for d in shown if d not in code]
+    if missing:
+        raise InputError(f"shown document {missing[0]!r} is in none of the interleaved rankings; "
+                         "propensities need the rankings that produced the list.")
+    if len(set(shown)) != len(shown):
+        raise InputError("the shown list holds a document twice.")
+    codes = [np.array([[code[d] for d in r]], dtype=np.int64) for r in checked]
+    w = softmax_weights(codes, len(union), tau)
+    seen = np.array([[code[d] for d in shown]], dtype=np.int64)
+    slots, prefix = list_probabilities(w, seen)
+    positions: tuple[float, ...] | None = None
+    if marginals and len(union) <= MAX_MARGINAL_DOCS:
+        m = position_marginals(w[0], len(shown))
+        positions = tuple(float(m[c, j]) for j, c in enumerate(seen[0]))
+    return Propensities(NAME, float(prefix[0, -1]) if len(shown) else 1.0,
+                        tuple(float(x) for x in prefix[0]), positions,
+                        tuple(tuple(float(x) for x in row) for row in slots[0]))
+
+
+def ab_propensities(arm_rankings: Sequence[Sequence[DocId]], shares: Sequence[float],
+                    shown: Sequence[DocId]) -> Propensities:
+    """Exact logging propensities of a list shown in an A/B test (deterministic rankers).
+
+    With arm a shown to a share ``p_a`` of the traffic and ranking ``R_a``, the list's
+    probability is ``Σ_a p_a [R_a[:k] = shown]``, a prefix's ``Σ_a p_a [R_a[:j] = shown[:j]]``
+    and a position's ``Σ_a p_a [R_a[j] = shown[j]]``: a document only one arm shows there
+    has the arm's share; a list no arm shows has probability 0 (a candidate's list is
+    supported only where it equals an arm's).
+    """
+    if len(arm_rankings) != len(shares) or not shares:
+        raise OptionError(f"one traffic share per arm; got {len(arm_rankings)} rankings and {len(shares)} shares.")
+    p = np.asarray(shares, dtype=np.float64)
+    if not (np.all(p > 0) and abs(p.sum() - 1.0) < 1e-9):
+        raise OptionError(f"arm shares must be positive and sum to 1; got {list(shares)!r}.")
+    k = len(shown)
+    match = np.array([[j < len(r) and r[j] == shown[j] for j in range(k)] for r in arm_rankings], dtype=bool)
+    prefix_match = np.cumprod(match, axis=1).astype(bool) if k else match
+    prefix = p @ prefix_match if k else np.zeros(0)
+    positions = p @ match if k else np.zeros(0)
+    exact = np.array([len(r) >= k and bool(prefix_match[a, -1]) if k else True
+                      for a, r in enumerate(arm_rankings)])
+    return Propensities("ab", float(p @ exact), tuple(float(x) for x in prefix),
+                        tuple(float(x) for x in positions))
