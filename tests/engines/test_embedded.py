@@ -1,0 +1,225 @@
+"""The embedded BM25 engine: scores against an independent formula, ties, real retrieval on Cranfield."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.conftest import DATA, need
+
+from serpeval.core.errors import DuplicateError, EmptyInputError, OptionError, ParseError
+from serpeval.engines import Engine, Hit
+from serpeval.engines.embedded import BM25_DEFAULTS, EmbeddedIndex, parse_params
+
+CRANFIELD = DATA / "cranfield"
+
+DOCS = [
+    {"docid": "d1", "text": "the quick brown fox jumps over the lazy dog"},
+    {"docid": "d2", "text": "quick quick quick fox"},
+    {"docid": "d3", "text": "a dog and a cat"},
+    {"docid": "d4", "text": ""},
+    {"docid": "d5", "text": "brown bears eat fish in the river near the brown hills"},
+]
+
+
+def lucene_bm25(docs: list[list[str]], query: list[str], k1: float, b: float) -> list[float]:
+    """Lucene's BM25 (BM25Similarity since Lucene 8, LUCENE-8563: no (k1 + 1) factor in the numerator),
+    written from the formula, independent of bm25s:
+    idf = ln(1 + (N - df + .5)/(df + .5)), tf part = tf / (tf + k1 (1 - b + b dl/avgdl))."""
+    n = len(docs)
+    avgdl = sum(len(d) for d in docs) / n
+    df = Counter(t for d in docs for t in set(d))
+    out = []
+    for d in docs:
+        tf = Counter(d)
+        score = 0.0
+        for t in query:
+            if tf[t]:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf[t] / (tf[t] + k1 * (1 - b + b * len(d) / avgdl))
+        out.append(score)
+    return out
+
+
+def test_scores_match_the_lucene_formula_computed_independently() -> None:
+    index = EmbeddedIndex.build(DOCS, stemmer=None, stopwords=None)
+    # bm25s's default splitter keeps words of two or more word characters, lower-cased
+    tokens = [re.findall(r"(?u)\b\w\w+\b", d["text"].lower()) for d in DOCS]
+    assert tokens[2] == ["dog", "and", "cat"]
+    for k1, b in [(1.2, 0.75), (0.9, 0.4), (2.0, 1.0), (0.0, 0.0)]:
+        engine = index.engine(k1=k1, b=b)
+        for query in ["quick fox", "brown dog dog", "cat", "brown"]:
+            expected = lucene_bm25(tokens, query.split(), k1, b)
+            hits = engine.search(query, 10)
+            got = {h.doc_id: h.score for h in hits}
+            matching = {DOCS[i]["docid"]: s for i, s in enumerate(expected)
+                        if any(t in tokens[i] for t in query.split())}
+            assert set(got) == set(matching), (k1, b, query)
+            for doc, score in matching.items():
+                assert got[doc] == pytest.approx(score, rel=1e-6), (k1, b, query, doc)
+            assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_only_matching_documents_and_the_empty_document_is_never_retrieved() -> None:
+    index = EmbeddedIndex.build(DOCS, stemmer=None, stopwords=None)
+    assert index.empty_documents == 1
+    engine = index.engine()
+    assert [h.doc_id for h in engine.search("cat", 10)] == ["d3"]
+    assert engine.search("zebra", 10) == []      # no word in the corpus: nothing retrieved
+    assert engine.search("", 10) == []
+    assert len(engine.search("the", 1)) == 1     # k caps the list
+
+
+def test_ties_are_broken_by_doc_id_descending_in_byte_order() -> None:
+    # identical documents with ids of mixed lengths: byte order puts "9" > "10" > "1" and "é" above all ASCII
+    ids = ["1", "10", "9", "b", "B", "é", "a10"]
+    index = EmbeddedIndex.build([{"id": i, "text": "same words here"} for i in ids], stemmer=None, stopwords=None)
+    hits = index.engine().search("words", 10)
+    assert len({h.score for h in hits}) == 1
+    assert [h.doc_id for h in hits] == sorted(ids, key=lambda s: s.encode(), reverse=True)
+    assert [h.doc_id for h in index.engine().search("words", 3)] == ["é", "b", "a10"]
+
+
+def test_engine_protocol_hash_and_params() -> None:
+    index = EmbeddedIndex.build(DOCS)
+    engine = index.engine(k1=0.9, b=0.4)
+    assert isinstance(engine, Engine)
+    assert dict(engine.params) == {"k1": 0.9, "b": 0.4, "method": "lucene"}
+    assert engine.config_hash() == index.engine(k1="0.9", b="0.40").config_hash()  # type: ignore[arg-type]
+    assert engine.config_hash() != index.engine(k1=1.0, b=0.4).config_hash()
+    assert "delta" in index.engine(method="bm25+").params
+    other = EmbeddedIndex.build([*DOCS[:-1], {"docid": "d5", "text": "changed"}])
+    assert other.engine(k1=0.9, b=0.4).config_hash() != engine.config_hash()
+    many = engine.search_many(["quick", "dog", "zebra"], 2)
+    assert many == [engine.search("quick", 2), engine.search("dog", 2), []]
+    assert all(isinstance(h, Hit) for hits in many for h in hits)
+
+
+def test_weights_built_once_per_setting() -> None:
+    index = EmbeddedIndex.build(DOCS)
+    a = index.engine(k1=0.9, b=0.4)
+    b = index.engine(k1=0.9, b=0.4)
+    assert a._weights is b._weights
+    assert len(index._models) == 1
+    index.engine(method="bm25l", delta=0.3)
+    assert len(index._models) == 2
+    index.forget()
+    assert index._models == {}
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"k2": 1},
+     "unknown parameter 'k2' of the embedded BM25 engine; it takes k1, b, method, delta. Did you mean 'k1'?"),
+    ({"b": 1.5}, "b=1.5 is out of range; expected between 0 and 1."),
+    ({"k1": -1}, "k1=-1 is out of range; expected a finite number >= 0."),
+    ({"k1": "nan"}, "k1='nan' is out of range; expected a finite number >= 0."),
+    ({"k1": "fast"}, "k1='fast' is not a number."),
+    ({"method": "bm42"}, "method='bm42' is not a BM25 variant of the embedded engine; choose one of lucene, "
+                         "robertson, atire, bm25l, bm25+."),
+])
+def test_bad_parameters(params: dict[str, object], message: str) -> None:
+    with pytest.raises(OptionError) as info:
+        parse_params(params)
+    assert str(info.value) == message
+
+
+def test_defaults_are_lucenes() -> None:
+    assert dict(BM25_DEFAULTS) == {"k1": 1.2, "b": 0.75, "method": "lucene", "delta": 0.5}
+    with pytest.raises(OptionError, match="k=0"):
+        EmbeddedIndex.build(DOCS).engine().rank(["dog"], 0)
+
+
+def test_corpus_errors_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"docid": "a", "text": "x"}\n\n{"docid": "a", "text": "y"}\n')
+    with pytest.raises(DuplicateError, match=rf"^{path}:3: doc id 'a' appears twice \(first at {path}:1\)"):
+        EmbeddedIndex.build(path)
+    path.write_text('{"docid": "a", "text": "x"}\n{"text": "y"}\n')
+    with pytest.raises(ParseError, match=rf"^{path}:2: the doc id field 'docid' is missing"):
+        EmbeddedIndex.build(path)
+    path.write_text('{"docid": "a", "text": "x"}\nnot json\n')
+    with pytest.raises(ParseError, match=rf"^{path}:2: not valid JSON"):
+        EmbeddedIndex.build(path)
+    path.write_text('{"name": "a", "n": 3}\n')
+    with pytest.raises(ParseError, match="no doc id field; expected one of docid, doc_id, docno, _id, id, found n, n"):
+        EmbeddedIndex.build(path)
+    path.write_text('{"docid": "a", "text": 3}\n')
+    with pytest.raises(ParseError, match="field 'text' is int, expected a string"):
+        EmbeddedIndex.build(path)
+    path.write_text("\n")
+    with pytest.raises(EmptyInputError, match="holds no document"):
+        EmbeddedIndex.build(path)
+    with pytest.raises(ParseError, match="item 1 is str"):
+        EmbeddedIndex.build(["text"])  # type: ignore[list-item]
+    with pytest.raises(OptionError, match="not a Snowball language"):
+        EmbeddedIndex.build(DOCS, stemmer="klingon")
+
+
+def test_gzip_corpus_and_integer_ids(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl.gz"
+    path.write_bytes(gzip.compress(b"".join(json.dumps({"id": i, "body": t}).encode() + b"\n"
+                                            for i, t in [(1, "alpha beta"), (2, "beta gamma")])))
+    index = EmbeddedIndex.build(path)
+    assert (index.id_field, index.fields, index.doc_ids) == ("id", ("body",), ["1", "2"])
+    assert [h.doc_id for h in index.engine().search("gamma", 5)] == ["2"]
+
+
+@pytest.fixture(scope="module")
+def cranfield() -> tuple[EmbeddedIndex, dict[str, str]]:
+    from serpeval.io.topics import read_topics
+
+    need(CRANFIELD / "corpus.jsonl")
+    return EmbeddedIndex.build(CRANFIELD / "corpus.jsonl"), read_topics(CRANFIELD / "topics.tsv")
+
+
+def test_cranfield_bm25_is_in_the_published_range_and_deterministic(cranfield) -> None:
+    import pyarrow as pa
+
+    import serpeval
+    from serpeval.core.data import Run
+
+    index, topics = cranfield
+    assert len(index) == 1400
+    assert index.fields == ("title", "text")
+    assert index.empty_documents == 2
+    engine = index.engine()
+    ranking = engine.rank(list(topics.values()), 1000)
+    assert len(ranking.counts()) == 225
+    assert ranking.counts().min() > 0
+    run = Run(pa.array(np.repeat(np.array(list(topics)), ranking.counts())),
+              pa.array([index.doc_ids[i] for i in ranking.doc_index]), ranking.scores, name="bm25")
+    row = serpeval.evaluate(CRANFIELD / "qrels.trec", run, ["nDCG@10", "AP"]).to_dicts()[0]
+    # Published BM25 on Cranfield: MAP ~0.27-0.31 (Terrier/Anserini-style indexes, stemming, stop words)
+    assert row["queries"] == 225
+    assert 0.25 < row["AP"] < 0.35
+    assert 0.30 < row["nDCG@10"] < 0.45
+    again = index.engine().rank(list(topics.values()), 1000)
+    assert np.array_equal(again.doc_index, ranking.doc_index)
+    assert np.array_equal(again.scores, ranking.scores)
+
+
+def test_cranfield_scores_equal_bm25s_own_scorer(cranfield) -> None:
+    import bm25s
+
+    index, topics = cranfield
+    queries = list(topics.values())[:40]
+    for method in ("lucene", "robertson", "bm25+"):
+        engine = index.engine(k1=0.9, b=0.4, method=method)
+        ranking = engine.rank(queries, 50)
+        model = bm25s.BM25(k1=0.9, b=0.4, method=method)
+        model.index((index._token_ids, index._vocab), show_progress=False, create_empty_token=False)
+        tokens = index._tokenizer.tokenize(queries, update_vocab=False, show_progress=False, return_as="ids")
+        for i, ids in enumerate(tokens):
+            full = model.get_scores_from_ids([t for t in ids if t != index._vocab[""]])
+            a, b = ranking.offsets[i], ranking.offsets[i + 1]
+            np.testing.assert_allclose(ranking.scores[a:b], full[ranking.doc_index[a:b]], rtol=1e-5)
+            # nothing outside the list scores higher than its last hit, among matching documents
+            assert b - a == 50
+            outside = np.setdiff1d(np.flatnonzero(index._presence[:, ids].sum(axis=1).A1 > 0), ranking.doc_index[a:b])
+            assert (full[outside] <= ranking.scores[b - 1] + 1e-5).all()
