@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +30,20 @@ from serpeval.core.strict_json import quote
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GRADE_LIMIT", "Qrels", "Run", "check_grades", "check_scores", "qrels_from_nested", "run_from_nested"]
+__all__ = [
+    "GRADE_KINDS",
+    "GRADE_LIMIT",
+    "GradeKind",
+    "Qrels",
+    "Run",
+    "check_float_grades",
+    "check_grade_kind",
+    "check_grades",
+    "check_scores",
+    "grades_of_kind",
+    "qrels_from_nested",
+    "run_from_nested",
+]
 
 GRADE_LIMIT = 2**53 - 1
 """The largest grade magnitude: grades are integers in ``[-GRADE_LIMIT, GRADE_LIMIT]``.
@@ -40,6 +53,14 @@ kernels compute gains in float64) and can be negated in int64; it is also the in
 JSON promises to carry exactly (RFC 7493, I-JSON)."""
 
 _GRADE_RANGE = f"from -{GRADE_LIMIT} to {GRADE_LIMIT} (2^53 - 1)"
+
+GradeKind = Literal["int", "float"]
+"""What a qrels' grades are: ``"int"`` (the default: integers, as trec_eval) or ``"float"``
+(any finite real number within ±GRADE_LIMIT: averaged assessors, calibrated labels)."""
+GRADE_KINDS: tuple[GradeKind, ...] = get_args(GradeKind)
+
+FLOAT_HINT = "; for fractional grades pass --grades float (grades=\"float\" in Python)"
+"""Added to the message refusing a fractional grade in integer mode: how to accept it."""
 
 
 # ----------------------------------------------------------------------------- value rules
@@ -81,6 +102,85 @@ def check_grades(values: Any, where: Callable[[int], str]) -> NDArray[np.int64]:
         first = int(np.argmax(bad))
         raise _grade_error(where(first), arr[first].item(), int(bad.sum()))
     return arr.astype(np.int64, copy=False)
+
+
+def check_grade_kind(kind: object) -> GradeKind:
+    """``kind`` if it names a grade type (``"int"`` or ``"float"``), else an InvalidParameterError."""
+    if kind not in GRADE_KINDS:
+        from serpeval.core.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"grades must be one of {', '.join(GRADE_KINDS)}; got {kind!r}.")
+    return kind
+
+
+def grades_of_kind(values: Any, where: Callable[[int], str], kind: GradeKind) -> NDArray[Any]:
+    """:func:`check_grades` (``"int"``: ``int64``) or :func:`check_float_grades` (``"float"``: ``float64``)."""
+    if check_grade_kind(kind) == "float":
+        return check_float_grades(values, where)
+    return check_grades(values, where)
+
+
+def check_float_grades(values: Any, where: Callable[[int], str]) -> NDArray[np.float64]:
+    """The rule for fractional grades (``grades="float"``): ``float64`` grades or a ParseError.
+
+    A grade is any finite real number within ``[-GRADE_LIMIT, GRADE_LIMIT]`` (the integer
+    range, so that a sum of gains over any ranking stays finite). Integers, booleans, floats
+    and decimals are taken (a decimal rounded to the nearest float64); NaN, infinity, numbers
+    beyond the range and anything that is not a number are refused. ``-0.0`` becomes ``0.0``
+    (so that its sign bit never reads as a negative grade). Integer-valued grades give
+    exactly the float64 the integer path computes with, so every measure is bit-identical.
+
+    Raises:
+        ParseError: naming the first bad value's location, what was found and how many are bad.
+    """
+    arr = _numeric_array(values)
+    if arr is None:
+        items = values.to_pylist() if isinstance(values, (pa.Array, pa.ChunkedArray)) else list(values)
+        out = np.array([_float_grade_value(value) for value in items], dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(out) <= GRADE_LIMIT)  # NaN (not a number at all) fails too
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise _float_grade_error(where(first), items[first], int(bad.sum()))
+        return out + 0.0
+    if arr.dtype.kind in "iu":
+        bad = arr > GRADE_LIMIT
+        if arr.dtype.kind == "i":
+            bad |= arr < -GRADE_LIMIT
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(arr) <= GRADE_LIMIT)  # NaN fails too
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise _float_grade_error(where(first), arr[first].item(), int(bad.sum()))
+    return arr.astype(np.float64) + 0.0  # a new array (never the caller's), -0.0 as 0.0
+
+
+def _float_grade_value(value: Any) -> float:
+    """The number ``value`` stands for as a float (infinity beyond float64), NaN when it is
+    not a number."""
+    if isinstance(value, (bool, np.bool_, int, np.integer, float, np.floating, Decimal)):
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond float64
+            return math.inf
+    return math.nan
+
+
+def _float_grade_error(where: str, value: Any, count: int) -> ParseError:
+    """The message for a value that is not a fractional grade."""
+    if isinstance(value, (int, float, np.integer, np.floating, Decimal)) and not isinstance(value, bool):
+        if value != value:
+            found = "NaN. NaN is not a grade: give the document a grade or drop the row"
+        elif isinstance(value, (float, np.floating, Decimal)) and not _finite(value):
+            found = (f"{'-' if value < 0 else ''}infinity (a number beyond float64, such as 1e400, "
+                     "reads as infinity). Give the document a finite grade")
+        else:
+            found = f"{value!r}, outside that range. Map the grades onto a smaller scale"
+    else:
+        found = f"{value!r} ({type(value).__name__}). Write grades as numbers: 0, 0.5, 2.25, ..."
+    more = f" ({count} values are not valid grades.)" if count > 1 else ""
+    return ParseError(f"{where}: expected a finite real relevance grade {_GRADE_RANGE}, found {found}.{more}")
 
 
 def check_scores(values: Any, where: Callable[[int], str]) -> NDArray[np.float64]:
@@ -195,7 +295,7 @@ def _grade_error(where: str, value: Any, count: int) -> ParseError:
                      "arithmetic. Map the grades onto a smaller scale")
         else:
             found = (f"{value!r}, which is not a whole number. Round it or map it to an integer "
-                     "grade (2.0 is read as 2)")
+                     f"grade (2.0 is read as 2){FLOAT_HINT}")
     else:
         found = f"{value!r} ({type(value).__name__}). Write grades as numbers: 0, 1, 2, ..."
     more = f" ({count} values are not valid grades.)" if count > 1 else ""
@@ -329,24 +429,40 @@ class Qrels(_QueryIdBlocks):
             column, as the TREC reader writes it, it is expanded when first read:
             :meth:`query_id_blocks` gives the blocks without expanding them.)
         doc_ids: Arrow string array, one entry per row.
-        relevance: ``int64[n]`` grades. Negative grades mean "in the pool but unjudged"
-            (trec_eval's rule), never "non-relevant".
+        relevance: ``int64[n]`` grades (``float64[n]`` when ``grades="float"``). Negative
+            grades mean "in the pool but unjudged" (trec_eval's rule), never "non-relevant";
+            a negative fractional grade (``-0.5``) means the same.
         source: where the rows came from (a path, ``<dict>``, ``<DataFrame>``), used in
             error messages.
         skipped_lines: blank and comment lines skipped by the reader (reported, never lost).
+        grades: the grade type: ``"int"`` (the default; a fractional grade is an error, so
+            nobody gets fractions by accident) or ``"float"`` (any finite real grade within
+            ±GRADE_LIMIT, :func:`check_float_grades`). Every measure reads float grades as
+            they are; integer-valued float grades give bit-identical values.
     """
 
     query_ids: pa.ChunkedArray
     doc_ids: pa.ChunkedArray
-    relevance: NDArray[np.int64]
+    relevance: NDArray[Any]
     source: str = "<qrels>"
     skipped_lines: int = 0
+    grades: GradeKind = "int"
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._set_query_ids(self.query_ids)
         object.__setattr__(self, "doc_ids", _one_chunk(_strings(self.doc_ids)))
-        object.__setattr__(self, "relevance", check_grades(self.relevance, self._row))
+        object.__setattr__(self, "relevance", grades_of_kind(self.relevance, self._row, self.grades))
+
+    def as_grades(self, grades: GradeKind) -> Qrels:
+        """These judgments with the grade type ``grades``: ``self`` when it already has it;
+        ``"float"`` from integer grades is exact; ``"int"`` from float grades refuses a
+        fractional grade (naming its row)."""
+        if check_grade_kind(grades) == self.grades:
+            return self
+        blocks = self._cache.get("query_blocks")
+        return Qrels(self.query_ids if blocks is None else blocks, self.doc_ids, self.relevance,
+                     source=self.source, skipped_lines=self.skipped_lines, grades=grades)
 
     def _row(self, i: int) -> str:
         return f"{self.source}: row {i + 1}"
@@ -396,13 +512,14 @@ class Qrels(_QueryIdBlocks):
         return f"Qrels({self.source!r}, {len(self)} judgments)"
 
     @classmethod
-    def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
-        """Build from ``{query_id: {doc_id: grade}}`` (pytrec_eval's shape)."""
-        return qrels_from_nested(judgments, "<dict>", json_keys=False)
+    def from_dict(cls, judgments: Mapping[str, Mapping[str, float]], *, grades: GradeKind = "int") -> Qrels:
+        """Build from ``{query_id: {doc_id: grade}}`` (pytrec_eval's shape); ``grades="float"``
+        takes fractional grades."""
+        return qrels_from_nested(judgments, "<dict>", json_keys=False, grades=grades)
 
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        """Return ``{query_id: {doc_id: grade}}``."""
-        out: dict[str, dict[str, int]] = {}
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Return ``{query_id: {doc_id: grade}}`` (grades as ``int``, or ``float`` for float qrels)."""
+        out: dict[str, dict[str, Any]] = {}
         for q, d, r in zip(
             self.query_ids.to_pylist(), self.doc_ids.to_pylist(), self.relevance.tolist(), strict=True
         ):
@@ -541,13 +658,16 @@ def run_from_nested(scores: Mapping[str, Mapping[str, Any]], name: str, label: s
     return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, name=name, source=label)
 
 
-def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, json_keys: bool) -> Qrels:
+def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, json_keys: bool,
+                      grades: GradeKind = "int") -> Qrels:
     """:class:`Qrels` from ``{query_id: {doc_id: grade}}``; ``label`` names the source in errors
-    (entries by JSON key path when ``json_keys``, else as ``query 'q', doc 'd'``)."""
+    (entries by JSON key path when ``json_keys``, else as ``query 'q', doc 'd'``); ``grades``
+    is the grade type."""
     qids, docs, values = _flatten(judgments, "grade", label, json_keys)
     where = _entry_namer(qids, docs, label, json_keys)
-    grades = check_grades(values, where)
-    qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), grades, source=label)
+    checked = grades_of_kind(values, where, grades)
+    qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label,
+                  grades=grades)
     first, second = qrels.find_duplicate()
     if first >= 0:  # only keys that differ but read as the same id: 1 and "1"
         raise DuplicateError(

@@ -6,7 +6,7 @@ the bytes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,15 +48,26 @@ class StringTable:
 
 
 def grades_in_groups(groups: native.Groups, codes: NDArray[np.int32], prints: NDArray[np.uint64],
-                     values: pa.ChunkedArray, grades: NDArray[np.int64], nonpool: int, unjudged: int,
+                     values: pa.ChunkedArray, grades: NDArray[Any], nonpool: int, unjudged: int,
                      out: NDArray[np.int64] | None = None, order: NDArray[np.int64] | None = None
-                     ) -> NDArray[np.int64]:
+                     ) -> NDArray[Any]:
     """Compiled kernels: ``grades[r]`` of the row ``r`` of ``groups`` holding each string of
     ``values`` (of ``values[order]`` where ``order`` is given) in its group ``codes[i]``
     (found by its fingerprint ``prints[i]``, confirmed on the bytes); ``unjudged`` for a
     negative grade, ``nonpool`` where there is no such row. ``out`` (a new array if None)
     may be ``prints`` itself, viewed as ``int64``: the kernel reads each row's fingerprint
-    before it writes that row's grade."""
+    before it writes that row's grade.
+
+    Fractional grades (``float64``, no NaN, no ``-0.0``: :func:`serpeval.core.data.check_float_grades`)
+    go through the same kernel as their bit patterns: the kernel only copies a grade and tests
+    its sign, and a float64's sign bit is its int64's; the result is then ``float64`` (``out``
+    viewed so), ``nonpool`` and ``unjudged`` as the floats of the same value."""
+    if grades.dtype.kind == "f":
+        bits = np.ascontiguousarray(grades, dtype=np.float64).view(np.int64)
+        nonpool_bits = int(np.float64(nonpool).view(np.int64))
+        unjudged_bits = int(np.float64(unjudged).view(np.int64))
+        return grades_in_groups(groups, codes, prints, values, bits, nonpool_bits, unjudged_bits, out=out,
+                                order=order).view(np.float64)
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     grades = np.ascontiguousarray(grades, dtype=np.int64)
     if out is None:

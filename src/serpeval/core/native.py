@@ -166,8 +166,18 @@ def first_repeat(keys: NDArray[np.uint64], offsets: NDArray[np.int64]) -> int:
     return int(lib.sv_first_repeat(_address(keys), _address(offsets), len(offsets) - 1, _address(scratch)))
 
 
-def sort_descending(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:
-    """A copy of ``values`` with each segment sorted descending."""
+def sort_descending(values: NDArray[Any], offsets: NDArray[np.int64]) -> NDArray[Any]:
+    """A copy of ``values`` with each segment sorted descending.
+
+    ``float64`` values (fractional grades: no NaN) are sorted as int64 keys in the same order:
+    a non-negative float's bits as they are, a negative one's with every bit but the sign
+    flipped (a bijection, its own inverse), so the kernel's integer sort orders the floats."""
+    if values.dtype.kind == "f":
+        keys = np.array(values, dtype=np.float64, copy=True, order="C").view(np.int64)
+        keys ^= (keys >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)
+        keys = sort_descending(keys, offsets)
+        keys ^= (keys >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)
+        return keys.view(np.float64)
     out = np.array(values, dtype=np.int64, copy=True, order="C")
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     _loaded().sv_sort_descending(_address(out), _address(offsets), len(offsets) - 1)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from serpeval.core.data import Qrels, Run
+from serpeval.core.data import GradeKind, Qrels, Run, check_grade_kind
 from serpeval.core.subtopics import SubtopicQrels
 from serpeval.io.reading import open_source, values_fit
 from serpeval.io.subtopics import as_subtopic_qrels, read_subtopic_qrels
@@ -47,13 +47,17 @@ __all__ = [
     "write_trec_run",
 ]
 
-def read_qrels(source: str | Path | bytes | IO[bytes]) -> Qrels:
-    """Read qrels from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin)."""
+def read_qrels(source: str | Path | bytes | IO[bytes], *, grades: GradeKind = "int") -> Qrels:
+    """Read qrels from a TREC, JSONL, JSON or Parquet file (or ``-`` for stdin).
+
+    ``grades="float"`` takes fractional grades (any finite real number; see
+    ``docs/how-to/fractional-grades.md``); the default refuses them, naming the line."""
+    check_grade_kind(grades)
     opened, table_input = open_source(source)
     if table_input:
         with values_fit(opened.label):
-            return read_qrels_table(opened)
-    return read_trec_qrels(opened)
+            return read_qrels_table(opened, grades=grades)
+    return read_trec_qrels(opened, grades=grades)
 
 
 def read_run(
@@ -66,19 +70,26 @@ def read_run(
             return read_run_table(opened, name or run_name_of(opened.label))
     return read_trec_run(opened, name=name, comments=comments)
 
-def as_qrels(obj: Any) -> Qrels:
+def as_qrels(obj: Any, grades: GradeKind | None = None) -> Qrels:
     """Turn a path, ``{qid: {docid: grade}}``, a DataFrame or an Arrow table into Qrels.
     Subtopic qrels become their topical view (each document's highest grade over its
-    subtopics, :meth:`SubtopicQrels.topical`), as every non-diversity measure sees them."""
-    if isinstance(obj, Qrels):
-        return obj
+    subtopics, :meth:`SubtopicQrels.topical`), as every non-diversity measure sees them.
+
+    ``grades`` is the grade type: None keeps a :class:`Qrels`' own and reads anything else
+    as ``"int"``; ``"float"`` takes fractional grades (a :class:`Qrels` with integer grades
+    becomes float, exactly); ``"int"`` refuses them."""
+    if grades is not None:
+        check_grade_kind(grades)
     if isinstance(obj, SubtopicQrels):
-        return obj.topical()
+        obj = obj.topical()
+    if isinstance(obj, Qrels):
+        return obj if grades is None else obj.as_grades(grades)
+    kind: GradeKind = grades or "int"
     if isinstance(obj, (str, Path)):
-        return read_qrels(obj)
+        return read_qrels(obj, grades=kind)
     if isinstance(obj, Mapping):
-        return qrels_from_dict(obj)
-    return qrels_from_table(obj)
+        return qrels_from_dict(obj, grades=kind)
+    return qrels_from_table(obj, grades=kind)
 
 
 def as_run(obj: Any, name: str | None = None) -> Run:

@@ -28,6 +28,7 @@ from serpeval.io.inputs import Input, open_input
 
 __all__ = [
     "ALIASES",
+    "DECIMAL",
     "GRADE_SPELLINGS",
     "INTEGER",
     "TABLE_SUFFIXES",
@@ -73,6 +74,10 @@ def values_fit(label: str) -> Iterator[None]:
 # ----------------------------------------------------------------------------- TREC text
 
 INTEGER = re.compile(rb"[+-]?[0-9]+")  # a grade's spelling: decimal digits, an optional sign
+# a fractional grade's spelling (grades="float"): a decimal number, or NaN/infinity, which
+# the grade check then refuses with the line (so the message says NaN, not "not a number")
+DECIMAL = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)",
+                     re.IGNORECASE)
 GRADE_SPELLINGS = pa.dictionary(pa.int32(), pa.string())  # how the fast path reads grades
 
 

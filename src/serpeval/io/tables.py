@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.data import Qrels, Run, check_grades, check_scores, qrels_from_nested, run_from_nested
+from serpeval.core.data import GradeKind, Qrels, Run, check_scores, grades_of_kind, qrels_from_nested, run_from_nested
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
 from serpeval.io.inputs import Input, open_input
@@ -107,17 +107,20 @@ def qrels_from_table(
     query_col: str | None = None,
     doc_col: str | None = None,
     relevance_col: str | None = None,
+    grades: GradeKind = "int",
 ) -> Qrels:
     """Build :class:`Qrels` from a DataFrame or Arrow table with query, doc, relevance columns.
 
     Grades follow :func:`serpeval.core.data.check_grades`: integers (``2.0`` is 2) within
     ``±(2^53 - 1)``; ``2.5``, NaN, infinity and larger values are refused with their row.
+    With ``grades="float"`` (:func:`serpeval.core.data.check_float_grades`) any finite real
+    grade within that range is taken; NaN and infinity are still refused with their row.
     """
-    return _qrels(to_arrow(obj, label), Rows(label), query_col, doc_col, relevance_col)
+    return _qrels(to_arrow(obj, label), Rows(label), query_col, doc_col, relevance_col, grades)
 
 
 def _qrels(table: pa.Table, rows: Rows, query_col: str | None = None, doc_col: str | None = None,
-           relevance_col: str | None = None) -> Qrels:
+           relevance_col: str | None = None, grades: GradeKind = "int") -> Qrels:
     label = rows.label
     q = find_column(table, "query_id", label, query_col)
     d = find_column(table, "doc_id", label, doc_col)
@@ -126,8 +129,8 @@ def _qrels(table: pa.Table, rows: Rows, query_col: str | None = None, doc_col: s
         no_nulls(column, role, rows)
     if len(r) == 0:
         raise EmptyInputError(f"{label}: the qrels have no rows.")
-    grades = check_grades(r, rows.at)
-    qrels = Qrels(q, d, grades, source=label)  # ids become strings there
+    checked = grades_of_kind(r, rows.at, grades)
+    qrels = Qrels(q, d, checked, source=label, grades=grades)  # ids become strings there
     _refuse_duplicate_judgments(qrels, rows)
     return qrels
 
@@ -146,9 +149,9 @@ def run_from_dict(scores: Mapping[str, Mapping[str, float]], *, name: str = "run
     return run_from_nested(scores, name, "<dict>", json_keys=False)
 
 
-def qrels_from_dict(judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
+def qrels_from_dict(judgments: Mapping[str, Mapping[str, float]], *, grades: GradeKind = "int") -> Qrels:
     """Build :class:`Qrels` from ``{query_id: {doc_id: grade}}`` (grades as :func:`qrels_from_table`)."""
-    return qrels_from_nested(judgments, "<dict>", json_keys=False)
+    return qrels_from_nested(judgments, "<dict>", json_keys=False, grades=grades)
 
 
 def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str) -> None:
@@ -213,23 +216,24 @@ class TableFile(NamedTuple):
     label: str
 
 
-def read_qrels_table(path: str | Path | Input) -> Qrels:
+def read_qrels_table(path: str | Path | Input, *, grades: GradeKind = "int") -> Qrels:
     """Qrels from a ``.parquet``, ``.jsonl`` or ``.json`` file; errors name path:line (JSON
-    lines), the row (Parquet) or the key path (JSON)."""
+    lines), the row (Parquet) or the key path (JSON). ``grades="float"`` takes fractional grades."""
     table = read_table(path)
     label = table.label
     if isinstance(table.data, dict) and isinstance(table.data.get("requests"), list):
-        qrels = _rank_eval_qrels(table.data["requests"], label)
+        qrels = _rank_eval_qrels(table.data["requests"], label, grades)
     elif isinstance(table.data, dict):
         _check_json_entries(table.data, label, grades=True)
-        qrels = qrels_from_nested(table.data, label, json_keys=True)
+        qrels = qrels_from_nested(table.data, label, json_keys=True, grades=grades)
     else:
         _refuse_boolean_grades(table.data, Rows(label, table.lines))
-        qrels = _qrels(table.data, Rows(label, table.lines))
-    return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped)
+        qrels = _qrels(table.data, Rows(label, table.lines), grades=grades)
+    return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped,
+                 grades=grades)
 
 
-def _rank_eval_qrels(requests: list[Any], label: str) -> Qrels:
+def _rank_eval_qrels(requests: list[Any], label: str, grades_kind: GradeKind = "int") -> Qrels:
     """Qrels from the ``requests`` of an Elasticsearch/OpenSearch ``_rank_eval`` body: each
     request's ``id`` is the query id, each of its ``ratings`` a ``{"_id": doc, "rating": grade}``."""
     qids: list[str] = []
@@ -261,8 +265,9 @@ def _rank_eval_qrels(requests: list[Any], label: str) -> Qrels:
             where.append(f"{at}.ratings[{j}]")
     if not grades:
         raise EmptyInputError(f"{label}: the _rank_eval requests hold no ratings.")
-    checked = check_grades(grades, where.__getitem__)
-    qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label)
+    checked = grades_of_kind(grades, where.__getitem__, grades_kind)
+    qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label,
+                  grades=grades_kind)
     from serpeval.core.duplicates import find_duplicate
 
     first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)

@@ -60,11 +60,20 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from serpeval.core import native
-from serpeval.core.data import Qrels, Run, check_grades, check_scores
+from serpeval.core.data import (
+    FLOAT_HINT,
+    GradeKind,
+    Qrels,
+    Run,
+    check_float_grades,
+    check_grade_kind,
+    check_grades,
+    check_scores,
+)
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.outputs import write_bytes
-from serpeval.io.reading import GRADE_SPELLINGS, INTEGER, show_line
+from serpeval.io.reading import DECIMAL, GRADE_SPELLINGS, INTEGER, show_line
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -353,7 +362,7 @@ def _native_rows(source: Source, run: bool, comments: bool) -> FastRows | None:
 
 
 def fast_table(
-    source: Source, names: list[str], types: dict[str, pa.DataType], number: str
+    source: Source, names: list[str], types: dict[str, pa.DataType], number: str, *, fractions: bool = False
 ) -> tuple[pa.Table, int] | None:
     """Parse a single-space separated file with Arrow; None if it does not fit that shape.
 
@@ -362,7 +371,7 @@ def fast_table(
     gives those as rows of empty fields). Comment lines, bad values and anything Arrow
     refuses make this return None, and the careful parser takes over: it reads the same
     rows or names the bad line. The ``number`` column may be given as a dictionary of
-    strings; it is then read with :func:`_integers`.
+    strings; it is then read with :func:`_integers` (with ``fractions``, :func:`_decimals`).
     """
     if not source.single_spaced():
         return None
@@ -384,7 +393,7 @@ def fast_table(
     if table.num_rows and pc.any(pc.starts_with(table["query_id"], "#")).as_py():
         return None  # comment lines: let the careful path skip and count them
     if pa.types.is_dictionary(table.schema.field(number).type):
-        grades = _integers(table[number])
+        grades = (_decimals if fractions else _integers)(table[number])
         if grades is None:
             return None
         table = table.set_column(table.schema.get_field_index(number), number, grades)
@@ -407,6 +416,22 @@ def _integers(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
             return None  # out of range: the careful path refuses it with the line number
         chunks.append(values.take(chunk.indices))
     return pa.chunked_array(chunks, pa.int64())
+
+
+def _decimals(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
+    """Fractional grades read as a dictionary of their spellings, as float64: each distinct
+    spelling is checked once to be a decimal number (:data:`DECIMAL`: ``2``, ``-0.5``,
+    ``.25``, ``1e-3``, ``nan``, ``inf``; NaN and infinity are refused later, with their line);
+    None when one is not, and the careful path names it."""
+    chunks = []
+    for chunk in column.chunks:
+        spellings = pc.if_else(pc.equal(chunk.dictionary, ""), "0", chunk.dictionary)
+        if not pc.all(pc.match_substring_regex(spellings, DECIMAL.pattern.decode().join("^$"),
+                                               ignore_case=True)).as_py():
+            return None
+        values = pa.array([float(text) for text in spellings.to_pylist()], pa.float64())
+        chunks.append(values.take(chunk.indices))
+    return pa.chunked_array(chunks, pa.float64())
 
 
 # ----------------------------------------------------------------------------- careful path
@@ -466,26 +491,48 @@ def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], li
     return careful_rows(data, label, comments, score)
 
 
+def _four_columns(label: str, number: int, line: bytes, fields: list[bytes]) -> None:
+    """Refuse a qrels line without exactly 4 fields, guessing why."""
+    if len(fields) != 4:
+        hint = ""
+        if len(fields) == 6:
+            hint = " This looks like a run line; are the qrels and run arguments swapped?"
+        elif len(fields) == 3:
+            hint = " Is the iteration column (usually 0 or Q0) missing?"
+        raise ParseError(
+            f"{label}:{number}: expected 4 columns ({QRELS_COLUMNS}), found {len(fields)}: "
+            f"{show_line(line)}.{hint}"
+        )
+
+
 def _careful_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[int], list[int]]:
     def grade(number: int, line: bytes, fields: list[bytes]) -> int:
-        if len(fields) != 4:
-            hint = ""
-            if len(fields) == 6:
-                hint = " This looks like a run line; are the qrels and run arguments swapped?"
-            elif len(fields) == 3:
-                hint = " Is the iteration column (usually 0 or Q0) missing?"
-            raise ParseError(
-                f"{label}:{number}: expected 4 columns ({QRELS_COLUMNS}), found {len(fields)}: "
-                f"{show_line(line)}.{hint}"
-            )
+        _four_columns(label, number, line, fields)
         if not INTEGER.fullmatch(fields[3]):
+            hint = FLOAT_HINT if DECIMAL.fullmatch(fields[3]) and math.isfinite(float(fields[3])) else ""
             raise ParseError(
                 f"{label}:{number}: expected an integer relevance grade in column 4, found "
                 f"{fields[3].decode('utf-8', 'replace')!r} in {show_line(line)}. A grade is decimal "
-                "digits with an optional sign (not 0x.., not 1_0)."
+                f"digits with an optional sign (not 0x.., not 1_0){hint}."
             )
         # the one range rule (|grade| <= 2^53 - 1) with its own message
         return int(check_grades([grade_number(fields[3])], lambda _: f"{label}:{number}")[0])
+
+    return careful_rows(data, label, True, grade)
+
+
+def _careful_float_qrels(data: bytes, label: str) -> tuple[list[str], list[str], list[float], list[int]]:
+    """:func:`_careful_qrels` for ``grades="float"``: column 4 is a decimal number
+    (:data:`DECIMAL`); NaN, infinity and numbers beyond ±(2^53 - 1) are refused with the line."""
+    def grade(number: int, line: bytes, fields: list[bytes]) -> float:
+        _four_columns(label, number, line, fields)
+        if not DECIMAL.fullmatch(fields[3]):
+            raise ParseError(
+                f"{label}:{number}: expected a real relevance grade in column 4, found "
+                f"{fields[3].decode('utf-8', 'replace')!r} in {show_line(line)}. A grade is a decimal "
+                "number such as 2, 0.5, -1 or 2.5e-1 (not 0x.., not 1_0, not 1,5)."
+            )
+        return float(check_float_grades([float(fields[3])], lambda _: f"{label}:{number}")[0])
 
     return careful_rows(data, label, True, grade)
 
@@ -547,29 +594,42 @@ def read_trec_run(
     return run
 
 
-def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
+def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input, *, grades: GradeKind = "int") -> Qrels:
     """Read a TREC qrels file ``qid iter docid rel`` (the iter column is ignored).
+
+    ``grades="float"`` takes fractional grades (a decimal number in column 4: ``0.5``,
+    ``2.25``, ``1e-3``); NaN and infinity are refused with their line. The default refuses
+    them, as it refuses anything that is not an integer.
 
     Raises:
         ParseError: a malformed line or a non-integer grade (``path:line``).
         DuplicateError: the same (query, document) is judged twice.
         EmptyInputError: the file has no data lines.
     """
+    check_grade_kind(grades)
     src = Source(source)
     fast = _fast_rows(src, run=False, comments=True)
+    if fast is None and grades == "float":  # a fraction: Arrow's reader with decimal spellings
+        fast = _fractional_rows(src)
     if fast is not None:
         qids, docs, numbers, skipped = fast
-        grades = check_grades(numbers, lambda row: f"{src.label}:{physical_line(src.data, row)}")
+        check = check_float_grades if grades == "float" else check_grades
+        values = check(numbers, lambda row: f"{src.label}:{physical_line(src.data, row)}")
         lines = None
     else:
-        q, d, g, lines = _careful_qrels(src.data, src.label)
-        qids, docs, grades = pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(g, dtype=np.int64)
-        skipped = count_skipped(src.data, len(g))
-    if len(grades) == 0:
+        if grades == "float":
+            q, d, f, lines = _careful_float_qrels(src.data, src.label)
+            values = np.array(f, dtype=np.float64)
+        else:
+            q, d, g, lines = _careful_qrels(src.data, src.label)
+            values = np.array(g, dtype=np.int64)
+        qids, docs = pa.array(q, pa.string()), pa.array(d, pa.string())
+        skipped = count_skipped(src.data, len(values))
+    if len(values) == 0:
         raise EmptyInputError(
             f"{src.label}: the qrels have no data lines; expected lines '{QRELS_COLUMNS}'."
         )
-    qrels = Qrels(qids, docs, grades, source=src.label, skipped_lines=skipped)
+    qrels = Qrels(qids, docs, values, source=src.label, skipped_lines=skipped, grades=grades)
     first, second = qrels.find_duplicate()
     if first >= 0:
         if lines is not None:
@@ -584,6 +644,17 @@ def read_trec_qrels(source: str | Path | bytes | IO[bytes] | Input) -> Qrels:
         )
     pa.default_memory_pool().release_unused()  # the parser's buffers, kept by Arrow's allocator
     return qrels
+
+
+def _fractional_rows(source: Source) -> FastRows | None:
+    """Qrels rows with fractional grades by Arrow's CSV reader (:func:`fast_table` with
+    :func:`_decimals`), or None (the careful path reads the file or names the bad line)."""
+    fast = fast_table(source, _QRELS_NAMES, {"query_id": pa.string(), "doc_id": pa.string(),
+                                             "relevance": GRADE_SPELLINGS}, number="relevance", fractions=True)
+    if fast is None:
+        return None
+    table, skipped = fast
+    return table["query_id"], table["doc_id"], table["relevance"].to_numpy(), skipped
 
 
 def _unnamed(label: str) -> bool:

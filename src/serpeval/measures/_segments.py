@@ -46,6 +46,7 @@ __all__ = [
     "memo",
     "nonrelevant_docs",
     "picked",
+    "positive_docs",
     "powers",
     "prefix_sums",
     "rank_log2",
@@ -232,6 +233,15 @@ def picked(r: Rankings, key: Hashable, mask: Callable[[], NDArray[np.bool_]]) ->
 def relevant_docs(r: Rankings, rel: int) -> Picked:
     """The relevant ranked docs (grade >= rel)."""
     return picked(r, ("relevant", rel), lambda: r.grades >= rel)
+
+
+def positive_docs(r: Rankings) -> Picked:
+    """The ranked docs with a positive grade, the docs a linear or exp gain is not 0 for:
+    grade >= 1 for integer grades (the same memo as ``relevant_docs(r, 1)``), grade > 0 for
+    fractional ones (a grade of 0.5 has gain 0.5)."""
+    if r.grades.dtype.kind != "f":
+        return relevant_docs(r, 1)
+    return picked(r, "positive", lambda: r.grades > 0)
 
 
 def judged_docs(r: Rankings) -> Picked:

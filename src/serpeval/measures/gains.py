@@ -194,7 +194,8 @@ def exp_shift(r: Rankings, base: Gain, table: dict[int, float]) -> NDArray[np.in
     if table:
         own &= ~np.isin(grades, np.array(list(table), dtype=np.int64))
     top = np.full(r.n_queries, EXP_HEADROOM, dtype=np.int64)
-    np.maximum.at(top, r.ideal_segment[own], grades[own])
+    # a fractional grade counts as the next whole number: 2^(g - k) <= 2^960 still
+    np.maximum.at(top, r.ideal_segment[own], np.ceil(grades[own]).astype(np.int64))
     return top - EXP_HEADROOM
 
 

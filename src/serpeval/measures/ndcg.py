@@ -14,9 +14,9 @@ from serpeval.measures._segments import (
     ideal_log2,
     memo,
     picked,
+    positive_docs,
     prefix_sums,
     rank_log2,
-    relevant_docs,
 )
 from serpeval.measures.gains import (
     GAINS,
@@ -118,7 +118,7 @@ def gain_docs(r: Rankings, gain: Gain, gains: str) -> Picked:
     """The ranked docs whose gain is not 0 (linear and exp gains are 0 exactly for grades
     <= 0 and positive above; a table sets the gain of the grades it lists)."""
     if not gains:
-        return relevant_docs(r, 1)
+        return positive_docs(r)
     table = parse_gain_table(gains)
 
     def nonzero() -> NDArray[np.bool_]:

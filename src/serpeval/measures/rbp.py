@@ -9,7 +9,7 @@ import numpy as np
 from serpeval.core.data import GRADE_LIMIT
 from serpeval.core.errors import InvalidParameterError
 from serpeval.core.segments import weighted_bincount
-from serpeval.measures._segments import Picked, judged_docs, picked, powers, relevant_docs
+from serpeval.measures._segments import Picked, judged_docs, picked, positive_docs, powers, relevant_docs
 from serpeval.measures.gains import GAINS, apply_gains, format_gain_table, parse_gain_table, trec_gain_pairs
 from serpeval.measures.spec import MeasureSpec, Param
 
@@ -36,7 +36,7 @@ def normalized_gains(r: Rankings, table: dict[int, float], docs: Picked) -> NDAr
     unless listed) have gain 0.
     """
     # The highest grade of each query: the first of its judgments, sorted descending.
-    top = np.full(r.n_queries, -1, dtype=np.int64)
+    top = np.full(r.n_queries, -1, dtype=r.ideal_grades.dtype)  # float64 for fractional grades
     has = np.diff(r.ideal_offsets) > 0
     top[has] = np.maximum(r.ideal_grades[r.ideal_offsets[:-1][has]], -1)
     listed = np.array(sorted(table.values()), dtype=np.float64)
@@ -44,6 +44,9 @@ def normalized_gains(r: Rankings, table: dict[int, float], docs: Picked) -> NDAr
     hi = np.full(r.n_queries, max(0.0, listed.max(initial=0.0)))
     # The highest grade 0..G that keeps its own gain (is not listed).
     for grade in np.unique(top[top >= 0]):
+        if grade != np.floor(grade):  # a fractional top grade (no table lists it) keeps its gain
+            hi[top == grade] = np.maximum(hi[top == grade], float(grade))
+            continue
         free = int(grade)
         while free >= 0 and free in table:  # at most len(table) steps, whatever the grade
             free -= 1
@@ -99,9 +102,9 @@ def rbp(r: Rankings, *, cutoff: None, p: float, gains: str, scale: str = "trec",
         weight = powers(p, int(r.n_ret.max(initial=0)))[docs.position]
         value = r.grades[docs.index].astype(np.float64) if scale == "grade" else np.ones(len(docs.index))
         return (1.0 - p) * weighted_bincount(docs.segment, value * weight, r.n_queries)
-    # Without a table only grades >= 1 have a gain; a table can give any doc one.
+    # Without a table only positive grades have a gain; a table can give any doc one.
     docs = picked(r, "all", lambda: np.ones(len(r.grades), dtype=bool)) if table \
-        else relevant_docs(r, 1)
+        else positive_docs(r)
     weight = powers(p, int(r.n_ret.max(initial=0)))[docs.position]
     total = weighted_bincount(docs.segment, normalized_gains(r, table, docs) * weight, r.n_queries)
     return (1.0 - p) * total
