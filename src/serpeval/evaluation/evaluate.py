@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from serpeval.core.columns import Blocks
-from serpeval.core.data import Qrels, Run
+from serpeval.core.data import GradeKind, Qrels, Run
 from serpeval.core.errors import InputError
 from serpeval.core.pages import small_pages
 from serpeval.core.read_ahead import ReadAhead, may_read_stdin
@@ -101,6 +101,7 @@ def evaluate(
     float32_scores: bool = False,
     stream: bool = False,
     progress: Any = None,
+    grades: GradeKind | None = None,
 ) -> Results:
     """Evaluate one or several runs against the same qrels.
 
@@ -128,6 +129,10 @@ def evaluate(
             memory, for runs larger than RAM; the same values, bit for bit
             (:mod:`serpeval.evaluation.stream`, where ``evaluate_stream`` has more options).
         progress: with ``stream``, ``progress(bytes_read, file_size)`` after each piece.
+        grades: the qrels' grade type: None keeps a :class:`Qrels`' own (``"int"`` for
+            anything read here); ``"float"`` takes fractional grades (any finite real grade;
+            gain measures use it as is, binary measures count grade >= ``rel``), see
+            ``docs/how-to/fractional-grades.md``.
 
     Returns:
         :class:`~serpeval.evaluation.results.Results` with per-query values and aggregates.
@@ -147,6 +152,8 @@ def evaluate(
         >>> [round(v, 4) for v in res.means("run").values()]
         [0.5, 1.0, 0.7602]
     """
+    if grades is not None:
+        qrels = as_qrels(qrels, grades)
     with small_pages():
         return _evaluate(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
                          float32_scores=float32_scores, stream=stream, progress=progress)
