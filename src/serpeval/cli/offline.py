@@ -76,11 +76,40 @@ def judged_gap_notes(qrels: Any, runs: Sequence[Any], results: Any, args: argpar
 
 
 def add_subtopics_option(p: argparse.ArgumentParser) -> None:
-    """``--subtopics``: the qrels are subtopic qrels (what the diversity measures need)."""
+    """The qrels options of the commands that evaluate (evaluate, compare, gate, report):
+    ``--subtopics`` (subtopic qrels, what the diversity measures need) and ``--grades``
+    (:func:`add_grades_option`)."""
     p.add_argument("--subtopics", action="store_true",
                    help="the qrels are subtopic qrels, qid subtopic docid rel (NIST ndeval's format), for "
                         "the diversity measures (alpha_nDCG@20, ERR_IA@20, NRBP, ...); other measures "
                         "use each document's highest grade over its subtopics")
+    add_grades_option(p)
+
+
+def add_grades_option(p: argparse.ArgumentParser) -> None:
+    """``--grades int|float``: the qrels' grade type (read by :func:`read_qrels_of`)."""
+    p.add_argument("--grades", choices=("int", "float"), default="int",
+                   help="the qrels' grades: int (default; a grade like 2.5 is an error) or float (any "
+                        "finite real grade: gain measures use it as is, binary measures count grade >= rel; "
+                        "see docs/how-to/fractional-grades.md)")
+
+
+def read_qrels_of(args: argparse.Namespace) -> Callable[[Any], Any]:
+    """The qrels reader the options ask for: subtopic qrels (``--subtopics``, integer grades)
+    or qrels with ``--grades``' grade type."""
+    from functools import partial
+
+    from serpeval.core.data import check_grade_kind
+    from serpeval.core.errors import OptionError
+    from serpeval.io import read_qrels, read_subtopic_qrels
+
+    grades = check_grade_kind(getattr(args, "grades", "int"))
+    if getattr(args, "subtopics", False):
+        if grades != "int":
+            raise OptionError("--grades float is not available with --subtopics (subtopic grades are integers: "
+                              "the diversity measures are binary per subtopic); drop one of them.")
+        return read_subtopic_qrels
+    return partial(read_qrels, grades=grades)
 
 
 def progress() -> Any:
@@ -110,8 +139,9 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
     """
     from serpeval.core.read_ahead import ReadAhead, may_read_stdin
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.io import read_qrels, read_run, read_subtopic_qrels
+    from serpeval.io import read_run
 
+    reader = read_qrels_of(args)
     if not getattr(args, "subtopics", False):
         _refuse_diversity(qrels_path, measures)
 
@@ -125,7 +155,6 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
         # The first run is read while the qrels are, each next one while the one before is
         # evaluated (unless the qrels come from standard input, as a run may).
         ahead = ReadAhead(run_paths, read_run, ahead=False if may_read_stdin(qrels_path) else None)
-        reader = read_subtopic_qrels if getattr(args, "subtopics", False) else read_qrels
         qrels = read_counting(reader, qrels_path, 0)
         runs: list[Any] = []
 
@@ -166,12 +195,11 @@ def stream_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seq
     from serpeval.cli.progress import bar
     from serpeval.core.errors import OptionError
     from serpeval.evaluation.stream import evaluate_stream
-    from serpeval.io import read_qrels
 
     if getattr(args, "subtopics", False):
         raise OptionError("--stream does not evaluate diversity measures (--subtopics); drop --stream.")
     _refuse_diversity(qrels_path, measures)
-    qrels = read_counting(read_qrels, qrels_path, 0)
+    qrels = read_counting(read_qrels_of(args), qrels_path, 0)
     sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0 for p in run_paths]
     facts: list[Any] = []
     with bar("reading and evaluating runs") as report, warnings.catch_warnings():

@@ -72,6 +72,11 @@ def check_inputs(paths: list[str], measures: list[str], args: argparse.Namespace
     """
     parse_measures(measures)
     check_options(args.missing, args.depth, None)
+    if getattr(args, "grades", "int") != "int":
+        from serpeval.core.errors import OptionError
+
+        raise OptionError("--grades float works on the local backend; --backend spark reads integer grades "
+                          "(drop --backend spark, or map the grades to integers).")
     total: int | None = 0
     for path in paths:
         input_format(path)
