@@ -249,6 +249,18 @@ ONE_SAMPLE: dict[str, Statistic] = _table(
     Statistic(name="cluster_bootstrap", aliases=("bootstrap",), label="cluster bootstrap",
               target="serpeval.stats.one_sample:cluster_bootstrap_ratio",
               description="ratio of sums over clusters (users) drawn with replacement, their observations along"),
+    Statistic(name="cluster_mean", aliases=("cluster-robust",), label="cluster-robust mean",
+              target="serpeval.stats.importance:cluster_mean_ci",
+              description="mean with a cluster-robust (sandwich) normal interval"),
+    Statistic(name="cluster_ratio", aliases=("self-normalised",), label="cluster-robust ratio",
+              target="serpeval.stats.importance:cluster_ratio_ci",
+              description="ratio of sums with a delta-method cluster-robust normal interval"),
+    Statistic(name="cluster_bootstrap_ci", label="cluster bootstrap interval",
+              target="serpeval.stats.importance:cluster_bootstrap_ci",
+              description="percentile interval of a ratio of sums over clusters drawn with replacement (seeded)"),
+    Statistic(name="ess", aliases=("effective_sample_size",), label="effective sample size",
+              target="serpeval.stats.importance:effective_sample_size",
+              description="Kish's (sum w)^2 / sum w^2 of importance weights"),
 )
 
 #: Power, sample sizes and minimum detectable effects.
