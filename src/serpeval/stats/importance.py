@@ -57,7 +57,7 @@ def effective_sample_size(weights: ArrayLike) -> float:
 
 
 def _cluster_sums(values: NDArray[np.float64], clusters: NDArray[np.int64]) -> NDArray[np.float64]:
-    return np.bincount(clusters, weights=values)
+    return np.bincount(clusters, weights=values).astype(np.float64)
 
 
 def _codes(clusters: ArrayLike, n: int) -> NDArray[np.int64]:
