@@ -6,6 +6,14 @@ Every measure reads the :class:`Rankings` built here, so each rule is decided on
   (trec_eval's ``comp_sim_docno``). The rank column and the order of lines are ignored.
   ``-0.0`` and ``0.0`` tie. This lives in :func:`serpeval.core.order.sort_order` and
   nowhere else (in ``core`` so that the run writers of ``io`` rank with the same rule).
+* **Tie policy** (``ties``, :data:`TIE_POLICIES`): what happens inside a group of equal
+  scores of one query. ``trec_eval`` (the default) keeps the doc id rule above;
+  ``optimistic`` puts the higher grade first and ``pessimistic`` the lower grade first
+  (unjudged docs, grade < 0, count as grade 0, i.e. not relevant; equal keys keep the doc
+  id rule); ``expected`` keeps the doc id order but records the tie groups
+  (:attr:`Rankings.tie_ids`) so that the measures report their exact expectation over
+  every order of each group (:mod:`serpeval.measures.expected`). Every policy is applied
+  by :func:`break_ties`, and nowhere else.
 * **Relevance of a retrieved doc.** Its grade in the qrels of its query; :data:`NONPOOL`
   (``-1``) when the doc is not in the qrels; :data:`UNJUDGED` (``-2``) when the qrels give a
   negative grade ("in the pool but unjudged", trec_eval's and infAP's convention - *not*
@@ -56,16 +64,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NONPOOL",
+    "TIE_POLICIES",
+    "TIE_RULES",
     "UNJUDGED",
     "Coverage",
     "QrelsIndex",
     "Rankings",
     "RunOrder",
+    "TiePolicy",
+    "break_ties",
+    "check_ties",
     "index_qrels",
     "rank",
     "rank_order",
     "require_evaluated",
     "sort_order",
+    "tie_groups",
 ]
 
 NONPOOL = -1
@@ -75,6 +89,27 @@ UNJUDGED = -2
 
 Missing = Literal["skip", "zero", "error"]
 MISSING_POLICIES: tuple[Missing, ...] = get_args(Missing)
+
+TiePolicy = Literal["trec_eval", "optimistic", "pessimistic", "expected"]
+TIE_POLICIES: tuple[TiePolicy, ...] = get_args(TiePolicy)
+"""The tie policies, the default first (see the module docstring and ``docs/how-to/ties.md``)."""
+
+TIE_RULES: dict[str, str] = {
+    "trec_eval": "ties by doc id descending (byte order), as trec_eval",
+    "optimistic": "ties: higher grade first (unjudged as not relevant), then doc id descending",
+    "pessimistic": "ties: lower grade first (unjudged as not relevant), then doc id descending",
+    "expected": "ties: each value is its exact expectation over every order of each tie group",
+}
+"""One line per tie policy, for the rules every report states."""
+
+
+def check_ties(ties: object) -> TiePolicy:
+    """``ties`` if it names a tie policy; else :class:`InvalidParameterError` listing them."""
+    if ties not in TIE_POLICIES:
+        raise InvalidParameterError(
+            f"unknown tie policy {ties!r}: use one of {', '.join(TIE_POLICIES)} (trec_eval is the default)."
+        )
+    return ties
 
 
 # ----------------------------------------------------------------------------- qrels side
@@ -335,6 +370,11 @@ class Rankings:
     ``ideal_grades`` holds the same query's judgments, all of them (retrieved or not),
     sorted descending: the ideal ranking. Kernels combine the helpers below; none loops
     over queries in Python.
+
+    ``ties`` is the tie policy that ordered the grades; under ``expected``, ``tie_ids``
+    gives every ranked doc the id of its tie group (docs of one query with equal scores,
+    consecutive in the ranking; ids increase down the ranking), which the measures read to
+    return their expectation over every order of each group.
     """
 
     query_ids: NDArray[Any]
@@ -345,6 +385,8 @@ class Rankings:
     coverage: Coverage
     run_order: RunOrder | None = field(default=None, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    ties: TiePolicy = "trec_eval"
+    tie_ids: NDArray[np.int64] | None = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -405,8 +447,9 @@ class Rankings:
         if "only_judged" not in self._memo:
             grades, offsets, dropped = _drop_unjudged(self.grades, self.segment, self.n_queries)
             coverage = replace(self.coverage, dropped_unjudged=self.coverage.dropped_unjudged + dropped)
+            tie_ids = None if self.tie_ids is None else self.tie_ids[self.grades >= 0]
             self._memo["only_judged"] = Rankings(self.query_ids, offsets, grades, self.ideal_offsets,
-                                                 self.ideal_grades, coverage)
+                                                 self.ideal_grades, coverage, ties=self.ties, tie_ids=tie_ids)
         return self._memo["only_judged"]
 
     def num_nonrel(self, rel: int) -> NDArray[np.int64]:
@@ -426,6 +469,7 @@ def rank(
     depth: int | None = None,
     judged_only: bool = False,
     float32_scores: bool = False,
+    ties: TiePolicy = "trec_eval",
 ) -> Rankings:
     """Rank ``run`` against ``qrels`` under the rules in this module's docstring.
 
@@ -438,29 +482,120 @@ def rank(
         judged_only: drop unjudged docs before measuring (trec_eval ``-J``).
         float32_scores: round scores to 32-bit floats first, so that scores equal in
             float32 tie (trec_eval 9.0.8 and pytrec_eval store scores that way).
+        ties: the tie policy (:data:`TIE_POLICIES`, applied by :func:`break_ties`). Under
+            ``optimistic``/``pessimistic`` the order within ties is decided before the depth
+            cut (so a doc repeated below ``depth`` is an error there too); ``expected`` with
+            a ``depth`` that cuts through a tie group is refused.
 
     Raises:
+        InvalidParameterError: an unknown tie policy, or ``expected`` with a depth cut
+            through a tie group.
         DuplicateError: a doc appears twice for one evaluated query.
         MissingQueriesError: ``missing="error"`` and judged queries are absent.
         NothingEvaluatedError: ``missing="error"`` and no judged query has results (the
             other policies leave this check to the caller: :func:`require_evaluated`).
     """
     _check_options(missing, depth)
+    policy = check_ties(ties)
     index = qrels if isinstance(qrels, QrelsIndex) else index_qrels(qrels)
     scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
-    rows = _sort_judged_rows(index, run, scores, float32_scores)  # which queries; order (ties)
-    truncated = rows.cut_at_depth(depth)  # depth, after sorting
-    grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (after the cut)
-    ties = _count_ties(rows.sorted_codes, scores, rows.order)
+    rows = _sort_judged_rows(index, run, scores, float32_scores)  # which queries; order (trec_eval's)
+    grades, truncated, tie_ids = _policy_depth_grades(index, run, rows, scores, policy, depth)
+    ties_broken = _count_ties(rows.sorted_codes, scores, rows.order)
     offsets, dropped = rows.offsets, 0
     if judged_only:
+        if tie_ids is not None:
+            tie_ids = tie_ids[grades >= 0]
         grades, offsets, dropped = _drop_unjudged(grades, rows.sorted_codes, len(index.query_ids))
-    coverage = rows.coverage(run, index, missing, truncated=truncated, dropped=dropped, ties=ties)
+    coverage = rows.coverage(run, index, missing, truncated=truncated, dropped=dropped, ties=ties_broken)
     if coverage.missing and missing == "error":
         # none answered is the more telling error
         require_evaluated(coverage, run.source, run_examples=rows.run_names.slice(0, 4).to_pylist())
         raise missing_queries_error(run.source, run.name, coverage.missing)
-    return _evaluated_queries(index, offsets, grades, coverage, rows)
+    rankings = _evaluated_queries(index, offsets, grades, coverage, rows, tie_ids)
+    return rankings if policy == "trec_eval" else replace(rankings, ties=policy)
+
+
+def _policy_depth_grades(index: QrelsIndex, run: Run, rows: _RankedRows, scores: NDArray[np.float64],
+                         policy: TiePolicy, depth: int | None
+                         ) -> tuple[NDArray[np.int64], int, NDArray[np.int64] | None]:
+    """The tie policy, the depth cut and the join to the grades, in the order each policy
+    needs: the grades in rank order, the rows cut, and the tie-group ids (``expected``)."""
+    if policy in ("optimistic", "pessimistic"):  # the order within ties needs the grades first
+        grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (before the cut)
+        perm = break_ties(policy, tie_groups(rows.sorted_codes, scores[rows.order]), grades)
+        grades = rows.reorder(run, perm, grades)
+        truncated = rows.cut_at_depth(depth)
+        return (grades if rows.kept is None else grades[rows.kept]), truncated, None
+    if policy == "expected" and depth is not None:
+        _check_no_straddle(rows, scores, depth, index)
+    truncated = rows.cut_at_depth(depth)  # depth, after sorting
+    grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (after the cut)
+    tie_ids = tie_groups(rows.sorted_codes, scores[rows.order]) if policy == "expected" else None
+    return grades, truncated, tie_ids
+
+
+def tie_groups(sorted_codes: NDArray[np.integer], ranked_scores: NDArray[np.float64]) -> NDArray[np.int64]:
+    """A tie-group id for every ranked row: consecutive rows of one query with equal scores
+    (``-0.0`` and ``0.0`` equal) share one; ids start at 0 and increase down the ranking, so
+    a group is a run of equal ids. ``sorted_codes`` and ``ranked_scores`` are in rank order."""
+    new = np.ones(len(ranked_scores), dtype=bool)
+    if len(ranked_scores) > 1:
+        np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=new[1:])
+        new[1:] |= ranked_scores[1:] != ranked_scores[:-1]
+    ids = np.cumsum(new, dtype=np.int64)
+    ids -= 1
+    return ids
+
+
+def break_ties(policy: TiePolicy, tie_ids: NDArray[np.int64], grades: NDArray[np.int64]) -> NDArray[np.int64] | None:
+    """THE tie policy: the permutation of a ranking (in trec_eval's order: score descending,
+    doc id descending, :func:`sort_order`) that ``policy`` makes within its tie groups, or
+    None when it keeps that order (``trec_eval``, and ``expected``, whose measures read the
+    groups instead of one order).
+
+    ``optimistic`` sorts each group by grade descending, ``pessimistic`` ascending; grades
+    below 0 (not in the qrels, or pooled but unjudged) count as 0 - not relevant - so an
+    unjudged doc and a judged non-relevant one keep the doc id order between them. The
+    sort is stable: equal keys keep the doc id order. Only rows in groups of two or more
+    are sorted.
+    """
+    if policy not in ("optimistic", "pessimistic"):
+        return None
+    n = len(tie_ids)
+    tied = np.zeros(n, dtype=bool)
+    if n > 1:
+        same = tie_ids[1:] == tie_ids[:-1]
+        tied[1:] |= same
+        tied[:-1] |= same
+    rows = np.flatnonzero(tied)
+    perm = np.arange(n, dtype=np.int64)
+    if rows.size == 0:
+        return perm
+    key = np.maximum(grades[rows], 0)
+    if policy == "optimistic":
+        key = -key
+    perm[rows] = rows[np.lexsort((key, tie_ids[rows]))]
+    return perm
+
+
+def _check_no_straddle(rows: _RankedRows, scores: NDArray[np.float64], depth: int, index: QrelsIndex) -> None:
+    """``expected`` with ``depth``: refuse when the cut at ``depth`` splits a tie group (which
+    docs are kept would then depend on the order within the group)."""
+    cut_at = rows.offsets[:-1] + depth  # the first cut row of each query, where it has one
+    has = np.flatnonzero(rows.counts > depth)
+    if has.size == 0:
+        return
+    ranked = rows.order
+    split = scores[ranked[cut_at[has]]] == scores[ranked[cut_at[has] - 1]]
+    if split.any():
+        q = int(has[np.argmax(split)])
+        raise InvalidParameterError(
+            f"ties='expected' with depth {depth}: the depth cut splits a tie group of query "
+            f"{index.query_ids[q].as_py()!r} ({int(split.sum())} quer{'y' if split.sum() == 1 else 'ies'} like this), "
+            "so which docs are kept would depend on the order within the tie; use a larger depth, no depth, "
+            "or another tie policy."
+        )
 
 
 def _check_options(missing: str, depth: int | None) -> None:
@@ -493,13 +628,27 @@ class _RankedRows:
     present: NDArray[np.bool_]
     in_file_order: bool
     file_codes: NDArray[np.int32] | None
+    kept: NDArray[np.bool_] | None = None
+
+    def reorder(self, run: Run, perm: NDArray[np.int64] | None, grades: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Apply a tie policy's permutation (within tie groups, :func:`break_ties`) to the
+        rows and to ``grades`` (in rank order); returns the grades in the new order."""
+        if perm is None:
+            return grades
+        self.order = self.order[perm]
+        self.in_file_order = self.in_file_order and bool(np.all(perm[1:] > perm[:-1]))
+        self.run_order = RunOrder(run, self.run_order.query_ids, self.run_order.float32_scores, self.order,
+                                  self.sorted_codes)
+        return grades[perm]
 
     def cut_at_depth(self, depth: int | None) -> int:
-        """Keep the top ``depth`` rows of each query; return how many were cut."""
+        """Keep the top ``depth`` rows of each query; return how many were cut (the mask of
+        the rows kept is left in ``kept``)."""
         if depth is None or self.counts.max(initial=0) <= depth:
             return 0
         position = np.arange(len(self.order)) - self.offsets[:-1][self.sorted_codes]
         kept = position < depth
+        self.kept = kept
         self.order, self.sorted_codes = self.order[kept], self.sorted_codes[kept]
         self.counts = np.minimum(self.counts, depth)
         np.cumsum(self.counts, out=self.offsets[1:])
@@ -598,19 +747,20 @@ def _grades_numpy(index: QrelsIndex, run: Run, rows: _RankedRows) -> NDArray[np.
 
 
 def _evaluated_queries(index: QrelsIndex, offsets: NDArray[np.int64], grades: NDArray[np.int64],
-                       coverage: Coverage, rows: _RankedRows) -> Rankings:
+                       coverage: Coverage, rows: _RankedRows, tie_ids: NDArray[np.int64] | None = None
+                       ) -> Rankings:
     """The :class:`Rankings` of the queries ``coverage`` evaluates: the judged ones the run
     answers, or every judged one (``missing="zero"``: an absent query is an empty ranking)."""
     n_judged = len(index.query_ids)
     if coverage.evaluated == n_judged:
         return Rankings(index.query_names, offsets, grades, index.ideal_offsets, index.ideal_grades, coverage,
-                        rows.run_order)
+                        rows.run_order, tie_ids=tie_ids)
     evaluate_these = np.flatnonzero(rows.present)
     q_offsets, picked = take_segments(offsets, evaluate_these)
     i_offsets, ideal_picked = take_segments(index.ideal_offsets, evaluate_these)
     query_ids = index.query_ids.take(pa.array(evaluate_these, pa.int64())).to_numpy(zero_copy_only=False)
     return Rankings(query_ids, q_offsets, grades[picked], i_offsets, index.ideal_grades[ideal_picked], coverage,
-                    rows.run_order)
+                    rows.run_order, tie_ids=None if tie_ids is None else tie_ids[picked])
 
 
 

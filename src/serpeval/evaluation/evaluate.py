@@ -21,7 +21,15 @@ from serpeval.evaluation.results import Results, RunResult, Settings, unique_nam
 from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
 from serpeval.measures.subtopic_ranking import attach, index_subtopics, needs_subtopics_message, rank_subtopics
-from serpeval.ranking import Missing, index_qrels, missing_queries_warning, rank, require_evaluated
+from serpeval.ranking import (
+    Missing,
+    TiePolicy,
+    check_ties,
+    index_qrels,
+    missing_queries_warning,
+    rank,
+    require_evaluated,
+)
 
 __all__ = ["DEFAULT_MEASURES", "evaluate", "iter_runs", "unique_names"]
 
@@ -101,6 +109,7 @@ def evaluate(
     float32_scores: bool = False,
     stream: bool = False,
     progress: Any = None,
+    ties: TiePolicy = "trec_eval",
     grades: GradeKind | None = None,
 ) -> Results:
     """Evaluate one or several runs against the same qrels.
@@ -129,6 +138,9 @@ def evaluate(
             memory, for runs larger than RAM; the same values, bit for bit
             (:mod:`serpeval.evaluation.stream`, where ``evaluate_stream`` has more options).
         progress: with ``stream``, ``progress(bytes_read, file_size)`` after each piece.
+        ties: the tie policy (``serpeval.ranking.TIE_POLICIES``): ``"trec_eval"`` (doc id
+            descending), ``"optimistic"``, ``"pessimistic"``, or ``"expected"`` (each value its
+            exact expectation over every order of each tie group); see ``docs/how-to/ties.md``.
         grades: the qrels' grade type: None keeps a :class:`Qrels`' own (``"int"`` for
             anything read here); ``"float"`` takes fractional grades (any finite real grade;
             gain measures use it as is, binary measures count grade >= ``rel``), see
@@ -156,17 +168,18 @@ def evaluate(
         qrels = as_qrels(qrels, grades)
     with small_pages():
         return _evaluate(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
-                         float32_scores=float32_scores, stream=stream, progress=progress)
+                         float32_scores=float32_scores, stream=stream, progress=progress, ties=check_ties(ties))
 
 
 def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Measure], *, missing: Missing,
-              depth: int | None, judged_only: bool, float32_scores: bool, stream: bool, progress: Any) -> Results:
+              depth: int | None, judged_only: bool, float32_scores: bool, stream: bool, progress: Any,
+              ties: TiePolicy = "trec_eval") -> Results:
     """:func:`evaluate`, on small memory pages (:mod:`serpeval.core.pages`)."""
     if stream:
         from serpeval.evaluation.stream import evaluate_stream
 
         return evaluate_stream(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
-                               float32_scores=float32_scores, progress=progress)
+                               float32_scores=float32_scores, progress=progress, ties=ties)
     parsed = parse_measures(measures)
     # The first run is read while the qrels are (unless both could be standard input).
     each_run = iter_runs(runs, read_ahead=not may_read_stdin(qrels))
@@ -186,7 +199,7 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
     # memory does not grow with the number of runs (only the per-query values are kept).
     for run in each_run:
         rankings = rank(index, run, missing=missing, depth=depth, judged_only=judged_only,
-                        float32_scores=float32_scores)
+                        float32_scores=float32_scores, ties=ties)
         require_evaluated(rankings.coverage, run.source, qrels=judgments.source,
                           run_examples=_some_queries(run))
         name, tag = run.name, run.tag
@@ -207,5 +220,5 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
     results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores, qrels=judgments.source,
-                        qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None)
+                        qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None, ties=ties)
     return Results(parsed, tuple(results), settings)

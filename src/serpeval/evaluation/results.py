@@ -14,7 +14,7 @@ import numpy as np
 
 from serpeval.core.tabular import Tabular
 from serpeval.measures import Measure, parse_measure
-from serpeval.ranking import Coverage
+from serpeval.ranking import TIE_RULES, Coverage
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -35,6 +35,7 @@ class Settings:
     qrels: str = ""
     qrels_skipped_lines: int = 0
     subtopics: bool = False
+    ties: str = "trec_eval"
 
     def rules(self) -> list[str]:
         """Plain-language statements of the rules applied (for report headers)."""
@@ -44,8 +45,8 @@ class Settings:
             "error": "judged queries absent from a run are an error",
         }[self.missing]
         rules = [
-            "ranking: score descending, ties by doc id descending (byte order), as trec_eval; "
-            "rank column and line order ignored",
+            f"ranking: score descending, {TIE_RULES.get(self.ties, self.ties)}"
+            f"{'' if self.ties == 'trec_eval' else f' (tie policy {self.ties})'}; rank column and line order ignored",
             "only judged queries are evaluated; run queries without judgments are ignored",
             missing,
             "negative grades mean judged-but-unjudged (not non-relevant); unjudged docs are non-relevant",
@@ -182,6 +183,7 @@ class Results(Tabular):
             "measures": [str(m) for m in self.measures],
             "results": self.to_dicts(per_query=False),
             "coverage": self.coverage(),
+            "ties": self.settings.ties,
             "rules": self.settings.rules(),
         }
         if per_query:

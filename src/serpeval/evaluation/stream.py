@@ -56,6 +56,8 @@ from serpeval.ranking import (
     Missing,
     QrelsIndex,
     Rankings,
+    TiePolicy,
+    check_ties,
     missing_queries_error,
     missing_queries_warning,
     rank,
@@ -78,6 +80,7 @@ class _Options:
     float32_scores: bool
     comments: bool
     chunk_bytes: int
+    ties: TiePolicy = "trec_eval"
 
 
 @dataclass
@@ -117,7 +120,7 @@ def _measure(part: Run, rows: Callable[[], Any], opts: _Options, collected: _Col
     """Rank and measure the complete queries of ``part`` (``rows()``: their rows in the file)."""
     try:
         rankings = rank(collected.index, part, missing="skip", depth=opts.depth, judged_only=opts.judged_only,
-                        float32_scores=opts.float32_scores)
+                        float32_scores=opts.float32_scores, ties=opts.ties)
     except DuplicateError as exc:
         raise _relocated(exc, part, rows(), opts, label) from None
     assert rankings.run_order is not None  # rank() always records it
@@ -340,6 +343,7 @@ def evaluate_stream(
     progress: Callable[[int, int], None] | None = None,
     spill_dir: str | Path | None = None,
     facts: list[StreamedRun] | None = None,
+    ties: TiePolicy = "trec_eval",
 ) -> Results:
     """Evaluate TREC run files piece by piece (see the module docstring); the arguments are
     :func:`~serpeval.evaluation.evaluate.evaluate`'s, plus:
@@ -353,6 +357,8 @@ def evaluate_stream(
         spill_dir: where an ungrouped run is partitioned (default: the temporary directory).
         facts: a list that receives each run file's
             :class:`~serpeval.io.trec_stream.StreamedRun` (name, tag, rows, skipped lines).
+        ties: the tie policy (a query is ranked whole within a piece, so every policy gives
+            the in-memory values).
 
     Raises:
         InputError: subtopic qrels (diversity measures are not streamed); an ungrouped run
@@ -381,7 +387,7 @@ def evaluate_stream(
     paths = [str(p) for p in paths]
     if not paths:
         raise InputError("No runs given; pass a run or a list of runs.")
-    opts = _Options(parsed, missing, depth, judged_only, float32_scores, comments, chunk_bytes)
+    opts = _Options(parsed, missing, depth, judged_only, float32_scores, comments, chunk_bytes, check_ties(ties))
     if missing not in ("skip", "zero", "error"):
         rank(index, Run(pa.chunked_array([["x"]]), pa.chunked_array([["x"]]), np.zeros(1)), missing=missing)
     if depth is not None and depth <= 0:
@@ -390,5 +396,6 @@ def evaluate_stream(
                            None if spill_dir is None else str(spill_dir), facts) for p in paths]
     results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only, float32_scores=float32_scores,
-                        qrels=judgments.source, qrels_skipped_lines=judgments.skipped_lines, subtopics=False)
+                        qrels=judgments.source, qrels_skipped_lines=judgments.skipped_lines, subtopics=False,
+                        ties=opts.ties)
     return Results(parsed, tuple(results), settings)

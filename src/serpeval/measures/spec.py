@@ -335,6 +335,10 @@ class Measure:
         params = dict(self.params)
         if params.pop("judged_only", False):
             rankings = rankings.only_judged()
+        if rankings.ties == "expected":  # the mean over every order of each tie group
+            from serpeval.measures.expected import expected_values
+
+            return expected_values(self, rankings, params)
         values = self.spec.kernel(rankings, cutoff=self.cutoff, **params)
         return np.asarray(values, dtype=np.float64)
 

@@ -1,0 +1,429 @@
+"""Exact expectations over every order of each tie group (the ``expected`` tie policy).
+
+Under ``ties="expected"`` a measure's value for a query is its mean over every order of the
+docs inside each tie group (docs of the query with equal scores), every order equally
+likely. Nothing is sampled; each measure has one of three exact methods, stated by
+``serpeval measures NAME`` (:func:`method`):
+
+* **closed form** (vectorized over all queries; McSherry and Najork, ECIR 2008). The key
+  fact: the order inside an earlier tie group does not change its grade counts, so a doc
+  of group G (first position s, size n, 0-based) lies at each position s..s+n-1 with
+  probability 1/n, and the docs of G above it are a uniform random subset of G's other
+  docs. Hence:
+
+  - sums over ranks of w(rank) * h(grade) (P@k, R@k, Rprec, DCG/nDCG of any gain):
+    E = sum over docs d of h(g_d) * mean of w over d's group's positions (w = 0 below k);
+    P@k's expected hits: sum over relevant docs of clip((k - s) / n, 0, 1);
+  - AP: a relevant doc of G at position s+j has 1 + R_before + X relevant docs at or
+    above it, E[X | j] = j (r_G - 1) / (n - 1) (r_G relevant in G, R_before above G), so
+    E[AP] = (1/R) sum over relevant d of (1/n) sum_j (1 + R_before + j (r_G-1)/(n-1)) / (s+j+1);
+  - RR and Success@k: only the first group holding a relevant doc matters; the first of
+    its r relevant docs is at offset j with probability C(n-1-j, r-1) / C(n, r), so
+    E[RR] = sum_j C(n-1-j, r-1)/C(n, r) / (s+j+1) and
+    E[Success@k] = 1 - C(n-(k-s), r)/C(n, r) for a group cut by k.
+
+* **order-free**: the measure does not depend on the order of the ranked docs (set
+  measures, counts); its value under any order is the expectation.
+
+* **enumeration**: for every other measure (ERR, RBP, bpref, infAP, the gain-profile
+  measures...) each query's tie groups are expanded into every distinct arrangement of
+  their grades (arrangements of a multiset are equally likely: each stands for the same
+  number of orders), the measure's own kernel runs once on all of them, and each query
+  takes the mean of its arrangements. Exact, but the number of arrangements grows
+  quickly (a group of 20 docs, 10 relevant: 184,756); above :data:`MAX_ARRANGEMENTS` per
+  query, or :data:`MAX_EXPANDED` ranked docs in all, the evaluation is refused with a line
+  naming the query, never approximated. It loops over the tied queries in Python.
+
+The diversity measures read subtopic pairs per document, not grades, and are refused
+under ``expected``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.core.errors import InvalidParameterError
+from serpeval.core.segments import take_segments, weighted_bincount
+from serpeval.measures._common import safe_divide
+from serpeval.measures._segments import memo
+from serpeval.measures.gains import apply_gains, exp_shift, parse_gain_table
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import NDArray
+
+    from serpeval.measures.spec import Measure
+    from serpeval.ranking import Rankings
+
+__all__ = ["MAX_ARRANGEMENTS", "MAX_EXPANDED", "TieGroups", "expected_values", "method", "tie_groups_of"]
+
+MAX_ARRANGEMENTS = 50_000
+"""The most distinct grade arrangements of one query the enumeration method expands."""
+MAX_EXPANDED = 20_000_000
+"""The most ranked docs, over all expanded arrangements, the enumeration method builds."""
+
+
+# ----------------------------------------------------------------------------- groups
+
+
+@dataclass(frozen=True, eq=False)
+class TieGroups:
+    """The tie groups of a :class:`~serpeval.ranking.Rankings` under ``expected``.
+
+    Per ranked doc: ``start`` (0-based position of its group's first doc in its query),
+    ``size`` (its group's size) and ``group`` (its group's index). Per group: ``first``
+    (flat index of its first doc), ``sizes``, ``segment`` (its query) and ``starts``.
+    """
+
+    start: NDArray[np.int64]
+    size: NDArray[np.int64]
+    group: NDArray[np.int64]
+    first: NDArray[np.int64]
+    sizes: NDArray[np.int64]
+    segment: NDArray[np.int64]
+    starts: NDArray[np.int64]
+
+
+def tie_groups_of(r: Rankings) -> TieGroups:
+    """The tie groups of ``r`` (memoised); every doc its own group when ``r`` has no tie ids."""
+    def make() -> TieGroups:
+        n = len(r.grades)
+        new = np.ones(n, dtype=bool)
+        if n > 1:
+            ids = r.tie_ids
+            new[1:] = (r.segment[1:] != r.segment[:-1])
+            if ids is not None:
+                new[1:] |= ids[1:] != ids[:-1]
+            else:
+                new[1:] = True
+        first = np.flatnonzero(new)
+        sizes = np.diff(np.append(first, n))
+        group = np.cumsum(new, dtype=np.int64) - 1
+        segment = r.segment[first] if n else np.zeros(0, dtype=np.int64)
+        starts = r.position[first] if n else np.zeros(0, dtype=np.int64)
+        return TieGroups(starts[group], sizes[group], group, first, sizes, segment, starts)
+
+    return memo(r, "tie_groups", make)
+
+
+def expected_hits(r: Rankings, rel: int, k: NDArray[np.int64] | int | None) -> NDArray[np.float64]:
+    """Per query: the expected number of relevant docs (grade >= rel) in the top ``k``."""
+    t = tie_groups_of(r)
+    is_rel = r.grades >= rel
+    seg = r.segment[is_rel]
+    if k is None:
+        p = np.ones(len(seg))
+    else:
+        kk = np.asarray(k, dtype=np.int64)
+        if kk.ndim:
+            kk = kk[seg]
+        p = np.clip((kk - t.start[is_rel]) / t.size[is_rel], 0.0, 1.0)
+    return weighted_bincount(seg, p, r.n_queries)
+
+
+# ----------------------------------------------------------------------------- closed forms
+
+
+def _precision(r: Rankings, *, cutoff: int, rel: int) -> NDArray[np.float64]:
+    return expected_hits(r, rel, cutoff) / float(cutoff)
+
+
+def _recall(r: Rankings, *, cutoff: int, rel: int) -> NDArray[np.float64]:
+    return safe_divide(expected_hits(r, rel, cutoff), r.num_rel(rel))
+
+
+def _rprec(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    num_rel = r.num_rel(rel)
+    return safe_divide(expected_hits(r, rel, num_rel), num_rel)
+
+
+def _harmonic(n: int) -> NDArray[np.float64]:
+    """H[x] = sum over positions p < x of 1 / (p + 1), for x = 0..n."""
+    out = np.zeros(n + 1)
+    np.cumsum(1.0 / np.arange(1, n + 1, dtype=np.float64), out=out[1:])
+    return out
+
+
+def _average_precision(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.float64]:
+    """E[AP]: per relevant doc of group G (start s, size n, r_G relevant, R_before above G),
+    (1/n) [(1 + R_before) A + (r_G - 1)/(n - 1) B], A = sum_j 1/(s+j+1), B = sum_j j/(s+j+1)
+    over the offsets j with s + j < k."""
+    t = tie_groups_of(r)
+    is_rel = r.grades >= rel
+    rel_per_group = np.bincount(t.group[is_rel], minlength=len(t.sizes)).astype(np.float64)
+    idx = np.flatnonzero(is_rel)
+    g = t.group[idx]
+    s = t.start[idx]
+    n = t.size[idx]
+    before = _relevant_above(r, is_rel)[t.first[g]]  # relevant docs above the group
+    end = s + n
+    if cutoff is not None:
+        end = np.minimum(end, cutoff)
+    top = np.maximum(end, s)
+    h = _harmonic(int(top.max(initial=0)) + 1)
+    a = h[top] - h[s]  # sum over kept offsets of 1/(s+j+1)
+    m = (top - s).astype(np.float64)
+    b = m - (s + 1.0) * a  # sum over kept offsets of j/(s+j+1)
+    rg = rel_per_group[g]
+    frac = np.divide(rg - 1.0, n - 1.0, out=np.zeros(len(idx)), where=n > 1)
+    value = ((1.0 + before) * a + frac * b) / n
+    return safe_divide(weighted_bincount(r.segment[idx], value, r.n_queries), r.num_rel(rel))
+
+
+def _relevant_above(r: Rankings, is_rel: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """Per ranked doc: the relevant docs ranked above it in its query."""
+    running = np.cumsum(is_rel, dtype=np.int64)
+    before_query = np.zeros(r.n_queries, dtype=np.int64)
+    starts = r.offsets[:-1]
+    has = starts > 0
+    before_query[has] = running[starts[has] - 1]
+    return running - is_rel - before_query[r.segment]
+
+
+def _first_relevant_group(r: Rankings, rel: int
+                          ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Per query with a relevant ranked doc: the query, its first relevant group's start s,
+    size n and relevant count c, and log C(n, c)."""
+    t = tie_groups_of(r)
+    is_rel = r.grades >= rel
+    rel_per_group = np.bincount(t.group[is_rel], minlength=len(t.sizes))
+    idx = np.flatnonzero(is_rel)
+    if idx.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z, z
+    seg = r.segment[idx]
+    firsts = idx[np.concatenate([[True], seg[1:] != seg[:-1]])]
+    g = t.group[firsts]
+    return r.segment[firsts], t.starts[g], t.sizes[g], rel_per_group[g]
+
+
+def _log_choose(n: NDArray[np.float64], c: NDArray[np.float64]) -> NDArray[np.float64]:
+    from scipy.special import gammaln
+
+    return gammaln(n + 1.0) - gammaln(c + 1.0) - gammaln(n - c + 1.0)
+
+
+def _reciprocal_rank(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.float64]:
+    """E[RR] = sum_j P(first relevant of the group at offset j) / (s + j + 1), with
+    P = C(n-1-j, c-1) / C(n, c), over the offsets j with s + j < k."""
+    q, s, n, c = _first_relevant_group(r, rel)
+    out = np.zeros(r.n_queries)
+    if q.size == 0:
+        return out
+    # one row per (query, offset j < n - c + 1): the first relevant cannot be lower
+    span = n - c + 1
+    row = np.repeat(np.arange(len(q)), span)
+    j = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
+    nn, cc = n[row].astype(np.float64), c[row].astype(np.float64)
+    p = np.exp(_log_choose(nn - 1.0 - j, cc - 1.0) - _log_choose(nn, cc))
+    pos = s[row] + j
+    keep = np.ones(len(j), dtype=bool) if cutoff is None else pos < cutoff
+    out[:] = weighted_bincount(q[row[keep]], p[keep] / (pos[keep] + 1.0), r.n_queries)
+    return out
+
+
+def _success(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.float64]:
+    """E[Success@k] = P(the first relevant is in the top k) = 1 - C(n - (k - s), c) / C(n, c)
+    for the first relevant group (start s, size n, c relevant); 1 when it ends by k, 0 when
+    it starts after."""
+    q, s, n, c = _first_relevant_group(r, rel)
+    out = np.zeros(r.n_queries)
+    if q.size == 0:
+        return out
+    if cutoff is None:
+        out[q] = 1.0
+        return out
+    inside = np.clip(cutoff - s, 0, n)  # the group's positions within the top k
+    rest = (n - inside).astype(np.float64)
+    miss = np.where(rest >= c, np.exp(_log_choose(np.maximum(rest, c), c.astype(np.float64))
+                                      - _log_choose(n.astype(np.float64), c.astype(np.float64))), 0.0)
+    miss = np.where(inside == 0, 1.0, miss)
+    out[q] = 1.0 - miss
+    return out
+
+
+def _discount_table(n: int) -> NDArray[np.float64]:
+    """W[x] = sum over positions p < x of 1 / log2(p + 2), for x = 0..n."""
+    out = np.zeros(n + 1)
+    np.cumsum(1.0 / np.log2(np.arange(n, dtype=np.float64) + 2.0), out=out[1:])
+    return out
+
+
+def _scaled_dcg(r: Rankings, cutoff: int | None, gain: Any, gains: str) -> NDArray[np.float64]:
+    """E[DCG@k] divided by the query's 2^shift (as ``ndcg.dcg_at``): every doc's gain times
+    the mean discount over its group's positions in the top k."""
+    t = tie_groups_of(r)
+    table = parse_gain_table(gains) if gains else {}
+    shift = memo(r, ("exp_shift", gain, gains), lambda: exp_shift(r, gain, table))
+    scale = None if shift is None else shift[r.segment]
+    value = apply_gains(r.grades, gain, table, scale)
+    nz = np.flatnonzero(value != 0)
+    s, n = t.start[nz], t.size[nz]
+    end = s + n if cutoff is None else np.minimum(s + n, cutoff)
+    top = np.maximum(end, s)
+    w = _discount_table(int(top.max(initial=0)) + 1)
+    mean_discount = (w[top] - w[s]) / n
+    return weighted_bincount(r.segment[nz], value[nz] * mean_discount, r.n_queries)
+
+
+def _dcg(r: Rankings, *, cutoff: int | None, gain: Any, gains: str = "") -> NDArray[np.float64]:
+    from serpeval.measures.ndcg import unscale
+
+    return unscale(r, _scaled_dcg(r, cutoff, gain, gains), gain, gains, "DCG")
+
+
+def _ndcg(r: Rankings, *, cutoff: int | None, gain: Any, gains: str = "") -> NDArray[np.float64]:
+    from serpeval.measures.ndcg import scaled_ideal_dcg
+
+    return safe_divide(_scaled_dcg(r, cutoff, gain, gains), scaled_ideal_dcg(r, cutoff, gain, gains))
+
+
+CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
+    "P": _precision,
+    "R": _recall,
+    "Rprec": _rprec,
+    "AP": _average_precision,
+    "RR": _reciprocal_rank,
+    "Success": _success,
+    "DCG": _dcg,
+    "nDCG": _ndcg,
+}
+"""Measures (by canonical family name) whose expectation has a closed form here."""
+
+ORDER_FREE = frozenset({
+    "set_P", "set_recall", "set_F", "set_relative_P", "set_map", "num_ret", "num_rel", "num_rel_ret",
+    "num_q", "num_nonrel_judged_ret", "utility", "IDCG",
+})
+"""Measures (canonical family names) that do not depend on the order of the ranked docs
+(and take no cutoff): any order gives the expectation. A name not registered is ignored."""
+
+
+def _order_free(spec_name: str, cutoff: int | None) -> bool:
+    return spec_name in ORDER_FREE and (cutoff is None or spec_name == "IDCG")
+
+
+def method(spec: Any) -> str:
+    """How ``ties="expected"`` computes ``spec``'s measure (one line for ``serpeval measures``)."""
+    if spec.subtopics:
+        return ("refused: the diversity measures read subtopics per document, not grades; "
+                "use another tie policy")
+    if spec.name in CLOSED_FORMS:
+        return "exact, closed form over each tie group (McSherry & Najork 2008), vectorized"
+    if spec.name in ORDER_FREE:
+        return "exact: the measure does not depend on the order of the ranked docs"
+    return (f"exact, by enumerating every distinct grade arrangement of each query's tie groups "
+            f"(refused above {MAX_ARRANGEMENTS:,} arrangements per query)")
+
+
+# ----------------------------------------------------------------------------- enumeration
+
+
+@lru_cache(maxsize=4096)
+def _arrangements(grades: tuple[int, ...]) -> NDArray[np.int64]:
+    """Every distinct order of a multiset of grades, one per row (``grades`` sorted)."""
+    values, counts = np.unique(np.array(grades, dtype=np.int64), return_counts=True)
+    n = len(grades)
+    rows: list[list[int]] = []
+
+    def place(prefix: list[int], left: list[int]) -> None:
+        if len(prefix) == n:
+            rows.append(prefix.copy())
+            return
+        for i, c in enumerate(left):
+            if c:
+                left[i] -= 1
+                prefix.append(int(values[i]))
+                place(prefix, left)
+                prefix.pop()
+                left[i] += 1
+
+    place([], [int(c) for c in counts])
+    return np.array(rows, dtype=np.int64).reshape(len(rows), n)
+
+
+def _log_arrangements(r: Rankings, t: TieGroups) -> NDArray[np.float64]:
+    """Per query: log of the number of distinct grade arrangements of its tie groups."""
+    from scipy.special import gammaln
+
+    log_fact_sizes = weighted_bincount(t.segment, gammaln(t.sizes + 1.0), r.n_queries)
+    # counts of each (group, grade) pair
+    keys = np.stack([t.group, r.grades])
+    _, counts = np.unique(keys, axis=1, return_counts=True) if len(r.grades) else (None, np.zeros(0))
+    pair_groups = np.unique(keys, axis=1)[0] if len(r.grades) else np.zeros(0, dtype=np.int64)
+    log_fact_counts = weighted_bincount(t.segment[pair_groups], gammaln(counts + 1.0), r.n_queries)
+    return log_fact_sizes - log_fact_counts
+
+
+def _enumerate(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray[np.float64]:
+    """The mean of the measure's own kernel over every distinct grade arrangement of each
+    query's tie groups (see the module docstring)."""
+    from serpeval.ranking import Rankings
+
+    t = tie_groups_of(r)
+    log_count = _log_arrangements(r, t)
+    count = np.rint(np.exp(log_count)).astype(np.int64)
+    too_many = np.flatnonzero(log_count > math.log(MAX_ARRANGEMENTS) + 1e-9)
+    if too_many.size:
+        q = int(too_many[np.argmax(log_count[too_many])])
+        raise InvalidParameterError(
+            f"ties='expected': {measure} has no closed form and query {str(r.query_ids[q])!r} has "
+            f"about {math.exp(log_count[q]):.3g} distinct orders of its tied grades ({too_many.size} "
+            f"quer{'y' if too_many.size == 1 else 'ies'} above {MAX_ARRANGEMENTS:,}), too many to enumerate "
+            "exactly; use another tie policy for this measure, or a measure with a closed form "
+            "(serpeval measures NAME says which)."
+        )
+    expanded = int(np.dot(count, r.n_ret))
+    if expanded > MAX_EXPANDED:
+        raise InvalidParameterError(
+            f"ties='expected': {measure} would expand to {expanded:,} ranked docs over every order of the "
+            f"tie groups (at most {MAX_EXPANDED:,}); use another tie policy for this measure."
+        )
+    copy_of = np.repeat(np.arange(r.n_queries), count)  # the query of every arrangement
+    offsets, flat = take_segments(r.offsets, copy_of)
+    grades = r.grades[flat]
+    ideal_offsets, ideal_flat = take_segments(r.ideal_offsets, copy_of)
+    tied_groups = np.flatnonzero(t.sizes > 1)
+    if tied_groups.size:
+        copy_start = np.concatenate([[0], np.cumsum(count)[:-1]])
+        by_query: dict[int, list[int]] = {}
+        for g in tied_groups.tolist():
+            by_query.setdefault(int(t.segment[g]), []).append(g)
+        for q, groups in by_query.items():  # Python over the tied queries: the fallback path
+            options = [_arrangements(tuple(sorted(r.grades[t.first[g]: t.first[g] + t.sizes[g]].tolist())))
+                       for g in groups]
+            picks = np.array(list(itertools.product(*[range(len(o)) for o in options])), dtype=np.int64)
+            base = offsets[copy_start[q]: copy_start[q] + count[q]]
+            for which, (g, o) in enumerate(zip(groups, options, strict=True)):
+                at = base[:, None] + int(t.starts[g]) + np.arange(int(t.sizes[g]))
+                grades[at] = o[picks[:, which]]
+    copies = Rankings(r.query_ids[copy_of], offsets, grades, ideal_offsets, r.ideal_grades[ideal_flat],
+                      r.coverage)
+    values = np.asarray(measure.spec.kernel(copies, cutoff=measure.cutoff, **params), dtype=np.float64)
+    return weighted_bincount(copy_of, values / count[copy_of], r.n_queries)
+
+
+# ----------------------------------------------------------------------------- dispatch
+
+
+def expected_values(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray[np.float64]:
+    """Per-query expectation of ``measure`` over every order of each tie group of ``r``
+    (``params`` without ``judged_only``, already applied to ``r``)."""
+    spec = measure.spec
+    if spec.subtopics:
+        raise InvalidParameterError(
+            f"ties='expected' is not available for {measure}: the diversity measures read subtopics per "
+            "document, not grades; use ties=trec_eval, optimistic, pessimistic for it."
+        )
+    if r.tie_ids is None or _order_free(spec.name, measure.cutoff):
+        return np.asarray(spec.kernel(r, cutoff=measure.cutoff, **params), dtype=np.float64)
+    closed = CLOSED_FORMS.get(spec.name)
+    if closed is not None:
+        return np.asarray(closed(r, cutoff=measure.cutoff, **params), dtype=np.float64)
+    return _enumerate(measure, r, params)
