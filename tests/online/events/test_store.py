@@ -1,0 +1,217 @@
+"""The UBI event schema and the event store, on DuckDB and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+from serpeval.core.errors import InputError
+from serpeval.online.events.schema import validate_events, validate_query
+from serpeval.online.events.store import GroupWriter, StoreUnavailable, open_store, query_row
+
+
+def click(query_id: str | None = "q1", **extra: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {"action_name": "click", "timestamp": "2026-12-05T01:00:00Z", "client_id": "c1",
+                             "event_attributes": {"position": {"ordinal": 2}}}
+    if query_id is not None:
+        event["query_id"] = query_id
+    event.update(extra)
+    return event
+
+
+def impression(query_id: str = "q1", hits: tuple[str, ...] = ("d1", "d2", "d3")) -> dict[str, Any]:
+    return {"query_id": query_id, "user_query": "wing flow", "client_id": "u1", "user_id": "u1",
+            "timestamp": "2026-12-05T00:59:59.5+00:00", "query_response_hit_ids": list(hits),
+            "query_attributes": {"experiment": "e", "variant": "interleaved", "excluded": None,
+                                 "interleaving": {"method": "team_draft", "seed": 5, "k": len(hits),
+                                                  "rankers": ["A", "B"], "teams": ["A", "B", "A"][:len(hits)],
+                                                  "rankings": [list(hits), list(hits)], "params": {}}}}
+
+
+# ---------------------------------------------------------------- schema
+
+def test_valid_events_become_rows() -> None:
+    rows = validate_events([click(), click("q2", event_attributes={"object": {"object_id": 7}}),
+                            {"action_name": "purchase", "timestamp": "2026-12-05T02:00:00"}])
+    assert [r.action_name for r in rows] == ["click", "click", "purchase"]
+    assert rows[0].ordinal == 2
+    assert rows[0].object_id is None
+    assert rows[1].object_id == "7"
+    assert rows[1].ordinal is None
+    assert rows[2].timestamp == dt.datetime(2026, 12, 5, 2, tzinfo=dt.UTC)  # naive = UTC
+    assert rows[0].timestamp.tzinfo is not None
+    # the id of an event without one is a digest of its content: the same event, the same id
+    assert validate_events(click())[0].event_id == rows[0].event_id
+    assert validate_events(click(event_id="mine"))[0].event_id == "mine"
+    assert validate_events({"events": [click()]})[0].event_id == rows[0].event_id
+
+
+@pytest.mark.parametrize(("payload", "message"), [
+    ({"timestamp": "2026-12-05T01:00:00Z"}, "event: event: 'action_name' is a required property"),
+    (click(event_attributes={"position": {"ordinal": "2"}}),
+     "event: event_attributes.position.ordinal: '2' is not of type 'integer'"),
+    (click(event_attributes={"position": {"ordinal": 0}}),
+     "event: event_attributes.position.ordinal: 0 is less than the minimum of 1"),
+    (click(event_attributes={}),
+     "event: event_attributes: needs position.ordinal (1-based), position.xy or object.object_id"),
+    (click(query_id=5), "event: query_id: 5 is not of type 'string'"),
+    (click(timestamp="yesterday at noon"), "event: timestamp: timestamp 'yesterday at noon' is not ISO 8601"),
+    ([click(), "x"], "event 1: expected a JSON object; got str."),
+    ([], "the batch holds no events."),
+    (3, "expected a UBI event object, a list of them or {\"events\": [...]}; got int."),
+])
+def test_bad_events_get_one_line_naming_the_field(payload: Any, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        validate_events(payload)
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+
+
+def test_batch_limit() -> None:
+    with pytest.raises(InputError, match="the batch holds 3 events; at most 2 per request"):
+        validate_events([click()] * 3, max_batch=2)
+
+
+def test_query_records_follow_the_convention() -> None:
+    validate_query(impression())
+    bad = impression()
+    bad["query_attributes"]["interleaving"]["teams"] = ["A"]
+    with pytest.raises(InputError, match=r"interleaving\.teams has 1 labels for 3 hits"):
+        validate_query(bad)
+    bad = impression()
+    del bad["query_attributes"]["experiment"]
+    with pytest.raises(InputError, match="'experiment' is a required property"):
+        validate_query(bad)
+
+
+# ---------------------------------------------------------------- store, both backends
+
+def test_write_read_idempotent_and_orphans(store_url: str) -> None:
+    store = open_store(store_url)
+    try:
+        events = validate_events([click("q1"), click("q-unknown", event_id="e2"), click(None, event_id="e3")])
+        result, ids = store.write([query_row(impression("q1"))], events)
+        # q-unknown is an orphan; an event without query_id is not an orphan (nothing to join)
+        assert (result.written, result.duplicates, result.orphans, result.queries) == (3, 0, 1, 1)
+        assert ids["e2"] is True
+        assert ids["e3"] is False
+        again, ids_again = store.write([query_row(impression("q1"))], events + events[:1])
+        assert (again.written, again.duplicates, again.orphans) == (0, 4, 0)
+        assert ids_again == {}
+        assert store.counts() == {"impressions": 1, "events": 3, "orphans": 1}
+        queries = store.read("ubi_queries").to_pylist()
+        assert queries[0]["query_id"] == "q1"
+        assert json.loads(queries[0]["hit_ids"]) == ["d1", "d2", "d3"]
+        assert queries[0]["ts"] == dt.datetime(2026, 12, 5, 0, 59, 59, 500000, tzinfo=dt.UTC)
+        assert json.loads(queries[0]["query_attributes"])["interleaving"]["seed"] == 5
+        assert queries[0]["interleaved"] is True
+        assert queries[0]["experiment"] == "e"
+        stored = store.read("ubi_events").to_pylist()
+        assert [e["event_id"] for e in stored] == sorted(e.event_id for e in events)
+        assert {e["event_id"]: e["orphan"] for e in stored}["e2"] is True
+        assert json.loads(next(e["body"] for e in stored if e["event_id"] == "e2"))["query_id"] == "q-unknown"
+    finally:
+        store.close()
+    # reopened: the tables are kept, not recreated
+    store = open_store(store_url)
+    assert store.counts()["events"] == 3
+    store.close()
+
+
+def test_both_backends_store_the_same_rows(tmp_path: Any, pg_url: str) -> None:
+    events = validate_events([click("q1"), click("q2", event_attributes={"object": {"object_id": "d9"}}),
+                              click("q1", action_name="add_to_cart", event_id="x")])
+    tables = []
+    for url in (str(tmp_path / "a.duckdb"), pg_url):
+        store = open_store(url)
+        store.write([query_row(impression("q1")), query_row(impression("q2", ("d9",)))], events)
+        tables.append((store.read("ubi_queries"), store.read("ubi_events").drop_columns(["received_at"])))
+        store.close()
+    assert tables[0][0].equals(tables[1][0])
+    assert tables[0][1].equals(tables[1][1])
+
+
+def test_group_writer_commits_in_order_and_reports_each_request(store_url: str) -> None:
+    writer = GroupWriter(open_store(store_url))
+    try:
+        # the event's impression is queued first: it is not an orphan
+        first = writer.submit([query_row(impression("q7"))])
+        futures = [writer.submit([], validate_events(click("q7", event_id=f"e{i % 3}"))) for i in range(6)]
+        results = [f.result(timeout=30) for f in futures]
+        assert first.result(timeout=30).queries == 1
+        assert sum(r.written for r in results) == 3
+        assert sum(r.duplicates for r in results) == 3
+        assert all(r.orphans == 0 for r in results)
+        assert writer.store.counts() == {"impressions": 1, "events": 3, "orphans": 0}
+    finally:
+        writer.close()
+
+
+def test_dropped_connection_is_a_503_then_recovers(pg_url: str) -> None:
+    import psycopg
+
+    store = open_store(pg_url)
+    store.write([], validate_events(click(event_id="before")))
+    pid = store._con.info.backend_pid
+    with psycopg.connect(pg_url.split("?")[0], autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreUnavailable, match="the write failed and nothing was stored"):
+        store.write([], validate_events(click(event_id="during")))
+    # the next write reconnects; the refused event is not there until the client retries it
+    result, _ = store.write([], validate_events(click(event_id="after")))
+    assert result.written == 1
+    assert [e["event_id"] for e in store.read("ubi_events").to_pylist()] == ["after", "before"]
+    store.close()
+
+
+def test_unreachable_postgres_is_store_unavailable() -> None:
+    with pytest.raises(StoreUnavailable, match=r"event store postgresql://127.0.0.1:9/x: cannot open"):
+        open_store("postgresql://nobody:secret@127.0.0.1:9/x")
+
+
+def test_full_disk_refuses_without_acknowledging(tmp_path: Any) -> None:
+    import shutil
+    import subprocess
+
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if shutil.which("mount") is None or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("mounting a small tmpfs needs root (the full-disk test runs in CI as root)")
+    try:
+        store = open_store(mount / "events.duckdb")
+        written = 0
+        body = "x" * 900
+        refused = None
+        for i in range(10_000):
+            rows = validate_events([click(f"q{i}", event_id=f"{i}-{j}", message=body) for j in range(50)])
+            try:
+                written += store.write([], rows)[0].written
+            except StoreUnavailable as exc:
+                refused = exc
+                break
+        assert refused is not None
+        assert "the write failed and nothing was stored" in str(refused)
+        store.close()
+        # everything acknowledged before the disk filled is still there (read after freeing space)
+        shutil.copy(mount / "events.duckdb", tmp_path / "copy.duckdb")
+        if (mount / "events.duckdb.wal").exists():
+            shutil.copy(mount / "events.duckdb.wal", tmp_path / "copy.duckdb.wal")
+        check = open_store(tmp_path / "copy.duckdb")
+        assert check.counts()["events"] == written > 0
+        check.close()
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_bad_store_target(tmp_path: Any) -> None:
+    with pytest.raises(InputError, match=r"the folder .* does not exist"):
+        open_store(tmp_path / "missing" / "events.duckdb")
+    store = open_store(tmp_path / "e.duckdb")
+    with pytest.raises(InputError, match="unknown store table 'users'"):
+        store.read("users")
+    assert store.ping()
+    store.close()
