@@ -47,6 +47,7 @@ __all__ = [
     "read_run",
     "read_subtopic_qrels",
     "reciprocal_rank",
+    "retrieve",
 ]
 
 from serpeval.core.lazy import lazy_index
@@ -73,6 +74,7 @@ _LAZY = {
     "diff_runs": "serpeval.judgments.diff",
     "agreement": "serpeval.judgments.agreement",
     "clicks_to_qrels": "serpeval.judgments.clicks",
+    "retrieve": "serpeval.engines.retrieve",
 }
 
 if TYPE_CHECKING:
@@ -80,6 +82,7 @@ if TYPE_CHECKING:
     from serpeval.comparison.gate import gate
     from serpeval.core.data import Qrels, Run
     from serpeval.core.subtopics import SubtopicQrels
+    from serpeval.engines.retrieve import retrieve
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.evaluation.results import Results
     from serpeval.io import read_qrels, read_run, read_subtopic_qrels

@@ -53,6 +53,8 @@ COMMANDS: tuple[Command, ...] = (
             "Graded@k and Unjudged@k: the share of each run's top k that is judged, and not"),
     Command("diff", "serpeval.cli.cmd_diff",
             "compare two runs without judgments: overlap, RBO, Kendall's tau"),
+    Command("retrieve", "serpeval.cli.cmd_retrieve",
+            "run topics through a search engine (embedded BM25 or HTTP) and write a TREC run"),
 )
 
 _BY_NAME = {row.name: row for row in COMMANDS}

@@ -139,6 +139,7 @@ class EmbeddedIndex:
     _vocab: dict[str, int] = field(repr=False)
     _presence: Any = field(repr=False)  # scipy csc (n_docs x vocab), 1 where the term occurs
     _tie_order: NDArray[np.int64] = field(repr=False)
+    doc_id_array: NDArray[np.object_] = field(repr=False)
     _models: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -251,6 +252,7 @@ class EmbeddedIndex:
             doc_ids=ids, fields=fields, id_field=id_field, source=source, fingerprint=digest.hexdigest()[:16],
             empty_documents=int((lengths == 0).sum()), stemmer=stemmer, stopwords=stopwords, _tokenizer=tokenizer,
             _token_ids=token_ids, _vocab=vocab, _presence=presence, _tie_order=tie_order,
+            doc_id_array=np.asarray(ids, dtype=object),
         )
 
     def __len__(self) -> int:
