@@ -56,6 +56,7 @@ from serpeval.core.hash_index import KeyTable, Stored, StringTable, grades_in_gr
 from serpeval.core.id_codes import codes_in
 from serpeval.core.order import rank_order, sort_order
 from serpeval.core.segments import positions_in_segments, segment_ids, take_segments, weighted_bincount
+from serpeval.core.ties import TIE_POLICIES, TIE_RULES, TiePolicy, check_ties
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -89,27 +90,6 @@ UNJUDGED = -2
 
 Missing = Literal["skip", "zero", "error"]
 MISSING_POLICIES: tuple[Missing, ...] = get_args(Missing)
-
-TiePolicy = Literal["trec_eval", "optimistic", "pessimistic", "expected"]
-TIE_POLICIES: tuple[TiePolicy, ...] = get_args(TiePolicy)
-"""The tie policies, the default first (see the module docstring and ``docs/how-to/ties.md``)."""
-
-TIE_RULES: dict[str, str] = {
-    "trec_eval": "ties by doc id descending (byte order), as trec_eval",
-    "optimistic": "ties: higher grade first (unjudged as not relevant), then doc id descending",
-    "pessimistic": "ties: lower grade first (unjudged as not relevant), then doc id descending",
-    "expected": "ties: each value is its exact expectation over every order of each tie group",
-}
-"""One line per tie policy, for the rules every report states."""
-
-
-def check_ties(ties: object) -> TiePolicy:
-    """``ties`` if it names a tie policy; else :class:`InvalidParameterError` listing them."""
-    if ties not in TIE_POLICIES:
-        raise InvalidParameterError(
-            f"unknown tie policy {ties!r}: use one of {', '.join(TIE_POLICIES)} (trec_eval is the default)."
-        )
-    return ties
 
 
 # ----------------------------------------------------------------------------- qrels side

@@ -12,6 +12,7 @@ from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, 
 from serpeval.cli.offline import (
     add_group_options,
     add_subtopics_option,
+    add_ties_option,
     coverage_notes,
     refuse_latex_groups,
     render_results,
@@ -40,6 +41,7 @@ def register(sub: Any) -> None:
                         "zero (trec_eval -c), error")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+    add_ties_option(p)
     p.add_argument("--judged", nargs="?", const=0, type=POSITIVE_INT, metavar="K",
                    help="add a Judged@K column (the share of the top K that is judged; K defaults "
                         "to the deepest cutoff of the measures, else 10)")

@@ -19,6 +19,7 @@ __all__ = [
     "add_evaluation_options",
     "add_judged_options",
     "add_subtopics_option",
+    "add_ties_option",
     "coverage_notes",
     "judged_gap_notes",
     "load_and_evaluate",
@@ -39,6 +40,17 @@ def add_evaluation_options(p: argparse.ArgumentParser, missing: str = "skip") ->
                         f"zero (trec_eval -c), error; default {missing}")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="keep the top N docs per query (-M)")
     p.add_argument("--judged-only", action="store_true", help="drop unjudged docs first (-J)")
+    add_ties_option(p)
+
+
+def add_ties_option(p: argparse.ArgumentParser) -> None:
+    """``--ties POLICY``: the tie policy (:mod:`serpeval.core.ties`; names only, no NumPy)."""
+    from serpeval.core.ties import TIE_POLICIES
+
+    p.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", metavar="POLICY",
+                   help="order within equal scores: trec_eval (default: doc id descending), optimistic "
+                        "(higher grade first), pessimistic (lower grade first), expected (each value its "
+                        "exact mean over every order of each tie group); see docs/how-to/ties.md")
 
 
 def add_judged_options(p: argparse.ArgumentParser, column: bool = True) -> None:
@@ -176,7 +188,7 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             warnings.simplefilter("ignore", MissingQueriesWarning)
             warnings.simplefilter("ignore", SingleSubtopicWarning)
             results = evaluate(qrels, each_run(), measures, missing=args.missing, depth=args.depth,
-                               judged_only=args.judged_only)
+                               judged_only=args.judged_only, ties=getattr(args, "ties", "trec_eval"))
         outcome = None
         if then is not None:
             step("testing")
@@ -210,7 +222,8 @@ def stream_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seq
             report(sum(sizes[: len(facts)]) + done, total or size)
 
         results = evaluate_stream(qrels, list(run_paths), measures, missing=args.missing, depth=args.depth,
-                                  judged_only=args.judged_only, progress=each, facts=facts)
+                                  judged_only=args.judged_only, progress=each, facts=facts,
+                                  ties=getattr(args, "ties", "trec_eval"))
     return qrels, facts, results
 
 
@@ -278,11 +291,22 @@ def coverage_notes(results: Any, qrels: Any, runs: list[Any]) -> list[str]:
             notes.append(f"{c.run}: {c.truncated_rows} lines below depth {results.settings.depth} ignored")
         if c.dropped_unjudged:
             notes.append(f"{c.run}: {c.dropped_unjudged} unjudged docs removed (judged only)")
+        ties = getattr(results.settings, "ties", "trec_eval")
         if c.ties:
-            notes.append(f"{c.run}: {_plural(c.ties, 'group')} of tied scores, broken by doc id descending")
-    notes.append("rules: ties by doc id desc (trec_eval); missing queries: "
+            notes.append(f"{c.run}: {_plural(c.ties, 'group')} of tied scores, " + _TIE_NOTES[ties])
+    ties = getattr(results.settings, "ties", "trec_eval")
+    rule = "ties by doc id desc (trec_eval)" if ties == "trec_eval" else f"ties {ties} (--ties)"
+    notes.append(f"rules: {rule}; missing queries: "
                  f"{results.settings.missing}; nDCG gain linear unless gain=exp; ideal from all judgments")
     return notes
+
+
+_TIE_NOTES = {
+    "trec_eval": "broken by doc id descending",
+    "optimistic": "ordered higher grade first (--ties optimistic)",
+    "pessimistic": "ordered lower grade first (--ties pessimistic)",
+    "expected": "each value the mean over every order within them (--ties expected)",
+}
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:

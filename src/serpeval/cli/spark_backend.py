@@ -140,6 +140,6 @@ def evaluate_files(
         # The command's notes report the same counts, next to the table.
         warnings.simplefilter("ignore", MissingQueriesWarning)
         results = evaluate(qrels, {run.name: run for run in runs}, measures, missing=args.missing,
-                           depth=args.depth, judged_only=args.judged_only)
+                           depth=args.depth, judged_only=args.judged_only, ties=getattr(args, "ties", "trec_eval"))
     report(total, total)
     return qrels, runs, results

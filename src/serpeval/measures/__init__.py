@@ -20,11 +20,13 @@ from serpeval.measures import (
     cwl,
     diversity,
     err,
+    expected,
     gain_measures,
     geometric,
     infap,
     interpolated,
     judged,
+    ncg,
     ndcg,
     ndcg_averaged,
     precision,
@@ -42,7 +44,7 @@ from serpeval.measures import (
     yaap,
 )
 from serpeval.measures._registry import Registry
-from serpeval.measures.spec import Measure, MeasureSpec, Param
+from serpeval.measures.spec import EXPECTED, Measure, MeasureSpec, Param
 
 __all__ = ["REGISTRY", "Measure", "MeasureSpec", "Param", "parse_measure", "parse_measures"]
 
@@ -99,9 +101,13 @@ REGISTRY = Registry([
     cwl.NERR9_SPEC,
     cwl.NERR10_SPEC,
     cwl.NERR11_SPEC,
+    ncg.SPEC,
     # diversity measures (subtopic qrels), exact to NIST's ndeval
     *diversity.SPECS,
 ])
+
+
+EXPECTED.append(expected.expected_values)  # ties="expected" (Measure.compute reads it)
 
 
 def parse_measure(text: str | Measure) -> Measure:

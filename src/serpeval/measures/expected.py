@@ -298,8 +298,8 @@ CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
 """Measures (by canonical family name) whose expectation has a closed form here."""
 
 ORDER_FREE = frozenset({
-    "set_P", "set_recall", "set_F", "set_relative_P", "set_map", "num_ret", "num_rel", "num_rel_ret",
-    "num_q", "num_nonrel_judged_ret", "utility", "IDCG",
+    "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility", "NumRet", "NumRel", "NumRelRet",
+    "NumNonrelJudgedRet", "NumQ", "IDCG",
 })
 """Measures (canonical family names) that do not depend on the order of the ranked docs
 (and take no cutoff): any order gives the expectation. A name not registered is ignored."""

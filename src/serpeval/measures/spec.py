@@ -30,6 +30,11 @@ Kernel = Callable[..., "NDArray[np.float64]"]
 MAX_CUTOFF = 2**63 - 1
 """The largest cutoff ``@k``: ranks are int64."""
 
+EXPECTED: list[Callable[..., NDArray[np.float64]]] = []
+"""``[expected_values]``: a measure's expectation over every order of each tie group
+(``ties="expected"``), put here by :mod:`serpeval.measures` from
+:mod:`serpeval.measures.expected` (which imports this module, so this one cannot import it)."""
+
 MAX_WEIGHT = 1e100
 """The largest magnitude of a gain, a utility coefficient or an F-measure beta: far beyond
 any real scale, and small enough that a sum over 2^63 documents stays finite in float64."""
@@ -336,9 +341,7 @@ class Measure:
         if params.pop("judged_only", False):
             rankings = rankings.only_judged()
         if rankings.ties == "expected":  # the mean over every order of each tie group
-            from serpeval.measures.expected import expected_values
-
-            return expected_values(self, rankings, params)
+            return EXPECTED[0](self, rankings, params)
         values = self.spec.kernel(rankings, cutoff=self.cutoff, **params)
         return np.asarray(values, dtype=np.float64)
 

@@ -32,6 +32,7 @@ from serpeval.core.errors import (
     InvalidParameterError,
     SerpevalError,
 )
+from serpeval.core.ties import TiePolicy, check_ties
 from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 from serpeval.evaluation.results import Settings
 from serpeval.measures import Measure, parse_measures
@@ -67,6 +68,7 @@ def evaluate(
     judged_only: bool = False,
     float32_scores: bool = False,
     buckets: int | None = None,
+    ties: TiePolicy = "trec_eval",
 ) -> SparkResults:
     """Evaluate runs held in Spark DataFrames; the same numbers as :func:`serpeval.evaluate`.
 
@@ -91,6 +93,8 @@ def evaluate(
         buckets: number of query groups, each evaluated by one vectorized Python call
             (default ``spark.sql.shuffle.partitions``). Every group's rows must fit in a
             Python worker's memory: aim for at most a few million rows per group.
+        ties: the tie policy (see :func:`serpeval.evaluate`); every query is ranked whole in
+            one group, so each policy gives the local values.
 
     Returns:
         :class:`~serpeval.spark.results.SparkResults`: ``per_query`` (a persisted Spark
@@ -107,6 +111,7 @@ def evaluate(
     """
     parsed = parse_measures(measures)
     check_options(missing, depth, buckets)
+    ties = check_ties(ties)
     qrels_df, qrels_label, qrels_source = unwrap(qrels, QRELS_LABEL)
     judgments = qrels_frame(qrels_df, label=qrels_label, query_col=query_col, doc_col=doc_col,
                             relevance_col=relevance_col)
@@ -116,7 +121,7 @@ def evaluate(
     plan = GroupPlan(
         measures=tuple(str(m) for m in parsed), runs=run_names,
         missing="zero" if missing == "zero" else "skip", depth=depth, judged_only=judged_only,
-        float32_scores=float32_scores, run_labels=run_labels, qrels_label=qrels_label,
+        float32_scores=float32_scores, run_labels=run_labels, qrels_label=qrels_label, ties=ties,
     )
     n_buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     bucket = F.pmod(F.xxhash64("query_id"), F.lit(n_buckets))
@@ -130,7 +135,7 @@ def evaluate(
         raise
     settings = Settings(
         missing=missing, depth=depth, judged_only=judged_only, float32_scores=float32_scores,
-        qrels=qrels_label, qrels_skipped_lines=qrels_source.skipped_lines if qrels_source else 0,
+        qrels=qrels_label, qrels_skipped_lines=qrels_source.skipped_lines if qrels_source else 0, ties=ties,
     )
     per_query = raw.where(F.col("kind") == QUERY).select(
         "run", "query_id", *[F.col(f"m{i}").alias(str(m)) for i, m in enumerate(parsed)]

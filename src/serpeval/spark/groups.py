@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from serpeval.core.data import Qrels, Run, check_grades
 from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, InputError, ParseError, SerpevalError
+from serpeval.core.ties import check_ties
 from serpeval.measures import parse_measures
 from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank
 
@@ -58,7 +59,7 @@ class GroupPlan:
         runs: the run names; a group evaluates every one of them, also those with no rows
             in the group (their judged queries there are missing).
         missing: ``skip`` or ``zero``; ``error`` is decided on the driver from the counts.
-        depth, judged_only, float32_scores: as in :func:`serpeval.evaluate`.
+        depth, judged_only, float32_scores, ties: as in :func:`serpeval.evaluate`.
         run_labels: how error messages name each run (a path, ``run DataFrame``), in the
             order of ``runs``; ``qrels_label`` names the qrels.
     """
@@ -70,6 +71,7 @@ class GroupPlan:
     judged_only: bool = False
     float32_scores: bool = False
     run_labels: tuple[str, ...] = ("run DataFrame",)
+    ties: str = "trec_eval"
     qrels_label: str = "qrels DataFrame"
 
     @cached_property
@@ -178,7 +180,8 @@ def _evaluate_run(
 ) -> list[pa.Table]:
     try:
         rankings = rank(index, run, missing=plan.missing, depth=plan.depth,
-                        judged_only=plan.judged_only, float32_scores=plan.float32_scores)
+                        judged_only=plan.judged_only, float32_scores=plan.float32_scores,
+                        ties=check_ties(plan.ties))
     except DuplicateError as refused:
         raise DuplicateError(
             f"{run.source}: document {refused.doc!r} is retrieved twice for query {refused.query!r}. "
