@@ -26,7 +26,8 @@ def register(sub: Any) -> None:
         "--over-time, the cumulative Delta per day with its CI.",
     )
     p.add_argument(
-        "logs", help="impressions with a 'teams' column (Parquet, CSV, DuckDB, log folder)"
+        "logs", help="impressions with a 'teams' column (Parquet, CSV, DuckDB, log folder), or what "
+        "serpeval serve stored: its DuckDB file, a postgresql:// URL, UBI exports (ubi_queries/ubi_events NDJSON)"
     )
     p.add_argument("-e", "--experiment", help="experiment name (default: the log's only one)")
     p.add_argument(
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--teams needs two labels separated by a comma; got {args.teams!r}.")
     if args.triggered:
         return _run_triggered(args, (teams[0], teams[1]))
+    store_notes = _event_store(args)
     with engine_status(args.backend):
         report = analyze_interleaving_logs(
             args.logs,
@@ -117,10 +119,28 @@ def run(args: argparse.Namespace) -> int:
     ]
     title = (f"{report.experiment or report.source}: interleaving, A = team {report.teams[0]!r} "
              f"(baseline) vs B = team {report.teams[1]!r} (candidate), {report.backend}")
-    notes = [*report.notes(), *checks]
+    notes = [*store_notes, *report.notes(), *checks]
+    payload = report.to_json_dict()
+    if store_notes:
+        payload = {**payload, "store": args.store_counts}
     if not args.over_time or args.format == "json":
-        return emit(args, report.to_dicts(), notes, title, report.to_json_dict())
+        return emit(args, report.to_dicts(), notes, title, payload)
     return _emit_over_time(args, report, notes, title)
+
+
+def _event_store(args: argparse.Namespace) -> list[str]:
+    """When ``logs`` is serve's event store or a UBI export: its impressions and clicks in the
+    log layout replace it (args.logs, args.clicks); the counts read and left out are notes."""
+    from serpeval.online.events.logs import is_event_source, read_event_logs
+
+    if not is_event_source(args.logs):
+        return []
+    if args.clicks:
+        raise OptionError("--clicks does not apply to an event store: its clicks are the stored UBI events.")
+    read = read_event_logs(args.logs, args.experiment)
+    args.logs, args.clicks = read.impressions, read.clicks
+    args.store_counts = read.counts
+    return read.notes()
 
 
 def _run_triggered(args: argparse.Namespace, teams: tuple[str, str]) -> int:
