@@ -68,9 +68,9 @@ def _codes(clusters: ArrayLike, n: int) -> NDArray[np.int64]:
 
 
 def _z(confidence: float) -> float:
-    from scipy.stats import norm
+    from statistics import NormalDist  # the standard library's: no SciPy import for one quantile
 
-    return float(norm.ppf(0.5 + check_level(confidence, "confidence", example=0.95) / 2))
+    return NormalDist().inv_cdf(0.5 + check_level(confidence, "confidence", example=0.95) / 2)
 
 
 def cluster_mean_ci(values: ArrayLike, clusters: ArrayLike, confidence: float = 0.95) -> Interval:

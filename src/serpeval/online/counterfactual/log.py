@@ -1,0 +1,268 @@
+"""A randomised log, ready for counterfactual estimation: :class:`CounterfactualLog`.
+
+Every impression belongs to a *context*: a query together with the rankings the logging
+design randomised over (probabilistic interleaving: the interleaved rankings, A first; an
+A/B split: the arms' rankings). Within a context documents have small local codes (the union
+of the logging rankings, in first-seen order); a candidate's documents outside that union
+get further codes with logging probability 0. The exact logging probabilities are
+recomputed from the context and ``tau`` (or the arm shares); a logged ``propensity`` column
+is checked against them.
+
+Log fields (docs/explanation/counterfactual-logs.md): ``experiment``, ``user_id``,
+``query_id``, ``shown`` (list of doc ids, top first), ``clicks`` (1-based positions),
+``logging_design`` (``probabilistic`` or ``ab``), ``logging_rankings`` (list of lists of doc
+ids), ``tau`` (probabilistic; default 3), ``arm_shares`` (ab), and optionally
+``propensity`` / ``position_propensities`` (checked when present).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from serpeval.core.errors import EmptyInputError, InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from numpy.typing import NDArray
+
+__all__ = ["DESIGNS", "CounterfactualLog", "read_log"]
+
+#: Logging designs with known, non-degenerate propensities.
+DESIGNS = ("probabilistic", "ab")
+_SEP = "\x1f"
+_RSEP = "\x1e"
+#: Relative tolerance when a logged propensity is checked against the recomputed one.
+PROPENSITY_RTOL = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class CounterfactualLog:
+    """Impressions of one randomised experiment (impression-major arrays).
+
+    Attributes:
+        design: ``probabilistic`` or ``ab``.
+        contexts: per context, its query id.
+        context_docs: per context, the doc ids of its local codes.
+        context_rankings: per context, the logging rankings as local codes (best first).
+        context: ``int64[n]`` context of each impression.
+        unit: ``int64[n]`` randomisation unit (user) code: the clusters of every CI.
+        shown: ``int64[n, k]`` local codes shown (-1: empty slot).
+        clicks: ``bool[n, k]``.
+        tau: probabilistic interleaving's softmax steepness.
+        shares: ab: the arms' traffic shares (in the order of the rankings).
+        experiment: the experiment's name, when the log names it.
+        source: where the log came from.
+        skipped: rows left out, by reason (never silently).
+        logged_propensity: the ``propensity`` column when the log has one (checked against
+            the recomputed list probability, :meth:`LoggingModel.check_logged`).
+    """
+
+    design: str
+    contexts: list[str]
+    context_docs: list[list[str]]
+    context_rankings: list[list[list[int]]]
+    context: NDArray[np.int64]
+    unit: NDArray[np.int64]
+    shown: NDArray[np.int64]
+    clicks: NDArray[np.bool_]
+    tau: float = 3.0
+    shares: tuple[float, ...] | None = None
+    experiment: str | None = None
+    source: str = "<arrays>"
+    skipped: dict[str, int] = field(default_factory=dict)
+    logged_propensity: NDArray[np.float64] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.context)
+
+    @property
+    def k(self) -> int:
+        return int(self.shown.shape[1])
+
+    @property
+    def n_units(self) -> int:
+        return int(self.unit.max(initial=-1)) + 1
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_arrays(cls, design: str, queries: list[str], docs: list[list[str]],
+                    rankings: list[list[list[int]]], context: Any, unit: Any, shown: Any, clicks: Any,
+                    **kwargs: Any) -> CounterfactualLog:
+        """From arrays (simulations): contexts = queries, codes local to each query."""
+        if design not in DESIGNS:
+            raise InputError(f"logging design {design!r} has no usable propensities; expected one of "
+                             f"{', '.join(DESIGNS)}.")
+        shown_arr = np.asarray(shown, dtype=np.int64)
+        clicks_arr = np.asarray(clicks, dtype=bool)
+        if shown_arr.ndim != 2 or clicks_arr.shape != shown_arr.shape:
+            raise InputError(f"shown and clicks must be [impressions, k] arrays of one shape; got "
+                             f"{shown_arr.shape} and {clicks_arr.shape}.")
+        if (clicks_arr & (shown_arr < 0)).any():
+            raise InputError("a click on an empty slot (shown code -1).")
+        _, unit_codes = np.unique(np.asarray(unit), return_inverse=True)
+        return cls(design, list(queries), docs, rankings, np.asarray(context, dtype=np.int64),
+                   unit_codes.astype(np.int64), shown_arr, clicks_arr, **kwargs)
+
+
+def _strings(column: Any) -> Any:
+    import pyarrow as pa
+
+    return column.combine_chunks().cast(pa.string()) if hasattr(column, "combine_chunks") else column
+
+
+def _join_lists(lists: pa.Array, sep: str) -> pa.Array:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.binary_join(lists.cast(pa.list_(pa.string())), sep)
+
+
+def read_log(log: Any, *, experiment: str | None = None, source: str | None = None) -> CounterfactualLog:
+    """Read a log (a Parquet/JSON-lines path, an Arrow table, a DataFrame, or a
+    :class:`CounterfactualLog`) into a :class:`CounterfactualLog`.
+
+    One clear :class:`InputError` for: a log without logging propensities (deterministic
+    logging), a design other than probabilistic interleaving or an A/B split, a log mixing
+    experiments (pick one with ``experiment``), a logged propensity that disagrees with the
+    recomputed one, a shown document outside the logging rankings, no impressions.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(log, CounterfactualLog):
+        return log
+    table, name = _as_table(log, source)
+    columns = set(table.column_names)
+    if "logging_design" not in columns or "logging_rankings" not in columns:
+        raise InputError(
+            f"{name}: no logging propensities (columns logging_design and logging_rankings are "
+            "missing): the log looks like deterministic logging, where a new ranker's lists were "
+            "never randomly shown, so no counterfactual estimate is possible. Log a probabilistic "
+            "interleaving or an A/B split with the fields of docs/explanation/counterfactual-logs.md.")
+    needed = [c for c in ("user_id", "query_id", "shown", "clicks") if c not in columns]
+    if needed:
+        raise InputError(f"{name}: missing column(s) {', '.join(needed)}; a counterfactual log needs "
+                         "user_id, query_id, shown, clicks, logging_design and logging_rankings.")
+    skipped: dict[str, int] = {}
+    if "experiment" in columns:
+        exps = pc.unique(_strings(table.column("experiment"))).to_pylist()
+        if experiment is None and len(exps) > 1:
+            raise InputError(
+                f"{name}: the log mixes {len(exps)} experiments ({', '.join(map(str, sorted(exps, key=str)[:5]))}"
+                f"{', ...' if len(exps) > 5 else ''}); their impressions were logged under different "
+                "designs, so estimate from one: pass experiment= (--experiment NAME).")
+        if experiment is not None:
+            if experiment not in exps:
+                raise InputError(f"{name}: no experiment {experiment!r}; the log holds "
+                                 f"{', '.join(map(str, exps))}.")
+            keep = pc.equal(_strings(table.column("experiment")), experiment)
+            skipped["other experiments"] = int(table.num_rows - pc.sum(keep).as_py())
+            table = table.filter(keep)
+        elif exps:
+            experiment = str(exps[0])
+    if table.num_rows == 0:
+        raise EmptyInputError(f"{name}: no impressions.")
+    designs = pc.unique(_strings(table.column("logging_design"))).to_pylist()
+    if len(designs) != 1 or designs[0] not in DESIGNS:
+        raise InputError(
+            f"{name}: logging_design holds {designs!r}; counterfactual estimates need one design with "
+            f"exact propensities, {' or '.join(DESIGNS)} (team-draft and balanced interleaving give "
+            "some lists probability 0 under a new pair).")
+    design = str(designs[0])
+    n = table.num_rows
+    query = _strings(table.column("query_id"))
+    rankings = table.column("logging_rankings").combine_chunks()
+    inner = _join_lists(rankings.flatten(), _SEP)
+    outer = pa.ListArray.from_arrays(rankings.offsets, inner)
+    key = pc.binary_join_element_wise(query, _join_lists(outer, _RSEP), "\x1d")
+    encoded = pc.dictionary_encode(key)
+    context = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    first = np.unique(context, return_index=True)[1]
+    context_rankings_str = rankings.take(pa.array(first)).to_pylist()
+    queries = query.take(pa.array(first)).to_pylist()
+    ctx_docs: list[list[str]] = []
+    ctx_rankings: list[list[list[int]]] = []
+    for ranks in context_rankings_str:  # one per context (query), not per impression
+        docs = list(dict.fromkeys(str(d) for r in ranks for d in r))
+        code = {d: i for i, d in enumerate(docs)}
+        ctx_docs.append(docs)
+        ctx_rankings.append([[code[str(d)] for d in r] for r in ranks])
+    # shown documents as local codes
+    shown_col = table.column("shown").combine_chunks()
+    lengths = pc.fill_null(pc.list_value_length(shown_col), 0).to_numpy(zero_copy_only=False)
+    k = int(lengths.max(initial=0))
+    if k == 0:
+        raise InputError(f"{name}: no impression shows a document (column shown is empty).")
+    row = np.repeat(np.arange(n), lengths)
+    slot = np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    ctx_keys = pa.array([f"{c}{_SEP}{d}" for c, docs in enumerate(ctx_docs) for d in docs], pa.string())
+    ctx_codes = np.array([i for docs in ctx_docs for i in range(len(docs))], dtype=np.int64)
+    cell_keys = pc.binary_join_element_wise(pa.array(context[row].astype(str)),
+                                            shown_col.flatten().cast(pa.string()), _SEP)
+    where = pc.index_in(cell_keys, value_set=ctx_keys)
+    if where.null_count:
+        cell = int(np.flatnonzero(where.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(
+            f"{name}: row {row[cell] + 1}: shown document {shown_col.flatten()[cell].as_py()!r} at position "
+            f"{slot[cell] + 1} is in none of the row's logging_rankings; the propensities need the "
+            "rankings that produced the list.")
+    shown = np.full((n, k), -1, dtype=np.int64)
+    shown[row, slot] = ctx_codes[where.to_numpy(zero_copy_only=False).astype(np.int64)]
+    clicks = np.zeros((n, k), dtype=bool)
+    clicked = table.column("clicks").combine_chunks()
+    c_len = pc.fill_null(pc.list_value_length(clicked), 0).to_numpy(zero_copy_only=False)
+    c_row = np.repeat(np.arange(n), c_len)
+    c_pos = clicked.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    bad = (c_pos < 1) | (c_pos > lengths[c_row])
+    if bad.any():
+        skipped["clicks outside the shown positions"] = int(bad.sum())
+    clicks[c_row[~bad], c_pos[~bad] - 1] = True
+    _, unit = np.unique(table.column("user_id").to_numpy(), return_inverse=True)
+    tau = 3.0
+    shares: tuple[float, ...] | None = None
+    if design == "probabilistic" and "tau" in columns:
+        taus = pc.unique(table.column("tau")).to_pylist()
+        if len(taus) != 1 or taus[0] is None:
+            raise InputError(f"{name}: tau holds {taus!r}; one softmax steepness per experiment.")
+        tau = float(taus[0])
+    if design == "ab":
+        if "arm_shares" not in columns:
+            raise InputError(f"{name}: an A/B log needs arm_shares (the traffic share of each arm, in "
+                             "the order of logging_rankings) to give exact propensities.")
+        distinct = pc.unique(_join_lists(table.column("arm_shares").combine_chunks(), ",")).to_pylist()
+        if len(distinct) != 1:
+            raise InputError(f"{name}: arm_shares change within the experiment ({distinct[:3]!r}).")
+        shares = tuple(float(x) for x in str(distinct[0]).split(","))
+    logged = (np.asarray(table.column("propensity").to_numpy(zero_copy_only=False), dtype=np.float64)
+              if "propensity" in columns else None)
+    return CounterfactualLog(design, [str(q) for q in queries], ctx_docs, ctx_rankings, context,
+                             unit.astype(np.int64), shown, clicks, tau, shares, experiment, name, skipped, logged)
+
+
+def _as_table(log: Any, source: str | None) -> tuple[pa.Table, str]:
+    import pyarrow as pa
+
+    if isinstance(log, pa.Table):
+        return log, source or "<table>"
+    if hasattr(log, "to_arrow") and not isinstance(log, (str, bytes)):
+        return log.to_arrow(), source or "<table>"
+    if type(log).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(log, preserve_index=False), source or "<DataFrame>"
+    from pathlib import Path
+
+    path = Path(log)
+    if not path.exists():
+        raise InputError(f"{path}: no such log file.")
+    if path.suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path), str(path)
+    import pyarrow.json as pj
+
+    try:
+        return pj.read_json(path), str(path)
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"{path}: not a Parquet or JSON-lines log ({exc}).") from exc
