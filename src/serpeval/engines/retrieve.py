@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from serpeval.core.data import Run
-from serpeval.core.errors import InputError, OptionError
+from serpeval.core.errors import EmptyInputError, InputError, OptionError
 from serpeval.core.progress import progress_callback
 from serpeval.core.version import __version__
 from serpeval.engines.base import Engine, Hit
@@ -279,6 +279,12 @@ def retrieve(
     no_hits = tuple(q for i, (q, c) in enumerate(zip(qids, counts, strict=True))
                     if c == 0 and i not in failed_positions)
     short = int(sum(1 for c in counts if 0 < c < k))
+    failures = extra.get("failures", [])
+    if not len(run_s):
+        first = f"; first failure: {failures[0][1]}" if failures else ""
+        raise EmptyInputError(
+            f"engine {made.name!r} retrieved no document for any of the {len(queries)} topic(s) ({len(empty)} empty, "
+            f"{len(no_hits)} with no hit, {len(failures)} failed){first}; there is no run to write.")
     import pyarrow as pa
 
     run = Run(pa.array(run_q, pa.string()), pa.array(run_d, pa.string()), run_s, name=name or made.name, tag=tag,
@@ -288,7 +294,7 @@ def retrieve(
         started=started.isoformat(timespec="seconds"), seconds=seconds, k=k, queries=len(queries),
         empty_queries=empty, no_hits=no_hits, short_lists=short,
         duplicates_removed=extra.get("duplicates", 0),
-        failed=tuple((qids[i], m) for i, m in extra.get("failures", [])), cached=extra.get("cached", 0),
+        failed=tuple((qids[i], m) for i, m in failures), cached=extra.get("cached", 0),
         requests=extra.get("requests", 0), retries=extra.get("retries", 0), source=extra.get("source", {}),
     )
 
