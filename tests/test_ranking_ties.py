@@ -23,7 +23,8 @@ def test_trec_eval_order_is_the_default() -> None:
     r = rank(QRELS, RUN)
     # x, d, c, b, a by doc id descending; grades: x not in qrels, c pooled but unjudged
     assert r.grades.tolist() == [NONPOOL, 1, UNJUDGED, 0, 2, 3]
-    assert r.ties == "trec_eval" and r.tie_ids is None
+    assert r.ties == "trec_eval"
+    assert r.tie_ids is None
     assert rank(QRELS, RUN, ties="trec_eval").grades.tolist() == r.grades.tolist()
 
 
@@ -37,7 +38,8 @@ def test_expected_records_the_groups() -> None:
     r = rank(QRELS, RUN, ties="expected")
     assert r.grades.tolist() == rank(QRELS, RUN).grades.tolist()
     assert r.ties == "expected"
-    assert r.tie_ids is not None and r.tie_ids.tolist() == [0, 0, 0, 0, 0, 1]
+    assert r.tie_ids is not None
+    assert r.tie_ids.tolist() == [0, 0, 0, 0, 0, 1]
 
 
 def test_policy_is_applied_before_depth() -> None:
@@ -52,7 +54,8 @@ def test_policy_is_applied_before_depth() -> None:
 def test_judged_only_keeps_the_groups() -> None:
     r = rank(QRELS, RUN, ties="expected", judged_only=True)
     assert r.grades.tolist() == [1, 0, 2, 3]
-    assert r.tie_ids is not None and r.tie_ids.tolist() == [0, 0, 0, 1]
+    assert r.tie_ids is not None
+    assert r.tie_ids.tolist() == [0, 0, 0, 1]
     # and the per-measure judged_only=True reads them too: AP over d, b, a tied then e
     values = evaluate(QRELS, RUN, ["AP(judged_only=True)", "AP"], ties="expected", judged_only=True)
     assert values.means("run")["AP(judged_only=True)"] == values.means("run")["AP"]
@@ -99,7 +102,8 @@ def test_break_ties_permutes_within_groups_only(rows: list[tuple[int, int, int]]
     ids = tie_groups(codes, scores)
     for policy, sign in (("optimistic", -1), ("pessimistic", 1)):
         perm = break_ties(policy, ids, grades)  # type: ignore[arg-type]
-        assert perm is not None and sorted(perm.tolist()) == list(range(len(rows)))
+        assert perm is not None
+        assert sorted(perm.tolist()) == list(range(len(rows)))
         assert (ids[perm] == ids).all()
         key = sign * np.maximum(grades[perm], 0)
         same = ids[1:] == ids[:-1]
