@@ -55,6 +55,8 @@ COMMANDS: tuple[Command, ...] = (
             "the documents to judge next (depth-k, RRF, RBP or move-to-front pooling)"),
     Command("judged", "serpeval.cli.cmd_judged",
             "Graded@k and Unjudged@k: the share of each run's top k that is judged, and not"),
+    Command("ties", "serpeval.cli.cmd_ties",
+            "score ties of a run: queries tied in the top k, group sizes, how far each measure can move"),
     Command("diff", "serpeval.cli.cmd_diff",
             "compare two runs without judgments: overlap, RBO, Kendall's tau"),
     Command("retrieve", "serpeval.cli.cmd_retrieve",
