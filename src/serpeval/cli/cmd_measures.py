@@ -89,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
             lines.append("reference: " + spec.reference)
         if spec.notes:
             lines.append("ir_measures / ranx: " + spec.notes)
+        from serpeval.measures.expected import method
+
+        lines.append("ties=expected: " + method(spec))
         write_output("\n".join(lines) + "\n", None)
         return 0
     write_output(render(describe_rows(), args.format, width=table_width() or 160), None)
