@@ -211,15 +211,15 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
             counts["impressions of other experiments"] += 1
             continue
         inter = attrs.get("interleaving")
+        if attrs.get("excluded"):
+            counts["impressions excluded (backend failure or lateness)"] += 1
+            seen_excluded.add(qid)
+            continue
         if design == "interleaving" and inter is None:
             counts["A/B impressions (not interleaved)"] += 1
             continue
         if design == "ab" and inter is not None:
             counts["interleaved impressions (not A/B)"] += 1
-            continue
-        if attrs.get("excluded"):
-            counts["impressions excluded (backend failure or lateness)"] += 1
-            seen_excluded.add(qid)
             continue
         stamp = q.get("timestamp")
         if not isinstance(stamp, dt.datetime):
