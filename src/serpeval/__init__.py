@@ -26,6 +26,8 @@ from serpeval.core.version import __version__
 
 __all__ = [
     "REGISTRY",
+    "CompareOptions",
+    "GateOptions",
     "Measure",
     "Qrels",
     "Results",
@@ -61,6 +63,8 @@ _LAZY = {
     "Results": "serpeval.evaluation.results",
     "evaluate": "serpeval.evaluation.evaluate",
     "compare": "serpeval.comparison.compare",
+    "CompareOptions": "serpeval.comparison.compare",
+    "GateOptions": "serpeval.comparison.gate",
     "gate": "serpeval.comparison.gate",
     "read_qrels": "serpeval.io",
     "read_run": "serpeval.io",
@@ -78,8 +82,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from serpeval.comparison.compare import compare
-    from serpeval.comparison.gate import gate
+    from serpeval.comparison.compare import CompareOptions, compare
+    from serpeval.comparison.gate import GateOptions, gate
     from serpeval.core.data import Qrels, Run
     from serpeval.core.subtopics import SubtopicQrels
     from serpeval.engines.retrieve import retrieve

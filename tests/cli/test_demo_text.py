@@ -4,6 +4,7 @@ terminal's width (the width every command uses, ``cli.common.table_width``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from typing import Any
@@ -44,7 +45,8 @@ def test_simulation_section_names_runs_model_and_bottom_line(collection, monkeyp
     results: list[Any] = []
 
     def quick(**kwargs: Any) -> Any:   # the section's own call, with a small Monte Carlo budget
-        results.append(real(**{**kwargs, "mc_impressions": 100_000, "bootstrap": 100}))
+        options = dataclasses.replace(kwargs.pop("options"), mc_impressions=100_000, bootstrap=100)
+        results.append(real(**kwargs, options=options))
         return results[-1]
 
     monkeypatch.setattr(sim, "simulate", quick)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import math
 import warnings
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY, real
 from serpeval.cli.commands import summary
@@ -28,6 +29,9 @@ from serpeval.cli.segments import add_by_option, refuse_latex_by
 from serpeval.cli.teardown import finishing
 from serpeval.core.errors import OptionError
 from serpeval.report.table import FORMATS
+
+if TYPE_CHECKING:
+    from serpeval.online.experiments.options import ABDesign
 
 
 def register(sub: Any) -> None:
@@ -184,6 +188,7 @@ _SPLIT_TOLERANCE = 1e-6
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.online.experiments import analysis, monitor, plan
+    from serpeval.online.experiments.options import ABDesign
     from serpeval.online.logs.schema import LogSchema
     from serpeval.stats.srm import SampleRatioMismatchWarning
 
@@ -192,7 +197,10 @@ def run(args: argparse.Namespace) -> int:
     refuse_latex_by(args)
     schema = LogSchema.from_pairs(args.column)
     metrics = split_measures(args.metrics) or None
-    common = {"backend": args.backend, "schema": schema, "clicks": args.clicks}
+    # One design for every mode: each analysis reads the fields it needs (ABDesign's docstring).
+    design = ABDesign(metrics=tuple(metrics) if metrics else None, control=args.control,
+                      cuped=False if args.no_cuped else None, alpha=args.alpha, correction=args.correction,
+                      use_t=args.use_t, duplicates=args.duplicates, backend=args.backend, schema=schema)
     if args.by and (args.plan or args.monitor):
         from serpeval.core.errors import OptionError
 
@@ -202,38 +210,17 @@ def run(args: argparse.Namespace) -> int:
 
         raise OptionError("--by and --triggered are separate analyses: run one, then the other.")
     if args.triggered:
-        return _run_triggered(args, metrics, common)
+        return _run_triggered(args, replace(design, split=_split(args.split)))
     with engine_status(args.backend):
         if args.plan:
-            planned = plan.plan_ab(
-                args.logs,
-                args.experiment,
-                metrics=metrics,
-                mde=args.mde,
-                relative=not args.absolute,
-                power=args.power,
-                alpha=args.alpha,
-                control=args.control,
-                pre=args.pre,
-                duplicates=args.duplicates,
-                **common,
-            )
+            planned = plan.plan_ab(args.logs, args.experiment, design, mde=args.mde, relative=not args.absolute,
+                                   power=args.power, pre=args.pre, clicks=args.clicks)
             rows = planned.to_dicts()
             return emit(args, _plan_rows(rows, args.format), list(planned.notes), "A/B plan", rows)
         if args.monitor:
             looks: str | int = args.looks if args.looks == "daily" else _int(args.looks)
-            seq = monitor.monitor_ab(
-                args.logs,
-                args.experiment,
-                metric=(metrics or ["ctr"])[0],
-                looks=looks,
-                control=args.control,
-                alpha=args.alpha,
-                tuning_n=args.tuning_n,
-                use_t=args.use_t,
-                duplicates=args.duplicates,
-                **common,
-            )
+            seq = monitor.monitor_ab(args.logs, args.experiment, replace(design, metrics=((metrics or ["ctr"])[0],)),
+                                     looks=looks, tuning_n=args.tuning_n, clicks=args.clicks)
             notes = [
                 *seq.notes,
                 f"always-valid p-values and confidence sequence: mSPRT, narrowest at "
@@ -251,25 +238,12 @@ def run(args: argparse.Namespace) -> int:
             from serpeval.online.experiments.segments import analyze_ab_segments
 
             args.segment_result = analyze_ab_segments(
-                args.logs, args.experiment, by=args.by, metrics=metrics, control=args.control,
-                alpha=args.alpha, correction=args.by_correction, use_t=args.use_t,
-                duplicates=args.duplicates, **common)
+                args.logs, args.experiment, replace(design, correction=args.by_correction, cuped=None), by=args.by,
+                clicks=args.clicks)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SampleRatioMismatchWarning)  # shown as a banner below
-            res = analysis.analyze_ab(
-                args.logs,
-                args.experiment,
-                metrics=metrics,
-                control=args.control,
-                split=_split(args.split),
-                pre=args.pre,
-                cuped=False if args.no_cuped else None,
-                alpha=args.alpha,
-                correction=args.correction,
-                use_t=args.use_t,
-                duplicates=args.duplicates,
-                **common,
-            )
+            res = analysis.analyze_ab(args.logs, args.experiment, replace(design, split=_split(args.split)),
+                                      pre=args.pre, clicks=args.clicks)
     if res.srm.mismatch:
         _banner(res.srm.message())
     notes = [*res.notes, *res.rules()]
@@ -281,19 +255,14 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _run_triggered(args: argparse.Namespace, metrics: list[str] | None, common: dict[str, Any]) -> int:
+def _run_triggered(args: argparse.Namespace, design: ABDesign) -> int:
     """``--triggered``: both analyses side by side (:func:`~serpeval.online.experiments.analyze_ab_triggered`)."""
     from serpeval.online.experiments.triggered import analyze_ab_triggered
     from serpeval.stats.srm import SampleRatioMismatchWarning
 
     with engine_status(args.backend), warnings.catch_warnings():
         warnings.simplefilter("ignore", SampleRatioMismatchWarning)  # in the notes
-        res = analyze_ab_triggered(
-            args.logs, args.experiment, metrics=metrics, control=args.control,
-            split=_split(args.split), pre=args.pre, cuped=False if args.no_cuped else None,
-            alpha=args.alpha, correction=args.correction, use_t=args.use_t,
-            duplicates=args.duplicates, **common,
-        )
+        res = analyze_ab_triggered(args.logs, args.experiment, design, pre=args.pre, clicks=args.clicks)
     rows = res.to_dicts()
     title = f"{res.untriggered.experiment}: triggered analysis ({res.untriggered.backend})"
     payload = {"results": rows, "trigger_rate": res.trigger_rate,

@@ -75,7 +75,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.comparison.compare import compare_results
+    from dataclasses import replace
+
+    from serpeval.comparison.compare import CompareOptions, compare_results
     from serpeval.report.comparison import render_comparison
     from serpeval.report.table import fit_text
 
@@ -84,13 +86,15 @@ def run(args: argparse.Namespace) -> int:
     groups_file = args.groups if args.groups and not args.groups.startswith("builtin:") else None
     measures = with_judged_column(split_measures(args.measures) or ["nDCG@10", "AP"], args.judged)
 
+    # The options, checked before any file is read; the baseline is named once the runs are.
+    options = CompareOptions(test=args.test, correction=args.correction,
+                             pairs="all" if args.all_pairs else "baseline", alpha=args.alpha,
+                             confidence=args.confidence, ci=args.ci, n_resamples=args.resamples,
+                             rng=args.seed, strict=args.strict)
+
     def test(results: Any) -> Any:
         baseline = resolve_run(args.baseline, args.runs, results.run_names)
-        return compare_results(results, baseline=baseline, test=args.test,
-                               correction=args.correction,
-                               pairs="all" if args.all_pairs else "baseline", alpha=args.alpha,
-                               confidence=args.confidence, ci=args.ci, n_resamples=args.resamples,
-                               rng=args.seed, strict=args.strict)
+        return compare_results(results, replace(options, baseline=baseline))
 
     if groups_file:
         from serpeval.io.groups import read_groups

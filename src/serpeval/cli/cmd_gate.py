@@ -92,7 +92,7 @@ def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingE
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.comparison.gate import check_max_drop, gate_results, parse_max_drop
+    from serpeval.comparison.gate import GateOptions, check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
     from serpeval.report.gate import explain_gate
     from serpeval.report.table import fit_text
@@ -103,10 +103,11 @@ def run(args: argparse.Namespace) -> int:
     max_drop = parse_max_drop(args.max_drop, option="--max-drop")
     check_max_drop(max_drop, parse_measures(measures), option="--max-drop")
 
+    options = GateOptions(max_drop=max_drop, alpha=args.alpha, rule=args.rule, test=args.test,
+                          n_resamples=args.resamples, rng=args.seed, top=args.top, strict=args.strict)
+
     def decide(results: Any) -> Any:
-        return gate_results(results, max_drop=max_drop, alpha=args.alpha, rule=args.rule,
-                            test=args.test, n_resamples=args.resamples, rng=args.seed,
-                            top=args.top, strict=args.strict)
+        return gate_results(results, None, options)
 
     try:
         qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],

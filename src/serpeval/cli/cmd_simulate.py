@@ -69,11 +69,19 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from serpeval.online.simulation.simulate import make_world, simulate, synthetic_pair
+    from dataclasses import replace
+
+    from serpeval.online.simulation.simulate import SimulationOptions, make_world, simulate, synthetic_pair
     from serpeval.report.simulation import display_rows
     from serpeval.report.table import render
 
     check_outputs({"-o": args.output, "--plot": args.plot}, [args.qrels, args.run_a, args.run_b])
+    # The options, checked before the world is built; each click model replaces click_model.
+    options = SimulationOptions(
+        k=args.k, impressions_per_user=args.impressions_per_user, user_sd=args.user_sd,
+        stop_requires_click=False if args.stop_at_every_result else None, ignore_shared=args.ignore_shared,
+        alpha=args.alpha, power=args.power, bootstrap=args.bootstrap, mc_impressions=args.mc_impressions,
+        replicates=args.replicates, rng=args.seed)
     if args.generate is not None:
         if args.qrels or args.run_a or args.run_b:
             raise InputError("--generate replaces QRELS, --run-a and --run-b; give one or the other.")
@@ -91,13 +99,7 @@ def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     for i, name in enumerate(models):
         with bar(f"simulating experiments ({name})") as progress:
-            result = simulate(
-                world=world, click_model=name, impressions_per_user=args.impressions_per_user,
-                user_sd=args.user_sd, stop_requires_click=False if args.stop_at_every_result else None,
-                ignore_shared=args.ignore_shared, alpha=args.alpha, power=args.power,
-                bootstrap=args.bootstrap, mc_impressions=args.mc_impressions,
-                replicates=args.replicates, rng=args.seed, progress=progress,
-            )
+            result = simulate(world=world, options=replace(options, click_model=name), progress=progress)
         for row in result.to_dicts():
             rows.append({"click model": result.click_model, **row} if len(models) > 1 else row)
         bottom.append(result.bottom_line())

@@ -29,6 +29,7 @@ Decisions, each a named option:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,6 +56,7 @@ from serpeval.comparison.results import (
 )
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.core.options import check_rng, resolve, set_field
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
@@ -65,10 +67,108 @@ if TYPE_CHECKING:
     from serpeval.measures import Measure
     from serpeval.ranking import Missing
 
-__all__ = ["CI_METHODS", "CORRECTION_NAMES", "PAIRS", "TESTS", "TEST_NAMES", "Comparison", "IntervalMethod",
-           "PairResult", "Pairs", "SystemCoverage", "Test",
+__all__ = ["CI_METHODS", "CORRECTION_NAMES", "PAIRS", "TESTS", "TEST_NAMES", "CompareOptions", "Comparison",
+           "IntervalMethod", "PairResult", "Pairs", "SystemCoverage", "Test",
            "align_queries", "canonical_test", "compare", "compare_results", "paired_test",
            "wins_ties_losses"]
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """The options of :func:`compare` and :func:`compare_results` (module docstring).
+
+    Every field is checked when the object is built (:class:`OptionError` naming it) and
+    stored in its canonical form (``test="student"`` is ``"t"``, ``correction=None`` is
+    ``"none"``); vary one with :func:`dataclasses.replace`. ``compare_results`` reads the
+    fields from ``baseline`` to ``strict``; ``compare`` reads them all. The old keywords
+    (``compare(qrels, runs, test="wilcoxon")``) map onto these fields for one release.
+
+    >>> from dataclasses import replace
+    >>> o = CompareOptions(test="fisher", n_resamples=1000, rng=0)
+    >>> o.test, replace(o, correction="BH").correction
+    ('randomization', 'bh')
+    """
+
+    baseline: str | int | None = None
+    """Name (or index) of the baseline run (None: the first run)."""
+
+    test: str = "t"
+    """The paired test: ``t`` (default), ``wilcoxon``, ``randomization`` (Fisher's sign-flip
+    test) or ``bootstrap`` (studentized); aliases in any case, stored canonical."""
+
+    correction: str | None = "holm"
+    """Correction within each measure: ``holm``, ``bonferroni``, ``bh``, ``tukey`` (with the t
+    or the randomization test) or ``none`` (None); stored canonical."""
+
+    pairs: Pairs = "baseline"
+    """``baseline`` (each system vs the baseline) or ``all`` (every pair)."""
+
+    alpha: float = 0.05
+    """Significance level of the corrected p-values, in (0, 1)."""
+
+    confidence: float = 0.95
+    """Level of the delta's interval, in (0, 1)."""
+
+    ci: IntervalMethod | None = None
+    """The interval: ``t``, ``bca`` or ``percentile`` (None: ``t``, ``bca`` for the bootstrap test)."""
+
+    n_resamples: int = 10_000
+    """Permutations / bootstrap resamples, 1 .. MAX_RESAMPLES."""
+
+    rng: RngLike = None
+    """Seed or generator of the resampling tests (never global state)."""
+
+    strict: bool = False
+    """Refuse runs evaluated on different queries instead of comparing the common ones."""
+
+    missing: Missing = "skip"
+    """Judged queries a run has no results for: ``skip`` (trec_eval), ``zero`` or ``error``
+    (:func:`serpeval.evaluate`; ``compare`` only)."""
+
+    depth: int | None = None
+    """Evaluate each run's top ``depth`` documents only (None: all; ``compare`` only)."""
+
+    judged_only: bool = False
+    """Drop unjudged documents before ranking (condensed lists; ``compare`` only)."""
+
+    group_correction: str = "holm"
+    """Correction across the groups of ``compare(groups=...)``; stored canonical."""
+
+    group_column: str | None = None
+    """The column of a JSONL or Parquet groups file that holds the group (None: ``group``/``groups``)."""
+
+    def __post_init__(self) -> None:
+        from serpeval.ranking import MISSING_POLICIES
+        from serpeval.stats.multiplicity import canonical_correction
+
+        if not (self.baseline is None or isinstance(self.baseline, (str, int))) or isinstance(self.baseline, bool):
+            raise OptionError(f"baseline must be a run name, an index or None; got {self.baseline!r}.")
+        set_field(self, "test", canonical_test(self.test))
+        set_field(self, "correction", canonical_correction(self.correction, extra=("tukey",)))
+        if self.pairs not in PAIRS:
+            raise OptionError(f"pairs must be 'baseline' or 'all'; got {self.pairs!r}.")
+        set_field(self, "alpha", check_level(self.alpha))
+        set_field(self, "confidence", check_level(self.confidence, "confidence", example=0.95))
+        if self.ci is not None and self.ci not in CI_METHODS:
+            raise OptionError(f"ci must be one of {', '.join(CI_METHODS)}; got {self.ci!r}.")
+        set_field(self, "n_resamples", check_resamples(self.n_resamples, "n_resamples"))
+        check_rng(self.rng)
+        set_field(self, "strict", bool(self.strict))
+        if self.missing not in MISSING_POLICIES:
+            raise OptionError(f"missing must be one of {', '.join(MISSING_POLICIES)}; got {self.missing!r}.")
+        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int)
+                                       or self.depth <= 0):
+            raise OptionError(f"depth must be a positive number of docs; got {self.depth}.")
+        set_field(self, "judged_only", bool(self.judged_only))
+        set_field(self, "group_correction", canonical_correction(self.group_correction))
+        if self.group_column is not None and not isinstance(self.group_column, str):
+            raise OptionError(f"group_column must be a column name; got {self.group_column!r}.")
+
+
+#: The fields :func:`compare_results` reads (an evaluation is already done).
+RESULTS_FIELDS = ("baseline", "test", "correction", "pairs", "alpha", "confidence", "ci", "n_resamples", "rng",
+                  "strict")
+
 
 def _pairs(systems: tuple[str, ...], pairs: str, baseline: str | int | None
            ) -> tuple[list[tuple[int, int]], str | None]:
@@ -111,19 +211,24 @@ def _tukey_p(values: NDArray[np.float64], index: list[tuple[int, int]], test: st
 
 def compare_results(
     results: Results,
-    *,
-    baseline: str | int | None = None,
-    test: str = "t",
-    correction: str | None = "holm",
-    pairs: Pairs = "baseline",
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    ci: IntervalMethod | None = None,
-    n_resamples: int = 10_000,
-    rng: RngLike = None,
-    strict: bool = False,
+    options: CompareOptions | None = None,
+    **keywords: Any,
 ) -> Comparison:
-    """Compare the runs of an evaluation already done (see :func:`compare` for the options)."""
+    """Compare the runs of an evaluation already done (see :func:`compare` for the options).
+
+    Reads ``options``'s fields from ``baseline`` to ``strict``; the evaluation options
+    (missing, depth, judged_only) were the evaluation's. ``keywords``: those fields as
+    keywords, kept for one release (:func:`serpeval.core.options.resolve`).
+    """
+    o = resolve(CompareOptions, options, keywords, "compare_results", allowed=RESULTS_FIELDS)
+    baseline, test, correction, pairs, alpha, confidence, ci, n_resamples, rng, strict = (
+        o.baseline, o.test, o.correction, o.pairs, o.alpha, o.confidence, o.ci, o.n_resamples, o.rng, o.strict)
+    return _compare(results, baseline, test, correction, pairs, alpha, confidence, ci, n_resamples, rng, strict)
+
+
+def _compare(results: Results, baseline: str | int | None, test: str, correction: str | None, pairs: Pairs,
+             alpha: float, confidence: float, ci: IntervalMethod | None, n_resamples: int, rng: RngLike,
+             strict: bool) -> Comparison:
     from serpeval.stats import cohens_dz, paired_bootstrap, paired_t
     from serpeval.stats.multiplicity import adjust, canonical_correction
 
@@ -207,24 +312,11 @@ def compare(
     qrels: Any,
     runs: Any,
     measures: str | Measure | Iterable[str | Measure] = ("nDCG@10", "AP"),
+    options: CompareOptions | None = None,
     *,
-    baseline: str | int | None = None,
-    test: str = "t",
-    correction: str | None = "holm",
-    pairs: Pairs = "baseline",
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    ci: IntervalMethod | None = None,
-    n_resamples: int = 10_000,
-    rng: RngLike = None,
-    strict: bool = False,
-    missing: Missing = "skip",
-    depth: int | None = None,
-    judged_only: bool = False,
     groups: Any = None,
-    group_correction: str = "holm",
     topics: Any = None,
-    group_column: str | None = None,
+    **keywords: Any,
 ) -> Comparison:
     """Compare runs with paired significance tests, corrected for multiple comparisons.
 
@@ -232,6 +324,11 @@ def compare(
         qrels: judgments (anything :func:`serpeval.evaluate` accepts).
         runs: two or more runs: a list (names from the files) or ``{name: run}``.
         measures: measure names in any dialect.
+        options: a :class:`CompareOptions` (default ``CompareOptions()``): the fields below
+            from ``baseline`` to ``judged_only``, ``group_correction`` and ``group_column``.
+        keywords: those fields as keywords (``test="wilcoxon"``), kept for one release; one
+            that conflicts with ``options`` is a :class:`TypeError`
+            (:func:`serpeval.core.options.resolve`).
         baseline: name (or index) of the baseline run; default the first.
         test: ``"t"`` (paired t-test, default), ``"wilcoxon"``, ``"randomization"``
             (Fisher's sign-flip test, p = (b+1)/(m+1)) or ``"bootstrap"`` (studentized).
@@ -282,18 +379,17 @@ def compare(
     """
     from serpeval.evaluation.evaluate import evaluate
 
+    o = resolve(CompareOptions, options, keywords, "compare")
     if groups is not None:
         from serpeval.io import as_qrels
 
         qrels = as_qrels(qrels)          # read once: builtin:relevant counts its judgments
-    results = evaluate(qrels, runs, measures, missing=missing, depth=depth,
-                       judged_only=judged_only)
-    comparison = compare_results(results, baseline=baseline, test=test, correction=correction,
-                                 pairs=pairs, alpha=alpha, confidence=confidence, ci=ci,
-                                 n_resamples=n_resamples, rng=rng, strict=strict)
+    results = evaluate(qrels, runs, measures, missing=o.missing, depth=o.depth, judged_only=o.judged_only)
+    comparison = _compare(results, o.baseline, o.test, o.correction, o.pairs, o.alpha, o.confidence, o.ci,
+                          o.n_resamples, o.rng, o.strict)
     if groups is None:
         return comparison
     from serpeval.comparison.segments import with_segments
 
-    return with_segments(comparison, groups, qrels=qrels, topics=topics, correction=group_correction,
-                         rng=rng, column=group_column)
+    return with_segments(comparison, groups, qrels=qrels, topics=topics, correction=o.group_correction,
+                         rng=o.rng, column=o.group_column)

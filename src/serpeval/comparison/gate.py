@@ -53,6 +53,7 @@ from serpeval.comparison.paired import (
 from serpeval.comparison.results import SystemCoverage
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
+from serpeval.core.options import check_rng, resolve, set_field
 from serpeval.core.tabular import Tabular
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
     from serpeval.ranking import Missing
     from serpeval.stats.validation import Alternative
 
-__all__ = ["RULES", "GateCheck", "GateResult", "MaxDrop", "Regression", "Rule", "check_max_drop", "gate",
+__all__ = ["RULES", "GateCheck", "GateOptions", "GateResult", "MaxDrop", "Regression", "Rule", "check_max_drop", "gate",
            "gate_results", "parse_max_drop"]
 
 Rule = Literal["non-inferiority", "no-significant-drop"]
@@ -324,25 +325,108 @@ class GateResult(Tabular):
         })
 
 
+@dataclass(frozen=True)
+class GateOptions:
+    """The options of :func:`gate` and :func:`gate_results` (module docstring).
+
+    Every field is checked when the object is built (:class:`OptionError` naming it;
+    ``test`` is stored canonical); vary one with :func:`dataclasses.replace`.
+    ``gate_results`` reads the fields from ``max_drop`` to ``strict``; ``gate`` reads them
+    all. The old keywords (``gate(qrels, a, b, max_drop="1%")``) map onto these fields for
+    one release.
+
+    >>> o = GateOptions(max_drop="1%", test="wilcoxon")
+    >>> o.drop.relative, o.drop.value, o.missing
+    (True, 0.01, 'zero')
+    """
+
+    max_drop: float | str | MaxDrop = 0.01
+    """The allowed drop (non-inferiority margin), >= 0: absolute in the measure's units, a
+    fraction of the baseline mean when ``relative``, or a text (``"0.01"``, ``"1%"``)."""
+
+    relative: bool = False
+    """Read a numeric ``max_drop`` as a fraction of each measure's baseline mean."""
+
+    alpha: float = 0.05
+    """One-sided significance level, in (0, 0.5)."""
+
+    rule: Rule = "non-inferiority"
+    """``non-inferiority`` (pass only when shown) or ``no-significant-drop`` (fail only when
+    a drop beyond the margin is shown)."""
+
+    test: str = "t"
+    """The paired test: ``t``, ``wilcoxon``, ``randomization`` or ``bootstrap`` (aliases in any
+    case, stored canonical)."""
+
+    n_resamples: int = 10_000
+    """Permutations / bootstrap resamples, 1 .. MAX_RESAMPLES."""
+
+    rng: RngLike = None
+    """Seed or generator of the resampling tests."""
+
+    top: int = 10
+    """Per-query regressions kept per measure, >= 0."""
+
+    strict: bool = False
+    """Refuse runs evaluated on different queries."""
+
+    missing: Missing = "zero"
+    """Judged queries a run has no results for count as 0 (``zero``, the gate's default: a
+    candidate that stops answering has regressed), or ``skip`` / ``error`` (``gate`` only)."""
+
+    depth: int | None = None
+    """Evaluate each run's top ``depth`` documents only (``gate`` only)."""
+
+    judged_only: bool = False
+    """Drop unjudged documents before ranking (``gate`` only)."""
+
+    def __post_init__(self) -> None:
+        from serpeval.ranking import MISSING_POLICIES
+
+        parse_max_drop(self.max_drop, self.relative)
+        set_field(self, "relative", bool(self.relative))
+        set_field(self, "alpha", check_level(self.alpha, upper=0.5))
+        if self.rule not in RULES:
+            raise OptionError(f"rule must be one of {', '.join(RULES)}; got {self.rule!r}.")
+        set_field(self, "test", canonical_test(self.test))
+        set_field(self, "n_resamples", check_resamples(self.n_resamples, "n_resamples"))
+        check_rng(self.rng)
+        if isinstance(self.top, bool) or not isinstance(self.top, (int, np.integer)) or self.top < 0:
+            raise OptionError(f"top must be an integer >= 0; got {self.top!r}.")
+        set_field(self, "strict", bool(self.strict))
+        if self.missing not in MISSING_POLICIES:
+            raise OptionError(f"missing must be one of {', '.join(MISSING_POLICIES)}; got {self.missing!r}.")
+        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int)
+                                       or self.depth <= 0):
+            raise OptionError(f"depth must be a positive number of docs; got {self.depth}.")
+        set_field(self, "judged_only", bool(self.judged_only))
+
+    @property
+    def drop(self) -> MaxDrop:
+        """The allowed drop, parsed (:func:`parse_max_drop`)."""
+        return parse_max_drop(self.max_drop, self.relative)
+
+
+#: The fields :func:`gate_results` reads (an evaluation is already done).
+RESULTS_FIELDS = ("max_drop", "relative", "alpha", "rule", "test", "n_resamples", "rng", "top", "strict")
+
+
 def gate_results(
     results: Results,
     measures: str | Measure | Iterable[str | Measure] | None = None,
-    *,
-    max_drop: float | str | MaxDrop = 0.01,
-    relative: bool = False,
-    alpha: float = 0.05,
-    rule: Rule = "non-inferiority",
-    test: str = "t",
-    n_resamples: int = 10_000,
-    rng: RngLike = None,
-    top: int = 10,
-    strict: bool = False,
+    options: GateOptions | None = None,
+    **keywords: Any,
 ) -> GateResult:
     """The gate on an evaluation already done: run 0 is the baseline, run 1 the candidate.
 
-    ``measures`` picks some of the evaluated measures (default all); see :func:`gate` for
-    the other options.
+    ``measures`` picks some of the evaluated measures (default all); ``options``: a
+    :class:`GateOptions`, of which the fields from ``max_drop`` to ``strict`` are read (the
+    evaluation options were the evaluation's); ``keywords``: those fields as keywords, kept
+    for one release. See :func:`gate` for the options.
     """
+    o = resolve(GateOptions, options, keywords, "gate_results", allowed=RESULTS_FIELDS)
+    max_drop, relative, alpha, rule, test, n_resamples, rng, top, strict = (
+        o.max_drop, o.relative, o.alpha, o.rule, o.test, o.n_resamples, o.rng, o.top, o.strict)
     from serpeval.measures import parse_measures
     from serpeval.stats import paired_t
     from serpeval.stats.multiplicity import holm
@@ -423,19 +507,8 @@ def gate(
     baseline: Any,
     candidate: Any,
     measures: str | Measure | Iterable[str | Measure] = ("nDCG@10",),
-    *,
-    max_drop: float | str | MaxDrop = 0.01,
-    relative: bool = False,
-    alpha: float = 0.05,
-    rule: Rule = "non-inferiority",
-    test: str = "t",
-    n_resamples: int = 10_000,
-    rng: RngLike = None,
-    top: int = 10,
-    strict: bool = False,
-    missing: Missing = "zero",
-    depth: int | None = None,
-    judged_only: bool = False,
+    options: GateOptions | None = None,
+    **keywords: Any,
 ) -> GateResult:
     """Decide whether ``candidate`` may replace ``baseline``: a one-sided non-inferiority test.
 
@@ -443,6 +516,10 @@ def gate(
         qrels: judgments (anything :func:`serpeval.evaluate` accepts).
         baseline, candidate: the two runs (paths, :class:`~serpeval.Run`, dicts, DataFrames).
         measures: the measures that must all pass.
+        options: a :class:`GateOptions` (default ``GateOptions()``), its fields below.
+        keywords: those fields as keywords (``max_drop="1%"``), kept for one release; one
+            that conflicts with ``options`` is a :class:`TypeError`
+            (:func:`serpeval.core.options.resolve`).
         max_drop: the allowed drop (the non-inferiority margin), >= 0: a number, absolute in
             the measure's units (or a fraction of the baseline mean when ``relative``), or a
             text: ``"0.01"`` (absolute) or ``"1%"`` (relative to each measure's baseline
@@ -477,9 +554,8 @@ def gate(
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.measures import parse_measures
 
-    drop = parse_max_drop(max_drop, relative)   # a bad margin is refused before any reading
-    check_max_drop(drop, parse_measures(measures))
-    results = evaluate(qrels, [baseline, candidate], measures, missing=missing,
-                       depth=depth, judged_only=judged_only)
-    return gate_results(results, max_drop=drop, alpha=alpha, rule=rule,
-                        test=test, n_resamples=n_resamples, rng=rng, top=top, strict=strict)
+    o = resolve(GateOptions, options, keywords, "gate")   # a bad margin is refused before any reading
+    check_max_drop(o.drop, parse_measures(measures))
+    results = evaluate(qrels, [baseline, candidate], measures, missing=o.missing,
+                       depth=o.depth, judged_only=o.judged_only)
+    return gate_results(results, None, o)

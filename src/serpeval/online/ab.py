@@ -13,6 +13,7 @@ from serpeval.core.lazy import lazy_index
 
 _LAZY: dict[str, str] = {
     # the analyses (serpeval.online.experiments)
+    "ABDesign": "serpeval.online.experiments",
     "analyze_ab": "serpeval.online.experiments",
     "monitor_ab": "serpeval.online.experiments",
     "plan_ab": "serpeval.online.experiments",

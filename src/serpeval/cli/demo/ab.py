@@ -4,6 +4,7 @@ experiment, logged as Parquet, analysed from the logs on DuckDB."""
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
     """Write the A/B log to ``folder`` and the interleaving log to ``il_folder``; analyse both."""
     from serpeval.cli.common import ab_rows
     from serpeval.cli.demo.console import print_table
-    from serpeval.online.experiments import analyze_ab, analyze_interleaving_logs, monitor_ab
+    from serpeval.online.experiments import ABDesign, analyze_ab, analyze_interleaving_logs, monitor_ab
     from serpeval.online.simulation.generate import LogGenerator
     from serpeval.online.simulation.world import make_world
     from serpeval.report.table import render
@@ -68,7 +69,8 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
         "model, a different user population from the simulation above) written as Parquet to a "
         "temporary folder, analysed on DuckDB"
     )
-    res = analyze_ab(folder, control=name_a)
+    design = ABDesign(control=name_a)
+    res = analyze_ab(folder, design=design)
     state["ab"] = res
     print_table(console, render(ab_rows(res.to_dicts(), "table"), "table", width=console.width))
     console.print(
@@ -76,7 +78,7 @@ def _analyse(collection: DemoCollection, console: Console, state: dict[str, Any]
         markup=False,
         style="dim",
     )
-    seq = monitor_ab(folder, metric="ctr", control=name_a)
+    seq = monitor_ab(folder, design=replace(design, metrics=("ctr",)))
     state["ab_monitor"] = seq
     decision = seq.first_decision()
     ctr = next(r for r in res.to_dicts() if r["metric"] == "ctr")

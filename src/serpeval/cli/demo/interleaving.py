@@ -21,7 +21,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     """Show a team draft page for one query, then how many queries each method needs."""
     from serpeval.cli.demo.console import print_table
     from serpeval.cli.progress import bar
-    from serpeval.online.simulation.simulate import count_text, make_world, simulate
+    from serpeval.online.simulation.simulate import SimulationOptions, count_text, make_world, simulate
     from serpeval.report.simulation import display_rows
     from serpeval.report.table import render
 
@@ -33,8 +33,9 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
                   f"the truth is the {world.truth} of every document; effects are B - A")
     _one_page(world, console)
     with bar("simulating experiments") as progress:
-        result = simulate(world=world, click_model=CLICK_MODEL, mc_impressions=1_500_000,
-                          replicates=100, bootstrap=500, rng=7, progress=progress)
+        options = SimulationOptions(click_model=CLICK_MODEL, mc_impressions=1_500_000, replicates=100,
+                                    bootstrap=500, rng=7)
+        result = simulate(world=world, options=options, progress=progress)
     state["online"] = result
     rows = display_rows(result.to_dicts(), result.settings["confidence"])
     print_table(console, render(rows, "table", columns=COLUMNS, width=console.width))

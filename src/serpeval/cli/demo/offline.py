@@ -58,13 +58,13 @@ def section_offline(collection: DemoCollection, console: Console, state: dict[st
 def section_compare(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Is the difference real? Randomization test, Holm correction, CI, d_z; then the CI gate."""
     from serpeval.cli.demo.console import colour, print_table
-    from serpeval.comparison.compare import compare_results
-    from serpeval.comparison.gate import gate_results
+    from serpeval.comparison.compare import CompareOptions, compare_results
+    from serpeval.comparison.gate import GateOptions, gate_results
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.report.comparison import human_rows, legend, text_table
 
     results = state.get("results") or evaluate(collection.qrels, collection.runs, collection.measures)
-    comparison = compare_results(results, test="randomization", rng=0)
+    comparison = compare_results(results, CompareOptions(test="randomization", rng=0))
     state["comparison"] = comparison
     console.print(f"[bold]Significance[/bold] - {comparison.description()}")
     rows, cols, styles = human_rows(comparison)
@@ -78,7 +78,7 @@ def section_compare(collection: DemoCollection, console: Console, state: dict[st
                   f"(95% CI [{row.ci_low:+.4f}, {row.ci_high:+.4f}], p = {row.p_value:.4f}, "
                   f"d_z = {row.effect_size:+.2f}): {verdict}.", markup=False)
     first, second = results.runs[0].name, results.runs[1].name
-    decision = gate_results(results, [key], max_drop=0.01)
+    decision = gate_results(results, [key], GateOptions(max_drop=0.01))
     console.print(f"serpeval gate --baseline {first} --candidate {second} -m {key} --max-drop 0.01 "
                   f"would {'PASS (exit 0)' if decision.passed else 'FAIL (exit 1)'}: one-sided 95% "
                   f"lower bound of the delta {decision.checks[0].bound:+.4f} vs -0.0100.", markup=False)

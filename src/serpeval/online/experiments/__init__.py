@@ -7,6 +7,7 @@ few numbers that come back (:mod:`serpeval.stats`, :mod:`serpeval.online.interle
 - :func:`analyze_ab` (:mod:`.analysis`) - CTR, abandonment, MRR... with the delta method
   clustered by user, Welch's t, two-proportion z, CUPED, relative effects, the sample-ratio
   check and a multiple-testing correction; :class:`ABResults` (:mod:`.results`).
+- :class:`ABDesign` (:mod:`.options`) - the options of the A/B analyses on one object.
 - :func:`monitor_ab` (:mod:`.monitor`) - always-valid p-values look by look (mSPRT).
 - :func:`plan_ab` (:mod:`.plan`) - sample size, power, MDE from a pilot log.
 - :func:`analyze_ab_triggered`, :func:`analyze_interleaving_triggered` (:mod:`.triggered`).
@@ -25,6 +26,7 @@ from __future__ import annotations
 from serpeval.core.lazy import lazy_index
 
 _LAZY: dict[str, str] = {
+    "ABDesign": "serpeval.online.experiments.options",
     "analyze_ab": "serpeval.online.experiments.analysis",
     "monitor_ab": "serpeval.online.experiments.monitor",
     "plan_ab": "serpeval.online.experiments.plan",

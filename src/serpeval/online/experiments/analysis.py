@@ -15,22 +15,22 @@ With a pre-period log, CUPED adjusts every metric by its own pre-period value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.online.experiments.options import ABDesign, resolve_design
 from serpeval.online.experiments.results import ABResults, MetricComparison
-from serpeval.online.logs.features import Duplicates, prepare
+from serpeval.online.logs.features import prepare
 from serpeval.online.logs.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
-from serpeval.online.logs.schema import LogSchema
 from serpeval.online.logs.sources import read_logs
 from serpeval.stats.effects import Effect, compare_means, cuped, two_proportion_ztest
 from serpeval.stats.srm import srm_check
 
-__all__ = ["analyze_ab", "compare_metric", "moment_pairs", "pre_features", "split_arms"]
+__all__ = ["ABDesign", "analyze_ab", "compare_metric", "moment_pairs", "pre_features", "split_arms"]
 
 
 def chosen_metrics(metrics: Sequence[str | ABMetric] | str | None) -> list[ABMetric]:
@@ -153,22 +153,11 @@ def compare_metric(
 def analyze_ab(
     logs: Any,
     experiment: str | None = None,
+    design: ABDesign | None = None,
     *,
-    metrics: Sequence[str | ABMetric] | str | None = None,
-    control: str | None = None,
-    variants: Sequence[str] | None = None,
-    split: Mapping[str, float] | Sequence[float] | None = None,
     pre: Any = None,
-    cuped: bool | None = None,
-    alpha: float = 0.05,
-    correction: str = "holm",
-    use_t: bool = False,
-    srm_threshold: float = 0.001,
-    duplicates: Duplicates = "error",
-    long_click_seconds: float = 30.0,
-    backend: str = "duckdb",
-    schema: LogSchema | None = None,
     clicks: Any = None,
+    **keywords: Any,
 ) -> ABResults:
     """Analyse one A/B experiment.
 
@@ -176,27 +165,29 @@ def analyze_ab(
         logs: a path, DataFrame, Arrow or ibis table, Spark DataFrame or
             :class:`~serpeval.online.logs.sources.Logs` (:func:`read_logs`).
         experiment: the experiment's name (None: the log's only experiment).
-        metrics: names from :data:`~serpeval.online.logs.metrics.METRICS` (default: ctr,
-            abandonment, clicks_at_1, mrr).
-        control: the control arm (default: ``control`` if present, else the first name).
-        variants: arms that must be present (an arm without units is an error).
-        split: planned shares per variant for the sample-ratio check (default: equal).
+        design: the :class:`~serpeval.online.experiments.options.ABDesign` (metrics,
+            control, variants, split, alpha, correction, use_t, cuped, srm_threshold,
+            duplicates, long_click_seconds, backend, schema); all its fields are read.
+            Default ``ABDesign()``: ctr, abandonment, clicks_at_1 and mrr at alpha 0.05,
+            Holm-corrected across all comparisons.
         pre: pre-period impressions (same schema) for CUPED; also read from a log folder's
-            ``pre.*``. ``cuped``: use it (default: when there is one).
-        alpha, correction: level and multiple-testing correction across all comparisons
-            (``holm``, ``bonferroni``, ``bh``, ``none``; typed ``str``: the aliases of
-            :func:`serpeval.stats.multiplicity.adjust`, in any case, are accepted too).
-        use_t: Welch t (instead of z) for ratio metrics too.
-        srm_threshold: p-value below which the split counts as a mismatch (warns).
-        duplicates: ``error`` or ``exclude`` rows with a repeated impression id.
-        long_click_seconds: dwell threshold of ``long_click_rate``.
-        backend: ``duckdb`` or ``spark`` for paths and in-memory tables (any case; typed
-            ``str``, see :func:`~serpeval.online.logs.sources.read_logs`).
-        schema: column names; clicks: a separate clicks table (events layout).
-    """
-    from serpeval.stats.multiplicity import adjust, canonical_correction
+            ``pre.*``. ``design.cuped``: use it (default: when there is one).
+        clicks: a separate clicks table (events layout).
+        keywords: the design's fields as keywords (``alpha=0.01``), the spelling before
+            :class:`ABDesign`, kept for one release; one that conflicts with ``design`` is a
+            :class:`TypeError` (:func:`serpeval.core.options.resolve`).
 
-    correction = canonical_correction(correction)
+    The tests: ratio metrics get the delta-method z (Welch's t with ``use_t``), per-unit
+    means Welch's t, 0/1 metrics of an impression-level unit the two-proportion z; the
+    p-values are adjusted by ``correction`` over every (metric, treatment) pair.
+    """
+    from serpeval.stats.multiplicity import adjust
+
+    d = resolve_design(design, experiment, keywords, "analyze_ab")
+    metrics, control, variants, split, cuped, alpha, correction, use_t = (
+        d.metrics, d.control, d.variants, d.split, d.cuped, d.alpha, d.correction, d.use_t)
+    srm_threshold, duplicates, long_click_seconds, backend, schema = (
+        d.srm_threshold, d.duplicates, d.long_click_seconds, d.backend, d.schema)
     chosen = chosen_metrics(metrics)
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
     prepared = prepare(

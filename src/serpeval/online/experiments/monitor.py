@@ -13,11 +13,11 @@ from serpeval.online.experiments.analysis import (
     needed_columns,
     split_arms,
 )
+from serpeval.online.experiments.options import MONITOR_FIELDS, ABDesign, resolve_design
 from serpeval.online.experiments.results import SequentialResults
-from serpeval.online.logs.features import Duplicates, drop_mixed_units, prepare
+from serpeval.online.logs.features import drop_mixed_units, prepare
 from serpeval.online.logs.metrics import ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
-from serpeval.online.logs.schema import LogSchema
 from serpeval.online.logs.sources import collect, read_logs
 
 __all__ = ["monitor_ab"]
@@ -38,21 +38,20 @@ def _looks(start: Any, end: Any, looks: str | int) -> list[Any]:
     return [*edges, end + dt.timedelta(microseconds=1)]
 
 
+def _one_metric(metric: Any) -> tuple[Any, ...]:
+    """The old ``metric=`` keyword as the design's ``metrics``."""
+    return (metric,)
+
+
 def monitor_ab(
     logs: Any,
     experiment: str | None = None,
+    design: ABDesign | None = None,
     *,
-    metric: str | ABMetric = "ctr",
     looks: str | int = "daily",
-    control: str | None = None,
-    alpha: float = 0.05,
     tuning_n: float | None = None,
-    use_t: bool = False,
-    duplicates: Duplicates = "error",
-    long_click_seconds: float = 30.0,
-    backend: str = "duckdb",
-    schema: LogSchema | None = None,
     clicks: Any = None,
+    **keywords: Any,
 ) -> SequentialResults:
     """Replay an experiment look by look with always-valid p-values (mSPRT).
 
@@ -64,15 +63,28 @@ def monitor_ab(
     peeking error the always-valid one avoids.
 
     Args:
+        design: the :class:`~serpeval.online.experiments.options.ABDesign`; read: metrics
+            (exactly one is followed; None: ctr), control, alpha, use_t, duplicates,
+            long_click_seconds, backend, schema. The old keyword ``metric="ctr"`` maps to
+            ``metrics=("ctr",)``.
         looks: ``daily`` (a look at each midnight UTC) or a number of equally spaced looks.
         tuning_n: units at which the confidence sequence is narrowest (default: the units at
             the last look; pass the planned sample size when monitoring live).
-        Others as in :func:`analyze_ab`.
+        clicks, keywords: as in :func:`analyze_ab`.
     """
     import ibis
 
     from serpeval.stats.sequential import always_valid
 
+    d = resolve_design(design, experiment, keywords, "monitor_ab", allowed=MONITOR_FIELDS,
+                       renamed={"metric": ("metrics", _one_metric)})
+    if d.metrics is not None and len(d.metrics) != 1:
+        raise OptionError(f"monitor_ab follows one metric; the design has {len(d.metrics)} "
+                          f"({', '.join(get_metric(m).name for m in d.metrics)}). Choose one: "
+                          "dataclasses.replace(design, metrics=('ctr',)).")
+    metric = "ctr" if d.metrics is None else d.metrics[0]
+    control, alpha, use_t, duplicates, long_click_seconds, backend, schema = (
+        d.control, d.alpha, d.use_t, d.duplicates, d.long_click_seconds, d.backend, d.schema)
     chosen = get_metric(metric)
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
     prepared = prepare(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 from serpeval.online.experiments.analysis import (
@@ -13,11 +12,10 @@ from serpeval.online.experiments.analysis import (
     pre_features,
     split_arms,
 )
+from serpeval.online.experiments.options import PLAN_FIELDS, ABDesign, resolve_design
 from serpeval.online.experiments.results import PowerPlan
-from serpeval.online.logs.features import Duplicates, prepare
-from serpeval.online.logs.metrics import ABMetric
+from serpeval.online.logs.features import prepare
 from serpeval.online.logs.moments import fetch_moments, unit_table
-from serpeval.online.logs.schema import LogSchema
 from serpeval.online.logs.sources import read_logs
 
 __all__ = ["plan_ab"]
@@ -26,19 +24,15 @@ __all__ = ["plan_ab"]
 def plan_ab(
     logs: Any,
     experiment: str | None = None,
+    design: ABDesign | None = None,
     *,
-    metrics: Sequence[str | ABMetric] | str | None = None,
     mde: float = 0.01,
     relative: bool = True,
     power: float = 0.8,
-    alpha: float = 0.05,
     ratio: float = 1.0,
-    control: str | None = None,
     pre: Any = None,
-    duplicates: Duplicates = "error",
-    backend: str = "duckdb",
-    schema: LogSchema | None = None,
     clicks: Any = None,
+    **keywords: Any,
 ) -> PowerPlan:
     """Units per arm needed to detect ``mde``, and the MDE of the units at hand, per metric.
 
@@ -47,21 +41,30 @@ def plan_ab(
     pre-period log the plan is CUPED-aware: the variance shrinks by the observed ``rho^2``.
 
     Args:
+        design: the :class:`~serpeval.online.experiments.options.ABDesign` of the experiment
+            to plan; read: metrics, alpha (two-sided), control, duplicates,
+            long_click_seconds, backend, schema. The same design then analyses it.
         mde: the effect to detect: relative to the baseline (``relative=True``, 0.01 = 1%) or
             absolute.
-        power, alpha, ratio: target power, level, treatment units per control unit.
-        duplicates, backend, schema, clicks: as in :func:`~serpeval.online.experiments.analyze_ab`.
+        power, ratio: target power, treatment units per control unit.
+        pre, clicks: as in :func:`~serpeval.online.experiments.analyze_ab`.
+        keywords: the design's fields as keywords, kept for one release
+            (:func:`serpeval.core.options.resolve`).
     """
     from serpeval.stats import power as pw
 
+    d = resolve_design(design, experiment, keywords, "plan_ab", allowed=PLAN_FIELDS)
+    metrics, alpha, control, duplicates, backend, schema = (
+        d.metrics, d.alpha, d.control, d.duplicates, d.backend, d.schema)
     chosen = chosen_metrics(metrics)
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
-    prepared = prepare(opened, experiment, duplicates=duplicates, need=needed_columns(chosen))
+    prepared = prepare(opened, experiment, duplicates=duplicates, long_click_seconds=d.long_click_seconds,
+                       need=needed_columns(chosen))
     with_pre = opened.pre is not None
     variables, pairs = moment_pairs(chosen, with_pre)
     variables.add("impressions")
     columns = {v for v in variables if not v.startswith("pre_")}
-    pre_table = pre_features(opened, chosen, 30.0) if with_pre else None
+    pre_table = pre_features(opened, chosen, d.long_click_seconds) if with_pre else None
     units = unit_table(
         prepared.features, columns, pre=pre_table, pre_columns=columns if with_pre else None
     )

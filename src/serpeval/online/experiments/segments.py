@@ -34,7 +34,6 @@ of unit u). Each impression shows both rankers, so there is no arm mix and no Si
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +41,7 @@ import numpy as np
 
 from serpeval.core.errors import InputError, OptionError
 from serpeval.core.tabular import Tabular
+from serpeval.online.experiments.options import SEGMENT_FIELDS, ABDesign, resolve_design
 
 __all__ = ["SegmentEffect", "SegmentEffects", "analyze_ab_segments", "analyze_interleaving_segments",
            "cochran_q", "simpson_check"]
@@ -227,25 +227,22 @@ def _multi_segment_units(units: Any) -> tuple[int, int]:
 def analyze_ab_segments(
     logs: Any,
     experiment: str | None = None,
+    design: ABDesign | None = None,
     *,
     by: str,
-    metrics: Sequence[str] | str | None = None,
-    control: str | None = None,
-    alpha: float = 0.05,
-    correction: str = "holm",
-    use_t: bool = False,
-    duplicates: str = "error",
-    long_click_seconds: float = 30.0,
-    backend: str = "duckdb",
-    schema: Any = None,
     clicks: Any = None,
+    **keywords: Any,
 ) -> SegmentEffects:
     """Per-segment A/B effects by the log column ``by`` (see the module docstring).
 
-    Args are those of :func:`~serpeval.online.experiments.analyze_ab` (no CUPED here), plus ``by``.
+    Args are those of :func:`~serpeval.online.experiments.analyze_ab`, plus ``by``. Of the
+    :class:`~serpeval.online.experiments.options.ABDesign` it reads metrics, control,
+    alpha, correction, use_t, duplicates, long_click_seconds, backend and schema; there is
+    no CUPED here (``design.cuped=True`` is refused) and no sample-ratio check per segment
+    (the segment mix is tested instead).
 
     Raises:
-        OptionError: ``by`` is not a column of the impressions log.
+        OptionError: ``by`` is not a column of the impressions log; ``design.cuped`` is True.
     """
     from scipy import stats
 
@@ -253,13 +250,18 @@ def analyze_ab_segments(
     from serpeval.online.logs.features import drop_mixed_units, prepare
     from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
     from serpeval.online.logs.sources import read_logs
-    from serpeval.stats.multiplicity import adjust, canonical_correction
+    from serpeval.stats.multiplicity import adjust
 
-    correction = canonical_correction(correction)
+    d = resolve_design(design, experiment, keywords, "analyze_ab_segments", allowed=SEGMENT_FIELDS)
+    if d.cuped:
+        raise OptionError("analyze_ab_segments has no CUPED (the pre-period log is not split by segment); "
+                          "use a design with cuped=None or False.")
+    metrics, control, alpha, correction, use_t = d.metrics, d.control, d.alpha, d.correction, d.use_t
+    duplicates, long_click_seconds, backend, schema = d.duplicates, d.long_click_seconds, d.backend, d.schema
     chosen = chosen_metrics(metrics)
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
     _segment_column(opened, by)
-    prepared = prepare(opened, experiment, duplicates=duplicates,  # type: ignore[arg-type]
+    prepared = prepare(opened, experiment, duplicates=duplicates,
                        long_click_seconds=long_click_seconds, need=needed_columns(chosen), segment=by)
     per_impression = opened.schema.unit == opened.schema.impression_id
     variables, pairs = moment_pairs(chosen, False)

@@ -36,6 +36,7 @@ from typing import Any
 from serpeval.core.errors import InputError, OptionError
 from serpeval.core.tabular import Tabular
 from serpeval.online.experiments.analysis import analyze_ab, chosen_metrics
+from serpeval.online.experiments.options import ABDesign, resolve_design
 from serpeval.online.experiments.results import ABResults
 from serpeval.online.logs.schema import LogSchema, check_columns
 from serpeval.online.logs.sources import Logs, read_logs
@@ -159,19 +160,19 @@ class TriggeredAB(Tabular):
                 f"triggered impressions: {self.triggered.srm.message()}"]
 
 
-def analyze_ab_triggered(logs: Any, experiment: str | None = None, *,
-                         metrics: Any = None, backend: str = "duckdb", schema: LogSchema | None = None,
-                         clicks: Any = None, pre: Any = None, **options: Any) -> TriggeredAB:
+def analyze_ab_triggered(logs: Any, experiment: str | None = None, design: ABDesign | None = None, *,
+                         clicks: Any = None, pre: Any = None, **keywords: Any) -> TriggeredAB:
     """Analyse an A/B test on the triggered impressions, scaled to the population (module docstring).
 
     Args:
-        logs, experiment, metrics, backend, schema, clicks, pre: as in
-            :func:`~serpeval.online.experiments.analysis.analyze_ab`; the log needs the
+        logs, experiment, design, clicks, pre: as in
+            :func:`~serpeval.online.experiments.analysis.analyze_ab` (every field of the
+            :class:`~serpeval.online.experiments.options.ABDesign` is read); the log needs the
             ``triggered`` column.
-        options: the other options of :func:`~serpeval.online.experiments.analysis.analyze_ab`
-            (control, split, alpha, correction, use_t, cuped, duplicates, ...).
+        keywords: the design's fields as keywords, kept for one release.
     """
-    chosen = chosen_metrics(metrics)
+    d = resolve_design(design, experiment, keywords, "analyze_ab_triggered")
+    chosen = chosen_metrics(d.metrics)
     refused = [m.name for m in chosen if m.denominator not in _SCALABLE or m.name == "user_ctr"]
     if refused:
         raise OptionError(
@@ -179,10 +180,11 @@ def analyze_ab_triggered(logs: Any, experiment: str | None = None, *,
             "sum over impressions or units); choose among ctr, abandonment, clicks_at_1, mrr, "
             "long_click_rate, clicks_per_user, impressions_per_user."
         )
-    every, kept = triggered_logs(logs, backend=backend, schema=schema, clicks=clicks, pre=pre,
+    every, kept = triggered_logs(logs, backend=d.backend, schema=d.schema, clicks=clicks, pre=pre,
                                  keep_mixed=True)
-    full = analyze_ab(every, experiment, metrics=chosen, **options)
-    part = analyze_ab(kept, experiment, metrics=chosen, **options)
+    opened = replace(d, metrics=tuple(chosen), schema=None)      # the logs are open, with their schema
+    full = analyze_ab(every, experiment, opened)
+    part = analyze_ab(kept, experiment, opened)
     if not part.comparisons:  # pragma: no cover - analyze_ab raises first
         raise InputError(f"{every.source}: no triggered impressions.")
     imps = {v: (part.variants.get(v, {}).get("impressions", 0), c["impressions"])

@@ -3,6 +3,7 @@
 - :func:`simulate` (:mod:`.simulate`, engines in :mod:`.sensitivity`) - the impressions an
   A/B test and each interleaving method need to detect a ranker difference, exactly from a
   click model.
+- :class:`SimulationOptions` (:mod:`.simulate`) - the options of :func:`simulate` on one object.
 - :func:`make_world`, :func:`synthetic_pair` (:mod:`.world`) - the two rankers' top k and the
   true grades the simulations run on.
 - :func:`generate_logs`, :class:`LogGenerator`, :func:`write_logs` (:mod:`.generate`) -
@@ -19,6 +20,7 @@ from serpeval.core.lazy import lazy_index
 _LAZY: dict[str, str] = {
     "simulate": "serpeval.online.simulation.simulate",
     "SimulationResult": "serpeval.online.simulation.simulate",
+    "SimulationOptions": "serpeval.online.simulation.simulate",
     "World": "serpeval.online.simulation.world",
     "make_world": "serpeval.online.simulation.world",
     "synthetic_pair": "serpeval.online.simulation.world",

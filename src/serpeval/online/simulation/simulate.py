@@ -49,6 +49,7 @@ import numpy as np
 
 from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import InputError, OptionError
+from serpeval.core.options import check_rng, resolve
 from serpeval.core.progress import Progress, progress_callback
 from serpeval.core.tabular import Tabular
 from serpeval.online.simulation import sensitivity as engine
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 
     from serpeval.online.clicks import ClickModel
 
-__all__ = ["SimulationResult", "World", "make_world", "simulate", "synthetic_pair"]
+__all__ = ["SimulationOptions", "SimulationResult", "World", "make_world", "simulate", "synthetic_pair"]
 
 
 # ------------------------------------------------------------------ results
@@ -349,49 +350,115 @@ def ratio_text(value: float | None) -> str:
 # ------------------------------------------------------------------ the simulation
 
 
-def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, *,
-             click_model: str | ClickModel = "navigational", k: int = 10,
-             world: World | None = None, truth: Mapping[str, Mapping[str, int]] | None = None,
-             impressions_per_user: int = 4, user_sd: float = 1.0, stop_requires_click: bool | None = None,
-             ignore_shared: bool = False, alpha: float = 0.05, power: float = 0.8,
-             confidence: float = 0.95, bootstrap: int = 2000, mc_impressions: int = 20_000_000,
-             replicates: int = 200, rng: int | np.random.Generator | None = None,
-             progress: Progress | bool | None = None) -> SimulationResult:
+@dataclass(frozen=True)
+class SimulationOptions:
+    """The options of :func:`simulate`: the click model, the users, the tests and the checks.
+
+    Every field is checked when the object is built (:class:`OptionError` naming the field);
+    vary one with :func:`dataclasses.replace`. The old keywords of :func:`simulate`
+    (``simulate(qrels, a, b, k=5)``) map onto these fields for one release.
+
+    >>> from dataclasses import replace
+    >>> o = SimulationOptions(click_model="informational", mc_impressions=0)
+    >>> replace(o, k=5).k, o.alpha
+    (5, 0.05)
+    """
+
+    click_model: str | ClickModel = "navigational"
+    """A preset name (:func:`serpeval.online.clicks.click_model`) or a model whose items are
+    grades ``0 .. levels - 1``."""
+
+    k: int = 10
+    """Results per impression (the top k of each ranker), >= 1."""
+
+    impressions_per_user: int = 4
+    """Queries each simulated user issues (uniformly drawn), >= 1."""
+
+    user_sd: float = 1.0
+    """Standard deviation (>= 0) of a user's logit shift of attractiveness; 0 with
+    ``impressions_per_user=1`` gives independent, identical impressions."""
+
+    stop_requires_click: bool | None = None
+    """Stop rule of the grade-table users (None: the model's default)."""
+
+    ignore_shared: bool = False
+    """Team draft's shared-pick variant (a document both rankers put at the same place
+    credits no team)."""
+
+    alpha: float = 0.05
+    """Two-sided level of the tests, in (0, 1)."""
+
+    power: float = 0.8
+    """The power to plan for, in (0, 1)."""
+
+    confidence: float = 0.95
+    """Level of the bootstrap intervals over queries, in (0, 1)."""
+
+    bootstrap: int = 2000
+    """Resamples of the bootstrap over queries, >= 1."""
+
+    mc_impressions: int = 20_000_000
+    """Impressions the Monte Carlo check may simulate in all, >= 0 (0: skip it)."""
+
+    replicates: int = 200
+    """At most this many simulated experiments per method in the Monte Carlo check, >= 1."""
+
+    rng: int | np.random.Generator | None = None
+    """Seed or Generator of the bootstrap and the Monte Carlo check (never global state)."""
+
+    def __post_init__(self) -> None:
+        from serpeval.online.clicks import ClickModel
+
+        if not isinstance(self.click_model, (str, ClickModel)):
+            raise OptionError(f"click_model must be a preset name or a ClickModel; got {self.click_model!r}.")
+        check_count(self.k, "k")
+        if self.stop_requires_click is not None and not isinstance(self.stop_requires_click, bool):
+            raise OptionError(f"stop_requires_click must be True, False or None; got {self.stop_requires_click!r}.")
+        for value, what in ((self.alpha, "alpha"), (self.power, "power"), (self.confidence, "confidence")):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise OptionError(f"{what} must be strictly between 0 and 1; got {value!r}.")
+        if isinstance(self.user_sd, bool) or not isinstance(self.user_sd, (int, float)) or not self.user_sd >= 0:
+            raise OptionError(f"user_sd must be >= 0; got {self.user_sd!r}.")
+        check_count(self.impressions_per_user, "impressions_per_user")
+        check_count(self.bootstrap, "bootstrap")
+        check_count(self.replicates, "replicates")
+        if isinstance(self.mc_impressions, bool) or not isinstance(self.mc_impressions, int) \
+                or self.mc_impressions < 0:
+            raise OptionError(f"mc_impressions must be an integer >= 0; got {self.mc_impressions!r}.")
+        check_rng(self.rng)
+
+
+def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, options: SimulationOptions | None = None,
+             *, world: World | None = None, truth: Mapping[str, Mapping[str, int]] | None = None,
+             progress: Progress | bool | None = None, **keywords: Any) -> SimulationResult:
     """Measure how many impressions interleaving and A/B tests need (module docstring).
 
     Args:
         qrels, run_a, run_b: judgments (the users' truth) and the two rankers, A the
             baseline and B the candidate (effects are B - A); or ``world``.
-        click_model: a preset name (:func:`serpeval.online.clicks.click_model`) or a
-            model whose items are grades ``0 .. levels - 1``.
-        k: results per impression.
+        options: a :class:`SimulationOptions` (click model, k, the user population, the
+            tests' alpha and power, the bootstrap and the Monte Carlo check, rng); default
+            ``SimulationOptions()``.
+        world: a prepared :class:`World` instead of qrels and runs (``options.k`` is then
+            the world's).
         truth: true grades ``{qid: {doc: grade}}`` overriding the judgments for the users.
-        impressions_per_user, user_sd: the user population (module docstring).
-        stop_requires_click: stop rule of the grade-table users (None: the model's default).
-        ignore_shared: team draft's shared-pick variant.
-        alpha, power: the tests' level and the power to plan for.
-        confidence, bootstrap: CI level and resamples of the bootstrap over queries.
-        mc_impressions: impressions the Monte Carlo check may simulate in all (0: skip it).
-        replicates: at most this many simulated experiments per method.
-        rng: seed or Generator (bootstrap and Monte Carlo).
         progress: a callback ``progress(done, total)`` over the simulated experiments
             (:mod:`serpeval.core.progress`; the command line draws it as a bar), or None.
+        keywords: the options' fields as keywords (``k=5``), kept for one release; one that
+            conflicts with ``options`` is a :class:`TypeError`
+            (:func:`serpeval.core.options.resolve`).
     """
     from scipy.special import ndtri
 
     from serpeval.online.clicks import ClickModel
     from serpeval.online.clicks import click_model as preset
 
-    for value, what in ((alpha, "alpha"), (power, "power"), (confidence, "confidence")):
-        if not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise OptionError(f"{what} must be strictly between 0 and 1; got {value!r}.")
-    if not isinstance(user_sd, (int, float)) or user_sd < 0:
-        raise OptionError(f"user_sd must be >= 0; got {user_sd!r}.")
-    per_user = check_count(impressions_per_user, "impressions_per_user")
-    check_count(bootstrap, "bootstrap")
-    check_count(replicates, "replicates")
-    if not isinstance(mc_impressions, int) or mc_impressions < 0:
-        raise OptionError(f"mc_impressions must be an integer >= 0; got {mc_impressions!r}.")
+    o = resolve(SimulationOptions, options, keywords, "simulate")
+    click_model, k, user_sd, stop_requires_click, ignore_shared = (
+        o.click_model, o.k, o.user_sd, o.stop_requires_click, o.ignore_shared)
+    alpha, power, confidence, bootstrap, mc_impressions, replicates, rng = (
+        o.alpha, o.power, o.confidence, o.bootstrap, o.mc_impressions, o.replicates, o.rng)
+    per_user = int(o.impressions_per_user)
     if world is None:
         if qrels is None or run_a is None or run_b is None:
             raise InputError("simulate needs qrels, run_a and run_b (or a prepared world=).")
