@@ -264,3 +264,15 @@ def test_other_tools_refuse_or_truncate_float_grades() -> None:
     ours = evaluate(qrels, run, ["nDCG@10"], grades="float").means("run")["nDCG@10"]
     assert theirs == pytest.approx(truncated)
     assert ours != pytest.approx(theirs)
+
+
+def test_fractional_grades_under_expected_ties_average_every_order() -> None:
+    import itertools
+
+    qrels = {"q1": {"a": 0.5, "b": 2.5, "c": 0.0, "d": 1.25}}
+    names = ["nDCG@2", "ERR@2", "RBP(p=0.5)", "NCG@1"]
+    got = evaluate(qrels, {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}}, names, grades="float", ties="expected")
+    orders = [evaluate(qrels, {"q1": {d: 3.0 - i for i, d in enumerate(perm)}}, names, grades="float").means("run")
+              for perm in itertools.permutations("abc")]
+    for name in names:
+        assert got.means("run")[name] == pytest.approx(sum(o[name] for o in orders) / len(orders), rel=1e-12)

@@ -19,7 +19,9 @@ from serpeval.core.read_ahead import ReadAhead, may_read_stdin
 from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
 from serpeval.evaluation.results import Results, RunResult, Settings, unique_names, with_unique_names
 from serpeval.io import as_qrels, as_run
+from serpeval.io.propensities import as_propensities
 from serpeval.measures import Measure, parse_measures
+from serpeval.measures.propensity import weight_key, weighted_index
 from serpeval.measures.subtopic_ranking import attach, index_subtopics, needs_subtopics_message, rank_subtopics
 from serpeval.ranking import (
     Missing,
@@ -111,6 +113,7 @@ def evaluate(
     progress: Any = None,
     ties: TiePolicy = "trec_eval",
     grades: GradeKind | None = None,
+    propensities: Mapping[str, float] | str | Path | None = None,
 ) -> Results:
     """Evaluate one or several runs against the same qrels.
 
@@ -145,6 +148,9 @@ def evaluate(
             anything read here); ``"float"`` takes fractional grades (any finite real grade;
             gain measures use it as is, binary measures count grade >= ``rel``), see
             ``docs/how-to/fractional-grades.md``.
+        propensities: for ``psP@k`` / ``psnDCG@k``: ``{doc_id: propensity}`` or a path to
+            ``doc_id propensity`` lines (:func:`serpeval.io.propensities.read_propensities`);
+            None uses Jain et al.'s formula with the measure's ``A`` and ``B``.
 
     Returns:
         :class:`~serpeval.evaluation.results.Results` with per-query values and aggregates.
@@ -168,15 +174,21 @@ def evaluate(
         qrels = as_qrels(qrels, grades)
     with small_pages():
         return _evaluate(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
-                         float32_scores=float32_scores, stream=stream, progress=progress, ties=check_ties(ties))
+                         float32_scores=float32_scores, stream=stream, progress=progress, ties=check_ties(ties),
+                         propensities=propensities)
 
 
 def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Measure], *, missing: Missing,
               depth: int | None, judged_only: bool, float32_scores: bool, stream: bool, progress: Any,
-              ties: TiePolicy = "trec_eval") -> Results:
+              ties: TiePolicy = "trec_eval", propensities: Any = None) -> Results:
     """:func:`evaluate`, on small memory pages (:mod:`serpeval.core.pages`)."""
     if stream:
         from serpeval.evaluation.stream import evaluate_stream
+
+        propensity_scored = [str(m) for m in parse_measures(measures) if weight_key(m) is not None]
+        if propensity_scored:
+            raise InputError(f"{propensity_scored[0]} is not computed by the streaming evaluation; drop stream=True "
+                             "(--stream).")
 
         return evaluate_stream(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
                                float32_scores=float32_scores, progress=progress, ties=ties)
@@ -194,6 +206,9 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
             warnings.warn(SingleSubtopicWarning(note), stacklevel=3)
     index = index_qrels(judgments)
     subtopic_index = index_subtopics(subtopic_qrels) if diverse and subtopic_qrels is not None else None
+    given, label = as_propensities(propensities)
+    keys = {key for key in map(weight_key, parsed) if key is not None}
+    weighted = {key: weighted_index(index, key, given, label) for key in keys}  # psP, psnDCG
     results = []
     # One run after another: its rows and rankings are dropped before the next is read, so
     # memory does not grow with the number of runs (only the per-query values are kept).
@@ -205,6 +220,8 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
         name, tag = run.name, run.tag
         if rankings.coverage.missing and missing == "skip":
             warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=3)
+        scored: dict[Any, Any] = {key: rank(w, run, missing=missing, depth=depth, judged_only=judged_only,
+                                          float32_scores=float32_scores, ties=ties) for key, w in weighted.items()}
         if subtopic_index is not None:
             attach(rankings, rank_subtopics(subtopic_index, run, rankings, depth=depth,
                                             judged_only=judged_only, float32_scores=float32_scores))
@@ -213,10 +230,10 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
         # record of its sort holds them) and hand Arrow's freed memory back before measuring.
         rankings = replace(rankings, run_order=None)
         pa.default_memory_pool().release_unused()
-        values = np.column_stack([m.compute(rankings) for m in parsed]) if parsed else \
+        values = np.column_stack([m.compute(scored.get(weight_key(m), rankings)) for m in parsed]) if parsed else \
             np.zeros((rankings.n_queries, 0))
         results.append(RunResult(name, tag, rankings.query_ids, values, rankings.coverage))
-        del rankings
+        del rankings, scored
     results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores, qrels=judgments.source,

@@ -30,6 +30,7 @@ from serpeval.measures import (
     ndcg,
     ndcg_averaged,
     precision,
+    propensity,
     r_precision,
     rbp,
     recall,
@@ -102,6 +103,8 @@ REGISTRY = Registry([
     cwl.NERR10_SPEC,
     cwl.NERR11_SPEC,
     ncg.SPEC,
+    propensity.SPEC,
+    propensity.DCG_SPEC,
     # diversity measures (subtopic qrels), exact to NIST's ndeval
     *diversity.SPECS,
 ])

@@ -328,7 +328,7 @@ def method(spec: Any) -> str:
 @lru_cache(maxsize=4096)
 def _arrangements(grades: tuple[int, ...]) -> NDArray[np.int64]:
     """Every distinct order of a multiset of grades, one per row (``grades`` sorted)."""
-    values, counts = np.unique(np.array(grades, dtype=np.int64), return_counts=True)
+    values, counts = np.unique(np.array(grades), return_counts=True)  # int64, or float64 (fractional grades)
     n = len(grades)
     rows: list[list[int]] = []
 
@@ -339,13 +339,13 @@ def _arrangements(grades: tuple[int, ...]) -> NDArray[np.int64]:
         for i, c in enumerate(left):
             if c:
                 left[i] -= 1
-                prefix.append(int(values[i]))
+                prefix.append(values[i].item())
                 place(prefix, left)
                 prefix.pop()
                 left[i] += 1
 
     place([], [int(c) for c in counts])
-    return np.array(rows, dtype=np.int64).reshape(len(rows), n)
+    return np.array(rows, dtype=values.dtype).reshape(len(rows), n)
 
 
 def _log_arrangements(r: Rankings, t: TieGroups) -> NDArray[np.float64]:
@@ -356,7 +356,7 @@ def _log_arrangements(r: Rankings, t: TieGroups) -> NDArray[np.float64]:
     # counts of each (group, grade) pair
     keys = np.stack([t.group, r.grades])
     _, counts = np.unique(keys, axis=1, return_counts=True) if len(r.grades) else (None, np.zeros(0))
-    pair_groups = np.unique(keys, axis=1)[0] if len(r.grades) else np.zeros(0, dtype=np.int64)
+    pair_groups = np.unique(keys, axis=1)[0].astype(np.int64) if len(r.grades) else np.zeros(0, dtype=np.int64)
     log_fact_counts = weighted_bincount(t.segment[pair_groups], gammaln(counts + 1.0), r.n_queries)
     return log_fact_sizes - log_fact_counts
 
