@@ -47,13 +47,14 @@ def cranfield_index() -> Any:
 
 @pytest.fixture(scope="session")
 def cranfield_topics() -> list[tuple[str, str]]:
-    return [tuple(line.rstrip("\n").split("\t", 1)) for line in need(CRANFIELD / "topics.tsv").open()]  # type: ignore[misc]
+    lines = need(CRANFIELD / "topics.tsv").read_text(encoding="utf-8").splitlines()
+    return [(q, text) for q, text in (line.split("\t", 1) for line in lines)]
 
 
 @pytest.fixture(scope="session")
 def cranfield_qrels() -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
-    for line in need(CRANFIELD / "qrels.trec").open():
+    for line in need(CRANFIELD / "qrels.trec").read_text(encoding="utf-8").splitlines():
         q, _, d, g = line.split()
         qrels.setdefault(q, {})[d] = int(g)
     return qrels

@@ -1,0 +1,141 @@
+"""Closed loop: simulated users (serpeval's click models over Cranfield's qrels) send real HTTP
+requests and UBI events to a running server; the analysis of what the store holds must pick
+the better ranker and agree with the simulator's prediction; an A/A experiment must give about
+5% positives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.serve.conftest import LiveServer, app_for, counter_ids, run_async, with_client
+
+from serpeval.online.clicks import click_model
+from serpeval.online.events.logs import read_event_logs
+from serpeval.online.experiments.interleaving_analysis import analyze_interleaving_logs
+from serpeval.online.interleaving.batch import credit_batch, interleave_batch
+from serpeval.serve.backends import Backend
+from serpeval.serve.config import BackendConfig, ServeConfig
+
+WORSE = {"k1": 0.1, "b": 0.0}  # BM25 with almost no term-frequency saturation or length norm: worse on Cranfield
+
+
+def grades_of(ids: list[str], judged: dict[str, int]) -> np.ndarray:
+    row = np.full(10, -1, dtype=np.int64)
+    row[:len(ids)] = [judged.get(d, 0) for d in ids]
+    return row
+
+
+def predicted_delta(a: list[list[str]], b: list[list[str]], judged: list[dict[str, int]], model: Any,
+                    reps: int = 400) -> float:
+    """The simulator's Delta (B-A) for uniform queries: team draft over every query ``reps``
+    times, the same click model, (wins B + ties/2) / n - 1/2."""
+    vocab = sorted({d for r in a + b for d in r})
+    code = {d: i for i, d in enumerate(vocab)}
+    n = len(a)
+    ca, cb = np.full((n, 10), -1), np.full((n, 10), -1)
+    for i in range(n):
+        ca[i, :len(a[i])] = [code[d] for d in a[i]]
+        cb[i, :len(b[i])] = [code[d] for d in b[i]]
+    query = np.repeat(np.arange(n), reps)
+    shown = interleave_batch(np.repeat(ca, reps, 0), np.repeat(cb, reps, 0), k=10, rng=12)
+    table = np.array([[judged[q].get(vocab[d], 0) for d in range(len(vocab))] for q in range(n)])
+    grades = np.where(shown.docs >= 0, table[query[:, None], np.maximum(shown.docs, 0)], -1)
+    outcome = credit_batch(shown, model.sample(grades, rng=13)).outcome
+    return float((outcome == -1).mean() + (outcome == 0).mean() / 2 - 0.5)
+
+
+def test_live_server_picks_the_better_ranker(tmp_path: Path, cranfield_index: Any, cranfield_topics: Any,
+                                             cranfield_qrels: Any) -> None:
+    import httpx
+
+    topics = [(q, text) for q, text in cranfield_topics if q in cranfield_qrels]
+    a_engine, b_engine = cranfield_index.engine(), cranfield_index.engine(**WORSE)
+    config = ServeConfig((BackendConfig("A"), BackendConfig("B")), store=str(tmp_path / "events.duckdb"),
+                         experiment="closed-loop", deadline_ms=5000)
+    app = app_for(config, [Backend("A", a_engine, False), Backend("B", b_engine, False)], query_ids=counter_ids())
+    model = click_model("navigational", levels=5)
+    rng = np.random.default_rng(2026)
+    impressions = 400
+    with LiveServer(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        pending: list[dict[str, Any]] = []
+        for i in range(impressions):
+            qid, text = topics[int(rng.integers(len(topics)))]
+            answer = client.get("/search", params={"q": text, "user": f"user{int(rng.integers(150))}"}).json()
+            ids = [h["id"] for h in answer["hits"]]
+            clicks = model.sample(grades_of(ids, cranfield_qrels[qid])[None, :], rng=rng)[0]
+            pending += [{"action_name": "click", "query_id": answer["query_id"], "client_id": "sim",
+                         "timestamp": "2026-12-05T01:00:00Z",
+                         "event_attributes": {"object": {"object_id": ids[int(p)]},
+                                              "position": {"ordinal": int(p) + 1}}}
+                        for p in np.flatnonzero(clicks[:len(ids)])]
+            if len(pending) >= 100 or i == impressions - 1:
+                assert client.post("/events", json=pending).json()["duplicates"] == 0
+                pending = []
+        metrics = client.get("/metrics").text
+    assert f'serpeval_impressions_total{{outcome="interleaved"}} {impressions}.0' in metrics
+    read = read_event_logs(config.store)
+    assert read.counts["impressions used"] == impressions
+    report = analyze_interleaving_logs(read.impressions, clicks=read.clicks, n_resamples=2000, rng=1, period=None)
+    row = report.to_dicts()[0]
+    assert row["winner"] == "A"
+    assert row["CI 95% high"] < 0
+    texts = [t for _, t in topics]
+    a = [[h.doc_id for h in hits] for hits in a_engine.search_many(texts, 10)]
+    b = [[h.doc_id for h in hits] for hits in b_engine.search_many(texts, 10)]
+    expected = predicted_delta(a, b, [cranfield_qrels[q] for q, _ in topics], model)
+    assert expected < -0.05  # the pair differs by a known, clear amount
+    assert row["CI 95% low"] <= expected <= row["CI 95% high"]
+
+
+def aa_positives(small_corpus: Path, topics: list[str], runs: int, impressions: int, tmp_path: Path) -> int:
+    """How many of ``runs`` A/A experiments (identical rankers) the analysis calls significant."""
+    from serpeval.engines.embedded import EmbeddedIndex
+
+    index = EmbeddedIndex.build(small_corpus)
+    engine = index.engine()
+    model = click_model("random", levels=2)
+    positives = 0
+    for run in range(runs):
+        config = ServeConfig((BackendConfig("A"), BackendConfig("B")), store=str(tmp_path / f"aa{run}.duckdb"),
+                             experiment=f"aa-{run}")
+        app = app_for(config, [Backend("A", engine, False), Backend("B", engine, False)],
+                      query_ids=counter_ids(f"r{run}-"))
+        rng = np.random.default_rng(run)
+
+        async def body(client: Any, rng: Any = rng) -> None:
+            events = []
+            for _ in range(impressions):
+                text = topics[int(rng.integers(len(topics)))]
+                answer = (await client.get("/search", params={"q": text, "user": f"u{int(rng.integers(60))}"})).json()
+                n = len(answer["hits"])
+                clicks = model.sample(np.where(np.arange(10) < n, 0, -1)[None, :], rng=rng)[0]
+                events += [{"action_name": "click", "query_id": answer["query_id"], "timestamp": "2026-12-05T01:00:00Z",
+                            "event_attributes": {"position": {"ordinal": int(p) + 1}}} for p in np.flatnonzero(clicks)]
+            for start in range(0, len(events), 500):
+                await client.post("/events", json=events[start:start + 500])
+
+        run_async(with_client(app, body))
+        read = read_event_logs(config.store)
+        row = analyze_interleaving_logs(read.impressions, clicks=read.clicks, n_resamples=300, rng=run,
+                                        period=None).to_dicts()[0]
+        positives += row["winner"] != "none"
+    return positives
+
+
+def test_aa_gives_few_positives(tmp_path: Path, small_corpus: Path, cranfield_topics: Any) -> None:
+    topics = [text for _, text in cranfield_topics]
+    runs = int(os.environ.get("SERPEVAL_AA_RUNS", "5"))
+    positives = aa_positives(small_corpus, topics, runs, 100, tmp_path)
+    # Binomial(runs, 0.05): P(X >= 3) = 0.001 for 5 runs; bench/bench_serve.py runs 100
+    assert positives <= max(2, int(0.05 * runs + 3 * (0.05 * 0.95 * runs) ** 0.5))
+
+
+@pytest.mark.slow
+def test_aa_forty_runs(tmp_path: Path, small_corpus: Path, cranfield_topics: Any) -> None:
+    topics = [text for _, text in cranfield_topics]
+    positives = aa_positives(small_corpus, topics, 40, 150, tmp_path)
+    assert positives <= 6  # Binomial(40, 0.05): P(X >= 7) = 0.0005
