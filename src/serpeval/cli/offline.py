@@ -96,6 +96,9 @@ def add_subtopics_option(p: argparse.ArgumentParser) -> None:
                         "the diversity measures (alpha_nDCG@20, ERR_IA@20, NRBP, ...); other measures "
                         "use each document's highest grade over its subtopics")
     add_grades_option(p)
+    p.add_argument("--propensities", metavar="FILE",
+                   help="per-document propensities for psP@k and psnDCG@k: 'doc_id propensity' lines, each in "
+                        "(0, 1] (default: Jain et al.'s formula from the qrels, with the measure's A and B)")
 
 
 def add_grades_option(p: argparse.ArgumentParser) -> None:
@@ -188,7 +191,8 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
             warnings.simplefilter("ignore", MissingQueriesWarning)
             warnings.simplefilter("ignore", SingleSubtopicWarning)
             results = evaluate(qrels, each_run(), measures, missing=args.missing, depth=args.depth,
-                               judged_only=args.judged_only, ties=getattr(args, "ties", "trec_eval"))
+                               judged_only=args.judged_only, ties=getattr(args, "ties", "trec_eval"),
+                               propensities=getattr(args, "propensities", None))
         outcome = None
         if then is not None:
             step("testing")

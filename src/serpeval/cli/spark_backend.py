@@ -72,6 +72,14 @@ def check_inputs(paths: list[str], measures: list[str], args: argparse.Namespace
     """
     parse_measures(measures)
     check_options(args.missing, args.depth, None)
+    from serpeval.measures.propensity import weight_key
+
+    scored = [str(m) for m in parse_measures(measures) if weight_key(m) is not None]
+    if scored or getattr(args, "propensities", None):
+        from serpeval.core.errors import OptionError
+
+        raise OptionError(f"{scored[0] if scored else '--propensities'} works on the local backend only (the "
+                          "propensities come from the whole qrels); drop --backend spark.")
     if getattr(args, "grades", "int") != "int":
         from serpeval.core.errors import OptionError
 

@@ -185,11 +185,6 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
     if stream:
         from serpeval.evaluation.stream import evaluate_stream
 
-        propensity_scored = [str(m) for m in parse_measures(measures) if weight_key(m) is not None]
-        if propensity_scored:
-            raise InputError(f"{propensity_scored[0]} is not computed by the streaming evaluation; drop stream=True "
-                             "(--stream).")
-
         return evaluate_stream(qrels, runs, measures, missing=missing, depth=depth, judged_only=judged_only,
                                float32_scores=float32_scores, progress=progress, ties=ties)
     parsed = parse_measures(measures)

@@ -51,6 +51,7 @@ from serpeval.core.segments import take_segments
 from serpeval.evaluation.results import Results, RunResult, Settings, with_unique_names
 from serpeval.io.trec_stream import DEFAULT_CHUNK_BYTES, StreamedRun, line_of_row, run_chunks
 from serpeval.measures import Measure
+from serpeval.measures.propensity import weight_key
 from serpeval.ranking import (
     Coverage,
     Missing,
@@ -375,6 +376,9 @@ def evaluate_stream(
                          "evaluate in memory (stream=False).")
     chunk_bytes = check_count(chunk_bytes, "chunk_bytes")
     parsed = parse_measures(measures)
+    scored = [str(m) for m in parsed if weight_key(m) is not None]
+    if scored:  # their weights are ranked by evaluate(), from the whole qrels
+        raise InputError(f"{scored[0]} is not computed by the streaming evaluation; drop stream=True (--stream).")
     if any(m.spec.subtopics for m in parsed):
         raise InputError("stream=True does not evaluate diversity measures; evaluate in memory (stream=False).")
     judgments = as_qrels(qrels)

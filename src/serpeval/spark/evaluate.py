@@ -36,6 +36,7 @@ from serpeval.core.ties import TiePolicy, check_ties
 from serpeval.evaluation.evaluate import DEFAULT_MEASURES
 from serpeval.evaluation.results import Settings
 from serpeval.measures import Measure, parse_measures
+from serpeval.measures.propensity import weight_key
 from serpeval.measures.spec import GMEAN_FLOOR
 from serpeval.ranking import MISSING_POLICIES, Coverage, Missing, require_evaluated
 from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
@@ -110,6 +111,10 @@ def evaluate(
         EmptyInputError: no qrels rows, or no rows in a run.
     """
     parsed = parse_measures(measures)
+    scored = [str(m) for m in parsed if weight_key(m) is not None]
+    if scored:  # their weights need the whole qrels (label frequencies), not one group's
+        raise InputError(f"{scored[0]} is computed by the local backend only (its propensities come from the "
+                         "whole qrels); evaluate it with serpeval.evaluate.")
     check_options(missing, depth, buckets)
     ties = check_ties(ties)
     qrels_df, qrels_label, qrels_source = unwrap(qrels, QRELS_LABEL)
