@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
     from serpeval.online.counterfactual.log import CounterfactualLog
 
-__all__ = ["Pool", "log_table", "pool_from_runs", "simulate_log", "synthetic_pool", "true_interleaved",
-           "true_value"]
+__all__ = ["Pool", "by_grade", "log_table", "perturbed", "pool_from_runs", "simulate_log", "synthetic_pool",
+           "true_interleaved", "true_value"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,3 +296,36 @@ def _list_column(values: NDArray[np.float64], valid: NDArray[np.bool_]) -> pa.Li
 
     offsets = np.concatenate([[0], np.cumsum(valid.sum(axis=1))]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values[valid]))
+
+
+def perturbed(pool: Pool, base: str, name: str, *, swaps: int = 1, rng: int | np.random.Generator | None = 0) -> Pool:
+    """``pool`` with ranker ``name``: ``base`` with ``swaps`` random adjacent swaps in each
+    query's list (vectorized over queries, one step per swap)."""
+    generator = as_generator(rng)
+    codes = pool.rankers[base].copy()
+    rows = np.arange(len(codes))
+    lengths = (codes >= 0).sum(axis=1)
+    for _ in range(swaps):
+        at = np.minimum((generator.random(len(codes)) * np.maximum(lengths - 1, 1)).astype(np.int64),
+                        np.maximum(lengths - 2, 0))
+        ok = lengths >= 2
+        first, second = codes[rows, at].copy(), codes[rows, at + 1].copy()
+        codes[rows[ok], at[ok]] = second[ok]
+        codes[rows[ok], at[ok] + 1] = first[ok]
+    return pool.with_ranker(name, codes)
+
+
+def by_grade(pool: Pool, among: tuple[str, ...], name: str, *, noise: float = 0.5,
+             rng: int | np.random.Generator | None = 0) -> Pool:
+    """``pool`` with ranker ``name``: the documents of the ``among`` rankers' lists re-ranked
+    by ``grade + N(0, noise)`` (a candidate inside their union: full support)."""
+    generator = as_generator(rng)
+    in_union = np.zeros(pool.grades.shape, dtype=bool)
+    for r in among:
+        codes = pool.rankers[r]
+        rows = np.broadcast_to(np.arange(len(codes))[:, None], codes.shape)
+        in_union[rows[codes >= 0], codes[codes >= 0]] = True
+    score = np.where(in_union, pool.grades + generator.normal(0.0, noise, pool.grades.shape), -np.inf)
+    order = np.argsort(-score, axis=1, kind="stable")[:, :pool.k]
+    order = np.where(np.take_along_axis(in_union, order, axis=1), order, -1)
+    return pool.with_ranker(name, order.astype(np.int64))
