@@ -1,0 +1,128 @@
+"""``kill -9`` of a ``serpeval serve`` process under load: every event acknowledged with a 2xx is
+in the store after the restart, and none is stored twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from serpeval.online.events.store import open_store
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(corpus: Path, store: Path, port: int) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serpeval", "serve", "--corpus", str(corpus), "--candidate", "k1=1.2,b=0.3",
+         "--store", str(store), "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    import httpx
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("serve did not answer /healthz within 120 s")
+
+
+def load(port: int, prefix: str, acked: list[str], stop: threading.Event) -> None:
+    """Post batches of 10 events until the server dies; record the ids of acknowledged batches."""
+    import httpx
+
+    n = 0
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        while not stop.is_set():
+            ids = [f"{prefix}-{n}-{j}" for j in range(10)]
+            n += 1
+            batch = [{"action_name": "click", "event_id": i, "query_id": "q", "timestamp": "2026-12-05T01:00:00Z",
+                      "event_attributes": {"position": {"ordinal": 1}}} for i in ids]
+            try:
+                answer = client.post("/events", json=batch)
+            except httpx.HTTPError:
+                return  # the server is gone: this batch was never acknowledged
+            if answer.status_code == 200:
+                acked.extend(ids)
+
+
+def kill_cycles(corpus: Path, store: Path, cycles: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``cycles`` times: start serve, load it from 3 threads, SIGKILL it mid-load."""
+    import random
+
+    rnd = random.Random(seed)
+    acked: list[str] = []
+    sent_prefixes = []
+    for cycle in range(cycles):
+        port = free_port()
+        proc = start_server(corpus, store, port)
+        stop = threading.Event()
+        threads = [threading.Thread(target=load, args=(port, f"c{cycle}t{t}", acked, stop)) for t in range(3)]
+        sent_prefixes += [f"c{cycle}t{t}" for t in range(3)]
+        for t in threads:
+            t.start()
+        time.sleep(rnd.uniform(0.3, 1.0))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        stop.set()
+        for t in threads:
+            t.join(30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+    return acked, sent_prefixes
+
+
+def check_store(store: Path, acked: list[str], prefixes: list[str]) -> None:
+    s = open_store(store)
+    stored = s.read("ubi_events").column("event_id").to_pylist()
+    s.close()
+    assert len(stored) == len(set(stored))  # none twice
+    missing = set(acked) - set(stored)
+    assert not missing, f"{len(missing)} acknowledged events lost, e.g. {sorted(missing)[:3]}"
+    assert all(e.split("-")[0] in prefixes for e in stored)  # nothing that was never sent
+
+
+def test_kill_9_under_load_loses_no_acknowledged_event(tmp_path: Path, small_corpus: Path) -> None:
+    store = tmp_path / "events.duckdb"
+    acked, prefixes = kill_cycles(small_corpus, store, cycles=int(os.environ.get("SERPEVAL_KILL_CYCLES", "3")))
+    assert len(acked) > 0
+    check_store(store, acked, prefixes)
+    # a restarted server takes the acknowledged events again as duplicates, not as new rows
+    import httpx
+
+    port = free_port()
+    proc = start_server(small_corpus, store, port)
+    try:
+        sample = acked[:50]
+        batch = [{"action_name": "click", "event_id": i, "query_id": "q", "timestamp": "2026-12-05T01:00:00Z",
+                  "event_attributes": {"position": {"ordinal": 1}}} for i in sample]
+        answer = httpx.post(f"http://127.0.0.1:{port}/events", json=batch, timeout=30).json()
+        assert answer == {"written": 0, "duplicates": len(sample), "orphans": 0}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@pytest.mark.slow
+def test_kill_9_twenty_times(tmp_path: Path, small_corpus: Path) -> None:
+    store = tmp_path / "events.duckdb"
+    acked, prefixes = kill_cycles(small_corpus, store, cycles=20, seed=1)
+    check_store(store, acked, prefixes)
