@@ -24,11 +24,16 @@ from serpeval.measures.expected import CLOSED_FORMS, ORDER_FREE, method
 CUTOFF = 3
 
 
+#: Jain et al.'s propensities depend on the number of queries, which the brute force (one
+#: query per order) changes: these are checked against brute force with the query count kept.
+PER_COLLECTION = {"psP", "psnDCG"}
+
+
 def every_measure() -> list[Measure]:
     """One measure of every non-diversity family, with a cutoff where it takes one."""
     out = []
     for spec in REGISTRY:
-        if spec.subtopics:
+        if spec.subtopics or spec.name in PER_COLLECTION:
             continue
         out.append(spec(CUTOFF) if spec.cutoff != "none" else spec())
         if spec.cutoff == "optional":
@@ -144,7 +149,8 @@ def test_optimistic_expected_pessimistic_order(queries: list[tuple[dict, dict]])
     for m in monotone:
         low, mid, high = (values[t].per_query("run", m) for t in ("pessimistic", "expected", "optimistic"))
         for q in run:
-            assert low[q] - 1e-12 <= mid[q] <= high[q] + 1e-12, (str(m), q, low[q], mid[q], high[q])
+            slack = 1e-9 * max(1.0, abs(mid[q]))  # the expectation is a mean of many terms
+            assert low[q] - slack <= mid[q] <= high[q] + slack, (str(m), q, low[q], mid[q], high[q])
 
 
 def test_enumeration_refuses_too_many_orders() -> None:

@@ -51,7 +51,7 @@ import numpy as np
 from serpeval.core.errors import InvalidParameterError
 from serpeval.core.segments import take_segments, weighted_bincount
 from serpeval.measures._common import safe_divide
-from serpeval.measures._segments import memo
+from serpeval.measures._segments import Picked, memo, relevant_docs
 from serpeval.measures.gains import apply_gains, exp_shift, parse_gain_table
 
 if TYPE_CHECKING:
@@ -113,19 +113,60 @@ def tie_groups_of(r: Rankings) -> TieGroups:
     return memo(r, "tie_groups", make)
 
 
+@dataclass(frozen=True, eq=False)
+class _Placed:
+    """Some ranked docs (a :class:`~serpeval.measures._segments.Picked` set: relevant docs,
+    docs with a gain) and their tie groups, found by binary search in ``Rankings.tie_ids``
+    (so the work is the size of the set, not of the ranking): ``start`` (0-based position of
+    the group's first doc), ``size``, ``first`` (flat index of the group's first doc)."""
+
+    docs: Picked
+    start: NDArray[np.int64]
+    size: NDArray[np.int64]
+    first: NDArray[np.int64]
+
+    @property
+    def end(self) -> NDArray[np.int64]:
+        return self.start + self.size
+
+    def in_group(self) -> NDArray[np.int64]:
+        """Per doc: how many docs of the set share its tie group (itself included)."""
+        ids = self._ids()
+        return np.searchsorted(ids, ids, side="right") - np.searchsorted(ids, ids, side="left")
+
+    def _ids(self) -> NDArray[np.int64]:
+        return self.first  # the first doc's flat index identifies the group (increasing)
+
+
+def _placed(r: Rankings, docs: Picked) -> _Placed:
+    ids = r.tie_ids
+    if ids is None:  # pragma: no cover - expected_values sends untied rankings to the kernels
+        raise RuntimeError("these rankings carry no tie groups")
+    own = ids[docs.index]
+    first = np.searchsorted(ids, own, side="left")
+    size = np.searchsorted(ids, own, side="right") - first
+    return _Placed(docs, first - r.offsets[docs.segment], size, first)
+
+
+def _relevant(r: Rankings, rel: int) -> _Placed:
+    return memo(r, ("tie_placed_relevant", rel), lambda: _placed(r, relevant_docs(r, rel)))
+
+
+def _share_in_top(p: _Placed, k: NDArray[np.int64] | int | None) -> NDArray[np.float64]:
+    """Per doc: the probability that it ranks in the top ``k`` (per query when an array): a
+    doc is at each position of its group with probability 1/size: clip((k - start)/size, 0, 1)."""
+    if k is None:
+        return np.ones(len(p.start))
+    kk = np.asarray(k, dtype=np.int64)
+    if kk.ndim:
+        kk = kk[p.docs.segment]
+    return np.clip((kk - p.start) / p.size, 0.0, 1.0)
+
+
 def expected_hits(r: Rankings, rel: int, k: NDArray[np.int64] | int | None) -> NDArray[np.float64]:
     """Per query: the expected number of relevant docs (grade >= rel) in the top ``k``."""
-    t = tie_groups_of(r)
-    is_rel = r.grades >= rel
-    seg = r.segment[is_rel]
-    if k is None:
-        p = np.ones(len(seg))
-    else:
-        kk = np.asarray(k, dtype=np.int64)
-        if kk.ndim:
-            kk = kk[seg]
-        p = np.clip((kk - t.start[is_rel]) / t.size[is_rel], 0.0, 1.0)
-    return weighted_bincount(seg, p, r.n_queries)
+    p = _relevant(r, rel)
+    return weighted_bincount(p.docs.segment, _share_in_top(p, k), r.n_queries)
 
 
 # ----------------------------------------------------------------------------- closed forms
@@ -155,53 +196,27 @@ def _average_precision(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[
     """E[AP]: per relevant doc of group G (start s, size n, r_G relevant, R_before above G),
     (1/n) [(1 + R_before) A + (r_G - 1)/(n - 1) B], A = sum_j 1/(s+j+1), B = sum_j j/(s+j+1)
     over the offsets j with s + j < k."""
-    t = tie_groups_of(r)
-    is_rel = r.grades >= rel
-    rel_per_group = np.bincount(t.group[is_rel], minlength=len(t.sizes)).astype(np.float64)
-    idx = np.flatnonzero(is_rel)
-    g = t.group[idx]
-    s = t.start[idx]
-    n = t.size[idx]
-    before = _relevant_above(r, is_rel)[t.first[g]]  # relevant docs above the group
-    end = s + n
-    if cutoff is not None:
-        end = np.minimum(end, cutoff)
-    top = np.maximum(end, s)
+    p = _relevant(r, rel)
+    s, n = p.start, p.size
+    before = p.docs.count_above(p.first, p.docs.segment)  # relevant docs above the group
+    top = s + n if cutoff is None else np.minimum(s + n, cutoff)
+    top = np.maximum(top, s)
     h = _harmonic(int(top.max(initial=0)) + 1)
     a = h[top] - h[s]  # sum over kept offsets of 1/(s+j+1)
-    m = (top - s).astype(np.float64)
-    b = m - (s + 1.0) * a  # sum over kept offsets of j/(s+j+1)
-    rg = rel_per_group[g]
-    frac = np.divide(rg - 1.0, n - 1.0, out=np.zeros(len(idx)), where=n > 1)
+    b = (top - s) - (s + 1.0) * a  # sum over kept offsets of j/(s+j+1)
+    frac = np.divide(p.in_group() - 1.0, n - 1.0, out=np.zeros(len(s)), where=n > 1)
     value = ((1.0 + before) * a + frac * b) / n
-    return safe_divide(weighted_bincount(r.segment[idx], value, r.n_queries), r.num_rel(rel))
-
-
-def _relevant_above(r: Rankings, is_rel: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """Per ranked doc: the relevant docs ranked above it in its query."""
-    running = np.cumsum(is_rel, dtype=np.int64)
-    before_query = np.zeros(r.n_queries, dtype=np.int64)
-    starts = r.offsets[:-1]
-    has = starts > 0
-    before_query[has] = running[starts[has] - 1]
-    return running - is_rel - before_query[r.segment]
+    return safe_divide(weighted_bincount(p.docs.segment, value, r.n_queries), r.num_rel(rel))
 
 
 def _first_relevant_group(r: Rankings, rel: int
                           ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Per query with a relevant ranked doc: the query, its first relevant group's start s,
-    size n and relevant count c, and log C(n, c)."""
-    t = tie_groups_of(r)
-    is_rel = r.grades >= rel
-    rel_per_group = np.bincount(t.group[is_rel], minlength=len(t.sizes))
-    idx = np.flatnonzero(is_rel)
-    if idx.size == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z, z, z
-    seg = r.segment[idx]
-    firsts = idx[np.concatenate([[True], seg[1:] != seg[:-1]])]
-    g = t.group[firsts]
-    return r.segment[firsts], t.starts[g], t.sizes[g], rel_per_group[g]
+    size n and number of relevant docs c."""
+    p = _relevant(r, rel)
+    has = np.flatnonzero(p.docs.count > 0)
+    at = p.docs.offsets[:-1][has]  # the first relevant doc of each such query
+    return has, p.start[at], p.size[at], p.in_group()[at]
 
 
 def _log_choose(n: NDArray[np.float64], c: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -217,15 +232,21 @@ def _reciprocal_rank(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np
     out = np.zeros(r.n_queries)
     if q.size == 0:
         return out
-    # one row per (query, offset j < n - c + 1): the first relevant cannot be lower
-    span = n - c + 1
+    plain = n == 1  # no tie: 1 / rank
+    keep = plain if cutoff is None else plain & (s < cutoff)
+    out[q[keep]] = 1.0 / (s[keep] + 1.0)
+    tied = np.flatnonzero(~plain)
+    if tied.size == 0:
+        return out
+    q, s, n, c = q[tied], s[tied], n[tied], c[tied]
+    span = n - c + 1  # the first relevant cannot be lower than offset n - c
     row = np.repeat(np.arange(len(q)), span)
     j = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
     nn, cc = n[row].astype(np.float64), c[row].astype(np.float64)
-    p = np.exp(_log_choose(nn - 1.0 - j, cc - 1.0) - _log_choose(nn, cc))
+    prob = np.exp(_log_choose(nn - 1.0 - j, cc - 1.0) - _log_choose(nn, cc))
     pos = s[row] + j
-    keep = np.ones(len(j), dtype=bool) if cutoff is None else pos < cutoff
-    out[:] = weighted_bincount(q[row[keep]], p[keep] / (pos[keep] + 1.0), r.n_queries)
+    inside = np.ones(len(j), dtype=bool) if cutoff is None else pos < cutoff
+    out += weighted_bincount(q[row[inside]], prob[inside] / (pos[inside] + 1.0), r.n_queries)
     return out
 
 
@@ -242,10 +263,10 @@ def _success(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.float64
         return out
     inside = np.clip(cutoff - s, 0, n)  # the group's positions within the top k
     rest = (n - inside).astype(np.float64)
-    miss = np.where(rest >= c, np.exp(_log_choose(np.maximum(rest, c), c.astype(np.float64))
-                                      - _log_choose(n.astype(np.float64), c.astype(np.float64))), 0.0)
-    miss = np.where(inside == 0, 1.0, miss)
-    out[q] = 1.0 - miss
+    cf = c.astype(np.float64)
+    miss = np.where(rest >= cf, np.exp(_log_choose(np.maximum(rest, cf), cf) - _log_choose(n.astype(np.float64), cf)),
+                    0.0)
+    out[q] = 1.0 - np.where(inside == 0, 1.0, miss)
     return out
 
 
@@ -259,18 +280,19 @@ def _discount_table(n: int) -> NDArray[np.float64]:
 def _scaled_dcg(r: Rankings, cutoff: int | None, gain: Any, gains: str) -> NDArray[np.float64]:
     """E[DCG@k] divided by the query's 2^shift (as ``ndcg.dcg_at``): every doc's gain times
     the mean discount over its group's positions in the top k."""
-    t = tie_groups_of(r)
+    from serpeval.measures.ndcg import gain_docs
+
     table = parse_gain_table(gains) if gains else {}
+    p = memo(r, ("tie_placed_gain", gain, gains), lambda: _placed(r, gain_docs(r, gain, gains)))
     shift = memo(r, ("exp_shift", gain, gains), lambda: exp_shift(r, gain, table))
-    scale = None if shift is None else shift[r.segment]
-    value = apply_gains(r.grades, gain, table, scale)
-    nz = np.flatnonzero(value != 0)
-    s, n = t.start[nz], t.size[nz]
-    end = s + n if cutoff is None else np.minimum(s + n, cutoff)
-    top = np.maximum(end, s)
-    w = _discount_table(int(top.max(initial=0)) + 1)
-    mean_discount = (w[top] - w[s]) / n
-    return weighted_bincount(r.segment[nz], value[nz] * mean_discount, r.n_queries)
+    scale = None if shift is None else shift[p.docs.segment]
+    value = apply_gains(r.grades[p.docs.index], gain, table, scale)
+    s, n = p.start, p.size
+    top = s + n if cutoff is None else np.minimum(s + n, cutoff)
+    top = np.maximum(top, s)
+    w = memo(r, ("tie_discounts", int(top.max(initial=0)) + 1),
+             lambda: _discount_table(int(top.max(initial=0)) + 1))
+    return weighted_bincount(p.docs.segment, value * ((w[top] - w[s]) / n), r.n_queries)
 
 
 def _dcg(r: Rankings, *, cutoff: int | None, gain: Any, gains: str = "") -> NDArray[np.float64]:
@@ -406,7 +428,7 @@ def _enumerate(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray
     copies = Rankings(r.query_ids[copy_of], offsets, grades, ideal_offsets, r.ideal_grades[ideal_flat],
                       r.coverage)
     values = np.asarray(measure.spec.kernel(copies, cutoff=measure.cutoff, **params), dtype=np.float64)
-    return weighted_bincount(copy_of, values / count[copy_of], r.n_queries)
+    return weighted_bincount(copy_of, values, r.n_queries) / np.maximum(count, 1)
 
 
 # ----------------------------------------------------------------------------- dispatch
