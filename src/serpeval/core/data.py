@@ -59,7 +59,8 @@ GradeKind = Literal["int", "float"]
 (any finite real number within ±GRADE_LIMIT: averaged assessors, calibrated labels)."""
 GRADE_KINDS: tuple[GradeKind, ...] = get_args(GradeKind)
 
-FLOAT_HINT = "; for fractional grades pass --grades float (grades=\"float\" in Python)"
+FLOAT_HINT = ("; fractional grades are read with --grades float (serpeval evaluate, compare, gate, report; "
+              "grades=\"float\" in Python)")
 """Added to the message refusing a fractional grade in integer mode: how to accept it."""
 
 
