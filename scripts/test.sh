@@ -11,7 +11,8 @@ fi
 python3 -m pip install --quiet --upgrade pip
 # Pinned to the versions the suite is known to pass with (constraints/test.txt); the lowest
 # allowed versions are tested by scripts/test-lowest.sh, the latest by scripts/test-latest.sh.
-python3 -m pip install --quiet -e '.[test]' -c constraints/test.txt
+# The docs extra too: the suite builds the documentation site in strict mode (mkdocs.yml).
+python3 -m pip install --quiet -e '.[test,docs]' -c constraints/test.txt
 # The HTML report test drives Debian's Chromium through Playwright (never a browser download).
 # As root, Chromium is installed system-wide through apt; say so before doing it.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

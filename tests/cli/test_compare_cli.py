@@ -133,9 +133,17 @@ def test_gate_bad_margin_exits_2(files, capsys: pytest.CaptureFixture[str]) -> N
     assert "argument --top: must be an integer >= 0, got -3" in capsys.readouterr().err
 
 
+
+def _docs_blocks() -> str:
+    """The pages holding the compare, --groups and gate blocks that the README held before
+    issue 33 (docs/how-to/compare.md, groups.md, gate.md)."""
+    pages = Path(__file__).resolve().parents[2] / "docs" / "how-to"
+    return "\n".join((pages / name).read_text(encoding="utf-8") for name in ("compare.md", "groups.md", "gate.md"))
+
+
 def test_readme_shows_what_compare_prints_on_the_real_pairs(
         trec: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = _docs_blocks()
     monkeypatch.chdir(trec)
     pairs = [("robust04/qrels.txt.gz", "robust04/runs/bm25", "robust04/runs/bm25-rm3"),
              ("core18/qrels.txt", "core18/runs/title-rm3", "core18/runs/desc-rm3"),
@@ -165,7 +173,7 @@ def test_readme_blocks_of_groups_and_gate_are_what_the_cli_prints(
         argv: list[str], status: int) -> None:
     """Every line of the README's block, in order (the --groups block is a part of what
     compare prints: the breakdown below the overall table, without the notes after it)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = _docs_blocks()
     monkeypatch.chdir(trec)
     if not all(Path(a).exists() for a in argv if "/" in a):
         pytest.skip("the README's runs are not in the shared data")

@@ -25,7 +25,8 @@ def test_the_ci_profile_is_selected_where_ci_is_set() -> None:
 
 
 def test_scripts_test_sh_runs_the_pinned_suite_on_both_cores_with_coverage_and_the_doctests() -> None:
-    assert re.search(r"pip install .*-e '\.\[test\]' -c constraints/test\.txt", TEST_SH)
+    # the docs extra: tests/project/test_docs_site.py builds the site
+    assert re.search(r"pip install .*-e '\.\[test,docs\]' -c constraints/test\.txt", TEST_SH)
     assert re.search(r"pytest --doctest-modules src/serpeval", TEST_SH)
     run = TEST_SH.strip().splitlines()[-1]
     assert run.startswith("exec python3 -m pytest")

@@ -1,4 +1,5 @@
-"""The README's null example under "Decide a winner" is the code's output.
+"""The docs' null example under "Decide a winner" (docs/how-to/interleaving.md, moved there
+from the README by issue 33) is the code's output.
 
 The block runs as written (its seeds fix every draw) and must print exactly the ``text``
 block that follows it. Its numbers are checked against references elsewhere: the t-tests
@@ -14,15 +15,16 @@ import io
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "interleaving.md"
 
 
 def _example() -> tuple[str, str]:
     """The python block with ``analyze_outcomes(outcomes, units=users`` in the "Decide a
     winner" section and the text block right after it."""
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("### Decide a winner"):]
-    section = section[: section.index("\n### ", 1)]
+    section = text[text.index("## Decide a winner"):]
+    end = section.find("\n## ", 1)  # the next section, or the end of the page
+    section = section if end < 0 else section[:end]
     blocks = re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S)
     for i, (lang, body) in enumerate(blocks):
         if lang == "python" and "analyze_outcomes(outcomes, units=users" in body:

@@ -1,0 +1,219 @@
+"""The documentation site (issue 33): it builds in strict mode, its references are generated
+from the code and complete, and the README stays short and points into it.
+
+``mkdocs build --strict`` fails on a broken link, a missing anchor, a nav entry without a
+page, a page outside the nav that is not declared so, and a warning of mkdocstrings. The
+generated pages (docs/gen/reference.py) are read here through the same function the build
+hook calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+
+
+def _load(name: str) -> ModuleType:
+    path = ROOT / "docs" / "gen" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"docs_gen_{name}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+reference = _load("reference")
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict[str, str]:
+    return reference.pages()
+
+
+def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    pytest.importorskip("material", reason="mkdocs-material is not installed (pip install -e '.[docs]')")
+    pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed (pip install -e '.[docs]')")
+    argv = [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(tmp_path / "site")]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    site = tmp_path / "site"
+    assert (site / "index.html").is_file()
+    assert (site / "reference" / "measures" / "nDCG" / "index.html").is_file()
+    api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    assert "Evaluate runs against qrels" in api or "evaluate" in api  # mkdocstrings rendered the docstrings
+    cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "--max-drop" in cli
+
+
+def test_the_committed_reference_pages_are_current() -> None:
+    """The generated pages are committed (readable on a code host, linked from the README);
+    the build regenerates them, and here the committed copies must equal what the code says."""
+    outdated = reference.stale()
+    assert not outdated, "generated pages out of date (a command, option, measure or public name changed): " + \
+        ", ".join(f"docs/{p}" for p in outdated) + "; refresh them with: python docs/gen/reference.py --write"
+
+
+def test_every_measure_has_matrix_metadata() -> None:
+    """A new measure fills family, user_model, grades, use_when and unjudged in its spec (the
+    matrix shows 'not described yet' until then)."""
+    missing = reference.missing_metadata()
+    assert not missing, "measures lacking metrics-matrix metadata (fields of their MeasureSpec): " + \
+        "; ".join(f"{name}: {', '.join(fields)}" for name, fields in missing.items())
+
+
+def test_every_measure_has_a_page_and_a_matrix_row(generated: dict[str, str]) -> None:
+    from serpeval.measures import REGISTRY
+
+    matrix = generated["explanation/metrics-matrix.md"]
+    index = generated["reference/measures/index.md"]
+    for spec in REGISTRY:
+        slug = reference.measure_slug(spec.name)
+        page = generated[f"reference/measures/{slug}.md"]
+        assert page.startswith(f"# {spec.name}\n")
+        assert spec.summary in page
+        for p in spec.params:
+            assert f"| `{p.name}` | {reference._cell(p.describe())} |" in page
+        for name in spec.trec:
+            assert f"`{name}`" in page
+        assert f"[{spec.name}](../reference/measures/{slug}.md)" in matrix
+        assert f"]({slug}.md)" in index
+    assert reference.MISSING not in matrix
+    # families are groups of the matrix, in registry order of their first member
+    families = [spec.family for spec in REGISTRY]
+    headings = re.findall(r"^## (.+)$", matrix, flags=re.M)
+    assert headings == list(dict.fromkeys(families))
+
+
+def test_the_matrix_tolerates_a_measure_without_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    from serpeval.measures import REGISTRY
+
+    bare = SimpleNamespace(**{**{f: getattr(REGISTRY.specs[0], f) for f in ("name", "cutoff")},
+                              "family": "", "user_model": "", "grades": "", "use_when": "", "unjudged": ""})
+    monkeypatch.setattr(reference, "_specs", lambda: [bare])
+    assert reference.missing_metadata() == {bare.name: list(reference.MATRIX_FIELDS)}
+    assert reference.MISSING in reference.matrix_page()
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for a in parser._actions for o in a.option_strings if not isinstance(a, argparse._HelpAction)]
+
+
+def test_the_cli_reference_has_every_command_and_option(generated: dict[str, str]) -> None:
+    from serpeval.cli.app import build_parser
+    from serpeval.cli.commands import COMMANDS
+
+    page = generated["reference/cli.md"]
+    commands = reference._subcommands(build_parser())
+    assert [row.name for row in COMMANDS] == list(commands)
+    for row in COMMANDS:
+        section = page.split(f"## {row.name} {{#{row.name}}}", 1)[1].split("\n## ", 1)[0]
+        if row.name == "trec_eval":
+            assert "-q, --query_eval_wanted" in section
+            continue
+        for option in _options(commands[row.name]):
+            assert f"`{option}`" in section, f"{row.name} {option} is missing from the CLI reference"
+
+
+def test_the_errors_page_has_every_status_and_error_class(generated: dict[str, str]) -> None:
+    from serpeval.cli import failures
+    from serpeval.core import errors
+
+    page = generated["reference/errors.md"]
+    for status in (failures.EXIT_ERROR, failures.EXIT_INTERRUPTED, failures.EXIT_PIPE, failures.EXIT_INTERNAL,
+                   failures.EXIT_NOTHING_EVALUATED):
+        assert re.search(rf"\b{status}\b", page), status
+    for name in errors.__all__:
+        assert f"| `{name}` |" in page
+
+
+def test_links_outside_docs_are_copied_and_checked(caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    hooks = _load("hooks")
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="how-to/x.md", abs_src_path=str(ROOT / "docs/how-to/x.md")))
+    text = "[p](../../bench/results/production.md) [a](../architecture.md)\n```\n[f](../../nope.md)\n```\n"
+    out = hooks.on_page_markdown(text, page, None, None)
+    assert "[p](../repo/bench/results/production.md)" in out  # copied under repo/ in the site
+    assert "[a](../architecture.md)" in out                   # inside docs/: left alone
+    assert "[f](../../nope.md)" in out                        # code is not a link
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.serpeval"):
+        hooks.on_page_markdown("[gone](../../bench/results/no-such-file.md)", page, None, None)
+    assert "not a file of the repository" in caplog.text
+
+
+# --------------------------------------------------------------------------- the README
+
+
+def test_readme_is_short_and_links_into_the_site() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    assert sum(link.startswith("docs/") for link in links) >= 15
+    for link in links:
+        if not re.match(r"^[a-z]+:", link):
+            assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
+
+
+def test_readme_figures_link_to_the_bench_results_they_come_from() -> None:
+    """Every README paragraph or list item that quotes a speed-up (``5.7x faster``) or a timing
+    links to a file under bench/results."""
+    text = README.read_text(encoding="utf-8")
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    paragraphs = re.split(r"\n\s*\n|\n(?=[*-] )", text)
+    figures = [p for p in paragraphs if re.search(r"\d(\.\d+)?x (faster|as many|fewer)|\d+(\.\d+)? s\b", p)]
+    assert figures, "the README quotes no speed figure"
+    for paragraph in figures:
+        assert re.search(r"\]\(bench/results/[^)]+\)", paragraph), \
+            f"a README figure without its bench/results link: {paragraph.strip()[:200]}"
+
+
+#: The sections of the README before issue 33 and the pages they moved to (the checklist of
+#: the move: nothing lost). Each page must exist, be in the site's nav, and hold the section's text.
+MOVED = {
+    "Set up (two commands on a fresh machine)": ("how-to/install.md", "scripts/test.sh"),
+    "Evaluate": ("how-to/evaluate.md", "Inputs: TREC qrels"),
+    "Errors, exit statuses and output files": ("how-to/evaluate.md", "written atomically"),
+    "Measure names": ("how-to/measure-names.md", "One grammar everywhere"),
+    "Rules (trec_eval's, each a named option)": ("explanation/ties-and-unjudged.md", "judged-but-unjudged"),
+    "Exit codes and machine output": ("how-to/evaluate.md", "null_reasons"),
+    "Speed": ("explanation/speed.md", "bench/bench_core.py"),
+    "The production shape: a million queries, ten results each": ("explanation/speed.md", "bench_production.py"),
+    "Runs larger than memory": ("how-to/large-runs.md", "--stream"),
+    "Evaluate on Spark": ("how-to/spark.md", "sp.evaluate"),
+    "Drop-in trec_eval": ("how-to/trec-eval.md", "deliberately differs from trec_eval 10.0"),
+    "Compare systems": ("how-to/compare.md", "Fisher's sign-flip test"),
+    "Where did it change? Per-group breakdowns (`--groups`)": ("how-to/groups.md", "builtin:relevant"),
+    "Gate a ranking change in CI": ("how-to/gate.md", "non-inferiority"),
+    "Reports": ("how-to/reports.md", "Content-Security-Policy"),
+    "Judgments: pool, check coverage, diff": ("how-to/pool-and-coverage.md", "move-to-front"),
+    "Assessor agreement and qrels from clicks": ("how-to/agreement-and-click-qrels.md", "Krippendorff"),
+    "Online evaluation: interleaving and click models": ("how-to/interleaving.md", "One sign convention"),
+    "Interleave at serving time": ("how-to/interleaving.md", "Bias under random clicks"),
+    "Decide a winner": ("how-to/interleaving.md", "preference_matrix"),
+    "Click models": ("how-to/click-models.md", "stop_requires_click"),
+    "How many queries does interleaving save? (`serpeval simulate`)": ("how-to/sensitivity.md", "--generate"),
+    "Speed (online)": ("explanation/speed.md", "bench_online.py"),
+    "A/B tests": ("how-to/ab.md", "Triggered analysis"),
+}
+
+
+def test_every_former_readme_section_lives_in_the_site() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for section, (page, text) in MOVED.items():
+        path = ROOT / "docs" / page
+        assert path.is_file(), f"README section {section!r} moved to docs/{page}, which is missing"
+        assert text in path.read_text(encoding="utf-8"), f"docs/{page} lost the README section {section!r}"
+        assert f": {page}\n" in nav, f"docs/{page} is not in the site's nav"
