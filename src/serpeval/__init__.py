@@ -50,6 +50,7 @@ __all__ = [
     "read_subtopic_qrels",
     "reciprocal_rank",
     "retrieve",
+    "sweep",
 ]
 
 from serpeval.core.lazy import lazy_index
@@ -79,6 +80,7 @@ _LAZY = {
     "agreement": "serpeval.judgments.agreement",
     "clicks_to_qrels": "serpeval.judgments.clicks",
     "retrieve": "serpeval.engines.retrieve",
+    "sweep": "serpeval.engines.sweep",
 }
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from serpeval.core.data import Qrels, Run
     from serpeval.core.subtopics import SubtopicQrels
     from serpeval.engines.retrieve import retrieve
+    from serpeval.engines.sweep import sweep
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.evaluation.results import Results
     from serpeval.io import read_qrels, read_run, read_subtopic_qrels

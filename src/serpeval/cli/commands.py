@@ -61,6 +61,8 @@ COMMANDS: tuple[Command, ...] = (
             "compare two runs without judgments: overlap, RBO, Kendall's tau"),
     Command("retrieve", "serpeval.cli.cmd_retrieve",
             "run topics through a search engine (embedded BM25 or HTTP) and write a TREC run"),
+    Command("sweep", "serpeval.cli.cmd_sweep",
+            "tune engine parameters (k1 x b...): a cross-validated winner, corrected tests, a heat map"),
 )
 
 _BY_NAME = {row.name: row for row in COMMANDS}

@@ -1,0 +1,50 @@
+"""serpeval sweep on the command line: the quick start's command names the cross-validated estimate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.conftest import DATA, need
+
+from serpeval.cli.app import main
+
+CRANFIELD = DATA / "cranfield"
+
+
+def test_quick_start_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    need(CRANFIELD / "corpus.jsonl")
+    html = tmp_path / "sweep.html"
+    args = ["sweep", "--corpus", str(CRANFIELD / "corpus.jsonl"), "--topics", str(CRANFIELD / "topics.tsv"),
+            "--qrels", str(CRANFIELD / "qrels.trec"), "--grid", "k1=0.6,0.9,1.2", "--grid", "b=0.3,0.5,0.75",
+            "-m", "nDCG@10", "-k", "100", "--permutations", "200"]
+    assert main([*args, "--html", str(html), "--gate"]) == 0
+    out = capsys.readouterr().out
+    assert "cross-validated gain over the baseline (5-fold over 225 queries, seed 0): " in out
+    assert "nDCG@10 heat map (* selected)" in out
+    assert "no setting beats the baseline in-sample" in out     # the default k1=1.2 b=0.75 is the best here
+    assert "serpeval gate: PASS" in out
+    assert "cross-validated gain" in html.read_text()
+    assert main([*args, "-f", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["summary"]["settings"] == 9
+    assert payload["summary"]["queries"] == 225
+    assert set(payload["table"][0]) == {"rank", "k1", "b", "nDCG@10", "delta", "p", "p_holm", "p_maxT", "role"}
+
+
+def test_sweep_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"id": "a", "text": "wing"}\n')
+    topics = tmp_path / "t.tsv"
+    topics.write_text("1\twing\n")
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 1\n")
+    base = ["sweep", "--topics", str(topics), "--qrels", str(qrels), "--corpus", str(docs)]
+    assert main(base) == 2
+    assert "give a grid (--grid k1=0.6,0.9,1.2 --grid b=0.3,0.75) or a number of random settings" in \
+        capsys.readouterr().err
+    assert main([*base, "--random", "3", "--range", "k1=2:1"]) == 2
+    assert "--range 'k1=2:1': expected NAME=LOW:HIGH with LOW <= HIGH" in capsys.readouterr().err
+    assert main([*base, "--grid", "k1=1,2", "--folds", "2"]) == 2
+    assert "folds=2 is more than the 1 queries" in capsys.readouterr().err
