@@ -134,12 +134,16 @@ def draw_ids(rng: np.random.Generator, shapes: Sequence[str], n: int, taken: set
 def score_text(rng: np.random.Generator, style: str) -> str:
     """A score as a file would hold it; ``float(text)`` is the logical score.
 
-    ``ties``: small integers. ``float32``: values equal as 32-bit floats but not as 64-bit
+    ``ties``: small integers. ``quantised``: 0.0 to 1.0 in steps of 0.1, written with one or
+    two decimals (issue 29: tie groups of dozens of docs). ``float32``: values equal as 32-bit floats but not as 64-bit
     ones (pytrec_eval and trec_eval 9.0.8 then break the tie by doc id). ``mixed``: all of
     these, and every spelling a reader must take.
     """
     if style == "ties":
         return str(int(rng.integers(0, 6)))
+    if style == "quantised":  # a dense retriever's scores kept to 1 decimal: groups of many equal scores
+        value = round(float(rng.beta(5.0, 2.0)), 1)
+        return str(rng.choice([f"{value:.2f}", f"{value:.1f}", repr(value)]))  # 0.80, 0.8: one score
     if style == "float32":
         base = float(np.float32(rng.choice([1.0, 0.5, 12.25, -3.0, 7.125])))
         return repr(base + float(rng.integers(0, 4)) * base * 1e-9)
@@ -190,7 +194,7 @@ class Scenario:
         qrels_only: shapes of docs only the qrels have (judged, never retrieved).
         n_queries: how many judged queries.
         max_docs: most judged docs per query (the run gets about as many again).
-        scores: ``mixed``, ``ties`` or ``float32`` (see :func:`score_text`).
+        scores: ``mixed``, ``ties``, ``quantised`` or ``float32`` (see :func:`score_text`).
         deep: a query with this many retrieved docs (cutoffs 500 and 1000 bite).
         blocks: pad the file(s) named (``run``, ``qrels``) to span several Arrow blocks,
             with the long ids only in the first (run) or last (qrels) block.
@@ -351,6 +355,7 @@ SCENARIOS = [
              run_only=("nullish", "mixed"), qrels_only=("case",)),
     Scenario("ties_over_mixed_lengths", judged=("short", "mixed", "prefix", "shared16"), scores="ties"),
     Scenario("float32_ties", judged=("word_edges", "utf8", "shared8"), scores="float32"),
+    Scenario("quantised_scores", judged=("short", "numeric", "utf8", "mixed"), scores="quantised", deep=300),
     Scenario("deep_ranking", n_queries=4, deep=1200),
     # Long judged ids in both files, but in one block of the file spread over blocks: a hash
     # that depended on a block's longest id would match in that block and fail in the others.
