@@ -102,7 +102,8 @@ def test_integer_valued_float_grades_are_bit_identical_for_every_measure(kernels
 
 def _ranked(qrels: dict, run: dict, q: str) -> list[float | None]:
     """Grades in trec_eval's order (score desc, doc id desc); None: not in the qrels."""
-    docs = sorted(run[q].items(), key=lambda item: (-item[1], tuple(-b for b in item[0].encode())))
+    by_id = sorted(run[q].items(), key=lambda item: item[0].encode(), reverse=True)  # ties: doc id desc (bytes)
+    docs = sorted(by_id, key=lambda item: -item[1])  # stable: score descending
     return [qrels[q].get(d) for d, _ in docs]
 
 

@@ -14,7 +14,8 @@ from serpeval.evaluation.evaluate import evaluate
 
 
 def reference(qrels: dict, run: dict, k: int | None, exp: bool) -> float:
-    ranked = sorted(run.items(), key=lambda item: (-item[1], tuple(-b for b in item[0].encode())))
+    by_id = sorted(run.items(), key=lambda item: item[0].encode(), reverse=True)  # ties: doc id desc (bytes)
+    ranked = sorted(by_id, key=lambda item: -item[1])
 
     def gain(g: float | None) -> float:
         return 0.0 if g is None or g <= 0 else (2.0 ** g - 1.0 if exp else g)

@@ -19,7 +19,8 @@ from serpeval.io.propensities import read_propensities
 
 def order(run: dict) -> list[str]:
     """trec_eval's order: score descending, doc id descending in byte order."""
-    return [d for d, _ in sorted(run.items(), key=lambda it: (-it[1], tuple(-b for b in it[0].encode())))]
+    by_id = sorted(run.items(), key=lambda it: it[0].encode(), reverse=True)
+    return [d for d, _ in sorted(by_id, key=lambda it: -it[1])]
 
 
 def pyxclib_like(qrels: dict, run: dict, k: int, a: float, b: float, rel: int = 1,
