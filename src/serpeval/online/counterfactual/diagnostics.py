@@ -98,7 +98,7 @@ def support_shares(ctx: Context, lists: NDArray[np.int64], answered: NDArray[np.
 def diagnose(weight: NDArray[np.float64], support: float) -> Diagnostics:
     """:class:`Diagnostics` of importance weights ``[n, p]`` (one column per separately
     weighted position): the worst column's (smallest ESS) figures."""
-    w = weight.reshape(len(weight), -1)
+    w = weight.reshape(len(weight), -1) if weight.size else np.zeros((len(weight), 1))
     if w.shape[1] == 0 or len(w) == 0:
         return Diagnostics(len(w), 0, 0.0, 1.0, support, 0.0)
     sums, squares = w.sum(axis=0), np.einsum("ij,ij->j", w, w)
