@@ -10,6 +10,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, real
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
+from serpeval.cli.offline import add_grades_option
 from serpeval.core.errors import OptionError
 from serpeval.report.table import FORMATS
 
@@ -35,6 +36,7 @@ def register(sub: Any) -> None:
                    help="RBO persistence p (default 0.9: 86%% of the weight on the top 10)")
     p.add_argument("--depth", type=POSITIVE_INT, metavar="N", help="cut both runs at N docs first")
     p.add_argument("--qrels", metavar="FILE", help="count (and list) the changed documents nobody judged")
+    add_grades_option(p)
     p.add_argument("--missing", choices=("skip", "zero"), default="skip",
                    help="a query only one run answers: skip (default: left out, counted and named in the "
                         "notes) or zero (an empty ranking on the other side: overlap 0, RBO 0)")
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--unjudged needs --qrels: which documents are unjudged depends on them.")
     check_outputs({"-o": args.output, "--unjudged": args.unjudged}, [args.run_a, args.run_b, args.qrels])
     a, b = read_run(args.run_a), read_run(args.run_b)
-    qrels = read_qrels(args.qrels) if args.qrels else None
+    qrels = read_qrels(args.qrels, grades=args.grades) if args.qrels else None
     result = diff_runs(a, b, k=args.k, p=args.persistence, depth=args.depth, qrels=qrels, missing=args.missing)
     if args.unjudged:
         write_output("".join(f"{q} 0 {d} -1\n" for q, d, _ in result.unjudged), args.unjudged)

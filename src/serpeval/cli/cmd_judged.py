@@ -9,6 +9,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
+from serpeval.cli.offline import add_grades_option
 from serpeval.report.table import FORMATS
 
 
@@ -29,6 +30,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, CSV, Parquet; .gz ok)")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files")
+    add_grades_option(p)
     p.add_argument("-k", "--cutoff", type=POSITIVE_INT, action="append", dest="cutoffs", metavar="K",
                    help="depth k (repeatable; default 10)")
     p.add_argument("-q", "--per-query", action="store_true", help="one row per run and query")
@@ -46,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.report.table import render
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
-    qrels = read_qrels(args.qrels)
+    qrels = read_qrels(args.qrels, grades=args.grades)
     runs = [read_run(path) for path in args.runs]
     rates = judged(qrels, runs, args.cutoffs or [10], missing=args.missing)
     notes = [f"a depth-{k} pool of these runs needs {n:,} more judgments" for k, n in
