@@ -280,6 +280,9 @@ def coverage_notes(results: Any, qrels: Any, runs: list[Any]) -> list[str]:
         notes.append(single())
     if qrels.skipped_lines:
         notes.append(f"qrels {qrels.source}: {qrels.skipped_lines} blank/comment line(s) skipped")
+    if getattr(qrels, "grades", "int") == "float":
+        notes.append(f"qrels {qrels.source}: fractional grades (--grades float): gain measures use each grade as "
+                     "it is; binary measures count grade >= rel (0.5 is not relevant at rel=1)")
     for run, result in zip(runs, results.runs, strict=True):
         c = result.coverage
         if run.skipped_lines:

@@ -96,8 +96,10 @@ def _ideal(r: Rankings) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 def ps_precision(r: Rankings, *, cutoff: int, A: float, B: float, rel: int, norm: str) -> NDArray[np.float64]:
     """psP@k = (1/k) sum over ranks i <= k of y_i / p_i (Jain et al. 2016, eq. 1).
 
-    y_i = 1 for a relevant doc (grade >= ``rel``), p_i its propensity (see the module
-    docstring for where it comes from; ``A`` and ``B`` parametrise the formula). The best
+    y_i = 1 for a relevant doc (grade >= ``rel``), p_i its propensity: given per document
+    (``--propensities FILE``, ``evaluate(propensities=...)``; in (0, 1], 0 is refused), or
+    Jain et al.'s p_l = 1 / (1 + C (N_l + B)^-A), C = (ln N - 1)(B + 1)^A, N the judged
+    queries, N_l those where doc l is relevant (C = 0 when N <= 2: every p is 1). The best
     achievable psP@k is the same sum over the k relevant judgments of the query with the
     highest 1/p. ``norm`` divides by it per query, over the whole evaluation (``dataset``,
     pyxclib's definition: mean = sum of psP@k / sum of best), or not at all. Edge cases: a
@@ -142,8 +144,8 @@ _COMMON = dict(
     family="Propensity-scored",
     grades="binary",
     unjudged="weight 0 (not relevant)",
-    notes="pyxclib normalises the dataset means (norm=dataset, the default); per query: norm=query; "
-          "the paper's raw scores: norm=none. Propensities from a file (--propensities) replace the formula.",
+    notes="ir_measures and ranx have none; pyxclib's psprecision/psndcg normalise the dataset means "
+          "(norm=dataset, the default here); per query: norm=query; the paper's raw scores: norm=none.",
 )
 
 SPEC = MeasureSpec(
