@@ -107,7 +107,7 @@ def p_share(log, arm_a) -> np.ndarray:
 
 
 def test_bad_input(tmp_path, pool, log, table) -> None:
-    with pytest.raises(InputError, match="no logging propensities .* deterministic logging"):
+    with pytest.raises(InputError, match=r"no logging propensities .* deterministic logging"):
         counterfactual(table.drop_columns(["logging_design"]), {"B": pool.lists("B")})
     mixed = pa.concat_tables([table, table.set_column(table.schema.get_field_index("experiment"), "experiment",
                                                       pa.array(["exp-2"] * table.num_rows).dictionary_encode())])
@@ -119,7 +119,7 @@ def test_bad_input(tmp_path, pool, log, table) -> None:
         counterfactual(mixed, {"B": pool.lists("B")}, experiment="nope")
     wrong = table.set_column(table.schema.get_field_index("propensity"), "propensity",
                              pc.multiply(table.column("propensity"), 1.5))
-    with pytest.raises(InputError, match="row 1: logged propensity .* differs"):
+    with pytest.raises(InputError, match=r"row 1: logged propensity .* differs"):
         counterfactual(wrong, {"B": pool.lists("B")})
     no_clicks = table.set_column(table.schema.get_field_index("clicks"), "clicks",
                                  pa.array([[]] * table.num_rows, pa.list_(pa.int32())))

@@ -55,6 +55,9 @@ __all__ = ["ESTIMATORS", "METRICS", "EstimatorSpec", "Terms", "position_rewards"
 
 #: The click metrics a candidate is estimated on.
 METRICS = ("clicks", "ctr")
+#: EM settings of the fitted click models.
+EM_ITERATIONS = 40
+EM_TOL = 1e-5
 
 
 @dataclass(frozen=True)
@@ -154,12 +157,14 @@ class Context:
         return self._fits["clicklog"]
 
     def fitted(self, kind: str) -> Any:
-        """A PBM or DBN fitted on the log by EM (cached)."""
+        """A PBM or DBN fitted on the log by EM (cached; pooled prior, at most
+        :data:`EM_ITERATIONS` iterations to a change of :data:`EM_TOL` per impression: the
+        model only steadies the doubly robust estimate and gives pbm_ips its examination)."""
         if kind not in self._fits:
             from serpeval.online.clicks import fit_dbn, fit_pbm
 
             fit = fit_pbm if kind == "pbm" else fit_dbn
-            self._fits[kind] = fit(self.click_log(), prior="pooled")[0]
+            self._fits[kind] = fit(self.click_log(), prior="pooled", iterations=EM_ITERATIONS, tol=EM_TOL)[0]
         return self._fits[kind]
 
     def items_of(self, lists: NDArray[np.int64]) -> NDArray[np.int64]:
