@@ -45,6 +45,8 @@ COMMANDS: tuple[Command, ...] = (
             "write a realistic simulated search log (Parquet) for trying ab / interleaving-report"),
     Command("report", "serpeval.cli.cmd_report",
             "write a self-contained HTML report (tables, plots, significance)"),
+    Command("counterfactual", "serpeval.cli.cmd_counterfactual",
+            "estimate rankers never shown from a randomised (interleaving or A/B) log, with support checks"),
     Command("simulate", "serpeval.cli.cmd_simulate",
             "how many impressions interleaving and A/B tests need to tell two rankers apart"),
     Command("agreement", "serpeval.cli.cmd_agreement",
