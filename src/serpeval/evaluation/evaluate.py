@@ -14,6 +14,7 @@ import pyarrow as pa
 from serpeval.core.columns import Blocks
 from serpeval.core.data import GradeKind, Qrels, Run
 from serpeval.core.errors import InputError
+from serpeval.core.fingerprints import signature_of
 from serpeval.core.pages import small_pages
 from serpeval.core.read_ahead import ReadAhead, may_read_stdin
 from serpeval.core.subtopics import SingleSubtopicWarning, SubtopicQrels
@@ -200,6 +201,7 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
         if note is not None:
             warnings.warn(SingleSubtopicWarning(note), stacklevel=3)
     index = index_qrels(judgments)
+    qrels_signature = signature_of(subtopic_qrels if subtopic_qrels is not None else judgments)  # as read
     subtopic_index = index_subtopics(subtopic_qrels) if diverse and subtopic_qrels is not None else None
     given, label = as_propensities(propensities)
     keys = {key for key in map(weight_key, parsed) if key is not None}
@@ -212,7 +214,7 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
                         float32_scores=float32_scores, ties=ties)
         require_evaluated(rankings.coverage, run.source, qrels=judgments.source,
                           run_examples=_some_queries(run))
-        name, tag = run.name, run.tag
+        name, tag, signature = run.name, run.tag, signature_of(run)   # the run as read, before it is dropped
         if rankings.coverage.missing and missing == "skip":
             warnings.warn(missing_queries_warning(rankings.coverage), stacklevel=3)
         scored: dict[Any, Any] = {key: rank(w, run, missing=missing, depth=depth, judged_only=judged_only,
@@ -227,10 +229,11 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
         pa.default_memory_pool().release_unused()
         values = np.column_stack([m.compute(scored.get(weight_key(m), rankings)) for m in parsed]) if parsed else \
             np.zeros((rankings.n_queries, 0))
-        results.append(RunResult(name, tag, rankings.query_ids, values, rankings.coverage))
+        results.append(RunResult(name, tag, rankings.query_ids, values, rankings.coverage, signature, qrels_signature))
         del rankings, scored
     results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores, qrels=judgments.source,
-                        qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None, ties=ties)
+                        qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None, ties=ties,
+                        qrels_signature=qrels_signature)
     return Results(parsed, tuple(results), settings)

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Missing
 
-__all__ = ["Results", "RunResult", "Settings", "unique_names", "with_unique_names"]
+__all__ = ["Results", "RunResult", "Settings", "input_signatures", "qrels_signatures", "rules_signature",
+           "unique_names", "with_unique_names"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class Settings:
     qrels_skipped_lines: int = 0
     subtopics: bool = False
     ties: str = "trec_eval"
+    qrels_signature: str = ""
+    """:func:`~serpeval.core.fingerprints.content_signature` of the qrels as read ("" when not computed)."""
 
     def rules(self) -> list[str]:
         """Plain-language statements of the rules applied (for report headers)."""
@@ -76,6 +79,9 @@ class RunResult:
         query_ids: evaluated queries in byte order.
         values: ``float64[n_queries, n_measures]`` in the order of ``Results.measures``.
         coverage: which queries were evaluated, missing or ignored, and why.
+        signature: :func:`~serpeval.core.fingerprints.content_signature` of the run as read
+            ("" when not computed: a streamed or Spark run).
+        qrels_signature: that of the qrels it was evaluated against ("" when not computed).
     """
 
     name: str
@@ -83,6 +89,8 @@ class RunResult:
     query_ids: NDArray[Any]
     values: NDArray[np.float64]
     coverage: Coverage
+    signature: str = ""
+    qrels_signature: str = ""
 
     def column(self, index: int) -> NDArray[np.float64]:
         """Per-query values of the measure at ``index``."""
@@ -174,9 +182,14 @@ class Results(Tabular):
         """One coverage dict per run (missing, ignored, truncated, ties)."""
         return [run.coverage.to_dict() for run in self.runs]
 
+    def inputs(self) -> dict[str, Any]:
+        """What the numbers were computed from (:func:`input_signatures`)."""
+        return input_signatures(self.settings, self.runs)
+
     def to_json_dict(self, per_query: bool = False) -> dict[str, Any]:
-        """Everything as a JSON-ready dict: measures, aggregates, coverage, rules (a value that
-        is not a finite number would be None with ``null_reasons``: :mod:`serpeval.core.strict_json`)."""
+        """Everything as a JSON-ready dict: measures, aggregates, coverage, rules, the inputs'
+        signatures (a value that is not a finite number would be None with ``null_reasons``:
+        :mod:`serpeval.core.strict_json`)."""
         from serpeval.core.strict_json import json_ready
 
         out: dict[str, Any] = {
@@ -185,6 +198,7 @@ class Results(Tabular):
             "coverage": self.coverage(),
             "ties": self.settings.ties,
             "rules": self.settings.rules(),
+            "inputs": self.inputs(),
         }
         if per_query:
             out["per_query"] = self.to_dicts(per_query=True)
@@ -193,6 +207,37 @@ class Results(Tabular):
     def __repr__(self) -> str:
         return (f"Results({len(self.runs)} run(s) x {len(self.measures)} measure(s): "
                 f"{', '.join(self.run_names)})")
+
+
+def rules_signature(rules: Iterable[str]) -> str:
+    """A short hash (16 hex digits) of the rules' text: equal rules, equal signature."""
+    import hashlib
+
+    return hashlib.blake2b("\n".join(rules).encode(), digest_size=8).hexdigest()
+
+
+def input_signatures(settings: Settings, runs: Iterable[RunResult]) -> dict[str, Any]:
+    """The signature block of a result: serpeval's version, the qrels' and each run's
+    content signature as read (:func:`~serpeval.core.fingerprints.content_signature`: the
+    parsed rows, so whitespace and line order do not matter), the qrels each run was
+    evaluated against, the tie policy and the rules (their text's signature). Two results
+    with equal blocks were computed from the same inputs under the same rules."""
+    from serpeval.core.version import __version__
+
+    return {
+        "serpeval": __version__,
+        "qrels": {"source": settings.qrels, "signature": settings.qrels_signature},
+        "runs": [{"run": r.name, "signature": r.signature, "qrels_signature": r.qrels_signature or
+                  settings.qrels_signature} for r in runs],
+        "ties": settings.ties,
+        "rules": rules_signature(settings.rules()),
+    }
+
+
+def qrels_signatures(settings: Settings, runs: Iterable[RunResult]) -> dict[str, str]:
+    """``{run name: signature of the qrels it was evaluated against}`` (runs without one left out)."""
+    out = {r.name: r.qrels_signature or settings.qrels_signature for r in runs}
+    return {name: sig for name, sig in out.items() if sig}
 
 
 def unique_names(names: Iterable[str]) -> list[str]:

@@ -366,6 +366,7 @@ def evaluate_stream(
             on standard input or a pipe.
     """
     from serpeval.core.checks import check_count
+    from serpeval.core.fingerprints import signature_of
     from serpeval.core.subtopics import SubtopicQrels
     from serpeval.io import as_qrels
     from serpeval.measures import parse_measures
@@ -401,5 +402,5 @@ def evaluate_stream(
     results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only, float32_scores=float32_scores,
                         qrels=judgments.source, qrels_skipped_lines=judgments.skipped_lines, subtopics=False,
-                        ties=opts.ties)
+                        ties=opts.ties, qrels_signature=signature_of(judgments))  # streamed runs: not signed
     return Results(parsed, tuple(results), settings)
