@@ -133,6 +133,6 @@ def refusal(spec: EstimatorSpec, diag: Diagnostics, *, clicks: int, answered: in
         return (f"effective sample size {diag.ess:.0f} < {MIN_ESS:.0f}: the candidate's lists were "
                 f"rarely shown ({diag.matched:,} of {diag.impressions:,} impressions match)"), None
     if diag.largest_weight_share > MAX_WEIGHT_SHARE:
-        return (f"one impression carries {diag.largest_weight_share:.0%} of the weight (threshold "
+        return (f"one impression carries {diag.largest_weight_share:.1%} of the weight (threshold "
                 f"{MAX_WEIGHT_SHARE:.0%})"), None
     return None, warning
