@@ -223,3 +223,34 @@ def test_cranfield_scores_equal_bm25s_own_scorer(cranfield) -> None:
             assert b - a == 50
             outside = np.setdiff1d(np.flatnonzero(index._presence[:, ids].sum(axis=1).A1 > 0), ranking.doc_index[a:b])
             assert (full[outside] <= ranking.scores[b - 1] + 1e-5).all()
+
+
+def test_weights_are_bm25s_bit_for_bit(cranfield) -> None:
+    import bm25s
+
+    index, _ = cranfield
+    for method, k1, b in [("lucene", 1.2, 0.75), ("robertson", 0.9, 0.4), ("atire", 2.0, 1.0), ("bm25l", 0.5, 0.0),
+                          ("bm25+", 1.5, 0.3)]:
+        engine = index.engine(k1=k1, b=b, method=method)
+        model = bm25s.BM25(k1=k1, b=b, method=method)
+        model.index((index._token_ids, index._vocab), show_progress=False, create_empty_token=False)
+        import scipy.sparse as sp
+
+        theirs = sp.csc_matrix((model.scores["data"], model.scores["indices"], model.scores["indptr"]),
+                               shape=engine._weights.shape)
+        ours = engine._weights
+        assert ours.dtype == theirs.dtype == np.float32
+        assert (ours != theirs).nnz == 0, method
+        if method in ("bm25l", "bm25+"):
+            assert np.array_equal(engine._nonoccurrence, model.nonoccurrence_array)
+
+
+def test_top_k_equals_a_stable_sort_with_ties() -> None:
+    from serpeval.engines.embedded import _top_k
+
+    rng = np.random.default_rng(5)
+    for n, k in [(50, 1), (50, 7), (50, 49), (50, 50), (300, 100)]:
+        scores = rng.integers(0, 6, size=(20, n)).astype(np.float64)   # heavy ties
+        scores[rng.random((20, n)) < 0.3] = -np.inf
+        expected = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        assert np.array_equal(_top_k(scores, k), expected), (n, k)

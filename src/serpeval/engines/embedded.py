@@ -139,6 +139,8 @@ class EmbeddedIndex:
     _vocab: dict[str, int] = field(repr=False)
     _presence: Any = field(repr=False)  # scipy csc (n_docs x vocab), 1 where the term occurs
     _tie_order: NDArray[np.int64] = field(repr=False)
+    _counts: Any = field(repr=False)  # scipy csc (n_docs x vocab) term frequencies, float32
+    _lengths: NDArray[np.int64] = field(repr=False)  # tokens per document
     doc_id_array: NDArray[np.object_] = field(repr=False)
     _models: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -234,8 +236,9 @@ class EmbeddedIndex:
         lengths = np.fromiter((len(d) for d in token_ids), dtype=np.int64, count=len(token_ids))
         rows = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
         cols = np.fromiter((t for d in token_ids for t in d), dtype=np.int64, count=int(lengths.sum()))
-        presence = sp.csc_matrix((np.ones(len(cols), np.float32), (rows, cols)), shape=(len(ids), len(vocab)))
-        presence.sum_duplicates()
+        counts = sp.csc_matrix((np.ones(len(cols), np.float32), (rows, cols)), shape=(len(ids), len(vocab)))
+        counts.sum_duplicates()  # term frequencies, in CSC order: the layout every setting's weights reuse
+        presence = counts.copy()
         presence.data[:] = 1.0
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -251,12 +254,25 @@ class EmbeddedIndex:
         return cls(
             doc_ids=ids, fields=fields, id_field=id_field, source=source, fingerprint=digest.hexdigest()[:16],
             empty_documents=int((lengths == 0).sum()), stemmer=stemmer, stopwords=stopwords, _tokenizer=tokenizer,
-            _token_ids=token_ids, _vocab=vocab, _presence=presence, _tie_order=tie_order,
+            _token_ids=token_ids, _vocab=vocab, _presence=presence, _tie_order=tie_order, _counts=counts,
+            _lengths=lengths,
             doc_id_array=np.asarray(ids, dtype=object),
         )
 
     def __len__(self) -> int:
         return len(self.doc_ids)
+
+    def run_columns(self, ranking: Ranking, query_ids: Sequence[str]) -> tuple[Any, Any, NDArray[np.float64]]:
+        """Arrow ``query_id`` and ``doc_id`` columns and the scores of a :class:`Ranking` (no
+        Python object per row: ids are taken from Arrow arrays by position)."""
+        import pyarrow as pa
+
+        arrow_ids = self._models.get(("arrow ids",))
+        if arrow_ids is None:
+            arrow_ids = self._models[("arrow ids",)] = pa.array(self.doc_ids, pa.string())
+        rows = np.repeat(np.arange(len(query_ids), dtype=np.int64), ranking.counts())
+        queries = pa.array(list(query_ids), pa.string())
+        return queries.take(pa.array(rows)), arrow_ids.take(pa.array(ranking.doc_index)), ranking.scores
 
     # ------------------------------------------------------------------ engines
 
@@ -283,18 +299,46 @@ class EmbeddedIndex:
     def forget(self) -> None:
         """Drop the cached weight matrices (a long sweep keeps memory flat with this)."""
         with self._lock:
-            self._models.clear()
+            for key in [key for key in self._models if key != ("arrow ids",)]:
+                del self._models[key]
 
     def _weights(self, params: Mapping[str, Any]) -> tuple[Any, NDArray[np.float32] | None]:
-        bm25s = _bm25s()
+        """One setting's ``n_docs x vocab`` weight matrix, with bm25s's own scoring functions
+        (``bm25s.scoring``: the idf and term-frequency parts of each variant) applied to every
+        stored (document, term, tf) at once, in the operation order and dtypes of bm25s's
+        ``BM25.index`` (float32 tf and idf, float64 arithmetic, float32 weights), so the weights
+        are bm25s's bit for bit (tests/engines/test_embedded.py), without its loop per document.
+        For ``bm25l``/``bm25+`` the non-occurrence part is subtracted from the stored weights and
+        returned per term, as bm25s does."""
+        _bm25s()
         import scipy.sparse as sp
+        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
-        model = bm25s.BM25(k1=params["k1"], b=params["b"], delta=params["delta"], method=params["method"])
-        model.index((self._token_ids, self._vocab), show_progress=False, create_empty_token=False)
-        s = model.scores
-        weights = sp.csc_matrix((s["data"], s["indices"], s["indptr"]), shape=(s["num_docs"], len(self._vocab)))
-        nonoccurrence = getattr(model, "nonoccurrence_array", None)
-        return weights, None if nonoccurrence is None else np.asarray(nonoccurrence, dtype=np.float32)
+        method, k1, b, delta = params["method"], params["k1"], params["b"], params["delta"]
+        counts = self._counts
+        n_docs, n_vocab = counts.shape
+        avgdl = np.asarray(self._lengths).mean() if n_docs else np.float64(0.0)
+        df = np.diff(counts.indptr)
+        idf_of = _select_idf_scorer(method)
+        tfc_of = _select_tfc_scorer(method)
+        idf = np.zeros(n_vocab, dtype=np.float32)
+        nonoccurrence = np.zeros(n_vocab, dtype=np.float32) if method in ("bm25l", "bm25+") else None
+        for value in np.unique(df[df > 0]).tolist():
+            where = df == value
+            idf[where] = idf_of(value, N=n_docs)
+            if nonoccurrence is not None:
+                nonoccurrence[where] = idf_of(value, N=n_docs) * tfc_of(tf_array=0, l_d=avgdl, l_avg=avgdl, k1=k1,
+                                                                         b=b, delta=delta)
+        terms = np.repeat(np.arange(n_vocab), df)
+        lengths = self._lengths[counts.indices].astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tfc = tfc_of(tf_array=counts.data, l_d=lengths, l_avg=avgdl, k1=k1, b=b, delta=delta)
+            weights = idf[terms] * tfc
+        if nonoccurrence is not None:
+            weights = weights - nonoccurrence[terms]
+        matrix = sp.csc_matrix((np.asarray(weights, dtype=np.float32), counts.indices, counts.indptr),
+                               shape=counts.shape)
+        return matrix, nonoccurrence
 
     def query_matrix(self, queries: Sequence[str]) -> Any:
         """``vocab x n_queries`` float32 counts of each query's tokens (unknown words dropped)."""
@@ -310,6 +354,23 @@ class EmbeddedIndex:
                                shape=(len(self._vocab), len(tokens)))
         matrix.sum_duplicates()
         return matrix
+
+
+def _top_k(scores: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """Column indices of each row's ``k`` largest values, by value descending and, among equal
+    values, by column ascending (the columns are in tie order): a stable sort's first ``k``,
+    found with a partition (O(n) per row) and a sort of ``k`` values."""
+    n = scores.shape[1]
+    if k >= n:
+        return np.argsort(-scores, axis=1, kind="stable")
+    threshold = -np.partition(-scores, k - 1, axis=1)[:, k - 1]          # the k-th largest value per row
+    above = scores > threshold[:, None]
+    tied = scores == threshold[:, None]
+    wanted = k - above.sum(axis=1)                                        # how many tied values to take
+    take = above | (tied & (np.cumsum(tied, axis=1) <= wanted[:, None]))   # the first tied columns
+    columns = np.nonzero(take)[1].reshape(len(scores), k)                 # ascending columns per row
+    values = np.take_along_axis(scores, columns, axis=1)
+    return np.take_along_axis(columns, np.argsort(-values, axis=1, kind="stable"), axis=1)
 
 
 def _uses_delta(params: Mapping[str, Any]) -> bool:
@@ -418,15 +479,15 @@ class BM25Engine:
             if self._nonoccurrence is not None:
                 scores += np.asarray(block.T @ self._nonoccurrence, dtype=np.float32)[:, None]
             matched = np.asarray((index._presence @ block).T.todense()) > 0
-            scores = scores[:, tie].astype(np.float64)  # columns in tie order: doc id descending
+            ordered: NDArray[np.float64] = scores[:, tie].astype(np.float64)  # columns in tie order (doc id desc)
             matched = matched[:, tie]
-            scores[~matched] = -np.inf
-            order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+            ordered[~matched] = -np.inf
+            order = _top_k(ordered, k)
             count = np.minimum(matched.sum(axis=1), k)
             keep = np.arange(k)[None, :] < count[:, None]
             rows = np.broadcast_to(np.arange(len(order))[:, None], order.shape)[keep]
             docs_all.append(tie[order[keep]])
-            scores_all.append(scores[rows, order[keep]])
+            scores_all.append(ordered[rows, order[keep]])
             counts_all.append(count.astype(np.int64))
         counts = np.concatenate(counts_all) if counts_all else np.zeros(0, np.int64)
         offsets = np.zeros(len(counts) + 1, np.int64)

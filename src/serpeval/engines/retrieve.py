@@ -287,7 +287,10 @@ def retrieve(
             f"{len(no_hits)} with no hit, {len(failures)} failed){first}; there is no run to write.")
     import pyarrow as pa
 
-    run = Run(pa.array(run_q, pa.string()), pa.array(run_d, pa.string()), run_s, name=name or made.name, tag=tag,
+    def column(values: Any) -> Any:
+        return values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+
+    run = Run(column(run_q), column(run_d), run_s, name=name or made.name, tag=tag,
               source=f"<{made.name} engine>")
     return Retrieval(
         run=run, engine=made.name, params=dict(made.params), config_hash=config_hash,
@@ -304,20 +307,21 @@ _BATCH = 256
 
 def _embedded_columns(engine: Any, qids: list[str], texts: list[str], k: int, report: Any
                       ) -> tuple[Any, Any, np.ndarray, list[int]]:
+    import pyarrow as pa
+
     report(0, len(qids))
-    doc_ids = engine.index.doc_id_array
-    offsets_all, docs_all, scores_all = [], [], []
+    q_parts, d_parts, s_parts, counts = [], [], [], []
     for start in range(0, len(texts), _BATCH):
         ranking = engine.rank(texts[start:start + _BATCH], k)
-        offsets_all.append(ranking.counts())
-        docs_all.append(ranking.doc_index)
-        scores_all.append(ranking.scores)
+        q_col, d_col, s_col = engine.index.run_columns(ranking, qids[start:start + _BATCH])
+        q_parts.append(q_col)
+        d_parts.append(d_col)
+        s_parts.append(s_col)
+        counts.extend(ranking.counts().tolist())
         report(min(start + _BATCH, len(texts)), len(texts))
-    counts = np.concatenate(offsets_all) if offsets_all else np.zeros(0, np.int64)
-    run_q = np.repeat(np.asarray(qids, dtype=object), counts)
-    docs = np.concatenate(docs_all) if docs_all else np.zeros(0, np.int64)
-    scores = np.concatenate(scores_all) if scores_all else np.zeros(0, np.float64)
-    return run_q, doc_ids[docs], scores, counts.tolist()
+    if not q_parts:
+        return [], [], np.zeros(0, np.float64), counts
+    return (pa.concat_arrays(q_parts), pa.concat_arrays(d_parts), np.concatenate(s_parts), counts)
 
 
 def _engine_columns(engine: Engine, qids: list[str], texts: list[str], k: int, report: Any, on_error: str,

@@ -487,7 +487,6 @@ def sweep(
         >>> len(r.settings), r.label(r.baseline)
         (4, 'k1=1.2 b=0.75')
     """
-    import pyarrow as pa
 
     from serpeval.core.data import Run
     from serpeval.engines.retrieve import read_queries
@@ -540,7 +539,7 @@ def sweep(
         made = factory(setting)
         hashes.append(made.config_hash())
         q_col, d_col, s_col = _retrieve_columns(made, qids, texts, k)
-        runs.append(Run(pa.array(q_col, pa.string()), pa.array(d_col, pa.string()), s_col, name=f"s{i}",
+        runs.append(Run(_arrow(q_col), _arrow(d_col), s_col, name=f"s{i}",
                         tag=f"{made.name}:{hashes[-1]}"))
         report(i + 1, len(settings))
     results = evaluate(judgments, runs, [metric], missing="zero")
@@ -559,6 +558,12 @@ def sweep(
         config_hashes=tuple(hashes), seconds=time.perf_counter() - clock,
         runs=tuple(runs) if keep_runs else (), **stats,
     )
+
+
+def _arrow(column: Any) -> Any:
+    import pyarrow as pa
+
+    return column if isinstance(column, pa.Array) else pa.array(column, pa.string())
 
 
 class _EmbeddedFactory:
@@ -601,9 +606,7 @@ def _retrieve_columns(engine: Any, qids: list[str], texts: list[str], k: int
     from serpeval.engines.embedded import BM25Engine
 
     if isinstance(engine, BM25Engine):
-        ranking = engine.rank(texts, k)
-        return (np.repeat(np.asarray(qids, dtype=object), ranking.counts()),
-                engine.index.doc_id_array[ranking.doc_index], ranking.scores)
+        return engine.index.run_columns(engine.rank(texts, k), qids)
     fetched = engine.fetch(texts, k)
     q_col: list[str] = []
     d_col: list[str] = []
