@@ -217,3 +217,24 @@ def test_every_former_readme_section_lives_in_the_site() -> None:
         assert path.is_file(), f"README section {section!r} moved to docs/{page}, which is missing"
         assert text in path.read_text(encoding="utf-8"), f"docs/{page} lost the README section {section!r}"
         assert f": {page}\n" in nav, f"docs/{page} is not in the site's nav"
+
+
+def test_the_screenshot_script_records_terminal_output_as_svg(tmp_path: Path) -> None:
+    """scripts/screenshots.py draws what a command prints, colours kept, as a terminal SVG
+    (the report PNG needs Chromium and is redrawn by hand: python scripts/screenshots.py)."""
+    path = ROOT / "scripts" / "screenshots.py"
+    spec = importlib.util.spec_from_file_location("screenshots", path)
+    assert spec is not None
+    assert spec.loader is not None
+    screenshots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(screenshots)
+    text, status = screenshots.terminal_output(["measures", "nDCG"], tmp_path)
+    assert status == 0
+    assert text.startswith("nDCG: normalised DCG")
+    svg = screenshots.to_svg("\x1b[1;31mFAIL\x1b[0m nDCG@10 0.4463\n", "$ serpeval gate")
+    assert svg.startswith("<svg")
+    assert "FAIL" in svg
+    assert "0.4463" in svg
+    assert "font-weight: bold" in svg  # the ANSI style survived
+    for name in screenshots.TERMINAL:  # the pictures the pages show are committed
+        assert (ROOT / "docs" / "img" / f"{name}.svg").is_file()
