@@ -53,6 +53,7 @@ from serpeval.comparison.results import (
     Pairs,
     SystemCoverage,
     Test,
+    qrels_warning,
 )
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
@@ -229,6 +230,7 @@ def compare_results(
 def _compare(results: Results, baseline: str | int | None, test: str, correction: str | None, pairs: Pairs,
              alpha: float, confidence: float, ci: IntervalMethod | None, n_resamples: int, rng: RngLike,
              strict: bool) -> Comparison:
+    from serpeval.evaluation.results import qrels_signatures
     from serpeval.stats import cohens_dz, paired_bootstrap, paired_t
     from serpeval.stats.multiplicity import adjust, canonical_correction
 
@@ -300,11 +302,13 @@ def _compare(results: Results, baseline: str | int | None, test: str, correction
                 wins=int(wins[k]), ties=int(ties[k]), losses=int(losses[k]),
                 improved=(delta > 0) == m.spec.higher_is_better and delta != 0,
             ))
+    warning = qrels_warning(qrels_signatures(results.settings, results.runs), list(systems))
     return Comparison(
         measures=tuple(results.measures), systems=systems, baseline=base, pairs=pairs, test=test,
         method=method, correction=correction, alpha=float(alpha), confidence=level, ci=ci,
         resamples=0 if PAIRED_TESTS[test].resamples is None else tested.resamples, rows=tuple(rows),
         query_ids=query_ids, values=values, coverage=coverage, settings=results.settings,
+        inputs=results.inputs(), warnings=() if warning is None else (warning,),
     )
 
 

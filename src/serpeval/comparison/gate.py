@@ -50,7 +50,7 @@ from serpeval.comparison.paired import (
     paired_test,
     wins_ties_losses,
 )
-from serpeval.comparison.results import SystemCoverage
+from serpeval.comparison.results import SystemCoverage, qrels_warning
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.core.options import check_rng, resolve, set_field
@@ -259,6 +259,10 @@ class GateResult(Tabular):
     checks: tuple[GateCheck, ...]
     coverage: tuple[SystemCoverage, ...]
     rules: tuple[str, ...]
+    inputs: dict[str, Any] | None = None
+    """What the decision was computed from (:func:`~serpeval.evaluation.results.input_signatures`)."""
+    warnings: tuple[str, ...] = ()
+    """Counted warnings about the inputs (baseline and candidate evaluated against different qrels)."""
 
     def __bool__(self) -> bool:
         return self.passed
@@ -283,7 +287,7 @@ class GateResult(Tabular):
 
     def notes(self) -> list[str]:
         """Coverage and method notes."""
-        notes = [f"p-values: {self.method}", self.allowed_drop()]
+        notes = [*(f"warning: {w}" for w in self.warnings), f"p-values: {self.method}", self.allowed_drop()]
         for c in self.coverage:
             if c.dropped:
                 notes.append(f"{c.system}: {len(c.dropped)} of {c.evaluated} evaluated queries are "
@@ -322,6 +326,7 @@ class GateResult(Tabular):
                         "margin_from": self.drop.describe(c.baseline_mean, 6)} for c in self.checks],
             "coverage": [c.to_dict() for c in self.coverage], "notes": self.notes(),
             "rules": list(self.rules),
+            "inputs": self.inputs, "warnings": list(self.warnings), "warning_count": len(self.warnings),
         })
 
 
@@ -427,6 +432,7 @@ def gate_results(
     o = resolve(GateOptions, options, keywords, "gate_results", allowed=RESULTS_FIELDS)
     max_drop, relative, alpha, rule, test, n_resamples, rng, top, strict = (
         o.max_drop, o.relative, o.alpha, o.rule, o.test, o.n_resamples, o.rng, o.top, o.strict)
+    from serpeval.evaluation.results import qrels_signatures
     from serpeval.measures import parse_measures
     from serpeval.stats import paired_t
     from serpeval.stats.multiplicity import holm
@@ -491,6 +497,7 @@ def gate_results(
             bound=float(bound[j]), p_value=float(p[j]), p_value_corrected=float(corrected[j]),
             passed=bool(passed[j]), wins=int(wins[j]), ties=int(ties[j]), losses=int(losses[j]),
             regressions=regressions))
+    warning = qrels_warning(qrels_signatures(results.settings, results.runs), [r.name for r in results.runs])
     method = tested.method
     if rule == "no-significant-drop" and len(checks) > 1:
         method += " (Holm over measures)"
@@ -498,7 +505,8 @@ def gate_results(
         passed=all(c.passed for c in checks), rule=rule, test=test, method=method,
         alpha=float(alpha), max_drop=drop.value, relative=drop.relative,
         baseline=results.runs[0].name, candidate=results.runs[1].name, checks=tuple(checks),
-        coverage=coverage, rules=tuple(results.settings.rules()),
+        coverage=coverage, rules=tuple(results.settings.rules()), inputs=results.inputs(),
+        warnings=() if warning is None else (warning,),
     )
 
 

@@ -61,6 +61,19 @@ class SystemCoverage:
                 "dropped": list(self.dropped)}
 
 
+def qrels_warning(signatures: dict[str, str], runs: list[str]) -> str | None:
+    """The warning when ``runs`` were evaluated against different qrels (``signatures``:
+    ``{run: qrels signature}``, :func:`~serpeval.evaluation.results.qrels_signatures`), or
+    None when they share one (or none is known). A difference between such runs mixes the
+    change of system with the change of judgments."""
+    known = {run: signatures[run] for run in runs if signatures.get(run)}
+    if len(set(known.values())) < 2:
+        return None
+    listed = ", ".join(f"{run}: qrels {sig}" for run, sig in known.items())
+    return (f"the runs were evaluated against different qrels ({listed}); their difference mixes the change of "
+            "system with the change of judgments. Evaluate them against the same qrels file.")
+
+
 @dataclass(frozen=True)
 class PairResult:
     """One comparison: ``system`` against ``baseline`` on one measure.
@@ -157,6 +170,10 @@ class Comparison(Tabular):
     coverage: tuple[SystemCoverage, ...]
     settings: Settings
     segments: Any = None   # a SegmentBreakdown (compare(..., groups=...)), or None
+    inputs: dict[str, Any] | None = None
+    """What the numbers were computed from (:func:`~serpeval.evaluation.results.input_signatures`)."""
+    warnings: tuple[str, ...] = ()
+    """Counted warnings about the inputs (runs evaluated against different qrels, :func:`qrels_warning`)."""
 
     # ------------------------------------------------------------------ access
     def row(self, system: str, measure: str | Measure, baseline: str | None = None) -> PairResult:
@@ -188,8 +205,9 @@ class Comparison(Tabular):
                 f"{len(self.query_ids)} queries")
 
     def notes(self) -> list[str]:
-        """What a reader must know: the method, the interval, dropped queries."""
-        notes = [f"p-values: {self.method}"]
+        """What a reader must know: the input warnings first, the method, the interval, dropped queries."""
+        notes = [f"warning: {w}" for w in self.warnings]
+        notes.append(f"p-values: {self.method}")
         interval = {"t": "t distribution", "bca": "paired bootstrap, BCa",
                     "percentile": "paired bootstrap, percentile"}[self.ci]
         notes.append(f"{self.confidence:.0%} CI of the delta from the {interval} (not adjusted "
@@ -247,6 +265,7 @@ class Comparison(Tabular):
             "queries": len(self.query_ids), "means": self.means(),
             "comparisons": self.to_dicts(), "coverage": [c.to_dict() for c in self.coverage],
             "notes": self.notes(), "rules": self.settings.rules(),
+            "inputs": self.inputs, "warnings": list(self.warnings), "warning_count": len(self.warnings),
         }
         if per_query:
             out["per_query"] = self.to_dicts(per_query=True)

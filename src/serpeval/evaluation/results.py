@@ -204,6 +204,56 @@ class Results(Tabular):
             out["per_query"] = self.to_dicts(per_query=True)
         return json_ready(out)
 
+    @classmethod
+    def from_json_dict(cls, data: Any, source: str = "<json>") -> Results:
+        """Results read back from :meth:`to_json_dict` with ``per_query=True`` (``serpeval
+        evaluate --format json --per-query``): the per-query values, coverage, tie policy and
+        input signatures (a JSON written before serpeval recorded signatures has none).
+
+        Raises:
+            InputError: not such a JSON (one line naming ``source`` and what is missing).
+        """
+        from serpeval.core.errors import InputError
+
+        how = "write it with serpeval evaluate QRELS RUN --format json --per-query"
+        if not isinstance(data, dict) or not isinstance(data.get("measures"), list):
+            raise InputError(f"{source}: not the JSON of an evaluation (no 'measures' list); {how}.")
+        if not isinstance(data.get("per_query"), list):
+            raise InputError(f"{source}: the evaluation has no per-query values ('per_query'); {how}.")
+        try:
+            measures = tuple(parse_measure(m) for m in data["measures"])
+            names = [str(m) for m in measures]
+            inputs = data.get("inputs") or {}
+            signed = {r["run"]: r for r in inputs.get("runs", [])}
+            coverages = {c["run"]: c for c in data.get("coverage", [])}
+            rows: dict[str, list[Any]] = {}
+            for row in data["per_query"]:
+                rows.setdefault(str(row["run"]), []).append(row)
+            runs = []
+            for name, found in rows.items():
+                values = np.array([[np.nan if r.get(m) is None else float(r[m]) for m in names] for r in found],
+                                  dtype=np.float64).reshape(len(found), len(names))
+                query_ids = np.array([str(r["query_id"]) for r in found], dtype=object)
+                c = coverages.get(name)
+                coverage = Coverage(name, len(found), len(found), len(found), (), "skip", 0, 0) if c is None else \
+                    Coverage(name, int(c["judged_queries"]), int(c["run_queries"]), int(c["evaluated"]),
+                             tuple(c["missing"]), str(c["missing_policy"]), int(c["unjudged_queries"]),
+                             int(c["unjudged_rows"]), int(c.get("truncated_rows", 0)),
+                             int(c.get("dropped_unjudged", 0)), int(c.get("ties", 0)))
+                sign = signed.get(name, {})
+                runs.append(RunResult(name, name, query_ids, values, coverage, str(sign.get("signature", "")),
+                                      str(sign.get("qrels_signature", ""))))
+            qrels = inputs.get("qrels") or {}
+            policy = {c.missing_policy for c in (r.coverage for r in runs)}
+            settings = Settings(missing=policy.pop() if len(policy) == 1 else "skip",  # type: ignore[arg-type]
+                                qrels=str(qrels.get("source", source)), ties=str(data.get("ties", "trec_eval")),
+                                qrels_signature=str(qrels.get("signature", "")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{source}: a malformed evaluation JSON ({type(exc).__name__}: {exc}); {how}.") from None
+        if not runs:
+            raise InputError(f"{source}: the evaluation has no per-query rows; {how}.")
+        return cls(measures, tuple(runs), settings)
+
     def __repr__(self) -> str:
         return (f"Results({len(self.runs)} run(s) x {len(self.measures)} measure(s): "
                 f"{', '.join(self.run_names)})")
