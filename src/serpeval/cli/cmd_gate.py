@@ -1,5 +1,10 @@
 """``serpeval gate QRELS --baseline BASE_RUN --candidate NEW_RUN -m nDCG@10 [--max-drop 0.01]``.
 
+``--baseline-json FILE`` instead of ``--baseline``: the baseline's recorded evaluation
+(``serpeval evaluate QRELS RUN --format json --per-query``), refused (exit 2, one line naming
+both qrels signatures) when it was evaluated against other qrels than QRELS, unless
+``--allow-different-qrels`` (the decision then carries the warning).
+
 Exit status 0 when the candidate passes (not worse than the baseline by more than the
 allowed drop, shown by a one-sided non-inferiority test), 1 when it fails, 2 on bad input,
 7 when no judged query has results in a run (nothing to compare: never a pass); with
@@ -24,7 +29,7 @@ from serpeval.cli.offline import (
     judged_gap_notes,
     load_and_evaluate,
 )
-from serpeval.core.errors import NothingEvaluatedError, OutputError
+from serpeval.core.errors import NothingEvaluatedError, OptionError, OutputError
 from serpeval.core.strict_json import dumps
 from serpeval.stats.registry import TESTS
 
@@ -43,7 +48,14 @@ def register(sub: Any) -> None:
                "(--json still writes the report, saying why)",
     )
     p.add_argument("qrels", help="qrels file (TREC, JSONL, JSON, Parquet; .gz ok)")
-    p.add_argument("--baseline", required=True, metavar="BASE_RUN", help="the run in production")
+    p.add_argument("--baseline", metavar="BASE_RUN", help="the run in production")
+    p.add_argument("--baseline-json", metavar="FILE",
+                   help="instead of --baseline: the baseline's recorded evaluation (serpeval evaluate QRELS RUN "
+                        "--format json --per-query); refused when it was evaluated against other qrels than "
+                        "QRELS (their content signatures differ) unless --allow-different-qrels")
+    p.add_argument("--allow-different-qrels", action="store_true",
+                   help="gate against --baseline-json even when its qrels signature differs from QRELS' "
+                        "(the decision then carries a warning)")
     p.add_argument("--candidate", required=True, metavar="NEW_RUN", help="the run to let through")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure that must not drop (repeatable; default nDCG@10)")
@@ -84,11 +96,60 @@ def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingE
 
     reason, code = describe(exc)
     payload = gate_failure_report("nothing evaluated", reason, code, qrels=args.qrels,
-                                  baseline=args.baseline, candidate=args.candidate, measures=measures)
+                                  baseline=args.baseline or args.baseline_json, candidate=args.candidate,
+                                  measures=measures)
     try:
         write_output(dumps(payload) + "\n", None if args.json == "-" else args.json)
     except OutputError as error:
         raise OutputError(f"{error} The gate had stopped before: {reason}") from exc
+
+
+def _read_baseline(path: str, measures: list[str]) -> Any:
+    """The recorded evaluation of ``--baseline-json``: one run, with every gated measure."""
+    import json
+
+    from serpeval.core.errors import InputError
+    from serpeval.evaluation.results import Results
+    from serpeval.measures import parse_measures
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise InputError(f"--baseline-json {path}: cannot read it ({exc.strerror or exc}).") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"--baseline-json {path}: not JSON ({exc}).") from None
+    recorded = Results.from_json_dict(data, path)
+    if len(recorded.runs) != 1:
+        raise InputError(f"--baseline-json {path}: holds {len(recorded.runs)} runs "
+                         f"({', '.join(recorded.run_names)}); record the baseline alone.")
+    absent = [str(m) for m in parse_measures(measures) if m not in recorded.measures]
+    if absent:
+        raise InputError(f"--baseline-json {path}: has no values of {', '.join(absent)} (it has "
+                         f"{', '.join(map(str, recorded.measures))}); record the baseline with those measures.")
+    return recorded
+
+
+def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespace) -> Any:
+    """The recorded baseline beside the evaluated candidate, as one two-run result; refused
+    when the two were evaluated against different qrels, unless --allow-different-qrels."""
+    from dataclasses import replace
+
+    from serpeval.core.errors import InputError
+    from serpeval.evaluation.results import Results
+
+    base = recorded.runs[0]
+    theirs, ours = base.qrels_signature or recorded.settings.qrels_signature, results.settings.qrels_signature
+    if theirs != ours and not args.allow_different_qrels:
+        raise InputError(f"--baseline-json {args.baseline_json} was evaluated against qrels signature "
+                         f"{theirs or 'unknown (not recorded)'}, {args.qrels} has signature {ours}: the judgments "
+                         "differ; evaluate the baseline against the same qrels, or pass --allow-different-qrels.")
+    columns = [recorded.measures.index(m) for m in results.measures]
+    base = replace(base, values=base.values[:, columns], qrels_signature=theirs)
+    if base.name == results.runs[0].name:   # the same file name twice: tell them apart
+        name = f"{base.name} (recorded)"
+        base = replace(base, name=name, coverage=replace(base.coverage, run=name))
+    return Results(results.measures, (base, results.runs[0]), results.settings)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,8 +158,12 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.report.gate import explain_gate
     from serpeval.report.table import fit_text
 
-    check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.candidate])
+    check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.baseline_json, args.candidate])
+    if (args.baseline is None) == (args.baseline_json is None):
+        raise OptionError("give the baseline once: --baseline BASE_RUN (a run file) or --baseline-json FILE "
+                          "(its recorded evaluation).")
     measures = split_measures(args.measures) or ["nDCG@10"]
+    recorded = _read_baseline(args.baseline_json, measures) if args.baseline_json else None
     # A margin no measure can use is refused before the files are read.
     max_drop = parse_max_drop(args.max_drop, option="--max-drop")
     check_max_drop(max_drop, parse_measures(measures), option="--max-drop")
@@ -106,12 +171,18 @@ def run(args: argparse.Namespace) -> int:
     options = GateOptions(max_drop=max_drop, alpha=args.alpha, rule=args.rule, test=args.test,
                           n_resamples=args.resamples, rng=args.seed, top=args.top, strict=args.strict)
 
+    pair: list[Any] = []
+
     def decide(results: Any) -> Any:
+        if recorded is not None:
+            results = _with_recorded_baseline(recorded, results, args)
+        pair.append(results)
         return gate_results(results, None, options)
 
+    run_paths = [args.candidate] if recorded is not None else [args.baseline, args.candidate]
     try:
-        qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate],
-                                                         measures, args, decide, keep_runs=args.judged_gap < 100)
+        qrels, runs, results, result = load_and_evaluate(args.qrels, run_paths, measures, args, decide,
+                                                         keep_runs=args.judged_gap < 100)
     except NothingEvaluatedError as exc:
         if args.json:
             _record_failure(args, measures, exc)
@@ -129,10 +200,10 @@ def run(args: argparse.Namespace) -> int:
         from serpeval.comparison.segment_gate import gate_groups
         from serpeval.report.segments import render_group_gate
 
-        query_ids, values, _ = align_queries(results, strict=args.strict)
-        groups = resolve_cli_groups(args, query_ids, qrels, values[0, 0], results.run_names[0],
-                                    str(results.measures[0]))
-        by_group = gate_groups(results, groups, max_drop=max_drop, alpha=args.alpha, rule=args.rule,
+        query_ids, values, _ = align_queries(pair[0], strict=args.strict)
+        groups = resolve_cli_groups(args, query_ids, qrels, values[0, 0], pair[0].run_names[0],
+                                    str(pair[0].measures[0]))
+        by_group = gate_groups(pair[0], groups, max_drop=max_drop, alpha=args.alpha, rule=args.rule,
                                test=args.test, min_queries=args.group_min_queries,
                                correction=args.group_correction, n_resamples=args.resamples,
                                rng=args.seed, strict=args.strict)
