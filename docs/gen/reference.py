@@ -343,6 +343,15 @@ def measures_index() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _anchor(heading: str) -> str:
+    """The id Python-Markdown's toc extension gives a heading (its default slugify)."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
 def matrix_page() -> str:
     """``explanation/metrics-matrix.md``: every measure by family, from the specs' metadata."""
     specs = _specs()
@@ -365,6 +374,16 @@ def matrix_page() -> str:
         "**graded**: the grade sets a gain; **none**: the value counts documents, not relevance.",
         "",
     ]
+    lines += ["## Every family at a glance", "",
+              "| family | measures | grades | cutoff | unjudged documents |", "|---|---|---|---|---|"]
+    for family, members in families.items():
+        names = ", ".join(f"[{m.name}](../reference/measures/{measure_slug(m.name)}.md)" for m in members)
+        grades = ", ".join(dict.fromkeys(m.grades or MISSING for m in members))
+        cutoffs = ", ".join(dict.fromkeys({"none": "no", "optional": "optional", "required": "required"}[m.cutoff]
+                                          for m in members))
+        unjudged = "; ".join(dict.fromkeys(_cell(m.unjudged) or MISSING for m in members))
+        lines.append(f"| [{family}](#{_anchor(family)}) | {names} | {grades} | {cutoffs} | {unjudged} |")
+    lines.append("")
     for family, members in families.items():
         lines += [f"## {family}", "", "| measure | user model | grades | cutoff | use it for | unjudged documents |",
                   "|---|---|---|---|---|---|"]
