@@ -167,17 +167,18 @@ def in_process(queries: list[str], n: int, tmp: Path) -> dict[str, float]:
     app = create_app(config, backends)
 
     async def run() -> tuple[list[float], float]:
-        async with app.router.lifespan_context(app):
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://b") as client:
-                for q in queries[:20]:
-                    await client.get("/search", params={"q": q})
-                times = []
-                cpu = time.process_time()
-                for i in range(n):
-                    t = time.perf_counter()
-                    await client.get("/search", params={"q": queries[i % len(queries)], "user": f"u{i % 100}"})
-                    times.append(time.perf_counter() - t)
-                return times, (time.process_time() - cpu) / n
+        transport = httpx.ASGITransport(app=app)
+        async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport,
+                                                                       base_url="http://b") as client:
+            for q in queries[:20]:
+                await client.get("/search", params={"q": q})
+            times = []
+            cpu = time.process_time()
+            for i in range(n):
+                t = time.perf_counter()
+                await client.get("/search", params={"q": queries[i % len(queries)], "user": f"u{i % 100}"})
+                times.append(time.perf_counter() - t)
+            return times, (time.process_time() - cpu) / n
 
     served, cpu = asyncio.run(run())
     direct = []
