@@ -169,3 +169,11 @@ def test_ctr_metric(pool, log) -> None:
     assert asked.get("B", "iips").refused.endswith("needs an additive metric (clicks), not ctr")
     est = res.get("B", "snips")
     assert abs(est.value - true_value(pool, "B", metric="ctr", k=2)) < 4 * est.se  # coverage: test_validation
+
+
+def test_the_package_is_the_api(pool, log) -> None:
+    from serpeval.online import counterfactual as package
+
+    res = package(log, {"B": pool.lists("B")}, k=2, estimators=["snips"])
+    assert res.get("B", "snips").value == counterfactual(log, {"B": pool.lists("B")}, k=2,
+                                                         estimators=["snips"]).get("B", "snips").value

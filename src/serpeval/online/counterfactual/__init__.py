@@ -14,12 +14,19 @@ design randomised over; every logging probability follows exactly
 each with a cluster-robust interval over users, after support diagnostics that refuse with
 a one-line reason where the log cannot answer (:mod:`.diagnostics`).
 
+The package is callable: ``from serpeval.online import counterfactual`` then
+``counterfactual(log, {"C": "c.run"}, k=3)`` is :func:`~.api.counterfactual`.
+
 Part of online, at the experiments level: may import online.interleaving, online.clicks,
 online.logs, online.common, stats and the layers below; never online.experiments or
 online.simulation.
 """
 
 from __future__ import annotations
+
+import sys
+import types
+from typing import Any
 
 from serpeval.core.lazy import lazy_index
 
@@ -38,3 +45,17 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 __getattr__, __dir__ = lazy_index(__name__, _LAZY)
+
+
+class _CallableModule(types.ModuleType):
+    """The package itself is the API: ``serpeval.online.counterfactual(log, candidates, ...)``
+    (``from serpeval.online import counterfactual`` gives this module) calls
+    :func:`~serpeval.online.counterfactual.api.counterfactual`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from serpeval.online.counterfactual.api import counterfactual as estimate
+
+        return estimate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
