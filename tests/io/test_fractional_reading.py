@@ -92,6 +92,8 @@ def test_value_rule() -> None:
         check_float_grades(["a", None, 1], where)
     with pytest.raises(ParseError, match=r"row 2: .* found 100000000000000000000, outside that range"):
         check_float_grades([1, 10**20], where)
+    with pytest.raises(ParseError, match=r"row 1: .* outside that range"):
+        check_float_grades([10**400], where)  # beyond float64 as an int
     with pytest.raises(ParseError, match=r"row 1: .* found -infinity"):
         check_float_grades([-math.inf], where)
     with pytest.raises(ParseError, match=r"not a whole number.*--grades float"):
