@@ -41,7 +41,12 @@ def test_evaluate_csv_and_json(files, capsys: pytest.CaptureFixture[str]) -> Non
     qrels, a, _ = files
     assert main(["evaluate", str(qrels), str(a), "-m", "AP", "--format", "csv", "--missing", "zero"]) == 0
     captured = capsys.readouterr()
-    assert captured.out.splitlines() == ["run,queries,AP", "a,3,0.611111111111111"]  # (5/6 + 1 + 0) / 3
+    from serpeval.core.fingerprints import signature_of
+    from serpeval.io import read_qrels, read_run
+
+    signatures = f"{signature_of(read_run(str(a)))},{signature_of(read_qrels(str(qrels)))}"  # the inputs as read
+    assert captured.out.splitlines() == ["run,queries,AP,run_signature,qrels_signature",
+                                         f"a,3,0.611111111111111,{signatures}"]  # (5/6 + 1 + 0) / 3
     assert main(["evaluate", str(qrels), str(a), "-m", "AP", "-f", "json", "-q", "--missing", "zero"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["results"][0]["AP"] == pytest.approx((5 / 6 + 1 + 0) / 3)
@@ -59,11 +64,11 @@ def test_trec_eval_value_lists_in_m(files, capsys: pytest.CaptureFixture[str]) -
     qrels, a, _ = files
     assert main(["evaluate", str(qrels), str(a), "-m", "P.1,3", "-m", "ndcg.1=3,2=9", "-f", "csv"]) == 0
     header, row = capsys.readouterr().out.splitlines()
-    assert header == "run,queries,P@1,P@3,nDCG(gains=1:3;2:9)"
+    assert header == "run,queries,P@1,P@3,nDCG(gains=1:3;2:9),run_signature,qrels_signature"
     # q1 ranks a(2), b(0), c(1): P@1 1, P@3 2/3; q2 ranks d(1) alone: P@1 1, P@3 1/3.
     # nDCG with gains 1->3, 2->9: q1 (9 + 0 + 3/log2(4)) / (9 + 3/log2(3)); q2 1.
     q1 = (9 + 1.5) / (9 + 3 / math.log2(3))
-    values = [float(v) for v in row.split(",")[2:]]
+    values = [float(v) for v in row.split(",")[2:5]]
     assert values == pytest.approx([1.0, 0.5, (q1 + 1) / 2])
 
 

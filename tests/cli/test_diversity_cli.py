@@ -52,7 +52,7 @@ def test_evaluate_table_with_ndeval_names(files, capsys: pytest.CaptureFixture[s
     assert main(["evaluate", "--subtopics", str(qrels), str(a), str(b), "-m", "alpha-nDCG@5,MAP-IA,strec@5",
                  "-f", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "run,queries,alpha_nDCG@5,AP_IA,StRecall@5"
+    assert lines[0] == "run,queries,alpha_nDCG@5,AP_IA,StRecall@5,run_signature,qrels_signature"
     want = oracle(RUN_B)
     assert float(lines[2].split(",")[2]) == pytest.approx((want["1"]["alpha-nDCG@5"] + 0.0) / 2, abs=1e-15)
 

@@ -89,7 +89,7 @@ def test_compare_and_gate_warn_on_unequal_judging(files, capsys) -> None:
     main(["gate", qrels, "--baseline", old, "--candidate", new, "-m", "P@2"])
     assert "judged rate of the retrieved top 2 differs" in capsys.readouterr().out
     assert main(["evaluate", qrels, old, "-m", "P@2", "--judged", "5", "-f", "csv"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "run,queries,P@2,Judged@5"
+    assert capsys.readouterr().out.splitlines()[0] == "run,queries,P@2,Judged@5,run_signature,qrels_signature"
 
 
 def test_report_has_a_diff_section(files, capsys) -> None:

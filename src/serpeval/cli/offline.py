@@ -343,10 +343,17 @@ def results_rows(results: Any, per_query: bool = False) -> tuple[list[dict[str, 
 def render_results(results: Any, fmt: str, *, per_query: bool = False, digits: int = 4,
                    notes: Any = (), color: bool = False, title: str | None = None,
                    width: int | None = None) -> str:
-    """The results table: one row per run (or per run and query), best value per column in bold."""
+    """The results table: one row per run (or per run and query), best value per column in bold;
+    CSV/TSV run rows end with the run's and the qrels' content signatures
+    (:func:`~serpeval.core.fingerprints.content_signature`)."""
     from serpeval.report.table import render
 
     rows, styles = results_rows(results, per_query)
+    if fmt in ("csv", "tsv") and not per_query:   # the inputs' signatures, as two last columns
+        settings = results.settings
+        for row, run in zip(rows, results.runs, strict=True):
+            row["run_signature"] = getattr(run, "signature", "")
+            row["qrels_signature"] = getattr(run, "qrels_signature", "") or getattr(settings, "qrels_signature", "")
     return render(rows, fmt, digits=digits, notes=notes, styles=styles, color=color, title=title,
                   width=width)
 

@@ -385,10 +385,27 @@ def rules(data: ReportData) -> Section | None:
     if data.evaluation is not None:
         parts += [fragment("heading", "Coverage"),
                   fragment("table", _coverage_table(data.evaluation["coverage"]))]
+    inputs = source.get("inputs")
+    if inputs:
+        parts += [fragment("heading", "Inputs"), fragment("notes", input_lines(inputs))]
     if data.notes:
         parts += [fragment("heading", "Notes"), fragment("notes", list(data.notes))]
     return Section("rules", "Evaluation rules", Markup("").join(parts),
                    summary="How the numbers above were computed, and what was left out.")
+
+
+def input_lines(inputs: Data) -> list[str]:
+    """The signature block (:func:`~serpeval.evaluation.results.input_signatures`) in words:
+    equal signatures mean the same parsed judgments, runs and rules."""
+    qrels = inputs.get("qrels") or {}
+    lines = [f"qrels {qrels.get('source', '')}: content signature {qrels.get('signature') or 'not recorded'}"]
+    lines += [f"run {r['run']}: content signature {r.get('signature') or 'not recorded'}"
+              + (f" (evaluated against qrels {r['qrels_signature']})"
+                 if r.get("qrels_signature") and r["qrels_signature"] != qrels.get("signature") else "")
+              for r in inputs.get("runs", [])]
+    lines.append(f"tie policy {inputs.get('ties')}; rules signature {inputs.get('rules')}; "
+                 f"serpeval {inputs.get('serpeval')}")
+    return lines
 
 
 MISSING_ACTIONS = {"skip": "skipped", "zero": "counted as 0", "error": "refused"}
