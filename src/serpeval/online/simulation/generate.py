@@ -40,7 +40,10 @@ arm shows ranker A, the treatment ranker B (queries keep the Zipf popularity, in
 interleaving of A and B (:func:`serpeval.online.interleaving.batch.interleave_batch`;
 ``ignore_shared=True`` drafts with shared picks on no team); ``teams`` holds ``A``, ``B`` or
 ``shared`` per position. B wins more often when it is the
-better ranker (``noise_b < noise_a``).
+better ranker (``noise_b < noise_a``). ``interleaving="probabilistic"`` shows probabilistic
+interleavings instead (softmax ``tau``, Hofmann et al. 2011) and records the fields a
+counterfactual estimate needs (``shown`` as ``d<pool code>``, ``logging_design``,
+``logging_rankings``, ``tau``, ``propensity``: :mod:`serpeval.online.counterfactual`).
 
 Logs are produced in chunks of users, so :func:`write_logs` writes a 100-million-impression
 Parquet log in bounded memory. Same ``rng`` seed, same log, whatever the chunk size.
@@ -138,8 +141,9 @@ class LogGenerator:
     start: str = "2026-01-05"
     days: int = 14
     pre_days: int = 0
-    interleaving: bool = False
+    interleaving: bool | str = False
     ignore_shared: bool = False
+    tau: float = 3.0
     changed_queries: float = 1.0
     pair: Any = field(default=None, repr=False, compare=False)
     times: bool = True
@@ -194,6 +198,9 @@ class LogGenerator:
             )
         if not (isinstance(self.changed_queries, (int, float)) and 0.0 < self.changed_queries <= 1.0):
             raise OptionError(f"changed_queries must be a share in (0, 1]; got {self.changed_queries!r}.")
+        if self.interleaving not in (False, True, "team_draft", "probabilistic"):
+            raise OptionError(f"interleaving must be False, True (team draft), 'team_draft' or 'probabilistic'; "
+                              f"got {self.interleaving!r}.")
         if self.interleaving and self.effect:
             raise OptionError(
                 "effect applies to A/B logs; in an interleaving log make ranker B "
@@ -383,7 +390,9 @@ class LogGenerator:
         columns["timestamp"] = np.datetime64(self.start, "us") + (seconds * 1e6).astype(
             "timedelta64[us]"
         )
-        if self.interleaving and arm is not None:
+        if self.interleaving == "probabilistic" and arm is not None:
+            items, clicks = self._probabilistic(query, world, rng, shift, columns, m)
+        elif self.interleaving and arm is not None:
             from serpeval.online.interleaving.batch import interleave_batch
 
             shown = interleave_batch(
@@ -418,6 +427,42 @@ class LogGenerator:
             )
             columns["dwell_seconds"] = _lists(np.round(dwell, 3), per_row)
         return pa.table(columns)
+
+    def _probabilistic(self, query: NDArray[np.int64], world: _World, rng: np.random.Generator,
+                       shift: NDArray[np.float64], columns: dict[str, Any], m: int,
+                       ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """Probabilistic interleaving of A and B (issue 32): every impression records what a
+        counterfactual estimate needs: ``shown`` (doc ids ``d<pool code>``), ``logging_design``,
+        ``logging_rankings``, ``tau`` and the exact ``propensity`` of the shown list
+        (docs/explanation/counterfactual-logs.md)."""
+        import pyarrow as pa
+
+        from serpeval.online.interleaving.probabilistic import (
+            interleave_batch,
+            list_probabilities,
+            softmax_weights,
+        )
+
+        width = int(max(world.rank_a.max(initial=0), world.rank_b.max(initial=0))) + 1
+        weights = softmax_weights([world.rank_a, world.rank_b], width, self.tau)[query]
+        docs, teams = interleave_batch(weights, self.k, rng)
+        _, prefix = list_probabilities(weights, docs)
+        items = np.where(docs >= 0, np.take_along_axis(world.grades[query], np.maximum(docs, 0), axis=1), -1)
+        shown = docs >= 0
+        n_shown = shown.sum(axis=1)
+        columns["n_shown"] = n_shown.astype(np.int32)
+        clicks = self._model.sample(items, rng, shift=shift)
+        columns["teams"] = _lists(_TEAM_LABELS[teams.astype(np.int64) + 1].ravel(), np.full(m, self.k))
+        labels = np.char.add("d", np.arange(width).astype(str))
+        columns["shown"] = _lists(labels[docs[shown]], n_shown)
+        per_query = pa.array([[labels[r[r >= 0]].tolist() for r in pair]
+                              for pair in zip(world.rank_a, world.rank_b, strict=True)],
+                             pa.list_(pa.list_(pa.string())))
+        columns["logging_design"] = _dictionary(np.array(["probabilistic"]), np.zeros(m, dtype=np.int64))
+        columns["logging_rankings"] = per_query.take(pa.array(query))
+        columns["tau"] = np.full(m, float(self.tau))
+        columns["propensity"] = prefix[np.arange(m), np.maximum(n_shown - 1, 0)]
+        return items, clicks
 
     # ------------------------------------------------------------------ output
     def generate(self, rng: int | np.random.Generator | None = None) -> GeneratedLogs:
