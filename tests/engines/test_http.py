@@ -227,3 +227,37 @@ def test_config_files(tmp_path: Path) -> None:
         load_engine_config(bad)
     with pytest.raises(InputError, match="cannot read the engine config"):
         load_engine_config(tmp_path / "missing.toml")
+
+
+def test_the_event_loop_path_gives_the_same_answers(server, embedded) -> None:
+    bm25, queries = embedded
+    for preset, batch in [("elasticsearch", 0), ("opensearch", 4), ("solr", 0)]:
+        http = engine(server, preset, batch=batch, concurrency=4)
+        fetched = asyncio.run(http.afetch(queries[:8], 10))
+        assert fetched.hits == bm25.search_many(queries[:8], 10)
+    http = engine(server, "elasticsearch", retries=2)
+    fetched = asyncio.run(http.afetch([queries[0] + " __flaky__", "x __500__", "y __notjson__"], 5, on_error="skip"))
+    assert fetched.hits[0] == bm25.search(queries[0], 5)
+    assert fetched.retries == 2 + 2          # two for the flaky query, two for the 500
+    assert [i for i, _ in fetched.failures] == [1, 2]
+    with pytest.raises(EngineError, match="HTTP 500"):
+        asyncio.run(engine(server, "solr", retries=0).afetch(["x __500__"], 5))
+    with pytest.raises(OptionError, match="on_error='maybe'"):
+        asyncio.run(http.afetch(["x"], 5, on_error="maybe"))
+
+
+def test_fetch_inside_a_running_event_loop(server, embedded) -> None:
+    bm25, queries = embedded
+    http = engine(server, "vespa")
+
+    async def inside() -> object:
+        return http.search_many(queries[:3], 4)
+
+    assert asyncio.run(inside()) == bm25.search_many(queries[:3], 4)
+
+
+def test_rate_limit_spaces_requests(server) -> None:
+    http = engine(server, "elasticsearch", rate=50.0)
+    fetched = http.fetch(["wing", "lift", "drag", "heat"], 3)
+    assert fetched.requests == 4
+    assert http.rate == 50.0
