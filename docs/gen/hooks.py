@@ -122,3 +122,14 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         last = fence.end()
     parts.append(LINK.sub(rewrite, markdown[last:]))
     return "".join(parts)
+
+
+#: A reStructuredText role left in rendered docstrings (``:func:`gate``` renders as
+#: ``:func: <code>gate</code>`` through Markdown): the role name is dropped, the code kept.
+RST_ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj|const|term|ref):\s*(?=<code>)")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    if page.file.src_uri == "reference/api.md":
+        return RST_ROLE.sub("", html)
+    return html

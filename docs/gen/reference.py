@@ -265,7 +265,8 @@ def measure_page(spec: Any) -> str:
         "",
         f"**{_cell(spec.summary)}**",
         "",
-        f"Written `{_usage_of(spec)}`; `serpeval measures {spec.name}` prints this page's text.",
+        f"Written `{_usage_of(spec)}`; `serpeval measures {spec.name}` prints its definition, parameters "
+        "and names on the command line.",
         "",
         "## Definition, formula and edge cases",
         "",
@@ -318,8 +319,9 @@ def measure_page(spec: Any) -> str:
     ]
     lines += ["## How serpeval differs from its peers", ""]
     lines.append(_cell(spec.notes) if spec.notes else
-                 "No known difference: where trec_eval, ir_measures or ranx compute this measure, they "
-                 "agree with serpeval (tests/differential).")
+                 "Where trec_eval has this measure, serpeval's definition is trec_eval's (checked value for "
+                 "value in tests/trec_eval and tests/differential); the registry records no difference from "
+                 "ir_measures or ranx (the spec's `notes`, printed by `serpeval measures NAME`).")
     lines += ["", "## Reference", "", _cell(spec.reference) or "none", ""]
     return "\n".join(lines)
 

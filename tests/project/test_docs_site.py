@@ -54,7 +54,11 @@ def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
     assert (site / "index.html").is_file()
     assert (site / "reference" / "measures" / "nDCG" / "index.html").is_file()
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
-    assert "Evaluate runs against qrels" in api or "evaluate" in api  # mkdocstrings rendered the docstrings
+    import serpeval
+
+    first_line = serpeval.evaluate.__doc__.splitlines()[0]
+    assert first_line in api  # mkdocstrings rendered the docstrings
+    assert ":func:" not in api  # reStructuredText roles are dropped (docs/gen/hooks.py)
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "--max-drop" in cli
 
@@ -95,7 +99,7 @@ def test_every_measure_has_a_page_and_a_matrix_row(generated: dict[str, str]) ->
     # families are groups of the matrix, in registry order of their first member
     families = [spec.family for spec in REGISTRY]
     headings = re.findall(r"^## (.+)$", matrix, flags=re.M)
-    assert headings == list(dict.fromkeys(families))
+    assert headings == ["Every family at a glance", *dict.fromkeys(families)]
 
 
 def test_the_matrix_tolerates_a_measure_without_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
