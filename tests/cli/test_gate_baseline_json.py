@@ -1,0 +1,82 @@
+"""serpeval gate --baseline-json (issue 29 item 3): the baseline's recorded evaluation, refused
+(exit 2, one line naming both qrels signatures) when it was evaluated against other qrels,
+unless --allow-different-qrels; then the decision carries the counted warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from serpeval.cli import main
+from serpeval.core.fingerprints import signature_of
+from serpeval.io import read_qrels
+
+QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d 1\nq3 0 e 1\nq3 0 f 0\n"
+BASE = "q1 Q0 a 1 2.0 A\nq1 Q0 b 2 1.0 A\nq2 Q0 d 1 2.0 A\nq2 Q0 c 2 1.0 A\nq3 Q0 e 1 3 A\nq3 Q0 f 2 1 A\n"
+CAND = "q1 Q0 b 1 2.0 B\nq1 Q0 a 2 1.0 B\nq2 Q0 c 1 2.0 B\nq2 Q0 d 2 1.0 B\nq3 Q0 e 1 3 B\nq3 Q0 f 2 1 B\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    paths = {}
+    for name, text in {"qrels": QRELS, "qrels_ws": "\n".join(QRELS.replace(" ", "\t").splitlines()[::-1]),
+                       "qrels_new": QRELS.replace("q2 0 c 2", "q2 0 c 1"), "base.run": BASE,
+                       "cand.run": CAND}.items():
+        (tmp_path / name).write_text(text)
+        paths[name] = str(tmp_path / name)
+    paths["base.json"] = str(tmp_path / "base.json")
+    assert main(["evaluate", paths["qrels"], paths["base.run"], "-m", "AP", "-m", "P@1", "-f", "json",
+                 "--per-query", "--missing", "zero", "-o", paths["base.json"]]) == 0
+    capsys.readouterr()
+    return paths
+
+
+def test_recorded_baseline_gives_the_decision_of_the_run_file(files: dict[str, str],
+                                                            capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = str(tmp_path / "a.json")
+    code = main(["gate", files["qrels"], "--baseline", files["base.run"], "--candidate", files["cand.run"],
+                 "-m", "AP", "--max-drop", "0.5", "--json", out])
+    direct = json.loads(Path(out).read_text())
+    out2 = str(tmp_path / "b.json")
+    # the same qrels with tabs and the lines reversed: the same signature, no refusal
+    assert main(["gate", files["qrels_ws"], "--baseline-json", files["base.json"], "--candidate", files["cand.run"],
+                 "-m", "AP", "--max-drop", "0.5", "--json", out2]) == code
+    recorded = json.loads(Path(out2).read_text())
+    assert [c["bound"] for c in recorded["checks"]] == [c["bound"] for c in direct["checks"]]
+    assert recorded["warning_count"] == 0
+    assert recorded["inputs"]["qrels"]["signature"] == signature_of(read_qrels(files["qrels"]))
+    capsys.readouterr()
+
+
+def test_other_qrels_are_refused_unless_allowed(files: dict[str, str], capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    old, new = signature_of(read_qrels(files["qrels"])), signature_of(read_qrels(files["qrels_new"]))
+    args = ["gate", files["qrels_new"], "--baseline-json", files["base.json"], "--candidate", files["cand.run"],
+            "-m", "AP", "--max-drop", "0.5"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"serpeval gate: error: --baseline-json {files['base.json']} was evaluated against qrels signature "
+                   f"{old}, {files['qrels_new']} has signature {new}: the judgments differ; evaluate the baseline "
+                   "against the same qrels, or pass --allow-different-qrels."]
+    out = str(tmp_path / "c.json")
+    assert main([*args, "--allow-different-qrels", "--json", out]) in (0, 1)
+    report = json.loads(Path(out).read_text())
+    assert report["warning_count"] == 1
+    assert f"base: qrels {old}, cand: qrels {new}" in report["warnings"][0]
+    assert f"warning: {report['warnings'][0]}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--baseline", "BASE"], "give the baseline once: --baseline BASE_RUN (a run file) or --baseline-json FILE"),
+    (["-m", "nDCG@10"], "has no values of nDCG@10 (it has AP, P@1); record the baseline with those measures."),
+])
+def test_bad_baseline_options(files: dict[str, str], capsys: pytest.CaptureFixture[str], extra: list[str],
+                              message: str) -> None:
+    extra = [files["base.run"] if e == "BASE" else e for e in extra]
+    assert main(["gate", files["qrels"], "--baseline-json", files["base.json"], "--candidate", files["cand.run"],
+                 *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert message in err[0]
