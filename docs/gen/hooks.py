@@ -56,6 +56,50 @@ def _links(markdown: str) -> list[str]:
     return [m.group(2) for m in LINK.finditer(FENCE.sub("", markdown))]
 
 
+#: Folders of docs/ and the nav section their pages belong to.
+SECTIONS = {"tutorials": "Tutorials", "how-to": "How-to guides", "reference": "Reference",
+            "explanation": "Explanation"}
+
+
+def _nav_paths(nav: Any) -> set[str]:
+    """Every page path the nav of mkdocs.yml names."""
+    if isinstance(nav, str):
+        return {nav}
+    if isinstance(nav, dict):
+        return set().union(*(_nav_paths(v) for v in nav.values())) if nav else set()
+    if isinstance(nav, list):
+        return set().union(*(_nav_paths(v) for v in nav)) if nav else set()
+    return set()
+
+
+def missing_from_nav(nav: Any, docs: Path = DOCS) -> dict[str, list[str]]:
+    """``{section: [page paths]}``: the pages of the four folders the nav does not name (a page
+    another change added), which :func:`on_config` appends to their section."""
+    named = _nav_paths(nav)
+    out: dict[str, list[str]] = {}
+    for folder, section in SECTIONS.items():
+        for page in sorted((docs / folder).glob("*.md")):
+            path = f"{folder}/{page.name}"
+            if path not in named:
+                out.setdefault(section, []).append(path)
+    return out
+
+
+def on_config(config: Any) -> Any:
+    """A page added under tutorials/, how-to/, reference/ or explanation/ without a nav entry
+    joins the end of its section (titled by its first heading), so that a new page is never
+    left out of the site; mkdocs.yml's own entries keep their order and titles."""
+    nav = config.get("nav")
+    if not nav:
+        return config
+    for section, paths in missing_from_nav(nav).items():
+        for entry in nav:
+            if isinstance(entry, dict) and section in entry:
+                entry[section] = list(entry[section]) + paths
+                break
+    return config
+
+
 def on_files(files: Files, config: Any) -> Files:
     for path, text in reference.pages().items():
         committed = files.get_file_from_path(path)

@@ -158,6 +158,23 @@ def test_links_outside_docs_are_copied_and_checked(caplog: pytest.LogCaptureFixt
     assert "not a file of the repository" in caplog.text
 
 
+def test_a_page_missing_from_the_nav_joins_its_section(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    hooks = _load("hooks")
+    for folder in ("how-to", "explanation"):
+        (tmp_path / folder).mkdir()
+    for page in ("how-to/a.md", "how-to/new.md", "explanation/b.md"):
+        (tmp_path / page).write_text("# x\n", encoding="utf-8")
+    nav = [{"Home": "index.md"}, {"How-to guides": [{"A": "how-to/a.md"}]}, {"Explanation": ["explanation/b.md"]}]
+    assert hooks.missing_from_nav(nav, tmp_path) == {"How-to guides": ["how-to/new.md"]}
+    # and the real site: every page of the four folders is in the nav once the hook has run
+    import yaml
+
+    config = {"nav": yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]}
+    hooks.on_config(config)
+    assert hooks.missing_from_nav(config["nav"]) == {}
+
+
 # --------------------------------------------------------------------------- the README
 
 
