@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from serpeval.core.errors import InputError
 from serpeval.online.events.schema import validate_events, validate_query
@@ -215,3 +217,33 @@ def test_bad_store_target(tmp_path: Any) -> None:
         store.read("users")
     assert store.ping()
     store.close()
+
+
+# ---------------------------------------------------------------- the fast path never accepts more
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 200_000) | st.floats(allow_nan=False) | st.text(max_size=3)
+    | st.text(min_size=99, max_size=102) | st.text(min_size=255, max_size=258),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["x", "y", "ordinal", "object_id"]),
+                                                                inner, max_size=3),
+    max_leaves=8,
+)
+_position = st.fixed_dictionaries({}, optional={"ordinal": _values, "xy": _values})
+_object = st.fixed_dictionaries({}, optional={"object_id": _values, "internal_id": _values,
+                                              "object_id_type": _values, "object_id_field": _values})
+_events = st.fixed_dictionaries({}, optional={
+    "action_name": _values | st.just("click"), "timestamp": _values | st.just("2026-12-05T01:00:00Z"),
+    "event_id": _values, "query_id": _values, "client_id": _values, "message": _values, "application": _values,
+    "event_attributes": st.fixed_dictionaries({}, optional={"position": _position | _values,
+                                                            "object": _object | _values}) | _values,
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(event=_events)
+def test_fast_path_accepts_only_what_the_schema_accepts(event: dict[str, Any]) -> None:
+    from serpeval.online.events.schema import EVENT_SCHEMA, _validator, fast_valid
+
+    assert EVENT_SCHEMA["type"] == "object"
+    if fast_valid(event):
+        assert not list(_validator("event").iter_errors(event)), event

@@ -54,6 +54,7 @@ __all__ = [
     "EXPERIMENT_SCHEMA",
     "QUERY_SCHEMA",
     "EventRow",
+    "fast_valid",
     "parse_timestamp",
     "validate_events",
     "validate_query",
@@ -210,6 +211,66 @@ class EventRow:
     body: str
 
 
+_IDS = ("event_id", "query_id", "session_id", "client_id", "user_id")
+_TEXTS = (("application", 100), ("message_type", 100), ("message", 1024), ("user_query", 1024))
+
+
+def _short_text(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, str) and low <= len(value) <= high
+
+
+def _doc_id(value: Any) -> bool:
+    return _short_text(value, 1, 256) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def fast_valid(event: Any) -> bool:
+    """True only for events that :data:`EVENT_SCHEMA` accepts, in their common shapes; False
+    means "ask jsonschema" (which gives the error, or accepts a rarer valid shape). About 30
+    times faster than the full validator; ``tests/online/events`` checks that it never accepts
+    what jsonschema refuses."""
+    if not isinstance(event, dict):
+        return False
+    if not _short_text(event.get("action_name"), 1, 100) or not _short_text(event.get("timestamp"), 10, 40):
+        return False
+    for name in _IDS:
+        if name in event and not _short_text(event[name], 1, 100):
+            return False
+    for name, high in _TEXTS:
+        if name in event and not _short_text(event[name], 0, high):
+            return False
+    if "event_attributes" not in event:
+        return True
+    attributes = event["event_attributes"]
+    if not isinstance(attributes, dict) or ("position" not in attributes and "object" not in attributes):
+        return False
+    if "object" in attributes:
+        obj = attributes["object"]
+        if not isinstance(obj, dict) or not _doc_id(obj.get("object_id")):
+            return False
+        if "internal_id" in obj and not _doc_id(obj["internal_id"]):
+            return False
+        for name in ("object_id_field", "object_id_type"):
+            if name in obj and not _short_text(obj[name], 0, 100):
+                return False
+    if "position" in attributes:
+        position = attributes["position"]
+        if not isinstance(position, dict) or (("ordinal" in position) == ("xy" in position)):
+            return False
+        if "ordinal" in position:
+            ordinal = position["ordinal"]
+            if not (isinstance(ordinal, int) and not isinstance(ordinal, bool) and 1 <= ordinal <= 100_000):
+                return False
+        else:
+            xy = position["xy"]
+            if not (isinstance(xy, dict) and "x" in xy and "y" in xy and _number(xy["x"]) and _number(xy["y"])):
+                return False
+    return True
+
+
 def _canonical(event: dict[str, Any]) -> str:
     return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -238,7 +299,8 @@ def validate_events(payload: Any, *, max_batch: int = 1000) -> list[EventRow]:
         label = "event" if len(events) == 1 and isinstance(payload, dict) else f"event {i}"
         if not isinstance(event, dict):
             raise InputError(f"{label}: expected a JSON object; got {type(event).__name__}.")
-        error = next(iter(sorted(validator.iter_errors(event), key=lambda e: list(e.absolute_path))), None)
+        error = None if fast_valid(event) else next(
+            iter(sorted(validator.iter_errors(event), key=lambda e: [str(p) for p in e.absolute_path])), None)
         if error is not None:
             raise InputError(f"{label}: {_reason(error)}")
         stamp = parse_timestamp(event["timestamp"], f"{label}: timestamp")
