@@ -16,6 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from serpeval.report.bidi import isolate
 from serpeval.report.formatting import interval, number, p_value, signed
 from serpeval.report.page import (
     Card,
@@ -398,8 +399,8 @@ def input_lines(inputs: Data) -> list[str]:
     """The signature block (:func:`~serpeval.evaluation.results.input_signatures`) in words:
     equal signatures mean the same parsed judgments, runs and rules."""
     qrels = inputs.get("qrels") or {}
-    lines = [f"qrels {qrels.get('source', '')}: content signature {qrels.get('signature') or 'not recorded'}"]
-    lines += [f"run {r['run']}: content signature {r.get('signature') or 'not recorded'}"
+    lines = [f"qrels {isolate(qrels.get('source', ''))}: content signature {qrels.get('signature') or 'not recorded'}"]
+    lines += [f"run {isolate(r['run'])}: content signature {r.get('signature') or 'not recorded'}"
               + (f" (evaluated against qrels {r['qrels_signature']})"
                  if r.get("qrels_signature") and r["qrels_signature"] != qrels.get("signature") else "")
               for r in inputs.get("runs", [])]
