@@ -366,7 +366,7 @@ class Rankings:
     run_order: RunOrder | None = field(default=None, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     ties: TiePolicy = "trec_eval"
-    tie_ids: NDArray[np.int64] | None = field(default=None, repr=False)
+    tie_ids: NDArray[np.integer] | None = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -498,12 +498,12 @@ def rank(
 
 def _policy_depth_grades(index: QrelsIndex, run: Run, rows: _RankedRows, scores: NDArray[np.float64],
                          policy: TiePolicy, depth: int | None
-                         ) -> tuple[NDArray[np.int64], int, NDArray[np.int64] | None]:
+                         ) -> tuple[NDArray[np.int64], int, NDArray[np.integer] | None]:
     """The tie policy, the depth cut and the join to the grades, in the order each policy
     needs: the grades in rank order, the rows cut, and the tie-group ids (``expected``)."""
     if policy in ("optimistic", "pessimistic"):  # the order within ties needs the grades first
         grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (before the cut)
-        perm = break_ties(policy, tie_groups(rows.sorted_codes, scores[rows.order]), grades)
+        perm = break_ties(policy, tie_groups(rows.sorted_codes, _ranked_scores(rows, scores)), grades)
         grades = rows.reorder(run, perm, grades)
         truncated = rows.cut_at_depth(depth)
         return (grades if rows.kept is None else grades[rows.kept]), truncated, None
@@ -511,11 +511,18 @@ def _policy_depth_grades(index: QrelsIndex, run: Run, rows: _RankedRows, scores:
         _check_no_straddle(rows, scores, depth, index)
     truncated = rows.cut_at_depth(depth)  # depth, after sorting
     grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (after the cut)
-    tie_ids = tie_groups(rows.sorted_codes, scores[rows.order]) if policy == "expected" else None
+    tie_ids = tie_groups(rows.sorted_codes, _ranked_scores(rows, scores)) if policy == "expected" else None
     return grades, truncated, tie_ids
 
 
-def tie_groups(sorted_codes: NDArray[np.integer], ranked_scores: NDArray[np.float64]) -> NDArray[np.int64]:
+def _ranked_scores(rows: _RankedRows, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The scores of the ranked rows in rank order (the file's own array when nothing moved)."""
+    if rows.in_file_order and len(rows.order) == len(scores):
+        return scores
+    return scores[rows.order]
+
+
+def tie_groups(sorted_codes: NDArray[np.integer], ranked_scores: NDArray[np.float64]) -> NDArray[np.integer]:
     """A tie-group id for every ranked row: consecutive rows of one query with equal scores
     (``-0.0`` and ``0.0`` equal) share one; ids start at 0 and increase down the ranking, so
     a group is a run of equal ids. ``sorted_codes`` and ``ranked_scores`` are in rank order."""
@@ -523,12 +530,12 @@ def tie_groups(sorted_codes: NDArray[np.integer], ranked_scores: NDArray[np.floa
     if len(ranked_scores) > 1:
         np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=new[1:])
         new[1:] |= ranked_scores[1:] != ranked_scores[:-1]
-    ids = np.cumsum(new, dtype=np.int64)
-    ids -= 1
+    ids: NDArray[np.integer] = np.cumsum(new, dtype=np.int32 if len(new) < 2**31 else np.int64)  # half the memory
+    np.subtract(ids, 1, out=ids)
     return ids
 
 
-def break_ties(policy: TiePolicy, tie_ids: NDArray[np.int64], grades: NDArray[np.int64]) -> NDArray[np.int64] | None:
+def break_ties(policy: TiePolicy, tie_ids: NDArray[np.integer], grades: NDArray[Any]) -> NDArray[np.int64] | None:
     """THE tie policy: the permutation of a ranking (in trec_eval's order: score descending,
     doc id descending, :func:`sort_order`) that ``policy`` makes within its tie groups, or
     None when it keeps that order (``trec_eval``, and ``expected``, whose measures read the
@@ -727,7 +734,7 @@ def _grades_numpy(index: QrelsIndex, run: Run, rows: _RankedRows) -> NDArray[np.
 
 
 def _evaluated_queries(index: QrelsIndex, offsets: NDArray[np.int64], grades: NDArray[np.int64],
-                       coverage: Coverage, rows: _RankedRows, tie_ids: NDArray[np.int64] | None = None
+                       coverage: Coverage, rows: _RankedRows, tie_ids: NDArray[np.integer] | None = None
                        ) -> Rankings:
     """The :class:`Rankings` of the queries ``coverage`` evaluates: the judged ones the run
     answers, or every judged one (``missing="zero"``: an absent query is an empty ranking)."""

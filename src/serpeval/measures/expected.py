@@ -138,18 +138,58 @@ class _Placed:
         return self.first  # the first doc's flat index identifies the group (increasing)
 
 
+@dataclass(frozen=True, eq=False)
+class _TiedRows:
+    """The ranked docs inside tie groups of two or more (flat indices, increasing; a few
+    percent of a run), each with its group's first flat index and size: built in one pass
+    over the tie ids, then every lookup searches this short list, not the whole ranking."""
+
+    rows: NDArray[np.int64]
+    first: NDArray[np.int64]
+    size: NDArray[np.int64]
+
+
+def _tied_rows(r: Rankings) -> _TiedRows:
+    def make() -> _TiedRows:
+        ids = r.tie_ids
+        if ids is None or len(ids) < 2:
+            z = np.zeros(0, dtype=np.int64)
+            return _TiedRows(z, z, z)
+        same = ids[1:] == ids[:-1]
+        inside = np.zeros(len(ids), dtype=bool)
+        inside[1:] = same
+        inside[:-1] |= same
+        rows = np.flatnonzero(inside)
+        own = ids[rows]
+        new = np.ones(len(rows), dtype=bool)
+        new[1:] = own[1:] != own[:-1]
+        starts = np.flatnonzero(new)
+        sizes = np.diff(np.append(starts, len(rows)))
+        group = np.cumsum(new) - 1
+        return _TiedRows(rows, rows[starts][group], sizes[group])
+
+    return memo(r, "tied_rows", make)
+
+
 def _placed(r: Rankings, docs: Picked) -> _Placed:
-    ids = r.tie_ids
-    if ids is None:  # pragma: no cover - expected_values sends untied rankings to the kernels
-        raise RuntimeError("these rankings carry no tie groups")
-    own = ids[docs.index]
-    first = np.searchsorted(ids, own, side="left")
-    size = np.searchsorted(ids, own, side="right") - first
-    return _Placed(docs, first - r.offsets[docs.segment], size, first)
+    """``docs`` with their tie groups (memoised per picked set: the relevant docs and the
+    docs with a gain are often the same set)."""
+    def make() -> _Placed:
+        tied = _tied_rows(r)
+        first = docs.index.copy()
+        size = np.ones(len(first), dtype=np.int64)
+        at = np.searchsorted(tied.rows, docs.index)
+        hit = at < len(tied.rows)
+        hit[hit] = tied.rows[at[hit]] == docs.index[hit]
+        first[hit] = tied.first[at[hit]]
+        size[hit] = tied.size[at[hit]]
+        return _Placed(docs, first - r.offsets[docs.segment], size, first)
+
+    return memo(r, ("tie_placed", id(docs)), make)
 
 
 def _relevant(r: Rankings, rel: int) -> _Placed:
-    return memo(r, ("tie_placed_relevant", rel), lambda: _placed(r, relevant_docs(r, rel)))
+    return _placed(r, relevant_docs(r, rel))
 
 
 def _share_in_top(p: _Placed, k: NDArray[np.int64] | int | None) -> NDArray[np.float64]:
@@ -283,7 +323,7 @@ def _scaled_dcg(r: Rankings, cutoff: int | None, gain: Any, gains: str) -> NDArr
     from serpeval.measures.ndcg import gain_docs
 
     table = parse_gain_table(gains) if gains else {}
-    p = memo(r, ("tie_placed_gain", gain, gains), lambda: _placed(r, gain_docs(r, gain, gains)))
+    p = _placed(r, gain_docs(r, gain, gains))
     shift = memo(r, ("exp_shift", gain, gains), lambda: exp_shift(r, gain, table))
     scale = None if shift is None else shift[p.docs.segment]
     value = apply_gains(r.grades[p.docs.index], gain, table, scale)
@@ -312,6 +352,7 @@ CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "R": _recall,
     "Rprec": _rprec,
     "AP": _average_precision,
+    "GMAP": _average_precision,  # AP per query, a geometric mean over queries
     "RR": _reciprocal_rank,
     "Success": _success,
     "DCG": _dcg,
