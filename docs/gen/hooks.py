@@ -82,13 +82,21 @@ def missing_from_nav(nav: Any, docs: Path = DOCS) -> dict[str, list[str]]:
             path = f"{folder}/{page.name}"
             if path not in named:
                 out.setdefault(section, []).append(path)
+    for page in sorted(docs.glob("*.md")):
+        if page.name not in named:
+            out.setdefault(MORE, []).append(page.name)
     return out
+
+
+#: The nav section that takes a new page at the top of docs/ (the four folders have their own).
+MORE = "More"
 
 
 def on_config(config: Any) -> Any:
     """A page added under tutorials/, how-to/, reference/ or explanation/ without a nav entry
-    joins the end of its section (titled by its first heading), so that a new page is never
-    left out of the site; mkdocs.yml's own entries keep their order and titles."""
+    joins the end of its section (titled by its first heading), one at the top of docs/ a
+    section "More", so that a new page is never left out of the site (nor breaks the strict
+    build); mkdocs.yml's own entries keep their order and titles."""
     nav = config.get("nav")
     if not nav:
         return config
@@ -97,6 +105,8 @@ def on_config(config: Any) -> Any:
             if isinstance(entry, dict) and section in entry:
                 entry[section] = list(entry[section]) + paths
                 break
+        else:
+            nav.append({section: paths})
     return config
 
 

@@ -167,6 +167,8 @@ def test_a_page_missing_from_the_nav_joins_its_section(tmp_path: Path) -> None:
         (tmp_path / page).write_text("# x\n", encoding="utf-8")
     nav = [{"Home": "index.md"}, {"How-to guides": [{"A": "how-to/a.md"}]}, {"Explanation": ["explanation/b.md"]}]
     assert hooks.missing_from_nav(nav, tmp_path) == {"How-to guides": ["how-to/new.md"]}
+    (tmp_path / "loose.md").write_text("# y\n", encoding="utf-8")
+    assert hooks.missing_from_nav(nav, tmp_path) == {"How-to guides": ["how-to/new.md"], "More": ["loose.md"]}
     # and the real site: every page of the four folders is in the nav once the hook has run
     import yaml
 
