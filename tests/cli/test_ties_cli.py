@@ -64,3 +64,34 @@ def test_measures_states_the_method(capsys: pytest.CaptureFixture[str]) -> None:
     assert "ties=expected: exact, closed form" in capsys.readouterr().out
     assert main(["measures", "alpha_nDCG@10"]) == 0
     assert "ties=expected: refused" in capsys.readouterr().out
+
+
+def test_gate_refuses_a_baseline_of_another_tie_policy(files: tuple[str, str], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = files
+    recorded = str(tmp_path / "base.json")
+    assert main(["evaluate", qrels, run, "-m", "AP", "--ties", "expected", "-f", "json", "-q", "-o", recorded]) == 0
+    capsys.readouterr()
+    assert main(["gate", qrels, "--baseline-json", recorded, "--candidate", run, "-m", "AP"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert f"cannot compare --baseline-json {recorded} (ties=expected) with {run} (ties=trec_eval)" in err[0]
+    # the same policy on both sides is compared
+    assert main(["gate", qrels, "--baseline-json", recorded, "--candidate", run, "-m", "AP", "--ties", "expected",
+                 "--max-drop", "0.5"]) in (0, 1)
+
+
+def test_compare_and_gate_take_ties() -> None:
+    from serpeval import compare, gate
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    tied = {q: {d: 1.0 for d in "abcx"} for q in qrels}  # every query: four docs tied
+    other = {q: {"x": 2.0, "a": 1.0, "b": 1.0, "c": 1.0} for q in qrels}
+    # expected RR of a relevant doc among 4 tied: (1 + 1/2 + 1/3 + 1/4) / 4
+    c = compare(qrels, {"tied": tied, "other": other}, ["RR"], ties="expected")
+    assert c.row("other", "RR").delta == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3 - (1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+    assert gate(qrels, tied, tied, ["RR"], ties="pessimistic", max_drop=0.01).passed
+    from serpeval.core.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="unknown tie policy"):
+        compare(qrels, {"tied": tied, "other": other}, ["RR"], ties="random")

@@ -136,8 +136,11 @@ def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespac
     from dataclasses import replace
 
     from serpeval.core.errors import InputError
+    from serpeval.core.ties import same_ties
     from serpeval.evaluation.results import Results
 
+    same_ties((f"--baseline-json {args.baseline_json}", recorded.settings.ties),
+              (args.candidate, results.settings.ties))
     base = recorded.runs[0]
     theirs, ours = base.qrels_signature or recorded.settings.qrels_signature, results.settings.qrels_signature
     if theirs != ours and not args.allow_different_qrels:

@@ -58,6 +58,7 @@ from serpeval.comparison.results import (
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.core.options import check_rng, resolve, set_field
+from serpeval.core.ties import TiePolicy, check_ties
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
@@ -132,6 +133,9 @@ class CompareOptions:
     judged_only: bool = False
     """Drop unjudged documents before ranking (condensed lists; ``compare`` only)."""
 
+    ties: TiePolicy = "trec_eval"
+    """The tie policy of the evaluation (:func:`serpeval.evaluate`; ``compare`` only)."""
+
     group_correction: str = "holm"
     """Correction across the groups of ``compare(groups=...)``; stored canonical."""
 
@@ -161,6 +165,7 @@ class CompareOptions:
                                        or self.depth <= 0):
             raise OptionError(f"depth must be a positive number of docs; got {self.depth}.")
         set_field(self, "judged_only", bool(self.judged_only))
+        set_field(self, "ties", check_ties(self.ties))
         set_field(self, "group_correction", canonical_correction(self.group_correction))
         if self.group_column is not None and not isinstance(self.group_column, str):
             raise OptionError(f"group_column must be a column name; got {self.group_column!r}.")
@@ -388,7 +393,8 @@ def compare(
         from serpeval.io import as_qrels
 
         qrels = as_qrels(qrels)          # read once: builtin:relevant counts its judgments
-    results = evaluate(qrels, runs, measures, missing=o.missing, depth=o.depth, judged_only=o.judged_only)
+    results = evaluate(qrels, runs, measures, missing=o.missing, depth=o.depth, judged_only=o.judged_only,
+                       ties=o.ties)
     comparison = _compare(results, o.baseline, o.test, o.correction, o.pairs, o.alpha, o.confidence, o.ci,
                           o.n_resamples, o.rng, o.strict)
     if groups is None:

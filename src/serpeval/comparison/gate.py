@@ -55,6 +55,7 @@ from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.core.options import check_rng, resolve, set_field
 from serpeval.core.tabular import Tabular
+from serpeval.core.ties import TiePolicy, check_ties
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
@@ -385,6 +386,9 @@ class GateOptions:
     judged_only: bool = False
     """Drop unjudged documents before ranking (``gate`` only)."""
 
+    ties: TiePolicy = "trec_eval"
+    """The tie policy of the evaluation (:func:`serpeval.evaluate`; ``gate`` only)."""
+
     def __post_init__(self) -> None:
         from serpeval.ranking import MISSING_POLICIES
 
@@ -405,6 +409,7 @@ class GateOptions:
                                        or self.depth <= 0):
             raise OptionError(f"depth must be a positive number of docs; got {self.depth}.")
         set_field(self, "judged_only", bool(self.judged_only))
+        set_field(self, "ties", check_ties(self.ties))
 
     @property
     def drop(self) -> MaxDrop:
@@ -565,5 +570,5 @@ def gate(
     o = resolve(GateOptions, options, keywords, "gate")   # a bad margin is refused before any reading
     check_max_drop(o.drop, parse_measures(measures))
     results = evaluate(qrels, [baseline, candidate], measures, missing=o.missing,
-                       depth=o.depth, judged_only=o.judged_only)
+                       depth=o.depth, judged_only=o.judged_only, ties=o.ties)
     return gate_results(results, None, o)
