@@ -214,7 +214,8 @@ def inverse_propensities(doc_ids: pa.ChunkedArray, grades: NDArray[Any], n_queri
     # C < 0 when ln N < 1 (N <= 2 queries): the formula would give propensities above 1 (or an
     # infinite weight: N = N_l = 1 gives 1/p = 0), so C is taken as 0 there: propensity 1.
     c = max(0.0, (math.log(n_queries) - 1.0) * (b + 1.0) ** a) if n_queries > 0 else 0.0
-    inverse = 1.0 + c * (frequency[index] + b) ** -a
+    inverse = np.ones(len(index))  # only relevant judgments are weighted (their N_l >= 1)
+    inverse[relevant] = 1.0 + c * (frequency[index[relevant]] + b) ** -a
     return inverse
 
 
