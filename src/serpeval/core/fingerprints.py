@@ -207,18 +207,28 @@ def content_signature(query_ids: Any, doc_ids: Any, values: Any, *, ordered: boo
 
     Cost: one pass over the ids (the fingerprints are linear in their bytes) and the values.
     """
-    q = _column_prints(query_ids)
+    h = _column_prints(query_ids)                                  # in place from here on
     d = _column_prints(doc_ids)
-    v = np.ascontiguousarray(values, dtype=np.float64) + 0.0      # -0.0 -> 0.0
-    if not len(q) == len(d) == len(v):
-        raise ValueError(f"content_signature: columns of {len(q)}, {len(d)} and {len(v)} rows")
-    h = q * _MIX
+    v = np.ascontiguousarray(values, dtype=np.float64)
+    if not len(h) == len(d) == len(v):
+        raise ValueError(f"content_signature: columns of {len(h)}, {len(d)} and {len(v)} rows")
+    work = np.empty_like(h)
+    h *= _MIX
     h ^= d
-    _mix_word(h, np.zeros(1, dtype=np.uint64))
-    _mix_word(h, v.view(np.uint64))
+    del d
+    h *= _MIX
+    h ^= np.right_shift(h, np.uint64(31), out=work)
+    np.add(v, 0.0, out=work.view(np.float64))                      # -0.0 -> 0.0: its bits
+    h ^= work
+    h *= _MIX
+    h ^= np.right_shift(h, np.uint64(31), out=work)
     if ordered:
-        _mix_word(h, np.arange(len(h), dtype=np.uint64) * _MIX2)
-    _avalanche(h)
+        np.multiply(np.arange(len(h), dtype=np.uint64), _MIX2, out=work)
+        _mix_word(h, work)
+    for shift, factor in ((30, _FINAL1), (27, _FINAL2)):             # _avalanche, in place
+        h ^= np.right_shift(h, np.uint64(shift), out=work)
+        h *= factor
+    h ^= np.right_shift(h, np.uint64(31), out=work)
     with np.errstate(over="ignore"):
         total = np.array([h.sum(dtype=np.uint64) ^ (np.uint64(len(h)) * _MIX)], dtype=np.uint64)
     return f"{int(_avalanche(total)[0]):016x}"
