@@ -40,6 +40,9 @@ def register(sub: Any) -> None:
     p.add_argument("--estimator", action="append", choices=_ESTIMATORS, dest="estimators",
                    help="estimator to run (repeatable; default: all that apply)")
     p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--rank-by", choices=("interleaved", "metric"), default="interleaved",
+                   help="rank by the interleaved comparison (default, where the log allows it) or by the "
+                        "click metric's effect (doubly robust, cascade IPS, SNIPS, IPS: the first that answers)")
     p.add_argument("--ranking-only", action="store_true", help="print the ranking table only")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--digits", type=NON_NEGATIVE_INT, default=4, help="decimals in text output (default 4)")
@@ -59,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         from serpeval.core.strict_json import dumps
 
-        write_output(dumps(counterfactual_json(result)) + "\n", args.output)
+        write_output(dumps(counterfactual_json(result, args.rank_by)) + "\n", args.output)
         return 0
     text = counterfactual_text(result, args.format, digits=args.digits, width=table_width(args.output),
-                               all_estimators=not args.ranking_only)
+                               all_estimators=not args.ranking_only, rank_by=args.rank_by)
     write_output(text, args.output)
     return 0

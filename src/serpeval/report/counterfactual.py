@@ -16,7 +16,7 @@ _ALL_COLUMNS = ("candidate", "estimator", "value", "ci_low", "ci_high", "effect"
                 "ess", "support", "largest_weight_share", "matched", "refused", "warning")
 
 
-def _notes(result: Any) -> list[str]:
+def _notes(result: Any, rank_by: str) -> list[str]:
     what = ("expected clicks on the top" if result.metric == "clicks" else "share of searches with a click in the top")
     return [
         f"log: {result.source} ({result.design}{', ' + result.experiment if result.experiment else ''}); "
@@ -26,15 +26,15 @@ def _notes(result: Any) -> list[str]:
         f"probabilistic-interleaving outcome of the candidate against {result.against}, in [-1, 1]",
         "refused: the support diagnostics found the log unable to answer (effective sample size, share of the "
         "candidate's top-k places the logging design could fill, largest weight); no number is given",
-        result.recommendation(),
+        result.recommendation(rank_by),
     ]
 
 
 def counterfactual_text(result: Any, fmt: str = "table", *, digits: int = 4, width: int | None = None,
-                        all_estimators: bool = True) -> str:
+                        all_estimators: bool = True, rank_by: str = "interleaved") -> str:
     """The ranking table, then (``all_estimators``) every estimate, then the notes."""
-    ranking = [{c: row.get(c) for c in _RANK_COLUMNS} for row in result.ranking()]
-    notes = _notes(result)
+    ranking = [{c: row.get(c) for c in _RANK_COLUMNS} for row in result.ranking(rank_by)]
+    notes = _notes(result, rank_by)
     if fmt in ("csv", "tsv"):
         return render([{c: r.get(c) for c in _ALL_COLUMNS} for r in result.to_dicts()], fmt, digits=digits)
     title = f"Candidates ranked by estimated effect against {result.against} ({result.metric}@{result.k})"
@@ -45,10 +45,10 @@ def counterfactual_text(result: Any, fmt: str = "table", *, digits: int = 4, wid
     return "\n".join(parts)
 
 
-def counterfactual_json(result: Any) -> dict[str, Any]:
+def counterfactual_json(result: Any, rank_by: str = "interleaved") -> dict[str, Any]:
     """A JSON-ready document: the settings, the ranking, every estimate and the sentence."""
     return {"source": result.source, "design": result.design, "experiment": result.experiment,
             "metric": result.metric, "k": result.k, "against": result.against, "impressions": result.impressions,
             "units": result.units, "logged_value": result.logged_value, "confidence": result.confidence,
-            "skipped": dict(result.skipped), "ranking": result.ranking(), "estimates": result.to_dicts(),
-            "recommendation": result.recommendation()}
+            "skipped": dict(result.skipped), "rank_by": rank_by, "ranking": result.ranking(rank_by),
+            "estimates": result.to_dicts(), "recommendation": result.recommendation(rank_by)}

@@ -9,9 +9,14 @@ from serpeval.core.tabular import Tabular
 
 __all__ = ["PREFERENCE", "CounterfactualResult", "Estimate"]
 
-#: Which estimator's effect ranks the candidates (the first that gave a number): the doubly
-#: robust estimate has the smallest variance of the unbiased ones in the bench.
-PREFERENCE = ("interleaved", "dr", "cascade_ips", "snips", "ips", "iips", "pbm_ips")
+#: Which estimator's effect ranks the candidates (the first that gave a number): the
+#: interleaved comparison where the log allows it, then the click estimators that need no
+#: click-model assumption beyond the cascade (the doubly robust one has the smallest variance
+#: of them in the bench). Independent and position-based IPS are never used to rank: they are
+#: biased when clicks depend on the results above (cascade users), and they are shown only
+#: with their assumption in the table of every estimator.
+PREFERENCE = ("interleaved", "dr", "cascade_ips", "snips", "ips")
+_VERDICT_ORDER = {"better": 0, "undecided": 1, "worse": 2, "no estimate": 3}
 
 
 @dataclass(frozen=True)
@@ -94,21 +99,27 @@ class CounterfactualResult(Tabular):
                 return e
         raise KeyError(f"no estimate of {candidate!r} by {estimator!r}")
 
-    def headline(self, candidate: str) -> Estimate | None:
+    def headline(self, candidate: str, rank_by: str = "interleaved") -> Estimate | None:
         """The candidate's ranking estimate: the first estimator of :data:`PREFERENCE` that
-        gave a number (None when all refused)."""
+        gave a number (None when all refused); ``rank_by="metric"`` skips the interleaved
+        comparison (rank by the click metric's effect)."""
+        if rank_by not in ("interleaved", "metric"):
+            from serpeval.core.errors import OptionError
+
+            raise OptionError(f"rank_by must be 'interleaved' or 'metric'; got {rank_by!r}.")
         mine = {e.estimator: e for e in self.estimates if e.candidate == candidate}
-        for name in PREFERENCE:
+        for name in PREFERENCE if rank_by == "interleaved" else PREFERENCE[1:]:
             e = mine.get(name)
             if e is not None and e.refused is None and e.effect is not None:
                 return e
         return None
 
-    def ranking(self) -> list[dict[str, Any]]:
-        """Candidates by estimated effect (best first; refused candidates last, with their reason)."""
+    def ranking(self, rank_by: str = "interleaved") -> list[dict[str, Any]]:
+        """Candidates by verdict (better, undecided, worse, no estimate), then by estimated
+        effect; refused candidates last, with their reason."""
         rows: list[dict[str, Any]] = []
         for c in self.candidates:
-            e = self.headline(c)
+            e = self.headline(c, rank_by)
             if e is None:
                 reasons = [x.refused for x in self.estimates if x.candidate == c and x.refused]
                 rows.append({"candidate": c, "estimator": None, "effect": None, "effect_low": None,
@@ -120,12 +131,12 @@ class CounterfactualResult(Tabular):
             rows.append({"candidate": c, "estimator": e.estimator, "effect": e.effect, "effect_low": lo,
                          "effect_high": hi, "verdict": verdict, "ess": e.diagnostics.get("ess"),
                          "support": e.diagnostics.get("support"), "reason": e.warning})
-        rows.sort(key=lambda r: (r["effect"] is None, -(r["effect"] or 0.0)))
+        rows.sort(key=lambda r: (_VERDICT_ORDER[r["verdict"]], -(r["effect"] or 0.0)))
         return rows
 
-    def recommendation(self) -> str:
+    def recommendation(self, rank_by: str = "interleaved") -> str:
         """A plain sentence on which candidates deserve a live test."""
-        rows = self.ranking()
+        rows = self.ranking(rank_by)
         better = [r["candidate"] for r in rows if r["verdict"] == "better"]
         undecided = [r["candidate"] for r in rows if r["verdict"] == "undecided"]
         none = [r["candidate"] for r in rows if r["verdict"] == "no estimate"]
