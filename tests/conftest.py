@@ -32,6 +32,16 @@ def hypothesis_profile(environ: Mapping[str, str]) -> str:
 
 settings.load_profile(hypothesis_profile(os.environ))
 
+#: The JVM options of every Spark the tests start (the ``spark`` fixture's, and the fresh
+#: sessions the tests start in child processes, which inherit the environment): Spark's launcher
+#: adds ``SPARK_SUBMIT_OPTS`` to the driver's ``java`` command, silently. The tests' sessions are
+#: short and their queries small, so the JVM's optimizing compiler (C2) and its parallel
+#: collector cost more CPU than they save: with the client compiler only and the serial
+#: collector, a session's start and first evaluation took 15 s of CPU instead of 28 s (the
+#: same numbers: the compiler changes speed, not results). A value the user set is kept.
+SPARK_TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JVM)
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("serpeval")
@@ -63,7 +73,10 @@ def trec() -> Path:
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local-mode SparkSession for the whole test run (2 cores, 4 shuffle partitions).
+    """One local-mode SparkSession for the whole test run (2 cores, 4 shuffle partitions; one
+    per pytest-xdist worker), with the JVM options of :data:`SPARK_TEST_JVM`. The serpeval
+    code under test (``backend="spark"``, ``serpeval evaluate --backend spark``) takes this
+    active session instead of starting its own.
 
     Skips with the reason when pyspark or Java is not installed.
     """

@@ -63,8 +63,9 @@ def test_api_runs_workers_with_the_running_interpreter_from_an_unactivated_venv(
     pq.write_table(pa.table({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d2", "d1", "é", "d1"],
                              "score": [2.0, 1.0, 1.0, 1.0]}), tmp_path / "run.parquet")
     env = {"PATH": path, "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    if os.environ.get("JAVA_HOME"):
-        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
+    for name in ("JAVA_HOME", "SPARK_SUBMIT_OPTS"):  # where Java is; the tests' JVM options (tests/conftest.py)
+        if os.environ.get(name):
+            env[name] = os.environ[name]
     done = subprocess.run([sys.executable, "-W", "error::serpeval.core.errors.SerpevalWarning", "-c", EXAMPLE,
                            str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet")],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
