@@ -27,6 +27,13 @@ column            type                    needed   meaning
                                                    shown a different page? (the top k differ)
 ================= ======================= ======== ============================================
 
+**Counterfactual logs** (:mod:`serpeval.online.counterfactual`) add, per impression,
+``logging_design`` (``probabilistic`` or ``ab``), ``logging_rankings`` (the randomised
+rankings, a list of lists of doc ids), ``tau`` or ``arm_shares``, and optionally
+``propensity`` / ``prefix_propensities`` / ``position_propensities`` (checked against the
+exact values recomputed by :func:`serpeval.online.interleaving.propensities`); ``shown`` is
+then required. The fields and their UBI mapping: docs/explanation/counterfactual-logs.md.
+
 ``triggered`` is needed only by the triggered analyses
 (:func:`~serpeval.online.experiments.triggered.analyze_ab_triggered`,
 :func:`~serpeval.online.experiments.triggered.analyze_interleaving_triggered`): the serving system
