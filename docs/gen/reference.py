@@ -484,6 +484,8 @@ def _usage_status() -> int:
 
 #: Lazy indexes documented name by name (``import serpeval``, ``import serpeval.online``).
 API_MODULES = ("serpeval", "serpeval.online")
+#: Packages whose ``__all__`` functions and classes are documented too.
+API_PACKAGES = ("serpeval.online.ab", "serpeval.online.clicks", "serpeval.stats")
 
 
 def _defining_module(target: str, name: str) -> str:
@@ -518,6 +520,14 @@ def api_page() -> str:
             if name not in lazy:
                 continue
             lines += [f"### `{module_name}.{name}`", "", f"::: {_defining_module(lazy[name], name)}.{name}",
+                      "    options:", "      show_root_heading: false", "      heading_level: 4", ""]
+    for module_name in API_PACKAGES:
+        module = importlib.import_module(module_name)
+        names = [n for n in module.__all__
+                 if inspect.isclass(getattr(module, n)) or inspect.isfunction(getattr(module, n))]
+        lines += [f"## `{module_name}`", "", (inspect.getdoc(module) or "").split("\n\n", 1)[0].replace("\n", " "), ""]
+        for name in names:
+            lines += [f"### `{module_name}.{name}`", "", f"::: {_defining_module(module_name, name)}.{name}",
                       "    options:", "      show_root_heading: false", "      heading_level: 4", ""]
     return "\n".join(lines)
 
