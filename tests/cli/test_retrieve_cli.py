@@ -56,3 +56,17 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
                           "topic(s) (0 empty, 0 with no hit, 1 failed); first failure: engine 'generic' "
                           "(http://127.0.0.1:9), query 'wing': cannot connect")
     assert not (tmp_path / "r.run").exists()
+
+
+def test_import_judgments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "case_basic.csv"
+    source.write_text("query,doc_id,rating\nstar wars,11,3\nstar wars,12,\nnemo,12,2\n")
+    assert main(["import-judgments", str(source), "-o", str(tmp_path / "case")]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith(f"{source}: quepid, 2 judgments of 2 queries -> ")
+    assert out.err == "note: 1 row(s) skipped: unrated documents (empty rating)\n"
+    assert (tmp_path / "case.qrels").read_text() == "1 0 11 3\n2 0 12 2\n"
+    assert (tmp_path / "case.topics.tsv").read_text() == "1\tstar wars\n2\tnemo\n"
+    source.write_text("query,doc_id,rating\nq,1,\n")
+    assert main(["import-judgments", str(source), "-o", str(tmp_path / "case")]) == 2
+    assert "no judgment found in the quepid file" in capsys.readouterr().err

@@ -65,6 +65,8 @@ COMMANDS: tuple[Command, ...] = (
             "run topics through a search engine (embedded BM25 or HTTP) and write a TREC run"),
     Command("sweep", "serpeval.cli.cmd_sweep",
             "tune engine parameters (k1 x b...): a cross-validated winner, corrected tests, a heat map"),
+    Command("import-judgments", "serpeval.cli.cmd_import_judgments",
+            "qrels + topics from Elasticsearch _rank_eval, OpenSearch SRW, Quepid or RRE files"),
 )
 
 _BY_NAME = {row.name: row for row in COMMANDS}

@@ -511,6 +511,8 @@ class HttpEngine:
         try:
             response = pool.request(request["method"], url, body=body, headers=headers or None, retries=False,
                                     timeout=urllib3.Timeout(total=self.timeout), preload_content=True)
+        except urllib3.exceptions.NewConnectionError as exc:  # a subclass of ConnectTimeoutError: first
+            raise self._unreachable(query, exc) from None
         except urllib3.exceptions.TimeoutError:
             raise self._timeout(query) from None
         except urllib3.exceptions.HTTPError as exc:
