@@ -3,6 +3,8 @@ judged-only under each policy, the one-line errors."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -65,7 +67,7 @@ def test_unknown_policy_is_one_line() -> None:
     with pytest.raises(InvalidParameterError) as info:
         check_ties("best")
     assert str(info.value) == ("unknown tie policy 'best': use one of trec_eval, optimistic, pessimistic, "
-                               "expected (trec_eval is the default).")
+                               "expected, rank (trec_eval is the default).")
     with pytest.raises(InvalidParameterError, match="unknown tie policy"):
         evaluate(QRELS, RUN, ["AP"], ties="random")  # type: ignore[arg-type]
 
@@ -79,6 +81,8 @@ def test_same_ties() -> None:
 
 def test_results_state_the_policy() -> None:
     for policy in TIE_POLICIES:
+        if policy == "rank":
+            continue  # reads a run file (test_rank_policy_reads_the_rank_column)
         res = evaluate(QRELS, RUN, ["AP"], ties=policy)
         assert res.settings.ties == policy
         assert res.to_json_dict()["ties"] == policy
@@ -110,3 +114,34 @@ def test_break_ties_permutes_within_groups_only(rows: list[tuple[int, int, int]]
         assert (key[1:][same] >= key[:-1][same]).all()
     assert break_ties("trec_eval", ids, grades) is None
     assert break_ties("expected", ids, grades) is None
+
+
+def test_rank_policy_reads_the_rank_column(tmp_path: Path) -> None:
+    from serpeval.io import read_run
+
+    # ranks b 1, c 2, a 3, d 4 (scores say otherwise); a tab and two spaces: the line-by-line reader
+    path = tmp_path / "run.txt"
+    path.write_text("q1\tQ0\ta\t3\t9.0\tr\nq1 Q0 b 1 1.0 r\nq1 Q0  c 2 5.0 r\nq1 Q0 d 4 0.5 r\nq1 Q0 x 5 7 r\n")
+    r = rank(QRELS, read_run(path), ties="rank")
+    assert r.grades.tolist() == [0, UNJUDGED, 2, 1, NONPOOL]  # b, c, a, d, x
+    assert rank(QRELS, read_run(path), ties="rank", depth=2).grades.tolist() == [0, UNJUDGED]
+    single = tmp_path / "single.txt"  # single-spaced: Arrow's reader
+    single.write_text("q1 Q0 a 2 1.0 r\nq1 Q0 b 1 1.0 r\nq1 Q0 e 3 9.0 r\n")
+    assert rank(QRELS, read_run(single), ties="rank").grades.tolist() == [0, 2, 3]
+
+
+def test_rank_policy_refusals(tmp_path: Path) -> None:
+    from serpeval.io import read_run
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 Q0 a 1 1.0 r\nq1 Q0 b x 1.0 r\nq1 Q0 c 2.5 1.0 r\n")
+    with pytest.raises(InvalidParameterError, match=r"bad.txt: ties='rank' needs an integer rank in column 4 of "
+                                                    r"every line; lines 2, 3 have none"):
+        rank(QRELS, read_run(bad), ties="rank")
+    dup = tmp_path / "dup.txt"
+    dup.write_text("q1 Q0 a 1 1.0 r\nq2 Q0 a 1 1.0 r\nq1 Q0 b 1 1.0 r\n")
+    with pytest.raises(InvalidParameterError, match=r"dup.txt:3: ties='rank' needs distinct ranks within a query, "
+                                                    r"and query 'q1' has rank 1 twice \(also at line 1\)"):
+        rank(QRELS, read_run(dup), ties="rank")
+    with pytest.raises(InvalidParameterError, match="ties='rank' reads the rank column of a TREC run file"):
+        rank(QRELS, RUN, ties="rank")

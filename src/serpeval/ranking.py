@@ -12,8 +12,10 @@ Every measure reads the :class:`Rankings` built here, so each rule is decided on
   (unjudged docs, grade < 0, count as grade 0, i.e. not relevant; equal keys keep the doc
   id rule); ``expected`` keeps the doc id order but records the tie groups
   (:attr:`Rankings.tie_ids`) so that the measures report their exact expectation over
-  every order of each group (:mod:`serpeval.measures.expected`). Every policy is applied
-  by :func:`break_ties`, and nowhere else.
+  every order of each group (:mod:`serpeval.measures.expected`); ``rank`` ignores the
+  scores and ranks each query by the run file's rank column, ascending (a run whose rank
+  column is missing, not an integer or repeated within a query is refused, naming lines).
+  Every policy is applied by :func:`break_ties`, and nowhere else.
 * **Relevance of a retrieved doc.** Its grade in the qrels of its query; :data:`NONPOOL`
   (``-1``) when the doc is not in the qrels; :data:`UNJUDGED` (``-2``) when the qrels give a
   negative grade ("in the pool but unjudged", trec_eval's and infAP's convention - *not*
@@ -501,12 +503,20 @@ def _policy_depth_grades(index: QrelsIndex, run: Run, rows: _RankedRows, scores:
                          ) -> tuple[NDArray[np.int64], int, NDArray[np.integer] | None]:
     """The tie policy, the depth cut and the join to the grades, in the order each policy
     needs: the grades in rank order, the rows cut, and the tie-group ids (``expected``)."""
-    if policy in ("optimistic", "pessimistic"):  # the order within ties needs the grades first
+    if policy == "rank":  # the file's rank column orders each query; scores play no part
+        ranks = _run_ranks(run, rows)
+        perm = break_ties(policy, rows.sorted_codes, ranks)
+        rows.reorder(run, perm, None)
+        _check_unique_ranks(run, rows, ranks[perm])
+    elif policy in ("optimistic", "pessimistic"):  # the order within ties needs the grades first
         grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (before the cut)
         perm = break_ties(policy, tie_groups(rows.sorted_codes, _ranked_scores(rows, scores)), grades)
         grades = rows.reorder(run, perm, grades)
         truncated = rows.cut_at_depth(depth)
         return (grades if rows.kept is None else grades[rows.kept]), truncated, None
+    if policy == "rank":
+        truncated = rows.cut_at_depth(depth)
+        return _grades_in_rank_order(index, run, rows), truncated, None
     if policy == "expected" and depth is not None:
         _check_no_straddle(rows, scores, depth, index)
     truncated = rows.cut_at_depth(depth)  # depth, after sorting
@@ -546,7 +556,12 @@ def break_ties(policy: TiePolicy, tie_ids: NDArray[np.integer], grades: NDArray[
     unjudged doc and a judged non-relevant one keep the doc id order between them. The
     sort is stable: equal keys keep the doc id order. Only rows in groups of two or more
     are sorted.
+
+    ``rank`` makes every query one group (``tie_ids`` are then the query codes) and sorts
+    it by ``grades`` read as the rows' rank column, ascending; equal ranks keep file order.
     """
+    if policy == "rank":
+        return np.lexsort((np.arange(len(tie_ids)), grades, tie_ids))
     if policy not in ("optimistic", "pessimistic"):
         return None
     n = len(tie_ids)
@@ -564,6 +579,46 @@ def break_ties(policy: TiePolicy, tie_ids: NDArray[np.integer], grades: NDArray[
         key = -key
     perm[rows] = rows[np.lexsort((key, tie_ids[rows]))]
     return perm
+
+
+def _run_ranks(run: Run, rows: _RankedRows) -> NDArray[np.int64]:
+    """The rank column of the ranked rows (in the order of ``rows.order``), read again from
+    the run's TREC file; refused when the run has none or a line's rank is not an integer."""
+    from pathlib import Path
+
+    from serpeval.io.trec import read_trec_ranks
+
+    if run.source_kind != "trec" or not Path(run.source).is_file():
+        raise InvalidParameterError(
+            f"{run.source}: ties='rank' reads the rank column of a TREC run file (qid Q0 docid rank score tag), "
+            f"and this run was not read from one ({run.source_kind}); write it as a TREC run, or use another "
+            "tie policy."
+        )
+    ranks, bad = read_trec_ranks(run.source)
+    if bad:
+        shown = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        raise InvalidParameterError(
+            f"{run.source}: ties='rank' needs an integer rank in column 4 of every line; "
+            f"line{'s' if len(bad) > 1 else ''} {shown} {'have' if len(bad) > 1 else 'has'} none. "
+            "Fix the rank column, or use another tie policy."
+        )
+    if len(ranks) != len(run):  # pragma: no cover - the file changed since it was read
+        raise InvalidParameterError(f"{run.source}: the file changed since it was read; read it again.")
+    return ranks[rows.order]
+
+
+def _check_unique_ranks(run: Run, rows: _RankedRows, ranks: NDArray[np.int64]) -> None:
+    """Under ``rank``: refuse a rank repeated within a query (naming both lines); ``ranks``
+    are the ranked rows' ranks."""
+    same = (rows.sorted_codes[1:] == rows.sorted_codes[:-1]) & (ranks[1:] == ranks[:-1])
+    if same.any():
+        i = int(np.argmax(same))
+        a, b = sorted((int(rows.order[i]), int(rows.order[i + 1])))
+        raise InvalidParameterError(
+            f"{_where(run, b)}: ties='rank' needs distinct ranks within a query, and query "
+            f"{run.query_ids[b].as_py()!r} has rank {int(ranks[i])} twice (also at {_where(run, a, short=True)}). "
+            "Fix the rank column, or use another tie policy."
+        )
 
 
 def _check_no_straddle(rows: _RankedRows, scores: NDArray[np.float64], depth: int, index: QrelsIndex) -> None:
@@ -617,16 +672,16 @@ class _RankedRows:
     file_codes: NDArray[np.int32] | None
     kept: NDArray[np.bool_] | None = None
 
-    def reorder(self, run: Run, perm: NDArray[np.int64] | None, grades: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Apply a tie policy's permutation (within tie groups, :func:`break_ties`) to the
-        rows and to ``grades`` (in rank order); returns the grades in the new order."""
+    def reorder(self, run: Run, perm: NDArray[np.int64] | None, grades: Any) -> Any:
+        """Apply a tie policy's permutation (within queries, :func:`break_ties`) to the rows
+        and to ``grades`` (in rank order, or None); returns the grades in the new order."""
         if perm is None:
             return grades
         self.order = self.order[perm]
         self.in_file_order = self.in_file_order and bool(np.all(perm[1:] > perm[:-1]))
         self.run_order = RunOrder(run, self.run_order.query_ids, self.run_order.float32_scores, self.order,
                                   self.sorted_codes)
-        return grades[perm]
+        return None if grades is None else grades[perm]
 
     def cut_at_depth(self, depth: int | None) -> int:
         """Keep the top ``depth`` rows of each query; return how many were cut (the mask of

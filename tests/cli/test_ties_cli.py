@@ -39,7 +39,7 @@ def test_unknown_policy_exits_2(files: tuple[str, str], capsys: pytest.CaptureFi
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert "'trec_eval', 'optimistic', 'pessimistic', 'expected'" in err[0]
+    assert "'trec_eval', 'optimistic', 'pessimistic', 'expected', 'rank'" in err[0]
 
 
 def test_ties_command(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,7 +50,8 @@ def add_ties_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", metavar="POLICY",
                    help="order within equal scores: trec_eval (default: doc id descending), optimistic "
                         "(higher grade first), pessimistic (lower grade first), expected (each value its "
-                        "exact mean over every order of each tie group); see docs/how-to/ties.md")
+                        "exact mean over every order of each tie group), rank (the run file's rank column, "
+                        "scores ignored); see docs/how-to/ties.md")
 
 
 def add_judged_options(p: argparse.ArgumentParser, column: bool = True) -> None:
@@ -313,6 +314,7 @@ _TIE_NOTES = {
     "optimistic": "ordered higher grade first (--ties optimistic)",
     "pessimistic": "ordered lower grade first (--ties pessimistic)",
     "expected": "each value the mean over every order within them (--ties expected)",
+    "rank": "ordered by the run's rank column (--ties rank)",
 }
 
 

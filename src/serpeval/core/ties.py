@@ -10,7 +10,7 @@ from serpeval.core.errors import InvalidParameterError
 
 __all__ = ["TIE_POLICIES", "TIE_RULES", "TiePolicy", "check_ties", "same_ties"]
 
-TiePolicy = Literal["trec_eval", "optimistic", "pessimistic", "expected"]
+TiePolicy = Literal["trec_eval", "optimistic", "pessimistic", "expected", "rank"]
 TIE_POLICIES: tuple[TiePolicy, ...] = get_args(TiePolicy)
 """The tie policies, the default first (see :mod:`serpeval.ranking` and ``docs/how-to/ties.md``)."""
 
@@ -19,6 +19,7 @@ TIE_RULES: dict[str, str] = {
     "optimistic": "ties: higher grade first (unjudged as not relevant), then doc id descending",
     "pessimistic": "ties: lower grade first (unjudged as not relevant), then doc id descending",
     "expected": "ties: each value is its exact expectation over every order of each tie group",
+    "rank": "order: the run's rank column ascending, then file order (scores ignored)",
 }
 """One line per tie policy, for the rules every report states."""
 

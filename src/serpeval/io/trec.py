@@ -181,6 +181,32 @@ def _content_lines(data: bytes, comments: bool) -> Iterator[tuple[int, bytes]]:
         yield number, line
 
 
+def read_trec_ranks(source: str | Path | bytes | IO[bytes] | Input, comments: bool = True
+                    ) -> tuple[NDArray[np.int64], list[int]]:
+    """The rank column (the 4th field) of a TREC run, one value per data row in file order,
+    and the physical line numbers whose rank is missing or not an integer (their value is
+    0). For the ``rank`` tie policy (:mod:`serpeval.ranking`), which alone reads the column.
+
+    A single-spaced file is read by Arrow; any other (tabs, several spaces, comments) line
+    by line.
+    """
+    src = Source(source)
+    fast = fast_table(src, _RUN_NAMES, {"query_id": pa.string(), "rank": pa.int64()}, number="rank")
+    if fast is not None:
+        return fast[0]["rank"].to_numpy().astype(np.int64, copy=False), []
+    ranks: list[int] = []
+    bad: list[int] = []
+    for number, line in _content_lines(src.data, comments):
+        fields = _fields(line)
+        text = fields[3] if len(fields) > 3 else b""
+        if INTEGER.fullmatch(text) and abs(int(text)) < 2**62:
+            ranks.append(int(text))
+        else:
+            ranks.append(0)
+            bad.append(number)
+    return np.array(ranks, dtype=np.int64), bad
+
+
 def physical_line(data: bytes, row: int, comments: bool = True) -> int:
     """Return the 1-based physical line number of data row ``row`` (0-based)."""
     for i, (number, _line) in enumerate(_content_lines(data, comments)):
