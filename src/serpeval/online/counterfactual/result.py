@@ -146,14 +146,13 @@ class CounterfactualResult(Tabular):
                          f"{self.against} ({self.confidence:.0%} interval above 0) and deserve"
                          f"{'s' if len(better) == 1 else ''} a live test, {better[0]} first")
         elif undecided:
-            parts.append(f"no candidate is estimated better than {self.against}; {_names(undecided)} "
+            parts.append(f"No candidate is estimated better than {self.against}; {_names(undecided)} "
                          f"cannot be told apart from it with this log: a live test would need more traffic")
         else:
-            parts.append(f"no candidate is estimated better than {self.against}")
+            parts.append(f"No candidate is estimated better than {self.against}")
         if none:
             parts.append(f"{_names(none)} cannot be judged from this log (see the reasons)")
-        text = "; ".join(parts)
-        return text[0].upper() + text[1:] + "."
+        return "; ".join(parts) + "."  # a candidate's name keeps its case
 
 
 def _names(items: list[str]) -> str:
