@@ -91,3 +91,32 @@ def test_replay_reports_a_tampered_row(tmp_path: Path, small_corpus: Path, capsy
     data = json.loads(out.read_text())
     assert (data["checked"], data["equal"]) == (3, 2)
     assert [row["query_id"] for row in data["differing"]] == ["q000001"]
+
+
+def test_ab_reads_the_store(tmp_path: Path, small_corpus: Path, capsys: Any) -> None:
+    from tests.serve.conftest import app_for, click_event
+
+    from serpeval.online.events.logs import read_event_logs
+    from serpeval.online.experiments.analysis import analyze_ab
+    from serpeval.serve.backends import build_backends
+    from serpeval.serve.config import quick_config
+
+    config = quick_config(str(small_corpus), "k1=0.2,b=0", str(tmp_path / "ab.duckdb"), design="ab")
+
+    async def body(client: Any) -> None:
+        events = []
+        for i in range(120):
+            answer = (await client.get("/search", params={"q": "wing flow", "user": f"u{i % 40}"})).json()
+            if i % 3 == 0:
+                events.append(click_event(answer["query_id"], 1, answer["hits"][0]["id"]))
+        await client.post("/events", json=events)
+
+    run_async(with_client(app_for(config, build_backends(config)), body))
+    out = tmp_path / "ab.json"
+    assert main(["ab", config.store, "-f", "json", "-o", str(out)]) == 0
+    assert "read 120 impressions and 40 events (40 clicks)" in capsys.readouterr().err
+    read = read_event_logs(config.store, design="ab")
+    expected = analyze_ab(read.impressions, None, clicks=read.clicks).to_dicts()
+    got = json.loads(out.read_text())
+    ctr = next(r for r in got["results"] if r["metric"] == "ctr")
+    assert ctr["effect"] == pytest.approx(next(r for r in expected if r["metric"] == "ctr")["effect"])

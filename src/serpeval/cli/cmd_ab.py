@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -186,6 +187,22 @@ def _split(text: str | None) -> dict[str, float] | None:
 _SPLIT_TOLERANCE = 1e-6
 
 
+def _event_store(args: argparse.Namespace) -> None:
+    """When ``logs`` is serpeval serve's event store (DuckDB file, postgresql:// URL) or a UBI
+    export: its A/B impressions and clicks in the log layout replace it; what was read and
+    left out goes to standard error."""
+    from serpeval.online.events.logs import is_event_source, read_event_logs
+
+    if not is_event_source(args.logs):
+        return
+    if args.clicks:
+        raise OptionError("--clicks does not apply to an event store: its clicks are the stored UBI events.")
+    read = read_event_logs(args.logs, args.experiment, design="ab")
+    args.logs, args.clicks = read.impressions, read.clicks
+    for note in read.notes():
+        print(note, file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from serpeval.online.experiments import analysis, monitor, plan
     from serpeval.online.experiments.options import ABDesign
@@ -194,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
 
     _apply_mode(args)
     check_outputs({"-o": args.output}, [args.logs, args.clicks, args.pre])
+    _event_store(args)
     refuse_latex_by(args)
     schema = LogSchema.from_pairs(args.column)
     metrics = split_measures(args.metrics) or None
