@@ -28,7 +28,7 @@ grep -v '^#' constraints/test.txt | sort | comm -13 - "$VENV/freeze.txt" | paste
     | sed 's/^/scripts\/test-latest.sh: newer than constraints\/test.txt: /' >&2 || true
 status=0
 python3 -m pytest -q -p no:cacheprovider \
-    tests/spark tests/io/test_tables.py tests/test_notebook_display.py tests/online/simulation/test_simulate.py "$@" || status=$?
+    tests/spark tests/io/test_tables.py tests/core/test_notebook_display.py tests/online/simulation/test_simulate.py "$@" || status=$?
 if [ "$status" != 0 ]; then
     echo "scripts/test-latest.sh: the latest allowed versions break the tests above (pytest exit $status);" \
          "informative only: pin or fix, see docs/dependencies.md" >&2

@@ -32,5 +32,5 @@ echo "scripts/test-lowest.sh: serpeval demo: ok" >&2
 # power plot covers matplotlib.
 exec python3 -m pytest -q -p no:cacheprovider -k 'not spark' \
     tests/io/test_trec.py tests/io/test_native_reader.py tests/io/test_tables.py tests/io/test_value_domains.py \
-    tests/test_ranking.py tests/measures/test_formulas.py tests/test_json_strict.py tests/cli/test_cli_core.py \
+    tests/test_ranking.py tests/measures/test_formulas.py tests/core/test_json_strict.py tests/cli/test_cli_core.py \
     tests/online/simulation/test_simulate.py::test_report_rows_and_plot "$@"

@@ -19,7 +19,7 @@ import pytest
 from serpeval.cli import main
 from serpeval.core.strict_json import dumps, json_ready
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "serpeval"
+SRC = Path(__file__).resolve().parents[2] / "src" / "serpeval"
 
 
 def strict(text: str) -> Any:

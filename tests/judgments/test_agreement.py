@@ -372,7 +372,7 @@ def test_three_sets_without_a_common_document_have_no_fleiss() -> None:
 
 
 def test_results_display_in_notebooks() -> None:
-    from tests.test_notebook_display import check_display
+    from tests.core.test_notebook_display import check_display
 
     sets = noisy_sets(3, seed=4)
     rng = np.random.default_rng(0)

@@ -324,7 +324,7 @@ def test_several_files_are_one_log(tmp_path, small) -> None:
 
 
 def test_result_displays_in_notebooks(small) -> None:
-    from tests.test_notebook_display import check_display
+    from tests.core.test_notebook_display import check_display
 
     check_display(clicks_to_qrels(small[0], model="pbm", min_impressions=50))
 
