@@ -20,6 +20,18 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
         || echo "scripts/test.sh: could not install chromium; the browser test will be skipped" >&2
 fi
+# The event-store tests (tests/online/events, tests/serve) use a real PostgreSQL on 127.0.0.1:5432
+# (trust auth, database test) and skip where none listens. As root, with Debian's postgresql
+# cluster installed but stopped, start it (and create the database test if missing).
+if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null && [ "$(id -u)" = 0 ] && command -v pg_lsclusters >/dev/null 2>&1; then
+    cluster=$(pg_lsclusters --no-header | awk 'NR == 1 {print $1, $2}')
+    if [ -n "$cluster" ]; then
+        echo "scripts/test.sh: running as root, nothing on 127.0.0.1:5432: starting PostgreSQL cluster $cluster (pg_ctlcluster) for the event-store tests" >&2
+        # shellcheck disable=SC2086  # "VERSION NAME", two words on purpose
+        pg_ctlcluster $cluster start || echo "scripts/test.sh: could not start PostgreSQL; its tests will be skipped" >&2
+        su postgres -c "psql -qc 'CREATE DATABASE test'" >/dev/null 2>&1 || true
+    fi
+fi
 # pip built serpeval's compiled kernels with the machine's C compiler (hatch_build.py); where
 # there is one, a kernel library that failed to build fails tests/core/test_native.py (else skipped).
 if command -v "${CC:-cc}" >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; then
