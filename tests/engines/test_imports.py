@@ -157,3 +157,62 @@ def test_errors(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match=r"relevant_documents: document '1' has 'x'"):
         read_external(write(tmp_path, "o.json", {"query_groups": [{"queries": [{"placeholders": {"$query": "b"}}],
                                                                    "relevant_documents": {"1": "x"}}]}))
+
+
+def test_more_shapes_and_errors(tmp_path: Path) -> None:
+    body = {"requests": [
+        {"id": "a",
+         "request": {"query": {"bool": {"must": [{"multi_match": {"query": "wing lift", "fields": ["t"]}}]}}},
+         "ratings": [{"_index": "i1", "_id": 7, "rating": 2}]},
+        {"id": "b", "request": {"query": {"match": {"title": {"query": "heat", "operator": "and"}}}},
+         "ratings": [{"_index": "i2", "_id": "x", "rating": 1}]},
+        {"id": "c", "request": {"query": {"term": {"tag": "z"}}}, "ratings": [{"_id": "y", "rating": 1}]},
+        {"id": "d", "template_id": "t", "params": {"size": 3, "words": "drag"}, "ratings": [{"_id": "y", "rating": 0}]},
+    ]}
+    imported = read_external(write(tmp_path, "r.json", body), format="rank_eval")
+    assert imported.topics == {"a": "wing lift", "b": "heat", "c": "", "d": "drag"}
+    assert imported.qrels.to_dict()["a"] == {"7": 2}
+    assert "index" not in imported.hints                      # two indexes: no single hint
+    assert imported.skipped == {"requests whose query text could not be found (no match/query_string query)": 1}
+    with pytest.raises(ParseError, match=r"requests\[0\]: expected a 'request' or 'template_id' with 'params'"):
+        read_external(write(tmp_path, "r.json", {"requests": [{"id": "a", "ratings": []}]}))
+    with pytest.raises(ParseError, match=r"ratings\[0\]: expected an object with _id and rating"):
+        read_external(write(tmp_path, "r.json", {"requests": [{"id": "a", "request": {}, "ratings": [3]}]}))
+    with pytest.raises(ParseError, match="rating True is not a number"):
+        read_external(write(tmp_path, "r.json", {"requests": [{"id": "a", "request": {},
+                                                                "ratings": [{"_id": "d", "rating": True}]}]}))
+    with pytest.raises(ParseError, match="rating 'inf' is not finite"):
+        read_external(write(tmp_path, "q.csv", "query,doc_id,rating\nq,1,inf\n"))
+    with pytest.raises(ParseError, match="doc id 'a b' is empty, not a string or holds whitespace"):
+        read_external(write(tmp_path, "q.csv", "query,doc_id,rating\nq,a b,1\n"))
+    with pytest.raises(ParseError, match=r"q.csv:1: expected Quepid's columns"):
+        read_external(write(tmp_path, "q.csv", "query,doc_id,score\nq,1,1\n"), format="quepid")
+    with pytest.raises(ParseError, match=r"q.csv:2: 2 columns, expected at least 3"):
+        read_external(write(tmp_path, "q.csv", "query,doc_id,rating\nq,1\n"))
+    with pytest.raises(EmptyInputError, match="the Quepid export is empty"):
+        read_external(write(tmp_path, "q.csv", ""), format="quepid")
+    with pytest.raises(ParseError, match="not valid JSON"):
+        read_external(write(tmp_path, "b.json", "{oops"))
+    with pytest.raises(ParseError, match="not valid JSON"):
+        read_external(write(tmp_path, "b.json", "{oops"), format="rre")
+    with pytest.raises(ParseError, match="expected an object with topics or query_groups"):
+        read_external(write(tmp_path, "b.json", "[1]"), format="rre")
+    with pytest.raises(ParseError, match="expected 'topics' \\(a list\\) or 'query_groups'"):
+        read_external(write(tmp_path, "b.json", {"index": "x"}), format="rre")
+    with pytest.raises(ParseError, match=r"queries\[0\]: no \$query placeholder"):
+        read_external(write(tmp_path, "b.json", {"query_groups": [{"queries": [{"placeholders": {"$n": 3}}],
+                                                                   "relevant_documents": {"1": 1}}]}))
+    with pytest.raises(OptionError, match="format 'x' is unknown"):
+        read_external(write(tmp_path, "b.json", "{}"), format="x")
+
+
+def test_srw_query_set_errors(tmp_path: Path) -> None:
+    judgments = write(tmp_path, "j.json", SRW)
+    with pytest.raises(ParseError, match=r"set.ndjson:2: not valid JSON"):
+        read_external(judgments, query_set=write(tmp_path, "set.ndjson", '{"queryText": "a"}\n{oops\n'))
+    with pytest.raises(EmptyInputError, match="no query in the query set"):
+        read_external(judgments, query_set=write(tmp_path, "set.json", {"querySetQueries": []}))
+    single = read_external(judgments, query_set=write(tmp_path, "one.json", {"queryText": "red dress"}))
+    assert single.topics == {"1": "red dress"}
+    with pytest.raises(ParseError, match=r"ratings\[0\]: expected an object with docId and rating"):
+        read_external(write(tmp_path, "j2.json", {"judgmentRatings": [{"query": "q", "ratings": ["x"]}]}))

@@ -175,3 +175,17 @@ def test_trec_topics_file(tmp_path: Path) -> None:
     assert read_any_topics(tsv) == {"1": "wing lift"}
     result = retrieve(tsv, corpus=DOCS, k=3)
     assert np.array_equal(result.run.scores, np.sort(result.run.scores)[::-1])
+
+
+def test_trec_topics_edge_cases(tmp_path: Path) -> None:
+    from serpeval.engines.topics import read_trec_topics
+
+    with pytest.raises(InputError, match="field='narr'"):
+        read_trec_topics(b"<top><num> 1 <title> a </top>", "t", field="narr")
+    assert read_trec_topics("<top><num> 1 <title> caf\xe9 </top>".encode("latin-1"), "t") == {"1": "caf\xe9"}
+    with pytest.raises(ParseError, match="topic 1 has no <desc>"):
+        read_trec_topics(b"<top><num> 1 <title> a </top>", "t", field="desc")
+    from serpeval.core.errors import EmptyInputError
+
+    with pytest.raises(EmptyInputError, match="no <top> topic found"):
+        read_trec_topics(b"<top", "t")

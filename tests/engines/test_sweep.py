@@ -192,3 +192,21 @@ def test_sweep_random_and_http(tmp_path: Path) -> None:
         sweep(topics, qrels, corpus=docs)
     with pytest.raises(OptionError, match="no judged query is in the topics"):
         sweep({"x": "wing"}, qrels, corpus=docs, grid=["k1=1,2"], folds=2)
+
+
+def test_heatmap_rendering_colour_and_gaps() -> None:
+    heat = {"rows": "k1", "columns": "b", "row_values": [0.5, 1.0], "column_values": [0.3, 0.7],
+            "values": [[0.30, float("nan")], [0.35, 0.35]], "measure": "nDCG@10", "best": [1, 0]}
+    plain = heatmap_text(heat)
+    assert "0.3500*" in plain
+    assert "-" in plain                                     # the pair not tried
+    coloured = heatmap_text(heat, color=True)
+    assert "\x1b[" in coloured                              # ANSI shading
+    flat = dict(heat, values=[[0.3, 0.3], [0.3, 0.3]])
+    assert "0.3000*" in heatmap_text(flat, color=True)
+    page = sweep_html({"summary": {"measure": "nDCG@10", "cv_ci": [-0.01, 0.02], "kept": None, "selected": "k1=1",
+                                   "selected_mean": 0.35, "baseline": "k1=0.5", "baseline_mean": 0.3,
+                                   "cv_gain": 0.01, "cv_ci_level": 95, "significant": False, "in_sample_gain": 0.05,
+                                   "settings": 4},
+                       "sentences": ["a"], "heatmap": heat, "table": []})
+    assert page.count("<td>-</td>") == 1
