@@ -51,6 +51,7 @@ __all__ = [
     "reciprocal_rank",
     "retrieve",
     "sweep",
+    "tie_summary",
 ]
 
 from serpeval.core.lazy import lazy_index
@@ -81,6 +82,7 @@ _LAZY = {
     "clicks_to_qrels": "serpeval.judgments.clicks",
     "retrieve": "serpeval.engines.retrieve",
     "sweep": "serpeval.engines.sweep",
+    "tie_summary": "serpeval.evaluation.ties",
 }
 
 if TYPE_CHECKING:
@@ -92,6 +94,7 @@ if TYPE_CHECKING:
     from serpeval.engines.sweep import sweep
     from serpeval.evaluation.evaluate import evaluate
     from serpeval.evaluation.results import Results
+    from serpeval.evaluation.ties import tie_summary
     from serpeval.io import read_qrels, read_run, read_subtopic_qrels
     from serpeval.judgments.agreement import agreement
     from serpeval.judgments.clicks import clicks_to_qrels
