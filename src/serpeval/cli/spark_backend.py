@@ -80,11 +80,7 @@ def check_inputs(paths: list[str], measures: list[str], args: argparse.Namespace
 
         raise OptionError(f"{scored[0] if scored else '--propensities'} works on the local backend only (the "
                           "propensities come from the whole qrels); drop --backend spark.")
-    if getattr(args, "grades", "int") != "int":
-        from serpeval.core.errors import OptionError
 
-        raise OptionError("--grades float works on the local backend; --backend spark reads integer grades "
-                          "(drop --backend spark, or map the grades to integers).")
     total: int | None = 0
     for path in paths:
         input_format(path)
@@ -136,7 +132,7 @@ def evaluate_files(
     report(0, total)
     spark = session(getattr(args, "spark_master", None), size)
     report(1, total)
-    qrels = read_qrels(spark, args.qrels)
+    qrels = read_qrels(spark, args.qrels, grades=getattr(args, "grades", "int"))
     report(2, total)
     runs = []
     for path in args.runs:
@@ -148,6 +144,7 @@ def evaluate_files(
         # The command's notes report the same counts, next to the table.
         warnings.simplefilter("ignore", MissingQueriesWarning)
         results = evaluate(qrels, {run.name: run for run in runs}, measures, missing=args.missing,
-                           depth=args.depth, judged_only=args.judged_only, ties=getattr(args, "ties", "trec_eval"))
+                           depth=args.depth, judged_only=args.judged_only, ties=getattr(args, "ties", "trec_eval"),
+                           grades=getattr(args, "grades", "int"))
     report(total, total)
     return qrels, runs, results

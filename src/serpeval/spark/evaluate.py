@@ -26,6 +26,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 import serpeval.core.errors as errors_module
 from serpeval.core import sparkconf
+from serpeval.core.data import GradeKind, check_grade_kind
 from serpeval.core.errors import (
     EmptyInputError,
     InputError,
@@ -70,6 +71,7 @@ def evaluate(
     float32_scores: bool = False,
     buckets: int | None = None,
     ties: TiePolicy = "trec_eval",
+    grades: GradeKind = "int",
 ) -> SparkResults:
     """Evaluate runs held in Spark DataFrames; the same numbers as :func:`serpeval.evaluate`.
 
@@ -96,6 +98,8 @@ def evaluate(
             Python worker's memory: aim for at most a few million rows per group.
         ties: the tie policy (see :func:`serpeval.evaluate`); every query is ranked whole in
             one group, so each policy gives the local values.
+        grades: ``"float"`` takes fractional grades (any finite real, as
+            :func:`serpeval.evaluate`'s ``grades``); the default refuses them in the tasks.
 
     Returns:
         :class:`~serpeval.spark.results.SparkResults`: ``per_query`` (a persisted Spark
@@ -127,6 +131,7 @@ def evaluate(
         measures=tuple(str(m) for m in parsed), runs=run_names,
         missing="zero" if missing == "zero" else "skip", depth=depth, judged_only=judged_only,
         float32_scores=float32_scores, run_labels=run_labels, qrels_label=qrels_label, ties=ties,
+        grades=check_grade_kind(grades),
     )
     n_buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     bucket = F.pmod(F.xxhash64("query_id"), F.lit(n_buckets))

@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serpeval.core.data import Qrels, Run, check_grades
+from serpeval.core.data import GradeKind, Qrels, Run, grades_of_kind
 from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, InputError, ParseError, SerpevalError
 from serpeval.core.ties import check_ties
@@ -59,7 +59,7 @@ class GroupPlan:
         runs: the run names; a group evaluates every one of them, also those with no rows
             in the group (their judged queries there are missing).
         missing: ``skip`` or ``zero``; ``error`` is decided on the driver from the counts.
-        depth, judged_only, float32_scores, ties: as in :func:`serpeval.evaluate`.
+        depth, judged_only, float32_scores, ties, grades: as in :func:`serpeval.evaluate`.
         run_labels: how error messages name each run (a path, ``run DataFrame``), in the
             order of ``runs``; ``qrels_label`` names the qrels.
     """
@@ -73,6 +73,7 @@ class GroupPlan:
     run_labels: tuple[str, ...] = ("run DataFrame",)
     ties: str = "trec_eval"
     qrels_label: str = "qrels DataFrame"
+    grades: GradeKind = "int"
 
     @cached_property
     def parsed(self) -> tuple[Measure, ...]:
@@ -105,7 +106,7 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
         single error row.
     """
     try:
-        judgments = _qrels(qrels, plan.qrels_label)
+        judgments = _qrels(qrels, plan.qrels_label, plan.grades)
         index = index_qrels(judgments)
         _refuse_duplicate_judgments(judgments, plan.qrels_label)
         parts = [_evaluate_run(index, name, _run_rows(run, name, label), plan)
@@ -118,17 +119,18 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
 # ----------------------------------------------------------------------------- inputs
 
 
-def _qrels(table: pa.Table, label: str) -> Qrels:
+def _qrels(table: pa.Table, label: str, kind: GradeKind = "int") -> Qrels:
     """Qrels from the group's judgments, refusing nulls and what is not a grade
-    (:func:`serpeval.core.data.check_grades`: 2.5, NaN, infinity, beyond ±(2^53 - 1))."""
+    (:func:`serpeval.core.data.check_grades`: 2.5, NaN, infinity, beyond ±(2^53 - 1); with
+    ``kind="float"``, :func:`~serpeval.core.data.check_float_grades`: NaN, infinity, beyond)."""
     _refuse_nulls(table, ("query_id", "doc_id", "relevance"), label)
 
     def where(i: int) -> str:
         return (f"{label}: the relevance of document {table['doc_id'][i].as_py()!r} for query "
                 f"{table['query_id'][i].as_py()!r}")
 
-    grades = check_grades(table["relevance"], where)
-    return Qrels(table["query_id"], table["doc_id"], grades, source=label)
+    grades = grades_of_kind(table["relevance"], where, kind)
+    return Qrels(table["query_id"], table["doc_id"], grades, source=label, grades=kind)
 
 
 def _refuse_duplicate_judgments(qrels: Qrels, label: str) -> None:

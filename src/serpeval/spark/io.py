@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from serpeval.core.data import GradeKind, check_grade_kind
 from serpeval.core.errors import EmptyInputError, ParseError
 from serpeval.io.trec import QRELS_COLUMNS, RUN_COLUMNS, run_name_of
 from serpeval.spark.frames import SparkSource
@@ -43,17 +44,20 @@ def read_run(spark: SparkSession, path: str, *, name: str | None = None) -> Spar
     return SparkSource(frame, path, display, skipped)
 
 
-def read_qrels(spark: SparkSession, path: str) -> SparkSource:
-    """Read qrels (TREC ``qid iter docid rel``, JSON lines or Parquet) with Spark."""
+def read_qrels(spark: SparkSession, path: str, *, grades: GradeKind = "int") -> SparkSource:
+    """Read qrels (TREC ``qid iter docid rel``, JSON lines or Parquet) with Spark; with
+    ``grades="float"`` a TREC grade is read as a double (pass the same ``grades`` to
+    :func:`serpeval.spark.evaluate`, whose tasks check each grade)."""
     table = _read_table(spark, path)
     if table is not None:
         return SparkSource(table, path, "qrels")
     lines, fields, content = _lines(spark, path)
-    grade = fields[3].try_cast("bigint")
+    grade = fields[3].try_cast("double" if check_grade_kind(grades) == "float" else "bigint")
     frame = lines.where(content).select(
         fields[0].alias("query_id"), fields[2].alias("doc_id"), grade.alias("relevance"))
     valid = (F.size(fields) == 4) & grade.isNotNull()
-    skipped = _check_lines(lines, content, valid, path, QRELS_COLUMNS, "qrels")
+    skipped = _check_lines(lines, content, valid, path, QRELS_COLUMNS, "qrels",
+                           "real grade" if grades == "float" else "integer grade")
     return SparkSource(frame, path, "qrels", skipped)
 
 
@@ -95,7 +99,7 @@ def _lines(spark: SparkSession, path: str) -> tuple[DataFrame, Column, Column]:
 
 
 def _check_lines(lines: DataFrame, content: Column, valid: Column, path: str,
-                 columns: str, what: str) -> int:
+                 columns: str, what: str, grade: str = "integer grade") -> int:
     """One Spark job: count skipped and malformed lines; refuse malformed ones."""
     bad = content & ~valid
     row = lines.agg(
@@ -107,7 +111,7 @@ def _check_lines(lines: DataFrame, content: Column, valid: Column, path: str,
     if row["bad"]:
         raise ParseError(
             f"{path}: {row['bad']} line(s) are not '{columns}' lines with a numeric "
-            f"{'score' if what == 'run' else 'integer grade'}, e.g. {row['example']!r}. "
+            f"{'score' if what == 'run' else grade}, e.g. {row['example']!r}. "
             "The local backend (serpeval evaluate without --backend spark) names the line numbers."
         )
     if row["lines"] == row["skipped"]:
