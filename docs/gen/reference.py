@@ -317,6 +317,7 @@ def measure_page(spec: Any) -> str:
         "[measure names](../../how-to/measure-names.md).",
         "",
     ]
+    lines += _example(spec)
     lines += ["## How serpeval differs from its peers", ""]
     lines.append(_cell(spec.notes) if spec.notes else
                  "Where trec_eval has this measure, serpeval's definition is trec_eval's (checked value for "
@@ -324,6 +325,33 @@ def measure_page(spec: Any) -> str:
                  "ir_measures or ranx (the spec's `notes`, printed by `serpeval measures NAME`).")
     lines += ["", "## Reference", "", _cell(spec.reference) or "none", ""]
     return "\n".join(lines)
+
+
+#: The worked example of every measure page: one query, four retrieved documents.
+EXAMPLE_QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d5": 1}}
+EXAMPLE_RUN = {"q1": {"d1": 5.0, "d4": 4.0, "d3": 3.0, "d2": 2.0}}
+
+
+def _example(spec: Any) -> list[str]:
+    """The measure computed by ``serpeval.evaluate`` on :data:`EXAMPLE_QRELS` and
+    :data:`EXAMPLE_RUN` (and on the condensed list, where the measure takes ``judged_only``)."""
+    lines = ["## Example", ""]
+    if spec.subtopics:
+        return [*lines, "The measure reads subtopic qrels (`qid subtopic docid rel`): see "
+                "[diversity measures](../../diversity.md) for worked examples.", ""]
+    import serpeval
+
+    cut = "@3" if spec.cutoff == "required" else ""
+    names = [spec.name + cut]
+    if spec.param("judged_only") is not None:
+        names.append(f"{spec.name}(judged_only=True){cut}")
+    lines += ["One query judged d1: 2, d2: 0, d3: 1, d5: 1, and a run ranking d1, d4, d3, d2 (d4 is "
+              "unjudged; d5 is relevant and not retrieved), computed by `serpeval.evaluate` when this "
+              "page was generated:", "", "| measure | value |", "|---|---|"]
+    for name in names:
+        value = serpeval.evaluate(EXAMPLE_QRELS, EXAMPLE_RUN, [name]).means("run")
+        lines.append(f"| `{name}` | {next(iter(value.values())):.4f} |")
+    return [*lines, ""]
 
 
 def measures_index() -> str:

@@ -261,3 +261,18 @@ def test_the_screenshot_script_records_terminal_output_as_svg(tmp_path: Path) ->
     assert "font-weight: bold" in svg  # the ANSI style survived
     for name in screenshots.TERMINAL:  # the pictures the pages show are committed
         assert (ROOT / "docs" / "img" / f"{name}.svg").is_file()
+
+
+def test_the_worked_example_on_measure_pages_is_right(generated: dict[str, str]) -> None:
+    """The example section's numbers, worked by hand: grades in ranked order 2, unjudged, 1, 0;
+    judged grades 2, 1, 1 (d5 not retrieved) and 0."""
+    import math
+
+    idcg = 2 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert f"| `nDCG` | {(2 + 1 / math.log2(4)) / idcg:.4f} |" in generated["reference/measures/nDCG.md"]
+    assert f"| `nDCG(judged_only=True)` | {(2 + 1 / math.log2(3)) / idcg:.4f} |" in generated["reference/measures/nDCG.md"]
+    # AP: relevant at ranks 1 and 3 of 3 relevant: (1/1 + 2/3) / 3
+    assert f"| `AP` | {(1 + 2 / 3) / 3:.4f} |" in generated["reference/measures/AP.md"]
+    assert f"| `P@3` | {2 / 3:.4f} |" in generated["reference/measures/P.md"]
+    assert "| `RR` | 1.0000 |" in generated["reference/measures/RR.md"]
+    assert "subtopic qrels" in generated["reference/measures/alpha_nDCG.md"]
