@@ -43,7 +43,7 @@ def no_session(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("extra", "error"),
     [
-        (["-m", "nDCG@10,APP"], "Unknown measure 'APP' in 'APP'. Did you mean 'AP' or 'MAP'?"),
+        (["-m", "nDCG@10,APP"], "Unknown measure 'APP' in 'APP'. Did you mean 'AP' or 'psP' or 'MAP'?"),
         (["-m", "P@x"], "P@x"),
         (["-m", "nDCG(gain=bogus)@10"], "must be one of linear, exp"),
     ],
