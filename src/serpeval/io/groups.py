@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.io.inputs import open_input
 from serpeval.io.jsonl import ID_KEYS, JsonObjects, not_an_id
+from serpeval.io.reading import read_parquet
 
 __all__ = ["GroupPairs", "read_groups"]
 
@@ -54,8 +56,6 @@ def read_groups(path: str | Path, column: str | None = None) -> GroupPairs:
         DuplicateError: the same ``(query, group)`` twice.
         EmptyInputError: no membership at all.
     """
-    from serpeval.io.inputs import open_input
-
     opened = open_input(path, what="groups file")
     label = opened.label
     name = Path(label).name.lower().removesuffix(".gz")
@@ -154,9 +154,7 @@ def _json_row(record: dict[str, Any], column: str | None, label: str, number: in
 
 
 def _from_table(opened: Any, column: str | None, label: str) -> GroupPairs:
-    from serpeval.io.tables import _read_parquet
-
-    table = _read_parquet(opened)
+    table = read_parquet(opened)
     names = {n.lower(): n for n in table.column_names}
     qcol = next((names[k] for k in ("query_id", "qid", "q_id", "query", "topic", "topic_id") if k in names),
                 None)

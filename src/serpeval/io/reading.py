@@ -1,12 +1,14 @@
 """What the qrels, run and subtopic-qrels readers share.
 
-The choice between a table and TREC text (:func:`open_source`), Arrow's conversion errors
-as a :class:`ParseError` naming the file (:func:`values_fit`), the pieces of the TREC text
-parsers (:data:`INTEGER`, :data:`GRADE_SPELLINGS`, :func:`show_line`) and of the table
-readers (:data:`ALIASES`, :class:`Rows`, :func:`find_column`, :func:`no_nulls`). Its users
-are :mod:`serpeval.io` (``read_qrels``, ``read_run``), :mod:`serpeval.io.trec`,
-:mod:`serpeval.io.tables` and :mod:`serpeval.io.subtopics`; it imports none of them, so
-they all import it at the top.
+The choice between a table and TREC text (:func:`open_source`), a Parquet file read
+(:func:`read_parquet`), Arrow's conversion errors as a :class:`ParseError` naming the file
+(:func:`values_fit`), the pieces of the TREC text parsers (:data:`INTEGER`, :data:`DECIMAL`,
+:data:`GRADE_SPELLINGS`, :func:`line_fields`, :func:`show_line`, :func:`unnamed_source`)
+and of the table readers (:data:`ALIASES`, :class:`Rows`, :func:`find_column`,
+:func:`no_nulls`). Its users are :mod:`serpeval.io` (``read_qrels``, ``read_run``),
+:mod:`serpeval.io.trec`, :mod:`serpeval.io.trec_stream`, :mod:`serpeval.io.tables`,
+:mod:`serpeval.io.groups` and :mod:`serpeval.io.subtopics`; it imports none of them, so
+they all import it at the top, and none borrows a private name of another.
 
 Layer: io. Imports core and :mod:`serpeval.io.inputs` only.
 """
@@ -23,11 +25,12 @@ from typing import IO
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.errors import InputError, ParseError
+from serpeval.core.errors import InputError, OutOfMemoryError, ParseError, ReadError
 from serpeval.io.inputs import Input, open_input
 
 __all__ = [
     "ALIASES",
+    "BOM",
     "DECIMAL",
     "GRADE_SPELLINGS",
     "INTEGER",
@@ -36,9 +39,12 @@ __all__ = [
     "check_ids",
     "find_column",
     "is_table",
+    "line_fields",
     "no_nulls",
     "open_source",
+    "read_parquet",
     "show_line",
+    "unnamed_source",
     "values_fit",
 ]
 
@@ -60,6 +66,36 @@ def open_source(source: str | Path | bytes | IO[bytes]) -> tuple[Input, bool]:
     return opened, is_table(source) or opened.parquet
 
 
+def read_parquet(opened: Input) -> pa.Table:
+    """A Parquet file by path (memory-mapped), or from the bytes of a pipe or a ``.gz``
+    (the qrels, run and groups readers).
+
+    Raises:
+        ReadError: not a readable Parquet file (truncated, or another format).
+        OutOfMemoryError: the file does not fit in memory.
+    """
+    import pyarrow.parquet as pq  # the Parquet module only where a Parquet file is read
+
+    try:
+        if opened.path is not None:
+            return pq.read_table(opened.path)
+        return pq.read_table(pa.BufferReader(opened.read()))
+    except MemoryError:
+        raise OutOfMemoryError(f"out of memory while reading {opened.label}.") from None
+    except (pa.ArrowException, OSError) as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ReadError(
+            f"{opened.label}: not a readable Parquet file ({detail}). Is it truncated, or another "
+            "format under a .parquet name?"
+        ) from None
+
+
+def unnamed_source(label: str) -> bool:
+    """Standard input or a pipe (``<(zcat run.gz)`` is ``/dev/fd/63``): its name says nothing,
+    the run tag names the run (the whole-file and the streaming run readers)."""
+    return label == "<stdin>" or re.fullmatch(r"/(dev|proc/(self|\d+))/fd/\d+", label) is not None
+
+
 @contextmanager
 def values_fit(label: str) -> Iterator[None]:
     """Arrow's refusal to convert a column (a uint64 beyond int64, ...) as a ParseError naming
@@ -79,6 +115,15 @@ INTEGER = re.compile(rb"[+-]?[0-9]+")  # a grade's spelling: decimal digits, an 
 DECIMAL = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)",
                      re.IGNORECASE)
 GRADE_SPELLINGS = pa.dictionary(pa.int32(), pa.string())  # how the fast path reads grades
+
+
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, taken away at the start of any line
+
+
+def line_fields(line: bytes) -> list[bytes]:
+    """The whitespace-separated fields of one TREC line, a byte order mark at its start
+    removed (the careful and the streaming TREC readers)."""
+    return line.removeprefix(BOM).split()
 
 
 def show_line(line: bytes, limit: int = 120) -> str:

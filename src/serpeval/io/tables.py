@@ -35,7 +35,7 @@ from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, Pa
 from serpeval.core.strict_json import quote
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.jsonl import JsonObjects, key_path, load_json, not_an_id, repeated_key
-from serpeval.io.reading import ALIASES, Rows, find_column, no_nulls
+from serpeval.io.reading import ALIASES, Rows, find_column, no_nulls, read_parquet
 
 __all__ = [
     "qrels_from_dict",
@@ -316,7 +316,7 @@ def read_table(path: str | Path | Input) -> TableFile:
     label = opened.label
     name = Path(label).name.lower().removesuffix(".gz")
     if opened.parquet or name.endswith((".parquet", ".pq")):
-        return TableFile(_read_parquet(opened), 0, None, label)
+        return TableFile(read_parquet(opened), 0, None, label)
     text = _utf8(opened.read(), label)
     if name.endswith((".csv", ".tsv")):
         return _read_delimited(text, label, "\t" if name.endswith(".tsv") else ",")
@@ -428,26 +428,6 @@ def _utf8(data: bytes, label: str) -> str:
         raise ParseError(
             f"{label}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); "
             "save the file as UTF-8."
-        ) from None
-
-
-def _read_parquet(opened: Input) -> pa.Table:
-    """A Parquet file by path (memory-mapped), or from the bytes of a pipe or a ``.gz``."""
-    import pyarrow.parquet as pq
-
-    from serpeval.core.errors import OutOfMemoryError, ReadError
-
-    try:
-        if opened.path is not None:
-            return pq.read_table(opened.path)
-        return pq.read_table(pa.BufferReader(opened.read()))
-    except MemoryError:
-        raise OutOfMemoryError(f"out of memory while reading {opened.label}.") from None
-    except (pa.ArrowException, OSError) as exc:
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise ReadError(
-            f"{opened.label}: not a readable Parquet file ({detail}). Is it truncated, or another "
-            "format under a .parquet name?"
         ) from None
 
 

@@ -49,7 +49,6 @@ import locale
 import math
 import mmap
 import os
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -73,7 +72,7 @@ from serpeval.core.data import (
 from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.outputs import write_bytes
-from serpeval.io.reading import DECIMAL, GRADE_SPELLINGS, INTEGER, show_line
+from serpeval.io.reading import BOM, DECIMAL, GRADE_SPELLINGS, INTEGER, line_fields, show_line, unnamed_source
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -85,7 +84,6 @@ QRELS_COLUMNS = "qid iter docid rel"
 _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 _QRELS_NAMES = ["query_id", "iter", "doc_id", "relevance"]
 _BLOCK_SIZE = 1 << 22  # Arrow's CSV blocks: 4 MiB keeps its transient memory low (16 MiB: +100 MB peak)
-_BOM = b"\xef\xbb\xbf"
 
 
 def grade_number(text: bytes) -> int | float:
@@ -164,18 +162,13 @@ def read_source(source: str | Path | bytes | IO[bytes] | Input) -> tuple[bytes, 
     return src.data, src.label
 
 
-def _fields(line: bytes) -> list[bytes]:
-    """The whitespace-separated fields of one line, a byte order mark at its start removed."""
-    return line.removeprefix(_BOM).split()
-
-
 def _content_lines(data: bytes, comments: bool) -> Iterator[tuple[int, bytes]]:
     """Yield ``(physical line number, line)`` for every non-blank, non-comment line.
 
     Lines end at LF, CRLF or a lone CR (as Arrow's reader and Python's universal newlines).
     """
     for number, line in enumerate(data.splitlines(), start=1):
-        fields = _fields(line)
+        fields = line_fields(line)
         if not fields or (comments and fields[0].startswith(b"#")):
             continue
         yield number, line
@@ -197,7 +190,7 @@ def read_trec_ranks(source: str | Path | bytes | IO[bytes] | Input, comments: bo
     ranks: list[int] = []
     bad: list[int] = []
     for number, line in _content_lines(src.data, comments):
-        fields = _fields(line)
+        fields = line_fields(line)
         text = fields[3] if len(fields) > 3 else b""
         if INTEGER.fullmatch(text) and abs(int(text)) < 2**62:
             ranks.append(int(text))
@@ -251,7 +244,7 @@ def _head_of_three(slices: Iterable[bytes | bytearray]) -> Iterator[bytes | byte
     pieces = iter(slices)
     for piece in pieces:
         head += bytes(piece)
-        if len(head) >= len(_BOM):
+        if len(head) >= len(BOM):
             break
     if head:
         yield head
@@ -270,8 +263,8 @@ def _single_spaced_slices(slices: Iterable[bytes | bytearray]) -> bool:
     for piece in _head_of_three(slices):
         skip = 0
         if first:
-            if piece[: len(_BOM)] == _BOM:
-                skip = len(_BOM)
+            if piece[: len(BOM)] == BOM:
+                skip = len(BOM)
             if len(piece) == skip:
                 continue
             if piece[skip] == 0x20:
@@ -299,11 +292,11 @@ def _slice_single_spaced(piece: bytes | bytearray, raw: NDArray[np.uint8], skip:
         pairs = np.flatnonzero(pair)
         if ((raw[pairs] == 0x20) | (raw[pairs + 1] == 0x20)).any():
             return False
-    at = piece.find(_BOM, skip + 1)
+    at = piece.find(BOM, skip + 1)
     while at >= 0:  # a mark after a line break: Arrow keeps it, the careful path removes it
         if piece[at - 1] in (0x0A, 0x0D):
             return False
-        at = piece.find(_BOM, at + 1)
+        at = piece.find(BOM, at + 1)
     return True
 
 
@@ -314,10 +307,10 @@ def _window_ok(window: bytes) -> bool:
     pairs = np.flatnonzero(low[1:] & low[:-1])
     if pairs.size and ((part[pairs] == 0x20) | (part[pairs + 1] == 0x20)).any():
         return False
-    marks = np.flatnonzero(part[1:-2] == _BOM[0]) + 1
+    marks = np.flatnonzero(part[1:-2] == BOM[0]) + 1
     if marks.size:
         line_start = (part[marks - 1] == 0x0A) | (part[marks - 1] == 0x0D)
-        if (line_start & (part[marks + 1] == _BOM[1]) & (part[marks + 2] == _BOM[2])).any():
+        if (line_start & (part[marks + 1] == BOM[1]) & (part[marks + 2] == BOM[2])).any():
             return False
     return True
 
@@ -476,7 +469,7 @@ def careful_rows(
     numbers: list[Any] = []
     lines: list[int] = []
     for number, line in enumerate(data.splitlines(), start=1):
-        fields = _fields(line)
+        fields = line_fields(line)
         if not fields:
             continue
         if fields[0].startswith(b"#"):
@@ -569,7 +562,7 @@ def _careful_float_qrels(data: bytes, label: str) -> tuple[list[str], list[str],
 def _last_tag(tail: bytes, comments: bool) -> str:
     """The run tag (6th field) of the last content line, as trec_eval reports it."""
     for line in reversed(tail.splitlines()):
-        fields = _fields(line)
+        fields = line_fields(line)
         if len(fields) >= 6 and not (comments and fields[0].startswith(b"#")):
             return fields[5].decode("utf-8", "replace")
     return ""
@@ -613,7 +606,7 @@ def read_trec_run(
     scores = check_scores(scores, lambda row: f"{src.label}:{physical_line(src.data, row, comments)}")
     tag = _last_tag(src.tail(), comments)
     if name is None:
-        name = tag if tag and _unnamed(src.label) else run_name_of(src.label)
+        name = tag if tag and unnamed_source(src.label) else run_name_of(src.label)
     run = Run(qids, docs, scores, name=name, tag=tag or name, source=src.label,
               skipped_lines=skipped, source_kind="trec")
     pa.default_memory_pool().release_unused()  # the parser's buffers, kept by Arrow's allocator
@@ -681,12 +674,6 @@ def _fractional_rows(source: Source) -> FastRows | None:
         return None
     table, skipped = fast
     return table["query_id"], table["doc_id"], table["relevance"].to_numpy(), skipped
-
-
-def _unnamed(label: str) -> bool:
-    """Standard input or a pipe (``<(zcat run.gz)`` is ``/dev/fd/63``): its name says nothing,
-    the run tag names the run."""
-    return label == "<stdin>" or re.fullmatch(r"/(dev|proc/(self|\d+))/fd/\d+", label) is not None
 
 
 def run_name_of(label: str) -> str:

@@ -27,7 +27,8 @@ from serpeval.core.data import Run
 from serpeval.core.errors import EmptyInputError, ParseError
 from serpeval.core.identity import note_input, note_stat
 from serpeval.io.inputs import GZIP_MAGIC, STDIN_LABEL, Input, reading_error
-from serpeval.io.trec import RUN_COLUMNS, _fields, _unnamed, read_trec_run, run_name_of
+from serpeval.io.reading import line_fields, unnamed_source
+from serpeval.io.trec import RUN_COLUMNS, read_trec_run, run_name_of
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "RunChunk", "StreamedRun", "line_of_row", "run_chunks"]
 
@@ -158,7 +159,7 @@ def _shift(exc: ParseError, label: str, before: int) -> ParseError:
 def _last_tag(piece: bytes, comments: bool) -> str:
     """The run tag (6th field) of the last content line of ``piece``, '' if none."""
     for line in reversed(piece[-(1 << 16):].splitlines()):
-        fields = _fields(line)
+        fields = line_fields(line)
         if len(fields) >= 6 and not (comments and fields[0].startswith(b"#")):
             return fields[5].decode("utf-8", "replace")
     return ""
@@ -227,7 +228,7 @@ def run_chunks(
     if info.rows == 0:
         raise EmptyInputError(f"{label}: the run has no data lines; expected lines '{RUN_COLUMNS}'.")
     info.tag = tag
-    info.name = tag if tag and _unnamed(label) else run_name_of(label)
+    info.name = tag if tag and unnamed_source(label) else run_name_of(label)
 
 
 def line_of_row(source: str | Path, row: int, *, comments: bool = True,
@@ -240,7 +241,7 @@ def line_of_row(source: str | Path, row: int, *, comments: bool = True,
     try:
         for piece in _blocks(stream, chunk_bytes):
             for number, text in enumerate(piece.splitlines(), start=line):
-                fields = _fields(text)
+                fields = line_fields(text)
                 if fields and not (comments and fields[0].startswith(b"#")):
                     if seen == row:
                         return number
