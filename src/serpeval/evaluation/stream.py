@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from serpeval.core.data import Run
-from serpeval.core.errors import DuplicateError, InputError
+from serpeval.core.errors import DuplicateError, InputError, InvalidParameterError
 from serpeval.core.fingerprints import fingerprint
 from serpeval.core.id_codes import codes_in
 from serpeval.core.segments import take_segments
@@ -392,6 +392,9 @@ def evaluate_stream(
     paths = [str(p) for p in paths]
     if not paths:
         raise InputError("No runs given; pass a run or a list of runs.")
+    if check_ties(ties) == "rank":
+        raise InvalidParameterError("ties='rank' reads the whole run file's rank column, which stream=True does not "
+                                    "keep; evaluate in memory (stream=False), or use another tie policy.")
     opts = _Options(parsed, missing, depth, judged_only, float32_scores, comments, chunk_bytes, check_ties(ties))
     if missing not in ("skip", "zero", "error"):
         rank(index, Run(pa.chunked_array([["x"]]), pa.chunked_array([["x"]]), np.zeros(1)), missing=missing)

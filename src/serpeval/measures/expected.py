@@ -32,7 +32,8 @@ likely. Nothing is sampled; each measure has one of three exact methods, stated 
   takes the mean of its arrangements. Exact, but the number of arrangements grows
   quickly (a group of 20 docs, 10 relevant: 184,756); above :data:`MAX_ARRANGEMENTS` per
   query, or :data:`MAX_EXPANDED` ranked docs in all, the evaluation is refused with a line
-  naming the query, never approximated. It loops over the tied queries in Python.
+  naming the query, never approximated. With a cutoff k only the groups starting above k
+  are arranged (a measure at k reads the top k). It loops over the tied queries in Python.
 
 The diversity measures read subtopic pairs per document, not grades, and are refused
 under ``expected``.
@@ -411,15 +412,16 @@ def _arrangements(grades: tuple[int, ...]) -> NDArray[np.int64]:
     return np.array(rows, dtype=values.dtype).reshape(len(rows), n)
 
 
-def _log_arrangements(r: Rankings, t: TieGroups) -> NDArray[np.float64]:
-    """Per query: log of the number of distinct grade arrangements of its tie groups."""
+def _log_arrangements(r: Rankings, t: TieGroups, kept: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Per query: log of the number of distinct grade arrangements of its ``kept`` tie groups."""
     from scipy.special import gammaln
 
-    log_fact_sizes = weighted_bincount(t.segment, gammaln(t.sizes + 1.0), r.n_queries)
+    log_fact_sizes = weighted_bincount(t.segment[kept], gammaln(t.sizes[kept] + 1.0), r.n_queries)
     # counts of each (group, grade) pair
-    keys = np.stack([t.group, r.grades])
-    _, counts = np.unique(keys, axis=1, return_counts=True) if len(r.grades) else (None, np.zeros(0))
-    pair_groups = np.unique(keys, axis=1)[0].astype(np.int64) if len(r.grades) else np.zeros(0, dtype=np.int64)
+    docs = kept[t.group]
+    keys = np.stack([t.group[docs], r.grades[docs]])
+    _, counts = np.unique(keys, axis=1, return_counts=True) if docs.any() else (None, np.zeros(0))
+    pair_groups = np.unique(keys, axis=1)[0].astype(np.int64) if docs.any() else np.zeros(0, dtype=np.int64)
     log_fact_counts = weighted_bincount(t.segment[pair_groups], gammaln(counts + 1.0), r.n_queries)
     return log_fact_sizes - log_fact_counts
 
@@ -430,7 +432,10 @@ def _enumerate(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray
     from serpeval.ranking import Rankings
 
     t = tie_groups_of(r)
-    log_count = _log_arrangements(r, t)
+    # With a cutoff k only the groups that start above k are arranged: a measure at k reads
+    # the top k (the brute-force tests check this for every registered measure).
+    kept = (t.sizes > 1) if measure.cutoff is None else (t.sizes > 1) & (t.starts < measure.cutoff)
+    log_count = _log_arrangements(r, t, kept)
     count = np.rint(np.exp(log_count)).astype(np.int64)
     too_many = np.flatnonzero(log_count > math.log(MAX_ARRANGEMENTS) + 1e-9)
     if too_many.size:
@@ -452,7 +457,7 @@ def _enumerate(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray
     offsets, flat = take_segments(r.offsets, copy_of)
     grades = r.grades[flat]
     ideal_offsets, ideal_flat = take_segments(r.ideal_offsets, copy_of)
-    tied_groups = np.flatnonzero(t.sizes > 1)
+    tied_groups = np.flatnonzero(kept)
     if tied_groups.size:
         copy_start = np.concatenate([[0], np.cumsum(count)[:-1]])
         by_query: dict[int, list[int]] = {}
