@@ -99,3 +99,26 @@ def test_the_registry_and_the_choices_load_without_numpy() -> None:
             "print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_package_lists_every_function_of_the_registry() -> None:
+    """``serpeval.stats`` exports each registry table and each function a registry entry
+    names (the same object the entry loads), and nothing it cannot import."""
+    import serpeval.stats as stats
+
+    tables = [name for name in registry.__all__ if name.isupper() and isinstance(getattr(registry, name), dict)]
+    assert len(tables) >= 9
+    targets = {}
+    for table in tables:
+        assert getattr(stats, table) is getattr(registry, table)
+        for spec in getattr(registry, table).values():
+            if spec.target is not None:
+                targets[spec.target.partition(":")[2]] = spec
+    assert len(targets) >= 30
+    missing = sorted(set(targets) - set(stats.__all__))
+    assert missing == [], f"add these registry functions to serpeval/stats/__init__.py: {missing}"
+    for name, spec in targets.items():
+        assert getattr(stats, name) is spec.function, name
+    assert set(stats.__all__) <= set(dir(stats))
+    for name in stats.__all__:
+        getattr(stats, name)
