@@ -11,7 +11,7 @@ likely. Nothing is sampled; each measure has one of three exact methods, stated 
   probability 1/n, and the docs of G above it are a uniform random subset of G's other
   docs. Hence:
 
-  - sums over ranks of w(rank) * h(grade) (P@k, R@k, Rprec, DCG/nDCG of any gain):
+  - sums over ranks of w(rank) * h(grade) (P@k, R@k, Rprec, DCG/nDCG of any gain, RBP):
     E = sum over docs d of h(g_d) * mean of w over d's group's positions (w = 0 below k);
     P@k's expected hits: sum over relevant docs of clip((k - s) / n, 0, 1);
   - AP: a relevant doc of G at position s+j has 1 + R_before + X relevant docs at or
@@ -348,6 +348,38 @@ def _ndcg(r: Rankings, *, cutoff: int | None, gain: Any, gains: str = "") -> NDA
     return safe_divide(_scaled_dcg(r, cutoff, gain, gains), scaled_ideal_dcg(r, cutoff, gain, gains))
 
 
+def _mean_power(p: float, s: NDArray[np.int64], n: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The mean of p^pos over the positions s..s+n-1: p^s (1 - p^n) / (n (1 - p)); 1 for
+    p = 1, and for p = 0 only position 0 weighs (0^0 = 1)."""
+    if p == 1.0:
+        return np.ones(len(s))
+    if p == 0.0:
+        return (s == 0) / n
+    return np.power(p, s) * (1.0 - np.power(p, n)) / (n * (1.0 - p))
+
+
+def _rbp(r: Rankings, *, cutoff: None, p: float, gains: str, scale: str = "trec", min_grade: int = 1
+         ) -> NDArray[np.float64]:
+    """E[RBP] = (1 - p) * sum over docs d of gain_d * mean of p^pos over d's group's
+    positions (the gains as :func:`serpeval.measures.rbp.rbp` gives them: they depend on
+    grades and the query's judgments, not on the order)."""
+    from serpeval.measures._segments import picked, positive_docs
+    from serpeval.measures.rbp import normalized_gains, rbp
+
+    table = parse_gain_table(gains) if gains else {}
+    if scale != "trec":
+        if table:  # the kernel's own refusal
+            return rbp(r, cutoff=cutoff, p=p, gains=gains, scale=scale, min_grade=min_grade)
+        docs = relevant_docs(r, min_grade)
+        value = r.grades[docs.index].astype(np.float64) if scale == "grade" else np.ones(len(docs.index))
+    else:
+        docs = picked(r, "all", lambda: np.ones(len(r.grades), dtype=bool)) if table else positive_docs(r)
+        value = normalized_gains(r, table, docs)
+    placed = _placed(r, docs)
+    weight = _mean_power(p, placed.start, placed.size)
+    return (1.0 - p) * weighted_bincount(docs.segment, value * weight, r.n_queries)
+
+
 CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "P": _precision,
     "R": _recall,
@@ -358,6 +390,7 @@ CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "Success": _success,
     "DCG": _dcg,
     "nDCG": _ndcg,
+    "RBP": _rbp,
 }
 """Measures (by canonical family name) whose expectation has a closed form here."""
 
