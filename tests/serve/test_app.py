@@ -436,3 +436,43 @@ def test_openapi_and_mismatched_backends(tmp_path: Path, small_corpus: Path, qui
     assert set(spec["paths"]) == {"/search", "/events", "/healthz", "/metrics"}
     with pytest.raises(InputError, match="do not match"):
         app_for(quick(tmp_path, small_corpus), quick_backends[::-1])
+
+
+def test_full_disk_is_503_and_acknowledged_events_stay(tmp_path: Path, small_corpus: Path,
+                                                       quick_backends: list[Backend]) -> None:
+    import shutil
+    import subprocess
+
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if shutil.which("mount") is None or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("mounting a small tmpfs needs root (the full-disk test runs in CI as root)")
+    try:
+        config = quick_config(str(small_corpus), "k1=1.2,b=0.3", str(mount / "events.duckdb"))
+
+        async def body(client: Any) -> Any:
+            acked: list[str] = []
+            for i in range(2000):
+                batch = [click_event("q", 1, "d", event_id=f"{i}-{j}", message="x" * 900) for j in range(50)]
+                answer = await client.post("/events", json=batch)
+                if answer.status_code != 200:
+                    return acked, answer
+                acked += [e["event_id"] for e in batch]
+            return acked, None
+
+        acked, refused = run_async(with_client(app_for(config, quick_backends), body))
+        assert refused is not None
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "1"
+        assert "nothing was acknowledged, retry later" in refused.json()["error"]
+        shutil.copy(mount / "events.duckdb", tmp_path / "copy.duckdb")
+        if (mount / "events.duckdb.wal").exists():
+            shutil.copy(mount / "events.duckdb.wal", tmp_path / "copy.duckdb.wal")
+        store = open_store(tmp_path / "copy.duckdb")
+        stored = set(store.read("ubi_events").column("event_id").to_pylist())
+        store.close()
+        assert acked
+        assert set(acked) <= stored
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
