@@ -11,7 +11,8 @@ top ``--k``). The truth: each candidate's exact expected clicks from the click m
 
 Reported per estimator (over candidates and settings, estimates that were not refused):
 coverage of the value's interval and of the effect's (against A), mean bias with its Monte
-Carlo error, share refused; and the sign of the effect where |true effect| > 2 SE.
+Carlo error, share refused; and the sign of the effect where |true effect| > 2 SE (the
+effect's own standard error, from its paired interval, averaged over the replications).
 
     python bench/bench_counterfactual.py --reps 500   # ~20-40 min on 2 busy cores
     python bench/bench_counterfactual.py --reps 50 --quick
@@ -114,7 +115,7 @@ def run(reps: int, impressions: int, k: int, models: list[str], quick: bool) -> 
                     r["e_estimated"].append(len(got))
                 bias = values.mean() - t_value
                 mc = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else float("nan")
-                se = float(np.mean([e.se for e in got]))
+                se = float(np.mean([(e.effect_high - e.effect_low) / (2 * 1.959963984540054) for e in got]))
                 per_setting.append(
                     f"| {label} | {model} | {cand} | {est} | {t_value:.4f} | {bias:+.4f} ± {mc:.4f} | "
                     f"{cover:.1%} | {len(items) - len(got)}/{len(items)} |")
