@@ -19,8 +19,8 @@ def registry_measures() -> list[Measure]:
     allowed, and at @10 where a cutoff is allowed or required."""
     measures = []
     for spec in REGISTRY:
-        if spec.subtopics:
-            continue  # subtopic qrels: evaluated locally only
+        if spec.subtopics or spec.name in ("psP", "psnDCG"):
+            continue  # subtopic qrels, propensities from the whole qrels: evaluated locally only
         if spec.cutoff != "required":
             measures.append(spec.bind({}, None, spec.name))
         if spec.cutoff != "none":
