@@ -70,6 +70,14 @@ def test_the_formula_against_a_pure_python_implementation() -> None:
     values = [0.0, 1.0, 2.0, -1.0, 0.5, 1e-300, 3.25]
     rows = [(rng.choice(ids), rng.choice(ids), rng.choice(values)) for _ in range(300)]
     assert _sign(rows) == reference(rows)
+    from serpeval.core import fingerprints
+
+    whole = _sign(rows)
+    fingerprints._SIGN_BLOCK, block = 7, fingerprints._SIGN_BLOCK     # 43 blocks, sums that wrap
+    try:
+        assert _sign(rows) == whole
+    finally:
+        fingerprints._SIGN_BLOCK = block
     assert _sign(rows[:1]) == reference(rows[:1])
     assert _sign([]) == reference([])
     assert _sign([("q", "d", -0.0)]) == _sign([("q", "d", 0.0)])          # -0.0 is 0.0

@@ -190,6 +190,9 @@ def _column_prints(values: Any) -> NDArray[np.uint64]:
     return fingerprint(values)
 
 
+_SIGN_BLOCK = 1 << 15  # rows per block of content_signature: a few 256 KiB arrays, in cache
+
+
 def content_signature(query_ids: Any, doc_ids: Any, values: Any, *, ordered: bool = False) -> str:
     """A short hash (16 hex digits) of a qrels or run *as parsed*: its (query id, doc id,
     value) rows, whatever the file's layout.
@@ -207,30 +210,36 @@ def content_signature(query_ids: Any, doc_ids: Any, values: Any, *, ordered: boo
 
     Cost: one pass over the ids (the fingerprints are linear in their bytes) and the values.
     """
-    h = _column_prints(query_ids)                                  # in place from here on
+    q = _column_prints(query_ids)
     d = _column_prints(doc_ids)
     v = np.ascontiguousarray(values, dtype=np.float64)
-    if not len(h) == len(d) == len(v):
-        raise ValueError(f"content_signature: columns of {len(h)}, {len(d)} and {len(v)} rows")
-    work = np.empty_like(h)
-    h *= _MIX
-    h ^= d
-    del d
-    h *= _MIX
-    h ^= np.right_shift(h, np.uint64(31), out=work)
-    np.add(v, 0.0, out=work.view(np.float64))                      # -0.0 -> 0.0: its bits
-    h ^= work
-    h *= _MIX
-    h ^= np.right_shift(h, np.uint64(31), out=work)
-    if ordered:
-        np.multiply(np.arange(len(h), dtype=np.uint64), _MIX2, out=work)
-        _mix_word(h, work)
-    for shift, factor in ((30, _FINAL1), (27, _FINAL2)):             # _avalanche, in place
-        h ^= np.right_shift(h, np.uint64(shift), out=work)
-        h *= factor
-    h ^= np.right_shift(h, np.uint64(31), out=work)
+    if not len(q) == len(d) == len(v):
+        raise ValueError(f"content_signature: columns of {len(q)}, {len(d)} and {len(v)} rows")
+    total = np.uint64(0)
+    # Block by block, so that the dozen passes of the mixing stay in the CPU cache.
+    for start in range(0, len(q), _SIGN_BLOCK):
+        part = slice(start, start + _SIGN_BLOCK)
+        h = q[part]                                                  # in place: q is ours
+        work = np.empty_like(h)
+        h *= _MIX
+        h ^= d[part]
+        h *= _MIX
+        h ^= np.right_shift(h, np.uint64(31), out=work)
+        np.add(v[part], 0.0, out=work.view(np.float64))              # -0.0 -> 0.0: its bits
+        h ^= work
+        h *= _MIX
+        h ^= np.right_shift(h, np.uint64(31), out=work)
+        if ordered:
+            np.multiply(np.arange(start, start + len(h), dtype=np.uint64), _MIX2, out=work)
+            _mix_word(h, work)
+        for shift, factor in ((30, _FINAL1), (27, _FINAL2)):         # _avalanche, in place
+            h ^= np.right_shift(h, np.uint64(shift), out=work)
+            h *= factor
+        h ^= np.right_shift(h, np.uint64(31), out=work)
+        with np.errstate(over="ignore"):
+            total = np.uint64(total + h.sum(dtype=np.uint64))        # both wrap modulo 2^64
     with np.errstate(over="ignore"):
-        total = np.array([h.sum(dtype=np.uint64) ^ (np.uint64(len(h)) * _MIX)], dtype=np.uint64)
+        total = np.array([total ^ (np.uint64(len(q)) * _MIX)], dtype=np.uint64)
     return f"{int(_avalanche(total)[0]):016x}"
 
 
