@@ -239,8 +239,8 @@ def content_signature(query_ids: Any, doc_ids: Any, values: Any, *, ordered: boo
         with np.errstate(over="ignore"):
             total = np.uint64(total + h.sum(dtype=np.uint64))        # both wrap modulo 2^64
     with np.errstate(over="ignore"):
-        total = np.array([total ^ (np.uint64(len(q)) * _MIX)], dtype=np.uint64)
-    return f"{int(_avalanche(total)[0]):016x}"
+        final = np.array([total ^ (np.uint64(len(q)) * _MIX)], dtype=np.uint64)
+    return f"{int(_avalanche(final)[0]):016x}"
 
 
 def signature_of(data: Any) -> str:
