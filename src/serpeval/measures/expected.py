@@ -20,12 +20,14 @@ likely. Nothing is sampled; each measure has one of three exact methods, stated 
   - RR and Success@k: only the first group holding a relevant doc matters; the first of
     its r relevant docs is at offset j with probability C(n-1-j, r-1) / C(n, r), so
     E[RR] = sum_j C(n-1-j, r-1)/C(n, r) / (s+j+1) and
-    E[Success@k] = 1 - C(n-(k-s), r)/C(n, r) for a group cut by k.
+    E[Success@k] = 1 - C(n-(k-s), r)/C(n, r) for a group cut by k;
+  - ERR: products over the docs above a group do not depend on their order, and within
+    the group a recurrence gives the mean product over subsets of each size (:func:`_err`).
 
 * **order-free**: the measure does not depend on the order of the ranked docs (set
   measures, counts); its value under any order is the expectation.
 
-* **enumeration**: for every other measure (ERR, RBP, bpref, infAP, the gain-profile
+* **enumeration**: for every other measure (bpref, infAP, the gain-profile and C/W/L
   measures...) each query's tie groups are expanded into every distinct arrangement of
   their grades (arrangements of a multiset are equally likely: each stands for the same
   number of orders), the measure's own kernel runs once on all of them, and each query
@@ -380,6 +382,56 @@ def _rbp(r: Rankings, *, cutoff: None, p: float, gains: str, scale: str = "trec"
     return (1.0 - p) * weighted_bincount(docs.segment, value * weight, r.n_queries)
 
 
+def _err(r: Rankings, *, cutoff: int | None, max_grade: int) -> NDArray[np.float64]:
+    """E[ERR@k]: a doc d of group G (start s, size n) with stop probability R_d is reached
+    through every doc above G (the product P of their 1 - R, whatever their order) and
+    through the docs of G above it, a uniform random j-subset of G's other docs when d is
+    at offset j (probability 1/n). So E = sum_d R_d P (1/n) sum_{j: s+j<k} f_j / (s+j+1),
+    f_j the mean over j-subsets of G minus d of the product of their 1 - R, computed by the
+    recurrence f_j' = ((m+1-j) f_j + j x f_{j-1}) / (m+1) as G's other docs are added one by
+    one (an average of products in [0, 1]: no large numbers)."""
+    from serpeval.measures._segments import positive_docs, prefix_sums
+
+    def stops() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        g = np.clip(r.grades, 0, max_grade).astype(np.float64)
+        stop = (np.exp2(g) - 1.0) / 2.0**max_grade
+        log_continue = np.log1p(-stop)
+        return stop, np.exp(prefix_sums(log_continue, r.offsets) - log_continue)  # reach of each doc
+
+    stop, reach = memo(r, ("err_stops", max_grade), stops)
+    p = _placed(r, positive_docs(r))
+    keep = np.ones(len(p.start), dtype=bool) if cutoff is None else p.start < cutoff
+    idx, s, n, first, seg = p.docs.index[keep], p.start[keep], p.size[keep], p.first[keep], p.docs.segment[keep]
+    top = n if cutoff is None else np.minimum(n, cutoff - s)  # offsets j < top fall in the top k
+    h = np.zeros(len(idx))
+    single = n == 1
+    h[single] = 1.0 / (s[single] + 1.0)
+    tied = np.flatnonzero(~single)
+    if tied.size:
+        order = tied[np.argsort(-n[tied], kind="stable")]  # longest groups first: the active ones lead
+        width = int(top[order].max())
+        f = np.zeros((len(order), width))
+        f[:, 0] = 1.0
+        m = np.zeros(len(order))
+        j = np.arange(1, width, dtype=np.float64)
+        sizes = n[order]
+        for t in range(int(sizes[0])):  # the t-th doc of every group still going, one step each
+            going = int(np.searchsorted(-sizes, -t, side="left"))  # groups with more than t docs
+            rows = np.arange(going)
+            item = first[order[:going]] + t
+            add = item != idx[order[:going]]  # every doc of the group but d itself
+            rows, item = rows[add], item[add]
+            x = 1.0 - stop[item]
+            mm = m[rows][:, None] + 1.0
+            f[rows, 1:] = ((mm - j) * f[rows, 1:] + j * x[:, None] * f[rows, :-1]) / mm
+            m[rows] += 1.0
+        offsets = np.arange(width, dtype=np.float64)
+        inside = offsets[None, :] < top[order][:, None]
+        h[order] = np.where(inside, f / (s[order][:, None] + offsets[None, :] + 1.0), 0.0).sum(axis=1)
+    value = stop[idx] * reach[first] * h / n
+    return weighted_bincount(seg, value, r.n_queries)
+
+
 CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "P": _precision,
     "R": _recall,
@@ -391,6 +443,7 @@ CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "DCG": _dcg,
     "nDCG": _ndcg,
     "RBP": _rbp,
+    "ERR": _err,
 }
 """Measures (by canonical family name) whose expectation has a closed form here."""
 
