@@ -80,3 +80,13 @@ def test_bad_baseline_options(files: dict[str, str], capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert message in err[0]
+
+
+def test_compare_csv_ends_with_the_signatures(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    from serpeval.io import read_run
+
+    assert main(["compare", files["qrels"], files["base.run"], files["cand.run"], "-m", "AP", "-f", "csv"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.endswith(",system_signature,baseline_signature,qrels_signature")
+    assert row.endswith(f",{signature_of(read_run(files['cand.run']))},{signature_of(read_run(files['base.run']))},"
+                        f"{signature_of(read_qrels(files['qrels']))}")

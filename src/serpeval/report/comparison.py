@@ -122,7 +122,15 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
     if fmt == "json":
         return dumps(c.to_json_dict(per_query=per_query)) + "\n"
     if fmt in ("csv", "tsv"):
-        return render(c.to_dicts(per_query=per_query), fmt)
+        rows = c.to_dicts(per_query=per_query)
+        if not per_query and c.inputs:   # the inputs' content signatures, as the last columns
+            runs = {r["run"]: r for r in c.inputs["runs"]}
+            for row in rows:
+                mine, theirs = runs.get(row["system"], {}), runs.get(row["baseline"], {})
+                row["system_signature"] = mine.get("signature", "")
+                row["baseline_signature"] = theirs.get("signature", "")
+                row["qrels_signature"] = mine.get("qrels_signature") or c.inputs["qrels"]["signature"]
+        return render(rows, fmt)
     notes = [*c.notes(), legend(c)]
     if per_query:  # the notes that explain the summary table's columns (CI, d_z, sig) stay with it
         per_query_notes = [n for n in c.notes() if not n.startswith(("p-values:", f"{c.confidence:.0%} CI"))]
