@@ -10,7 +10,7 @@ from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.report.table import FORMATS
 
-_ESTIMATORS = ("interleaved", "ips", "snips", "iips", "cascade_ips", "pbm_ips", "dr")
+_ESTIMATORS = ("interleaved", "ips", "snips", "iips", "cascade_ips", "pseudo_inverse", "pbm_ips", "dr")
 
 
 def register(sub: Any) -> None:
@@ -22,7 +22,8 @@ def register(sub: Any) -> None:
                     "docs/explanation/counterfactual-logs.md): the interleaved comparison of each "
                     "candidate against a logging ranker (importance sampling, Hofmann et al. 2012) and "
                     "its expected clicks or CTR on the top k by IPS, self-normalised IPS, independent, "
-                    "cascade and position-based IPS and cascade doubly robust, each with a "
+                    "cascade and position-based IPS, the pseudo-inverse slate estimator and cascade doubly "
+                    "robust, each with a "
                     "cluster-robust interval. Support diagnostics come first: where the log cannot "
                     "answer, the estimate is refused with a one-line reason.",
         epilog=EXIT_CODES_HELP,

@@ -177,3 +177,10 @@ def test_the_package_is_the_api(pool, log) -> None:
     res = package(log, {"B": pool.lists("B")}, k=2, estimators=["snips"])
     assert res.get("B", "snips").value == counterfactual(log, {"B": pool.lists("B")}, k=2,
                                                          estimators=["snips"]).get("B", "snips").value
+
+
+def test_pseudo_inverse_refuses_a_union_too_large_for_exact_moments() -> None:
+    wide = synthetic_pool(5, k=8, pool_size=30, noises={"A": 3.0, "B": 3.0}, rng=9)
+    log = simulate_log(wide, 500, "pbm", rng=1)
+    res = counterfactual(log, {"B": wide.lists("B")}, estimators=["pseudo_inverse"])
+    assert res.get("B", "pseudo_inverse").refused.startswith("the pseudo-inverse needs the design's exact second")

@@ -130,3 +130,27 @@ def test_position_marginals_of_the_log_match_enumeration(setting) -> None:
     for c, dist in enumerate(dists):
         for d, j in itertools.product(range(len(log.context_docs[c])), range(K)):
             assert m[c, d, j] == pytest.approx(_marginal(dist, d, j), abs=1e-14)
+
+
+@pytest.mark.parametrize("cand", ["B", "C", "D"])
+def test_pseudo_inverse_matches_a_loop_over_the_enumerated_gamma(setting, cand: str) -> None:
+    pool, log, dists = setting
+    lists, _ = encode_candidate(log, pool.lists(cand), K)
+    ctx = Context(log, LoggingModel(log, int(lists.max()) + 1), "clicks")
+    got = terms("pseudo_inverse", ctx, lists)
+    width = ctx.model.width
+    coefs = []
+    for c, dist in enumerate(dists):  # Γ = E[1_L 1_Lᵀ] by enumeration, q = 1_C (Swaminathan et al. 2017)
+        gamma = np.zeros((K * width, K * width))
+        for lst, p in dist.items():
+            v = np.zeros(K * width)
+            v[[j * width + d for j, d in enumerate(lst)]] = 1.0
+            gamma += p * np.outer(v, v)
+        q = np.zeros(K * width)
+        for j, d in enumerate(lists[c][:K]):
+            if 0 <= d < width:
+                q[j * width + d] = 1.0
+        coefs.append(np.linalg.pinv(gamma, rcond=1e-10) @ q)
+    ref = [float(log.clicks[i].sum()) * sum(coefs[log.context[i]][j * width + log.shown[i][j]] for j in range(K))
+           for i in range(len(log))]
+    np.testing.assert_allclose(got.x, ref, rtol=1e-7, atol=1e-9)

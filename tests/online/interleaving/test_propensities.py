@@ -140,3 +140,19 @@ def test_bad_input() -> None:
         position_marginals(np.ones((2, 22)), 3)
     with pytest.raises(OptionError, match="tau"):
         softmax_weights([np.array([[0]])], 1, tau=0)
+
+
+def test_pairwise_marginals_match_enumeration() -> None:
+    from serpeval.online.interleaving.probabilistic import MAX_PAIRWISE_DOCS, pairwise_marginals
+
+    union = ["a", "b", "c", "d", "e"]
+    codes = [np.array([[union.index(d) for d in r]]) for r in RANKINGS]
+    g = pairwise_marginals(softmax_weights(codes, len(union))[0], 3)
+    dist = _naive_distribution(RANKINGS, 3)
+    ref = np.zeros_like(g)
+    for lst, p in dist.items():
+        for j, m in itertools.product(range(3), range(3)):
+            ref[j, union.index(lst[j]), m, union.index(lst[m])] += p
+    np.testing.assert_allclose(g, ref, atol=1e-14)
+    with pytest.raises(OptionError, match=f"at most {MAX_PAIRWISE_DOCS}"):
+        pairwise_marginals(np.ones((2, 16)), 2)

@@ -15,6 +15,7 @@ from serpeval.online.counterfactual.estimators import ESTIMATORS, METRICS, Conte
 from serpeval.online.counterfactual.log import CounterfactualLog, read_log
 from serpeval.online.counterfactual.logging_model import LoggingModel
 from serpeval.online.counterfactual.result import CounterfactualResult, Estimate
+from serpeval.online.interleaving.probabilistic import MAX_PAIRWISE_DOCS
 from serpeval.stats.importance import cluster_mean_ci
 
 if TYPE_CHECKING:
@@ -203,6 +204,11 @@ def counterfactual(log: Any, candidates: Any, *, against: str | int = "A", metri
                 continue
             if spec.comparison and data.design != "probabilistic":
                 out.append(_refused(cand, name, "the interleaved comparison needs a probabilistic-interleaving log"))
+                continue
+            if name == "pseudo_inverse" and int(model.union.max(initial=0)) > MAX_PAIRWISE_DOCS:
+                out.append(_refused(cand, name, (
+                    f"the pseudo-inverse needs the design's exact second moments, computed for at most "
+                    f"{MAX_PAIRWISE_DOCS} logged documents per query; this log has up to {int(model.union.max())}")))
                 continue
             support = shares["union" if spec.comparison else "anywhere" if name == "pbm_ips" else "position"]
             if clicks == 0 or not mask.any() or support == 0:

@@ -21,6 +21,10 @@ name               term x_i                                                     
 ``pbm_ips``        ``Σ_j c_ij θ_{r_C(L_ij)} / (θ_j π(L_ij))``: position-based     PBM with the true θ
                    IPS, θ the examination of a PBM fitted on the log, π(d) the  (the fitted θ adds the
                    logging probability that d is shown at all                   model's error; ``clicks``)
+``pseudo_inverse`` ``Σ_j R_ij · (Γ⁺ q_C)[j, L_ij]``: Γ the logging design's exact    the reward is additive
+                   second moments of the slate indicator, q_C the indicator of   over (position, document)
+                   C's list (Swaminathan et al., NeurIPS 2017)                   pairs (position-based
+                                                                                clicks; ``clicks``)
 ``dr``             ``Q̂_0 + Σ_j w_ij (R_ij + Q̂_{j+1} - Q̂_j)``, w_ij the cascade  as ``cascade_ips``, for
                    weights, Q̂_j = Σ_{l≥j} of a fitted DBN's click probabilities any fitted model; the
                    on C's list (cascade doubly robust, Kiyohara et al. 2022)    model fills what the log
@@ -83,6 +87,9 @@ ESTIMATORS: dict[str, EstimatorSpec] = {s.name: s for s in (
                   metrics=("clicks",)),
     EstimatorSpec("cascade_ips", "cascade (reward-interaction) IPS",
                   "the reward at j depends only on the list above j"),
+    EstimatorSpec("pseudo_inverse", "pseudo-inverse slate estimator",
+                  "the reward is a sum over (position, document) pairs (position-based clicks)",
+                  metrics=("clicks",)),
     EstimatorSpec("pbm_ips", "position-based IPS (fitted PBM examination)",
                   "position-based clicks, examination from a PBM fitted on the log", model_based=True,
                   metrics=("clicks",)),
@@ -228,6 +235,27 @@ def pbm_terms(ctx: Context, lists: NDArray[np.int64]) -> Terms:
     return Terms((w * log.clicks).sum(axis=1), np.ones(len(log)), w.sum(axis=1, keepdims=True))
 
 
+def pseudo_inverse_terms(ctx: Context, lists: NDArray[np.int64]) -> Terms:
+    """Swaminathan et al. (2017): ``x_i = r_i · 1_{L_i}ᵀ Γ⁺ q_C`` with Γ the exact
+    second-moment matrix of the logging design's slate indicator (per context, a batched
+    pseudo-inverse of ``[k·width, k·width]``) and ``q_C`` the indicator of C's list."""
+    log = ctx.log
+    g = ctx.model.pairwise()  # [n_ctx, k, W, k, W]
+    n_ctx, k, width = g.shape[0], g.shape[1], g.shape[2]
+    c = lists[:, :k]
+    q = np.zeros((n_ctx, k, width))
+    rows, cols = np.nonzero((c >= 0) & (c < width))
+    q[rows, cols, c[rows, cols]] = 1.0
+    gamma = g.reshape(n_ctx, k * width, k * width)
+    inverse = np.linalg.pinv(gamma, rcond=1e-10, hermitian=True)
+    coef = (inverse @ q.reshape(n_ctx, k * width, 1)).reshape(n_ctx, k, width)
+    j = np.broadcast_to(np.arange(k), log.shown.shape)
+    ctx_of = np.broadcast_to(log.context[:, None], log.shown.shape)
+    per_slot = np.where(log.shown >= 0, coef[ctx_of, j, np.maximum(log.shown, 0)], 0.0)
+    s = per_slot.sum(axis=1)
+    return Terms(ctx.rewards.sum(axis=1) * s, np.ones(len(s)), np.abs(s)[:, None])
+
+
 def model_position_rewards(model: Any, items: NDArray[np.int64], metric: str) -> NDArray[np.float64]:
     """A click model's expected position rewards ``[n_ctx, k]`` on lists of item codes:
     click probabilities (``clicks``), or P(first click at j) (``ctr``: from P(no click in the
@@ -296,6 +324,7 @@ _FUNCTIONS: dict[str, Any] = {
     "iips": iips_terms,
     "cascade_ips": cascade_terms,
     "pbm_ips": pbm_terms,
+    "pseudo_inverse": pseudo_inverse_terms,
     "dr": dr_terms,
 }
 

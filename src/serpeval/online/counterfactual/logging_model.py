@@ -22,6 +22,7 @@ import numpy as np
 
 from serpeval.online.interleaving.probabilistic import (
     list_probabilities,
+    pairwise_marginals,
     position_marginals,
     softmax_weights,
 )
@@ -57,6 +58,7 @@ class LoggingModel:
         self.rankings = [padded([r[s] if s < len(r) else [] for r in log.context_rankings])
                          for s in range(n_rankers)]
         self._marginals: NDArray[np.float64] | None = None
+        self._pairwise: NDArray[np.float64] | None = None
 
     # -------------------------------------------------------------- weights
     def context_weights(self, rankings: list[NDArray[np.int64]] | None = None, width: int | None = None,
@@ -100,6 +102,27 @@ class LoggingModel:
                 f"{self.log.source}: row {i + 1}: logged propensity {logged[i]!r} differs from {exact[i]!r}, "
                 f"the probability of the shown list recomputed from logging_rankings ({self.log.design}); the "
                 "log's rankings, tau or shares are not the ones the list was drawn from.")
+
+    def pairwise(self) -> NDArray[np.float64]:
+        """``G[n_ctx, k, width, k, width]``: P(code d at j and code e at l) (cached); the
+        second-moment matrix of the slate indicator (the pseudo-inverse estimator's Γ)."""
+        if self._pairwise is None:
+            n_ctx, k, width = len(self.union), self.k, self.width
+            g = np.zeros((n_ctx, k, width, k, width))
+            if self.log.design == "ab":
+                shares = np.asarray(self.log.shares, dtype=np.float64)
+                for a, ranking in enumerate(self.rankings):  # one per arm
+                    arm = _fit(ranking, k)
+                    ind = np.zeros((n_ctx, k, width))
+                    rows, cols = np.nonzero(arm >= 0)
+                    ind[rows, cols, arm[rows, cols]] = 1.0
+                    g += shares[a] * np.einsum("cjd,cle->cjdle", ind, ind)
+            else:
+                w = self.context_weights()
+                for c in range(n_ctx):  # the exact programme is per query
+                    g[c] = pairwise_marginals(w[c], k)
+            self._pairwise = g
+        return self._pairwise
 
     def marginals(self) -> NDArray[np.float64]:
         """``M[n_ctx, width, k]``: P(code d at position j) under the logging design (cached)."""

@@ -392,3 +392,70 @@ def ab_propensities(arm_rankings: Sequence[Sequence[DocId]], shares: Sequence[fl
                       for a, r in enumerate(arm_rankings)])
     return Propensities("ab", float(p @ exact), tuple(float(x) for x in prefix),
                         tuple(float(x) for x in positions))
+
+
+#: The largest union for exact pairwise (two-position) marginals: the programme carries the
+#: document placed at the first position along the sets, ``2**N x N`` states.
+MAX_PAIRWISE_DOCS = 14
+
+
+def pairwise_marginals(weights: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """``G[k, N, k, N]``: exact P(d at position j and e at position l) for one impression's
+    ``weights[r, N]`` (the second-moment matrix Γ of the slate indicator that Swaminathan et
+    al.'s pseudo-inverse estimator needs). The diagonal blocks are the position marginals
+    (:func:`position_marginals`); an off-diagonal block ``j < l`` runs the same programme over
+    (placed set, document at j) from level j on. Refused above :data:`MAX_PAIRWISE_DOCS`.
+    """
+    w_all = np.asarray(weights, dtype=np.float64)
+    live = np.flatnonzero((w_all > 0).any(axis=0))
+    n_live = len(live)
+    if n_live > MAX_PAIRWISE_DOCS:
+        raise OptionError(f"exact pairwise marginals need at most {MAX_PAIRWISE_DOCS} documents in the union "
+                          f"of the rankings; this one has {n_live} (use a smaller k).")
+    n_all = w_all.shape[1]
+    out = np.zeros((k, n_all, k, n_all))
+    depth = min(k, n_live)
+    if depth == 0:
+        return out
+    w = w_all[:, live]
+    full = 1 << n_live
+    masks = np.arange(full, dtype=np.int64)
+    placed = np.zeros((w.shape[0], full))
+    popcount = np.zeros(full, dtype=np.int64)
+    for d in range(n_live):
+        bit = ((masks >> d) & 1).astype(bool)
+        placed[:, bit] += w[:, d:d + 1]
+        popcount += bit
+    bits = np.left_shift(1, np.arange(n_live, dtype=np.int64))
+    free_all = (masks[:, None] & bits[None, :]) == 0
+    remaining = w.sum(axis=1)[None, :] - placed.T  # [full, r]
+    step = (w.T[None, :, :] / np.maximum(remaining[:, None, :], 1e-300)).mean(axis=2) * free_all  # p(e | S)
+    prob = np.zeros(full)
+    prob[0] = 1.0
+    ix = np.ix_(live, live)
+    for j in range(depth):
+        level = masks[popcount == j]
+        flow = prob[level][:, None] * step[level]  # [L, N]: P(S) p(d | S)
+        block = np.zeros((n_live, n_live))
+        np.fill_diagonal(block, flow.sum(axis=0))
+        out[j][:, j][ix] = block
+        # carry the document placed at j along: marked[mask, d]
+        marked = np.zeros((full, n_live))
+        rows, cols = np.nonzero(flow)
+        np.add.at(marked, (level[rows] | bits[cols], cols), flow[rows, cols])
+        for lev in range(j + 1, depth):
+            at = masks[popcount == lev]
+            mk = marked[at]  # [L, N(d)]
+            pair = mk.T @ step[at]  # [N(d), N(e)]
+            out[j][:, lev][ix] = pair
+            out[lev][:, j][ix] = pair.T
+            if lev + 1 < depth:
+                nxt = np.zeros((full, n_live))
+                src, e = np.nonzero(step[at])
+                contrib = mk[src] * step[at][src, e][:, None]  # [pairs, N(d)]
+                np.add.at(nxt, at[src] | bits[e], contrib)
+                marked = nxt
+        if j + 1 < depth:
+            nxt_rows, nxt_cols = np.nonzero(free_all[level] & (flow > 0))
+            prob += np.bincount(level[nxt_rows] | bits[nxt_cols], weights=flow[nxt_rows, nxt_cols], minlength=full)
+    return out
