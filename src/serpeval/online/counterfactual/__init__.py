@@ -8,8 +8,9 @@ design randomised over; every logging probability follows exactly
 - the interleaved comparison of C against a logging ranker (Hofmann, Whiteson & de Rijke,
   CIKM 2012: importance sampling of the probabilistic-interleaving outcome);
 - C's expected clicks (or CTR) on the top k by IPS, self-normalised IPS, independent IPS,
-  cascade IPS, position-based IPS with a fitted PBM's examination, and cascade doubly
-  robust with a fitted DBN (:mod:`.estimators`);
+  cascade IPS, the pseudo-inverse slate estimator (Swaminathan et al. 2017, with the
+  design's exact second moments), position-based IPS with a fitted PBM's examination, and
+  cascade doubly robust with a fitted DBN (:mod:`.estimators`);
 
 each with a cluster-robust interval over users, after support diagnostics that refuse with
 a one-line reason where the log cannot answer (:mod:`.diagnostics`).

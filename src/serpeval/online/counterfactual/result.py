@@ -12,9 +12,9 @@ __all__ = ["PREFERENCE", "CounterfactualResult", "Estimate"]
 #: Which estimator's effect ranks the candidates (the first that gave a number): the
 #: interleaved comparison where the log allows it, then the click estimators that need no
 #: click-model assumption beyond the cascade (the doubly robust one has the smallest variance
-#: of them in the bench). Independent and position-based IPS are never used to rank: they are
-#: biased when clicks depend on the results above (cascade users), and they are shown only
-#: with their assumption in the table of every estimator.
+#: of them in the bench). Independent IPS, the pseudo-inverse and position-based IPS are never
+#: used to rank: they are biased when clicks depend on the results above (cascade users), and
+#: they are shown only with their assumption in the table of every estimator.
 PREFERENCE = ("interleaved", "dr", "cascade_ips", "snips", "ips")
 _VERDICT_ORDER = {"better": 0, "undecided": 1, "worse": 2, "no estimate": 3}
 
