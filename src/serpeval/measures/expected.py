@@ -22,12 +22,14 @@ likely. Nothing is sampled; each measure has one of three exact methods, stated 
     E[RR] = sum_j C(n-1-j, r-1)/C(n, r) / (s+j+1) and
     E[Success@k] = 1 - C(n-(k-s), r)/C(n, r) for a group cut by k;
   - ERR: products over the docs above a group do not depend on their order, and within
-    the group a recurrence gives the mean product over subsets of each size (:func:`_err`).
+    the group a recurrence gives the mean product over subsets of each size (:func:`_err`);
+  - bpref: a relevant doc's order among its group's judged non-relevant docs is uniform,
+    so the count above it is uniform over a range (:func:`_bpref`).
 
 * **order-free**: the measure does not depend on the order of the ranked docs (set
   measures, counts); its value under any order is the expectation.
 
-* **enumeration**: for every other measure (bpref, infAP, the gain-profile and C/W/L
+* **enumeration**: for every other measure (infAP, the gain-profile and C/W/L
   measures...) each query's tie groups are expanded into every distinct arrangement of
   their grades (arrangements of a multiset are equally likely: each stands for the same
   number of orders), the measure's own kernel runs once on all of them, and each query
@@ -432,6 +434,32 @@ def _err(r: Rankings, *, cutoff: int | None, max_grade: int) -> NDArray[np.float
     return weighted_bincount(seg, value, r.n_queries)
 
 
+def _bpref(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
+    """E[bpref]: for a relevant doc d of group G, its order among G's K judged non-relevant
+    docs is uniform, so the non-relevant docs above it are a + X with X uniform on 0..K (a:
+    those above G). Its term 1 - min(a + X, R)/min(N, R) (1 when a + X = 0) has the mean
+    1 - (S(a+K) - S(a-1)) / ((K+1) min(N, R)), S(t) = sum_{v<=t} min(v, R)."""
+    from serpeval.measures._segments import nonrelevant_docs
+
+    p = _relevant(r, rel)
+    seg = p.docs.segment
+    nonrel = nonrelevant_docs(r, rel)
+    a = nonrel.count_above(p.first, seg).astype(np.float64)
+    k = nonrel.count_above(p.first + p.size, seg).astype(np.float64) - a
+    num_rel = r.num_rel(rel).astype(np.float64)
+    big_r = num_rel[seg]
+    den = np.minimum(r.num_nonrel(rel)[seg], big_r).astype(np.float64)
+
+    def partial(t: NDArray[np.float64]) -> NDArray[np.float64]:  # sum over v = 0..t of min(v, R)
+        t = np.maximum(t, -1.0)
+        low = np.minimum(t, big_r)
+        return low * (low + 1.0) / 2.0 + np.maximum(t - big_r, 0.0) * big_r
+
+    lost = np.divide(partial(a + k) - partial(a - 1.0), (k + 1.0) * den, out=np.zeros(len(seg)), where=den > 0)
+    total = np.bincount(seg, weights=1.0 - lost, minlength=r.n_queries)
+    return safe_divide(total, num_rel)
+
+
 CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "P": _precision,
     "R": _recall,
@@ -444,6 +472,8 @@ CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "nDCG": _ndcg,
     "RBP": _rbp,
     "ERR": _err,
+    "Bpref": _bpref,
+    "GMBpref": _bpref,  # bpref per query, a geometric mean over queries
 }
 """Measures (by canonical family name) whose expectation has a closed form here."""
 
