@@ -5,6 +5,7 @@ Usage::
 
     python bench/bench_serve.py [--rate 100 --rate 500] [--seconds 10] [--events 50000]
                                 [--postgres postgresql://postgres@127.0.0.1:5432/test] [--aa 0]
+                                [--stores-only]
 
 **Latency.** Two servers run as subprocesses (uvicorn, one process each) over Cranfield with
 the same two embedded BM25 engines (defaults vs k1=1.2,b=0.3):
@@ -21,8 +22,9 @@ omission). Added latency = serve's percentile minus bare's. The engines' own tim
 in-process, is printed for reference. The client shares the machine's cores with the servers.
 
 **Events.** ``EventStore.write`` of batches of 1,000 validated events (one committed
-transaction each), per store; and ``POST /events`` through serve, batches of 500 from 8
-concurrent clients.
+transaction each), per store (PostgreSQL also in batches of 5,000), with the CPU per event of
+the writer and of the PostgreSQL backend process (load-independent, unlike the rate); and
+``POST /events`` through serve, batches of 500 from 8 concurrent clients.
 
 **A/A** (``--aa N``): N A/A experiments through the app (identical rankers, random clicks);
 the share the analysis calls significant (about 5% expected).
@@ -211,17 +213,35 @@ def event_batches(n: int, batch: int, prefix: str) -> list[Any]:
     return out
 
 
-def store_rate(target: str, n: int) -> float:
+def _process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process has used, from /proc (Linux; the PostgreSQL backend)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def store_rate(target: str, n: int, batch: int = 1000) -> dict[str, float]:
+    """Events/s through ``EventStore.write`` in batches, with the CPU per event of this process
+    and (PostgreSQL on this machine) of the server backend: the CPU figures hardly depend on the
+    machine's load, the rate does."""
     from serpeval.online.events.store import open_store
 
-    batches = event_batches(n, 1000, "s")
+    batches = event_batches(n, batch, "s")
     store = open_store(target)
-    t = time.perf_counter()
+    pid = store._con.info.backend_pid if store.kind == "postgresql" else None
+    server0 = _process_cpu_s(pid) if pid else 0.0
+    cpu0, t = time.process_time(), time.perf_counter()
     for b in batches:
         store.write([], b)
     elapsed = time.perf_counter() - t
+    out = {"events/s": n / elapsed, "client CPU us/event": 1e6 * (time.process_time() - cpu0) / n}
+    if pid:
+        out["server CPU us/event"] = 1e6 * (_process_cpu_s(pid) - server0) / n
     store.close()
-    return n / elapsed
+    return out
+
+
+def _fmt(result: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:,.0f}" if v >= 100 else f"{k} {v:.1f}" for k, v in result.items())
 
 
 async def http_events_rate(url: str, n: int) -> float:
@@ -253,6 +273,7 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--bare-server", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--aa", type=int, default=0, help="A/A runs to make (0: none)")
+    parser.add_argument("--stores-only", action="store_true", help="only the EventStore.write rates")
     args = parser.parse_args()
     if args.bare_server:
         bare_server(args.bare_server)
@@ -261,27 +282,27 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench_serve_"))
     print(f"# serve bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}")
-    print("engines called in-process (A then B):", engines_direct(queries))
-    print("serve in-process (ASGI transport, sequential, 1000 requests):",
-          {k: round(v, 3) for k, v in in_process(queries, 1000, tmp).items()})
-    bare_port, serve_port = free_port(), free_port()
-    bare = start([sys.executable, __file__, "--bare-server", str(bare_port)], bare_port)
-    serve = start([sys.executable, "-m", "serpeval", "serve", "--corpus", str(CRANFIELD / "corpus.jsonl"),
-                   "--candidate", "k1=1.2,b=0.3", "--store", str(tmp / "events.duckdb"), "--port", str(serve_port),
-                   "--deadline-ms", "2000"], serve_port)
-    try:
-        for rate in args.rate or [100.0, 500.0]:
-            for name, port in (("bare", bare_port), ("serve", serve_port)):
-                result = asyncio.run(open_loop(f"http://127.0.0.1:{port}", rate, args.seconds, queries))
-                print(f"rate {rate:g}/s {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.items()))
-        rate = asyncio.run(http_events_rate(f"http://127.0.0.1:{serve_port}", args.events))
-        print(f"POST /events through serve (DuckDB), batches of 500, 8 clients: {rate:,.0f} events/s")
-    finally:
-        for proc in (bare, serve):
-            proc.terminate()
-            proc.wait(30)
-    print(f"EventStore.write DuckDB, batches of 1000: {store_rate(str(tmp / 'direct.duckdb'), args.events):,.0f} "
-          "events/s")
+    if not args.stores_only:
+        print("engines called in-process (A then B):", engines_direct(queries))
+        print("serve in-process (ASGI transport, sequential, 1000 requests):",
+              {k: round(v, 3) for k, v in in_process(queries, 1000, tmp).items()})
+        bare_port, serve_port = free_port(), free_port()
+        bare = start([sys.executable, __file__, "--bare-server", str(bare_port)], bare_port)
+        serve = start([sys.executable, "-m", "serpeval", "serve", "--corpus", str(CRANFIELD / "corpus.jsonl"),
+                       "--candidate", "k1=1.2,b=0.3", "--store", str(tmp / "events.duckdb"), "--port", str(serve_port),
+                       "--deadline-ms", "2000"], serve_port)
+        try:
+            for rate in args.rate or [100.0, 500.0]:
+                for name, port in (("bare", bare_port), ("serve", serve_port)):
+                    result = asyncio.run(open_loop(f"http://127.0.0.1:{port}", rate, args.seconds, queries))
+                    print(f"rate {rate:g}/s {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.items()))
+            rate = asyncio.run(http_events_rate(f"http://127.0.0.1:{serve_port}", args.events))
+            print(f"POST /events through serve (DuckDB), batches of 500, 8 clients: {rate:,.0f} events/s")
+        finally:
+            for proc in (bare, serve):
+                proc.terminate()
+                proc.wait(30)
+    print(f"EventStore.write DuckDB, batches of 1000: {_fmt(store_rate(str(tmp / 'direct.duckdb'), args.events))}")
     try:
         import psycopg
 
@@ -290,7 +311,10 @@ def main() -> None:
             admin.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(schema)))
         try:
             url = f"{args.postgres}?options=-csearch_path%3D{schema}"
-            print(f"EventStore.write PostgreSQL, batches of 1000: {store_rate(url, args.events):,.0f} events/s")
+            for batch in (1000, 5000):
+                with psycopg.connect(url, autocommit=True) as admin:  # each run starts from empty tables
+                    admin.execute("DROP TABLE IF EXISTS ubi_events, ubi_queries")
+                print(f"EventStore.write PostgreSQL, batches of {batch}: {_fmt(store_rate(url, args.events, batch))}")
         finally:
             with psycopg.connect(args.postgres, autocommit=True) as admin:
                 admin.execute(psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(schema)))
