@@ -67,7 +67,7 @@ def _normalised(r: Rankings, value: NDArray[np.float64], best: NDArray[np.float6
         return value
     if norm == "query":
         return safe_divide(value, best)
-    total = float(best.sum())
+    total = math.fsum(best.tolist())  # exactly rounded: the same whatever the order of the queries
     return value * (r.n_queries / total) if total > 0 else np.zeros_like(value)
 
 
