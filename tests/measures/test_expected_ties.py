@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from serpeval import evaluate
 from serpeval.core.errors import InvalidParameterError
 from serpeval.measures import REGISTRY, Measure, parse_measure
-from serpeval.measures.expected import CLOSED_FORMS, ORDER_FREE, method
+from serpeval.measures.expected import ADDITIVE, CLOSED_FORMS, ORDER_FREE, method
 
 CUTOFF = 3
 
@@ -172,10 +172,12 @@ def test_enumeration_refuses_too_many_orders() -> None:
 
 def test_method_is_stated() -> None:
     assert "closed form" in method(REGISTRY["AP"])
-    assert "enumerating" in method(REGISTRY["infAP"])
+    assert "each tie group on its own" in method(REGISTRY["infAP"])
+    assert "every distinct grade arrangement" in method(REGISTRY["INST"])
     assert "closed form" in method(REGISTRY["Bpref"])
     assert "closed form" in method(REGISTRY["ERR"])
     assert "does not depend on the order" in method(REGISTRY["SetP"])
     assert method(REGISTRY["alpha_nDCG"]).startswith("refused")
     assert {s.name for s in REGISTRY} >= ORDER_FREE
     assert set(CLOSED_FORMS) <= {s.name for s in REGISTRY}
+    assert {s.name for s in REGISTRY} >= ADDITIVE

@@ -29,11 +29,15 @@ likely. Nothing is sampled; each measure has one of three exact methods, stated 
 * **order-free**: the measure does not depend on the order of the ranked docs (set
   measures, counts); its value under any order is the expectation.
 
-* **enumeration**: for every other measure (infAP, the gain-profile and C/W/L
-  measures...) each query's tie groups are expanded into every distinct arrangement of
-  their grades (arrangements of a multiset are equally likely: each stands for the same
-  number of orders), the measure's own kernel runs once on all of them, and each query
-  takes the mean of its arrangements. Exact, but the number of arrangements grows
+* **enumeration by group**: for the other measures that are a sum over ranked docs of a
+  term depending on the doc's rank, grade and the grades above it (infAP, Judged@k, Hits@k,
+  RelP, RprecMult, RBPResid: :data:`ADDITIVE`), a group's arrangement changes only its own
+  docs' terms, so each group is enumerated alone, the others as ranked.
+* **enumeration**: for every other measure (the gain-profile and C/W/L measures...) each
+  query's tie groups are expanded into every distinct arrangement of their grades
+  (arrangements of a multiset are equally likely: each stands for the same number of
+  orders), the measure's own kernel runs once on all of them, and each query takes the
+  mean of its arrangements. Exact, but the number of arrangements grows
   quickly (a group of 20 docs, 10 relevant: 184,756); above :data:`MAX_ARRANGEMENTS` per
   query, or :data:`MAX_EXPANDED` ranked docs in all, the evaluation is refused with a line
   naming the query, never approximated. With a cutoff k only the groups starting above k
@@ -498,6 +502,9 @@ def method(spec: Any) -> str:
         return "exact, closed form over each tie group (McSherry & Najork 2008), vectorized"
     if spec.name in ORDER_FREE:
         return "exact: the measure does not depend on the order of the ranked docs"
+    if spec.name in ADDITIVE:
+        return (f"exact, by enumerating the grade arrangements of each tie group on its own (a sum of "
+                f"per-doc terms: groups add up; refused above {MAX_ARRANGEMENTS:,} arrangements per query)")
     return (f"exact, by enumerating every distinct grade arrangement of each query's tie groups "
             f"(refused above {MAX_ARRANGEMENTS:,} arrangements per query)")
 
@@ -593,6 +600,75 @@ def _enumerate(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray
     return weighted_bincount(copy_of, values, r.n_queries) / np.maximum(count, 1)
 
 
+def _group_log_arrangements(r: Rankings, t: TieGroups, kept: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Per group: log of the number of distinct grade arrangements (0 where not ``kept``)."""
+    from scipy.special import gammaln
+
+    out = np.zeros(len(t.sizes))
+    out[kept] = gammaln(t.sizes[kept] + 1.0)
+    docs = kept[t.group]
+    if docs.any():
+        keys = np.stack([t.group[docs], r.grades[docs]])
+        pairs, counts = np.unique(keys, axis=1, return_counts=True)
+        out -= np.bincount(pairs[0].astype(np.int64), weights=gammaln(counts + 1.0), minlength=len(t.sizes))
+    return out
+
+
+def _enumerate_by_group(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray[np.float64]:
+    """For a measure that is a sum over ranked docs of a term depending on the doc's rank,
+    its grade and the grades above it (in any order), plus order-free normalisations
+    (:data:`ADDITIVE`): a group's arrangement changes only its own docs' terms, so
+    E = M(base) + sum over groups G of (mean over G's arrangements, the others as ranked, of
+    M - M(base)). The arrangements of each group are enumerated alone: their sum, not their
+    product, per query."""
+    from serpeval.ranking import Rankings
+
+    t = tie_groups_of(r)
+    kept = (t.sizes > 1) if measure.cutoff is None else (t.sizes > 1) & (t.starts < measure.cutoff)
+    log_a = _group_log_arrangements(r, t, kept)
+    per_group = np.where(kept, np.rint(np.exp(log_a)), 0).astype(np.int64)
+    count = 1 + np.bincount(t.segment, weights=per_group, minlength=r.n_queries).astype(np.int64)
+    worst = int(np.argmax(count)) if len(count) else 0
+    if len(count) and count[worst] > MAX_ARRANGEMENTS:
+        raise InvalidParameterError(
+            f"ties='expected': {measure} would need {int(count[worst]):,} orders of the tie groups of query "
+            f"{str(r.query_ids[worst])!r} (at most {MAX_ARRANGEMENTS:,}), too many to enumerate exactly; use "
+            "another tie policy for this measure."
+        )
+    if int(np.dot(count, r.n_ret)) > MAX_EXPANDED:
+        raise InvalidParameterError(
+            f"ties='expected': {measure} would expand to {int(np.dot(count, r.n_ret)):,} ranked docs (at most "
+            f"{MAX_EXPANDED:,}); use another tie policy for this measure."
+        )
+    copy_of = np.repeat(np.arange(r.n_queries), count)
+    offsets, flat = take_segments(r.offsets, copy_of)
+    grades = r.grades[flat]
+    ideal_offsets, ideal_flat = take_segments(r.ideal_offsets, copy_of)
+    copy_start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    weight = np.zeros(len(copy_of))
+    groups_in = np.bincount(t.segment[kept], minlength=r.n_queries)
+    weight[copy_start] = 1.0 - groups_in  # the base ranking, once per query
+    next_copy = copy_start + 1
+    for g in np.flatnonzero(kept).tolist():  # Python over the tied groups: the fallback path
+        q = int(t.segment[g])
+        options = _arrangements(tuple(sorted(r.grades[t.first[g]: t.first[g] + t.sizes[g]].tolist())))
+        at = int(next_copy[q])
+        rows = offsets[at: at + len(options)]
+        grades[rows[:, None] + int(t.starts[g]) + np.arange(int(t.sizes[g]))] = options
+        weight[at: at + len(options)] = 1.0 / len(options)
+        next_copy[q] += len(options)
+    copies = Rankings(r.query_ids[copy_of], offsets, grades, ideal_offsets, r.ideal_grades[ideal_flat],
+                      r.coverage)
+    values = np.asarray(measure.spec.kernel(copies, cutoff=measure.cutoff, **params), dtype=np.float64)
+    return weighted_bincount(copy_of, values * weight, r.n_queries)
+
+
+ADDITIVE = frozenset({"infAP", "Judged", "Graded", "Unjudged", "Hits", "RelP", "RprecMult", "RBPResid"})
+"""Measures (canonical family names) that are a sum over ranked docs of a term depending on the
+doc's rank, its grade and the grades above it (not their order), over order-free
+normalisations: their groups are enumerated one at a time (:func:`_enumerate_by_group`)."""
+
+
 # ----------------------------------------------------------------------------- dispatch
 
 
@@ -610,4 +686,6 @@ def expected_values(measure: Measure, r: Rankings, params: dict[str, Any]) -> ND
     closed = CLOSED_FORMS.get(spec.name)
     if closed is not None:
         return np.asarray(closed(r, cutoff=measure.cutoff, **params), dtype=np.float64)
+    if spec.name in ADDITIVE:
+        return _enumerate_by_group(measure, r, params)
     return _enumerate(measure, r, params)
