@@ -220,12 +220,8 @@ def run(args: argparse.Namespace) -> int:
                       cuped=False if args.no_cuped else None, alpha=args.alpha, correction=args.correction,
                       use_t=args.use_t, duplicates=args.duplicates, backend=args.backend, schema=schema)
     if args.by and (args.plan or args.monitor):
-        from serpeval.core.errors import OptionError
-
         raise OptionError("--by goes with the analysis, not with --plan or --monitor.")
     if args.by and args.triggered:
-        from serpeval.core.errors import OptionError
-
         raise OptionError("--by and --triggered are separate analyses: run one, then the other.")
     if args.triggered:
         return _run_triggered(args, replace(design, split=_split(args.split)))

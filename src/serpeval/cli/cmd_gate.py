@@ -29,7 +29,7 @@ from serpeval.cli.offline import (
     judged_gap_notes,
     load_and_evaluate,
 )
-from serpeval.core.errors import NothingEvaluatedError, OptionError, OutputError
+from serpeval.core.errors import InputError, NothingEvaluatedError, OptionError, OutputError
 from serpeval.core.strict_json import dumps
 from serpeval.stats.registry import TESTS
 
@@ -108,7 +108,6 @@ def _read_baseline(path: str, measures: list[str]) -> Any:
     """The recorded evaluation of ``--baseline-json``: one run, with every gated measure."""
     import json
 
-    from serpeval.core.errors import InputError
     from serpeval.evaluation.results import Results
     from serpeval.measures import parse_measures
 
@@ -135,7 +134,6 @@ def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespac
     when the two were evaluated against different qrels, unless --allow-different-qrels."""
     from dataclasses import replace
 
-    from serpeval.core.errors import InputError
     from serpeval.core.ties import same_ties
     from serpeval.evaluation.results import Results
 

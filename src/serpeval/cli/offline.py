@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT, real
-from serpeval.core.errors import MissingQueriesWarning, SingleSubtopicWarning
+from serpeval.core.errors import InputError, MissingQueriesWarning, OptionError, OutOfMemoryError, SingleSubtopicWarning
 
 __all__ = [
     "add_evaluation_options",
@@ -116,7 +116,6 @@ def read_qrels_of(args: argparse.Namespace) -> Callable[[Any], Any]:
     from functools import partial
 
     from serpeval.core.data import check_grade_kind
-    from serpeval.core.errors import OptionError
     from serpeval.io import read_qrels, read_subtopic_qrels
 
     grades = check_grade_kind(getattr(args, "grades", "int"))
@@ -210,7 +209,6 @@ def stream_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seq
     import os
 
     from serpeval.cli.progress import bar
-    from serpeval.core.errors import OptionError
     from serpeval.evaluation.stream import evaluate_stream
 
     if getattr(args, "subtopics", False):
@@ -235,7 +233,6 @@ def stream_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seq
 def _refuse_diversity(qrels_path: str, measures: Sequence[str]) -> None:
     """A diversity measure without ``--subtopics`` is an error before anything is read (read as
     ordinary qrels, subtopic qrels would fail on the first document judged for two subtopics)."""
-    from serpeval.core.errors import InputError
     from serpeval.measures import parse_measures
     from serpeval.measures.subtopic_ranking import needs_subtopics_message
 
@@ -255,8 +252,6 @@ class RunFacts:
 
 def read_counting(read: Callable[[str], Any], path: str, lines: int) -> Any:
     """``read(path)``; running out of memory says which file and how many lines were read."""
-    from serpeval.core.errors import OutOfMemoryError
-
     try:
         return read(path)
     except MemoryError:
@@ -389,8 +384,6 @@ def refuse_latex_groups(args: argparse.Namespace) -> None:
     breakdown has no LaTeX layout (it was dropped from compare's output, and appended as a
     text table to evaluate's LaTeX)."""
     if getattr(args, "groups", None) and getattr(args, "format", None) == "latex":
-        from serpeval.core.errors import OptionError
-
         raise OptionError("--groups has no LaTeX layout; use -f table, markdown, csv, tsv or json for the "
                           "per-group breakdown (and a separate run without --groups for the LaTeX table).")
 

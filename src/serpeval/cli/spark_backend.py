@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from serpeval.core import sparkconf
-from serpeval.core.errors import MissingQueriesWarning, SerpevalError
+from serpeval.core.errors import MissingQueriesWarning, OptionError, SerpevalError
 from serpeval.core.progress import Progress, progress_callback
 from serpeval.evaluation.evaluate import unique_names
 from serpeval.io.inputs import reading_error
@@ -76,8 +76,6 @@ def check_inputs(paths: list[str], measures: list[str], args: argparse.Namespace
 
     scored = [str(m) for m in parse_measures(measures) if weight_key(m) is not None]
     if scored or getattr(args, "propensities", None):
-        from serpeval.core.errors import OptionError
-
         raise OptionError(f"{scored[0] if scored else '--propensities'} works on the local backend only (the "
                           "propensities come from the whole qrels); drop --backend spark.")
 
