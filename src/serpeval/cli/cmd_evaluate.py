@@ -18,6 +18,8 @@ from serpeval.cli.offline import (
     render_results,
     with_judged_column,
 )
+from serpeval.cli.progress import bar
+from serpeval.core.errors import OptionError
 from serpeval.report.table import FORMATS
 
 
@@ -71,20 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
     measures = with_judged_column(split_measures(args.measures) or list(DEFAULT_MEASURES), args.judged)
     if args.backend == "spark" and args.groups:
-        from serpeval.core.errors import OptionError
-
         raise OptionError("--groups works on the local backend; with --backend spark write the per-query "
                           "values (--per-query) and evaluate the groups locally, or drop --groups.")
     if args.stream and args.backend == "spark":
-        from serpeval.core.errors import OptionError
-
         raise OptionError("--stream works on the local backend; drop --stream or --backend spark.")
     if args.backend == "spark":
         if args.subtopics:
-            from serpeval.core.errors import OptionError
-
             raise OptionError("--subtopics works with the local backend only; drop --backend spark.")
-        from serpeval.cli.progress import bar
         from serpeval.cli.spark_backend import evaluate_files
 
         # serpeval's own progress on a terminal (Spark's console progress and logs are off)
