@@ -31,6 +31,7 @@ from serpeval.measures import (
     ndcg_averaged,
     precision,
     propensity,
+    quepid,
     r_precision,
     rbp,
     recall,
@@ -39,6 +40,7 @@ from serpeval.measures import (
     rprec_mult,
     sdcg,
     set_measures,
+    srw,
     success,
     unjudged,
     utility,
@@ -105,6 +107,12 @@ REGISTRY = Registry([
     ncg.SPEC,
     propensity.SPEC,
     propensity.DCG_SPEC,
+    # the peer tools' own definitions (OpenSearch SRW, Quepid), transcribed from their code
+    srw.P_SPEC,
+    srw.AP_SPEC,
+    srw.NDCG_SPEC,
+    quepid.P_SPEC,
+    quepid.NDCG_SPEC,
     # diversity measures (subtopic qrels), exact to NIST's ndeval
     *diversity.SPECS,
 ])
