@@ -156,7 +156,7 @@ class LiveServer:
 
 
 @pytest.fixture
-def live_server() -> Iterator[type[LiveServer]]:
+def live_server() -> type[LiveServer]:
     return LiveServer
 
 

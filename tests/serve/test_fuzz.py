@@ -110,25 +110,44 @@ def backend_app() -> Any:
     return Starlette(routes=[Route("/search", search)])
 
 
-@pytest.mark.parametrize("query", ["hang", "fail", "junk"])
-def test_http_backend_faults_serve_the_control(tmp_path: Path, small_corpus: Path, query: str) -> None:
+@pytest.fixture(scope="module")
+def faulty_http_serve(tmp_path_factory: Any, small_corpus: Path) -> Iterator[Any]:
+    """serve (A: embedded, B: the HTTP engine above, 300 ms deadline) and the engine, each on a
+    loopback port, started once for the module."""
     import httpx
 
+    folder = tmp_path_factory.mktemp("http-backend")
     with LiveServer(backend_app()) as engine_server:
         http = {"url": engine_server.url, "request": {"method": "GET", "path": "/search",
                                                       "query_params": {"q": "{{query}}", "n": "{{size}}"}},
                 "response": {"hits": "hits", "id": "id", "score": "score"}, "http": {"retries": 0}}
         config = ServeConfig((BackendConfig("A", "embedded", {"corpus": str(small_corpus)}),
-                              BackendConfig("B", "http", http)), store=str(tmp_path / "e.duckdb"), deadline_ms=300)
+                              BackendConfig("B", "http", http)), store=str(folder / "e.duckdb"), deadline_ms=300)
         backends = build_backends(config)
         assert backends[1].is_async
         with LiveServer(app_for(config, backends)) as live, httpx.Client(base_url=live.url, timeout=30) as client:
-            good = client.get("/search", params={"q": "wing"}).json()
-            bad = client.get("/search", params={"q": query})
-            metrics = client.get("/metrics").text
+            yield client
+
+
+def fault_count(client: Any, reason: str) -> float:
+    """The value of serpeval_backend_faults_total for backend B and ``reason`` (0 before the first)."""
+    prefix = f'serpeval_backend_faults_total{{backend="B",reason="{reason}"}} '
+    lines = [line for line in client.get("/metrics").text.splitlines() if line.startswith(prefix)]
+    return float(lines[0][len(prefix):]) if lines else 0.0
+
+
+@pytest.mark.parametrize("query", ["hang", "fail", "junk"])
+def test_http_backend_faults_serve_the_control(faulty_http_serve: Any, query: str) -> None:
+    client = faulty_http_serve
+    reason = {"hang": "timeout", "fail": "error", "junk": "error"}[query]
+    before = {r: fault_count(client, r) for r in ("timeout", "error")}
+    good = client.get("/search", params={"q": "wing"}).json()
+    bad = client.get("/search", params={"q": query})
+    after = {r: fault_count(client, r) for r in ("timeout", "error")}
     assert good["interleaved"] is True
     assert "B" in {h["team"] for h in good["hits"]}
     assert bad.status_code == 200
     assert bad.json()["variant"] == "control"
-    reason = {"hang": "timeout", "fail": "error", "junk": "error"}[query]
-    assert f'serpeval_backend_faults_total{{backend="B",reason="{reason}"}} 1.0' in metrics
+    assert after[reason] == before[reason] + 1  # this fault, counted once under its reason
+    other = "error" if reason == "timeout" else "timeout"
+    assert after[other] == before[other]
