@@ -348,3 +348,17 @@ def test_registered_with_the_grammar() -> None:
         assert parse_measure(str(measure)) == measure
     assert str(parse_measure("SRW_MAP(rounding=false)@5")) == "SRW_AP(rounding=False)@5"
     assert str(parse_measure("Quepid_NDCG@10")) == "Quepid_nDCG@10"
+
+
+def test_serpeval_measures_names_the_peer_definitions(capsys: pytest.CaptureFixture[str]) -> None:
+    from serpeval.cli import main
+
+    for name, peers in (("P", "SRW_P, Quepid_P"), ("nDCG@10", "SRW_nDCG, Quepid_nDCG"), ("AP", "SRW_AP")):
+        assert main(["measures", name]) == 0
+        assert f"define it their own way: {peers} " in capsys.readouterr().out
+    assert main(["measures", "SRW_nDCG@10"]) == 0
+    out = capsys.readouterr().out
+    assert "d8be5d1b18de545ca98270a76f20f6504b603f3a" in out
+    assert "define it their own way" not in out
+    assert main(["measures", "R@10"]) == 0
+    assert "define it their own way" not in capsys.readouterr().out

@@ -56,6 +56,7 @@ def _trec_names(spec: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.measures import REGISTRY, parse_measure
+    from serpeval.measures.srw import PEER_FAMILY
     from serpeval.report.formatting import plain_text
     from serpeval.report.table import render
 
@@ -89,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
             lines.append("reference: " + spec.reference)
         if spec.notes:
             lines.append("ir_measures / ranx: " + spec.notes)
+        peers = [s.name for s in REGISTRY if s.family == PEER_FAMILY and s.name.split("_", 1)[-1] == spec.name]
+        if peers:
+            lines.append("OpenSearch SRW / Quepid define it their own way: " + ", ".join(peers)
+                         + " (serpeval measures NAME says how)")
         from serpeval.measures.expected import method
 
         lines.append("ties=expected: " + method(spec))

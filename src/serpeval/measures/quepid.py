@@ -24,7 +24,7 @@ import numpy as np
 from serpeval.core.segments import weighted_bincount
 from serpeval.measures._common import safe_divide
 from serpeval.measures.spec import MeasureSpec
-from serpeval.measures.srw import exp_gains
+from serpeval.measures.srw import PEER_FAMILY, exp_gains
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -76,7 +76,7 @@ def quepid_ndcg(r: Rankings, *, cutoff: int) -> NDArray[np.float64]:
 
 _COMMON = {
     "cutoff": "required",
-    "family": "Peer tools' definitions",
+    "family": PEER_FAMILY,
     "use_when": "reproducing, or reconciling with, the scores of Quepid's default scorers",
     "unjudged": "counted as rating 0 (Quepid's missing_rating = 0)",
 }

@@ -39,10 +39,15 @@ if TYPE_CHECKING:
 
     from serpeval.ranking import Rankings
 
-__all__ = ["AP_SPEC", "NDCG_SPEC", "P_SPEC", "exp_gains", "java_round2", "srw_ap", "srw_ndcg", "srw_precision"]
+__all__ = [
+    "AP_SPEC", "NDCG_SPEC", "PEER_FAMILY", "P_SPEC", "exp_gains", "java_round2", "srw_ap", "srw_ndcg", "srw_precision",
+]
 
 SOURCE = ("opensearch-project/search-relevance, src/main/java/org/opensearch/searchrelevance/metrics/calculator/"
           "Evaluation.java at commit d8be5d1b18de545ca98270a76f20f6504b603f3a (2025-06-14)")
+
+PEER_FAMILY = "Peer tools' definitions"
+"""The family of the peer tools' measures: ``serpeval measures P`` names ``SRW_P`` and ``Quepid_P``."""
 
 ROUNDING = Param(
     "rounding", bool, True,
@@ -143,7 +148,7 @@ def _java_log2(position: NDArray[np.int64]) -> NDArray[np.float64]:
 _COMMON = {
     "params": (ROUNDING,),
     "cutoff": "required",
-    "family": "Peer tools' definitions",
+    "family": PEER_FAMILY,
     "use_when": "reproducing, or reconciling with, the numbers OpenSearch's Search Relevance Workbench reports",
     "unjudged": "counted as rating 0 (not relevant)",
 }
