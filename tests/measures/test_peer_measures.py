@@ -212,6 +212,94 @@ def test_equals_the_transcribed_peer_code(name: str, k: int, data) -> None:
             assert value == pytest.approx(expected, rel=1e-12, abs=1e-15), (q, value, expected)
 
 
+# Quepid's other default scorers coincide with serpeval's own measures (on Quepid's scales,
+# which start at 0): the how-to names these equivalents instead of registering copies.
+
+
+def quepid_ap_at_10(docs: list[str], ratings: dict[str, int], k: int) -> float:
+    # ap@10.js
+    count = 0
+    total_rel = 0
+    total = 0.0
+    k = len(docs) if len(docs) < k else k  # numReturned() < k ? numReturned() : k
+    for i in range(k):  # eachDoc(f, k)
+        if i < len(docs) and docs[i] in ratings and ratings[docs[i]] > 0:
+            count += 1
+            total += count / (i + 1)
+    for rating in ratings.values():  # eachDocWithRating: every rated doc
+        if rating > 0:
+            total_rel += 1
+    return total / total_rel if total_rel else math.nan  # JavaScript: 0 / 0 is NaN
+
+
+def quepid_dcg_at_10(docs: list[str], ratings: dict[str, int], k: int) -> float:
+    # dcg@10.js; docRating(i) of an unrated doc is null, and Math.pow(2, null) is 1
+    score = 0.0
+    for i in range(min(k, len(docs))):
+        d = math.log2(i + 2)
+        n = math.pow(2, ratings.get(docs[i]) or 0) - 1
+        score += (n / d) if d else 0
+    return score
+
+
+def quepid_ndcg_cut_at_10(docs: list[str], ratings: dict[str, int], k: int) -> float:
+    # ndcg_cut@10.js: topRatings(k) is the first k of bestDocs (every rated doc, by rating descending)
+    ideal = sorted(ratings.values(), reverse=True)[:k]
+    ideal += [0] * (k - len(ideal))
+    scores = [ratings[docs[i]] if i < len(docs) and docs[i] in ratings else 0 for i in range(k)]
+
+    def dcg(vals: list[int], kk: int) -> float:
+        return sum((math.pow(2, vals[i]) - 1) / math.log2(i + 2) for i in range(kk))
+
+    den = dcg(ideal, k)
+    return dcg(scores, k) / den if den else 0.0
+
+
+def quepid_rr_at_10(docs: list[str], ratings: dict[str, int], k: int) -> float:
+    # rr@10.js
+    rank_ = 0
+    for i in range(min(k, len(docs))):
+        if rank_ == 0 and docs[i] in ratings and ratings[docs[i]] > 0:
+            rank_ = i + 1
+    return 1.0 / rank_ if rank_ > 0 else 0.0
+
+
+def quepid_err_at_10(docs: list[str], ratings: dict[str, int], k: int, top: int = 3) -> float:
+    # err@10.js; `max` is the scorer's highest scale value (3 on a 0..3 scale)
+    k = len(docs) if len(docs) < k else k
+    scores = [ratings.get(docs[i], 0) for i in range(k)]  # hasDocRating(i) ? docRating(i) : missing_rating
+    err, trust = 0.0, 1.0
+    for i in range(len(scores)):
+        rank_ = i + 1.0
+        p_useful = (math.pow(2, scores[i]) - 1.0) / math.pow(2, top)
+        err = err + trust * (p_useful / rank_)
+        trust = trust * (1.0 - p_useful)
+    return err
+
+
+QUEPID_EQUIVALENTS = {
+    "AP": quepid_ap_at_10,
+    "DCG(gain=exp)": quepid_dcg_at_10,
+    "nDCG(gain=exp)": quepid_ndcg_cut_at_10,
+    "RR": quepid_rr_at_10,
+    "ERR(max_grade=3)": quepid_err_at_10,
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUEPID_EQUIVALENTS))
+@settings(max_examples=25, deadline=None)
+@given(data=collections(), k=st.sampled_from([1, 3, 10]))
+def test_quepids_other_scorers_are_serpevals_own_measures(name: str, data, k: int) -> None:
+    qrels, run = data
+    got = serpeval_values(qrels, run, f"{name}@{k}")
+    for q, value in got.items():
+        expected = QUEPID_EQUIVALENTS[name](ranked_ids(run[q]), qrels[q], k)
+        if math.isnan(expected):  # Quepid's ap@10 with no relevant rating: 0 / 0
+            assert value == 0.0
+            continue
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-15), (q, value, expected)
+
+
 @pytest.mark.parametrize("name", ["SRW_P", "SRW_AP", "SRW_nDCG", "Quepid_P", "Quepid_nDCG"])
 @settings(max_examples=25, deadline=None)
 @given(data=collections(grades=st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0])))
