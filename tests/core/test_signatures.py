@@ -5,6 +5,7 @@ warn when the runs were evaluated against different qrels."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 import serpeval
 from serpeval.comparison.compare import compare_results
 from serpeval.comparison.gate import gate_results
-from serpeval.core.fingerprints import content_signature, signature_of
+from serpeval.core.fingerprints import content_signature, finish_signature, signature_of, signature_part
 from serpeval.evaluation.results import Results
 from serpeval.io import read_qrels, read_run, read_subtopic_qrels
 
@@ -88,6 +89,50 @@ def test_the_formula_against_a_pure_python_implementation() -> None:
                                 ordered=True)
     assert ordered != content_signature(pa.chunked_array([["b", "a"]]), pa.chunked_array([["y", "x"]]), np.ones(2),
                                         ordered=True)
+
+
+def test_parts_add_up_to_the_whole() -> None:
+    """signature_part over pieces (the streamed runs, Spark's query groups), added modulo 2^64,
+    finishes to the signature of all the rows; ordered=True with each piece's first_row too."""
+    rng = random.Random(11)
+    rows = [(f"q{rng.randrange(30)}", f"d{rng.randrange(500)}", rng.choice([0.0, 1.0, 2.5, -1.0, 7e9]))
+            for _ in range(1000)]
+    q, d, v = (list(c) for c in zip(*rows, strict=True))
+    whole = content_signature(pa.chunked_array([q], pa.string()), pa.chunked_array([d], pa.string()), np.array(v))
+    whole_ordered = content_signature(pa.chunked_array([q], pa.string()), pa.chunked_array([d], pa.string()),
+                                      np.array(v), ordered=True)
+    cuts = [0, 1, 2, 250, 251, 999, 1000]
+    total = rows_seen = total_ordered = 0
+    for a, b in itertools.pairwise(cuts):
+        args = (pa.chunked_array([q[a:b]], pa.string()), pa.chunked_array([d[a:b]], pa.string()), np.array(v[a:b]))
+        part, n = signature_part(*args)
+        part_ordered, _ = signature_part(*args, ordered=True, first_row=a)
+        assert 0 <= part < 1 << 64
+        assert n == b - a
+        total, total_ordered, rows_seen = (total + part) % (1 << 64), (total_ordered + part_ordered) % (1 << 64), \
+            rows_seen + n
+    assert finish_signature(total, rows_seen) == whole == reference(rows)
+    assert finish_signature(total_ordered, rows_seen) == whole_ordered != whole
+    assert finish_signature(total, rows_seen - 1) != whole                     # the row count is part of it
+
+
+def test_results_say_how_grades_were_read(tmp_path: Path) -> None:
+    """The grade type is in the rules, the JSON and the inputs block, and read back."""
+    qrels = _write(tmp_path / "q.txt", QRELS)
+    run = _write(tmp_path / "a.run", RUN)
+    ints = serpeval.evaluate(qrels, run, ["nDCG@5"])
+    floats = serpeval.evaluate(qrels, run, ["nDCG@5"], grades="float")
+    assert (ints.settings.grades, floats.settings.grades) == ("int", "float")
+    assert "grades read as integers (trec_eval); fractional grades refused" in ints.settings.rules()
+    assert any(rule.startswith("grades read as fractional numbers") for rule in floats.settings.rules())
+    as_json = floats.to_json_dict(per_query=True)
+    assert as_json["grades"] == as_json["inputs"]["grades"] == "float"
+    assert ints.to_json_dict()["inputs"]["grades"] == "int"
+    assert Results.from_json_dict(json.loads(json.dumps(as_json))).settings.grades == "float"
+    # the same content (integer grades) signs alike; the rules, and so the rules signature, differ
+    assert floats.settings.qrels_signature == ints.settings.qrels_signature
+    assert floats.inputs()["rules"] != ints.inputs()["rules"]
+    assert ints.means("a") == floats.means("a")
 
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 doc-long-id-3 2\nq2 0 e1 1\nq2 0 e2 0\n"

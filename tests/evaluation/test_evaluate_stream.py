@@ -60,6 +60,12 @@ def _same(a, b) -> None:
         assert ra.coverage == rb.coverage
         assert ra.tag == rb.tag
         assert a.means(ra.name) == b.means(rb.name)
+        # the run's content signature, added up piece by piece, is the in-memory one
+        assert ra.signature == rb.signature
+        assert len(ra.signature) == 16
+        assert ra.qrels_signature == rb.qrels_signature == a.settings.qrels_signature
+    assert a.inputs() == b.inputs()
+    assert a.settings.grades == b.settings.grades
 
 
 @pytest.mark.parametrize("shape", ["grouped", "shuffled", "gzip", "gzip-shuffled"])

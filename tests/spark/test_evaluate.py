@@ -50,7 +50,10 @@ def assert_same(spark_results, expected) -> None:
     assert expected.measures, "nothing to compare"
     assert [str(m) for m in spark_results.measures] == [str(m) for m in expected.measures]
     collected = spark_results.to_local()
+    assert collected.settings.qrels_signature == expected.settings.qrels_signature  # added up over groups
     for want, got in zip(expected.runs, collected.runs, strict=True):
+        assert (got.signature, got.qrels_signature) == (want.signature, want.qrels_signature)
+        assert len(want.signature) == 16
         assert got.coverage == want.coverage
         assert got.query_ids.tolist() == want.query_ids.tolist()
         assert len(want.query_ids) > 0

@@ -18,7 +18,7 @@ pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install
 from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import MissingQueriesWarning
 from serpeval.evaluation.evaluate import evaluate as local_evaluate
-from serpeval.spark.groups import COUNTERS, GroupPlan, evaluate_group
+from serpeval.spark.groups import COUNTERS, SIGNATURE_PARTS, GroupPlan, evaluate_group, signature_from_sums
 
 
 def split(table: pa.Table, groups: int) -> list[pa.Table]:
@@ -61,6 +61,13 @@ def test_groups_add_up_to_the_local_evaluation(tied, registry_measures, options)
         assert pc.sum(stats[name]).as_py() == getattr(expected.coverage, name), name
     missing = sorted(q for ids in stats["missing_ids"].to_pylist() for q in ids)
     assert missing == list(expected.coverage.missing) == ["q45", "q46", "q47", "q48", "q49"]
+    # the signature parts, added up over the groups as Spark adds them, give the local signatures
+    sums = {name: pc.sum(stats[name]).as_py() for name in SIGNATURE_PARTS}
+    assert signature_from_sums(sums["run_sig_hi"], sums["run_sig_lo"], sums["run_sig_rows"]) == expected.signature
+    assert signature_from_sums(sums["qrels_sig_hi"], sums["qrels_sig_lo"],
+                               sums["qrels_sig_rows"]) == expected.qrels_signature
+    assert expected.signature != expected.qrels_signature
+    assert len(expected.signature) == 16
 
 
 def test_a_group_without_run_rows_counts_its_judged_queries_as_missing(tied) -> None:

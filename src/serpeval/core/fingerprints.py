@@ -209,7 +209,21 @@ def content_signature(query_ids: Any, doc_ids: Any, values: Any, *, ordered: boo
     ranks by file order).
 
     Cost: one pass over the ids (the fingerprints are linear in their bytes) and the values.
+    Rows read piece by piece sign alike: add up each piece's :func:`signature_part` and
+    :func:`finish_signature` the total (the streamed runs, Spark's query groups).
     """
+    total, n = signature_part(query_ids, doc_ids, values, ordered=ordered)
+    return finish_signature(total, n)
+
+
+def signature_part(query_ids: Any, doc_ids: Any, values: Any, *, ordered: bool = False,
+                   first_row: int = 0) -> tuple[int, int]:
+    """``(sum of the row hashes mod 2^64, rows)`` of some rows of an input (see
+    :func:`content_signature`); parts add up: ``finish_signature((t1 + t2) % 2**64, n1 + n2)``
+    is the signature of both parts' rows. ``first_row``: the rows' position in the whole
+    input (``ordered=True`` only)."""
+    if native.available():
+        return _native_part(query_ids, doc_ids, values, ordered, first_row)
     q = _column_prints(query_ids)
     d = _column_prints(doc_ids)
     v = np.ascontiguousarray(values, dtype=np.float64)
@@ -230,7 +244,7 @@ def content_signature(query_ids: Any, doc_ids: Any, values: Any, *, ordered: boo
         h *= _MIX
         h ^= np.right_shift(h, np.uint64(31), out=work)
         if ordered:
-            np.multiply(np.arange(start, start + len(h), dtype=np.uint64), _MIX2, out=work)
+            np.multiply(np.arange(first_row + start, first_row + start + len(h), dtype=np.uint64), _MIX2, out=work)
             _mix_word(h, work)
         for shift, factor in ((30, _FINAL1), (27, _FINAL2)):         # _avalanche, in place
             h ^= np.right_shift(h, np.uint64(shift), out=work)
@@ -238,8 +252,34 @@ def content_signature(query_ids: Any, doc_ids: Any, values: Any, *, ordered: boo
         h ^= np.right_shift(h, np.uint64(31), out=work)
         with np.errstate(over="ignore"):
             total = np.uint64(total + h.sum(dtype=np.uint64))        # both wrap modulo 2^64
+    return int(total), len(q)
+
+
+def _native_part(query_ids: Any, doc_ids: Any, values: Any, ordered: bool, first_row: int) -> tuple[int, int]:
+    """:func:`signature_part` with the compiled kernels: one pass mixes the rows (no scratch
+    arrays); a :class:`~serpeval.core.columns.Blocks` query column is fingerprinted once
+    per block and read through a block code per row."""
+    from serpeval.core.columns import Blocks
+
+    if isinstance(query_ids, Blocks):
+        q = fingerprint(pa.chunked_array([query_ids.heads], pa.string()))
+        codes: NDArray[np.int32] | None = np.repeat(np.arange(len(q), dtype=np.int32), query_ids.lengths)
+        n_q = len(codes) if codes is not None else 0
+    else:
+        q, codes = _column_prints(query_ids), None
+        n_q = len(q)
+    d = _column_prints(doc_ids)
+    v = np.ascontiguousarray(values, dtype=np.float64)
+    if not n_q == len(d) == len(v):
+        raise ValueError(f"content_signature: columns of {n_q}, {len(d)} and {len(v)} rows")
+    return native.sign_rows(q, codes, d, v, ordered=ordered, first_row=first_row), len(d)
+
+
+def finish_signature(total: int, rows: int) -> str:
+    """The signature (16 hex digits) of an input whose row hashes add up to ``total``
+    (modulo 2^64) over ``rows`` rows (:func:`signature_part`)."""
     with np.errstate(over="ignore"):
-        final = np.array([total ^ (np.uint64(len(q)) * _MIX)], dtype=np.uint64)
+        final = np.array([np.uint64(total % (1 << 64)) ^ (np.uint64(rows) * _MIX)], dtype=np.uint64)
     return f"{int(_avalanche(final)[0]):016x}"
 
 

@@ -235,5 +235,5 @@ def _evaluate(qrels: Any, runs: Any, measures: str | Measure | Iterable[str | Me
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only,
                         float32_scores=float32_scores, qrels=judgments.source,
                         qrels_skipped_lines=judgments.skipped_lines, subtopics=subtopic_qrels is not None, ties=ties,
-                        qrels_signature=qrels_signature)
+                        qrels_signature=qrels_signature, grades=judgments.grades)
     return Results(parsed, tuple(results), settings)

@@ -39,6 +39,9 @@ class Settings:
     ties: str = "trec_eval"
     qrels_signature: str = ""
     """:func:`~serpeval.core.fingerprints.content_signature` of the qrels as read ("" when not computed)."""
+    grades: str = "int"
+    """How the qrels' grades were read: ``"int"`` (integers, trec_eval's rule) or ``"float"``
+    (fractional grades, ``grades="float"`` / ``--grades float``)."""
 
     def rules(self) -> list[str]:
         """Plain-language statements of the rules applied (for report headers)."""
@@ -52,6 +55,8 @@ class Settings:
             f"{'' if self.ties == 'trec_eval' else f' (tie policy {self.ties})'}; rank column and line order ignored",
             "only judged queries are evaluated; run queries without judgments are ignored",
             missing,
+            "grades read as fractional numbers (--grades float): gains use them as they are"
+            if self.grades == "float" else "grades read as integers (trec_eval); fractional grades refused",
             "negative grades mean judged-but-unjudged (not non-relevant); unjudged docs are non-relevant",
             "cutoffs past the end of a ranking count the missing ranks as non-relevant",
             "nDCG: ideal ranking from all judged docs of the query; gain linear (trec_eval) "
@@ -80,7 +85,8 @@ class RunResult:
         values: ``float64[n_queries, n_measures]`` in the order of ``Results.measures``.
         coverage: which queries were evaluated, missing or ignored, and why.
         signature: :func:`~serpeval.core.fingerprints.content_signature` of the run as read
-            ("" when not computed: a streamed or Spark run).
+            (streamed and Spark runs: added up over their pieces, the same value; "" in a
+            JSON written before serpeval recorded signatures).
         qrels_signature: that of the qrels it was evaluated against ("" when not computed).
     """
 
@@ -197,6 +203,7 @@ class Results(Tabular):
             "results": self.to_dicts(per_query=False),
             "coverage": self.coverage(),
             "ties": self.settings.ties,
+            "grades": self.settings.grades,
             "rules": self.settings.rules(),
             "inputs": self.inputs(),
         }
@@ -247,7 +254,8 @@ class Results(Tabular):
             policy = {c.missing_policy for c in (r.coverage for r in runs)}
             settings = Settings(missing=policy.pop() if len(policy) == 1 else "skip",  # type: ignore[arg-type]
                                 qrels=str(qrels.get("source", source)), ties=str(data.get("ties", "trec_eval")),
-                                qrels_signature=str(qrels.get("signature", "")))
+                                qrels_signature=str(qrels.get("signature", "")),
+                                grades=str(data.get("grades", inputs.get("grades", "int"))))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{source}: a malformed evaluation JSON ({type(exc).__name__}: {exc}); {how}.") from None
         if not runs:
@@ -266,12 +274,13 @@ def rules_signature(rules: Iterable[str]) -> str:
     return hashlib.blake2b("\n".join(rules).encode(), digest_size=8).hexdigest()
 
 
-def input_signatures(settings: Settings, runs: Iterable[RunResult]) -> dict[str, Any]:
+def input_signatures(settings: Settings, runs: Iterable[Any]) -> dict[str, Any]:
     """The signature block of a result: serpeval's version, the qrels' and each run's
     content signature as read (:func:`~serpeval.core.fingerprints.content_signature`: the
     parsed rows, so whitespace and line order do not matter), the qrels each run was
-    evaluated against, the tie policy and the rules (their text's signature). Two results
-    with equal blocks were computed from the same inputs under the same rules."""
+    evaluated against, the tie policy, the grade type (``int`` or ``float``) and the rules
+    (their text's signature). Two results with equal blocks were computed from the same
+    inputs under the same rules."""
     from serpeval.core.version import __version__
 
     return {
@@ -280,6 +289,7 @@ def input_signatures(settings: Settings, runs: Iterable[RunResult]) -> dict[str,
         "runs": [{"run": r.name, "signature": r.signature, "qrels_signature": r.qrels_signature or
                   settings.qrels_signature} for r in runs],
         "ties": settings.ties,
+        "grades": settings.grades,
         "rules": rules_signature(settings.rules()),
     }
 

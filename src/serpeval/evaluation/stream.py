@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 
 from serpeval.core.data import Run
 from serpeval.core.errors import DuplicateError, InputError, InvalidParameterError
-from serpeval.core.fingerprints import fingerprint
+from serpeval.core.fingerprints import fingerprint, finish_signature, signature_part
 from serpeval.core.id_codes import codes_in
 from serpeval.core.segments import take_segments
 from serpeval.evaluation.results import Results, RunResult, Settings, with_unique_names
@@ -100,6 +100,16 @@ class _Collected:
     truncated_rows: int = 0
     dropped_unjudged: int = 0
     ties: int = 0
+    signature_total: int = 0  # the run's row hashes added up so far (core.fingerprints.signature_part)
+    signature_rows: int = 0
+
+
+def _sign(run: Run, collected: _Collected) -> None:
+    """Add a piece's rows to the run's content signature (the in-memory path's value once
+    every piece is in: a sum of row hashes, whatever the pieces)."""
+    total, rows = signature_part(run.query_ids, run.doc_ids, run.scores)
+    collected.signature_total = (collected.signature_total + total) % (1 << 64)
+    collected.signature_rows += rows
 
 
 def _names(query_ids: pa.ChunkedArray, collected: _Collected) -> None:
@@ -182,6 +192,7 @@ def _grouped(path: str, info: StreamedRun, opts: _Options, collected: _Collected
     failed: DuplicateError | None = None  # raised after the whole file is read: a bad line comes first
     for chunk in run_chunks(path, info, comments=opts.comments, chunk_bytes=opts.chunk_bytes, progress=progress):
         _names(chunk.run.query_ids, collected)
+        _sign(chunk.run, collected)
         pending = _concat(carry, chunk.run)
         base = carry_row if carry is not None else chunk.first_row
         last = pending.query_ids[-1]
@@ -247,6 +258,7 @@ def _partitioned(path: str, info: StreamedRun, opts: _Options, collected: _Colle
                                     progress=progress):
                 run = chunk.run
                 _names(run.query_ids, collected)
+                _sign(run, collected)
                 codes, _ = codes_in(run.query_ids, index.query_table)
                 judged = np.flatnonzero(codes >= 0)
                 collected.unjudged_rows += len(codes) - len(judged)
@@ -286,7 +298,7 @@ def _zero_rankings(index: QrelsIndex, codes: Any, coverage: Coverage) -> Ranking
 
 def _stream_one(path: str, index: QrelsIndex, opts: _Options, qrels_source: str,
                 progress: Callable[[int, int], None] | None, spill_dir: str | None,
-                facts: list[StreamedRun] | None) -> RunResult:
+                facts: list[StreamedRun] | None, qrels_signature: str = "") -> RunResult:
     n_judged = len(index.query_ids)
     info = StreamedRun(path)
     collected = _Collected(index, np.zeros(n_judged, dtype=bool))
@@ -327,7 +339,8 @@ def _stream_one(path: str, index: QrelsIndex, opts: _Options, qrels_source: str,
     all_codes = all_codes[order]
     table = np.concatenate(values)[order]
     query_ids = index.query_names if len(all_codes) == n_judged else index.query_names[all_codes]
-    return RunResult(info.name, info.tag or info.name, query_ids, table, coverage)
+    return RunResult(info.name, info.tag or info.name, query_ids, table, coverage,
+                     finish_signature(collected.signature_total, collected.signature_rows), qrels_signature)
 
 
 def evaluate_stream(
@@ -400,10 +413,11 @@ def evaluate_stream(
         rank(index, Run(pa.chunked_array([["x"]]), pa.chunked_array([["x"]]), np.zeros(1)), missing=missing)
     if depth is not None and depth <= 0:
         rank(index, Run(pa.chunked_array([["x"]]), pa.chunked_array([["x"]]), np.zeros(1)), depth=depth)
+    qrels_signature = signature_of(judgments)
     results = [_stream_one(p, index, opts, judgments.source, progress,
-                           None if spill_dir is None else str(spill_dir), facts) for p in paths]
+                           None if spill_dir is None else str(spill_dir), facts, qrels_signature) for p in paths]
     results = with_unique_names(results)
     settings = Settings(missing=missing, depth=depth, judged_only=judged_only, float32_scores=float32_scores,
                         qrels=judgments.source, qrels_skipped_lines=judgments.skipped_lines, subtopics=False,
-                        ties=opts.ties, qrels_signature=signature_of(judgments))  # streamed runs: not signed
+                        ties=opts.ties, qrels_signature=qrels_signature, grades=judgments.grades)
     return Results(parsed, tuple(results), settings)

@@ -41,7 +41,16 @@ from serpeval.measures.propensity import weight_key
 from serpeval.measures.spec import GMEAN_FLOOR
 from serpeval.ranking import MISSING_POLICIES, Coverage, Missing, require_evaluated
 from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
-from serpeval.spark.groups import COUNTERS, ERROR, QUERY, STATS, GroupPlan, evaluate_group
+from serpeval.spark.groups import (
+    COUNTERS,
+    ERROR,
+    QUERY,
+    SIGNATURE_PARTS,
+    STATS,
+    GroupPlan,
+    evaluate_group,
+    signature_from_sums,
+)
 from serpeval.spark.results import SparkResults, SparkRunResult
 
 if TYPE_CHECKING:
@@ -146,6 +155,7 @@ def evaluate(
     settings = Settings(
         missing=missing, depth=depth, judged_only=judged_only, float32_scores=float32_scores,
         qrels=qrels_label, qrels_skipped_lines=qrels_source.skipped_lines if qrels_source else 0, ties=ties,
+        qrels_signature=results[0].qrels_signature if results else "", grades=plan.grades,
     )
     per_query = raw.where(F.col("kind") == QUERY).select(
         "run", "query_id", *[F.col(f"m{i}").alias(str(m)) for i, m in enumerate(parsed)]
@@ -262,7 +272,7 @@ def _summarise(raw: DataFrame, measures: tuple[Measure, ...]) -> list[dict[str, 
     columns = [F.count(F.when(kind == QUERY, 1)).alias("queries")]
     columns += [_aggregate(m.spec.aggregate, F.when(kind == QUERY, F.col(f"m{i}"))).alias(f"m{i}")
                 for i, m in enumerate(measures)]
-    columns += [F.sum(F.when(kind == STATS, F.col(c))).alias(c) for c in COUNTERS]
+    columns += [F.sum(F.when(kind == STATS, F.col(c))).alias(c) for c in COUNTERS + SIGNATURE_PARTS]
     columns += [
         F.flatten(F.collect_list(F.when(kind == STATS, F.col("missing_ids")))).alias("missing_ids"),
         F.collect_list(F.when(kind == ERROR, F.struct("error_type", "message"))).alias("errors"),
@@ -298,7 +308,9 @@ def _results(summaries: list[dict[str, Any]], measures: tuple[Measure, ...],
         require_evaluated(coverage, label, qrels=plan.qrels_label)
         _report_missing(coverage, missing, label)
         aggregates = {str(m): _number(s[f"m{i}"]) for i, m in enumerate(measures)}
-        results.append(SparkRunResult(name, int(s["queries"]), aggregates, coverage))
+        run_sig, qrels_sig = (signature_from_sums(*(int(s[f"{who}_sig_{part}"] or 0) for part in ("hi", "lo", "rows")))
+                              for who in ("run", "qrels"))
+        results.append(SparkRunResult(name, int(s["queries"]), aggregates, coverage, run_sig, qrels_sig))
     return tuple(results)
 
 

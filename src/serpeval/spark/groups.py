@@ -12,7 +12,9 @@ It returns one Arrow table (schema :meth:`GroupPlan.schema`) holding three kinds
 * ``kind="query"``: one per evaluated query and run, the value of every measure in
   columns ``m0, m1, ...`` (in the order of :attr:`GroupPlan.measures`);
 * ``kind="stats"``: one per run and group, the :class:`~serpeval.ranking.Coverage`
-  counters of the group (they add up over groups) and the ids of its missing queries;
+  counters of the group (they add up over groups), the parts of the run's and the
+  judgments' content signatures (they add up too: computed in the same pass, no second
+  read of the data) and the ids of its missing queries;
 * ``kind="error"``: a :class:`~serpeval.core.errors.SerpevalError` found in the group (a null
   id, a NaN score, a document retrieved or judged twice), raised again on the driver with
   the same class. Raising inside a Spark task would reach the user as a Java stack trace.
@@ -34,6 +36,7 @@ import pyarrow.compute as pc
 from serpeval.core.data import GradeKind, Qrels, Run, grades_of_kind
 from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, InputError, ParseError, SerpevalError
+from serpeval.core.fingerprints import finish_signature, signature_part
 from serpeval.core.ties import check_ties
 from serpeval.measures import parse_measures
 from serpeval.ranking import Coverage, QrelsIndex, index_qrels, rank
@@ -42,12 +45,31 @@ if TYPE_CHECKING:
     from serpeval.measures import Measure
     from serpeval.ranking import Missing
 
-__all__ = ["COUNTERS", "ERROR", "QUERY", "STATS", "GroupPlan", "evaluate_group"]
+__all__ = ["COUNTERS", "ERROR", "QUERY", "SIGNATURE_PARTS", "STATS", "GroupPlan", "evaluate_group",
+           "signature_from_sums"]
 
 QUERY, STATS, ERROR = "query", "stats", "error"
 
 #: The integer counters of :class:`Coverage`; each adds up over query groups.
 COUNTERS: tuple[str, ...] = tuple(f.name for f in fields(Coverage) if f.type in ("int", int))
+
+#: The content signatures' parts (:func:`~serpeval.core.fingerprints.signature_part`) of the
+#: group's run rows and judgments: each 64-bit sum of row hashes as its high and low 32 bits
+#: (so that Spark adds them up over groups in ``bigint`` without overflow), and the rows.
+SIGNATURE_PARTS: tuple[str, ...] = ("run_sig_hi", "run_sig_lo", "run_sig_rows",
+                                    "qrels_sig_hi", "qrels_sig_lo", "qrels_sig_rows")
+
+
+def signature_columns(part: tuple[int, int]) -> tuple[int, int, int]:
+    """``(total >> 32, total & 0xFFFFFFFF, rows)`` of a :func:`signature_part`."""
+    total, rows = part
+    return total >> 32, total & 0xFFFFFFFF, rows
+
+
+def signature_from_sums(high: int, low: int, rows: int) -> str:
+    """The content signature from the sums over groups of :func:`signature_columns`:
+    ``(high * 2^32 + low) mod 2^64`` is the sum of all row hashes."""
+    return finish_signature(((high << 32) + low) % (1 << 64), rows)
 
 
 @dataclass(frozen=True)
@@ -85,7 +107,7 @@ class GroupPlan:
         return pa.schema(
             [("kind", pa.string()), ("run", pa.string()), ("query_id", pa.string())]
             + [(f"m{i}", pa.float64()) for i in range(len(self.measures))]
-            + [(name, pa.int64()) for name in COUNTERS]
+            + [(name, pa.int64()) for name in COUNTERS + SIGNATURE_PARTS]
             + [("missing_ids", pa.list_(pa.string())), ("error_type", pa.string()),
                ("message", pa.string())]
         )
@@ -109,7 +131,8 @@ def evaluate_group(run: pa.Table, qrels: pa.Table, plan: GroupPlan) -> pa.Table:
         judgments = _qrels(qrels, plan.qrels_label, plan.grades)
         index = index_qrels(judgments)
         _refuse_duplicate_judgments(judgments, plan.qrels_label)
-        parts = [_evaluate_run(index, name, _run_rows(run, name, label), plan)
+        qrels_part = signature_columns(signature_part(judgments.query_ids, judgments.doc_ids, judgments.relevance))
+        parts = [_evaluate_run(index, name, _run_rows(run, name, label), plan, qrels_part)
                  for name, label in zip(plan.runs, plan.run_labels, strict=True)]
     except SerpevalError as exc:
         return _error_table(exc, plan)
@@ -178,7 +201,7 @@ def _refuse_nulls(table: pa.Table, columns: tuple[str, ...], label: str) -> None
 
 
 def _evaluate_run(
-    index: QrelsIndex, name: str, run: Run, plan: GroupPlan
+    index: QrelsIndex, name: str, run: Run, plan: GroupPlan, qrels_part: tuple[int, int, int] = (0, 0, 0)
 ) -> list[pa.Table]:
     try:
         rankings = rank(index, run, missing=plan.missing, depth=plan.depth,
@@ -198,15 +221,19 @@ def _evaluate_run(
         "query_id": pa.array(rankings.query_ids, type=pa.string()),
         **{f"m{i}": pa.array(column, type=pa.float64()) for i, column in enumerate(values)},
     }
-    stats = _stats_row(rankings.coverage, plan)
+    run_part = signature_columns(signature_part(run.query_ids, run.doc_ids, run.scores))
+    stats = _stats_row(rankings.coverage, plan, run_part + qrels_part)
     return [_complete(per_query, n, plan), stats]
 
 
-def _stats_row(coverage: Coverage, plan: GroupPlan) -> pa.Table:
+def _stats_row(coverage: Coverage, plan: GroupPlan, signature: tuple[int, ...] = (0,) * 6) -> pa.Table:
+    """The group's coverage counters of one run, its signature parts (:data:`SIGNATURE_PARTS`;
+    every run's row carries the group's judgments' part) and missing query ids."""
     row = {
         "kind": [STATS],
         "run": [coverage.run],
         **{name: [getattr(coverage, name)] for name in COUNTERS},
+        **{name: [value] for name, value in zip(SIGNATURE_PARTS, signature, strict=True)},
         "missing_ids": pa.array([list(coverage.missing)], type=pa.list_(pa.string())),
     }
     return _complete(row, 1, plan)

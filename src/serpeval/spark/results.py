@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core import sparkconf
-from serpeval.evaluation.results import Results, RunResult, Settings
+from serpeval.evaluation.results import Results, RunResult, Settings, input_signatures
 from serpeval.measures import Measure, parse_measure
 
 if TYPE_CHECKING:
@@ -37,12 +37,18 @@ class SparkRunResult:
             counts, geometric mean). A run with no judged query answered never gets here
             (:class:`~serpeval.core.errors.NothingEvaluatedError`).
         coverage: which queries were evaluated, missing or ignored, summed over all groups.
+        signature: :func:`~serpeval.core.fingerprints.content_signature` of the run's rows,
+            added up over the query groups in the evaluation's own pass (the local path's value
+            for the same rows).
+        qrels_signature: that of the judgments, the same way.
     """
 
     name: str
     queries: int
     aggregates: dict[str, float]
     coverage: Coverage
+    signature: str = ""
+    qrels_signature: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,11 +120,18 @@ class SparkResults:
             "measures": [str(m) for m in self.measures],
             "results": self.to_dicts(),
             "coverage": self.coverage(),
+            "ties": self.settings.ties,
+            "grades": self.settings.grades,
             "rules": self.settings.rules(),
+            "inputs": self.inputs(),
         }
         if per_query:
             out["per_query"] = self.to_dicts(per_query=True)
         return out
+
+    def inputs(self) -> dict[str, Any]:
+        """What the numbers were computed from (:func:`~serpeval.evaluation.results.input_signatures`)."""
+        return input_signatures(self.settings, self.runs)
 
     def to_local(self) -> Results:
         """Collect the per-query values into a local :class:`~serpeval.evaluation.results.Results`."""
@@ -131,7 +144,8 @@ class SparkResults:
             values = np.column_stack([rows[name].to_numpy() for name in names]) if names else \
                 np.zeros((rows.num_rows, 0))
             query_ids = np.array(rows["query_id"].to_pylist(), dtype=object)
-            runs.append(RunResult(run.name, run.name, query_ids, values, run.coverage))
+            runs.append(RunResult(run.name, run.name, query_ids, values, run.coverage, run.signature,
+                                  run.qrels_signature))
         return Results(self.measures, tuple(runs), self.settings)
 
     def unpersist(self) -> None:
