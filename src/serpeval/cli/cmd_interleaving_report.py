@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     if args.triggered:
         return _run_triggered(args, (teams[0], teams[1]))
     store_notes = _event_store(args)
+    if getattr(args, "store_multileave", None) is not None:
+        return _emit_multileave(args, store_notes)
     with engine_status(args.backend):
         report = analyze_interleaving_logs(
             args.logs,
@@ -140,7 +142,27 @@ def _event_store(args: argparse.Namespace) -> list[str]:
     read = read_event_logs(args.logs, args.experiment)
     args.logs, args.clicks = read.impressions, read.clicks
     args.store_counts = read.counts
+    args.store_multileave = read if len(read.rankers) > 2 else None
     return read.notes()
+
+
+def _emit_multileave(args: argparse.Namespace, store_notes: list[str]) -> int:
+    """A store whose experiment multileaves 3+ rankers: the pairwise preference matrix."""
+    from serpeval.serve.multileave import analyze_multileaved_events
+
+    if args.by or args.over_time:
+        raise OptionError("--by and --over-time apply to two rankers; this experiment multileaves "
+                          f"{len(args.store_multileave.rankers)} ({', '.join(args.store_multileave.rankers)}).")
+    result = analyze_multileaved_events(args.store_multileave, alpha=1 - args.confidence)
+    rows = result.to_dicts()
+    read = args.store_multileave
+    experiment = read.impressions.column("experiment")[0].as_py() if read.impressions.num_rows else None
+    title = (f"{experiment or read.source}: multileaving ({', '.join(read.methods)}) of "
+             f"{', '.join(read.rankers)}: pairwise preferences, sign tests with Holm's correction")
+    payload = {"experiment": experiment, "rankers": list(read.rankers), "methods": list(read.methods),
+               "impressions": result.analysis.impressions, "pairs": rows, "notes": store_notes,
+               "store": read.counts}
+    return emit(args, rows, store_notes, title, payload)
 
 
 def _run_triggered(args: argparse.Namespace, teams: tuple[str, str]) -> int:

@@ -30,7 +30,7 @@ from typing import Any
 from serpeval.core.errors import InputError
 from serpeval.online.events.store import is_postgres_url, open_store
 
-__all__ = ["EventLogs", "is_event_source", "read_event_logs", "read_records"]
+__all__ = ["EventLogs", "is_event_source", "read_event_logs", "read_records", "team_credits"]
 
 _NDJSON = (".ndjson", ".jsonl", ".json")
 
@@ -45,12 +45,17 @@ class EventLogs:
         source: where it was read from.
         counts: ``impressions read``, ``events read``, ``clicks read``, ``impressions used``,
             ``clicks used``, and each reason an impression or click was left out.
+        rankers: the interleaved impressions' ranker labels (``interleaving.rankers``; every
+            impression of the experiment has the same ones, else an error); empty for A/B.
+        methods: the interleaving methods of the impressions used, sorted.
     """
 
     impressions: Any
     clicks: Any
     source: str
     counts: dict[str, int] = field(default_factory=dict)
+    rankers: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
 
     def notes(self) -> list[str]:
         """One line per count, for the report."""
@@ -198,6 +203,8 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
               "clicks on excluded impressions": 0, "clicks that could not be placed": 0,
               "duplicate clicks (same event id)": 0}
     rows: dict[str, dict[str, Any]] = {}
+    ranker_lists: dict[tuple[str, ...], str] = {}  # each distinct rankers list -> the first impression with it
+    methods: set[str] = set()
     seen_excluded: set[str] = set()
     known: set[str] = set()
     for q in queries:
@@ -221,6 +228,9 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
         if design == "ab" and inter is not None:
             counts["interleaved impressions (not A/B)"] += 1
             continue
+        if inter is not None:
+            ranker_lists.setdefault(tuple(str(r) for r in inter.get("rankers") or ()), qid)
+            methods.add(str(inter.get("method")))
         stamp = q.get("timestamp")
         if not isinstance(stamp, dt.datetime):
             stamp = parse_timestamp(str(stamp), f"{label}: query {qid}")
@@ -263,6 +273,11 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
             counts["clicks that could not be placed"] += 1
             continue
         click_rows.append((qid, position))
+    if len(ranker_lists) > 1:
+        (first, at), (second, where) = list(ranker_lists.items())[:2]
+        raise InputError(f"{label}: experiment {experiment!r} interleaves different rankers in different "
+                         f"impressions ({list(first)} in {at}, {list(second)} in {where}); analyse one "
+                         "configuration per experiment name.")
     counts["impressions used"] = len(rows)
     counts["clicks used"] = len(click_rows)
     values = list(rows.values())
@@ -280,4 +295,39 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
     })
     clicks = pa.table({"impression_id": pa.array([c[0] for c in click_rows], pa.string()),
                        "position": pa.array([c[1] for c in click_rows], pa.int64())})
-    return EventLogs(impressions, clicks, label, counts)
+    rankers = next(iter(ranker_lists), ())
+    return EventLogs(impressions, clicks, label, counts, rankers, tuple(sorted(methods)))
+
+
+
+def team_credits(logs: EventLogs) -> Any:
+    """``[impressions, rankers]`` clicks credited to each ranker's team (``logs.rankers`` order).
+
+    Team draft (inter/multi)leaving: a click is credited to the team that put the clicked
+    document there (``interleaving.teams``); a ``shared`` document credits nobody. Row ``n`` is
+    the ``n``-th impression of ``logs.impressions``; an impression without a click is a zero row.
+    Refuses other methods: probabilistic multileaving's preferences are marginalised over the
+    coins, which the logged teams alone do not give.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not logs.rankers or logs.impressions.num_rows == 0:
+        raise InputError(f"{logs.source}: no interleaved impressions to analyse.")
+    if logs.methods != ("team_draft",):
+        raise InputError(f"{logs.source}: multileaving analysis from the logged teams needs team draft "
+                         f"impressions; found {', '.join(logs.methods)}.")
+    credits = np.zeros((logs.impressions.num_rows, len(logs.rankers)), dtype=np.float64)
+    clicks = logs.clicks
+    if clicks.num_rows:
+        teams = logs.impressions.column("teams").combine_chunks()
+        # every click of EventLogs is on a used impression, at a position within its list
+        row = pc.index_in(clicks.column("impression_id"),
+                          value_set=logs.impressions.column("impression_id")).to_numpy(zero_copy_only=False)
+        offsets = teams.offsets.to_numpy()
+        team = pc.take(teams.flatten(), pa.array(offsets[row] + clicks.column("position").to_numpy() - 1))
+        col = pc.index_in(team, value_set=pa.array(list(logs.rankers), pa.string()))
+        credited = col.is_valid().to_numpy(zero_copy_only=False)  # a shared document credits nobody
+        np.add.at(credits, (row[credited], col.to_numpy(zero_copy_only=False)[credited].astype(np.int64)), 1.0)
+    return credits
