@@ -53,7 +53,7 @@ from serpeval.core.errors import (
     MissingQueriesWarning,
     NothingEvaluatedError,
 )
-from serpeval.core.fingerprints import fingerprint, pair_key
+from serpeval.core.fingerprints import fingerprint, keep_run_signature, pair_key
 from serpeval.core.hash_index import KeyTable, Stored, StringTable, grades_in_groups
 from serpeval.core.id_codes import codes_in
 from serpeval.core.order import rank_order, sort_order
@@ -765,6 +765,8 @@ def _grades_compiled(index: QrelsIndex, run: Run, rows: _RankedRows) -> NDArray[
     order, sorted_codes = rows.order, rows.sorted_codes
     ranked = None if rows.in_file_order and len(order) == len(run) else order
     prints = fingerprint(run.doc_ids, ranked)
+    if len(order) == len(run):  # every row ranked: the run's signature from these fingerprints
+        keep_run_signature(run, index.query_ids, sorted_codes, prints, ranked)
     if native.first_repeat(prints, rows.offsets) >= 0:
         _check_duplicates(run, order, sorted_codes, pair_key(sorted_codes, prints))
     return _match_grades(index, run.doc_ids, sorted_codes, prints, ranked)

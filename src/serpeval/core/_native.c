@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SV_ABI 14
+#define SV_ABI 15
 #define MIX 0x9E3779B97F4A7C15ULL
 #define MIX2 0xC2B2AE3D27D4EB4FULL
 #define AHEAD 8 /* rows: the distance between the prefetch stages of sv_probe */
@@ -52,6 +52,35 @@ void sv_fingerprint(int64_t n, const int32_t *offsets, const uint8_t *data,
         if (codes) h ^= (uint64_t)(int64_t)codes[i] * MIX2;
         out[i] = h;
     }
+}
+
+/* The sum (mod 2^64) of the row hashes of serpeval.core.fingerprints.signature_part, one
+ * pass: row i has query fingerprint q = q_prints[q_codes[i]] (q_prints[i] without codes),
+ * doc fingerprint d_prints[i] and value values[v_order[i]] (values[i] without an order);
+ * r = fin(mix(mix(q * M ^ d) ^ bits(v + 0.0))), with row position first_row + i mixed in
+ * before fin when ordered. */
+static inline uint64_t sign_mix(uint64_t h) { h *= MIX; return h ^ (h >> 31); }
+
+uint64_t sv_sign_rows(int64_t n, const uint64_t *q_prints, const int32_t *q_codes,
+                      const uint64_t *d_prints, const double *values, const int64_t *v_order,
+                      int64_t ordered, int64_t first_row) {
+    uint64_t total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t q = q_codes ? q_prints[q_codes[i]] : q_prints[i];
+        double v = (v_order ? values[v_order[i]] : values[i]) + 0.0; /* -0.0 -> 0.0 */
+        uint64_t bits;
+        memcpy(&bits, &v, 8);
+        uint64_t h = sign_mix(q * MIX ^ d_prints[i]);
+        h = sign_mix(h ^ bits);
+        if (ordered) h = sign_mix(h ^ ((uint64_t)(first_row + i) * MIX2));
+        h ^= h >> 30;
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 27;
+        h *= 0x94D049BB133111EBULL;
+        h ^= h >> 31;
+        total += h;
+    }
+    return total;
 }
 
 /* Probe serpeval.core.hash_index.KeyTable (linear probing; slot_rows[slot] is a row or `empty`,

@@ -263,8 +263,9 @@ def _native_part(query_ids: Any, doc_ids: Any, values: Any, ordered: bool, first
 
     if isinstance(query_ids, Blocks):
         q = fingerprint(pa.chunked_array([query_ids.heads], pa.string()))
-        codes: NDArray[np.int32] | None = np.repeat(np.arange(len(q), dtype=np.int32), query_ids.lengths)
-        n_q = len(codes) if codes is not None else 0
+        block_codes = np.repeat(np.arange(len(q), dtype=np.int32), query_ids.lengths)
+        codes: NDArray[np.int32] | None = block_codes
+        n_q = len(block_codes)
     else:
         q, codes = _column_prints(query_ids), None
         n_q = len(q)
@@ -273,6 +274,25 @@ def _native_part(query_ids: Any, doc_ids: Any, values: Any, ordered: bool, first
     if not n_q == len(d) == len(v):
         raise ValueError(f"content_signature: columns of {n_q}, {len(d)} and {len(v)} rows")
     return native.sign_rows(q, codes, d, v, ordered=ordered, first_row=first_row), len(d)
+
+
+def keep_run_signature(run: Any, query_ids: pa.Array, query_codes: NDArray[np.integer],
+                       doc_prints: NDArray[np.uint64], order: NDArray[np.int64] | None) -> None:
+    """Sign a :class:`~serpeval.core.data.Run` from fingerprints its ranking computed anyway
+    and keep the signature for :func:`signature_of` (compiled kernels; nothing done where they
+    are not built or the run is signed already). Every row of the run must be given:
+    ``doc_prints[i]`` the fingerprint of the doc id of row ``order[i]`` (row ``i`` where
+    ``order`` is None) and ``query_ids[query_codes[i]]`` its query id. A sum of row hashes
+    does not depend on the rows' order, so this is :func:`content_signature` of the run."""
+    if "signature" in run._cache or not native.available():
+        return
+    if not len(doc_prints) == len(query_codes) == len(run) or (order is not None and len(order) != len(run)):
+        raise ValueError(f"keep_run_signature: {len(doc_prints)} fingerprints for a run of {len(run)} rows")
+    q = fingerprint(pa.chunked_array([query_ids], pa.string()))
+    codes = np.ascontiguousarray(query_codes, dtype=np.int32)
+    scores = np.ascontiguousarray(run.scores, dtype=np.float64)
+    order = None if order is None else np.ascontiguousarray(order, dtype=np.int64)
+    run._cache["signature"] = finish_signature(native.sign_rows(q, codes, doc_prints, scores, order), len(run))
 
 
 def finish_signature(total: int, rows: int) -> str:

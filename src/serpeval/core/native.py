@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-ABI = 14  # must equal SV_ABI in _native.c: a library built from older source is not used
+ABI = 15  # must equal SV_ABI in _native.c: a library built from older source is not used
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _P = ctypes.c_void_p
@@ -48,6 +48,8 @@ def library() -> ctypes.CDLL | None:
         return None
     lib.sv_fingerprint.argtypes = [_I, _P, _P, _P, _P, _P]
     lib.sv_fingerprint.restype = None
+    lib.sv_sign_rows.argtypes = [_I, _P, _P, _P, _P, _P, _I, _I]
+    lib.sv_sign_rows.restype = ctypes.c_uint64
     lib.sv_probe.argtypes = [_I, _P, _P, _P, _P, _P, _P, _I, _P, _P, _P, _P]
     lib.sv_probe.restype = None
     lib.sv_first_repeat.argtypes = [_P, _P, _I, _P]
@@ -108,6 +110,18 @@ def fingerprint(strings: Strings, out: NDArray[np.uint64], codes: NDArray[np.int
     lib = _loaded()
     n = strings.n if order is None else len(order)
     lib.sv_fingerprint(n, _address(strings.offsets), strings.data, _address(codes), _address(order), _address(out))
+
+
+def sign_rows(q_prints: NDArray[np.uint64], q_codes: NDArray[np.int32] | None, d_prints: NDArray[np.uint64],
+              values: NDArray[np.float64], v_order: NDArray[np.int64] | None = None, *, ordered: bool = False,
+              first_row: int = 0) -> int:
+    """The sum modulo 2^64 of the row hashes of
+    :func:`serpeval.core.fingerprints.signature_part` over ``len(d_prints)`` rows: row ``i``
+    has query fingerprint ``q_prints[q_codes[i]]`` (``q_prints[i]`` without codes), doc
+    fingerprint ``d_prints[i]`` and value ``values[v_order[i]]`` (``values[i]`` without an order)."""
+    n = len(d_prints)
+    return int(_loaded().sv_sign_rows(n, _address(q_prints), _address(q_codes), _address(d_prints),
+                                      _address(values), _address(v_order), int(ordered), first_row))
 
 
 def probe(keys: NDArray[np.uint64], strings: Strings, codes: NDArray[np.int32] | None,
