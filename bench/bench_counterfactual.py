@@ -70,9 +70,10 @@ def dl20() -> Pool | None:
     return perturbed(pool, "B", "B-swapped", swaps=1, rng=24)
 
 
-def run(reps: int, impressions: int, k: int, models: list[str], quick: bool) -> str:
+def run(reps: int, impressions: int, k: int, models: list[str], quick: bool,
+        estimators: list[str] | None = None, generated_only: bool = False) -> str:
     settings = [("generated", synthetic())]
-    real = dl20()
+    real = None if generated_only else dl20()
     if real is not None:
         settings.append(("dl20-doc bm25 / bm25+rm3", real))
     rows: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
@@ -90,7 +91,7 @@ def run(reps: int, impressions: int, k: int, models: list[str], quick: bool) -> 
             collected: dict[tuple[str, str], list[Any]] = defaultdict(list)
             for rep in range(reps):
                 log = simulate_log(pool, impressions, model, user_sd=USER_SD, rng=np.random.default_rng([rep, 99]))
-                res = counterfactual(log, lists, k=k)
+                res = counterfactual(log, lists, k=k, estimators=estimators)
                 for e in res.estimates:
                     collected[(e.candidate, e.estimator)].append(e)
             for (cand, est), items in collected.items():
@@ -125,9 +126,11 @@ def run(reps: int, impressions: int, k: int, models: list[str], quick: bool) -> 
             print(f"{label} / {model}: done ({time.time() - started:.0f} s)", flush=True)
     out = ["# Counterfactual estimators against the simulator's truth", "",
            f"`python bench/bench_counterfactual.py --reps {reps} --impressions {impressions} --k {k}"
-           f"{' --quick' if quick else ''}`: {reps} seeded logs per setting and click model, each a probabilistic "
-           f"interleaving (tau = 3) of A and B over {impressions:,} searches (5 per user, user logit shift "
-           f"N(0, {USER_SD})); metric: clicks on the top {k}; 95% cluster-robust intervals over users. "
+           f"{' --quick' if quick else ''}{' --estimators ' + ','.join(estimators) if estimators else ''}"
+           f"{' --generated-only' if generated_only else ''}`: {reps} seeded logs per setting and click model, "
+           f"each a probabilistic interleaving (tau = 3) of A and B over {impressions:,} searches (5 per user, "
+           f"user logit shift N(0, {USER_SD})); metric: clicks on the top {k}; 95% cluster-robust intervals "
+           "over users. "
            f"Click models: {', '.join(models)}. Settings: generated (100 queries, pool of 30 graded documents, "
            "A and B rank by grade + N(0, 1.5) / N(0, 1.0)); TREC DL 2020 documents (judged queries, qrels as "
            "the users' truth, A = bm25, B = bm25+RM3). Candidates: the union of A and B re-ranked by grade + "
@@ -160,9 +163,12 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--models", default="navigational,pbm")
     parser.add_argument("--quick", action="store_true", help="a smaller truth simulation (200k impressions)")
+    parser.add_argument("--estimators", default=None, help="comma-separated estimators (default: all)")
+    parser.add_argument("--generated-only", action="store_true", help="leave out the TREC DL 2020 setting")
     parser.add_argument("--out", default=str(HERE / "results" / "counterfactual.md"))
     args = parser.parse_args()
-    text = run(args.reps, args.impressions, args.k, args.models.split(","), args.quick)
+    text = run(args.reps, args.impressions, args.k, args.models.split(","), args.quick,
+               args.estimators.split(",") if args.estimators else None, args.generated_only)
     Path(args.out).write_text(text)
     print(text)
 
