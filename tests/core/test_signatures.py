@@ -133,6 +133,10 @@ def test_results_say_how_grades_were_read(tmp_path: Path) -> None:
     assert floats.settings.qrels_signature == ints.settings.qrels_signature
     assert floats.inputs()["rules"] != ints.inputs()["rules"]
     assert ints.means("a") == floats.means("a")
+    from serpeval.report.sections_offline import input_lines
+
+    assert "; grades float; " in input_lines(floats.inputs())[-1]            # the HTML report's Inputs lines
+    assert "; grades int; " in input_lines(ints.inputs())[-1]
 
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 doc-long-id-3 2\nq2 0 e1 1\nq2 0 e2 0\n"

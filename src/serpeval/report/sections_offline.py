@@ -404,7 +404,8 @@ def input_lines(inputs: Data) -> list[str]:
               + (f" (evaluated against qrels {r['qrels_signature']})"
                  if r.get("qrels_signature") and r["qrels_signature"] != qrels.get("signature") else "")
               for r in inputs.get("runs", [])]
-    lines.append(f"tie policy {inputs.get('ties')}; rules signature {inputs.get('rules')}; "
+    lines.append(f"tie policy {inputs.get('ties')}; grades {inputs.get('grades', 'int')}; "
+                 f"rules signature {inputs.get('rules')}; "
                  f"serpeval {inputs.get('serpeval')}")
     return lines
 
