@@ -99,3 +99,14 @@ def test_keep_run_signature_refuses_a_part_of_the_run(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="3 fingerprints for a run of 120 rows"):
         keep_run_signature(run, pa.array(["q1"]), np.zeros(3, np.int32), np.zeros(3, np.uint64), None)
     assert "signature" not in run._cache
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_columns_of_different_lengths_are_refused(monkeypatch: pytest.MonkeyPatch, compiled: bool) -> None:
+    if compiled and not native.available():
+        pytest.skip("the compiled kernels are not built")
+    if not compiled:
+        monkeypatch.setattr(native, "available", lambda: False)
+    blocks = Blocks(pa.array(["q1", "q2"], pa.string()), np.array([2, 1], dtype=np.int64))   # 3 rows
+    with pytest.raises(ValueError, match="columns of 3, 2 and 2 rows"):
+        signature_part(blocks, pa.chunked_array([["a", "b"]], pa.string()), np.ones(2))
