@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def test_no_module_writes_json_around_the_shared_writer() -> None:
     allowed = {SRC / "core" / "strict_json.py", SRC / "online" / "interleaving" / "_result.py",
                SRC / "io" / "tables.py"}
     offenders = [str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
-                 if path not in allowed and "json.dumps(" in path.read_text(encoding="utf-8")]
+                 if path not in allowed and re.search(r"(?<!\w)json\.dumps\(", path.read_text(encoding="utf-8"))]
     assert offenders == []
 
 
@@ -211,3 +212,23 @@ def test_ab_relative_effect_over_a_zero_control_is_null_with_its_reason(
     # and the HTML report reads the file back (a null relative effect draws no point)
     assert main(["report", "--ab", str(out), "-o", str(tmp_path / "r.html")]) == 0
     assert (tmp_path / "r.html").stat().st_size > 0
+
+
+@pytest.mark.parametrize("payload", [
+    {"b": [1, 2.5], "a": "é", "n": None},
+    {"a": np.int64(3), "c": np.array([1, 2]), "f": np.float32(0.5)},
+    {"p": float("nan"), "xs": [1.0, float("inf")], "deep": {"q": -float("inf")}},
+    [{"id": "d1", "score": np.float64(2.0)}, {"id": "d2", "score": float("nan")}],
+])
+def test_compact_is_the_strict_text_on_one_line(payload: object) -> None:
+    """compact() writes what dumps() writes, without spaces: the fast path (nothing to replace)
+    and the replacing path give the same document."""
+    from serpeval.core.strict_json import compact, dumps
+
+    text = compact(payload, sort_keys=True)
+    assert text == json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+    def no_bare_token(token: str) -> None:
+        raise AssertionError(f"bare {token} in {text}")
+
+    assert json.loads(text, parse_constant=no_bare_token) == json.loads(dumps(payload, indent=None, sort_keys=True))

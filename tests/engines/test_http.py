@@ -216,8 +216,8 @@ def test_config_files(tmp_path: Path) -> None:
     http = http_engine(config, {"field": "text"})
     assert http.params["field"] == "text"
     assert http.build_batch(["a", "b"], 3)["content"] == (
-        b'{}\n{"query": {"match": {"text": "a"}}, "size": 3, "_source": false}\n'
-        b'{}\n{"query": {"match": {"text": "b"}}, "size": 3, "_source": false}\n')
+        b'{}\n{"query":{"match":{"text":"a"}},"size":3,"_source":false}\n'
+        b'{}\n{"query":{"match":{"text":"b"}},"size":3,"_source":false}\n')
     as_json = tmp_path / "es.json"
     as_json.write_text(json.dumps({"preset": "vespa", "url": "http://h:8080"}))
     assert http_engine(load_engine_config(as_json)).build_request("q", 4)["json"]["hits"] == 4

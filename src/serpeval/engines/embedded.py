@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -51,6 +50,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from serpeval.core import strict_json
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, MissingExtraError, OptionError, ParseError
 from serpeval.engines.base import Hit
 
@@ -246,8 +246,8 @@ class EmbeddedIndex:
         tie_order = np.asarray(pc.array_sort_indices(pa.array(ids, pa.string()).cast(pa.binary()),
                                                      order="descending"), dtype=np.int64)
         digest = hashlib.sha256()
-        digest.update(json.dumps({"fields": fields, "stemmer": stemmer, "stopwords": stopwords,
-                                  "tokenizer": "bm25s"}, sort_keys=True).encode())
+        digest.update(strict_json.compact({"fields": fields, "stemmer": stemmer, "stopwords": stopwords,
+                                           "tokenizer": "bm25s"}, sort_keys=True).encode())
         for doc, text in zip(ids, texts, strict=True):
             digest.update(doc.encode("utf-8", "surrogatepass") + b"\x00" + text.encode("utf-8", "surrogatepass")
                           + b"\x01")
@@ -446,8 +446,8 @@ class BM25Engine:
 
     def config_hash(self) -> str:
         """Digest of the engine kind, its parameters and the index (ids, text, tokeniser)."""
-        text = json.dumps({"engine": "embedded-bm25", "params": dict(self.params), "index": self.index.fingerprint},
-                          sort_keys=True)
+        text = strict_json.compact({"engine": "embedded-bm25", "params": dict(self.params),
+                                   "index": self.index.fingerprint}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def search(self, query: str, k: int) -> list[Hit]:

@@ -52,6 +52,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from serpeval.core import strict_json
 from serpeval.core.errors import InputError, OptionError, SerpevalError
 from serpeval.engines.base import Hit
 
@@ -263,9 +264,8 @@ class HttpEngine:
 
     def config_hash(self) -> str:
         """Digest of the URL, the request template, the response paths and the parameters."""
-        text = json.dumps({"engine": "http", "url": self.url, "request": self._request, "batch": self._batch,
-                           "response": self._response, "params": dict(self.params)},
-                          sort_keys=True, default=str)
+        text = strict_json.compact({"engine": "http", "url": self.url, "request": self._request, "batch": self._batch,
+                                    "response": self._response, "params": dict(self.params)}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     # ------------------------------------------------------------------ requests
@@ -289,8 +289,8 @@ class HttpEngine:
         lines = []
         for query in queries:
             values = {**self.params, "query": query, "size": k}
-            lines.append(json.dumps(_substitute(self._batch.get("header", {}), values)))
-            lines.append(json.dumps(_substitute(self._request.get("body", {}), values)))
+            lines.append(strict_json.compact(_substitute(self._batch.get("header", {}), values)))
+            lines.append(strict_json.compact(_substitute(self._request.get("body", {}), values)))
         path = _substitute(self._batch["path"], dict(self.params))
         return {"method": "POST", "url": self.url + path, "content": ("\n".join(lines) + "\n").encode(),
                 "headers": {"Content-Type": "application/x-ndjson"}}
@@ -506,7 +506,7 @@ class HttpEngine:
         headers = {**self.headers, **(request.get("headers") or {})}
         body = request.get("content")
         if "json" in request:
-            body = json.dumps(request["json"]).encode()
+            body = strict_json.compact(request["json"]).encode()
             headers.setdefault("Content-Type", "application/json")
         try:
             response = pool.request(request["method"], url, body=body, headers=headers or None, retries=False,
@@ -629,7 +629,7 @@ class HttpEngine:
                 self._cache[key] = pairs
             if self.cache_path is not None:
                 with self.cache_path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps({"key": key, "query": query, "k": k, "hits": pairs}) + "\n")
+                    handle.write(strict_json.compact({"key": key, "query": query, "k": k, "hits": pairs}) + "\n")
 
 
 class _Retryable(EngineError):
@@ -749,6 +749,6 @@ def _text(value: Any) -> str:
 
 
 def _short(value: Any, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = value if isinstance(value, str) else strict_json.quote(value)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "..."

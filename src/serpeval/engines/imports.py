@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serpeval.core import strict_json
 from serpeval.core.errors import DuplicateError, EmptyInputError, OptionError, ParseError
 
 __all__ = ["FORMATS", "Imported", "read_external"]
@@ -98,7 +99,8 @@ class Imported:
         if self.groups:
             written.append(write_text(base + ".groups.tsv", "".join(f"{q}\t{g}\n" for q, g in self.groups.items())))
         if self.hints:
-            written.append(write_text(base + ".hints.json", json.dumps(self.hints, indent=2, sort_keys=True) + "\n"))
+            hints = strict_json.dumps(self.hints, indent=2, sort_keys=True) + "\n"
+            written.append(write_text(base + ".hints.json", hints))
         return written
 
 

@@ -17,7 +17,6 @@ run file carries its provenance; :meth:`Retrieval.sidecar` has the rest (paramet
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from serpeval.core import strict_json
 from serpeval.core.data import Run
 from serpeval.core.errors import EmptyInputError, InputError, OptionError
 from serpeval.core.progress import progress_callback
@@ -124,7 +124,8 @@ class Retrieval:
             write_trec_run(self.run, temporary)
         if sidecar:
             with atomic_path(target.with_name(target.name + ".json")) as temporary:
-                temporary.write_text(json.dumps(self.sidecar(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+                text = strict_json.dumps(self.sidecar(), indent=2, sort_keys=True)
+                temporary.write_text(text + "\n", encoding="utf-8")
         return target
 
     def _repr_html_(self) -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serpeval.core import strict_json
 from serpeval.core.errors import InputError
 from serpeval.online.events.store import is_postgres_url, open_store
 
@@ -246,7 +247,7 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
         if e.get("action_name") != "click":
             continue
         counts["clicks read"] += 1
-        eid = e.get("event_id") or json.dumps(e, sort_keys=True)
+        eid = e.get("event_id") or strict_json.compact(e, sort_keys=True)
         if eid in seen_events:
             counts["duplicate clicks (same event id)"] += 1
             continue

@@ -41,11 +41,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from serpeval.core import strict_json
 from serpeval.core.errors import InputError, require
 
 __all__ = [
@@ -272,7 +272,7 @@ def fast_valid(event: Any) -> bool:
 
 
 def _canonical(event: dict[str, Any]) -> str:
-    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return strict_json.compact(event, sort_keys=True)
 
 
 def validate_events(payload: Any, *, max_batch: int = 1000) -> list[EventRow]:

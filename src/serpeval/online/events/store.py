@@ -33,7 +33,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import datetime as dt
-import json
 import queue
 import threading
 import time
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serpeval.core import strict_json
 from serpeval.core.errors import InputError, SerpevalError, require
 from serpeval.online.events.schema import EventRow
 
@@ -110,8 +110,8 @@ def query_row(record: dict[str, Any]) -> tuple[Any, ...]:
     return (
         record["query_id"], record.get("application"), record.get("client_id"), record.get("user_id"),
         record.get("session_id"), record["user_query"], parse_timestamp(record["timestamp"], "query"),
-        json.dumps(record["query_response_hit_ids"], separators=(",", ":")),
-        json.dumps(attributes, separators=(",", ":")), attributes.get("experiment"), attributes.get("variant"),
+        strict_json.compact(record["query_response_hit_ids"]),
+        strict_json.compact(attributes), attributes.get("experiment"), attributes.get("variant"),
         attributes.get("interleaving") is not None and not attributes.get("excluded"),
     )
 
