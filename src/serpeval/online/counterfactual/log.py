@@ -181,15 +181,8 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
     encoded = pc.dictionary_encode(key)
     context = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     first = np.unique(context, return_index=True)[1]
-    context_rankings_str = rankings.take(pa.array(first)).to_pylist()
     queries = query.take(pa.array(first)).to_pylist()
-    ctx_docs: list[list[str]] = []
-    ctx_rankings: list[list[list[int]]] = []
-    for ranks in context_rankings_str:  # one per context (query), not per impression
-        docs = list(dict.fromkeys(str(d) for r in ranks for d in r))
-        code = {d: i for i, d in enumerate(docs)}
-        ctx_docs.append(docs)
-        ctx_rankings.append([[code[str(d)] for d in r] for r in ranks])
+    ctx_docs, ctx_rankings, ctx_keys, ctx_codes = _context_tables(rankings.take(pa.array(first)))
     # shown documents as local codes
     shown_col = table.column("shown").combine_chunks()
     lengths = pc.fill_null(pc.list_value_length(shown_col), 0).to_numpy(zero_copy_only=False)
@@ -198,8 +191,6 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
         raise InputError(f"{name}: no impression shows a document (column shown is empty).")
     row = np.repeat(np.arange(n), lengths)
     slot = np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    ctx_keys = pa.array([f"{c}{_SEP}{d}" for c, docs in enumerate(ctx_docs) for d in docs], pa.string())
-    ctx_codes = np.array([i for docs in ctx_docs for i in range(len(docs))], dtype=np.int64)
     cell_keys = pc.binary_join_element_wise(pa.array(context[row].astype(str)),
                                             shown_col.flatten().cast(pa.string()), _SEP)
     where = pc.index_in(cell_keys, value_set=ctx_keys)
@@ -240,6 +231,49 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
               if "propensity" in columns else None)
     return CounterfactualLog(design, [str(q) for q in queries], ctx_docs, ctx_rankings, context,
                              unit.astype(np.int64), shown, clicks, tau, shares, experiment, name, skipped, logged)
+
+
+def _lengths(lists: pa.Array) -> NDArray[np.int64]:
+    import pyarrow.compute as pc
+
+    return np.asarray(pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _context_tables(rankings: pa.Array) -> tuple[list[list[str]], list[list[list[int]]], pa.Array,
+                                                 NDArray[np.int64]]:
+    """The per-context document tables, in one pass over all contexts' rankings (no loop per context).
+
+    ``rankings``: one ``list<list<doc>>`` per context. Returns, per context, its documents (the
+    union of its rankings in first-seen order: local code = index), its rankings as local
+    codes, and over all contexts the keys ``"{context}\x1f{doc}"`` with each key's local code.
+    A doc's local code is its first occurrence's rank among the context's distinct documents:
+    ``dictionary_encode`` numbers distinct keys in first-seen order, and the flattened
+    elements are context-major, so a context's keys are consecutive codes from its first.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n_ctx = len(rankings)
+    outer_len = _lengths(rankings)
+    inner = rankings.flatten()
+    inner_len = _lengths(inner)
+    docs = inner.flatten().cast(pa.string())
+    elem_ctx = np.repeat(np.repeat(np.arange(n_ctx, dtype=np.int64), outer_len), inner_len)
+    encoded = pc.dictionary_encode(pc.binary_join_element_wise(pa.array(elem_ctx.astype(str)), docs, _SEP))
+    key = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    distinct, first = np.unique(key, return_index=True)
+    key_ctx = elem_ctx[first]  # the context of each distinct key (codes 0..n_keys-1 in order)
+    per_ctx = np.bincount(key_ctx, minlength=n_ctx)
+    starts = np.cumsum(per_ctx) - per_ctx
+    local = distinct - starts[key_ctx]
+
+    def offsets(lengths: NDArray[np.int64]) -> pa.Array:
+        return pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+
+    ctx_docs = pa.ListArray.from_arrays(offsets(per_ctx), docs.take(pa.array(first))).to_pylist()
+    coded = pa.ListArray.from_arrays(offsets(inner_len), pa.array(local[key], pa.int64()))
+    ctx_rankings = pa.ListArray.from_arrays(offsets(outer_len), coded).to_pylist()
+    return ctx_docs, ctx_rankings, encoded.dictionary.cast(pa.string()), local.astype(np.int64)
 
 
 def _as_table(log: Any, source: str | None) -> tuple[pa.Table, str]:
