@@ -1,4 +1,5 @@
-"""``serpeval generate-logs DIR --users N [--effect 0.05] [--interleaving]``: a simulated log."""
+"""``serpeval generate-logs DIR --users N [--effect 0.05] [--interleaving [team_draft|probabilistic]]``:
+a simulated log."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from serpeval.cli._args import FINITE, NON_NEGATIVE_INT, POSITIVE_INT, output_folder, real
 from serpeval.cli.commands import summary
 from serpeval.cli.progress import bar
-from serpeval.core.errors import OutputError
+from serpeval.core.errors import OptionError, OutputError
 
 
 def register(sub: Any) -> None:
@@ -41,9 +42,17 @@ def register(sub: Any) -> None:
                    help="also write a pre-period of this many days (default 0: none)")
     p.add_argument(
         "--interleaving",
-        action="store_true",
-        help="an interleaving log (team draft of ranker A and a better ranker B)",
+        nargs="?",
+        const="team_draft",
+        default=None,
+        choices=("team_draft", "probabilistic"),
+        metavar="{team_draft,probabilistic}",
+        help="an interleaving log of ranker A and a better ranker B: team draft (the default when "
+        "the flag has no value), or probabilistic interleaving, whose log records the logging "
+        "rankings, tau and each list's exact propensity (what serpeval counterfactual reads)",
     )
+    p.add_argument("--tau", type=real(above=0.0), default=None,
+                   help="--interleaving probabilistic: the softmax steepness (default 3)")
     p.add_argument(
         "--changed-queries",
         type=real(above=0.0),
@@ -54,7 +63,7 @@ def register(sub: Any) -> None:
         "(default 1: every query)",
     )
     p.add_argument("--ignore-shared", action="store_true",
-                   help="--interleaving: draft with team draft's ignore_shared (shared picks on no team)")
+                   help="--interleaving team_draft: draft with team draft's ignore_shared (shared picks on no team)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="random seed (default 0)")
     p.add_argument("--force", action="store_true",
                    help="replace a log already in the folder (refused by default)")
@@ -80,6 +89,12 @@ def refuse_existing(folder: str, force: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from serpeval.online.simulation.generate import LogGenerator
 
+    if args.tau is not None and args.interleaving != "probabilistic":
+        raise OptionError(f"--tau {args.tau:g} applies to probabilistic interleaving only; add "
+                          "--interleaving probabilistic, or leave --tau out.")
+    if args.ignore_shared and args.interleaving != "team_draft":
+        raise OptionError("--ignore-shared is a team-draft option; use it with --interleaving (team_draft), "
+                          "or leave it out.")
     refuse_existing(args.folder, args.force)
     experiments: int | tuple[str, ...] = (
         args.experiments if args.experiments != 1 else ("ranker-v2",)
@@ -93,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
         impressions_per_user=args.impressions_per_user,
         days=args.days,
         pre_days=args.pre_days,
-        interleaving=args.interleaving,
+        interleaving=args.interleaving or False,
+        tau=3.0 if args.tau is None else args.tau,
         noise_b=1.0 if args.interleaving or args.changed_queries < 1 else None,
         changed_queries=args.changed_queries,
         ignore_shared=args.ignore_shared,

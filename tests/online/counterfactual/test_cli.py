@@ -59,3 +59,36 @@ def test_bad_log_is_one_line(files, tmp_path, capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "no logging propensities" in err[0]
+
+
+def test_generate_logs_probabilistic_then_counterfactual(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs' workflow from the CLI: generate-logs --interleaving probabilistic writes a log that
+    serpeval counterfactual reads (logged propensities checked against the recomputed ones)."""
+    from serpeval.online.counterfactual import read_log
+    from serpeval.online.interleaving import propensities
+
+    folder = tmp_path / "pil"
+    assert main(["generate-logs", str(folder), "--users", "100", "--interleaving", "probabilistic",
+                 "--tau", "2", "--seed", "3"]) == 0
+    table = pq.read_table(folder / "impressions.parquet")
+    log = read_log(table)
+    assert log.design == "probabilistic"
+    assert log.tau == 2.0
+    row = table.slice(7, 1).to_pylist()[0]
+    want = propensities(row["logging_rankings"], row["shown"], tau=2.0).list_probability
+    assert row["propensity"] == pytest.approx(want, rel=1e-12)
+    run = tmp_path / "B.run"  # ranker B: the second logging ranking of each query
+    first = {}
+    for q, r in zip(table.column("query_id").to_pylist(), table.column("logging_rankings").to_pylist(), strict=True):
+        first.setdefault(q, r[1])
+    run.write_text("".join(f"{q} Q0 {d} {i + 1} {20 - i} B\n" for q, docs in first.items() for i, d in enumerate(docs)))
+    capsys.readouterr()
+    assert main(["counterfactual", str(folder / "impressions.parquet"), "-c", str(run), "-k", "3", "-f", "json",
+                 "--estimator", "interleaved", "--estimator", "snips"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {e["estimator"] for e in payload["estimates"]} == {"interleaved", "snips"}
+    # team draft stays the flag's default; --tau is refused without probabilistic interleaving
+    assert main(["generate-logs", str(tmp_path / "td"), "--users", "200", "--interleaving"]) == 0
+    assert "logging_design" not in pq.read_table(tmp_path / "td" / "impressions.parquet").column_names
+    assert main(["generate-logs", str(tmp_path / "x"), "--users", "200", "--interleaving", "--tau", "2"]) != 0
+    assert "--tau 2 applies to probabilistic interleaving only" in capsys.readouterr().err
