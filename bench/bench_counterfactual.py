@@ -119,7 +119,7 @@ def run(reps: int, impressions: int, k: int, models: list[str], quick: bool,
                 se = float(np.mean([(e.effect_high - e.effect_low) / (2 * 1.959963984540054) for e in got]))
                 per_setting.append(
                     f"| {label} | {model} | {cand} | {est} | {t_value:.4f} | {bias:+.4f} ± {mc:.4f} | "
-                    f"{cover:.1%} | {len(items) - len(got)}/{len(items)} |")
+                    f"{cover:.1%} | {t_effect:+.4f} | {se:.4f} | {len(items) - len(got)}/{len(items)} |")
                 if cand != "A" and abs(t_effect) > 2 * se:
                     sign_total[f"{est} | {model}"] += len(got)
                     sign_right[f"{est} | {model}"] += int(np.sum(np.sign([e.effect for e in got]) == np.sign(t_effect)))
@@ -150,8 +150,9 @@ def run(reps: int, impressions: int, k: int, models: list[str], quick: bool,
         out.append(f"| {est} | {cov:.1%} of {est_n:,} | {e_cov:.1%} of {e_n:,} | {sum(r['refused'])}/{sum(r['n'])} "
                    f"| {thin} | {sign} |")
     out += ["", "## Per setting, candidate and estimator", "",
-            "| setting | click model | candidate | estimator | truth | bias ± MC error | coverage | refused |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |", *per_setting, "",
+            "| setting | click model | candidate | estimator | truth | bias ± MC error | coverage | true effect "
+            "vs A | effect SE (mean) | refused |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", *per_setting, "",
             f"Total time {time.time() - started:.0f} s."]
     return "\n".join(out) + "\n"
 
