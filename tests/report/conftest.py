@@ -153,9 +153,13 @@ def chromium_path() -> str | None:
             or shutil.which("chromium-browser"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium for the session, driven by Playwright (never a downloaded browser)."""
+    """One headless Chromium for a test module, driven by Playwright (never a downloaded browser).
+
+    Module scope, not session: while Playwright's synchronous API is open, its event loop counts
+    as running in the main thread, so a later test in the same worker that calls asyncio.run()
+    (serpeval serve and its tests) would fail with "cannot be called from a running event loop"."""
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="playwright is not installed (pip install '.[test]')")
     executable = chromium_path()
