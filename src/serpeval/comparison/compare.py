@@ -37,6 +37,7 @@ import numpy as np
 from serpeval.comparison.paired import (
     align_queries,
     canonical_test,
+    check_evaluation_fields,
     paired_test,
     test_scale,
     wins_ties_losses,
@@ -58,7 +59,7 @@ from serpeval.comparison.results import (
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.core.options import check_rng, resolve, set_field
-from serpeval.core.ties import TiePolicy, check_ties
+from serpeval.core.ties import TiePolicy
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
@@ -143,7 +144,6 @@ class CompareOptions:
     """The column of a JSONL or Parquet groups file that holds the group (None: ``group``/``groups``)."""
 
     def __post_init__(self) -> None:
-        from serpeval.ranking import MISSING_POLICIES
         from serpeval.stats.multiplicity import canonical_correction
 
         if not (self.baseline is None or isinstance(self.baseline, (str, int))) or isinstance(self.baseline, bool):
@@ -159,13 +159,7 @@ class CompareOptions:
         set_field(self, "n_resamples", check_resamples(self.n_resamples, "n_resamples"))
         check_rng(self.rng)
         set_field(self, "strict", bool(self.strict))
-        if self.missing not in MISSING_POLICIES:
-            raise OptionError(f"missing must be one of {', '.join(MISSING_POLICIES)}; got {self.missing!r}.")
-        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int)
-                                       or self.depth <= 0):
-            raise OptionError(f"depth must be a positive number of docs; got {self.depth}.")
-        set_field(self, "judged_only", bool(self.judged_only))
-        set_field(self, "ties", check_ties(self.ties))
+        check_evaluation_fields(self)
         set_field(self, "group_correction", canonical_correction(self.group_correction))
         if self.group_column is not None and not isinstance(self.group_column, str):
             raise OptionError(f"group_column must be a column name; got {self.group_column!r}.")

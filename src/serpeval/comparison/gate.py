@@ -47,6 +47,7 @@ from serpeval.comparison.paired import (
     TIE_TOLERANCE,
     align_queries,
     canonical_test,
+    check_evaluation_fields,
     paired_test,
     wins_ties_losses,
 )
@@ -55,7 +56,7 @@ from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.core.options import check_rng, resolve, set_field
 from serpeval.core.tabular import Tabular
-from serpeval.core.ties import TiePolicy, check_ties
+from serpeval.core.ties import TiePolicy
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
@@ -390,7 +391,6 @@ class GateOptions:
     """The tie policy of the evaluation (:func:`serpeval.evaluate`; ``gate`` only)."""
 
     def __post_init__(self) -> None:
-        from serpeval.ranking import MISSING_POLICIES
 
         parse_max_drop(self.max_drop, self.relative)
         set_field(self, "relative", bool(self.relative))
@@ -403,13 +403,7 @@ class GateOptions:
         if isinstance(self.top, bool) or not isinstance(self.top, (int, np.integer)) or self.top < 0:
             raise OptionError(f"top must be an integer >= 0; got {self.top!r}.")
         set_field(self, "strict", bool(self.strict))
-        if self.missing not in MISSING_POLICIES:
-            raise OptionError(f"missing must be one of {', '.join(MISSING_POLICIES)}; got {self.missing!r}.")
-        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int)
-                                       or self.depth <= 0):
-            raise OptionError(f"depth must be a positive number of docs; got {self.depth}.")
-        set_field(self, "judged_only", bool(self.judged_only))
-        set_field(self, "ties", check_ties(self.ties))
+        check_evaluation_fields(self)
 
     @property
     def drop(self) -> MaxDrop:

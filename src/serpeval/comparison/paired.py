@@ -23,7 +23,15 @@ if TYPE_CHECKING:
     from serpeval.stats.bootstrap import BootstrapInterval
     from serpeval.stats.validation import Alternative
 
-__all__ = ["TIE_TOLERANCE", "align_queries", "canonical_test", "paired_test", "test_scale", "wins_ties_losses"]
+__all__ = [
+    "TIE_TOLERANCE",
+    "align_queries",
+    "canonical_test",
+    "check_evaluation_fields",
+    "paired_test",
+    "test_scale",
+    "wins_ties_losses",
+]
 
 #: Differences smaller than this are ties (values from the same kernel on equal rankings
 #: are bit-identical; this only absorbs rounding in sums).
@@ -109,3 +117,25 @@ def test_scale(measures: tuple[Measure, ...], values: NDArray[np.float64]) -> ND
         if m.spec.aggregate == "gmean":
             out[:, j] = np.log(np.maximum(values[:, j], GMEAN_FLOOR))
     return out
+
+
+def check_evaluation_fields(options: Any) -> None:
+    """Check the evaluation fields that :class:`CompareOptions` and :class:`GateOptions` share
+    (``missing``, ``depth``, ``judged_only``, ``ties``), storing them canonical.
+
+    Raises:
+        OptionError: an unknown missing-query policy or tie policy, a depth that is not a
+            positive integer.
+    """
+    from serpeval.core.errors import OptionError
+    from serpeval.core.options import set_field
+    from serpeval.core.ties import check_ties
+    from serpeval.ranking import MISSING_POLICIES
+
+    if options.missing not in MISSING_POLICIES:
+        raise OptionError(f"missing must be one of {', '.join(MISSING_POLICIES)}; got {options.missing!r}.")
+    depth = options.depth
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0):
+        raise OptionError(f"depth must be a positive number of docs; got {depth}.")
+    set_field(options, "judged_only", bool(options.judged_only))
+    set_field(options, "ties", check_ties(options.ties))
