@@ -11,11 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import DATA, need
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, OptionError, ParseError
 from serpeval.engines import Engine, Hit
-from serpeval.engines.embedded import BM25_DEFAULTS, EmbeddedIndex, parse_params
+from serpeval.engines.embedded import BM25_DEFAULTS, BM25_METHODS, EmbeddedIndex, parse_params
 
 CRANFIELD = DATA / "cranfield"
 
@@ -254,3 +256,41 @@ def test_top_k_equals_a_stable_sort_with_ties() -> None:
         scores[rng.random((20, n)) < 0.3] = -np.inf
         expected = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         assert np.array_equal(_top_k(scores, k), expected), (n, k)
+
+
+def test_search_of_one_query_equals_the_batch_path_bit_for_bit_on_cranfield(cranfield) -> None:
+    """``search`` (serve's per-request path, no sparse product) gives the hits and float scores
+    of ``rank`` for every method, k from 1 to past the corpus, topics and word salads with
+    repeated, unknown and stop words."""
+    import random
+
+    index, topics = cranfield
+    queries = list(topics.values())
+    words = " ".join(queries).split()
+    rnd = random.Random(7)
+    queries += [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 25))) for _ in range(120)]
+    queries += ["", "zzzz qqqq", "the of and", "flow flow flow flow"]
+    compared = 0
+    for method, k1, b in [("lucene", 1.2, 0.75), ("lucene", 1.2, 0.3), ("robertson", 0.9, 0.4), ("atire", 2.0, 1.0),
+                          ("bm25l", 0.5, 0.0), ("bm25+", 1.5, 0.3)]:
+        engine = index.engine(k1=k1, b=b, method=method)
+        for k in (1, 10, 100, 2000):
+            for query, hits in zip(queries, engine.rank(queries, k).hits(), strict=True):
+                assert engine.search(query, k) == hits, (method, k, query)
+                compared += len(hits)
+    assert compared > 500_000
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "dd", "e", "ff"]), max_size=8), min_size=1, max_size=30),
+       st.lists(st.sampled_from(["a", "b", "c", "dd", "zz"]), max_size=6), st.integers(1, 40),
+       st.sampled_from(BM25_METHODS))
+def test_search_equals_the_batch_path_on_tie_heavy_corpora(texts: list[list[str]], query: list[str], k: int,
+                                                           method: str) -> None:
+    """Tiny vocabularies make many documents score the same: the tie order (doc id descending)
+    must come out of ``search`` exactly as out of ``rank``."""
+    docs = [{"docid": f"d{i * 7 % 31}-{i}", "text": " ".join(t)} for i, t in enumerate(texts)]
+    index = EmbeddedIndex.build(docs, stemmer=None, stopwords=None)
+    engine = index.engine(method=method)
+    text = " ".join(query)
+    assert engine.search(text, k) == engine.rank([text], k).hits()[0]

@@ -340,6 +340,25 @@ class EmbeddedIndex:
                                shape=counts.shape)
         return matrix, nonoccurrence
 
+    def query_terms(self, query: str) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """One query's known term ids, ascending, and their float32 counts (the column
+        :meth:`query_matrix` builds for it)."""
+        tokens = self._tokenizer.tokenize([query], update_vocab=False, show_progress=False, return_as="ids")[0]
+        ids = np.asarray(tokens, dtype=np.int64)
+        ids = ids[ids != self._vocab[""]]
+        terms, counts = np.unique(ids, return_counts=True)
+        return terms, counts.astype(np.float32)
+
+    @property
+    def tie_position(self) -> NDArray[np.int64]:
+        """Each document's place in the tie order (doc id descending): ``tie_position[tie_order] = arange``."""
+        position = self.__dict__.get("_tie_position")
+        if position is None:
+            position = np.empty(len(self._tie_order), np.int64)
+            position[self._tie_order] = np.arange(len(self._tie_order))
+            self.__dict__["_tie_position"] = position
+        return position
+
     def query_matrix(self, queries: Sequence[str]) -> Any:
         """``vocab x n_queries`` float32 counts of each query's tokens (unknown words dropped)."""
         import scipy.sparse as sp
@@ -451,7 +470,45 @@ class BM25Engine:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def search(self, query: str, k: int) -> list[Hit]:
-        return self.rank([query], k).hits()[0]
+        """The top ``k`` hits of one query: the same hits and scores as ``rank([query], k)``,
+        bit for bit, computed without the sparse-matrix machinery (what ``serve`` calls per
+        request; a third of the CPU time on Cranfield).
+
+        The batch path multiplies the weights by the query's term counts in float32, term by
+        term in ascending term id, and scipy accumulates each document's score in float32;
+        this path does the same additions in the same order, so the float32 scores are equal
+        and so is the order (score descending, then the index's tie order).
+        """
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise OptionError(f"k={k!r}: the number of hits per query must be an integer >= 1.")
+        index = self.index
+        terms, counts = index.query_terms(query)
+        if len(terms) == 0:
+            return []
+        weights = self._weights
+        scores = np.zeros(len(index), np.float32)
+        holds_a_term = np.zeros(len(index), bool)
+        bounds = zip(weights.indptr[terms].tolist(), weights.indptr[terms + 1].tolist(), counts, strict=True)
+        for term_start, term_end, count in bounds:
+            rows = weights.indices[term_start:term_end]
+            scores[rows] += count * weights.data[term_start:term_end]
+            holds_a_term[rows] = True
+        if self._nonoccurrence is not None:
+            shift = np.float32(0.0)
+            for term, count in zip(terms.tolist(), counts, strict=True):
+                shift += count * self._nonoccurrence[term]
+            scores += shift
+        matched = np.flatnonzero(holds_a_term)
+        values = scores[matched].astype(np.float64)
+        k = min(int(k), len(matched))
+        if len(matched) > 4 * k:  # keep what can be in the top k (every value tied with the k-th too)
+            kth = -np.partition(-values, k - 1)[k - 1]
+            keep = values >= kth
+            matched, values = matched[keep], values[keep]
+        top = np.lexsort((index.tie_position[matched], -values))[:k]
+        docs = matched[top]
+        ids = index.doc_ids
+        return [Hit(ids[d], s) for d, s in zip(docs.tolist(), scores[docs].astype(np.float64).tolist(), strict=True)]
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         return self.rank(queries, k).hits()
