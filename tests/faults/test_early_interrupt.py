@@ -86,3 +86,23 @@ def test_console_scripts(script: str, delay: float, inputs: Inputs, tmp_path: Pa
     args = [str(inputs.qrels), str(inputs.run)]
     argv = [str(path), *(["evaluate", *args, "-o", str(tmp_path / "out.tsv")] if script == "serpeval" else args)]
     _assert_clean(*_interrupt_early(argv, delay, tmp_path / "err"))
+
+
+def test_an_interrupt_handled_inside_a_callers_process_leaves_its_sigint_alone() -> None:
+    """``serpeval.cli.main`` called from Python (here: pytest's process) and interrupted says
+    ``interrupted``, 130, but does not set SIGINT to ignored: an ignored SIGINT is inherited
+    by every child process started afterwards, which Ctrl-C could then no longer stop (a
+    test that signalled a child hung for 60 s after another test had been interrupted
+    in-process on the same xdist worker)."""
+    from serpeval.cli.failures import handle, interrupted
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert interrupted() == 130
+        assert handle(KeyboardInterrupt(), "serpeval evaluate: error:") == 130
+        assert signal.getsignal(signal.SIGINT) is before
+        child = subprocess.run([sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT))"],
+                               capture_output=True, text=True, check=True)
+        assert "default_int_handler" in child.stdout, child.stdout
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -37,6 +37,7 @@ import errno
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -284,8 +285,14 @@ def _say(line: str) -> None:
 
 
 def interrupted() -> int:
-    """Say ``interrupted`` on stderr and return 130 (128 + SIGINT), ignoring further Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Say ``interrupted`` on stderr and return 130 (128 + SIGINT). As the program, further
+    Ctrl-C is ignored while the process exits. Inside a caller's process (``serpeval.cli.main``
+    called from Python, a test runner) SIGINT is left alone: an ignored SIGINT is inherited by
+    every child process started afterwards, which then cannot be interrupted."""
+    from serpeval.cli.teardown import running_as_program
+
+    if running_as_program() and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.stderr is not None:
         print("interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
