@@ -291,6 +291,8 @@ def test_query_matching_nothing(tmp_path: Path, small_corpus: Path, quick_backen
     ("/search?q=", 400, "parameter q is required (e.g. /search?q=...)."),
     ("/search?q=" + "x" * 1025, 400, "parameter q is 1025 characters long; at most 1024."),
     ("/search?q=a&user=" + "u" * 101, 400, "parameter user is 101 characters long; at most 100."),
+    ("/search?q=a%00b", 400, "parameter q holds a NUL character (%00); remove it."),
+    ("/search?q=a&session=s%00", 400, "parameter session holds a NUL character (%00); remove it."),
     ("/search?q=a&experiment=other", 404, "unknown experiment 'other'; this service runs 'quickstart'."),
     ("/nowhere", 404, "GET /nowhere: no such route; see /openapi.json."),
 ])

@@ -84,6 +84,8 @@ def _text_param(params: Any, name: str, limit: int, required: bool = False) -> s
         return None
     if len(value) > limit:
         raise InputError(f"parameter {name} is {len(value)} characters long; at most {limit}.")
+    if "\x00" in value:  # PostgreSQL's text cannot hold it: the impression could not be stored
+        raise InputError(f"parameter {name} holds a NUL character (%00); remove it.")
     return str(value)
 
 

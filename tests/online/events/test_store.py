@@ -63,6 +63,11 @@ def test_valid_events_become_rows() -> None:
     (click(timestamp="yesterday at noon"), "event: timestamp: timestamp 'yesterday at noon' is not ISO 8601"),
     ([click(), "x"], "event 1: expected a JSON object; got str."),
     ([], "the batch holds no events."),
+    (click(event_attributes={"object": {"object_id": "d\ud800"}}),
+     "event: text that is not valid Unicode (surrogates not allowed: '\\ud800')"),
+    ([click(), click(event_attributes={"object": {"object_id": "a\x00b"}})],
+     "event 1: event_attributes.object.object_id holds a NUL character"),
+    (click(client_id="u\x00"), "event: client_id holds a NUL character"),
     (3, "expected a UBI event object, a list of them or {\"events\": [...]}; got int."),
 ])
 def test_bad_events_get_one_line_naming_the_field(payload: Any, message: str) -> None:
@@ -124,8 +129,13 @@ def test_write_read_idempotent_and_orphans(store_url: str) -> None:
 
 
 def test_both_backends_store_the_same_rows(tmp_path: Any, pg_url: str) -> None:
+    """Text of every kind (accents, non-BMP, quotes, backslashes, control characters, a literal
+    backslash-u escape) is stored and read back the same by both stores."""
+    odd = 'café 😀 "q" \\ \\u0000 \n\t\x01 ٣'
     events = validate_events([click("q1"), click("q2", event_attributes={"object": {"object_id": "d9"}}),
-                              click("q1", action_name="add_to_cart", event_id="x")])
+                              click("q1", action_name="add_to_cart", event_id="x"),
+                              click("q1", event_id=odd, client_id=odd,
+                                    event_attributes={"object": {"object_id": odd}})])
     tables = []
     for url in (str(tmp_path / "a.duckdb"), pg_url):
         store = open_store(url)
@@ -134,6 +144,9 @@ def test_both_backends_store_the_same_rows(tmp_path: Any, pg_url: str) -> None:
         store.close()
     assert tables[0][0].equals(tables[1][0])
     assert tables[0][1].equals(tables[1][1])
+    stored = {e["event_id"]: e for e in tables[0][1].to_pylist()}
+    assert stored[odd]["object_id"] == stored[odd]["client_id"] == odd
+    assert json.loads(stored[odd]["body"])["event_attributes"]["object"]["object_id"] == odd
 
 
 def test_group_writer_commits_in_order_and_reports_each_request(store_url: str) -> None:

@@ -308,8 +308,20 @@ def validate_events(payload: Any, *, max_batch: int = 1000) -> list[EventRow]:
         obj = attributes.get("object") or {}
         position = attributes.get("position") or {}
         body = _canonical(event)
-        event_id = event.get("event_id") or hashlib.sha256(body.encode()).hexdigest()[:32]
+        try:
+            encoded = body.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate, from a "\ud800" escape in the JSON
+            raise InputError(f"{label}: text that is not valid Unicode ({exc.reason}: {body[exc.start:exc.end]!r}); "
+                             "send UTF-8 text (\\u escapes must pair surrogates).") from None
+        event_id = event.get("event_id") or hashlib.sha256(encoded).hexdigest()[:32]
         object_id = obj.get("object_id")
+        for name, value in (("event_id", event_id), ("action_name", event["action_name"]),
+                            ("query_id", event.get("query_id")), ("client_id", event.get("client_id")),
+                            ("user_id", event.get("user_id")), ("session_id", event.get("session_id")),
+                            ("event_attributes.object.object_id", object_id)):
+            if isinstance(value, str) and "\x00" in value:  # PostgreSQL's text cannot hold it
+                raise InputError(f"{label}: {name} holds a NUL character (\\u0000), which the event stores "
+                                 "cannot keep; remove it.")
         rows.append(EventRow(
             event_id=event_id, action_name=event["action_name"], query_id=event.get("query_id"),
             client_id=event.get("client_id"), user_id=event.get("user_id"), session_id=event.get("session_id"),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import datetime as dt
+import json
 import queue
 import threading
 import time
@@ -76,6 +77,36 @@ _INSERT_EVENTS = (
     "FROM serpeval_stage_events s LEFT JOIN ubi_queries q ON q.query_id = s.query_id "
     "ON CONFLICT (event_id) DO NOTHING RETURNING event_id, orphan"
 )
+
+
+
+def _from_json(columns: tuple[str, ...], types: dict[str, str]) -> str:
+    """A DuckDB subquery whose rows come from the one parameter ``$1``: a JSON object holding
+    one array per column (:func:`_columns_json`), zipped back into rows by ``unnest``."""
+    spec = strict_json.compact({c: [types.get(c, "VARCHAR")] for c in columns})
+    return ("(SELECT " + ", ".join(f"unnest(j.{c}) AS {c}" for c in columns)
+            + f" FROM (SELECT from_json($1, '{spec}') AS j))")
+
+
+def _columns_json(columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    """``rows`` as one JSON object of column arrays (timestamps in ISO 8601), for :func:`_from_json`."""
+    values: dict[str, list[Any]] = {}
+    for name, column in zip(columns, zip(*rows, strict=True), strict=True):
+        values[name] = [v.isoformat() if isinstance(v, dt.datetime) else v for v in column] \
+            if name in ("ts", "received_at") else list(column)
+    return json.dumps(values)
+
+
+# DuckDB receives a batch as one JSON text and rebuilds its rows in SQL: converting a single
+# string parameter is all it does under the GIL. Rows passed as an Arrow view or as list
+# parameters held the GIL for milliseconds per commit (per value conversions), which delayed
+# serve's answers on the event loop (bench/results/serve.md).
+_DUCK_QUERY_TYPES = {"ts": "TIMESTAMPTZ", "interleaved": "BOOLEAN"}
+_DUCK_EVENT_TYPES = {"ts": "TIMESTAMPTZ", "received_at": "TIMESTAMPTZ", "ordinal": "INTEGER"}
+_DUCK_INSERT_QUERIES = _INSERT_QUERIES.replace(
+    "FROM serpeval_stage_queries", "FROM " + _from_json(QUERY_COLUMNS, _DUCK_QUERY_TYPES))
+_DUCK_INSERT_EVENTS = _INSERT_EVENTS.replace(
+    "FROM serpeval_stage_events s", "FROM " + _from_json(_STAGE_EVENT_COLUMNS, _DUCK_EVENT_TYPES) + " s")
 
 _COPY_QUERIES = f"COPY serpeval_stage_queries ({', '.join(QUERY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 _COPY_EVENTS = f"COPY serpeval_stage_events ({', '.join(_STAGE_EVENT_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
@@ -135,7 +166,9 @@ class EventStore:
                 if path.parent and not path.parent.exists():
                     raise InputError(f"{self.target}: the folder {path.parent} does not exist; create it "
                                      "or name a store file in an existing folder.")
-                self._con = duckdb.connect(self.target)
+                # one thread: a commit then runs on the writer's own thread instead of taking
+                # every core for a few milliseconds while serve answers (bench/results/serve.md)
+                self._con = duckdb.connect(self.target, config={"threads": 1})
             else:
                 psycopg: Any = require("psycopg", "serve")
                 self._con = psycopg.connect(self.target, autocommit=False, connect_timeout=5)
@@ -219,20 +252,14 @@ class EventStore:
         event_rows = [(e.event_id, e.action_name, e.query_id, e.client_id, e.user_id, e.session_id, e.timestamp,
                        e.object_id, e.ordinal, e.body, now) for e in events]
         if self.kind == "duckdb":
-            import pyarrow as pa
-
             con.execute("BEGIN TRANSACTION")
             try:
                 if queries:
-                    con.register("serpeval_stage_queries", _arrow(pa, QUERY_COLUMNS, queries, _query_types(pa)))
-                    con.execute(_INSERT_QUERIES)
-                    con.unregister("serpeval_stage_queries")
+                    con.execute(_DUCK_INSERT_QUERIES, [_columns_json(QUERY_COLUMNS, queries)])
                 written: list[Any] = []
                 if event_rows:
-                    con.register("serpeval_stage_events",
-                                 _arrow(pa, _STAGE_EVENT_COLUMNS, event_rows, _event_types(pa)))
-                    written = con.execute(_INSERT_EVENTS).fetchall()
-                    con.unregister("serpeval_stage_events")
+                    written = con.execute(_DUCK_INSERT_EVENTS,
+                                          [_columns_json(_STAGE_EVENT_COLUMNS, event_rows)]).fetchall()
                 con.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):  # the original error is what the caller needs
@@ -309,10 +336,6 @@ def _event_types(pa: Any) -> dict[str, Any]:
     ts = pa.timestamp("us", tz="UTC")
     return {c: (ts if c in ("ts", "received_at") else pa.int32() if c == "ordinal" else pa.string())
             for c in _STAGE_EVENT_COLUMNS}
-
-
-def _arrow(pa: Any, columns: tuple[str, ...], rows: list[tuple[Any, ...]], types: dict[str, Any]) -> Any:
-    return pa.table({c: pa.array([r[i] for r in rows], type=types[c]) for i, c in enumerate(columns)})
 
 
 def _first_line(exc: BaseException) -> str:
