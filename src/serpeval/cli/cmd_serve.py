@@ -67,6 +67,6 @@ def serve(config: Any) -> int:
     names = " vs ".join(b.name for b in config.backends)
     how = config.method if config.design == "interleaving" else "A/B split"
     print(f"serpeval serve: experiment {config.experiment!r} ({how}: {names}) on http://{config.host}:{config.port}; "
-          f"events to {app.state.serpeval['store']._label()}", file=sys.stderr)
+          f"events to {app.state.serpeval['store_label']}", file=sys.stderr)
     uvicorn.run(app, host=config.host, port=config.port, log_level="warning", access_log=False)
     return 0

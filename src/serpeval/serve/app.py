@@ -33,6 +33,7 @@ from typing import Any
 from serpeval.core.errors import InputError, SerpevalError
 from serpeval.online.events.schema import validate_events
 from serpeval.online.events.store import EventStore, GroupWriter, StoreUnavailable, query_row
+from serpeval.online.events.writer_process import ProcessWriter
 from serpeval.serve.backends import Backend, BackendFault
 from serpeval.serve.config import ServeConfig
 from serpeval.serve.design import assign_variant, derive_seed, interleave_impression
@@ -123,7 +124,9 @@ def openapi() -> dict[str, Any]:
 def create_app(config: ServeConfig, backends: list[Backend], store: EventStore | None = None, *,
                query_ids: Callable[[], str] | None = None) -> Any:
     """The Starlette app serving ``config``'s experiment with ``backends`` (in the config's order)
-    and writing to ``store`` (default: the config's store, opened here). ``query_ids`` makes
+    and writing to ``store`` (default: the config's store, written by a child process, see
+    :mod:`serpeval.online.events.writer_process`, or by a thread of this one when
+    ``config.store_process`` is false; a given ``store`` is written by a thread). ``query_ids`` makes
     the query ids (default: random UUID4 hex; tests pass a counter to be reproducible)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -135,8 +138,17 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
         raise InputError("the backends do not match the config's (names and order).")
     metrics = _Metrics()
     state: dict[str, Any] = {"store_ok": True}
-    store = store if store is not None else EventStore(config.store)
-    writer = GroupWriter(store)
+    writer: GroupWriter | ProcessWriter
+    if store is not None:
+        writer = GroupWriter(store)
+        store_kind, store_label = store.kind, store._label()
+    elif config.store_process:  # the store's work off the serving process (writer_process)
+        writer = ProcessWriter(config.store)
+        store_kind, store_label = writer.kind, writer.label
+    else:
+        store = EventStore(config.store)
+        writer = GroupWriter(store)
+        store_kind, store_label = store.kind, store._label()
     executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(4, 2 * len(backends)),
                                                      thread_name_prefix="serpeval-backend")
     control = backends[0]
@@ -324,7 +336,7 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
         return JSONResponse({"written": result.written, "duplicates": result.duplicates, "orphans": result.orphans})
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok" if state["store_ok"] else "degraded", "store": store.kind,
+        return JSONResponse({"status": "ok" if state["store_ok"] else "degraded", "store": store_kind,
                              "store_ok": state["store_ok"], "experiment": config.experiment,
                              "design": config.design, "backends": labels})
 
@@ -354,5 +366,6 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
                 Route("/openapi.json", openapi_route, methods=["GET"])],
         middleware=middleware, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found},
     )
-    app.state.serpeval = {"metrics": metrics, "writer": writer, "store": store, "config": config}
+    app.state.serpeval = {"metrics": metrics, "writer": writer, "store": store, "store_label": store_label,
+                          "config": config}
     return app

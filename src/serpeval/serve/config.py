@@ -6,6 +6,7 @@
     host = "127.0.0.1"          # loopback unless told otherwise
     port = 8080
     store = "events.duckdb"     # or "postgresql://user@host/db"
+    store_process = true        # write from a child process (false: a thread of the server)
     api_key_env = "SERPEVAL_API_KEY"   # /events needs "Authorization: Bearer <key>" when set
     max_body_bytes = 1048576
     max_batch = 1000
@@ -80,6 +81,7 @@ class ServeConfig:
     max_batch: int = 1000
     cors_origins: tuple[str, ...] = ()
     write_timeout_s: float = 10.0
+    store_process: bool = True
 
     def __post_init__(self) -> None:
         if len(self.backends) < 1:
@@ -154,9 +156,16 @@ def load_config(path: str | Path, **overrides: Any) -> ServeConfig:
         "host": str(server.get("host", "127.0.0.1")), "port": int(server.get("port", 8080)), "api_key": api_key,
         "max_body_bytes": int(server.get("max_body_bytes", 1 << 20)), "max_batch": int(server.get("max_batch", 1000)),
         "cors_origins": tuple(server.get("cors_origins", ())),
+        "store_process": _flag(server.get("store_process", True), f"{path}: server.store_process"),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return ServeConfig(**values)
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"{where} is {value!r}; expected true or false.")
+    return value
 
 
 def parse_setting(text: str) -> dict[str, Any]:
