@@ -59,4 +59,5 @@ coverage=(--cov --cov-report=term)
 if [ "${SERPEVAL_COVERAGE:-1}" = 0 ]; then
     coverage=()
 fi
-exec python3 -m pytest ${parallel[@]+"${parallel[@]}"} ${coverage[@]+"${coverage[@]}"} "$@"
+# The 40 slowest tests are listed, and tests/conftest.py sums their share of the suite's time.
+exec python3 -m pytest ${parallel[@]+"${parallel[@]}"} ${coverage[@]+"${coverage[@]}"} --durations=40 "$@"

@@ -124,11 +124,28 @@ def pytest_configure(config: pytest.Config) -> None:
     _XDIST_WORKER = hasattr(config, "workerinput")
 
 
+#: Seconds each test took (setup + call + teardown), gathered where the reports arrive (the
+#: xdist controller, or the only process): the closing line of a run says what share of the
+#: suite's time its slowest tests take (issue 28: the 40 slowest at most 10%).
+_TEST_SECONDS: dict[str, float] = {}
+SLOWEST_COUNTED = 40
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if not _XDIST_WORKER:
+        _TEST_SECONDS[report.nodeid] = _TEST_SECONDS.get(report.nodeid, 0.0) + report.duration
     if report.failed and "tests/differential/" in report.nodeid and not _XDIST_WORKER:
         from tests.differential.compare import TALLY
 
         TALLY.failed_tests += 1
+
+
+def slowest_share(seconds: Mapping[str, float], count: int = SLOWEST_COUNTED) -> tuple[float, float, float]:
+    """``(seconds of the count slowest tests, seconds of all, their share)``."""
+    times = sorted(seconds.values(), reverse=True)
+    total = sum(times)
+    top = sum(times[:count])
+    return top, total, (top / total if total else 0.0)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -151,3 +168,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if tally is not None and tally.TALLY.values:
         terminalreporter.write_sep("-", "differential harness")
         terminalreporter.write_line(tally.TALLY.summary())
+    if len(_TEST_SECONDS) > 10 * SLOWEST_COUNTED:  # a whole run, not a few files
+        top, total, share = slowest_share(_TEST_SECONDS)
+        terminalreporter.write_sep("-", "test time")
+        terminalreporter.write_line(f"{len(_TEST_SECONDS):,} tests took {total:,.0f} s (setup, call and teardown "
+                                    f"summed over workers); the {SLOWEST_COUNTED} slowest took {top:,.0f} s "
+                                    f"({share:.1%}; --durations={SLOWEST_COUNTED} lists them)")
