@@ -15,6 +15,8 @@ from tests.conftest import DATA, need
 from serpeval.core.errors import InputError, OptionError, ParseError
 from serpeval.judgments.agreement import agreement, cohen_kappa
 from serpeval.judgments.clicks import (
+    DEFAULT_MODEL,
+    ClickQrels,
     _best_thresholds,
     click_log_records,
     clicks_to_qrels,
@@ -133,18 +135,24 @@ def test_calibration_counts_what_it_cannot_use(small) -> None:
 
 @pytest.mark.parametrize(("model", "quadratic", "unweighted"), [("dbn", 0.83, 0.53), ("pbm", 0.89, 0.74),
                                                                 ("dcm", 0.94, 0.85)])
-def test_recovery_of_true_grades_reported_in_the_readme(model, quadratic, unweighted) -> None:
+def test_recovery_of_true_grades_reported_in_the_readme(readme_log, model, quadratic, unweighted) -> None:
     """README: a simulated DBN log with known grades (100 queries, 50,000 impressions, 20 docs per
     query, 4 grades, P(g) ~ 2^-g, seed 0), thresholds calibrated on the true grades of half the
     queries, agreement measured on the other half (1,000 pairs, all seen in >= 20 impressions).
     bench/clicks_to_qrels.py prints the same numbers with their CIs."""
-    kappa = held_out_kappa(model)
+    kappa = held_out_kappa(model, readme_log)
     assert round(kappa["kappa_quadratic"], 2) == quadratic
     assert round(kappa["kappa"], 2) == unweighted
 
 
-def held_out_kappa(model: str, seed: int = 0) -> dict[str, float]:
-    log, truth = simulated_clicks(100, 50_000, rng=seed)
+@pytest.fixture(scope="module")
+def readme_log():
+    """The README's simulated log and its true grades (seed 0), drawn once for the three models."""
+    return simulated_clicks(100, 50_000, rng=0)
+
+
+def held_out_kappa(model: str, simulated) -> dict[str, float]:
+    log, truth = simulated
     judged = truth.to_dict()
     queries = sorted(judged)
     calibration = {q: judged[q] for q in queries[::2]}
@@ -161,11 +169,28 @@ def yandex():
     return read_click_log(train), read_click_log(YANDEX / "serps.test.jsonl.gz")
 
 
-def test_yandex_grades_from_train_predict_clicks_on_test(yandex) -> None:
+@pytest.fixture(scope="module")
+def yandex_labels(yandex):
+    """``clicks_to_qrels(training log, model=...)`` with the defaults otherwise (no model: the
+    default one), fitted once per model for the tests below (a result is only read, never changed)."""
+    done: dict[str, ClickQrels] = {}
+
+    def labels(model: str | None = None) -> ClickQrels:
+        key = DEFAULT_MODEL if model is None else model
+        if key not in done:
+            done[key] = clicks_to_qrels(yandex[0]) if model is None else clicks_to_qrels(yandex[0], model=model)
+        assert done[key].model == (model or DEFAULT_MODEL)  # the result of the model asked for
+        return done[key]
+
+    return labels
+
+
+def test_yandex_grades_from_train_predict_clicks_on_test(yandex, yandex_labels) -> None:
     """Pairs graded higher from the training log are clicked more at rank 1 of the test log
     (a check on real behaviour, no true grades exist)."""
     train, test = yandex
-    r = clicks_to_qrels(train, model="pbm", min_impressions=10)
+    r = yandex_labels("pbm")
+    assert r.min_impressions == 10
     assert r.fit.impressions == 35_064
     assert r.impressions.sum() == 350_640  # every impression shows 10 results
     assert r.counts["clicks_not_shown"] == 417  # the sample's README
@@ -191,13 +216,12 @@ def _ctr_sanity(r):
 
 
 @pytest.mark.parametrize("part", [0, 1], ids=["train", "test"])
-def test_yandex_default_labels_follow_the_clicks(yandex, part) -> None:
+def test_yandex_default_labels_follow_the_clicks(yandex, yandex_labels, part) -> None:
     """Issue 27 item 4: the default (then DBN with a Beta(1, 1) prior, 100 EM iterations, every
     pair labelled) inverted labels on the real log: Spearman with CTR -0.16, 483 of 517 never-
     clicked pairs graded 1-3, 258 labels on a single impression. The default must follow the
     clicks, label only pairs with enough impressions and say how many it left out."""
-    log = yandex[part]
-    r = clicks_to_qrels(log)
+    r = clicks_to_qrels(yandex[1]) if part else yandex_labels()
     rho, never, never_graded, top_zero = _ctr_sanity(r)
     assert rho > 0.8
     assert never > 20
@@ -213,10 +237,10 @@ def test_yandex_default_labels_follow_the_clicks(yandex, part) -> None:
 
 
 @pytest.mark.parametrize("model", ["pbm", "dcm", "dbn"])
-def test_yandex_every_model_ranks_with_the_clicks(yandex, model) -> None:
+def test_yandex_every_model_ranks_with_the_clicks(yandex_labels, model) -> None:
     """No model's estimate may run against the raw CTR on the real log (DBN's was -0.06 on the
     pairs with >= 10 impressions); PBM's and DCM's pass the whole sanity check."""
-    r = clicks_to_qrels(yandex[0], model=model)
+    r = yandex_labels(model)
     rho, _never, never_graded, top_zero = _ctr_sanity(r)
     assert rho > (0.8 if model != "dbn" else 0.2)
     if model != "dbn":

@@ -21,6 +21,7 @@ from serpeval.online.clicks import (
     YANDEX_DCM_CONTINUATION,
     YANDEX_PBM_EXAMINATION,
     ClickLog,
+    ClickModel,
     evaluate_model,
     fit_dbn,
     fit_dcm,
@@ -150,6 +151,13 @@ def yandex() -> tuple[ClickLog, ClickLog]:
     return train, test
 
 
+@pytest.fixture(scope="module")
+def yandex_fits(yandex: tuple[ClickLog, ClickLog]) -> dict[str, ClickModel]:
+    """PBM, DBN and DCM fitted on the training log with the defaults, once for the tests below."""
+    train, _ = yandex
+    return {"pbm": fit_pbm(train)[0], "dbn": fit_dbn(train)[0], "dcm": fit_dcm(train)[0]}
+
+
 def test_yandex_sample_reads_as_documented(yandex: tuple[ClickLog, ClickLog]) -> None:
     train, test = yandex
     assert len(train) == 35_064
@@ -159,11 +167,14 @@ def test_yandex_sample_reads_as_documented(yandex: tuple[ClickLog, ClickLog]) ->
     np.testing.assert_allclose(train.ctr_by_rank()[:3], [0.257, 0.249, 0.170], atol=5e-4)
 
 
-def test_yandex_fitted_models_beat_the_rank_ctr_baseline(yandex: tuple[ClickLog, ClickLog]) -> None:
+def test_yandex_fitted_models_beat_the_rank_ctr_baseline(yandex: tuple[ClickLog, ClickLog],
+                                                         yandex_fits: dict[str, ClickModel]) -> None:
     train, test = yandex
     baseline = evaluate_model(rank_ctr_baseline(train), test)
-    pbm, _ = fit_pbm(train)
-    dbn, _ = fit_dbn(train)
+    pbm, dbn, dcm = yandex_fits["pbm"], yandex_fits["dbn"], yandex_fits["dcm"]
+    assert isinstance(pbm, PBM)
+    assert isinstance(dbn, DBN)
+    assert isinstance(dcm, DCM)
     for model in (pbm, dbn):
         held_out = evaluate_model(model, test)
         assert held_out["perplexity"] < baseline["perplexity"]
@@ -172,7 +183,6 @@ def test_yandex_fitted_models_beat_the_rank_ctr_baseline(yandex: tuple[ClickLog,
     np.testing.assert_allclose(pbm.examination, YANDEX_PBM_EXAMINATION, atol=0.01)
     assert np.all(np.diff(pbm.examination[:8]) < 0)  # position bias falls with rank
     assert dbn.gamma == pytest.approx(YANDEX_DBN_GAMMA, abs=0.01)
-    dcm, _ = fit_dcm(train)
     np.testing.assert_allclose(dcm.continuation[:9], YANDEX_DCM_CONTINUATION[:9], atol=0.01)
 
 
@@ -223,12 +233,12 @@ def test_evaluate_model_encodes_a_held_out_log_in_the_models_codes() -> None:
     assert got["log_likelihood"] == pytest.approx(np.log((1 - 0.5) * (1 - 0.5 * 0.8)))
 
 
-def test_yandex_evaluation_does_not_depend_on_encoding(yandex: tuple[ClickLog, ClickLog]) -> None:
+def test_yandex_evaluation_does_not_depend_on_encoding(yandex: tuple[ClickLog, ClickLog],
+                                                        yandex_fits: dict[str, ClickModel]) -> None:
     """The issue's case: the raw test log gave -5.36 instead of -4.14."""
     train, encoded = yandex
     raw = ClickLog.read_jsonl(YANDEX / "serps.test.jsonl.gz")
-    for fit in (fit_pbm, fit_dbn, fit_dcm):
-        model, _ = fit(train)
+    for model in yandex_fits.values():
         assert evaluate_model(model, raw) == evaluate_model(model, encoded)
     baseline = rank_ctr_baseline(train)
     assert evaluate_model(baseline, raw) == evaluate_model(baseline, encoded)
