@@ -145,12 +145,18 @@ def direct_series(table: pa.Table, outcomes: np.ndarray, users: np.ndarray) -> l
     return out
 
 
-def test_series_against_numpy_statsmodels_and_the_whole_log(interleaving_logs, il_outcomes):
+@pytest.fixture(scope="module")
+def daily(interleaving_logs):
+    """The shared log analysed per day (the default period), once for the tests below."""
+    return analyze_interleaving_logs(interleaving_logs.impressions, n_resamples=2000, rng=3)
+
+
+def test_series_against_numpy_statsmodels_and_the_whole_log(interleaving_logs, il_outcomes, daily):
     import statsmodels.api as sm
 
     table = interleaving_logs.impressions
     outcomes, users = il_outcomes(table)
-    report = analyze_interleaving_logs(table, n_resamples=2000, rng=3)
+    report = daily
     rows = report.over_time_rows()
     expected = direct_series(table, outcomes, users)
     assert [r["start"][:10] for r in rows] == [e["day"] for e in expected]
@@ -183,9 +189,8 @@ def test_series_against_numpy_statsmodels_and_the_whole_log(interleaving_logs, i
     assert final["ci_high"] == pytest.approx(whole.ci_high, abs=0.05 * width)
 
 
-def test_other_periods_and_units(interleaving_logs) -> None:
+def test_other_periods_and_units(interleaving_logs, daily) -> None:
     table = interleaving_logs.impressions
-    daily = analyze_interleaving_logs(table, n_resamples=50, rng=0)
     for period, count in (("6h", 56), ("week", 2), (dt.timedelta(hours=12), 28)):
         rows = analyze_interleaving_logs(
             table, n_resamples=50, rng=0, period=period
