@@ -57,13 +57,21 @@ def run(args: argparse.Namespace) -> int:
 def serve(config: Any) -> int:
     """Build the engines, open the store and run uvicorn until interrupted."""
     from serpeval.core.errors import require
+    from serpeval.online.events.writer_process import ProcessWriter
     from serpeval.serve.app import create_app
     from serpeval.serve.backends import build_backends
 
     uvicorn: Any = require("uvicorn", "serve")
-    print(f"serpeval serve: building {len(config.backends)} backends...", file=sys.stderr)
-    backends = build_backends(config)
-    app = create_app(config, backends)
+    # the store's writer process opens the store while the engines are built
+    writer = ProcessWriter(config.store, wait=False) if config.store_process else None
+    try:
+        print(f"serpeval serve: building {len(config.backends)} backends...", file=sys.stderr)
+        backends = build_backends(config)
+        app = create_app(config, backends, writer=writer)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
     names = " vs ".join(b.name for b in config.backends)
     how = config.method if config.design == "interleaving" else "A/B split"
     print(f"serpeval serve: experiment {config.experiment!r} ({how}: {names}) on http://{config.host}:{config.port}; "

@@ -122,11 +122,12 @@ def openapi() -> dict[str, Any]:
 
 
 def create_app(config: ServeConfig, backends: list[Backend], store: EventStore | None = None, *,
-               query_ids: Callable[[], str] | None = None) -> Any:
+               query_ids: Callable[[], str] | None = None, writer: ProcessWriter | None = None) -> Any:
     """The Starlette app serving ``config``'s experiment with ``backends`` (in the config's order)
     and writing to ``store`` (default: the config's store, written by a child process, see
     :mod:`serpeval.online.events.writer_process`, or by a thread of this one when
-    ``config.store_process`` is false; a given ``store`` is written by a thread). ``query_ids`` makes
+    ``config.store_process`` is false; a given ``store`` is written by a thread; a given
+    ``writer``, started earlier with ``wait=False``, is waited for here). ``query_ids`` makes
     the query ids (default: random UUID4 hex; tests pass a counter to be reproducible)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -138,16 +139,17 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
         raise InputError("the backends do not match the config's (names and order).")
     metrics = _Metrics()
     state: dict[str, Any] = {"store_ok": True}
-    writer: GroupWriter | ProcessWriter
+    group: GroupWriter | ProcessWriter
     if store is not None:
-        writer = GroupWriter(store)
+        group = GroupWriter(store)
         store_kind, store_label = store.kind, store._label()
-    elif config.store_process:  # the store's work off the serving process (writer_process)
-        writer = ProcessWriter(config.store)
-        store_kind, store_label = writer.kind, writer.label
+    elif writer is not None or config.store_process:  # the store's work off the serving process
+        group = writer if writer is not None else ProcessWriter(config.store)
+        group.ready()
+        store_kind, store_label = group.kind, group.label
     else:
         store = EventStore(config.store)
-        writer = GroupWriter(store)
+        group = GroupWriter(store)
         store_kind, store_label = store.kind, store._label()
     executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(4, 2 * len(backends)),
                                                      thread_name_prefix="serpeval-backend")
@@ -170,7 +172,7 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
         finally:
             if client is not None:
                 await client.aclose()
-            await asyncio.get_running_loop().run_in_executor(None, writer.close)
+            await asyncio.get_running_loop().run_in_executor(None, group.close)
             executor.shutdown(wait=False, cancel_futures=True)
 
     async def fetch(backend: Backend, query: str) -> list[str]:
@@ -184,7 +186,7 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
         return ids
 
     def log_impression(record: dict[str, Any]) -> None:
-        future = writer.submit([query_row(record)])
+        future = group.submit([query_row(record)])
 
         def done(f: concurrent.futures.Future[Any]) -> None:
             if f.exception() is not None:
@@ -317,7 +319,7 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
         except InputError as exc:
             metrics.events_refused.labels("invalid").inc()
             return _error(422, str(exc))
-        future = writer.submit([], rows)
+        future = group.submit([], rows)
         try:
             result = await asyncio.wait_for(asyncio.wrap_future(future), config.write_timeout_s)
         except (StoreUnavailable, TimeoutError) as exc:
@@ -366,6 +368,6 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
                 Route("/openapi.json", openapi_route, methods=["GET"])],
         middleware=middleware, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found},
     )
-    app.state.serpeval = {"metrics": metrics, "writer": writer, "store": store, "store_label": store_label,
+    app.state.serpeval = {"metrics": metrics, "writer": group, "store": store, "store_label": store_label,
                           "config": config}
     return app

@@ -101,6 +101,24 @@ def test_bad_targets_fail_at_start_with_the_stores_own_errors(tmp_path: Path) ->
         ProcessWriter("postgresql://nobody:secret@127.0.0.1:9/x")
 
 
+def test_started_early_it_opens_the_store_meanwhile_and_ready_raises_its_errors(tmp_path: Path) -> None:
+    """serve starts the writer before building its engines (``wait=False``), then waits."""
+    early = ProcessWriter(str(tmp_path / "missing" / "e.duckdb"), wait=False)
+    with pytest.raises(InputError, match="does not exist"):
+        early.ready()
+    early.close()
+    unused = ProcessWriter(str(tmp_path / "e.duckdb"), wait=False)
+    unused.close()  # never made ready: the child is stopped, nothing was written
+    early = ProcessWriter(str(tmp_path / "e.duckdb"), wait=False)
+    with pytest.raises(StoreUnavailable, match="not ready"):
+        early.submit([], validate_events(click(event_id="too-soon"))).result(timeout=5)
+    early.ready()
+    try:
+        assert early.submit([], validate_events(click(event_id="e"))).result(timeout=60).written == 1
+    finally:
+        early.close()
+
+
 _SERVER = textwrap.dedent("""
     import sys
     from tests.online.events.test_store import click

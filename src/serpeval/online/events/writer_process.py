@@ -82,11 +82,16 @@ class ProcessWriter:
     with the store in a child process (see the module docstring). ``kind`` and ``label`` say
     which store it writes to (``duckdb`` / ``postgresql``; the target without a password).
 
-    Raises (from the constructor): what opening the store raises (:class:`InputError` for a
-    bad target, :class:`StoreUnavailable` for an unreachable database).
+    With ``wait=False`` the constructor only starts the child, which opens the store while the
+    caller does something else (serve builds its engines meanwhile); :meth:`ready` then waits
+    for it. Nothing is sent before it is ready.
+
+    Raises (from the constructor, or from :meth:`ready`): what opening the store raises
+    (:class:`InputError` for a bad target, :class:`StoreUnavailable` for an unreachable database).
     """
 
-    def __init__(self, target: str, *, linger_s: float = 0.02, open_timeout_s: float = 30.0) -> None:
+    def __init__(self, target: str, *, linger_s: float = 0.02, open_timeout_s: float = 30.0,
+                 wait: bool = True) -> None:
         self.target = str(target)
         self.linger_s = linger_s
         self.open_timeout_s = open_timeout_s
@@ -98,16 +103,30 @@ class ProcessWriter:
         self._outbox: queue.SimpleQueue[tuple[int, list[Any], list[EventRow]] | None] = queue.SimpleQueue()
         self._closed = False
         self._child: subprocess.Popen[bytes] | None = None
-        self._start_child()  # raises what opening the store raises
-        self._sender = threading.Thread(target=self._send_loop, name="serpeval-store-sender", daemon=True)
-        self._sender.start()
+        self._starting: subprocess.Popen[bytes] | None = self._spawn()
+        self._sender: threading.Thread | None = None
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        """Wait until the first child has opened the store (raising what opening it raised)."""
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            self._handshake(starting)
+            self._sender = threading.Thread(target=self._send_loop, name="serpeval-store-sender", daemon=True)
+            self._sender.start()
 
     # ------------------------------------------------------------------ the child
-    def _start_child(self) -> None:
-        child = subprocess.Popen(
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             [sys.executable, "-m", "serpeval.online.events.writer_process", self.target, repr(self.linger_s),
              repr(self.open_timeout_s)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+    def _start_child(self) -> None:
+        self._handshake(self._spawn())
+
+    def _handshake(self, child: subprocess.Popen[bytes]) -> None:
         if child.stdout is None or child.stdin is None:  # pragma: no cover - PIPE was asked for
             raise StoreUnavailable(f"event store {self.target}: no pipe to the writer process.")
         ok, message = _receive(child.stdout)
@@ -160,8 +179,9 @@ class ProcessWriter:
                ) -> concurrent.futures.Future[WriteResult]:
         """Queue rows; the future resolves once they are committed (or fail)."""
         future: concurrent.futures.Future[WriteResult] = concurrent.futures.Future()
-        if self._closed:
-            future.set_exception(StoreUnavailable(f"event store {self.label}: the writer is closed."))
+        if self._closed or self._sender is None:
+            future.set_exception(StoreUnavailable(f"event store {self.label or self.target}: the writer is "
+                                                  f"{'closed' if self._closed else 'not ready'}."))
             return future
         job_id = next(self._ids)
         with self._lock:
@@ -211,8 +231,14 @@ class ProcessWriter:
         if self._closed:
             return
         self._closed = True
+        starting, self._starting = self._starting, None
+        if starting is not None:  # never made ready: stop the child, which holds nothing
+            starting.kill()
+            starting.communicate()
+            return
         self._outbox.put(None)
-        self._sender.join(timeout_s)
+        if self._sender is not None:
+            self._sender.join(timeout_s)
         with self._lock:
             child = self._child
         if child is not None:
