@@ -12,11 +12,15 @@ import itertools
 import math
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from serpeval import evaluate
+from serpeval.core.data import Qrels, Run
 from serpeval.core.errors import InvalidParameterError
 from serpeval.measures import REGISTRY, Measure, parse_measure
 from serpeval.measures.expected import ADDITIVE, CLOSED_FORMS, ORDER_FREE, method
@@ -46,36 +50,70 @@ MEASURES = every_measure() + [parse_measure(m) for m in (
     "nDCG(gain=exp,gains=1:0.5)@3", "AP(rel=2)", "RR(rel=2)@2", "Bpref(rel=2)", "ERR(max_grade=3)@2")]
 
 
+def _orders(sizes: list[int]) -> NDArray[np.intp]:
+    """Every order of every tie group (groups of ``sizes`` docs, in rank order, numbered 0, 1,
+    ... through the groups): one row of doc numbers per combination, in ``itertools.product``
+    order."""
+    starts = np.cumsum([0, *sizes])
+    perms = [np.array(list(itertools.permutations(range(a, b))), dtype=np.intp).reshape(-1, b - a)
+             for a, b in itertools.pairwise(starts)]
+    which = np.indices([len(p) for p in perms]).reshape(len(perms), -1)
+    return np.hstack([p[w] for p, w in zip(perms, which, strict=True)])
+
+
+def as_queries(blocks: list[tuple[list[str], list[str], NDArray[np.intp], dict[str, int]]]) -> tuple[Qrels, Run]:
+    """Qrels and a run from blocks ``(names, docs, orders, judgments)``: query ``names[i]``
+    ranks the docs ``docs[orders[i]]`` (best first) with the scores n, ..., 1 (no tie left)
+    and has the judgments ``judgments``. The rows of the dicts ``{name: {doc: float(n - rank)}}``
+    and ``{name: judgments}``, built as columns (``from_dict`` checks each of the 10^5 to 10^6
+    entries here in Python)."""
+    qrels_q, qrels_d, qrels_g, run_q, run_d, run_s = [], [], [], [], [], []
+    for names, docs, orders, judgments in blocks:
+        n_orders, n = orders.shape
+        assert len(names) == n_orders
+        run_q.append(pa.array(names).take(np.repeat(np.arange(n_orders), n)))
+        run_d.append(pa.array(docs).take(orders.ravel()))
+        run_s.append(np.tile(np.arange(n, 0, -1, dtype=np.float64), n_orders))
+        qrels_q.append(pa.array(names).take(np.repeat(np.arange(n_orders), len(judgments))))
+        qrels_d.append(pa.array(list(judgments)).take(np.tile(np.arange(len(judgments)), n_orders)))
+        qrels_g.append(np.tile(np.array(list(judgments.values()), dtype=np.int64), n_orders))
+    qrels = Qrels(pa.chunked_array(qrels_q), pa.chunked_array(qrels_d), np.concatenate(qrels_g))
+    run = Run(pa.chunked_array(run_q), pa.chunked_array(run_d), np.concatenate(run_s))
+    return qrels, run
+
+
 def brute_force(qrels: dict, run: dict, measures: list[Measure]) -> dict[str, dict[str, float]]:
     """Per measure and query: the mean over every order of every tie group."""
-    bq: dict[str, dict[str, int]] = {}
-    br: dict[str, dict[str, float]] = {}
-    counts = {}
+    blocks = []
     for q, docs in run.items():
         # trec_eval's order first (score desc, doc id desc), then all orders within groups
         items = sorted(docs.items(), key=lambda t: (-t[1], [-b for b in t[0].encode()]))
-        groups = [[d for d, _ in g] for _, g in itertools.groupby(items, key=lambda t: t[1])]
-        combos = list(itertools.product(*[itertools.permutations(g) for g in groups]))
-        counts[q] = len(combos)
-        for i, combo in enumerate(combos):
-            order = [d for group in combo for d in group]
-            bq[f"{q}#{i}"] = qrels[q]
-            br[f"{q}#{i}"] = {d: float(len(order) - j) for j, d in enumerate(order)}
-    res = evaluate(bq, br, measures)
+        sizes = [len(list(g)) for _, g in itertools.groupby(items, key=lambda t: t[1])]
+        orders = _orders(sizes)
+        blocks.append(([f"{q}#{i}" for i in range(len(orders))], [d for d, _ in items], orders, qrels[q]))
+    res = evaluate(*as_queries(blocks), measures)
+    (one,) = res.runs
+    rows = {}
+    for q, (names, *_) in zip(run, blocks, strict=True):
+        found = pc.index_in(pa.array(names), value_set=pa.array(one.query_ids))
+        assert found.null_count == 0, q  # every order evaluated
+        rows[q] = found.to_numpy()
     out = {}
-    for m in res.measures:
-        per = res.per_query("run", m)
-        out[str(m)] = {q: math.fsum(per[f"{q}#{i}"] for i in range(counts[q])) / counts[q] for q in run}
+    for j, m in enumerate(res.measures):
+        column = one.column(j)
+        out[str(m)] = {q: math.fsum(column[rows[q]].tolist()) / len(rows[q]) for q in run}
     return out
 
 
 def check(qrels: dict, run: dict, measures: list[Measure]) -> None:
     expected = brute_force(qrels, run, measures)
     got = evaluate(qrels, run, measures, ties="expected")
-    for m in got.measures:
-        per = got.per_query("run", m)
+    (one,) = got.runs
+    row = {q: i for i, q in enumerate(one.query_ids.tolist())}
+    for j, m in enumerate(got.measures):
+        per = one.column(j).tolist()
         for q in run:
-            assert per[q] == pytest.approx(expected[str(m)][q], rel=1e-9, abs=1e-12), (str(m), q)
+            assert per[row[q]] == pytest.approx(expected[str(m)][q], rel=1e-9, abs=1e-12), (str(m), q)
 
 
 @st.composite
@@ -132,11 +170,12 @@ def test_large_group_against_monte_carlo() -> None:
     measures = ["P@10", "AP", "RR", "nDCG@20", "Success@5", "Rprec", "R@50", "DCG(gain=exp)@10", "ERR@20", "RBP",
                 "Bpref"]
     got = evaluate(qrels, {"q": {f"d{i}": 1.0 for i in range(n)}}, measures, ties="expected").means("run")
-    orders = [rng.permutation(n) for _ in range(2000)]
-    runs = {f"q#{t}": {f"d{i}": float(n - j) for j, i in enumerate(order)} for t, order in enumerate(orders)}
-    res = evaluate({q: qrels["q"] for q in runs}, runs, measures)
-    for m in res.measures:
-        sample = np.array(list(res.per_query("run", m).values()))
+    orders = np.stack([rng.permutation(n) for _ in range(2000)])
+    res = evaluate(*as_queries([([f"q#{t}" for t in range(len(orders))], [f"d{i}" for i in range(n)], orders,
+                                 qrels["q"])]), measures)
+    (one,) = res.runs
+    for j, m in enumerate(res.measures):
+        sample = one.column(j)
         se = sample.std(ddof=1) / math.sqrt(len(sample))
         assert abs(sample.mean() - got[str(m)]) <= 5 * se + 1e-12, str(m)
 
