@@ -186,16 +186,18 @@ def test_closed_stdin(name, inputs, outputs) -> None:
 
 @pytest.mark.parametrize("name", ["evaluate", "trec_eval"])
 def test_out_of_memory(name, inputs, outputs, tmp_path) -> None:
-    """A run that does not fit in memory (a 2 GB gzip bomb under a 1 GiB address-space limit):
+    """A run that does not fit in memory (a 1 GB gzip bomb under a 512 MiB address-space limit):
     one line naming the file, the lines read so far and what to try; no traceback, no abort.
-    (The bomb is twice the limit, as it was at 4 GB under 2 GiB: half the bytes to inflate.)"""
+    (The bomb is twice the limit, as it was at 4 GB under 2 GiB and 2 GB under 1 GiB: the CPU
+    goes into inflating up to the limit. Both commands start and fail while reading down to
+    256 MiB, so 512 MiB leaves them twice their start-up.)"""
     import resource
 
-    bomb = gzip_bomb(tmp_path / "huge.run.gz", 2)
+    bomb = gzip_bomb(tmp_path / "huge.run.gz", 1)
     out = good(outputs / "out.txt")
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+        resource.setrlimit(resource.RLIMIT_AS, (2**29, 2**29))
 
     env = {**serpeval_env(), "OMP_NUM_THREADS": "2", "MALLOC_ARENA_MAX": "2"}
     outcome = run_process(command(name, inputs.qrels, bomb, inputs.other, out), preexec=limit, env=env)
