@@ -11,10 +11,11 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from serpeval.online.events.store import open_store
+from serpeval.online.events.store import StoreUnavailable, open_store
 
 
 def free_port() -> int:
@@ -100,8 +101,21 @@ def kill_cycles(corpus: Path, store: Path, cycles: int, seed: int = 0,
     return acked, sent_prefixes, resent
 
 
+def open_after_kill(store: Path, timeout_s: float = 60.0) -> Any:
+    """The store, once the killed server's writer process has written what it held and exited
+    (until then it holds the DuckDB file's lock; serve's own next writer waits the same way)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return open_store(store)
+        except StoreUnavailable as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def check_store(store: Path, acked: list[str], prefixes: list[str]) -> None:
-    s = open_store(store)
+    s = open_after_kill(store)
     stored = s.read("ubi_events").column("event_id").to_pylist()
     s.close()
     assert len(stored) == len(set(stored))  # none twice
