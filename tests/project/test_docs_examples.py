@@ -6,21 +6,38 @@ a code host)::
     <!-- run -->              the block runs and must exit 0
     <!-- run status=1 -->     ... and must exit 1 (a failing gate)
 
-A ``bash`` (or ``sh``) block runs under ``bash -euo pipefail``, a ``python`` block under this
-interpreter. An ``<!-- output -->`` comment before the next fenced block makes that block the
+A ``bash`` (or ``sh``) block runs as under ``bash -euo pipefail``, a ``python`` block as under
+this interpreter (how: below). An ``<!-- output -->`` comment before the next fenced block makes that block the
 expected output: each of its lines, in order, must be a line of what the command printed
 (standard output, then standard error), so a page may show an excerpt. The blocks of one page
 run in order in one fresh folder (a tutorial's later steps read the files its earlier ones
 wrote), with ``DATA`` set to the shared test collections and ``COLUMNS=200`` for the tables.
+
+How a block runs: a ``bash`` block made only of plain commands (``NAME=value`` assignments,
+``serpeval ...`` and other programs, with ``$NAME`` expansions and no other shell syntax: no
+quotes, pipes, redirections or substitutions) runs statement by statement as ``bash -e``
+would: ``serpeval ARGS`` in this process through :func:`serpeval.cli.main` (what the console
+script calls; a fresh interpreter and its imports cost more than most of the commands), any
+other program as a child process. Every other ``bash`` block runs under ``bash -euo
+pipefail``, and so does the first block of the page :data:`END_TO_END` (a newcomer's first
+command, through the installed ``serpeval`` console script, as a user runs it). A ``python``
+block runs in this process as ``python -c`` would run it (``__main__``, Python's default
+warning filters, a traceback and status 1 on an exception). Standard output and error are
+captured at the file descriptors either way.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import subprocess
 import sys
+import traceback
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -95,6 +112,9 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "gen" not in p.parts)]
 
 
+#: The page whose first block always runs under bash, through the installed console script.
+END_TO_END = "docs/tutorials/first-evaluation.md"
+
 RUNNABLE = {str(p.relative_to(ROOT)): parse(p.read_text(encoding="utf-8"), str(p.relative_to(ROOT)))
             for p in pages()}
 
@@ -114,12 +134,124 @@ def missing_lines(expected: list[str], printed: list[str]) -> list[str]:
     return missing
 
 
-def run_block(block: Block, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+#: A word the shell passes through unchanged once ``$NAME`` is expanded (no quoting, globbing,
+#: redirection, pipe, substitution or comment).
+PLAIN_WORD = re.compile(r"^[\w./=@,:%+-]+$")
+EXPANSION = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)=(.*)$")
+
+
+@dataclass
+class Done:
+    """What a block did: its exit status and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def plain_statements(code: str) -> list[list[str]] | None:
+    """The statements of a bash block made only of plain commands (see the module docstring),
+    each as its words with ``$NAME`` still unexpanded; None when the block needs a shell."""
+    statements = []
+    for line in code.replace("\\\n", " ").splitlines():
+        for statement in line.split(";"):
+            words = statement.split()
+            if not words:
+                continue
+            if not all(PLAIN_WORD.match(EXPANSION.sub("x", word)) for word in words):
+                return None
+            statements.append(words)
+    return statements
+
+
+def _expand(word: str, variables: dict[str, str], where: str) -> str:
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name in variables:
+            return variables[name]
+        if name in os.environ:
+            return os.environ[name]
+        raise AssertionError(f"{where}: ${name} is not set (bash -u would stop here)")
+
+    return EXPANSION.sub(value, word)
+
+
+def _in_process(run: Callable[[], int | None], capfd: pytest.CaptureFixture[str]) -> Done:
+    capfd.readouterr()
+    try:
+        status = run()
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) or exc.code is None else 1
+        if status == 1 and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)  # sys.exit("message"), as the interpreter prints it
+    sys.stdout.flush()
+    sys.stderr.flush()
+    out, err = capfd.readouterr()
+    return Done(int(status or 0), out, err)
+
+
+def run_python(code: str, where: str, capfd: pytest.CaptureFixture[str]) -> Done:
+    """``python -c CODE`` in this process: as ``__main__``, under Python's default warning
+    filters (not the test run's), an exception printed as a traceback with status 1."""
+
+    def run() -> int:
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            warnings.filterwarnings("default", category=DeprecationWarning, module="__main__", append=True)
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.filterwarnings("ignore", category=category, append=True)
+            try:
+                exec(compile(code, where, "exec"), {"__name__": "__main__", "__builtins__": builtins})
+            except Exception:
+                traceback.print_exc()
+                return 1
+        return 0
+
+    return _in_process(run, capfd)
+
+
+def run_plain(statements: list[list[str]], where: str, cwd: Path, env: dict[str, str],
+              capfd: pytest.CaptureFixture[str]) -> Done:
+    """The statements of a plain bash block in order, stopping at the first that fails (``bash
+    -e``): ``serpeval`` in this process, other programs as children."""
+    from serpeval.cli import main
+
+    variables: dict[str, str] = {}
+    out, err, status = [], [], 0
+    for words in statements:
+        assignment = ASSIGNMENT.match(words[0])
+        if assignment is not None and len(words) == 1:
+            variables[assignment.group(1)] = _expand(assignment.group(2), variables, where)
+            continue
+        argv = [_expand(word, variables, where) for word in words]
+        assert all(PLAIN_WORD.match(word) for word in argv), f"{where}: an expansion needs a shell: {argv}"
+        if argv[0] == "serpeval":
+            done = _in_process(partial(main, argv[1:]), capfd)
+        else:
+            child = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+            done = Done(child.returncode, child.stdout, child.stderr)
+        out.append(done.stdout)
+        err.append(done.stderr)
+        status = done.returncode
+        if status != 0:
+            break
+    return Done(status, "".join(out), "".join(err))
+
+
+def run_block(block: Block, cwd: Path, env: dict[str, str], capfd: pytest.CaptureFixture[str],
+              *, shell: bool = False) -> Done:
+    """Run one block in ``cwd`` (the current folder, whose environment is ``env``); ``shell``:
+    a bash block runs under bash even when it is plain."""
+    where = f"{block.page}:{block.line}"
     if block.lang == "python":
-        argv = [sys.executable, "-c", block.code]
-    else:
-        argv = ["bash", "-euo", "pipefail", "-c", block.code]
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+        return run_python(block.code, where, capfd)
+    statements = None if shell else plain_statements(block.code)
+    if statements is not None:
+        return run_plain(statements, where, cwd, env, capfd)
+    argv = ["bash", "-euo", "pipefail", "-c", block.code]
+    child = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return Done(child.returncode, child.stdout, child.stderr)
 
 
 def test_the_parser_reads_markers_statuses_and_outputs() -> None:
@@ -143,23 +275,43 @@ def test_expected_lines_are_matched_in_order() -> None:
     assert missing_lines(["a", "c"], printed) == ["c"]
 
 
+def test_plain_blocks_run_in_process_and_the_others_under_bash() -> None:
+    code = "R=$DATA/x; serpeval evaluate $R/q.txt \\\n    ${R}/r.run -m nDCG@10\nhead -2 out.txt\n"
+    assert plain_statements(code) == [
+        ["R=$DATA/x"], ["serpeval", "evaluate", "$R/q.txt", "${R}/r.run", "-m", "nDCG@10"], ["head", "-2", "out.txt"]]
+    for code in ("serpeval evaluate q r > out.txt\n", "serpeval trec_eval q <(zcat r.gz)\n", "a | b\n",
+                 "cmp a b && echo same\n", "echo 'x y'\n", "ls *.run\n", "echo $(date)\n", "x  # note\n"):
+        assert plain_statements(code) is None, code
+    assert _expand("${R}/$R", {"R": "a"}, "page.md:1") == "a/a"
+    with pytest.raises(AssertionError, match=r"page\.md:1: \$NOT_SET_ANYWHERE is not set"):
+        _expand("$NOT_SET_ANYWHERE", {}, "page.md:1")
+
+
 def test_the_docs_have_runnable_examples() -> None:
     """Every tutorial runs, and so do the README's examples."""
     for page, blocks in RUNNABLE.items():
         if page.startswith("docs/tutorials/") or page == "README.md":
             assert blocks, f"{page} has no runnable block (mark its examples with <!-- run -->)"
+    first = RUNNABLE[END_TO_END][0]
+    why = f"{END_TO_END}'s first block no longer runs serpeval: set END_TO_END to a page whose first block does"
+    assert first.lang == "bash", why
+    assert "serpeval " in first.code, why
     assert sum(len(b) for b in RUNNABLE.values()) >= 20
 
 
 @pytest.mark.parametrize("page", [p for p, blocks in RUNNABLE.items() if blocks])
-def test_runnable_blocks(page: str, tmp_path: Path) -> None:
+def test_runnable_blocks(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         capfd: pytest.CaptureFixture[str]) -> None:
     if not DATA.is_dir():
         pytest.skip(f"shared data not found at {DATA} (set SERPEVAL_DATA to the data folder)")
-    env = {**os.environ, "DATA": str(DATA), "COLUMNS": "200", "PYTHONUNBUFFERED": "1",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("FORCE_COLOR", None)
-    for block in RUNNABLE[page]:
-        done = run_block(block, tmp_path, env)
+    for name, value in (("DATA", str(DATA)), ("COLUMNS", "200"), ("PYTHONUNBUFFERED", "1"),
+                        ("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    env = dict(os.environ)
+    for number, block in enumerate(RUNNABLE[page]):
+        done = run_block(block, tmp_path, env, capfd, shell=page == END_TO_END and number == 0)
         where = f"{page}:{block.line}"
         assert done.returncode == block.status, (
             f"{where}: exit status {done.returncode}, the page says {block.status}\n{done.stdout}\n{done.stderr}")
