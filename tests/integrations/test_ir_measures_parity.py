@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 import serpeval
+from serpeval.core.data import Qrels
 from serpeval.core.errors import MissingQueriesWarning
 from serpeval.io import read_qrels, read_run
 from serpeval.measures import parse_measure
@@ -90,10 +91,10 @@ def _reference(measures: list, qrels: dict, run: dict) -> dict:
     return out
 
 
-def _ours(qrels, run, measures: list) -> tuple[list[str], list[list[float]], tuple[str, ...]]:
+def _ours(judgments: Qrels, run: dict, measures: list) -> tuple[list[str], list[list[float]], tuple[str, ...]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQueriesWarning)
-        result = serpeval.evaluate(qrels, run, [parse_measure(m) for m in measures])
+        result = serpeval.evaluate(judgments, run, [parse_measure(m) for m in measures])
     (one,) = result.runs
     return one.query_ids.tolist(), [one.column(j).tolist() for j in range(len(measures))], one.coverage.missing
 
@@ -107,11 +108,14 @@ def _untied(run: dict) -> dict:
     return out
 
 
-def _compare(measures: list, qrels: dict, run: dict, tolerance: float) -> dict[str, list[str]]:
-    """Per measure, the queries whose values differ by more than ``tolerance``."""
+def _compare(measures: list, data: tuple[Qrels, dict], run: dict, tolerance: float) -> dict[str, list[str]]:
+    """Per measure, the queries whose values differ by more than ``tolerance``. ``data``: the
+    qrels as read (serpeval's input: the same judgments as the dict, without converting 311k
+    robust04 judgments back from it in every call) and as a dict (ir_measures' input)."""
     assert measures, "nothing to compare"
+    judgments, qrels = data
     reference = _reference(measures, qrels, run)
-    qids, columns, missing = _ours(qrels, run, measures)
+    qids, columns, missing = _ours(judgments, run, measures)
     differing = {}
     for measure, column in zip(measures, columns, strict=True):
         theirs = reference[measure]
@@ -123,44 +127,45 @@ def _compare(measures: list, qrels: dict, run: dict, tolerance: float) -> dict[s
 
 
 @functools.lru_cache(maxsize=4)
-def _load(folder: Path, qrels_name: str, run_name: str) -> tuple[dict, dict]:
-    qrels = read_qrels(folder / qrels_name).to_dict()
+def _load(folder: Path, qrels_name: str, run_name: str) -> tuple[tuple[Qrels, dict], dict]:
+    """The qrels (as read, and as a dict) and the run (a dict)."""
+    judgments = read_qrels(folder / qrels_name)
     run = read_run(folder / "runs" / run_name).to_dict()
-    return qrels, run
+    return (judgments, judgments.to_dict()), run
 
 
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
 def test_trec_eval_measures_are_identical(trec: Path, folder: str, qrels_name: str, run_name: str) -> None:
-    qrels, run = _load(trec / folder, qrels_name, run_name)
+    data, run = _load(trec / folder, qrels_name, run_name)
     for measures in (_trec_rule(), _judged_only()):
-        assert _compare(measures, qrels, run, 1e-12) == {str(m): [] for m in measures}
+        assert _compare(measures, data, run, 1e-12) == {str(m): [] for m in measures}
 
 
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
 def test_gdeval_measures_agree_to_its_printed_decimals(trec: Path, folder: str, qrels_name: str,
                                                        run_name: str) -> None:
-    qrels, run = _load(trec / folder, qrels_name, run_name)
+    data, run = _load(trec / folder, qrels_name, run_name)
     measures = _gdeval()
-    assert _compare(measures, qrels, _untied(run), 5e-6 + 1e-12) == {str(m): [] for m in measures}
+    assert _compare(measures, data, _untied(run), 5e-6 + 1e-12) == {str(m): [] for m in measures}
 
 
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
 def test_cwl_eval_measures_are_identical(trec: Path, folder: str, qrels_name: str, run_name: str) -> None:
     pytest.importorskip("cwl", reason="cwl-eval (ir_measures' cwl_eval provider) is not installed")
-    qrels, run = _load(trec / folder, qrels_name, run_name)
-    top = max(g for grades in qrels.values() for g in grades.values())
+    data, run = _load(trec / folder, qrels_name, run_name)
+    top = max(g for grades in data[1].values() for g in grades.values())
     measures = _cwl(top)
-    assert _compare(measures, qrels, _untied(run), 1e-12) == {str(m): [] for m in measures}
+    assert _compare(measures, data, _untied(run), 1e-12) == {str(m): [] for m in measures}
 
 
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
 def test_own_tie_rule_measures_differ_only_on_ties(trec: Path, folder: str, qrels_name: str,
                                                    run_name: str) -> None:
-    qrels, run = _load(trec / folder, qrels_name, run_name)
+    data, run = _load(trec / folder, qrels_name, run_name)
     measures = _own_ties()
-    assert _compare(measures, qrels, _untied(run), 1e-12) == {str(m): [] for m in measures}
+    assert _compare(measures, data, _untied(run), 1e-12) == {str(m): [] for m in measures}
     tied = {q for q, docs in run.items() if len(set(docs.values())) < len(docs)}
-    for name, queries in _compare(measures, qrels, run, 1e-12).items():
+    for name, queries in _compare(measures, data, run, 1e-12).items():
         assert set(queries) <= tied, name
 
 
