@@ -85,6 +85,19 @@ def test_em_log_likelihood_never_decreases(truth: dict[str, np.ndarray]) -> None
     assert all(b >= a - 1e-6 for a, b in itertools.pairwise(lls))
 
 
+def test_reported_log_likelihood_is_the_fitted_models_own(truth: dict[str, np.ndarray]) -> None:
+    """The log-likelihood an EM fit reports (and stops on) is the fitted model's
+    ``log_likelihood`` on the training log, to the last bit (the fits reuse the cells of an
+    iteration and PBM skips the forward filter, whose examination stays exactly 1)."""
+    log = _simulated_log(DBN(attractiveness=truth["alpha"], satisfaction=truth["sigma"], gamma=0.8),
+                         n=3_000)
+    for fit in (fit_pbm, fit_dbn, fit_dcm):
+        for prior in ((1.0, 1.0), "pooled"):
+            model, report = fit(log, iterations=7, prior=prior)
+            assert report.iterations == 7
+            assert report.log_likelihood == float(model.log_likelihood(log.items, log.clicks).sum())
+
+
 def test_fit_option_errors(truth: dict[str, np.ndarray]) -> None:
     log = _simulated_log(PBM(attractiveness=truth["alpha"], examination=np.ones(10)), n=100)
     with pytest.raises(OptionError, match="gamma must be a probability"):

@@ -134,13 +134,15 @@ class _ItemMean:
     def __init__(self, items: NDArray[np.int64], mask: NDArray[np.bool_], n_items: int,
                  prior: Prior) -> None:
         self.cells = np.flatnonzero(mask)
+        self.every_cell = len(self.cells) == mask.size  # then the gather is the identity: skipped
         self.codes = items.ravel()[self.cells]
         self.size = n_items + 1
         self.prior = prior
         self.count = np.bincount(self.codes, minlength=self.size)[: self.size].astype(np.float64)
 
     def __call__(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        total = np.bincount(self.codes, weights=values.ravel()[self.cells], minlength=self.size)
+        weights = values.ravel() if self.every_cell else values.ravel()[self.cells]
+        total = np.bincount(self.codes, weights=weights, minlength=self.size)
         out, mean = _posterior_mean(total[: self.size].astype(np.float64), self.count, self.prior)
         out[-1] = mean
         return np.clip(out, _EPS, 1.0 - _EPS)
@@ -151,8 +153,18 @@ def _slot_major(log: ClickLog) -> tuple[NDArray[np.int64], NDArray[np.bool_], ND
     return items, np.ascontiguousarray(log.clicks.T), items >= 0
 
 
-def _log_likelihood(model: ClickModel, items: NDArray[np.int64], clicks: NDArray[np.bool_]) -> float:
-    return float(kernel.log_likelihood(*model.cells(items), clicks).sum())
+def _pbm_log_likelihood(c: NDArray[np.float64], clicks: NDArray[np.bool_]) -> float:
+    """:func:`kernel.log_likelihood` of PBM's cells ``(c, 0, 0)``, without the forward filter.
+
+    With ``sc = sn = 0`` the filter's examination stays exactly 1: after a click it is
+    ``1 - sc = 1``; after a skip ``1 (1 - c) / (1 - 1 c)``, a number divided by itself (``c``
+    is at most ``(1 - 1e-9)^2``, so ``1 - c`` is far above the kernel's floor). So every
+    conditional click probability is ``c`` itself, bit for bit, and the log-likelihood is
+    the kernel's to the last bit (the same operations in the same order on the same values).
+    """
+    q = np.where(clicks, c, 1.0 - c)
+    np.maximum(q, kernel.TINY, out=q)
+    return float(np.log(q, out=q).sum(axis=0).sum())
 
 
 def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
@@ -170,15 +182,20 @@ def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     alpha = np.full(log.n_items + 1, 0.5)
     gamma = np.full(k, 0.5)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
+    # a = alpha[item] (0 on empty slots) and c = a gamma_rank (PBM.cells) for the current
+    # parameters: the last log-likelihood's.
+    a = np.where(shown, alpha[items], 0.0)
+    c = a * gamma[:, None]
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
-        a = np.where(shown, alpha[items], 0.0)
         g = gamma[:, None]
-        denom = np.maximum(1.0 - a * g, _EPS)
+        denom = np.maximum(1.0 - c, _EPS)
         post_a = np.where(clicks, 1.0, a * (1.0 - g) / denom)
         post_g = np.where(clicks, 1.0, g * (1.0 - a) / denom)
         alpha = item_mean(post_a)
         gamma = np.clip(np.where(shown, post_g, 0.0).sum(axis=1) / per_rank, _EPS, 1.0 - _EPS)
-        ll = _log_likelihood(PBM(attractiveness=alpha, examination=gamma), items, clicks)
+        a = np.where(shown, alpha[items], 0.0)
+        c = a * gamma[:, None]
+        ll = _pbm_log_likelihood(c, clicks)
         if _converged(ll, previous, tol, n):
             converged = True
             break
@@ -209,14 +226,17 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     last = last_click(clicks)
     has_click = last >= 0
     lc = np.maximum(last, 0)
-    slot = np.arange(k)[:, None]
-    # Chances to continue from r to r + 1 exist where both slots are shown.
+    at_last = np.arange(k)[:, None] == last
+    # Chances to continue from r to r + 1 exist where both slots are shown; a continuation
+    # from r is examination at r + 1.
     both_shown = np.zeros((k, n), dtype=bool)
     both_shown[:-1] = shown[1:]
+    next_shown = shown[1:]
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
+    cells = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
-        c, sc, sn = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
-        p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks)
+        c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
+        p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks, last)
         post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
         # Satisfaction: only the last click can be satisfying.
         s_last = sigma[items[lc, cols]]
@@ -225,13 +245,12 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
         post_s[last[has_click], cols[has_click]] = p_sat[has_click]
         new_g = g
         if gamma is None:
-            at_risk = np.where(slot == last, 1.0 - p_sat, p_exam)  # p_exam = 1 above the last click
-            cont = np.zeros((k, n))
-            cont[:-1] = p_exam[1:]
-            new_g = float(np.clip(cont[both_shown].sum() / max(at_risk[both_shown].sum(), _EPS),
+            at_risk = np.where(at_last, 1.0 - p_sat, p_exam)  # p_exam = 1 above the last click
+            new_g = float(np.clip(p_exam[1:][next_shown].sum() / max(at_risk[both_shown].sum(), _EPS),
                                   _EPS, 1.0))
         alpha, sigma, g = attractive_mean(post_a), satisfied_mean(post_s), new_g
-        ll = _log_likelihood(DBN(attractiveness=alpha, satisfaction=sigma, gamma=g), items, clicks)
+        cells = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
+        ll = float(kernel.log_likelihood(*cells, clicks).sum())
         if _converged(ll, previous, tol, n):
             converged = True
             break
@@ -255,23 +274,25 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     alpha = np.full(log.n_items + 1, 0.5)
     lam = np.full(k, 0.5)
     last = last_click(clicks)
-    slot = np.arange(k)[:, None]
+    at_last = np.arange(k - 1)[:, None] == last
     # Clicks followed by a shown slot: the ones that say something about lambda.
     informative = clicks.copy()
     informative[-1] = False
     informative[:-1] &= shown[1:]
     counts = informative.sum(axis=1)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
+    cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
-        c, sc, sn = DCM(attractiveness=alpha, continuation=lam).cells(items)
-        p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks)
+        c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
+        p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last)
         post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
         cont = np.ones((k, n))
-        cont[:-1] = np.where(slot[:-1] == last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)
+        cont[:-1] = np.where(at_last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)
         totals = np.where(informative, cont, 0.0).sum(axis=1)
         alpha = item_mean(post_a)
         lam = np.clip(_posterior_mean(totals, counts.astype(np.float64), prior)[0], _EPS, 1.0 - _EPS)
-        ll = _log_likelihood(DCM(attractiveness=alpha, continuation=lam), items, clicks)
+        cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
+        ll = float(kernel.log_likelihood(*cells, clicks).sum())
         if _converged(ll, previous, tol, n):
             converged = True
             break

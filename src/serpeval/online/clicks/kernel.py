@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 Cells = tuple["NDArray[np.float64]", "NDArray[np.float64]", "NDArray[np.float64]"]
 
-_TINY = 1e-300
+TINY = 1e-300  #: the floor of every probability before its log
 
 
 def sample_clicks(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
@@ -95,27 +95,39 @@ def no_click_tail(c: NDArray[np.float64], sn: NDArray[np.float64]) -> NDArray[np
 
 
 def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
-                          clicks: NDArray[np.bool_]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+                          clicks: NDArray[np.bool_], last: NDArray[np.int64] | None = None,
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """P(E_r = 1 | all clicks of the impression) for every cell, and the no-click tail ``N``.
 
     Every slot up to the last click ``l`` was examined. After it, with
     ``f_{l+1} = 1 - sc_l`` (1 when there is no click), ``f_{r+1} = f_r (1-c_r)(1-sn_r)`` and
     ``N`` from :func:`no_click_tail`, ``P(E_r | C) = f_r N_r / Z`` with
     ``Z = (1 - f_{l+1}) + f_{l+1} N_{l+1}`` = P(no click after l | history).
+    ``last``: :func:`~serpeval.online.common.last_click` of ``clicks``, when the caller
+    already has it (an EM fit calls this at every iteration on the same clicks).
     """
     k, n = c.shape
     tail = no_click_tail(c, sn)
-    last = last_click(clicks)
+    if last is None:
+        last = last_click(clicks)
     cols = np.arange(n)
     f_start = np.where(last >= 0, 1.0 - sc[np.maximum(last, 0), cols], 1.0)
     after = last + 1
-    z = np.maximum((1.0 - f_start) + f_start * tail[after, cols], _TINY)
+    z = np.maximum((1.0 - f_start) + f_start * tail[after, cols], TINY)
     p_exam = np.ones((k, n))
     f = np.zeros(n)
+    step = np.empty(n)
+    stops = bool(np.any(sn))
     for r in range(k):
-        f = np.where(after == r, f_start, f)  # f_r, meaningful once r >= after
-        p_exam[r] = np.where(r >= after, f * tail[r] / z, 1.0)
-        f = f * (1.0 - c[r]) * (1.0 - sn[r])
+        np.copyto(f, f_start, where=after == r)  # f_r, meaningful once r >= after
+        np.multiply(f, tail[r], out=step)
+        step /= z
+        np.copyto(p_exam[r], step, where=after <= r)  # 1 up to the last click
+        np.subtract(1.0, c[r], out=step)
+        f *= step
+        if stops:  # f (1 - c_r)(1 - sn_r); with sn = 0 the factor is exactly 1
+            np.subtract(1.0, sn[r], out=step)
+            f *= step
     return p_exam, tail
 
 
@@ -130,11 +142,22 @@ def conditional_click_probabilities(c: NDArray[np.float64], sc: NDArray[np.float
     k, n = c.shape
     out = np.empty((k, n))
     e = np.ones(n)
+    step = np.empty(n)
+    below = np.empty(n)
+    stops = bool(np.any(sn))
     for r in range(k):
         cr = c[r]
-        out[r] = e * cr
-        skipped = e * (1.0 - cr) * (1.0 - sn[r]) / np.maximum(1.0 - e * cr, _TINY)
-        e = np.where(clicks[r], 1.0 - sc[r], skipped)
+        np.multiply(e, cr, out=out[r])
+        np.subtract(1.0, out[r], out=below)  # 1 - e c_r
+        np.maximum(below, TINY, out=below)
+        np.subtract(1.0, cr, out=step)
+        e *= step  # e (1 - c_r) (1 - sn_r) / max(1 - e c_r, tiny); sn = 0: the factor is exactly 1
+        if stops:
+            np.subtract(1.0, sn[r], out=step)
+            e *= step
+        e /= below
+        np.subtract(1.0, sc[r], out=step)
+        np.copyto(e, step, where=clicks[r])
     return out
 
 
@@ -145,9 +168,10 @@ def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[
     The sum of the logs of the conditional click probabilities (chain rule), each clipped
     away from 0.
     """
-    p = conditional_click_probabilities(c, sc, sn, clicks)
-    q = np.where(clicks, p, 1.0 - p)
-    return np.log(np.maximum(q, _TINY)).sum(axis=0)
+    q = conditional_click_probabilities(c, sc, sn, clicks)
+    np.subtract(1.0, q, out=q, where=~clicks)  # P(observed C_r), in place
+    np.maximum(q, TINY, out=q)
+    return np.log(q, out=q).sum(axis=0)
 
 
 def sum_distribution(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
