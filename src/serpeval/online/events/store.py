@@ -359,12 +359,13 @@ class GroupWriter:
     """Group commit: requests :meth:`submit` their rows; one thread writes everything queued
     so far in one transaction and resolves each request's future after the commit (or with
     :class:`StoreUnavailable`). A group that starts with impressions only (no caller waits
-    for them) lingers ``linger_s`` first to gather more; one with events is written at once.
+    for them) gathers more for up to ``linger_s``, until a job with events arrives; a group
+    that starts with events is written at once.
     Queued jobs are written in submission order, so an impression
     submitted before an event is in ``ubi_queries`` when the event's orphan flag is computed.
     """
 
-    def __init__(self, store: EventStore, *, max_group: int = 256, linger_s: float = 0.02) -> None:
+    def __init__(self, store: EventStore, *, max_group: int = 256, linger_s: float = 0.1) -> None:
         self.store = store
         self.max_group = max_group
         self.linger_s = linger_s
@@ -393,10 +394,22 @@ class GroupWriter:
                 break
             jobs = [first]
             if not first.events and self.linger_s > 0:
-                # impressions only (nobody waits for them): wait a little for more, so that one
-                # commit carries many (a commit costs ~10 ms of fsync and a few ms of CPU)
-                time.sleep(self.linger_s)
-            while len(jobs) < self.max_group:
+                # impressions only (nobody waits for them): gather more for up to linger_s, so
+                # that one commit carries many (a commit costs ~5-10 ms of fsync and a few ms of
+                # CPU); a job with events ends the wait, its caller waits for the commit
+                deadline = time.monotonic() + self.linger_s
+                while len(jobs) < self.max_group and (left := deadline - time.monotonic()) > 0:
+                    try:
+                        nxt = self._queue.get(timeout=left)
+                    except queue.Empty:
+                        break
+                    if nxt is None:
+                        stop = True
+                        break
+                    jobs.append(nxt)
+                    if nxt.events:
+                        break
+            while not stop and len(jobs) < self.max_group:
                 try:
                     nxt = self._queue.get_nowait()
                 except queue.Empty:

@@ -90,7 +90,7 @@ class ProcessWriter:
     (:class:`InputError` for a bad target, :class:`StoreUnavailable` for an unreachable database).
     """
 
-    def __init__(self, target: str, *, linger_s: float = 0.02, open_timeout_s: float = 30.0,
+    def __init__(self, target: str, *, linger_s: float = 0.1, open_timeout_s: float = 30.0,
                  wait: bool = True) -> None:
         self.target = str(target)
         self.linger_s = linger_s
