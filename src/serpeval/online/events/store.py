@@ -33,7 +33,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import datetime as dt
-import json
 import queue
 import threading
 import time
@@ -94,7 +93,7 @@ def _columns_json(columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
     for name, column in zip(columns, zip(*rows, strict=True), strict=True):
         values[name] = [v.isoformat() if isinstance(v, dt.datetime) else v for v in column] \
             if name in ("ts", "received_at") else list(column)
-    return json.dumps(values)
+    return strict_json.compact(values)
 
 
 # DuckDB receives a batch as one JSON text and rebuilds its rows in SQL: converting a single
