@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,18 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _sigint_restored() -> Iterator[None]:
+    """Ctrl-C's handler back to Python's default after each test. A handler left ignored in a
+    worker (seen after in-process Spark and ab runs; a disposition of SIG_IGN is inherited
+    across exec) made every child process started later deaf to SIGINT, so the tests that
+    interrupt a child waited out their 60 s timeouts on that worker only."""
+    yield
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -268,17 +268,17 @@ def test_search_of_one_query_equals_the_batch_path_bit_for_bit_on_cranfield(cran
     queries = list(topics.values())
     words = " ".join(queries).split()
     rnd = random.Random(7)
-    queries += [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 25))) for _ in range(120)]
+    queries += [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 25))) for _ in range(40)]
     queries += ["", "zzzz qqqq", "the of and", "flow flow flow flow"]
     compared = 0
     for method, k1, b in [("lucene", 1.2, 0.75), ("lucene", 1.2, 0.3), ("robertson", 0.9, 0.4), ("atire", 2.0, 1.0),
                           ("bm25l", 0.5, 0.0), ("bm25+", 1.5, 0.3)]:
         engine = index.engine(k1=k1, b=b, method=method)
-        for k in (1, 10, 100, 2000):
+        for k in (1, 10, 2000):
             for query, hits in zip(queries, engine.rank(queries, k).hits(), strict=True):
                 assert engine.search(query, k) == hits, (method, k, query)
                 compared += len(hits)
-    assert compared > 500_000
+    assert compared > 300_000
 
 
 @settings(max_examples=60, deadline=None)
