@@ -15,8 +15,6 @@ from typing import Any
 
 import pytest
 
-from serpeval.online.events.store import StoreUnavailable, open_store
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -101,17 +99,12 @@ def kill_cycles(corpus: Path, store: Path, cycles: int, seed: int = 0,
     return acked, sent_prefixes, resent
 
 
-def open_after_kill(store: Path, timeout_s: float = 60.0) -> Any:
+def open_after_kill(store: Path) -> Any:
     """The store, once the killed server's writer process has written what it held and exited
-    (until then it holds the DuckDB file's lock; serve's own next writer waits the same way)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return open_store(store)
-        except StoreUnavailable as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    (until then it holds the DuckDB file's lock): the wait serve's own next writer makes."""
+    from serpeval.online.events.writer_process import _open_store
+
+    return _open_store(str(store), 60.0)
 
 
 def check_store(store: Path, acked: list[str], prefixes: list[str]) -> None:

@@ -396,28 +396,31 @@ class GroupWriter:
                 # impressions only (nobody waits for them): gather more for up to linger_s, so
                 # that one commit carries many (a commit costs ~5-10 ms of fsync and a few ms of
                 # CPU); a job with events ends the wait, its caller waits for the commit
-                deadline = time.monotonic() + self.linger_s
-                while len(jobs) < self.max_group and (left := deadline - time.monotonic()) > 0:
-                    try:
-                        nxt = self._queue.get(timeout=left)
-                    except queue.Empty:
-                        break
-                    if nxt is None:
-                        stop = True
-                        break
-                    jobs.append(nxt)
-                    if nxt.events:
-                        break
-            while not stop and len(jobs) < self.max_group:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                jobs.append(nxt)
+                stop = self._gather(jobs, time.monotonic() + self.linger_s)
+            if not stop:
+                stop = self._gather(jobs, None)
             self._commit(jobs)
+
+    def _gather(self, jobs: list[_Job], deadline: float | None) -> bool:
+        """Add queued jobs to ``jobs``, up to ``max_group``: with a ``deadline``, waiting for
+        them until then (a job with events ends the wait); with None, only those already
+        queued. True when the close marker was taken."""
+        while len(jobs) < self.max_group:
+            try:
+                if deadline is None:
+                    nxt = self._queue.get_nowait()
+                elif (left := deadline - time.monotonic()) > 0:
+                    nxt = self._queue.get(timeout=left)
+                else:
+                    break
+            except queue.Empty:
+                break
+            if nxt is None:
+                return True
+            jobs.append(nxt)
+            if deadline is not None and nxt.events:
+                break
+        return False
 
     def _commit(self, jobs: list[_Job]) -> None:
         queries = [q for j in jobs for q in j.queries]
