@@ -208,6 +208,17 @@ def _out_of_memory_loading(exc: BaseException) -> bool:
     return False
 
 
+def _allocation_failed_under_a_limit(exc: BaseException) -> bool:
+    """Whether ``exc`` is CPython's "error return without exception set" (a C extension that
+    returned failure without raising: seen when an allocation fails under ``ulimit -v``, in
+    place of a MemoryError) while an address-space limit is set."""
+    if not isinstance(exc, SystemError) or "without exception set" not in str(exc):
+        return False
+    from serpeval.cli.memory import address_space_limit
+
+    return address_space_limit() is not None
+
+
 def _first_line(text: str) -> str:
     return " ".join(text.split()) if "\n" in text else text
 
@@ -226,6 +237,9 @@ def describe(exc: BaseException) -> tuple[str, int]:
         return f"out of memory. {MEMORY_ADVICE}", EXIT_ERROR
     if type(exc).__name__ == "OutOfMemoryException":  # DuckDB's (the log readers), not a MemoryError
         return f"out of memory ({_first_line(str(exc)).split(' Possible solutions')[0]}). {MEMORY_ADVICE}", EXIT_ERROR
+    if _allocation_failed_under_a_limit(exc):
+        return f"out of memory (a library failed to allocate under the address-space limit). {MEMORY_ADVICE}", \
+            EXIT_ERROR
     if _out_of_memory_loading(exc):
         what = getattr(exc, "name", None) or "a library"
         return f"out of memory while loading {what} (the address space is full). {MEMORY_ADVICE}", EXIT_ERROR
