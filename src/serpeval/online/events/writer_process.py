@@ -55,17 +55,19 @@ def _send(stream: IO[bytes], message: Any) -> None:
 
 
 def _receive(stream: IO[bytes]) -> tuple[bool, Any]:
-    """``(True, message)``, or ``(False, None)`` at the end of the stream or on an empty frame."""
-    head = stream.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
+    """``(True, message)``, or ``(False, None)`` at the end of the stream, on an empty frame or
+    on a torn one (the other side died mid-write)."""
+    try:
+        head = stream.read(_LENGTH.size)
+        if len(head) < _LENGTH.size:
+            return False, None
+        (size,) = _LENGTH.unpack(head)
+        data = stream.read(size) if size else b""
+        if size == 0 or len(data) < size:
+            return False, None
+        return True, pickle.loads(data)
+    except Exception:
         return False, None
-    (size,) = _LENGTH.unpack(head)
-    if size == 0:
-        return False, None
-    data = stream.read(size)
-    if len(data) < size:
-        return False, None
-    return True, pickle.loads(data)
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -145,10 +147,7 @@ class ProcessWriter:
     def _receive_loop(self, child: subprocess.Popen[bytes]) -> None:
         stdout = child.stdout
         while stdout is not None:
-            try:
-                ok, message = _receive(stdout)
-            except Exception:  # a torn frame: the child died mid-write
-                ok = False
+            ok, message = _receive(stdout)
             if not ok:
                 break
             job_id, outcome = message
@@ -291,10 +290,7 @@ def main(argv: list[str]) -> int:
             _send(stdout, (job_id, outcome))
 
     while True:
-        try:
-            ok, job = _receive(stdin)
-        except Exception:  # a torn frame: the server died mid-write
-            ok = False
+        ok, job = _receive(stdin)
         if not ok:
             break
         job_id, queries, events = job
