@@ -29,11 +29,11 @@ def _ids(rng: np.random.Generator, n: int, prefix: str) -> list[str]:
     return [shapes[i % len(shapes)].format(i) for i in rng.permutation(n)]
 
 
-def _workload(tmp_path: Path, seed: int = 0) -> tuple[Path, list[str]]:
+def _workload(tmp_path: Path, seed: int = 0, n_queries: int = 120) -> tuple[Path, list[str]]:
     """Qrels (some judged queries absent from the run, negative grades) and run lines with
     ties, unjudged queries and docs; returns the qrels path and the run lines grouped by query."""
     rng = np.random.default_rng(seed)
-    queries = _ids(rng, 120, "q")
+    queries = _ids(rng, n_queries, "q")
     docs = _ids(rng, 80, "d")
     qrels = []
     for i, q in enumerate(queries):
@@ -72,7 +72,11 @@ def _same(a, b) -> None:
 @pytest.mark.parametrize("options", [{}, {"missing": "zero"}, {"depth": 7}, {"judged_only": True},
                                      {"float32_scores": True}])
 def test_stream_equals_memory(tmp_path: Path, shape: str, options: dict) -> None:
-    qrels, lines = _workload(tmp_path)
+    # 60 queries (~1,400 lines): every id shape, judged queries absent from the run, run queries
+    # without judgments and ties are still there (asserted below); 97-byte pieces cut nearly
+    # every line, and 1000-byte pieces spill fewer parts than queries, so parts hold several
+    # queries (the part count is capped at the judged queries)
+    qrels, lines = _workload(tmp_path, n_queries=60)
     if "shuffled" in shape:
         lines = [lines[i] for i in np.random.default_rng(1).permutation(len(lines))]
     text = "".join(lines).encode("utf-8")

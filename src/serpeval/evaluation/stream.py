@@ -244,8 +244,10 @@ def _partitioned(path: str, info: StreamedRun, opts: _Options, collected: _Colle
     with open(path, "rb") as handle:
         if handle.read(2) == b"\x1f\x8b":
             size *= 4  # gzip: roughly the text's size
-    parts = max(2, math.ceil(size / opts.chunk_bytes))
     index = collected.index
+    # about chunk_bytes of text a part; never more parts than judged queries (a query is never
+    # split, so further parts would stay empty: files opened and read back for nothing)
+    parts = max(2, min(math.ceil(size / opts.chunk_bytes), len(index.query_ids)))
     collected.query_prints.clear()
     schema = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()), ("score", pa.float64()),
                         ("row", pa.int64())])
@@ -268,9 +270,8 @@ def _partitioned(path: str, info: StreamedRun, opts: _Options, collected: _Colle
                 table = pa.table([run.query_ids, run.doc_ids, pa.array(run.scores),
                                   pa.array(np.arange(chunk.first_row, chunk.first_row + len(run)))],
                                  schema=schema).take(pa.array(order))
-                for k in range(parts):
-                    if bounds[k + 1] > bounds[k]:
-                        writers[k].write_table(table.slice(bounds[k], bounds[k + 1] - bounds[k]))
+                for k in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():  # the parts this piece reaches
+                    writers[k].write_table(table.slice(bounds[k], bounds[k + 1] - bounds[k]))
         finally:
             for writer, sink in zip(writers, sinks, strict=True):
                 writer.close()
