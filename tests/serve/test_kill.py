@@ -37,13 +37,14 @@ def start_server(corpus: Path, store: Path, port: int) -> subprocess.Popen[bytes
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
                 return proc
         except httpx.HTTPError:
-            time.sleep(0.1)
+            time.sleep(0.02)  # a refused connection answers at once: poll often, start-up is ~1 s
     proc.kill()
     raise RuntimeError("serve did not answer /healthz within 120 s")
 
 
-def load(port: int, prefix: str, acked: list[str], stop: threading.Event) -> None:
-    """Post batches of 10 events until the server dies; record the ids of acknowledged batches."""
+def load(port: int, prefix: str, acked: list[str], stop: threading.Event, loaded: threading.Event) -> None:
+    """Post batches of 10 events until the server dies; record the ids of acknowledged batches
+    (``loaded`` is set at the first one)."""
     import httpx
 
     n = 0
@@ -59,11 +60,14 @@ def load(port: int, prefix: str, acked: list[str], stop: threading.Event) -> Non
                 return  # the server is gone: this batch was never acknowledged
             if answer.status_code == 200:
                 acked.extend(ids)
+                loaded.set()
 
 
 def kill_cycles(corpus: Path, store: Path, cycles: int, seed: int = 0,
                 resend: int = 0) -> tuple[list[str], list[str], list[dict[str, int]]]:
-    """``cycles`` times: start serve, load it from 3 threads, SIGKILL it mid-load. With
+    """``cycles`` times: start serve, load it from 3 threads, SIGKILL it mid-load: once each
+    thread has had a batch acknowledged (the load is flowing through the writer process's group
+    commits), after a random 0-0.3 s (three of its 0.1 s lingers: any phase of a commit). With
     ``resend``, each restarted server first gets up to that many events acknowledged before
     its kill again (same ids): the answers are returned, to check they are all duplicates."""
     import random
@@ -84,11 +88,14 @@ def kill_cycles(corpus: Path, store: Path, cycles: int, seed: int = 0,
             answer = httpx.post(f"http://127.0.0.1:{port}/events", json=batch, timeout=30).json()
             resent.append({**answer, "sent": len(sample)})
         stop = threading.Event()
-        threads = [threading.Thread(target=load, args=(port, f"c{cycle}t{t}", acked, stop)) for t in range(3)]
+        loaded = [threading.Event() for _ in range(3)]
+        threads = [threading.Thread(target=load, args=(port, f"c{cycle}t{t}", acked, stop, loaded[t]))
+                   for t in range(3)]
         sent_prefixes += [f"c{cycle}t{t}" for t in range(3)]
         for t in threads:
             t.start()
-        time.sleep(rnd.uniform(0.3, 1.0))
+        under_load = all(flowing.wait(60) for flowing in loaded)
+        time.sleep(rnd.uniform(0.0, 0.3))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
         stop.set()
@@ -96,6 +103,7 @@ def kill_cycles(corpus: Path, store: Path, cycles: int, seed: int = 0,
             t.join(30)
         if proc.stderr is not None:
             proc.stderr.close()
+        assert under_load, f"cycle {cycle}: not every load thread had a batch acknowledged before the kill"
     return acked, sent_prefixes, resent
 
 

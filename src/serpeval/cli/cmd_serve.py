@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT
@@ -54,6 +56,24 @@ def run(args: argparse.Namespace) -> int:
     return serve(config)
 
 
+@contextlib.contextmanager
+def _bm25s_without_numba() -> Iterator[None]:
+    """Import bm25s (if an embedded backend does) with numba hidden: bm25s imports numba at
+    import time for its own numba retrieval backend, 0.1-0.3 s of every start of serve, which
+    this process never uses (the embedded engine takes bm25s's tokenizer and its plain-Python
+    idf and tf functions, numba or not, and scores with its own sparse product). bm25s then
+    takes its numpy path, in this process only: serve runs no other code that could want it."""
+    if "bm25s" in sys.modules or "numba" in sys.modules:
+        yield
+        return
+    sys.modules["numba"] = None  # type: ignore[assignment]  # import numba raises ImportError
+    try:
+        yield
+    finally:
+        if "numba" in sys.modules and sys.modules["numba"] is None:
+            del sys.modules["numba"]
+
+
 def serve(config: Any) -> int:
     """Build the engines, open the store and run uvicorn until interrupted."""
     from serpeval.core.errors import require
@@ -66,7 +86,8 @@ def serve(config: Any) -> int:
     writer = ProcessWriter(config.store, wait=False) if config.store_process else None
     try:
         print(f"serpeval serve: building {len(config.backends)} backends...", file=sys.stderr)
-        backends = build_backends(config)
+        with _bm25s_without_numba():
+            backends = build_backends(config)
         app = create_app(config, backends, writer=writer)
     except BaseException:
         if writer is not None:

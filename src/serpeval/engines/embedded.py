@@ -240,11 +240,7 @@ class EmbeddedIndex:
         counts.sum_duplicates()  # term frequencies, in CSC order: the layout every setting's weights reuse
         presence = counts.copy()
         presence.data[:] = 1.0
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        tie_order = np.asarray(pc.array_sort_indices(pa.array(ids, pa.string()).cast(pa.binary()),
-                                                     order="descending"), dtype=np.int64)
+        tie_order = _descending_byte_order(ids)
         digest = hashlib.sha256()
         digest.update(strict_json.compact({"fields": fields, "stemmer": stemmer, "stopwords": stopwords,
                                            "tokenizer": "bm25s"}, sort_keys=True).encode())
@@ -555,6 +551,27 @@ class BM25Engine:
             scores=np.concatenate(scores_all) if scores_all else np.zeros(0, np.float64),
             doc_ids=index.doc_ids,
         )
+
+
+def _descending_byte_order(ids: Sequence[str]) -> NDArray[np.int64]:
+    """Positions of ``ids`` sorted by their UTF-8 bytes, descending (unsigned byte by byte, a
+    prefix before what extends it: trec_eval's and Arrow's binary order), with Arrow's sort.
+
+    The binary array is built from its buffers: ``pa.array`` on a list and ``np.asarray`` of an
+    Arrow array import pandas (0.1-0.4 s, more than indexing a small corpus, at every start of
+    ``serpeval serve``), which the embedded engine never needs. Lone surrogates are encoded
+    with ``surrogatepass``, as the fingerprint does (``pa.array`` refused them). ``ids`` is not
+    empty (a corpus without documents is refused before)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = [doc.encode("utf-8", "surrogatepass") for doc in ids]
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, count=len(encoded)), out=offsets[1:])
+    binary = pa.Array.from_buffers(pa.large_binary(), len(encoded),
+                                   [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+    order = pc.array_sort_indices(binary, order="descending")
+    return np.frombuffer(order.buffers()[1], np.uint64, len(order), order.offset * 8).astype(np.int64)
 
 
 def _records(corpus: str | Path | Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, Mapping[str, Any]]], str]:
