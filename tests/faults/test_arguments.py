@@ -150,26 +150,27 @@ def test_generate_logs_says_what_it_wrote(tmp_path: Path, capsys: pytest.Capture
     assert sorted(p.name for p in with_pre.iterdir()) == ["impressions.parquet", "pre.parquet"]
 
 
-def test_simulate_plot_prints_the_name_it_wrote(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("given", "models", "written"), [
+    ("power", "navigational", ["power.png"]),              # no suffix: .png added
+    ("power.svg", "navigational", ["power.svg"]),
+    ("power.v2", "navigational", ["power.v2.png"]),        # not an image suffix
+    ("both.png", "navigational,pbm", ["both-navigational.png", "both-pbm.png"]),
+], ids=["power", "power.svg", "power.v2", "both.png"])
+def test_simulate_plot_prints_the_name_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                given: str, models: str, written: list[str]) -> None:
+    """One simulation and plot per case (each a run of its own: the cases share nothing)."""
     pytest.importorskip("matplotlib")
     quick = ["simulate", "--generate", "0.05", "--queries", "30", "--bootstrap", "20",
              "--mc-impressions", "0", "-f", "json"]
-    for given, models, written in [
-        ("power", "navigational", ["power.png"]),              # no suffix: .png added
-        ("power.svg", "navigational", ["power.svg"]),
-        ("power.v2", "navigational", ["power.v2.png"]),        # not an image suffix
-        ("both.png", "navigational,pbm", ["both-navigational.png", "both-pbm.png"]),
-    ]:
-        folder = tmp_path / given.replace(".", "_")
-        folder.mkdir()
-        status, out, _ = run_cli([*quick, "-c", models, "--plot", str(folder / given)], capsys)
-        assert status == 0
-        notes = json.loads(out)["notes"]
-        assert [n for n in notes if n.startswith("power plot: ")] == \
-            [f"power plot: {folder / name}" for name in written]
-        assert sorted(p.name for p in folder.iterdir()) == sorted(written)
-        assert all((folder / name).stat().st_size > 1000 for name in written)
+    folder = tmp_path / given.replace(".", "_")
+    folder.mkdir()
+    status, out, _ = run_cli([*quick, "-c", models, "--plot", str(folder / given)], capsys)
+    assert status == 0
+    notes = json.loads(out)["notes"]
+    assert [n for n in notes if n.startswith("power plot: ")] == \
+        [f"power plot: {folder / name}" for name in written]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(written)
+    assert all((folder / name).stat().st_size > 1000 for name in written)
 
 
 def test_a_glob_over_a_log_folder_reads_pre_as_the_pre_period(
