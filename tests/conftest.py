@@ -34,6 +34,26 @@ def hypothesis_profile(environ: Mapping[str, str]) -> str:
 
 settings.load_profile(hypothesis_profile(os.environ))
 
+
+@pytest.hookimpl(trylast=True)  # after Hypothesis' own: it refuses storage access before
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Build Hypothesis' tables of Unicode categories and of the characters UTF-8 encodes (what
+    every ``st.text()`` and ``st.characters()`` draws from), or read them from
+    ``.hypothesis/unicode_data``, before any test.
+
+    Without those files (a clean clone, CI) the first text strategy of each process builds
+    them: ~1 s of CPU, 2.6 s under coverage, inside whichever test comes first (test_arrays'
+    first test took 3.3 s, 0.6 s of it its own), once per pytest-xdist worker. Here the xdist
+    controller builds and stores them while the workers start and collect, and they read them
+    back (milliseconds); Hypothesis does the same for its local constants (at collection)."""
+    try:
+        from hypothesis.internal.charmap import charmap, intervals_from_codec
+    except ImportError:  # pragma: no cover - a Hypothesis that moved them builds them lazily, as before
+        return
+    charmap()
+    intervals_from_codec("utf-8")
+
+
 #: The JVM options of every Spark the tests start (the ``spark`` fixture's, and the fresh
 #: sessions the tests start in child processes, which inherit the environment): Spark's launcher
 #: adds ``SPARK_SUBMIT_OPTS`` to the driver's ``java`` command, silently. The tests' sessions are
