@@ -299,9 +299,38 @@ def test_the_docs_have_runnable_examples() -> None:
     assert sum(len(b) for b in RUNNABLE.values()) >= 20
 
 
-@pytest.mark.parametrize("page", [p for p, blocks in RUNNABLE.items() if blocks])
-def test_runnable_blocks(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+#: Pages whose runnable blocks are each self-contained (a reader may copy any one of them
+#: alone): each block runs as its own test, in a fresh folder of its own, so that a slow page
+#: is several tests. A block of such a page that needs an earlier one's files fails.
+SELF_CONTAINED = {"README.md"}
+
+
+def _cases() -> list[tuple[str, tuple[int, ...]]]:
+    """``(page, the indices of the blocks the test runs, in order)``."""
+    cases = []
+    for page, blocks in RUNNABLE.items():
+        if page in SELF_CONTAINED:
+            cases += [(page, (number,)) for number in range(len(blocks))]
+        elif blocks:
+            cases.append((page, tuple(range(len(blocks)))))
+    return cases
+
+
+def _case_id(case: tuple[str, tuple[int, ...]]) -> str:
+    page, numbers = case
+    return f"{page}:{RUNNABLE[page][numbers[0]].line}" if page in SELF_CONTAINED else page
+
+
+def test_self_contained_pages_run_every_block() -> None:
+    ran = [(page, number) for page, numbers in _cases() for number in numbers]
+    assert sorted(ran) == sorted((page, n) for page, blocks in RUNNABLE.items() for n in range(len(blocks)))
+    assert all(RUNNABLE[page] for page in SELF_CONTAINED)
+
+
+@pytest.mark.parametrize("case", _cases(), ids=_case_id)
+def test_runnable_blocks(case: tuple[str, tuple[int, ...]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                          capfd: pytest.CaptureFixture[str]) -> None:
+    page, numbers = case
     if not DATA.is_dir():
         pytest.skip(f"shared data not found at {DATA} (set SERPEVAL_DATA to the data folder)")
     for name, value in (("DATA", str(DATA)), ("COLUMNS", "200"), ("PYTHONUNBUFFERED", "1"),
@@ -310,7 +339,8 @@ def test_runnable_blocks(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.chdir(tmp_path)
     env = dict(os.environ)
-    for number, block in enumerate(RUNNABLE[page]):
+    for number in numbers:
+        block = RUNNABLE[page][number]
         done = run_block(block, tmp_path, env, capfd, shell=page == END_TO_END and number == 0)
         where = f"{page}:{block.line}"
         assert done.returncode == block.status, (
