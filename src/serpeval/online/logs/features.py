@@ -371,13 +371,16 @@ def _distinct_ids(kept: Any, id_range: tuple[int | None, int | None]) -> int | N
     """
     import ibis
 
+    from serpeval.online.logs import sqlcache
+
     low, high = id_range
     if low is None or high is None or high - low >= _BITMAP_RANGE:
         return None
     backend = kept.get_backend()
     if backend.name != "duckdb":
         return None
-    inner = ibis.to_sql(kept.select("iid"), dialect="duckdb")
+    selected = kept.select("iid")
+    inner = sqlcache.sql(selected) or ibis.to_sql(selected, dialect="duckdb")
     sql = f"SELECT bit_count(bitstring_agg(iid, {int(low)}, {int(high)})) FROM ({inner})"
     return int(backend.raw_sql(sql).fetchall()[0][0])
 

@@ -264,13 +264,20 @@ _ENGINE_NOISE = (
 
 
 def collect(expr: Any) -> Any:
-    """Run an ibis expression in its engine and return the (small) result as an Arrow table."""
+    """Run an ibis expression in its engine and return the (small) result as an Arrow table.
+
+    On DuckDB the SQL is compiled once per expression shape and process
+    (:mod:`serpeval.online.logs.sqlcache`); other engines run it through ibis as it is.
+    """
     import warnings
+
+    from serpeval.online.logs import sqlcache
 
     with warnings.catch_warnings():
         for message in _ENGINE_NOISE:
             warnings.filterwarnings("ignore", message=message)
-        return expr.to_pyarrow()
+        result = sqlcache.run(expr)
+        return expr.to_pyarrow() if result is None else result
 
 
 def duckdb_connection(database: str = ":memory:", read_only: bool = False) -> Any:
