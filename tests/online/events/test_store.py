@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serpeval.core.errors import InputError
-from serpeval.online.events.schema import validate_events, validate_query
+from serpeval.online.events.schema import ACTIONS, validate_events, validate_query
 from serpeval.online.events.store import GroupWriter, StoreUnavailable, open_store, query_row
 
 
@@ -252,9 +252,15 @@ def test_bad_store_target(tmp_path: Any) -> None:
 
 # ---------------------------------------------------------------- the fast path never accepts more
 
+def _sized(*lengths: int) -> st.SearchStrategy[str]:
+    """Strings of exactly these lengths: one code point repeated (from any plane: an astral one is
+    one code point for the schema, two UTF-16 units, four UTF-8 bytes), cheap to draw."""
+    return st.builds(str.__mul__, st.characters(), st.sampled_from(lengths))
+
+
 _values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 200_000) | st.floats(allow_nan=False) | st.text(max_size=3)
-    | st.text(min_size=99, max_size=102) | st.text(min_size=255, max_size=258),
+    | _sized(99, 100, 101, 102, 255, 256, 257, 258, 1024, 1025),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["x", "y", "ordinal", "object_id"]),
                                                                 inner, max_size=3),
     max_leaves=8,
@@ -269,9 +275,124 @@ _events = st.fixed_dictionaries({}, optional={
                                                             "object": _object | _values}) | _values,
 })
 
+# Events the schema accepts, every field at or inside its bounds, then given 0-2 defects (a field
+# dropped, or set to a value just past a bound or of another shape): most are on the fast path's
+# edge, where accepting one value too many would show (_events alone rarely passes fast_valid).
+_doc = _sized(1, 2, 256) | st.integers()
+_xy = st.fixed_dictionaries({"x": st.integers() | st.floats(), "y": st.integers() | st.floats()})
+_valid_position = (st.fixed_dictionaries({"ordinal": st.sampled_from([1, 2, 100_000]) | st.integers(1, 100_000)})
+                   | st.fixed_dictionaries({"xy": _xy}))
+_valid_object = st.fixed_dictionaries({"object_id": _doc}, optional={
+    "internal_id": _doc, "object_id_field": _sized(0, 100), "object_id_type": _sized(0, 100)})
+_valid_events = st.fixed_dictionaries(
+    {"action_name": _sized(1, 100) | st.sampled_from(ACTIONS),
+     "timestamp": _sized(10, 40) | st.just("2026-12-05T01:00:00Z")},
+    optional={**{name: _sized(1, 100) for name in ("event_id", "query_id", "session_id", "client_id", "user_id")},
+              "application": _sized(0, 100), "message_type": _sized(0, 100), "message": _sized(0, 1024),
+              "user_query": _sized(0, 1024),
+              "event_attributes": st.fixed_dictionaries({"position": _valid_position})
+              | st.fixed_dictionaries({"object": _valid_object})
+              | st.fixed_dictionaries({"position": _valid_position, "object": _valid_object})})
+_ATTRIBUTES = "event_attributes"
+#: (path, values just past its bounds or of another shape; a defect may also be any of _values)
+_DEFECTS: list[tuple[tuple[str, ...], st.SearchStrategy[Any]]] = [
+    *(((name,), _sized(0, 101)) for name in ("action_name", "event_id", "query_id", "session_id", "client_id",
+                                             "user_id")),
+    *(((name,), _sized(101)) for name in ("application", "message_type")),
+    *(((name,), _sized(1025)) for name in ("message", "user_query")),
+    (("timestamp",), _sized(9, 41)),
+    ((_ATTRIBUTES,), st.just({})),
+    ((_ATTRIBUTES, "position"), st.just({}) | st.fixed_dictionaries({"ordinal": st.just(1), "xy": _xy})),
+    ((_ATTRIBUTES, "object"), st.just({}) | st.fixed_dictionaries({"internal_id": _doc})),
+    ((_ATTRIBUTES, "position", "ordinal"), st.sampled_from([0, -1, 100_001, True, 1.0, "1"])),
+    ((_ATTRIBUTES, "position", "xy"), _xy | st.fixed_dictionaries({"x": st.integers()})),
+    ((_ATTRIBUTES, "position", "xy", "x"), st.sampled_from([True, "1", None])),
+    *(((_ATTRIBUTES, "object", name), _sized(0, 257) | st.sampled_from([True, 1.5, None]))
+      for name in ("object_id", "internal_id")),
+    *(((_ATTRIBUTES, "object", name), _sized(101) | st.sampled_from([1, None]))
+      for name in ("object_id_type", "object_id_field")),
+]
 
-@settings(max_examples=300, deadline=None)
-@given(event=_events)
+
+@st.composite
+def _near_valid(draw: Any) -> dict[str, Any]:
+    event: dict[str, Any] = draw(_valid_events)
+    for _ in range(draw(st.integers(0, 2))):
+        (*parents, key), bad = draw(st.sampled_from(_DEFECTS))
+        where: Any = event
+        for name in parents:
+            where = where.get(name) if isinstance(where, dict) else None
+        if isinstance(where, dict):
+            choice = draw(st.integers(0, 4))
+            if choice == 0:
+                where.pop(key, None)
+            else:
+                where[key] = draw(_values if choice == 1 else bad)
+    return event
+
+
+_FULL: dict[str, Any] = {"action_name": "click", "timestamp": "2026-12-05T01:00:00Z", "event_id": "e", "query_id": "q",
+         "session_id": "s", "client_id": "c", "user_id": "u", "application": "a", "message_type": "m",
+         "message": "x", "user_query": "w",
+         "event_attributes": {"position": {"ordinal": 1}, "object": {"object_id": "d", "internal_id": 7,
+                                                                     "object_id_field": "f", "object_id_type": "t"}}}
+_EDGE_VALUES: list[Any] = [
+    *("x" * n for n in (0, 1, 9, 10, 40, 41, 99, 100, 101, 255, 256, 257, 1024, 1025)),
+    *("\U0001F600" * n for n in (100, 101, 256, 257)),  # one code point each: the bounds count code points
+    None, True, False, 0, 1, -1, 100_000, 100_001, 1.5, float("nan"), float("inf"), [], ["x"], {}, {"x": 1},
+    {"x": 1, "y": 2}, {"x": "1", "y": 2}, {"ordinal": 1}, {"object_id": "d"},
+]
+
+
+def _paths(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            out += _paths(inner, (*prefix, key))
+    return out
+
+
+def test_fast_path_at_every_bound_of_every_field() -> None:
+    """Every field of a full event (position by ordinal, then by xy), dropped or set to each edge
+    value in turn (lengths at and one past each bound, 0, 100,000, booleans, other shapes; a
+    field the event lacks, such as xy beside ordinal, added): what the fast path accepts,
+    jsonschema accepts."""
+    import copy
+
+    from serpeval.online.events.schema import _validator, fast_valid
+
+    with_xy = copy.deepcopy(_FULL)
+    with_xy["event_attributes"]["position"] = {"xy": {"x": 1.5, "y": 2}}
+    accepted = refused = 0
+    for base in (_FULL, with_xy):
+        paths = [*_paths(base), ("event_attributes", "position", "xy"), ("event_attributes", "position", "ordinal")]
+        for *parents, key in paths:
+            for value in [_DROP, *_EDGE_VALUES]:
+                event = copy.deepcopy(base)
+                where = event
+                for name in parents:
+                    where = where[name]
+                if value is _DROP:
+                    where.pop(key, None)
+                else:
+                    where[key] = value
+                if fast_valid(event):
+                    accepted += 1
+                    assert not list(_validator("event").iter_errors(event)), event
+                else:
+                    refused += 1
+    assert accepted == 370  # the fast path still takes the valid edges (else the check above is idle)
+    assert refused == 1302
+
+
+_DROP = object()
+
+
+# Half the examples are any shape (_events), half near-valid: about 60 of the 150 pass the fast
+# path and are checked (300 of _events alone checked 0-2; test_fast_path_at_every_bound_of_every_field
+# takes each bound in turn).
+@settings(max_examples=150, deadline=None)
+@given(event=_events | _near_valid())
 def test_fast_path_accepts_only_what_the_schema_accepts(event: dict[str, Any]) -> None:
     from serpeval.online.events.schema import EVENT_SCHEMA, _validator, fast_valid
 
