@@ -5,13 +5,16 @@ the better ranker and agree with the simulator's prediction; an A/A experiment m
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import numpy as np
 import pytest
-from tests.serve.conftest import LiveServer, app_for, counter_ids, run_async, with_client
+from tests.serve.conftest import LiveServer, app_for, counter_ids, run_async
 
 from serpeval.online.clicks import click_model
 from serpeval.online.events.logs import read_event_logs
@@ -91,12 +94,51 @@ def test_live_server_picks_the_better_ranker(tmp_path: Path, cranfield_index: An
     assert row["CI 95% low"] <= expected <= row["CI 95% high"]
 
 
-def aa_positives(small_corpus: Path, topics: list[str], runs: int, impressions: int, tmp_path: Path) -> int:
-    """How many of ``runs`` A/A experiments (identical rankers) the analysis calls significant."""
+async def asgi_call(app: Any, method: str, path: str, query: dict[str, str] | None = None,
+                    body: Any = None) -> tuple[int, Any]:
+    """``(status, JSON body)`` of one request to ``app``, called as the ASGI application it is.
+
+    What an HTTP client library (httpx's ASGITransport) adds is request and response objects,
+    not a different path through the app; for the A/A runs' 6,000 requests it cost as much CPU
+    as the app itself.
+    """
+    data = b"" if body is None else json.dumps(body).encode()
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+             "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
+             "query_string": urlencode(query or {}).encode(), "client": ("127.0.0.1", 50000),
+             "server": ("serve.test", 80), "state": {},
+             "headers": [(b"host", b"serve.test"), (b"content-type", b"application/json"),
+                         (b"content-length", str(len(data)).encode())]}
+    received = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal received
+        if not received:
+            received = True
+            return {"type": "http.request", "body": data, "more_body": False}
+        await asyncio.Event().wait()  # no disconnect while the app answers
+        raise AssertionError("unreachable")
+
+    messages: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        messages.append(message)
+
+    await app(scope, receive, send)
+    assert messages[0]["type"] == "http.response.start"
+    return messages[0]["status"], json.loads(b"".join(m.get("body", b"") for m in messages[1:]))
+
+
+@pytest.fixture(scope="module")
+def small_engine(small_corpus: Path) -> Any:
+    """The engine both A and B of the A/A experiments serve (built once for both A/A tests)."""
     from serpeval.engines.embedded import EmbeddedIndex
 
-    index = EmbeddedIndex.build(small_corpus)
-    engine = index.engine()
+    return EmbeddedIndex.build(small_corpus).engine()
+
+
+def aa_positives(engine: Any, topics: list[str], runs: int, impressions: int, tmp_path: Path) -> int:
+    """How many of ``runs`` A/A experiments (identical rankers) the analysis calls significant."""
     model = click_model("random", levels=2)
     positives = 0
     for run in range(runs):
@@ -108,19 +150,26 @@ def aa_positives(small_corpus: Path, topics: list[str], runs: int, impressions: 
                       query_ids=counter_ids(f"r{run}-"))
         rng = np.random.default_rng(run)
 
-        async def body(client: Any, rng: Any = rng) -> None:
+        async def body(app: Any = app, rng: Any = rng) -> None:
             events = []
-            for _ in range(impressions):
-                text = topics[int(rng.integers(len(topics)))]
-                answer = (await client.get("/search", params={"q": text, "user": f"u{int(rng.integers(60))}"})).json()
-                n = len(answer["hits"])
-                clicks = model.sample(np.where(np.arange(10) < n, 0, -1)[None, :], rng=rng)[0]
-                events += [{"action_name": "click", "query_id": answer["query_id"], "timestamp": "2026-12-05T01:00:00Z",
-                            "event_attributes": {"position": {"ordinal": int(p) + 1}}} for p in np.flatnonzero(clicks)]
-            for start in range(0, len(events), 500):
-                await client.post("/events", json=events[start:start + 500])
+            async with app.router.lifespan_context(app):  # the store opened and closed as serve does
+                for _ in range(impressions):
+                    text = topics[int(rng.integers(len(topics)))]
+                    status, answer = await asgi_call(app, "GET", "/search",
+                                                     {"q": text, "user": f"u{int(rng.integers(60))}"})
+                    assert status == 200, answer
+                    n = len(answer["hits"])
+                    clicks = model.sample(np.where(np.arange(10) < n, 0, -1)[None, :], rng=rng)[0]
+                    events += [{"action_name": "click", "query_id": answer["query_id"],
+                                "timestamp": "2026-12-05T01:00:00Z",
+                                "event_attributes": {"position": {"ordinal": int(p) + 1}}}
+                               for p in np.flatnonzero(clicks)]
+                for start in range(0, len(events), 500):
+                    status, answer = await asgi_call(app, "POST", "/events", body=events[start:start + 500])
+                    assert status == 200, answer
+                    assert answer["duplicates"] == 0
 
-        run_async(with_client(app, body))
+        run_async(body())
         read = read_event_logs(config.store)
         row = analyze_interleaving_logs(read.impressions, clicks=read.clicks, n_resamples=300, rng=run,
                                         period=None).to_dicts()[0]
@@ -128,16 +177,16 @@ def aa_positives(small_corpus: Path, topics: list[str], runs: int, impressions: 
     return positives
 
 
-def test_aa_gives_few_positives(tmp_path: Path, small_corpus: Path, cranfield_topics: Any) -> None:
+def test_aa_gives_few_positives(tmp_path: Path, small_engine: Any, cranfield_topics: Any) -> None:
     topics = [text for _, text in cranfield_topics]
     runs = int(os.environ.get("SERPEVAL_AA_RUNS", "5"))
-    positives = aa_positives(small_corpus, topics, runs, 100, tmp_path)
+    positives = aa_positives(small_engine, topics, runs, 100, tmp_path)
     # Binomial(runs, 0.05): P(X >= 3) = 0.001 for 5 runs; bench/bench_serve.py runs 100
     assert positives <= max(2, int(0.05 * runs + 3 * (0.05 * 0.95 * runs) ** 0.5))
 
 
 @pytest.mark.slow
-def test_aa_forty_runs(tmp_path: Path, small_corpus: Path, cranfield_topics: Any) -> None:
+def test_aa_forty_runs(tmp_path: Path, small_engine: Any, cranfield_topics: Any) -> None:
     topics = [text for _, text in cranfield_topics]
-    positives = aa_positives(small_corpus, topics, 40, 150, tmp_path)
+    positives = aa_positives(small_engine, topics, 40, 150, tmp_path)
     assert positives <= 6  # Binomial(40, 0.05): P(X >= 7) = 0.0005
