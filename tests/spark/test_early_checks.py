@@ -1,7 +1,8 @@
 """``evaluate --backend spark`` fails early and starts quietly: bad measures, options and inputs
 are refused before a JVM starts; Java is checked with a clear message; a session serpeval
 starts prints no log4j or stage-progress lines and runs its Python workers with the running
-interpreter."""
+interpreter; serpeval.online's session removes its warehouse folder at exit. The fresh-session
+checks observe one new process (one JVM start, the costly part) between them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -120,31 +123,88 @@ def test_java_is_checked_with_the_install_command(tmp_path: Path, monkeypatch: p
     assert sparkconf.java_major_version("no version here") is None
 
 
-def test_a_fresh_session_is_quiet_and_uses_this_interpreter(tmp_path: Path) -> None:
-    """A new process (so a new JVM with serpeval's settings), with the virtual environment
-    not activated (its bin/ not on PATH, no PYSPARK_PYTHON): the Python workers must still
-    be this interpreter, and stderr has no log4j or ``[Stage ...]`` lines."""
+#: What the fresh process runs: the command line's Spark evaluation (its own new session, so
+#: a new JVM with serpeval's settings), then, with that session stopped, serpeval.online's
+#: own session (:func:`serpeval.online.logs.sources.spark_session`, a new SparkContext in the
+#: same JVM), whose warehouse folder it prints last.
+FRESH = textwrap.dedent("""\
+    import sys
+    from pyspark.sql import SparkSession
+    from serpeval.cli import main
+    status = main(sys.argv[1:])
+    sys.stdout.flush()
+    if status != 0:
+        sys.exit(status)
+    SparkSession.getActiveSession().stop()
+    from serpeval.online.logs.sources import spark_session
+    session = spark_session()
+    print(session.conf.get("spark.sql.warehouse.dir"))
+    session.stop()
+    """)
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """One new process, as a user would start it, observed by the tests below (one JVM start
+    instead of one per test): the virtual environment not activated (its bin/ not on PATH, no
+    ``PYSPARK_PYTHON``), a ``python3`` first on PATH that cannot run a Spark worker, and
+    ``TMPDIR`` an empty folder. It runs ``serpeval evaluate --backend spark`` on a small
+    collection, then starts serpeval.online's session (see :data:`FRESH`).
+
+    Attributes: ``done`` (the finished process), ``args`` (the evaluate arguments),
+    ``temp`` (its TMPDIR), ``env``, ``table`` (what the command line printed), ``warehouse``.
+    """
     if sparkconf.java_problem() is not None:
         pytest.skip("Spark needs Java 17+ and none was found")
-    (tmp_path / "qrels.txt").write_text("".join(f"q{q} 0 d{d} {(q + d) % 3}\n" for q in range(20) for d in range(5)))
-    (tmp_path / "a.run").write_text("".join(f"q{q} Q0 d{d} {d} {10 - d} a\n" for q in range(20) for d in range(8)))
+    folder = tmp_path_factory.mktemp("fresh")
+    (folder / "qrels.txt").write_text("".join(f"q{q} 0 d{d} {(q + d) % 3}\n" for q in range(20) for d in range(5)))
+    (folder / "a.run").write_text("".join(f"q{q} Q0 d{d} {d} {10 - d} a\n" for q in range(20) for d in range(8)))
+    fake = folder / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\necho 'not the driver interpreter' >&2\nexit 3\n")
+    (fake / "python3").chmod(0o755)
+    temp = folder / "tmp"
+    temp.mkdir()
     java = sparkconf.java_executable()
     assert java is not None
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYSPARK_DRIVER_PYTHON")}
-    env["PATH"] = os.pathsep.join(p for p in ("/usr/bin", "/bin", str(Path(java).parent)) if p)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYSPARK_DRIVER_PYTHON", "COLUMNS")}
+    env["PATH"] = os.pathsep.join([str(fake), "/usr/bin", "/bin", str(Path(java).parent)])
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
-    args = [str(tmp_path / "qrels.txt"), str(tmp_path / "a.run"), "-m", "P@5,AP", "-f", "tsv"]
-    spark = subprocess.run([sys.executable, "-m", "serpeval", "evaluate", "--backend", "spark", *args],
-                           capture_output=True, text=True, env=env, timeout=600)
-    assert spark.returncode == 0, spark.stderr
-    local = subprocess.run([sys.executable, "-m", "serpeval", "evaluate", *args],
-                           capture_output=True, text=True, env=env, timeout=600)
-    assert spark.stdout == local.stdout
-    noise = [line for line in spark.stderr.splitlines()
+    env["TMPDIR"] = str(temp)
+    args = [str(folder / "qrels.txt"), str(folder / "a.run"), "-m", "P@5,AP", "-f", "tsv"]
+    done = subprocess.run([sys.executable, "-c", FRESH, "evaluate", "--backend", "spark", *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    *table, warehouse = done.stdout.splitlines(keepends=True)
+    return SimpleNamespace(done=done, args=args, temp=temp, env=env, table="".join(table),
+                           warehouse=warehouse.strip())
+
+
+def test_a_fresh_session_prints_the_local_table(fresh: SimpleNamespace, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Python workers ran (the table is there) although the ``python3`` on PATH exits 3:
+    they are this interpreter; and the numbers are the local backend's."""
+    assert main(["evaluate", *fresh.args]) == 0
+    local = capsys.readouterr().out
+    assert "AP" in local
+    assert fresh.table == local
+    assert shutil.which("python3", path=fresh.env["PATH"]) != sys.executable  # the venv is not on PATH
+
+
+def test_a_fresh_session_is_quiet(fresh: SimpleNamespace) -> None:
+    """stderr has no log4j, stage-progress or JVM start-up lines (from either session)."""
+    noise = [line for line in fresh.done.stderr.splitlines()
              if "[Stage" in line or "log4j" in line or " WARN " in line or " INFO " in line
              or "log level" in line or "WARNING: Using incubator modules" in line]
-    assert noise == [], spark.stderr
-    assert shutil.which("python3", path=env["PATH"]) != sys.executable  # the venv is not on PATH
+    assert noise == [], fresh.done.stderr
+    assert "not the driver interpreter" not in fresh.done.stderr
+
+
+def test_the_online_session_leaves_no_folder_in_the_temp_directory(fresh: SimpleNamespace) -> None:
+    """serpeval.online's session keeps its warehouse in a temporary folder, removed at exit."""
+    assert str(fresh.temp) in fresh.warehouse  # the folder was made where TMPDIR says...
+    assert "serpeval-spark-" in fresh.warehouse
+    assert not [p.name for p in fresh.temp.iterdir() if p.name.startswith("serpeval-spark-")]  # ...and removed
 
 
 def test_the_jvm_start_up_warning_is_dropped_and_other_lines_kept(capfd: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,8 @@
 """The same analyses on local Spark give the same numbers as on DuckDB (real Spark, local mode).
 
-Spark's cost here is per query, not per row, so the logs are small.
+Spark's cost here is per query, not per row, so the logs are small. That serpeval.online's
+own session (a fresh process, a new JVM) removes its warehouse folder at exit is checked in
+tests/spark/test_early_checks.py, by the fresh process the command line's checks start.
 """
 
 from __future__ import annotations
@@ -100,28 +102,6 @@ def test_absent_team_labels_are_refused_on_spark(spark) -> None:
                                   n_resamples=50)
     assert str(on_spark.value) == str(on_duck.value)
     assert "the labels there: 'A' (" in str(on_spark.value)
-
-
-def test_a_session_serpeval_starts_leaves_no_folder_in_the_temp_directory(tmp_path) -> None:
-    """The warehouse folder of the session serpeval starts is removed at exit (fresh process:
-    the module's shared session would otherwise be reused)."""
-    import os
-    import subprocess
-    import sys
-
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    code = ("from serpeval.online.logs.sources import spark_session\n"
-            "import os\n"
-            "s = spark_session()\n"
-            "print(s.conf.get('spark.sql.warehouse.dir'))\n"
-            "s.stop()\n")
-    env = {**os.environ, "TMPDIR": str(temp)}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    warehouse = done.stdout.strip().splitlines()[-1]
-    assert str(temp) in warehouse  # the folder was made where TMPDIR says...
-    assert not [p.name for p in temp.iterdir() if p.name.startswith("serpeval-spark-")]  # ...and removed
 
 
 def test_triggered_analyses_are_the_same_on_spark(spark, tmp_path) -> None:
