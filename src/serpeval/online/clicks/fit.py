@@ -141,7 +141,10 @@ class _ItemMean:
         self.count = np.bincount(self.codes, minlength=self.size)[: self.size].astype(np.float64)
 
     def __call__(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        weights = values.ravel() if self.every_cell else values.ravel()[self.cells]
+        return self.of_cells(values.ravel() if self.every_cell else values.ravel()[self.cells])
+
+    def of_cells(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The same, from the values at the cells of ``mask`` only (in their flat order)."""
         total = np.bincount(self.codes, weights=weights, minlength=self.size)
         out, mean = _posterior_mean(total[: self.size].astype(np.float64), self.count, self.prior)
         out[-1] = mean
@@ -153,6 +156,32 @@ def _slot_major(log: ClickLog) -> tuple[NDArray[np.int64], NDArray[np.bool_], ND
     return items, np.ascontiguousarray(log.clicks.T), items >= 0
 
 
+def _dbn_cells(alpha: NDArray[np.float64], sigma: NDArray[np.float64], g: float,
+               items: NDArray[np.int64]) -> kernel.Cells:
+    """``DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)`` without building
+    and validating the model at every EM step (the fit's parameters are probabilities by
+    construction): the same values bit for bit, with ``sc = 1 - (1 - sigma) g`` computed once
+    per item and then gathered instead of once per cell (an empty slot's 0.0 padding included)."""
+    c = np.append(alpha, 0.0)[items]
+    sc = (1.0 - (1.0 - np.append(sigma, 0.0)) * g)[items]
+    return c, sc, np.full(items.shape, 1.0 - g)
+
+
+def _attractive_posterior(p_exam: NDArray[np.float64], c: NDArray[np.float64], clicks: NDArray[np.bool_], *,
+                          out: NDArray[np.float64]) -> NDArray[np.float64]:
+    """P(A = 1 | clicks) of the cascade models, ``np.where(clicks, 1.0, (1 - P(E | C)) c)``,
+    into ``out`` (the same values: the product, then 1.0 copied into the clicked cells)."""
+    np.multiply(np.subtract(1.0, p_exam, out=out), c, out=out)
+    np.copyto(out, 1.0, where=clicks)
+    return out
+
+
+def _masked_sum(values: NDArray[np.float64], mask: NDArray[np.bool_], every: bool) -> float:
+    """``values[mask].sum()``; when every entry is in ``mask``, the sum of the (contiguous)
+    array as it is: the same values in the same order, so the same pairwise sum."""
+    return float(values.ravel().sum() if every else values[mask].sum())
+
+
 def _pbm_log_likelihood(c: NDArray[np.float64], clicks: NDArray[np.bool_]) -> float:
     """:func:`kernel.log_likelihood` of PBM's cells ``(c, 0, 0)``, without the forward filter.
 
@@ -162,7 +191,8 @@ def _pbm_log_likelihood(c: NDArray[np.float64], clicks: NDArray[np.bool_]) -> fl
     conditional click probability is ``c`` itself, bit for bit, and the log-likelihood is
     the kernel's to the last bit (the same operations in the same order on the same values).
     """
-    q = np.where(clicks, c, 1.0 - c)
+    q = np.subtract(1.0, c)
+    np.copyto(q, c, where=clicks)  # np.where(clicks, c, 1 - c)
     np.maximum(q, kernel.TINY, out=q)
     return float(np.log(q, out=q).sum(axis=0).sum())
 
@@ -179,21 +209,30 @@ def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     k, n = items.shape
     item_mean = _ItemMean(items, shown, log.n_items, prior)
     per_rank = np.maximum(shown.sum(axis=1), 1)
+    every_shown = bool(shown.all())  # then masking the empty slots out changes nothing: skipped
     alpha = np.full(log.n_items + 1, 0.5)
     gamma = np.full(k, 0.5)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
-    # a = alpha[item] (0 on empty slots) and c = a gamma_rank (PBM.cells) for the current
-    # parameters: the last log-likelihood's.
-    a = np.where(shown, alpha[items], 0.0)
+    # a = alpha[item] (0 on empty slots: the appended 0.0) and c = a gamma_rank (PBM.cells)
+    # for the current parameters: the last log-likelihood's.
+    a = np.append(alpha, 0.0)[items]
     c = a * gamma[:, None]
+    # The E-step's arrays, reused at every step: ``np.where(clicks, 1.0, x)`` is x with 1.0
+    # copied into the clicked cells, and each product and quotient is the formula's, in place.
+    denom, post_a, post_g = np.empty((k, n)), np.empty((k, n)), np.empty((k, n))
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         g = gamma[:, None]
-        denom = np.maximum(1.0 - c, _EPS)
-        post_a = np.where(clicks, 1.0, a * (1.0 - g) / denom)
-        post_g = np.where(clicks, 1.0, g * (1.0 - a) / denom)
+        np.maximum(np.subtract(1.0, c, out=denom), _EPS, out=denom)
+        np.multiply(a, 1.0 - g, out=post_a)
+        post_a /= denom
+        np.copyto(post_a, 1.0, where=clicks)  # a (1 - g) / denom off the clicks, 1 on them
+        np.multiply(np.subtract(1.0, a, out=post_g), g, out=post_g)
+        post_g /= denom
+        np.copyto(post_g, 1.0, where=clicks)  # g (1 - a) / denom off the clicks, 1 on them
         alpha = item_mean(post_a)
-        gamma = np.clip(np.where(shown, post_g, 0.0).sum(axis=1) / per_rank, _EPS, 1.0 - _EPS)
-        a = np.where(shown, alpha[items], 0.0)
+        gamma = np.clip((post_g if every_shown else np.where(shown, post_g, 0.0)).sum(axis=1) / per_rank,
+                        _EPS, 1.0 - _EPS)
+        a = np.append(alpha, 0.0)[items]
         c = a * gamma[:, None]
         ll = _pbm_log_likelihood(c, clicks)
         if _converged(ll, previous, tol, n):
@@ -226,30 +265,33 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     last = last_click(clicks)
     has_click = last >= 0
     lc = np.maximum(last, 0)
-    at_last = np.arange(k)[:, None] == last
-    # Chances to continue from r to r + 1 exist where both slots are shown; a continuation
-    # from r is examination at r + 1.
-    both_shown = np.zeros((k, n), dtype=bool)
-    both_shown[:-1] = shown[1:]
+    # Chances to continue from r to r + 1 exist where both slots are shown (slots r < k - 1);
+    # a continuation from r is examination at r + 1.
+    at_last = np.arange(k - 1)[:, None] == last
     next_shown = shown[1:]
+    every_next = bool(next_shown.all())
+    # The satisfaction posterior is 0 at every click but an impression's last: its values at
+    # the clicked cells (satisfied_mean's cells, in flat order) are p_sat at these positions.
+    sat_at = np.searchsorted(satisfied_mean.cells, last[has_click] * n + cols[has_click])
+    post_a = np.empty((k, n))
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
-    cells = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
+    cells = _dbn_cells(alpha, sigma, g, items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
         p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks, last)
-        post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
+        _attractive_posterior(p_exam, c, clicks, out=post_a)
         # Satisfaction: only the last click can be satisfying.
         s_last = sigma[items[lc, cols]]
         p_sat = s_last / np.maximum(s_last + (1 - s_last) * (1 - g + g * tail[lc + 1, cols]), _EPS)
-        post_s = np.zeros((k, n))
-        post_s[last[has_click], cols[has_click]] = p_sat[has_click]
+        post_s = np.zeros(len(satisfied_mean.cells))
+        post_s[sat_at] = p_sat[has_click]
         new_g = g
         if gamma is None:
-            at_risk = np.where(at_last, 1.0 - p_sat, p_exam)  # p_exam = 1 above the last click
-            new_g = float(np.clip(p_exam[1:][next_shown].sum() / max(at_risk[both_shown].sum(), _EPS),
-                                  _EPS, 1.0))
-        alpha, sigma, g = attractive_mean(post_a), satisfied_mean(post_s), new_g
-        cells = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
+            at_risk = np.where(at_last, 1.0 - p_sat, p_exam[:-1])  # p_exam = 1 above the last click
+            new_g = float(np.clip(_masked_sum(p_exam[1:], next_shown, every_next)
+                                  / max(_masked_sum(at_risk, next_shown, every_next), _EPS), _EPS, 1.0))
+        alpha, sigma, g = attractive_mean(post_a), satisfied_mean.of_cells(post_s), new_g
+        cells = _dbn_cells(alpha, sigma, g, items)
         ll = float(kernel.log_likelihood(*cells, clicks).sum())
         if _converged(ll, previous, tol, n):
             converged = True
@@ -280,12 +322,13 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     informative[-1] = False
     informative[:-1] &= shown[1:]
     counts = informative.sum(axis=1)
+    post_a = np.empty((k, n))
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
         p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last)
-        post_a = np.where(clicks, 1.0, (1.0 - p_exam) * c)
+        _attractive_posterior(p_exam, c, clicks, out=post_a)
         cont = np.ones((k, n))
         cont[:-1] = np.where(at_last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)
         totals = np.where(informative, cont, 0.0).sum(axis=1)

@@ -88,9 +88,19 @@ def no_click_tail(c: NDArray[np.float64], sn: NDArray[np.float64]) -> NDArray[np
     Backward recursion ``N_r = (1 - c_r) (sn_r + (1 - sn_r) N_{r+1})``.
     """
     k, n = c.shape
-    out = np.ones((k + 1, n))
-    for r in range(k - 1, -1, -1):
-        out[r] = (1.0 - c[r]) * (sn[r] + (1.0 - sn[r]) * out[r + 1])
+    out = np.empty((k + 1, n))
+    out[k] = 1.0
+    go_on = np.empty(n)
+    if not np.any(sn):  # sn + (1 - sn) N = N exactly when sn = 0 (N >= 0): one product per slot
+        for r in range(k - 1, -1, -1):
+            np.subtract(1.0, c[r], out=go_on)
+            np.multiply(go_on, out[r + 1], out=out[r])
+        return out
+    for r in range(k - 1, -1, -1):  # the formula's operations, in place
+        np.subtract(1.0, sn[r], out=go_on)
+        go_on *= out[r + 1]
+        go_on += sn[r]
+        np.multiply(np.subtract(1.0, c[r], out=out[r]), go_on, out=out[r])
     return out
 
 
@@ -167,11 +177,42 @@ def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[
 
     The sum of the logs of the conditional click probabilities (chain rule), each clipped
     away from 0.
+
+    The forward filter of :func:`conditional_click_probabilities`, run here one slot at a time
+    with each slot's log added as soon as it is known (slot-major rows stay in cache; no
+    ``(k, n)`` array): the same operations on the same values as taking the logs of that
+    function's array and summing them over the slots (NumPy sums axis 0 of a ``(k, n)`` array
+    row after row, in order), so the same bits.
     """
-    q = conditional_click_probabilities(c, sc, sn, clicks)
-    np.subtract(1.0, q, out=q, where=~clicks)  # P(observed C_r), in place
-    np.maximum(q, TINY, out=q)
-    return np.log(q, out=q).sum(axis=0)
+    k, n = c.shape
+    total = np.zeros(n)
+    e = np.ones(n)
+    q = np.empty(n)
+    step = np.empty(n)
+    below = np.empty(n)
+    unclicked = np.empty(n, dtype=bool)
+    stops = bool(np.any(sn))
+    for r in range(k):
+        cr = c[r]
+        np.multiply(e, cr, out=q)  # P(C_r = 1 | the clicks above)
+        np.subtract(1.0, q, out=below)
+        np.maximum(below, TINY, out=below)
+        np.subtract(1.0, cr, out=step)
+        e *= step
+        if stops:
+            np.subtract(1.0, sn[r], out=step)
+            e *= step
+        e /= below
+        np.subtract(1.0, sc[r], out=step)
+        np.copyto(e, step, where=clicks[r])
+        np.logical_not(clicks[r], out=unclicked)
+        np.subtract(1.0, q, out=q, where=unclicked)  # P(observed C_r)
+        np.maximum(q, TINY, out=q)
+        if r == 0:
+            np.log(q, out=total)
+        else:
+            total += np.log(q, out=q)
+    return total
 
 
 def sum_distribution(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],

@@ -1,0 +1,67 @@
+"""The EM fits' fast paths give the bits of the formulas they replaced: the log-likelihood
+summed slot by slot as the forward filter runs, the no-click tail in place (one product per
+slot when no user stops without a click), and the DBN cells without the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from serpeval.online.clicks import kernel
+from serpeval.online.clicks.fit import _dbn_cells, _masked_sum
+from serpeval.online.clicks.models import DBN
+
+
+def _log_likelihood_by_array(c, sc, sn, clicks):
+    """The formula as it was: logs of the whole array of conditional click probabilities."""
+    q = kernel.conditional_click_probabilities(c, sc, sn, clicks)
+    np.subtract(1.0, q, out=q, where=~clicks)
+    np.maximum(q, kernel.TINY, out=q)
+    return np.log(q, out=q).sum(axis=0)
+
+
+def _tail_by_formula(c, sn):
+    k, n = c.shape
+    out = np.ones((k + 1, n))
+    for r in range(k - 1, -1, -1):
+        out[r] = (1.0 - c[r]) * (sn[r] + (1.0 - sn[r]) * out[r + 1])
+    return out
+
+
+def _cells(rng, k, n, stops):
+    c = rng.random((k, n))
+    c[rng.random((k, n)) < 0.05] = 0.0
+    c[rng.random((k, n)) < 0.02] = 1.0  # a certain click: the filter's floor
+    sc = rng.random((k, n))
+    sn = rng.random((k, n)) * stops
+    return c, sc, sn, rng.random((k, n)) < 0.3
+
+
+@pytest.mark.parametrize("stops", [0.0, 1.0])
+@pytest.mark.parametrize("k", [1, 2, 10])
+def test_log_likelihood_and_tail_are_the_formulas_bit_for_bit(k, stops) -> None:
+    rng = np.random.default_rng(k + int(stops))
+    c, sc, sn, clicks = _cells(rng, k, 3_001, stops)
+    assert kernel.log_likelihood(c, sc, sn, clicks).tobytes() == _log_likelihood_by_array(c, sc, sn, clicks).tobytes()
+    assert kernel.no_click_tail(c, sn).tobytes() == _tail_by_formula(c, sn).tobytes()
+
+
+def test_dbn_cells_are_the_models_bit_for_bit() -> None:
+    rng = np.random.default_rng(3)
+    alpha, sigma = rng.random(50), rng.random(50)
+    items = rng.integers(-1, 50, size=(10, 400))  # -1: empty slots
+    for g in (0.0, 0.37, 0.9, 1.0):
+        fast = _dbn_cells(alpha, sigma, g, items)
+        model = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
+        for a, b in zip(fast, model, strict=True):
+            assert a.shape == b.shape
+            assert a.tobytes() == b.tobytes()
+
+
+def test_masked_sum_is_the_sum_of_the_masked_values() -> None:
+    rng = np.random.default_rng(4)
+    values = rng.random((9, 5_003)) * 10.0 ** rng.integers(-8, 8, size=(9, 5_003))
+    mask = rng.random(values.shape) < 0.7
+    assert _masked_sum(values, mask, False) == float(values[mask].sum())
+    every = np.ones(values.shape, dtype=bool)
+    assert np.float64(_masked_sum(values, every, True)).tobytes() == np.float64(values[every].sum()).tobytes()
