@@ -167,6 +167,8 @@ def _compiled(expr: Any) -> tuple[Any, str] | None:
         shape = _shape(op, (ops.PhysicalTable, *special))
     except _Skip:
         return None
+    except Exception:  # pragma: no cover - an operation this reading of ibis does not know
+        return None
     # the connection: the one all the tables are bound to (else ibis's own run says what is wrong)
     backend: Any = shape.tables[0].source if shape.tables else None
     if (getattr(backend, "name", None) != "duckdb" or not hasattr(backend, "con")
