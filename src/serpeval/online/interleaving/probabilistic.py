@@ -281,12 +281,16 @@ def position_marginals(weights: NDArray[np.float64], k: int) -> NDArray[np.float
         return out
     full = 1 << n_live
     masks = np.arange(full, dtype=np.int64)
-    placed = np.zeros((w.shape[0], full))
+    n_rankers = w.shape[0]
+    # placed[s, S] = Σ_{e in S} W_se, added in increasing e. The sets whose largest member is
+    # d are [2^d, 2^(d+1)), each the set 2^d below it plus d: one addition per set and ranker,
+    # in the same order as adding W_d to every set holding d, d = 0, 1, ... (the same bits).
+    placed = np.zeros((n_rankers, full))
     popcount = np.zeros(full, dtype=np.int64)
     for d in range(n_live):
-        bit = ((masks >> d) & 1).astype(bool)
-        placed[:, bit] += w[:, d:d + 1]
-        popcount += bit
+        low, high = 1 << d, 2 << d
+        np.add(placed[:, :low], w[:, d:d + 1], out=placed[:, low:high])
+        np.add(popcount[:low], 1, out=popcount[low:high])
     totals = w.sum(axis=1)
     prob = np.zeros(full)
     prob[0] = 1.0
@@ -296,7 +300,18 @@ def position_marginals(weights: NDArray[np.float64], k: int) -> NDArray[np.float
         level = level[prob[level] > 0]
         remaining = totals[None, :] - placed[:, level].T  # [L, r]
         free = (level[:, None] & bits[None, :]) == 0  # [L, N]
-        p = (w.T[None, :, :] / np.maximum(remaining[:, None, :], 1e-300)).mean(axis=2) * free  # [L, N]
+        # mean_s W_sd / remaining_s, [L, N]. NumPy's mean over fewer than 8 rankers adds them
+        # left to right and divides by their number: done so here, a ranker at a time, without
+        # the [L, N, r] array (the same bits); more rankers: the mean itself.
+        denominator = np.maximum(remaining, 1e-300)
+        if n_rankers < 8:
+            p = w[0][None, :] / denominator[:, :1]
+            for s in range(1, n_rankers):
+                p += w[s][None, :] / denominator[:, s:s + 1]
+            p /= n_rankers
+            p *= free
+        else:
+            p = (w.T[None, :, :] / denominator[:, None, :]).mean(axis=2) * free
         flow = prob[level][:, None] * p
         out[live, j] = flow.sum(axis=0)
         if j + 1 < depth:
