@@ -293,13 +293,23 @@ def marginalised_outcome(slots: NDArray[np.float64], clicks: NDArray[np.bool_]) 
     n, k, _ = slots.shape
 
     def one_way(plus: NDArray[np.float64], minus: NDArray[np.float64]) -> NDArray[np.float64]:
+        # Per clicked slot: dist (1 - p - m) + roll(dist, 1) p + roll(dist, -1) m, on the
+        # impressions clicked there only (the others keep dist), the rolls as shifted slices
+        # plus the wrapped column: the same operations in the same order (the same bits).
         dist = np.zeros((n, 2 * k + 1))
         dist[:, k] = 1.0
         for j in range(k):
-            on = clicks[:, j]
-            p, m = plus[:, j][:, None], minus[:, j][:, None]
-            step = dist * (1.0 - p - m) + np.roll(dist, 1, axis=1) * p + np.roll(dist, -1, axis=1) * m
-            dist = np.where(on[:, None], step, dist)
+            on = np.flatnonzero(clicks[:, j])
+            if not len(on):
+                continue
+            d = dist[on]
+            p, m = plus[on, j][:, None], minus[on, j][:, None]
+            step = d * (1.0 - p - m)
+            step[:, 1:] += d[:, :-1] * p
+            step[:, :1] += d[:, -1:] * p
+            step[:, :-1] += d[:, 1:] * m
+            step[:, -1:] += d[:, :1] * m
+            dist[on] = step
         return np.asarray(dist[:, k + 1:].sum(axis=1) - dist[:, :k].sum(axis=1))
 
     e = (one_way(q[:, :, 0], q[:, :, 1]) - one_way(q[:, :, 1], q[:, :, 0])) / 2.0

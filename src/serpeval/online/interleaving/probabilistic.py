@@ -344,8 +344,10 @@ def interleave_batch(weights: NDArray[np.float64], k: int, rng: int | np.random.
         has = total > 0
         cdf = np.cumsum(live, axis=1)
         u = generator.random(n) * total
-        doc = np.minimum((cdf <= u[:, None]).sum(axis=1), n_docs - 1)
-        doc = np.where(live[rows, doc] > 0, doc, np.argmax(live > 0, axis=1))  # float edge at the top
+        doc = np.minimum(np.count_nonzero(cdf <= u[:, None], axis=1), n_docs - 1)
+        edge = np.flatnonzero(~(live[rows, doc] > 0))  # float edge at the top: the first live document
+        if len(edge):
+            doc[edge] = np.argmax(live[edge] > 0, axis=1)
         docs[:, j] = np.where(has, doc, -1)
         teams[:, j] = np.where(has, team, -1)
         w[rows[has], :, doc[has]] = 0.0
