@@ -168,6 +168,56 @@ def _exact_applies(flat: NDArray[np.float64]) -> NDArray[np.bool_]:
     return ~(tied | np.any(flat == 0, axis=1))
 
 
+def _auto_permutes() -> bool:
+    """Whether scipy.stats.wilcoxon's ``method="auto"`` runs a permutation test on up to 13
+    differences with ties or zeros (scipy 1.15 on; before, the normal approximation)."""
+    import re
+
+    import scipy
+
+    found = re.match(r"(\d+)\.(\d+)", scipy.__version__)
+    return found is not None and (int(found[1]), int(found[2])) >= (1, 15)
+
+
+def _signed_rank_sums(d: NDArray[np.float64],
+                      zero_method: ZeroMethod) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """W+ and W- of each row (last axis) as scipy.stats.wilcoxon computes them: average ranks
+    of ``|d|``; ``"wilcox"`` ranks the non-zero differences only, ``"pratt"`` and ``"zsplit"``
+    rank the zeros too (the lowest ranks), ``"zsplit"`` adds half of the zeros' ranks to each."""
+    from scipy import stats
+
+    zero = d == 0
+    magnitude = np.abs(d)
+    if zero_method == "wilcox":
+        magnitude = np.where(zero, np.inf, magnitude)  # ranked after every non-zero: theirs unchanged
+    ranks = stats.rankdata(magnitude, method="average", axis=-1)
+    plus = np.sum((d > 0) * ranks, axis=-1)
+    minus = np.sum((d < 0) * ranks, axis=-1)
+    if zero_method == "zsplit":
+        half = np.sum(zero * ranks, axis=-1) / 2
+        plus, minus = plus + half, minus + half
+    return plus, minus
+
+
+def _permutation_wilcoxon(rows: NDArray[np.float64], alternative: Alternative,
+                          zero_method: ZeroMethod) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Statistic and p-value of scipy.stats.wilcoxon where ``method="auto"`` runs its permutation
+    test (ties or zeros, at most 13 differences): scipy.stats.permutation_test over all ``2^n``
+    sign flips of each row with W+ as the statistic, as scipy's wilcoxon calls it, but with the
+    statistic computed for all flips at once (scipy's passes each flip through a Python call:
+    ~0.5 s a call at n = 13). W+ is a sum of half-integers, exact in float64: the null
+    distribution, hence the p-value, is scipy's bit for bit."""
+    from scipy import stats
+
+    def w_plus(d: NDArray[np.float64], axis: int) -> NDArray[np.float64]:
+        return _signed_rank_sums(np.moveaxis(d, axis, -1), zero_method)[0]
+
+    p = stats.permutation_test((rows,), w_plus, permutation_type="samples", vectorized=True,
+                               n_resamples=9999, alternative=alternative, axis=-1).pvalue
+    plus, minus = _signed_rank_sums(rows, zero_method)
+    return (np.minimum(plus, minus) if alternative == "two-sided" else plus), p
+
+
 def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternative = "two-sided",
              zero_method: ZeroMethod = "wilcox", confidence: float = 0.95) -> PairedTest:
     """Wilcoxon signed-rank test of ``x - y`` (scipy.stats.wilcoxon, vectorized over comparisons).
@@ -178,7 +228,9 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternati
     distribution for small samples without ties or zeros and the normal approximation
     otherwise (``method="auto"``), and it chooses once per call: comparisons with and
     without ties or zeros are passed in separate calls, so every comparison's p-value is
-    the one scipy gives on it alone, whatever else is tested with it.
+    the one scipy gives on it alone, whatever else is tested with it. Where scipy (1.15 on)
+    runs a permutation test (ties or zeros, at most 13 differences), it is run here with
+    the statistic computed for all sign flips at once: scipy's p-values, bit for bit.
 
     Edge cases: all differences 0 -> statistic 0, p = 1 (scipy warns and divides 0/0).
 
@@ -211,12 +263,15 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternati
     # scipy picks one method (exact, permutation or normal approximation) for a whole call,
     # from zeros and ties anywhere in it; each comparison is tested in a call of its kind,
     # so its p-value is the one it would get alone.
-    for rows in (informative & exact_ok, informative & ~exact_ok):
-        if rows.any():
-            result = stats.wilcoxon(flat[rows], axis=-1, alternative=alternative,
-                                    zero_method=zero_method)
-            statistic[rows] = result.statistic
-            p[rows] = result.pvalue
+    for rows, exact in ((informative & exact_ok, True), (informative & ~exact_ok, False)):
+        if not rows.any():
+            continue
+        if not exact and n <= 13 and _auto_permutes():
+            statistic[rows], p[rows] = _permutation_wilcoxon(flat[rows], alternative, zero_method)
+            continue
+        result = stats.wilcoxon(flat[rows], axis=-1, alternative=alternative, zero_method=zero_method)
+        statistic[rows] = result.statistic
+        p[rows] = result.pvalue
     shape = d.shape[:-1]
     nan = np.full(shape, np.nan)
     return PairedTest("wilcoxon", alternative, n, scalar_or_array(d.mean(axis=-1)),
