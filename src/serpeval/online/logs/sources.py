@@ -295,8 +295,9 @@ def duckdb_connection(database: str = ":memory:", read_only: bool = False) -> An
 
 #: ``[(process id, DuckDB connection)]``: the in-memory database of this process that
 #: :func:`read_logs` opens its sessions on (made again in a forked child: a DuckDB database
-#: must not cross a fork).
+#: must not cross a fork; the parent's is kept, never closed there, where its threads are not).
 _MEMORY_DATABASE: list[tuple[int, Any]] = []
+_FORKED: list[tuple[int, Any]] = []
 _MEMORY_LOCK = threading.Lock()
 
 
@@ -319,6 +320,7 @@ def _memory_session() -> Any:
 
     with _MEMORY_LOCK:
         if not _MEMORY_DATABASE or _MEMORY_DATABASE[0][0] != os.getpid():
+            _FORKED.extend(_MEMORY_DATABASE)
             _MEMORY_DATABASE[:] = [(os.getpid(), duckdb.connect(":memory:"))]
         session = _MEMORY_DATABASE[0][1].cursor()
     con = from_connection(session)
