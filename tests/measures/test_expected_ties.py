@@ -82,15 +82,32 @@ def as_queries(blocks: list[tuple[list[str], list[str], NDArray[np.intp], dict[s
     return qrels, run
 
 
+def _distinct_outcomes(orders: NDArray[np.intp], docs: list[str], judgments: dict[str, int]
+                       ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The orders that give distinct rankings of grades (a doc not judged: its own mark), and
+    how many orders give each. With no tie left, a query's values depend on its judgments and
+    on the grade (or absence of one) at each rank, not on which doc of a grade is where: the
+    mean over the distinct rankings weighted by their counts (equal counts, in fact: the
+    product of the factorials of the multiplicities of the grades in each group) is the mean
+    over every order (two groups of 8 docs: 2 x 40,320 orders, 2 x 3,360 distinct rankings)."""
+    unjudged = min([*judgments.values(), 0]) - 1
+    marks = np.array([judgments.get(d, unjudged) for d in docs], dtype=np.int64)
+    _, first, counts = np.unique(marks[orders], axis=0, return_index=True, return_counts=True)
+    return orders[first], counts
+
+
 def brute_force(qrels: dict, run: dict, measures: list[Measure]) -> dict[str, dict[str, float]]:
-    """Per measure and query: the mean over every order of every tie group."""
-    blocks = []
+    """Per measure and query: the mean over every order of every tie group (each distinct
+    ranking of grades evaluated once, weighted by the number of orders that give it)."""
+    blocks, weights = [], []
     for q, docs in run.items():
         # trec_eval's order first (score desc, doc id desc), then all orders within groups
         items = sorted(docs.items(), key=lambda t: (-t[1], [-b for b in t[0].encode()]))
         sizes = [len(list(g)) for _, g in itertools.groupby(items, key=lambda t: t[1])]
-        orders = _orders(sizes)
+        orders, counts = _distinct_outcomes(_orders(sizes), [d for d, _ in items], qrels[q])
+        assert counts.sum() == math.prod(math.factorial(size) for size in sizes), q  # every order counted
         blocks.append(([f"{q}#{i}" for i in range(len(orders))], [d for d, _ in items], orders, qrels[q]))
+        weights.append(counts)
     res = evaluate(*as_queries(blocks), measures)
     (one,) = res.runs
     rows = {}
@@ -101,7 +118,8 @@ def brute_force(qrels: dict, run: dict, measures: list[Measure]) -> dict[str, di
     out = {}
     for j, m in enumerate(res.measures):
         column = one.column(j)
-        out[str(m)] = {q: math.fsum(column[rows[q]].tolist()) / len(rows[q]) for q in run}
+        out[str(m)] = {q: math.fsum((column[rows[q]] * w).tolist()) / w.sum()
+                       for q, w in zip(run, weights, strict=True)}
     return out
 
 
