@@ -18,6 +18,7 @@ from tests.conftest import TREC, need
 
 from serpeval.cli.app import main
 from serpeval.evaluation.evaluate import evaluate
+from serpeval.io import read_qrels, read_run
 from serpeval.judgments.judged import judged_gaps
 
 # Query "q-1" and "クエリ2" judge d1..d3 (grades 2, 0, 1); everything else is unjudged.
@@ -56,39 +57,47 @@ def test_a_real_gap_is_reported_at_the_common_depth_and_says_so() -> None:
     assert "top 2 differs" in by_depth[2].message()
 
 
-def _reference_share(qrels_path: Path, run_path: Path, depth: int) -> float:
-    """Mean over judged queries the run answers of (documents with a grade >= 0 in its top
-    ``min(depth, length)``) / min(depth, length); ties by score descending, then doc id
-    descending (trec_eval's order). Plain Python, independent of serpeval."""
+def _reference_shares(qrels_path: Path, run_paths: list[Path], depth: int) -> list[float]:
+    """Per run, the mean over judged queries the run answers of (documents with a grade >= 0
+    in its top ``min(depth, length)``) / min(depth, length); ties by score descending, then doc
+    id descending (trec_eval's order). Plain Python, independent of serpeval; the 311k
+    Robust04 judgments read once for all runs."""
     grades: dict[str, dict[str, int]] = defaultdict(dict)
     with gzip.open(qrels_path, "rt") as f:
         for line in f:
             q, _, d, g = line.split()
             grades[q][d] = int(g)
-    ranked: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    with gzip.open(run_path, "rt") as f:
-        for line in f:
-            q, _, d, _, s, _ = line.split()
-            ranked[q].append((float(s), d))
-    shares = []
-    for q, docs in ranked.items():
-        if q not in grades:
-            continue
-        top = sorted(docs, key=lambda sd: (sd[0], sd[1]), reverse=True)[:depth]
-        shares.append(sum(grades[q].get(d, -1) >= 0 for _, d in top) / len(top))
-    return sum(shares) / len(shares)
+    out = []
+    for run_path in run_paths:
+        ranked: dict[str, list[tuple[float, str]]] = defaultdict(list)
+        with gzip.open(run_path, "rt") as f:
+            for line in f:
+                q, _, d, _, s, _ = line.split()
+                ranked[q].append((float(s), d))
+        shares = []
+        for q, docs in ranked.items():
+            if q not in grades:
+                continue
+            top = sorted(docs, key=lambda sd: (sd[0], sd[1]), reverse=True)[:depth]
+            shares.append(sum(grades[q].get(d, -1) >= 0 for _, d in top) / len(top))
+        out.append(sum(shares) / len(shares))
+    return out
 
 
 def test_robust04_bm25_against_rm3_has_no_false_warning(capsys: pytest.CaptureFixture[str]) -> None:
     root = need(TREC / "robust04")
     qrels = root / "qrels.txt.gz"
     runs = [root / "runs" / "bm25.run.gz", root / "runs" / "bm25-rm3.run.gz"]
-    results = evaluate(qrels, runs, ["nDCG@10", "AP"])
-    assert judged_gaps(qrels, runs, results) == []            # was: 48.2 points at depth 1000
-    (gap,) = [g for g in judged_gaps(qrels, runs, results, threshold=0.0) if g.measures == ("AP",)]
+    # read once for evaluate and both judged_gaps calls (the CLI below reads the files itself)
+    judgments, read = read_qrels(qrels), [read_run(p) for p in runs]
+    results = evaluate(judgments, read, ["nDCG@10", "AP"])
+    assert [r.name for r in results.runs] == ["bm25", "bm25-rm3"]
+    assert judged_gaps(judgments, read, results) == []        # was: 48.2 points at depth 1000
+    (gap,) = [g for g in judged_gaps(judgments, read, results, threshold=0.0) if g.measures == ("AP",)]
     assert gap.depth == 150                                   # BM25's rankings stop at 150
     shares = dict([gap.best, gap.worst])
-    assert shares["bm25"] == pytest.approx(_reference_share(qrels, runs[0], 150), abs=1e-12)
-    assert shares["bm25-rm3"] == pytest.approx(_reference_share(qrels, runs[1], 150), abs=1e-12)
+    reference = _reference_shares(qrels, runs, 150)
+    assert shares["bm25"] == pytest.approx(reference[0], abs=1e-12)
+    assert shares["bm25-rm3"] == pytest.approx(reference[1], abs=1e-12)
     assert main(["compare", str(qrels), *map(str, runs), "-m", "nDCG@10", "-m", "AP"]) == 0
     assert "judged rate" not in capsys.readouterr().out
