@@ -24,8 +24,8 @@ DuckDB converter), so results are the same, bit for bit.
 Only what compilation alone makes runnable is cached: an expression holding in-memory tables
 (memtables), UDFs or geospatial operations needs ibis's pre-execution hooks (registering data
 or functions, loading an extension), so it, like any expression of another backend (Spark),
-is run by ibis as usual (:func:`run` returns None). An ibis without the pieces used here
-(a future version) falls back the same way.
+is run by ibis as usual (:func:`run` returns None), as is an expression with an operation
+this reading of ibis does not expect.
 """
 
 from __future__ import annotations
@@ -58,16 +58,14 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _special_types() -> tuple[type, ...] | None:
-    """Operation types that need ibis's pre-execution hooks, or None (ibis not as expected)."""
-    try:
-        import ibis.expr.operations as ops
-        from ibis.expr.operations import udf, vectorized
-    except ImportError:  # pragma: no cover - another ibis
-        return None
-    geo = tuple(t for name in ("GeoSpatialUnOp", "GeoSpatialBinOp")
-                if isinstance(t := getattr(ops, name, None), type))
-    return (ops.InMemoryTable, udf.ScalarUDF, udf.AggUDF, vectorized.VectorizedUDF, *geo)
+def _special_types() -> tuple[type, ...]:
+    """Operation types that need ibis's pre-execution hooks (those this ibis has)."""
+    import ibis.expr.operations as ops
+    from ibis.expr.operations import vectorized
+
+    names = ("InMemoryTable", "ScalarUDF", "AggUDF", "GeoSpatialUnOp", "GeoSpatialBinOp")
+    found = [getattr(ops, name, None) for name in names] + [getattr(vectorized, "VectorizedUDF", None)]
+    return tuple(t for t in found if isinstance(t, type))
 
 
 class _Skip(Exception):
@@ -152,21 +150,22 @@ def _compile(backend: Any, op: Any, shape: _Shape) -> str:
 def _compiled(expr: Any) -> tuple[Any, str] | None:
     """``(DuckDB backend, SQL over the real tables)`` of ``expr``, the SQL compiled once per
     shape; None where the cache does not apply."""
-    try:
-        import ibis
-        import ibis.expr.operations as ops
-        import sqlglot.expressions as sge
-    except ImportError:  # pragma: no cover - ibis is an optional dependency
-        return None
+    # (ibis and sqlglot are loaded already: the expression is ibis's. No import here is
+    # guarded: one that failed half-way, as under an address-space limit, must raise, not
+    # leave a half-made module for ibis's own run to trip on.)
+    import ibis
+    import ibis.expr.operations as ops
+    import sqlglot.expressions as sge
+
     special = _special_types()
-    if special is None:
-        return None
     op = expr.op()
     try:
         # any other kind of table (in memory) needs the hooks too
         shape = _shape(op, (ops.PhysicalTable, *special))
     except _Skip:
         return None
+    except MemoryError:
+        raise
     except Exception:  # pragma: no cover - an operation this reading of ibis does not know
         return None
     # the connection: the one all the tables are bound to (else ibis's own run says what is wrong)
@@ -204,13 +203,11 @@ def sql(expr: Any) -> str | None:
 def run(expr: Any) -> Any:
     """The Arrow result of ``expr`` run on its DuckDB connection with cached SQL (as ibis's
     ``to_pyarrow`` runs it), or None where the cache does not apply."""
-    try:
-        from ibis.backends.duckdb.converter import DuckDBPyArrowData
-    except ImportError:  # pragma: no cover - ibis without its DuckDB backend
-        return None
     compiled = _compiled(expr)
     if compiled is None:
         return None
+    from ibis.backends.duckdb.converter import DuckDBPyArrowData  # (what ibis's own run imports)
+
     backend, text = compiled
     table = backend.con.sql(text).to_arrow_table()
     return expr.__pyarrow_result__(table, data_mapper=DuckDBPyArrowData)
