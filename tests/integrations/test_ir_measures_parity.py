@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import functools
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,16 +104,29 @@ def _ranked_judgments(qrels: dict, run: dict) -> dict:
     return out
 
 
-def _reference(measures: list, qrels: dict, *runs: dict, ranked_judgments: bool = False) -> list[dict]:
+def _positive_judgments(qrels: dict, run: dict) -> dict:
+    """gdeval's input: the judgments with a grade above 0 (a query with none keeps all its
+    judgments, so that ir_measures still knows it as judged). gdeval.pl keeps only those as it
+    reads the qrels (``if ($judgment > 0)``): its values are the same
+    (:func:`test_gdeval_reads_only_the_positive_judgments`), and the 17k positive ones of
+    Robust04's 311k are what ir_measures writes to a file and perl reads, twice (cutoffs 10
+    and 20), instead of all."""
+    return {qid: {doc: grade for doc, grade in judged.items() if grade > 0} or judged for qid, judged in qrels.items()}
+
+
+Reduce = Callable[[dict, dict], dict]
+
+
+def _reference(measures: list, qrels: dict, *runs: dict, reduce: Reduce | None = None) -> list[dict]:
     """ir_measures' values, run by run, from one evaluator (ir_measures' providers convert the
     qrels when the evaluator is made: once for all runs). A measure with a gain map gets an
     evaluator of its own: in one, ``nDCG`` and ``nDCG(gains=...)`` share pytrec_eval's
     evaluator, and in about one process in three (it depends on the order of a set, so on
     ``PYTHONHASHSEED``) the gain map reaches both, changing both references (seen as a flaky
     failure of this test)."""
-    if ranked_judgments:
+    if reduce is not None:
         (run,) = runs
-        qrels = _ranked_judgments(qrels, run)
+        qrels = reduce(qrels, run)
     outs: list[dict] = [collections.defaultdict(dict) for _ in runs]
     own = [m for m in measures if m.params.get("gains") is not None]
     batches = [[m for m in measures if m not in own], *([m] for m in own)]
@@ -142,21 +156,21 @@ def _untied(run: dict) -> dict:
 
 
 def _compare(measures: list, data: tuple[Qrels, dict], run: dict, tolerance: float, *,
-             ranked_judgments: bool = False) -> dict[str, list[str]]:
+             reduce: Reduce | None = None) -> dict[str, list[str]]:
     """Per measure, the queries whose values differ by more than ``tolerance``. ``data``: the
     qrels as read (serpeval's input: the same judgments as the dict, without converting 311k
     robust04 judgments back from it in every call) and as a dict (ir_measures' input, with
-    ``ranked_judgments`` reduced by :func:`_ranked_judgments`)."""
-    (differing,) = _compare_each(measures, data, [run], tolerance, ranked_judgments=ranked_judgments)
+    the judgments the oracle reads, ``reduce(qrels, run)``, when given)."""
+    (differing,) = _compare_each(measures, data, [run], tolerance, reduce=reduce)
     return differing
 
 
 def _compare_each(measures: list, data: tuple[Qrels, dict], runs: list[dict], tolerance: float, *,
-                  ranked_judgments: bool = False) -> list[dict[str, list[str]]]:
+                  reduce: Reduce | None = None) -> list[dict[str, list[str]]]:
     """:func:`_compare` of each run, with one ir_measures evaluator."""
     assert measures, "nothing to compare"
     judgments, qrels = data
-    references = _reference(measures, qrels, *runs, ranked_judgments=ranked_judgments)
+    references = _reference(measures, qrels, *runs, reduce=reduce)
     out = []
     for run, reference in zip(runs, references, strict=True):
         qids, columns, missing = _ours(judgments, run, measures)
@@ -191,7 +205,8 @@ def test_gdeval_measures_agree_to_its_printed_decimals(trec: Path, folder: str, 
                                                        run_name: str) -> None:
     data, run = _load(trec / folder, qrels_name, run_name)
     measures = _gdeval()
-    assert _compare(measures, data, _untied(run), 5e-6 + 1e-12) == {str(m): [] for m in measures}
+    assert _compare(measures, data, _untied(run), 5e-6 + 1e-12, reduce=_positive_judgments) == \
+        {str(m): [] for m in measures}
 
 
 @pytest.mark.parametrize("family", CWL_FAMILIES)
@@ -202,12 +217,25 @@ def test_cwl_eval_measures_are_identical(trec: Path, folder: str, qrels_name: st
     data, run = _load(trec / folder, qrels_name, run_name)
     top = max(g for grades in data[1].values() for g in grades.values())
     measures = _cwl(top, family)
-    assert _compare(measures, data, _untied(run), 1e-12, ranked_judgments=True) == {str(m): [] for m in measures}
+    assert _compare(measures, data, _untied(run), 1e-12, reduce=_ranked_judgments) == {str(m): [] for m in measures}
+
+
+def test_gdeval_reads_only_the_positive_judgments(trec: Path) -> None:
+    """gdeval's values are the same from the positive judgments alone (the premise of giving it
+    :func:`_positive_judgments`), on 12 dl19-passage queries (grades 0-3, most judgments 0)."""
+    (_, qrels), run = _load(trec / "dl19-passage", "qrels.txt", "bm25-default.run.gz")
+    qrels = {q: qrels[q] for q in sorted(qrels)[:12]}
+    run = _untied({q: run[q] for q in qrels})
+    reduced = _positive_judgments(qrels, run)
+    assert sum(map(len, reduced.values())) < sum(map(len, qrels.values())) / 2
+    measures = _gdeval()
+    assert _reference(measures, reduced, run) == _reference(measures, qrels, run)
+    assert _reference(measures, qrels, run)[0][measures[0]]  # not vacuous
 
 
 def test_cwl_eval_reads_only_the_judgments_of_ranked_docs(trec: Path) -> None:
     """cwl_eval's values of every measure above are the same with only the judgments of the
-    ranked docs (the premise of ``ranked_judgments``), on 12 dl19-passage queries: grades
+    ranked docs (the premise of giving it :func:`_ranked_judgments`), on 12 dl19-passage queries: grades
     0-3, relevant docs the run does not rank in most queries (a property of cwl_eval's code,
     not of the data: a few queries show it)."""
     pytest.importorskip("cwl", reason="cwl-eval (ir_measures' cwl_eval provider) is not installed")
