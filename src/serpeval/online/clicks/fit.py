@@ -167,12 +167,13 @@ def _dbn_cells(alpha: NDArray[np.float64], sigma: NDArray[np.float64], g: float,
     return c, sc, np.full(items.shape, 1.0 - g)
 
 
-def _attractive_posterior(p_exam: NDArray[np.float64], c: NDArray[np.float64], clicks: NDArray[np.bool_], *,
+def _attractive_posterior(p_exam: NDArray[np.float64], c: NDArray[np.float64], clicked: NDArray[np.int64], *,
                           out: NDArray[np.float64]) -> NDArray[np.float64]:
     """P(A = 1 | clicks) of the cascade models, ``np.where(clicks, 1.0, (1 - P(E | C)) c)``,
-    into ``out`` (the same values: the product, then 1.0 copied into the clicked cells)."""
+    into ``out`` (the same values: the product, then 1.0 put at the clicked cells, ``clicked``
+    their flat indices: ``np.flatnonzero(clicks)``)."""
     np.multiply(np.subtract(1.0, p_exam, out=out), c, out=out)
-    np.copyto(out, 1.0, where=clicks)
+    np.put(out, clicked, 1.0)
     return out
 
 
@@ -182,7 +183,8 @@ def _masked_sum(values: NDArray[np.float64], mask: NDArray[np.bool_], every: boo
     return float(values.ravel().sum() if every else values[mask].sum())
 
 
-def _pbm_log_likelihood(c: NDArray[np.float64], clicks: NDArray[np.bool_]) -> float:
+def _pbm_log_likelihood(c: NDArray[np.float64], clicks: NDArray[np.bool_],
+                        clicked: NDArray[np.int64] | None = None) -> float:
     """:func:`kernel.log_likelihood` of PBM's cells ``(c, 0, 0)``, without the forward filter.
 
     With ``sc = sn = 0`` the filter's examination stays exactly 1: after a click it is
@@ -190,9 +192,12 @@ def _pbm_log_likelihood(c: NDArray[np.float64], clicks: NDArray[np.bool_]) -> fl
     is at most ``(1 - 1e-9)^2``, so ``1 - c`` is far above the kernel's floor). So every
     conditional click probability is ``c`` itself, bit for bit, and the log-likelihood is
     the kernel's to the last bit (the same operations in the same order on the same values).
+    ``clicked``: ``np.flatnonzero(clicks)``, when the caller has it.
     """
+    if clicked is None:
+        clicked = np.flatnonzero(clicks)
     q = np.subtract(1.0, c)
-    np.copyto(q, c, where=clicks)  # np.where(clicks, c, 1 - c)
+    np.put(q, clicked, c.take(clicked))  # np.where(clicks, c, 1 - c)
     np.maximum(q, kernel.TINY, out=q)
     return float(np.log(q, out=q).sum(axis=0).sum())
 
@@ -220,21 +225,22 @@ def fit_pbm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     # The E-step's arrays, reused at every step: ``np.where(clicks, 1.0, x)`` is x with 1.0
     # copied into the clicked cells, and each product and quotient is the formula's, in place.
     denom, post_a, post_g = np.empty((k, n)), np.empty((k, n)), np.empty((k, n))
+    clicked = np.flatnonzero(clicks)  # flat indices of the clicked cells
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         g = gamma[:, None]
         np.maximum(np.subtract(1.0, c, out=denom), _EPS, out=denom)
         np.multiply(a, 1.0 - g, out=post_a)
         post_a /= denom
-        np.copyto(post_a, 1.0, where=clicks)  # a (1 - g) / denom off the clicks, 1 on them
+        np.put(post_a, clicked, 1.0)  # a (1 - g) / denom off the clicks, 1 on them
         np.multiply(np.subtract(1.0, a, out=post_g), g, out=post_g)
         post_g /= denom
-        np.copyto(post_g, 1.0, where=clicks)  # g (1 - a) / denom off the clicks, 1 on them
+        np.put(post_g, clicked, 1.0)  # g (1 - a) / denom off the clicks, 1 on them
         alpha = item_mean(post_a)
         gamma = np.clip((post_g if every_shown else np.where(shown, post_g, 0.0)).sum(axis=1) / per_rank,
                         _EPS, 1.0 - _EPS)
         a = np.append(alpha, 0.0)[items]
         c = a * gamma[:, None]
-        ll = _pbm_log_likelihood(c, clicks)
+        ll = _pbm_log_likelihood(c, clicks, clicked)
         if _converged(ll, previous, tol, n):
             converged = True
             break
@@ -274,12 +280,14 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     # the clicked cells (satisfied_mean's cells, in flat order) are p_sat at these positions.
     sat_at = np.searchsorted(satisfied_mean.cells, last[has_click] * n + cols[has_click])
     post_a = np.empty((k, n))
+    clicked = satisfied_mean.cells  # flat indices of the clicked cells
+    by_slot = [np.flatnonzero(row) for row in clicks]
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     cells = _dbn_cells(alpha, sigma, g, items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
         p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks, last)
-        _attractive_posterior(p_exam, c, clicks, out=post_a)
+        _attractive_posterior(p_exam, c, clicked, out=post_a)
         # Satisfaction: only the last click can be satisfying.
         s_last = sigma[items[lc, cols]]
         p_sat = s_last / np.maximum(s_last + (1 - s_last) * (1 - g + g * tail[lc + 1, cols]), _EPS)
@@ -292,7 +300,7 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
                                   / max(_masked_sum(at_risk, next_shown, every_next), _EPS), _EPS, 1.0))
         alpha, sigma, g = attractive_mean(post_a), satisfied_mean.of_cells(post_s), new_g
         cells = _dbn_cells(alpha, sigma, g, items)
-        ll = float(kernel.log_likelihood(*cells, clicks).sum())
+        ll = float(kernel.log_likelihood(*cells, clicks, by_slot).sum())
         if _converged(ll, previous, tol, n):
             converged = True
             break
@@ -323,19 +331,21 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     informative[:-1] &= shown[1:]
     counts = informative.sum(axis=1)
     post_a = np.empty((k, n))
+    clicked = np.flatnonzero(clicks)
+    by_slot = [np.flatnonzero(row) for row in clicks]
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
         p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last)
-        _attractive_posterior(p_exam, c, clicks, out=post_a)
+        _attractive_posterior(p_exam, c, clicked, out=post_a)
         cont = np.ones((k, n))
         cont[:-1] = np.where(at_last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)
         totals = np.where(informative, cont, 0.0).sum(axis=1)
         alpha = item_mean(post_a)
         lam = np.clip(_posterior_mean(totals, counts.astype(np.float64), prior)[0], _EPS, 1.0 - _EPS)
         cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
-        ll = float(kernel.log_likelihood(*cells, clicks).sum())
+        ll = float(kernel.log_likelihood(*cells, clicks, by_slot).sum())
         if _converged(ll, previous, tol, n):
             converged = True
             break

@@ -172,7 +172,8 @@ def conditional_click_probabilities(c: NDArray[np.float64], sc: NDArray[np.float
 
 
 def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
-                   clicks: NDArray[np.bool_]) -> NDArray[np.float64]:
+                   clicks: NDArray[np.bool_], clicked: list[NDArray[np.int64]] | None = None,
+                   ) -> NDArray[np.float64]:
     """Natural-log probability of each impression's whole click vector (``(n,)``).
 
     The sum of the logs of the conditional click probabilities (chain rule), each clipped
@@ -182,20 +183,26 @@ def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[
     with each slot's log added as soon as it is known (slot-major rows stay in cache; no
     ``(k, n)`` array): the same operations on the same values as taking the logs of that
     function's array and summing them over the slots (NumPy sums axis 0 of a ``(k, n)`` array
-    row after row, in order), so the same bits.
+    row after row, in order), so the same bits. ``clicked``: the impressions clicked at each
+    slot (``np.flatnonzero(clicks[r])`` for every r), when the caller has them (an EM fit
+    calls this at every iteration on the same clicks).
     """
     k, n = c.shape
+    if clicked is None:
+        clicked = [np.flatnonzero(row) for row in clicks]
     total = np.zeros(n)
     e = np.ones(n)
     q = np.empty(n)
+    observed = np.empty(n)
     step = np.empty(n)
     below = np.empty(n)
-    unclicked = np.empty(n, dtype=bool)
     stops = bool(np.any(sn))
     for r in range(k):
-        cr = c[r]
+        cr, on = c[r], clicked[r]
         np.multiply(e, cr, out=q)  # P(C_r = 1 | the clicks above)
         np.subtract(1.0, q, out=below)
+        np.subtract(1.0, q, out=observed)  # P(observed C_r): 1 - q, q where clicked
+        np.put(observed, on, q.take(on))
         np.maximum(below, TINY, out=below)
         np.subtract(1.0, cr, out=step)
         e *= step
@@ -203,15 +210,12 @@ def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[
             np.subtract(1.0, sn[r], out=step)
             e *= step
         e /= below
-        np.subtract(1.0, sc[r], out=step)
-        np.copyto(e, step, where=clicks[r])
-        np.logical_not(clicks[r], out=unclicked)
-        np.subtract(1.0, q, out=q, where=unclicked)  # P(observed C_r)
-        np.maximum(q, TINY, out=q)
+        np.put(e, on, 1.0 - sc[r].take(on))  # after a click: 1 - sc_r
+        np.maximum(observed, TINY, out=observed)
         if r == 0:
-            np.log(q, out=total)
+            np.log(observed, out=total)
         else:
-            total += np.log(q, out=q)
+            total += np.log(observed, out=observed)
     return total
 
 
