@@ -65,9 +65,11 @@ def _gdeval() -> list:
     return [irm.nDCG(dcg="exp-log2") @ 10, irm.nDCG(dcg="exp-log2") @ 20, irm.ERR @ 10, irm.ERR @ 20]
 
 
-def _own_ties() -> list:
-    return [irm.Judged @ 10, irm.Judged @ 100, irm.Judged, irm.Compat, irm.Compat(p=0.8),
-            irm.Compat(normalize=False), irm.RR @ 10, irm.RR(rel=2) @ 10]
+def _own_ties(family: str) -> list:
+    # Compat apart (one test each): ir_measures' pure-Python rank-biased overlap takes most
+    # of the time, as long as the others together on Robust04
+    return {"compat": [irm.Compat, irm.Compat(p=0.8), irm.Compat(normalize=False)],
+            "judged-rr": [irm.Judged @ 10, irm.Judged @ 100, irm.Judged, irm.RR @ 10, irm.RR(rel=2) @ 10]}[family]
 
 
 def _cwl(top: int, family: str) -> list:
@@ -253,10 +255,11 @@ def test_cwl_eval_reads_only_the_judgments_of_ranked_docs(trec: Path) -> None:
 
 
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
+@pytest.mark.parametrize("family", ["compat", "judged-rr"])
 def test_own_tie_rule_measures_differ_only_on_ties(trec: Path, folder: str, qrels_name: str,
-                                                   run_name: str) -> None:
+                                                   run_name: str, family: str) -> None:
     data, run = _load(trec / folder, qrels_name, run_name)
-    measures = _own_ties()
+    measures = _own_ties(family)
     untied, as_is = _compare_each(measures, data, [_untied(run), run], 1e-12)
     assert untied == {str(m): [] for m in measures}
     tied = {q for q, docs in run.items() if len(set(docs.values())) < len(docs)}
