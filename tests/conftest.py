@@ -62,8 +62,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 #: collector, a session's start and first evaluation took 15 s of CPU instead of 28 s (the
 #: same numbers: the compiler changes speed, not results). Nor is the bytecode of Spark's own
 #: jars verified as it loads (a diagnostic option; a JVM without it ignores it): a fresh
-#: session's start and first evaluation 1.5 s of CPU less (~10.7 -> 9.2 s). A value the user
-#: set is kept.
+#: session's start and first evaluation 0.7 to 1.5 s of CPU less (of ~10; medians of 3). A
+#: value the user set is kept.
 SPARK_TEST_JVM = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:+IgnoreUnrecognizedVMOptions "
                   "-XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote")
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JVM)
