@@ -1,6 +1,7 @@
 """The EM fits' fast paths give the bits of the formulas they replaced: the log-likelihood
 summed slot by slot as the forward filter runs, the no-click tail in place (one product per
-slot when no user stops without a click), and the DBN cells without the model."""
+slot when no user stops without a click), the posterior examination with the clicked
+impressions by index, and the DBN cells without the model."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from serpeval.online.clicks import kernel
 from serpeval.online.clicks.fit import _dbn_cells, _masked_sum
 from serpeval.online.clicks.models import DBN
+from serpeval.online.common import last_click
 
 
 def _log_likelihood_by_array(c, sc, sn, clicks):
@@ -28,6 +30,26 @@ def _tail_by_formula(c, sn):
     return out
 
 
+def _posterior_by_masks(c, sc, sn, clicks):
+    """The posterior examination as it was: masked copies over every impression."""
+    k, n = c.shape
+    tail = _tail_by_formula(c, sn)
+    last = last_click(clicks)
+    cols = np.arange(n)
+    f_start = np.where(last >= 0, 1.0 - sc[np.maximum(last, 0), cols], 1.0)
+    after = last + 1
+    z = np.maximum((1.0 - f_start) + f_start * tail[after, cols], kernel.TINY)
+    p_exam = np.ones((k, n))
+    f = np.zeros(n)
+    for r in range(k):
+        np.copyto(f, f_start, where=after == r)
+        np.copyto(p_exam[r], f * tail[r] / z, where=after <= r)
+        f *= 1.0 - c[r]
+        if np.any(sn):
+            f *= 1.0 - sn[r]
+    return p_exam, tail
+
+
 def _cells(rng, k, n, stops):
     c = rng.random((k, n))
     c[rng.random((k, n)) < 0.05] = 0.0
@@ -44,6 +66,9 @@ def test_log_likelihood_and_tail_are_the_formulas_bit_for_bit(k, stops) -> None:
     c, sc, sn, clicks = _cells(rng, k, 3_001, stops)
     assert kernel.log_likelihood(c, sc, sn, clicks).tobytes() == _log_likelihood_by_array(c, sc, sn, clicks).tobytes()
     assert kernel.no_click_tail(c, sn).tobytes() == _tail_by_formula(c, sn).tobytes()
+    for got, want in zip(kernel.posterior_examination(c, sc, sn, clicks), _posterior_by_masks(c, sc, sn, clicks),
+                         strict=True):
+        assert got.tobytes() == want.tobytes()
 
 
 def test_dbn_cells_are_the_models_bit_for_bit() -> None:

@@ -282,11 +282,12 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     post_a = np.empty((k, n))
     clicked = satisfied_mean.cells  # flat indices of the clicked cells
     by_slot = [np.flatnonzero(row) for row in clicks]
+    layout = kernel.posterior_layout(last, k)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     cells = _dbn_cells(alpha, sigma, g, items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
-        p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks, last)
+        p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks, last, layout)
         _attractive_posterior(p_exam, c, clicked, out=post_a)
         # Satisfaction: only the last click can be satisfying.
         s_last = sigma[items[lc, cols]]
@@ -333,11 +334,12 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     post_a = np.empty((k, n))
     clicked = np.flatnonzero(clicks)
     by_slot = [np.flatnonzero(row) for row in clicks]
+    layout = kernel.posterior_layout(last, k)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
     cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
-        p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last)
+        p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last, layout)
         _attractive_posterior(p_exam, c, clicked, out=post_a)
         cont = np.ones((k, n))
         cont[:-1] = np.where(at_last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)

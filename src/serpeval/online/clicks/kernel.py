@@ -104,8 +104,21 @@ def no_click_tail(c: NDArray[np.float64], sn: NDArray[np.float64]) -> NDArray[np
     return out
 
 
+#: :func:`posterior_layout`: per slot r, the impressions whose slots after the last click
+#: start at r, and those still at or above their last click at r.
+Layout = tuple[list["NDArray[np.int64]"], list["NDArray[np.int64]"]]
+
+
+def posterior_layout(last: NDArray[np.int64], k: int) -> Layout:
+    """Per slot r: the impressions with ``last + 1 == r`` and those with ``last + 1 > r``
+    (:func:`posterior_examination` resets and keeps them there; they depend on the clicks only)."""
+    after = last + 1
+    return ([np.flatnonzero(after == r) for r in range(k)], [np.flatnonzero(after > r) for r in range(k)])
+
+
 def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
                           clicks: NDArray[np.bool_], last: NDArray[np.int64] | None = None,
+                          layout: Layout | None = None,
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """P(E_r = 1 | all clicks of the impression) for every cell, and the no-click tail ``N``.
 
@@ -114,25 +127,28 @@ def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: N
     ``N`` from :func:`no_click_tail`, ``P(E_r | C) = f_r N_r / Z`` with
     ``Z = (1 - f_{l+1}) + f_{l+1} N_{l+1}`` = P(no click after l | history).
     ``last``: :func:`~serpeval.online.common.last_click` of ``clicks``, when the caller
-    already has it (an EM fit calls this at every iteration on the same clicks).
+    already has it (an EM fit calls this at every iteration on the same clicks), and
+    ``layout``: :func:`posterior_layout` of it.
     """
     k, n = c.shape
     tail = no_click_tail(c, sn)
     if last is None:
         last = last_click(clicks)
+    starts, above = posterior_layout(last, k) if layout is None else layout
     cols = np.arange(n)
     f_start = np.where(last >= 0, 1.0 - sc[np.maximum(last, 0), cols], 1.0)
     after = last + 1
     z = np.maximum((1.0 - f_start) + f_start * tail[after, cols], TINY)
-    p_exam = np.ones((k, n))
+    p_exam = np.empty((k, n))
     f = np.zeros(n)
     step = np.empty(n)
     stops = bool(np.any(sn))
     for r in range(k):
-        np.copyto(f, f_start, where=after == r)  # f_r, meaningful once r >= after
-        np.multiply(f, tail[r], out=step)
-        step /= z
-        np.copyto(p_exam[r], step, where=after <= r)  # 1 up to the last click
+        np.put(f, starts[r], f_start.take(starts[r]))  # f_r, meaningful once r >= after
+        row = p_exam[r]
+        np.multiply(f, tail[r], out=row)
+        row /= z
+        np.put(row, above[r], 1.0)  # 1 up to the last click
         np.subtract(1.0, c[r], out=step)
         f *= step
         if stops:  # f (1 - c_r)(1 - sn_r); with sn = 0 the factor is exactly 1
