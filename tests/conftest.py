@@ -46,12 +46,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     first test took 3.3 s, 0.6 s of it its own), once per pytest-xdist worker. Here the xdist
     controller builds and stores them while the workers start and collect, and they read them
     back (milliseconds); Hypothesis does the same for its local constants (at collection)."""
+    import warnings
+
     try:
         from hypothesis.internal.charmap import charmap, intervals_from_codec
     except ImportError:  # pragma: no cover - a Hypothesis that moved them builds them lazily, as before
         return
-    charmap()
-    intervals_from_codec("utf-8")
+    with warnings.catch_warnings():  # its advice not to touch storage this early, if its plugin is off
+        warnings.simplefilter("ignore")
+        charmap()
+        intervals_from_codec("utf-8")
 
 
 #: The JVM options of every Spark the tests start (the ``spark`` fixture's, and the fresh
