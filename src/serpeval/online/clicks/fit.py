@@ -273,7 +273,10 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     lc = np.maximum(last, 0)
     # Chances to continue from r to r + 1 exist where both slots are shown (slots r < k - 1);
     # a continuation from r is examination at r + 1.
-    at_last = np.arange(k - 1)[:, None] == last
+    # The last click's cells among slots 0..k-2 (flat indices into a (k - 1, n) array), and
+    # their impressions.
+    last_cols = np.flatnonzero((last >= 0) & (last < k - 1))
+    last_cells = last[last_cols] * n + last_cols
     next_shown = shown[1:]
     every_next = bool(next_shown.all())
     # The satisfaction posterior is 0 at every click but an impression's last: its values at
@@ -296,7 +299,10 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
         post_s[sat_at] = p_sat[has_click]
         new_g = g
         if gamma is None:
-            at_risk = np.where(at_last, 1.0 - p_sat, p_exam[:-1])  # p_exam = 1 above the last click
+            # p_exam (1 above the last click), 1 - p_sat at the last click: np.where(at the last
+            # click, 1 - p_sat, p_exam[:-1]), the same values
+            at_risk = p_exam[:-1].copy()
+            np.put(at_risk, last_cells, (1.0 - p_sat).take(last_cols))
             new_g = float(np.clip(_masked_sum(p_exam[1:], next_shown, every_next)
                                   / max(_masked_sum(at_risk, next_shown, every_next), _EPS), _EPS, 1.0))
         alpha, sigma, g = attractive_mean(post_a), satisfied_mean.of_cells(post_s), new_g
@@ -325,12 +331,17 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     alpha = np.full(log.n_items + 1, 0.5)
     lam = np.full(k, 0.5)
     last = last_click(clicks)
-    at_last = np.arange(k - 1)[:, None] == last
     # Clicks followed by a shown slot: the ones that say something about lambda.
     informative = clicks.copy()
     informative[-1] = False
     informative[:-1] &= shown[1:]
     counts = informative.sum(axis=1)
+    # Their continuation is 1, but at the last click P(E_{l+1} | C): p_exam one slot (n cells)
+    # further on.
+    cols = np.arange(n)
+    informative_cells = np.flatnonzero(informative)
+    last_informative = np.flatnonzero(informative[np.maximum(last, 0), cols] & (last >= 0))
+    last_informative = last[last_informative] * n + last_informative
     post_a = np.empty((k, n))
     clicked = np.flatnonzero(clicks)
     by_slot = [np.flatnonzero(row) for row in clicks]
@@ -341,9 +352,11 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
         p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last, layout)
         _attractive_posterior(p_exam, c, clicked, out=post_a)
-        cont = np.ones((k, n))
-        cont[:-1] = np.where(at_last, p_exam[1:], 1.0)  # the last click: P(E_{l+1} | C)
-        totals = np.where(informative, cont, 0.0).sum(axis=1)
+        # np.where(informative, continuation, 0.0), the same values (zeros in place, so the same sums)
+        continued = np.zeros((k, n))
+        np.put(continued, informative_cells, 1.0)
+        np.put(continued, last_informative, p_exam.take(last_informative + n))
+        totals = continued.sum(axis=1)
         alpha = item_mean(post_a)
         lam = np.clip(_posterior_mean(totals, counts.astype(np.float64), prior)[0], _EPS, 1.0 - _EPS)
         cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
