@@ -45,6 +45,12 @@ Cells = tuple["NDArray[np.float64]", "NDArray[np.float64]", "NDArray[np.float64]
 TINY = 1e-300  #: the floor of every probability before its log
 
 
+def _any(values: NDArray[np.float64]) -> bool:
+    """``bool(np.any(values))``, answered by the first value when it is not 0 (a DBN's stop
+    probabilities are one value everywhere: no pass over the cells)."""
+    return values.size > 0 and (bool(values.flat[0] != 0) or bool(np.any(values)))
+
+
 def sample_clicks(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
                   rng: np.random.Generator) -> NDArray[np.bool_]:
     """Clicks ``bool[k, n]`` for slot-major cells ``(c, sc, sn)``."""
@@ -52,7 +58,7 @@ def sample_clicks(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[n
     u = rng.random((k, n), dtype=np.float32)
     clicks = np.empty((k, n), dtype=bool)
     going = np.ones(n, dtype=bool)
-    any_sn = bool(np.any(sn))
+    any_sn = _any(sn)
     for r in range(k):
         ur, cr = u[r], c[r]
         clicked = ur < cr
@@ -91,7 +97,7 @@ def no_click_tail(c: NDArray[np.float64], sn: NDArray[np.float64]) -> NDArray[np
     out = np.empty((k + 1, n))
     out[k] = 1.0
     go_on = np.empty(n)
-    if not np.any(sn):  # sn + (1 - sn) N = N exactly when sn = 0 (N >= 0): one product per slot
+    if not _any(sn):  # sn + (1 - sn) N = N exactly when sn = 0 (N >= 0): one product per slot
         for r in range(k - 1, -1, -1):
             np.subtract(1.0, c[r], out=go_on)
             np.multiply(go_on, out[r + 1], out=out[r])
@@ -142,7 +148,7 @@ def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: N
     p_exam = np.empty((k, n))
     f = np.zeros(n)
     step = np.empty(n)
-    stops = bool(np.any(sn))
+    stops = _any(sn)
     for r in range(k):
         np.put(f, starts[r], f_start.take(starts[r]))  # f_r, meaningful once r >= after
         row = p_exam[r]
@@ -170,7 +176,7 @@ def conditional_click_probabilities(c: NDArray[np.float64], sc: NDArray[np.float
     e = np.ones(n)
     step = np.empty(n)
     below = np.empty(n)
-    stops = bool(np.any(sn))
+    stops = _any(sn)
     for r in range(k):
         cr = c[r]
         np.multiply(e, cr, out=out[r])
@@ -212,7 +218,7 @@ def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[
     observed = np.empty(n)
     step = np.empty(n)
     below = np.empty(n)
-    stops = bool(np.any(sn))
+    stops = _any(sn)
     for r in range(k):
         cr, on = c[r], clicked[r]
         np.multiply(e, cr, out=q)  # P(C_r = 1 | the clicks above)
