@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from serpeval.online.interleaving.probabilistic import _sign_expectation, position_marginals
+from serpeval.online.interleaving.probabilistic import _mean_over_rankers, _sign_expectation, position_marginals
 
 
 def _by_roll(plus: np.ndarray, minus: np.ndarray) -> float:
@@ -76,3 +76,12 @@ def test_position_marginals_are_the_mask_programme_bit_for_bit() -> None:
         weights[rng.random(weights.shape) < 0.2] = 0.0  # documents some rankers lack, or none has
         got, want = position_marginals(weights, k), _marginals_by_masks(weights, k)
         assert got.tobytes() == want.tobytes(), (weights, k)
+
+
+def test_the_mean_over_rankers_is_numpys_bit_for_bit() -> None:
+    """list_probabilities' mean over the rankers of each impression, a column at a time."""
+    rng = np.random.default_rng(10)
+    for rankers in range(1, 10):
+        p = rng.random((2_001, rankers)) * 10.0 ** rng.integers(-300, 300, size=(2_001, rankers))
+        p[rng.random(p.shape) < 0.1] = 0.0
+        assert _mean_over_rankers(p).tobytes() == p.mean(axis=1).tobytes(), rankers

@@ -223,6 +223,20 @@ def softmax_weights(rankings: Sequence[NDArray[np.int64]], n_docs: int, tau: flo
     return np.where(in_union[:, None, :], ranks ** -float(tau), 0.0)
 
 
+def _mean_over_rankers(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``p.mean(axis=1)`` for ``p[n, r]``: below 8 rankers NumPy adds a row's values left to
+    right and divides by r, done here a column at a time (the same bits, without a reduction
+    over a short axis per row)."""
+    r = p.shape[1]
+    if r >= 8 or r == 0:
+        return np.asarray(p.mean(axis=1))
+    total = p[:, 0].copy()
+    for s in range(1, r):
+        total += p[:, s]
+    total /= r
+    return total
+
+
 def list_probabilities(weights: NDArray[np.float64], shown: NDArray[np.int64]
                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(slots[n, k, r], prefix[n, k])`` of shown lists under probabilistic interleaving.
@@ -249,7 +263,7 @@ def list_probabilities(weights: NDArray[np.float64], shown: NDArray[np.int64]
         w_d = w[rows, :, np.maximum(d, 0)] * here[:, None]  # [n, r]
         p = np.where(here[:, None], w_d / np.maximum(total, 1e-300), 1.0)
         slots[:, j] = p
-        running = running * p.mean(axis=1)
+        running = running * _mean_over_rankers(p)
         prefix[:, j] = running
         total = total - w_d
     return slots, prefix
