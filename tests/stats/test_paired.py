@@ -8,6 +8,7 @@ from scipy import stats
 
 from serpeval.core.errors import OptionError, StatsError
 from serpeval.stats import cohens_dz, paired_t, wilcoxon
+from serpeval.stats.validation import spread
 
 ALTERNATIVES = ["two-sided", "greater", "less"]
 
@@ -30,6 +31,34 @@ def test_t_equals_scipy_ttest_rel(seed: int, alternative: str) -> None:
     assert ours.ci_low == pytest.approx(ci.low, rel=1e-12)
     assert ours.ci_high == pytest.approx(ci.high, rel=1e-12)
     assert ours.mean_delta == pytest.approx(np.mean(x - y), rel=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_t_p_values_and_bounds_are_scipy_stats_t_bit_for_bit(alternative: str) -> None:
+    """paired_t calls scipy.special's stdtr / stdtrit (no scipy.stats import); its p-values and
+    bounds are what scipy.stats.t's sf, cdf and ppf give on the same t, to the last bit,
+    infinite t (constant differences) and t = 0 (no difference) included."""
+    rng = np.random.default_rng(11)
+    for n in (2, 3, 13, 40):
+        x = rng.random((4, n))
+        y = rng.random((4, n))
+        y[1] = x[1]             # t = 0
+        y[2] = x[2] - 0.25      # t = +inf
+        y[3] = x[3] + 0.25      # t = -inf
+        for level in (0.5, 0.9, 0.95, 0.999):
+            ours = paired_t(x, y, alternative=alternative, confidence=level)
+            t, df, mean = ours.statistic, n - 1, ours.mean_delta
+            se = spread(x - y) / np.sqrt(n)     # as paired_t computes it
+            if alternative == "two-sided":
+                p = 2.0 * stats.t.sf(np.abs(t), df)
+                low = mean - stats.t.ppf(0.5 + level / 2.0, df) * se
+            elif alternative == "greater":
+                p, low = stats.t.sf(t, df), mean - stats.t.ppf(level, df) * se
+            else:
+                p, low = stats.t.cdf(t, df), np.full(4, -np.inf)
+            p = np.where(t == 0, 1.0, np.minimum(p, 1.0))
+            assert ours.p_value.tobytes() == p.tobytes(), (n, level)
+            assert ours.ci_low.tobytes() == low.tobytes(), (n, level)
 
 
 def test_t_is_vectorized_over_leading_axes() -> None:
