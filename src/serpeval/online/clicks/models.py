@@ -57,6 +57,45 @@ def _shifted(alpha: NDArray[np.float64], shift: ArrayLike | None) -> NDArray[np.
     return np.where(alpha <= 0.0, 0.0, out)
 
 
+def _shifted_gather(table: NDArray[np.float64], items: NDArray[np.int64],
+                    shift: ArrayLike | None) -> NDArray[np.float64]:
+    """``_shifted(_gather(table, items), shift)`` bit for bit, in fewer passes over the cells.
+
+    The odds ``a / (1 - a)`` are computed once per item of the (small) table and gathered, then
+    multiplied by ``exp(shift)`` and turned back into probabilities in place: four passes over
+    the ``[slots, impressions]`` cells instead of about ten. The clamps of :func:`_shifted`
+    (``a >= 1`` -> 1, ``a <= 0`` -> 0) are applied only where they can change a value: items
+    with ``a = 1`` (odds ``inf``, ``inf / inf`` is NaN), and items with ``a = 0`` when some
+    ``exp(shift)`` is not finite (``0 * inf``) or the zero is ``-0.0`` (the formula keeps the
+    sign, the clamp gives ``+0.0``). Empty slots (-1) gather the appended ``0.0``.
+    """
+    if shift is None:
+        return _gather(table, items)
+    s = np.asarray(shift, dtype=np.float64)
+    if not s.any():
+        return _gather(table, items)
+    if s.ndim == 1:
+        s = s[None, :]
+    padded = np.append(table, 0.0)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ratio = padded / (1.0 - padded)
+        factor = np.exp(s)
+        odds = ratio[items]
+        if np.broadcast_shapes(odds.shape, factor.shape) == odds.shape:
+            np.multiply(odds, factor, out=odds)
+        else:
+            odds = odds * factor
+        out = np.add(odds, 1.0)
+        np.divide(odds, out, out=out)
+    high = padded >= 1.0
+    low = padded <= 0.0
+    if low.any() and (np.signbit(padded[low]).any() or not np.isfinite(factor).all()):
+        out = np.where(low[items], 0.0, out)
+    if high.any():
+        out = np.where(high[items], 1.0, out)
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class ClickModel:
     """Base class: subclasses define :meth:`cells`; everything else derives from it."""
@@ -199,7 +238,7 @@ class GradeModel(ClickModel):
         return len(self.click)
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
-        c = _shifted(_gather(np.asarray(self.click), items), shift)
+        c = _shifted_gather(np.asarray(self.click), items, shift)
         s = _gather(np.asarray(self.stop), items)
         return c, s, (s if not self.stop_requires_click else np.zeros_like(s))
 
@@ -226,7 +265,7 @@ class CascadeModel(ClickModel):
         return len(self.attractiveness)
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
-        c = _shifted(_gather(self.attractiveness, items), shift)
+        c = _shifted_gather(self.attractiveness, items, shift)
         return c, np.ones_like(c), np.zeros_like(c)
 
     def describe(self) -> dict[str, Any]:
@@ -254,7 +293,7 @@ class PBM(ClickModel):
         return len(self.attractiveness)
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
-        alpha = _shifted(_gather(self.attractiveness, items), shift)
+        alpha = _shifted_gather(self.attractiveness, items, shift)
         c = alpha * _by_rank(self.examination, items.shape[0], "examination")
         zeros = np.zeros_like(c)
         return c, zeros, zeros
@@ -286,7 +325,7 @@ class DCM(ClickModel):
         return len(self.attractiveness)
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
-        c = _shifted(_gather(self.attractiveness, items), shift)
+        c = _shifted_gather(self.attractiveness, items, shift)
         lam = _by_rank(self.continuation, items.shape[0], "continuation")
         sc = np.broadcast_to(1.0 - lam, c.shape).copy()
         return c, sc, np.zeros_like(c)
@@ -324,7 +363,7 @@ class DBN(ClickModel):
         return len(self.attractiveness)
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
-        c = _shifted(_gather(self.attractiveness, items), shift)
+        c = _shifted_gather(self.attractiveness, items, shift)
         sigma = _gather(self.satisfaction, items)
         sc = 1.0 - (1.0 - sigma) * self.gamma
         sn = np.full_like(c, 1.0 - self.gamma)
