@@ -407,7 +407,9 @@ class LogGenerator:
             columns["teams"] = _lists(_TEAM_LABELS[team_codes].ravel(), np.full(m, self.k))
         else:
             treated = np.zeros(m, dtype=bool) if arm is None else arm[owner] > 0
-            items = np.where(treated[:, None], world.shown_b[query], world.shown_a[query])
+            # B's pages stacked under A's: one gather of each impression's page, not two and a select
+            shown_ab = np.concatenate([world.shown_a, world.shown_b])
+            items = shown_ab[query + len(world.shown_a) * treated]
             columns["n_shown"] = (items >= 0).sum(axis=1).astype(np.int32)
             effect = self.effect * treated
             if world.effect_on is not None:
