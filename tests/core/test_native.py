@@ -50,7 +50,8 @@ ids = st.one_of(
     st.text(max_size=3),
     st.text(alphabet="ab\x00é中", min_size=7, max_size=17),
     st.text(min_size=0, max_size=80),
-    st.from_regex(r"D[0-9]{1,8}", fullmatch=True),
+    # "D" and 1 to 8 digits (the strings of from_regex(r"D[0-9]{1,8}"), drawn ~3x faster)
+    st.text(alphabet="0123456789", min_size=1, max_size=8).map("D".__add__),
 )
 
 
