@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -215,11 +216,21 @@ def test_ab_design_is_sticky_per_user(tmp_path: Path, small_corpus: Path, quick_
         assert [h["id"] for h in answer["hits"]] == [h.doc_id for h in engine.search("wing", 10)]
 
 
-@pytest.mark.parametrize("fault", ["hang", "error", "not a list", "no id", "twice"])
+class Late(Hanging):
+    """An engine that answers after 80 ms (an inline backend cannot hang without blocking the loop)."""
+
+    def search(self, query: str, k: int) -> list[Any]:
+        time.sleep(0.08)
+        return []
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["thread", "inline"])  # inline: every backend is
+@pytest.mark.parametrize("fault", ["hang", "error", "not a list", "no id", "twice"])  # called in turn, no gather
 def test_a_faulty_backend_gives_the_control_list(tmp_path: Path, small_corpus: Path, quick_backends: list[Backend],
-                                                 fault: str) -> None:
-    engine = {"hang": Hanging(), "error": Failing()}.get(fault) or Junk(fault)
-    backends = [quick_backends[0], Backend("B", engine, is_async=False)]
+                                                 fault: str, inline: bool) -> None:
+    engine = {"hang": Late() if inline else Hanging(), "error": Failing()}.get(fault) or Junk(fault)
+    assert quick_backends[0].inline
+    backends = [quick_backends[0], Backend("B", engine, is_async=False, inline=inline)]
     config = quick(tmp_path, small_corpus, deadline_ms=50)
 
     async def body(client: Any) -> Any:
@@ -304,6 +315,30 @@ def test_search_bad_requests(tmp_path: Path, small_corpus: Path, quick_backends:
     answer = run_async(with_client(app_for(quick(tmp_path, small_corpus), quick_backends), body))
     assert answer.status_code == status
     assert answer.json() == {"error": message}
+
+
+def test_metrics_count_each_label_set_apart(tmp_path: Path, small_corpus: Path, quick_backends: list[Backend]) -> None:
+    """The series of /metrics after a mix of answers: one per label set seen, none for the others."""
+    async def body(client: Any) -> Any:
+        for path in ["/search?q=wing", "/search?q=flow", "/search", "/search?q=a&experiment=other",
+                     "/search?q=wing+flow"]:
+            await client.get(path)
+        return (await client.get("/metrics")).text
+
+    text = run_async(with_client(app_for(quick(tmp_path, small_corpus), quick_backends), body))
+    series = {line.rsplit(" ", 1)[0]: line.rsplit(" ", 1)[1] for line in text.splitlines()
+              if line.startswith(("serpeval_requests_total", "serpeval_impressions_total",
+                                  "serpeval_request_seconds_count", "serpeval_backend_seconds_count",
+                                  "serpeval_backend_faults_total"))}
+    assert series == {
+        'serpeval_requests_total{route="/search",status="200"}': "3.0",
+        'serpeval_requests_total{route="/search",status="400"}': "1.0",
+        'serpeval_requests_total{route="/search",status="404"}': "1.0",
+        'serpeval_request_seconds_count{route="/search"}': "5.0",
+        'serpeval_backend_seconds_count{backend="A"}': "3.0",
+        'serpeval_backend_seconds_count{backend="B"}': "3.0",
+        'serpeval_impressions_total{outcome="interleaved"}': "3.0",
+    }
 
 
 # ---------------------------------------------------------------- /events

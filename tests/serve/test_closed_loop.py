@@ -146,7 +146,8 @@ def aa_positives(engine: Any, topics: list[str], runs: int, impressions: int, tm
         # and a writer process per run would cost ~0.4 s each (the process is tested elsewhere)
         config = ServeConfig((BackendConfig("A"), BackendConfig("B")), store=str(tmp_path / f"aa{run}.duckdb"),
                              experiment=f"aa-{run}", store_process=False)
-        app = app_for(config, [Backend("A", engine, False), Backend("B", engine, False)],
+        # inline, as serve runs an embedded engine (build_backends): no thread hop per search
+        app = app_for(config, [Backend("A", engine, False, inline=True), Backend("B", engine, False, inline=True)],
                       query_ids=counter_ids(f"r{run}-"))
         rng = np.random.default_rng(run)
 

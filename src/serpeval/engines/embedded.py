@@ -339,7 +339,8 @@ class EmbeddedIndex:
     def query_terms(self, query: str) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """One query's known term ids, ascending, and their float32 counts (the column
         :meth:`query_matrix` builds for it)."""
-        tokens = self._tokenizer.tokenize([query], update_vocab=False, show_progress=False, return_as="ids")[0]
+        # the stream tokenize() collects (through a disabled tqdm bar, 2/3 of its time for one query)
+        tokens = next(self._tokenizer.streaming_tokenize([query], update_vocab=False))
         ids = np.asarray(tokens, dtype=np.int64)
         ids = ids[ids != self._vocab[""]]
         terms, counts = np.unique(ids, return_counts=True)

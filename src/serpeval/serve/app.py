@@ -4,10 +4,11 @@ Routes:
 
 - ``GET /search?q=...&user=...&session=...`` → ``{"query_id", "experiment", "variant",
   "interleaved", "hits": [{"id", "team"}, ...]}``. Interleaving: every backend is called
-  concurrently under ``deadline_ms``; the lists are interleaved with coins seeded by
-  (experiment, query_id). A/B: the user's arm (salted hash) answers. When a needed backend
-  fails or is late the control's list is served, the impression is logged with
-  ``excluded`` (left out of the analysis, counted), and the answer is still 200.
+  concurrently (inline ones, which never wait, in turn) under ``deadline_ms``; the lists are
+  interleaved with coins seeded by (experiment, query_id). A/B: the user's arm (salted hash)
+  answers. When a needed backend fails or is late the control's list is served, the
+  impression is logged with ``excluded`` (left out of the analysis, counted), and the answer
+  is still 200.
 - ``POST /events``: one UBI event, a list, or ``{"events": [...]}``; 200 ``{"written",
   "duplicates", "orphans"}`` only after the commit; 4xx ``{"error": one line}`` for bad input;
   503 with ``Retry-After`` when the store cannot commit.
@@ -69,6 +70,17 @@ class _Metrics:
         self.events_orphan = Counter("serpeval_events_orphan", "events written whose query_id is unknown",
                                      registry=r)
         self.events_refused = Counter("serpeval_events_refused", "events refused by reason", ["reason"], registry=r)
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def child(self, metric: Any, *values: str) -> Any:
+        """``metric.labels(*values)``, looked up once per label set: prometheus_client checks
+        the values and takes a lock on every ``labels`` call (a few per request). A series is
+        still created at its first use only, so ``/metrics`` lists the same series."""
+        key = (id(metric), values)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*values)
+        return found
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Any:
@@ -180,10 +192,27 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
         try:
             ids = await backend.fetch(query, config.k, deadline, client=state.get("client"), executor=executor)
         except BackendFault as fault:
-            metrics.backend_faults.labels(backend.name, fault.reason).inc()
+            metrics.child(metrics.backend_faults, backend.name, fault.reason).inc()
             raise
-        metrics.backend_latency.labels(backend.name).observe(time.perf_counter() - start)
+        metrics.child(metrics.backend_latency, backend.name).observe(time.perf_counter() - start)
         return ids
+
+    all_inline = all(b.inline for b in backends)
+
+    async def fetch_all(query: str) -> list[Any]:
+        """Every backend's ids or its exception, as ``gather(..., return_exceptions=True)``
+        gives them. Inline backends never wait, so gathering them would only run them one
+        after the other in tasks of their own: they are called in turn here, without the two
+        tasks and loop turns per request."""
+        if not all_inline:
+            return await asyncio.gather(*(fetch(b, query) for b in backends), return_exceptions=True)
+        results: list[Any] = []
+        for b in backends:
+            try:
+                results.append(await fetch(b, query))
+            except (Exception, asyncio.CancelledError) as exc:  # what gather returns in its place
+                results.append(exc)
+        return results
 
     def log_impression(record: dict[str, Any]) -> None:
         future = group.submit([query_row(record)])
@@ -214,15 +243,15 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
             status = 400
             return _error(400, str(exc))
         finally:
-            metrics.requests.labels("/search", str(status)).inc()
-            metrics.latency.labels("/search").observe(time.perf_counter() - start)
+            metrics.child(metrics.requests, "/search", str(status)).inc()
+            metrics.child(metrics.latency, "/search").observe(time.perf_counter() - start)
 
     async def _search(query: str, user: str | None, session: str | None) -> dict[str, Any]:
         query_id = new_query_id()
         excluded: str | None = None
         interleaving: dict[str, Any] | None = None
         if config.design == "interleaving":
-            results = await asyncio.gather(*(fetch(b, query) for b in backends), return_exceptions=True)
+            results = await fetch_all(query)
             faults = [r for r in results if isinstance(r, BaseException)]
             if not faults:
                 seed = derive_seed(config.experiment, query_id)
@@ -260,7 +289,7 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
                 variant = arm
             teams = [backend.name if excluded is None else control.name] * len(docs)
         outcome = "excluded" if excluded else ("interleaved" if interleaving is not None else "ab")
-        metrics.impressions.labels(outcome).inc()
+        metrics.child(metrics.impressions, outcome).inc()
         attributes: dict[str, Any] = {"experiment": config.experiment, "variant": variant, "excluded": excluded}
         if interleaving is not None:
             attributes["interleaving"] = interleaving

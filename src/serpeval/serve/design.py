@@ -73,7 +73,7 @@ def interleave_impression(rankings: Sequence[Sequence[str]], rankers: Sequence[s
 
     options = dict(options or {})
     ranked = [[str(d) for d in r] for r in rankings]
-    distinct = len(set().union(*map(set, ranked)))
+    distinct = len(set().union(*ranked))
     size = min(k, distinct)
     result = interleave(ranked, method=method, k=size, rng=seed, **options)
     teams = tuple(SHARED if t < 0 else rankers[t] for t in result.teams)
