@@ -365,7 +365,9 @@ def main() -> None:
 
         corpus = tmp / "docs.jsonl"
         corpus.write_text("".join((CRANFIELD / "corpus.jsonl").read_text().splitlines(True)[:200]))
-        positives = aa_positives(corpus, queries, args.aa, 150, tmp)
+        from serpeval.engines.embedded import EmbeddedIndex
+
+        positives = aa_positives(EmbeddedIndex.build(corpus).engine(), queries, args.aa, 150, tmp)
         print(f"A/A: {positives} positives in {args.aa} runs ({positives / args.aa:.1%}; 5% expected)")
 
 
