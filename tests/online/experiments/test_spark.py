@@ -57,18 +57,35 @@ def test_ab_with_cuped_is_the_same_on_spark(spark, log_folder) -> None:
 
 
 def test_events_layout_from_spark_dataframes(spark, small_logs) -> None:
+    """Also a repeated impression id and a click on no impression: Spark counts the distinct
+    ids in its exclusion pass and the orphans with the click counts (one query each,
+    sources.first_rows); both must find what DuckDB finds."""
+    import pyarrow as pa
+
     from serpeval.core.errors import InputError
 
     impressions, clicks = split_clicks(small_logs.impressions)
+    impressions = pa.concat_tables([impressions, impressions.slice(0, 1)])  # one id twice
+    orphan = pa.table({"impression_id": [-1], "position": [1], "click_seconds": [1.0],
+                       "dwell_seconds": [5.0]}, schema=clicks.schema)
+    clicks = pa.concat_tables([clicks, orphan])
     frames = spark.createDataFrame(impressions), spark.createDataFrame(clicks)
     logs = read_logs(frames[0], clicks=frames[1])
     assert logs.backend == "spark"
-    same(
-        analyze_ab(small_logs.impressions, metrics=METRICS).to_dicts(),
-        analyze_ab(logs, metrics=METRICS).to_dicts(),
-    )
+    duck = analyze_ab(impressions, clicks=clicks, metrics=METRICS, duplicates="exclude")
+    on_spark = analyze_ab(logs, metrics=METRICS, duplicates="exclude")
+    same(duck.to_dicts(), on_spark.to_dicts())
+    assert duck.exclusions == on_spark.exclusions
+    assert (on_spark.exclusions.duplicate_rows, on_spark.exclusions.orphan_clicks) == (2, 1)
     with pytest.raises(InputError, match="'nope' is not in the log"):
         analyze_ab(logs, "nope")
+    # experiment=None: on Spark the names come with the checks' counts (features.prepare)
+    from pyspark.sql import functions as F
+
+    two = frames[0].withColumn("experiment", F.when(F.col("impression_id") % 2 == 0, "x")
+                               .otherwise(F.col("experiment")))
+    with pytest.raises(InputError, match="holds 2 experiments"):
+        analyze_ab(read_logs(two, clicks=frames[1]), metrics=METRICS)
 
 
 def test_monitor_is_the_same_on_spark(spark, log_folder) -> None:

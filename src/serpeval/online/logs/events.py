@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from serpeval.online.logs.schema import check_columns
-from serpeval.online.logs.sources import Logs, count, first_row
+from serpeval.online.logs.sources import Logs, count, first_rows
 
 __all__ = ["events_features"]
 
@@ -41,7 +41,7 @@ def events_features(
         else ibis.null("float64"),
     )
     all_ids = logs.impressions.select(iid=logs.impressions[s.impression_id]).distinct()
-    orphans = first_row(clicks.anti_join(all_ids, "iid").aggregate(n=lambda t: t.count()))["n"]
+    orphan_count = clicks.anti_join(all_ids, "iid").aggregate(n=lambda t: t.count())
     joined = clicks.inner_join(kept.select("iid", "n_shown", "ts", "teams"), "iid")
     if clicks.click_secs.type().is_timestamp():
         secs = joined.click_secs.epoch_seconds().cast("float64") - joined.ts.epoch_seconds().cast(
@@ -52,14 +52,17 @@ def events_features(
     joined = joined.mutate(
         secs=secs, ok=(joined.position >= 1) & (joined.position <= joined.n_shown)
     )
-    counts = first_row(
+    # the orphans and the click counts: one query on Spark (sources.first_rows)
+    orphan_row, counts = first_rows(
+        orphan_count,
         joined.aggregate(
             clicks=joined.count(),
             invalid_clicks=count(~joined.ok.fill_null(False)),
             negative_times=count(joined.secs < 0),
             negative_dwell=count(joined.dwell < 0),
-        )
+        ),
     )
+    orphans = orphan_row["n"]
     valid = joined.filter(joined.ok).mutate(
         secs=lambda t: ibis.ifelse(t.secs >= 0, t.secs, None),
         dwell=lambda t: ibis.ifelse(t.dwell >= 0, t.dwell, None),

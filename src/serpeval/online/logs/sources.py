@@ -26,7 +26,10 @@ from typing import Any
 from serpeval.core.errors import InputError, OptionError, SerpevalError, require
 from serpeval.online.logs.schema import LogSchema
 
-__all__ = ["BACKENDS", "Logs", "collect", "count", "duckdb_connection", "first_row", "read_logs", "spark_session"]
+__all__ = [
+    "BACKENDS", "Logs", "collect", "count", "duckdb_connection", "first_row", "first_rows", "read_logs",
+    "spark_session",
+]
 
 BACKENDS = ("duckdb", "spark")
 _PARQUET = (".parquet", ".pq")
@@ -499,3 +502,27 @@ def first_row(expr: Any) -> dict[str, Any]:
     """The only row of an aggregate expression, as a dict (runs the query)."""
     rows = collect(expr).to_pylist()
     return rows[0] if rows else {}
+
+
+def on_spark(expr: Any) -> bool:
+    """Whether an ibis expression runs on Spark (where each query costs a fixed ~0.3 s of
+    planning, code generation and job scheduling, whatever its size)."""
+    return bool(expr.get_backend().name == "pyspark")
+
+
+def first_rows(*exprs: Any) -> list[dict[str, Any]]:
+    """The only rows of independent one-row aggregates (no GROUP BY: exactly one row each).
+
+    On Spark they run as one query, the aggregates cross-joined (one row times one row):
+    one planning and one job schedule instead of one each, the same numbers. Other engines
+    run them one by one, as :func:`first_row` would.
+    """
+    if len(exprs) < 2 or not on_spark(exprs[0]):
+        return [first_row(e) for e in exprs]
+    named = [e.rename({f"q{i}__{c}": c for c in e.columns}) for i, e in enumerate(exprs)]
+    joined = named[0]
+    for other in named[1:]:
+        joined = joined.cross_join(other)
+    row = first_row(joined)
+    return [{c: row[f"q{i}__{c}"] for c in e.columns} for i, e in enumerate(exprs)]
+
