@@ -73,6 +73,28 @@ SPARK_TEST_JVM = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:+IgnoreUnrecogni
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JVM)
 
 
+def _one_blas_thread_per_worker() -> None:
+    """In a pytest-xdist worker, numpy's OpenBLAS runs matrix products on one thread.
+
+    The workers already keep every core busy; OpenBLAS's own threads (one per core) then wait
+    for a core, spinning: beside a busy worker, tests/engines/test_sweep.py's null-selection
+    test (small products, 120 of them) took 3 to 5 s of wall time and 2 s of CPU instead of 0.3
+    to 0.8 s and 0.3 s. Only this process is limited (threadpoolctl), not the children tests
+    start (tests/faults checks the library's own choice of BLAS threads there); a value of
+    ``OPENBLAS_NUM_THREADS`` the user set is kept."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    try:
+        import numpy  # noqa: F401  (loads the OpenBLAS to limit)
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - without threadpoolctl, OpenBLAS's default
+        return
+    threadpool_limits(1, user_api="blas")
+
+
+_one_blas_thread_per_worker()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("serpeval")
     group.addoption("--big", action="store_true", default=False,
