@@ -65,3 +65,18 @@ def test_sampled_clicks_are_those_of_the_formula(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(models, "_shifted_gather", lambda t, i, s: _shifted(_gather(t, i), s))
     assert np.array_equal(fast, model.sample(items, 9, shift=shift))
     assert fast.any()
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.3, 0.828, 1.0])
+def test_dbn_cells_are_the_formula_bit_for_bit(gamma: float) -> None:
+    """DBN's ``sc = 1 - (1 - sigma) gamma`` per item of the table, then gathered: the bits of
+    the formula over the gathered cells, empty slots (sigma 0) included."""
+    rng = np.random.default_rng(3)
+    model = DBN(np.array([0.0, 0.3, 0.6, 1.0]), np.array([0.0, 0.25, 0.6, 1.0]), gamma=gamma)
+    items = rng.integers(-1, 4, size=(5, 4000)).astype(np.int32)
+    shift = rng.normal(0, 1, 4000)
+    c, sc, sn = model.cells(items, shift)
+    expected_sc = 1.0 - (1.0 - _gather(model.satisfaction, items)) * model.gamma
+    assert sc.tobytes() == expected_sc.tobytes()
+    assert c.tobytes() == _shifted(_gather(model.attractiveness, items), shift).tobytes()
+    assert sn.tobytes() == np.full((5, 4000), 1.0 - gamma).tobytes()

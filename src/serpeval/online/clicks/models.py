@@ -364,8 +364,10 @@ class DBN(ClickModel):
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         c = _shifted_gather(self.attractiveness, items, shift)
-        sigma = _gather(self.satisfaction, items)
-        sc = 1.0 - (1.0 - sigma) * self.gamma
+        # sc per item of the table (empty slots: sigma 0.0), then gathered: one pass over the
+        # cells instead of three, the same values
+        sigma = np.append(self.satisfaction, 0.0)
+        sc = (1.0 - (1.0 - sigma) * self.gamma)[items]
         sn = np.full_like(c, 1.0 - self.gamma)
         return c, sc, sn
 
