@@ -73,6 +73,24 @@ def test_blas_threads_fit_the_limit(monkeypatch) -> None:
     assert memory.fit_blas_threads(650_000_000) == 3  # the user's choice stands
 
 
+def test_scipy_special_gets_the_room_of_scipys_blas(monkeypatch) -> None:
+    """scipy.special's ``_ufuncs`` links scipy's OpenBLAS (the paired t-test loads it without
+    scipy.stats): refused like ``scipy.linalg._fblas`` when the limit leaves too little room;
+    once either is loaded (the library mapped), the other is not checked again."""
+    from serpeval.cli import memory
+    from serpeval.core.errors import OutOfMemoryError
+
+    monkeypatch.setattr(memory, "address_space_used", lambda: 400 * MiB)
+    for name in memory._SCIPY_BLAS:
+        monkeypatch.delitem(sys.modules, name, raising=False)   # as at start-up
+    for name in memory._SCIPY_BLAS:
+        with pytest.raises(OutOfMemoryError, match="loading scipy needs about 128 MiB"):
+            memory.ImportHeadroom(450 * MiB, 1).find_spec(name)
+        assert memory.ImportHeadroom(600 * MiB, 1).find_spec(name) is None
+    monkeypatch.setitem(sys.modules, "scipy.linalg._fblas", sys)   # loaded: the library is mapped
+    assert memory.ImportHeadroom(450 * MiB, 1).find_spec("scipy.special._ufuncs") is None
+
+
 #: Limits (MiB) across the start-up of trec_eval (before the fix, the ``trec_eval`` program: 50-100
 #: OpenBLAS's "giving up" (exit 1), 150-200 a pyarrow ImportError traceback; then, 190-204 pyarrow's
 #: own failures: jemalloc's line on stderr, a std::bad_alloc abort).
