@@ -60,7 +60,7 @@ def test_blas_threads_fit_the_limit(monkeypatch) -> None:
 
     monkeypatch.setattr(memory.os, "cpu_count", lambda: 64)
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
-    monkeypatch.delitem(sys.modules, "numpy")  # as at start-up, before numpy loads
+    monkeypatch.delitem(sys.modules, "numpy", raising=False)  # as at start-up, before numpy loads
     assert memory.fit_blas_threads(None) is None
     assert "OPENBLAS_NUM_THREADS" not in memory.os.environ
     assert memory.fit_blas_threads(650_000_000) == 1  # 650 MB / 8 = 81 MB: one 80 MiB thread
