@@ -51,14 +51,16 @@ def test_t_p_values_and_bounds_are_scipy_stats_t_bit_for_bit(alternative: str) -
             se = spread(x - y) / np.sqrt(n)     # as paired_t computes it
             if alternative == "two-sided":
                 p = 2.0 * stats.t.sf(np.abs(t), df)
-                low = mean - stats.t.ppf(0.5 + level / 2.0, df) * se
+                half = stats.t.ppf(0.5 + level / 2.0, df) * se
+                low, high = mean - half, mean + half
             elif alternative == "greater":
-                p, low = stats.t.sf(t, df), mean - stats.t.ppf(level, df) * se
+                p, low, high = stats.t.sf(t, df), mean - stats.t.ppf(level, df) * se, np.full(4, np.inf)
             else:
-                p, low = stats.t.cdf(t, df), np.full(4, -np.inf)
+                p, low, high = stats.t.cdf(t, df), np.full(4, -np.inf), mean + stats.t.ppf(level, df) * se
             p = np.where(t == 0, 1.0, np.minimum(p, 1.0))
             assert ours.p_value.tobytes() == p.tobytes(), (n, level)
             assert ours.ci_low.tobytes() == low.tobytes(), (n, level)
+            assert ours.ci_high.tobytes() == high.tobytes(), (n, level)
 
 
 def test_t_is_vectorized_over_leading_axes() -> None:
