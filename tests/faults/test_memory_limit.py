@@ -142,6 +142,9 @@ def test_a_c_extension_failing_without_an_exception_under_a_limit_is_out_of_memo
     line, status = failures.describe(exc)
     assert status == 2
     assert line.startswith("out of memory (a library failed to allocate under the address-space limit).")
+    # another SystemError under the limit, and this one without a limit: internal errors
+    line, status = failures.describe(SystemError("some other failure"))
+    assert (status, line.split(":")[0]) == (failures.EXIT_INTERNAL, "internal error"), line
     monkeypatch.setattr(memory, "address_space_limit", lambda: None)
     line, status = failures.describe(exc)
-    assert status != 2 or not line.startswith("out of memory"), line
+    assert (status, line.split(":")[:2]) == (failures.EXIT_INTERNAL, ["internal error", " SystemError"]), line
