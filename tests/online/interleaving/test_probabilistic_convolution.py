@@ -79,9 +79,11 @@ def test_position_marginals_are_the_mask_programme_bit_for_bit() -> None:
 
 
 def test_the_mean_over_rankers_is_numpys_bit_for_bit() -> None:
-    """list_probabilities' mean over the rankers of each impression, a column at a time."""
+    """The mean over the rankers (list_probabilities' per impression, position_marginals' per set
+    and document), a ranker at a time below 8 and stacked from 8 on."""
     rng = np.random.default_rng(10)
     for rankers in range(1, 10):
         p = rng.random((2_001, rankers)) * 10.0 ** rng.integers(-300, 300, size=(2_001, rankers))
         p[rng.random(p.shape) < 0.1] = 0.0
-        assert _mean_over_rankers(p).tobytes() == p.mean(axis=1).tobytes(), rankers
+        got = _mean_over_rankers((p[:, s] for s in range(rankers)), rankers)
+        assert got.tobytes() == p.mean(axis=1).tobytes(), rankers

@@ -32,7 +32,7 @@ Cost: it can show a low-ranked document near the top (it is not "considerate").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -223,16 +223,16 @@ def softmax_weights(rankings: Sequence[NDArray[np.int64]], n_docs: int, tau: flo
     return np.where(in_union[:, None, :], ranks ** -float(tau), 0.0)
 
 
-def _mean_over_rankers(p: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``p.mean(axis=1)`` for ``p[n, r]``: below 8 rankers NumPy adds a row's values left to
-    right and divides by r, done here a column at a time (the same bits, without a reduction
-    over a short axis per row)."""
-    r = p.shape[1]
-    if r >= 8 or r == 0:
-        return np.asarray(p.mean(axis=1))
-    total = p[:, 0].copy()
-    for s in range(1, r):
-        total += p[:, s]
+def _mean_over_rankers(terms: Iterator[NDArray[np.float64]], r: int) -> NDArray[np.float64]:
+    """The mean of the ``r`` arrays of ``terms`` (one per ranker) as NumPy's mean over a last
+    axis of length ``r`` gives it, without that ``[..., r]`` array below 8 rankers: there NumPy
+    adds the values left to right and divides by ``r``, done here a term at a time (the same
+    bits); from 8 on (pairwise sums) the terms are stacked and NumPy takes the mean. ``r >= 1``."""
+    if r >= 8:
+        return np.asarray(np.stack(list(terms), axis=-1).mean(axis=-1))
+    total = np.array(next(terms), dtype=np.float64)  # a copy: a term may be a view
+    for term in terms:
+        total += term
     total /= r
     return total
 
@@ -263,7 +263,7 @@ def list_probabilities(weights: NDArray[np.float64], shown: NDArray[np.int64]
         w_d = w[rows, :, np.maximum(d, 0)] * here[:, None]  # [n, r]
         p = np.where(here[:, None], w_d / np.maximum(total, 1e-300), 1.0)
         slots[:, j] = p
-        running = running * _mean_over_rankers(p)
+        running = running * _mean_over_rankers((p[:, s] for s in range(p.shape[1])), p.shape[1])
         prefix[:, j] = running
         total = total - w_d
     return slots, prefix
@@ -314,18 +314,10 @@ def position_marginals(weights: NDArray[np.float64], k: int) -> NDArray[np.float
         level = level[prob[level] > 0]
         remaining = totals[None, :] - placed[:, level].T  # [L, r]
         free = (level[:, None] & bits[None, :]) == 0  # [L, N]
-        # mean_s W_sd / remaining_s, [L, N]. NumPy's mean over fewer than 8 rankers adds them
-        # left to right and divides by their number: done so here, a ranker at a time, without
-        # the [L, N, r] array (the same bits); more rankers: the mean itself.
+        # mean_s W_sd / remaining_s, [L, N]
         denominator = np.maximum(remaining, 1e-300)
-        if n_rankers < 8:
-            p = w[0][None, :] / denominator[:, :1]
-            for s in range(1, n_rankers):
-                p += w[s][None, :] / denominator[:, s:s + 1]
-            p /= n_rankers
-            p *= free
-        else:
-            p = (w.T[None, :, :] / denominator[:, None, :]).mean(axis=2) * free
+        p = _mean_over_rankers((w[s][None, :] / denominator[:, s:s + 1] for s in range(n_rankers)), n_rankers)
+        p *= free
         flow = prob[level][:, None] * p
         out[live, j] = flow.sum(axis=0)
         if j + 1 < depth:
