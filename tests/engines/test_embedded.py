@@ -286,6 +286,8 @@ def test_search_of_one_query_equals_the_batch_path_bit_for_bit_on_cranfield(cran
     bounds, ids = ranking.offsets.tolist(), ranking.doc_ids
     doc_ids = [ids[i] for i in ranking.doc_index.tolist()]
     scores = ranking.scores.tolist()
+    assert len(bounds) == len(queries) + 1  # no query left out of the comparison below
+    assert bounds[-1] == len(doc_ids) == len(scores)
     for query, start, stop in zip(queries, bounds, bounds[1:], strict=False):
         found = engine.search(query, 2000)
         assert [h.doc_id for h in found] == doc_ids[start:stop], (method, query)
