@@ -110,19 +110,24 @@ async def asgi_call(app: Any, method: str, path: str, query: dict[str, str] | No
              "headers": [(b"host", b"serve.test"), (b"content-type", b"application/json"),
                          (b"content-length", str(len(data)).encode())]}
     received = False
+    answered = asyncio.Event()
 
     async def receive() -> dict[str, Any]:
         nonlocal received
         if not received:
             received = True
             return {"type": "http.request", "body": data, "more_body": False}
-        await asyncio.Event().wait()  # no disconnect while the app answers
-        raise AssertionError("unreachable")
+        # no disconnect while the app answers; once it has, as httpx's ASGITransport (an app
+        # that listens for a disconnect after its response ends instead of waiting forever)
+        await answered.wait()
+        return {"type": "http.disconnect"}
 
     messages: list[dict[str, Any]] = []
 
     async def send(message: dict[str, Any]) -> None:
         messages.append(message)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            answered.set()
 
     await app(scope, receive, send)
     assert messages[0]["type"] == "http.response.start"
