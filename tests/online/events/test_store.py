@@ -168,15 +168,13 @@ def test_group_writer_commits_in_order_and_reports_each_request(store_url: str) 
 def test_impressions_wait_for_company_but_an_event_ends_the_wait(tmp_path: Any) -> None:
     """Impression-only groups linger to share a commit; an event arriving meanwhile is written
     at once with them (its caller waits for the commit), not after the linger."""
-    import time
-
-    writer = GroupWriter(open_store(str(tmp_path / "e.duckdb")), linger_s=5.0)
+    # a linger of 60 s: an event that waited for it would time out at 30 s (no timing margin
+    # that a loaded machine could eat; the commit itself takes milliseconds)
+    writer = GroupWriter(open_store(str(tmp_path / "e.duckdb")), linger_s=60.0)
     try:
-        started = time.monotonic()
         impressions = [writer.submit([query_row(impression(f"q{i}"))]) for i in range(3)]
         event = writer.submit([], validate_events(click("q2", event_id="e1")))
         assert event.result(timeout=30).written == 1
-        assert time.monotonic() - started < 2.5  # well before the 5 s linger
         assert all(f.result(timeout=1).queries == 1 for f in impressions)  # in the same commit
         assert event.result().orphans == 0  # its impression was written first
     finally:
