@@ -28,8 +28,12 @@ print(json.dumps({**seen, "bm25s_numba": bm25s.NUMBA_AVAILABLE, "hits": hits}))
 
 
 def test_serve_starts_without_numba_or_pandas_and_scores_the_same(small_corpus: Path, tmp_path: Path) -> None:
+    import importlib.util
+
     from serpeval.engines.embedded import EmbeddedIndex
 
+    # both are installed here (else the checks below would hold whatever serve imports)
+    assert all(importlib.util.find_spec(m) is not None for m in ("numba", "pandas"))
     queries = ["wing flow", "boundary layer", "supersonic heat transfer", "slip stream", "zzz unknown"]
     out = subprocess.run([sys.executable, "-c", CHILD, str(small_corpus), str(tmp_path / "e.duckdb"),
                           json.dumps(queries)], capture_output=True, text=True, timeout=120, check=True)
