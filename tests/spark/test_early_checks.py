@@ -1,11 +1,13 @@
 """``evaluate --backend spark`` fails early and starts quietly: bad measures, options and inputs
 are refused before a JVM starts; Java is checked with a clear message; a session serpeval
 starts prints no log4j or stage-progress lines and runs its Python workers with the running
-interpreter; serpeval.online's session removes its warehouse folder at exit. The fresh-session
+interpreter; serpeval.online's session removes its warehouse folder at exit; the API on a
+session the user built runs its workers with the running interpreter too. The fresh-session
 checks observe one new process (one JVM start, the costly part) between them."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +17,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
@@ -123,15 +127,29 @@ def test_java_is_checked_with_the_install_command(tmp_path: Path, monkeypatch: p
     assert sparkconf.java_major_version("no version here") is None
 
 
-#: What the fresh process runs: the command line's Spark evaluation (its own new session, so
-#: a new JVM with serpeval's settings), then, with that session stopped, serpeval.online's
-#: own session (:func:`serpeval.online.logs.sources.spark_session`, a new SparkContext in the
-#: same JVM), whose warehouse folder it prints last.
+#: What the fresh process runs, in one JVM (its start is the costly part):
+#:
+#: 1. the command line's Spark evaluation (its own new session, so a new JVM with serpeval's
+#:    settings);
+#: 2. with that session stopped, serpeval.online's own session
+#:    (:func:`serpeval.online.logs.sources.spark_session`, a new SparkContext in the same JVM),
+#:    whose warehouse folder it prints;
+#: 3. with that one stopped too and ``PYSPARK_PYTHON`` (which the sessions serpeval starts set,
+#:    :func:`serpeval.core.sparkconf.set_worker_python`) removed again, the README's API example
+#:    twice, each on a session the user builds (a new SparkContext, whose workers' interpreter
+#:    is PySpark's default ``python3``) with a SerpevalWarning an error: first with
+#:    ``spark.pyspark.python`` still in its conf (the first session's options live on in the JVM
+#:    as system properties, as a user's own ``.config("spark.pyspark.python", ...)`` would be
+#:    recorded), then with it cleared from the JVM, so that nothing chose the workers' Python,
+#:    as in a new process. Each prints one JSON line: the context's interpreter and conf before
+#:    ``sp.evaluate`` (the premise) and the means.
 FRESH = textwrap.dedent("""\
-    import sys
+    import json, os, sys, warnings
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
     from serpeval.cli import main
-    status = main(sys.argv[1:])
+    qrels, run = sys.argv[1:3]
+    status = main(sys.argv[3:])
     sys.stdout.flush()
     if status != 0:
         sys.exit(status)
@@ -140,25 +158,45 @@ FRESH = textwrap.dedent("""\
     session = spark_session()
     print(session.conf.get("spark.sql.warehouse.dir"))
     session.stop()
+    os.environ.pop("PYSPARK_PYTHON", None)
+    from serpeval import spark as sp
+    from serpeval.core.errors import SerpevalWarning
+    warnings.simplefilter("error", SerpevalWarning)
+    for conf_cleared in (False, True):
+        if conf_cleared:
+            for key in ("spark.pyspark.python", "spark.pyspark.driver.python"):
+                SparkContext._jvm.System.clearProperty(key)
+        spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+                 .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+        premise = {"python": spark.sparkContext.pythonExec,
+                   "conf": spark.sparkContext.getConf().get("spark.pyspark.python", None)}
+        res = sp.evaluate(spark.read.parquet(qrels), spark.read.parquet(run), ["P@1", "RR"], name="v42")
+        print(json.dumps({**premise, "means": res.means()}))
+        spark.stop()
     """)
 
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """One new process, as a user would start it, observed by the tests below (one JVM start
-    instead of one per test): the virtual environment not activated (its bin/ not on PATH, no
-    ``PYSPARK_PYTHON``), a ``python3`` first on PATH that cannot run a Spark worker, and
-    ``TMPDIR`` an empty folder. It runs ``serpeval evaluate --backend spark`` on a small
-    collection, then starts serpeval.online's session (see :data:`FRESH`).
+    """One new process, as a user would start it, observed by the tests below (one
+    JVM start instead of one per test): the virtual environment not
+    activated (its bin/ not on PATH, no ``PYSPARK_PYTHON``), a ``python3`` first on PATH that
+    cannot run a Spark worker, and ``TMPDIR`` an empty folder. It runs ``serpeval evaluate
+    --backend spark`` on a small collection, starts serpeval.online's session, then runs the
+    README's API example on two sessions of its own (see :data:`FRESH`).
 
     Attributes: ``done`` (the finished process), ``args`` (the evaluate arguments),
-    ``temp`` (its TMPDIR), ``env``, ``table`` (what the command line printed), ``warehouse``.
+    ``temp`` (its TMPDIR), ``env``, ``table`` (what the command line printed), ``warehouse``,
+    ``api`` (what the API example printed on the user's sessions: with
+    ``spark.pyspark.python`` in the conf, then with nothing chosen).
     """
     if sparkconf.java_problem() is not None:
         pytest.skip("Spark needs Java 17+ and none was found")
     folder = tmp_path_factory.mktemp("fresh")
     (folder / "qrels.txt").write_text("".join(f"q{q} 0 d{d} {(q + d) % 3}\n" for q in range(20) for d in range(5)))
     (folder / "a.run").write_text("".join(f"q{q} Q0 d{d} {d} {10 - d} a\n" for q in range(20) for d in range(8)))
+    parquet = (str(folder / "qrels.parquet"), str(folder / "run.parquet"))
+    write_api_example_inputs(*parquet)
     fake = folder / "bin"
     fake.mkdir()
     (fake / "python3").write_text("#!/bin/sh\necho 'not the driver interpreter' >&2\nexit 3\n")
@@ -173,12 +211,20 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     env["TMPDIR"] = str(temp)
     args = [str(folder / "qrels.txt"), str(folder / "a.run"), "-m", "P@5,AP", "-f", "tsv"]
-    done = subprocess.run([sys.executable, "-c", FRESH, "evaluate", "--backend", "spark", *args],
+    done = subprocess.run([sys.executable, "-c", FRESH, *parquet, "evaluate", "--backend", "spark", *args],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
-    *table, warehouse = done.stdout.splitlines(keepends=True)
-    return SimpleNamespace(done=done, args=args, temp=temp, env=env, table="".join(table),
-                           warehouse=warehouse.strip())
+    *table, warehouse, conf_chosen, none_chosen = done.stdout.splitlines(keepends=True)
+    return SimpleNamespace(done=done, args=args, temp=temp, env=env, table="".join(table), warehouse=warehouse.strip(),
+                           api=[json.loads(conf_chosen), json.loads(none_chosen)])
+
+
+def write_api_example_inputs(qrels: str, run: str) -> None:
+    """The API example's judgments and run, as Parquet (hand-worked means in test_worker_python.py)."""
+    pq.write_table(pa.table({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "é", "d1"],
+                             "relevance": [1, 0, 2, 1]}), qrels)
+    pq.write_table(pa.table({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d2", "d1", "é", "d1"],
+                             "score": [2.0, 1.0, 1.0, 1.0]}), run)
 
 
 def test_a_fresh_session_prints_the_local_table(fresh: SimpleNamespace, capsys: pytest.CaptureFixture[str]) -> None:
@@ -205,6 +251,28 @@ def test_the_online_session_leaves_no_folder_in_the_temp_directory(fresh: Simple
     assert str(fresh.temp) in fresh.warehouse  # the folder was made where TMPDIR says...
     assert "serpeval-spark-" in fresh.warehouse
     assert not [p.name for p in fresh.temp.iterdir() if p.name.startswith("serpeval-spark-")]  # ...and removed
+
+
+def test_api_runs_workers_with_the_running_interpreter_from_an_unactivated_venv(fresh: SimpleNamespace) -> None:
+    """The README's API example (``sp.evaluate`` on Parquet read by a session the user built)
+    gives the hand-worked means although ``python3`` on PATH exits 3 and the user's sessions
+    started with PySpark's default worker interpreter, ``python3``: ``sp.evaluate`` made the
+    workers this interpreter, the one ``spark.pyspark.python`` named in the first session and,
+    with nothing chosen, the running one in the second (without it the workers fail and the
+    process exits non-zero).
+
+    q1: d2 (grade 0) first, d1 (grade 1) second: P@1 = 0, RR = 1/2.
+    q2: scores tie at 1.0; ties are broken by doc id descending (trec_eval's order): "é"
+    (U+00E9, bytes C3 A9) sorts after "d1", so "é" (grade 2) is first: P@1 = 1, RR = 1.
+    Means: P@1 = (0 + 1) / 2 = 0.5, RR = (0.5 + 1) / 2 = 0.75.
+    """
+    conf_chosen, none_chosen = fresh.api
+    # the premises: PySpark's default interpreter, first with the conf naming this one, then nothing chosen
+    assert conf_chosen["python"] == none_chosen["python"] == sparkconf.PYSPARK_DEFAULT_PYTHON
+    assert conf_chosen["conf"] == sys.executable
+    assert none_chosen["conf"] is None
+    for printed in (conf_chosen, none_chosen):
+        assert printed["means"] == pytest.approx({"P@1": 0.5, "RR": 0.75}, abs=1e-12)
 
 
 def test_the_jvm_start_up_warning_is_dropped_and_other_lines_kept(capfd: pytest.CaptureFixture[str]) -> None:

@@ -3,75 +3,23 @@
 The README's example (``sp.evaluate(spark.read..., ...)`` on a session the user built) used
 to fail from a virtual environment that was not activated: PySpark starts workers with
 ``$PYSPARK_PYTHON`` or else the first ``python3`` on PATH, which is then the system's,
-without pyarrow or serpeval. Here the driver is the venv's interpreter called by its path,
-with a clean environment whose PATH holds a ``python3`` that cannot run a worker.
+without pyarrow or serpeval. The example itself runs in the one fresh process of
+test_early_checks.py (``test_api_runs_workers_with_the_running_interpreter_from_an_unactivated_venv``:
+the venv's interpreter called by its path, a PATH whose ``python3`` cannot run a worker);
+here, the rule on stand-ins for every kind of context.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
 import sys
-import textwrap
 import warnings
-from pathlib import Path
 from types import SimpleNamespace
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from serpeval.core import sparkconf
 from serpeval.core.errors import SerpevalWarning
-
-#: The README's example (Parquet read by Spark) on a session the user builds, printing the means as JSON.
-EXAMPLE = textwrap.dedent("""\
-    import json, sys
-    from pyspark.sql import SparkSession
-    from serpeval import spark as sp
-
-    spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    res = sp.evaluate(spark.read.parquet(sys.argv[1]), spark.read.parquet(sys.argv[2]), ["P@1", "RR"], name="v42")
-    print(json.dumps(res.means()))
-    spark.stop()
-    """)
-
-
-
-def test_api_runs_workers_with_the_running_interpreter_from_an_unactivated_venv(tmp_path):
-    """The example exits 0 with the hand-worked means although ``python3`` on PATH is broken.
-
-    q1: d2 (grade 0) first, d1 (grade 1) second: P@1 = 0, RR = 1/2.
-    q2: scores tie at 1.0; ties are broken by doc id descending (trec_eval's order): "é"
-    (U+00E9, bytes C3 A9) sorts after "d1", so "é" (grade 2) is first: P@1 = 1, RR = 1.
-    Means: P@1 = (0 + 1) / 2 = 0.5, RR = (0.5 + 1) / 2 = 0.75.
-    """
-    pytest.importorskip("pyspark", reason="serpeval.spark needs pyspark (pip install '.[test]')")
-    java = sparkconf.java_executable()
-    if java is None:
-        pytest.skip("Spark needs Java (17) and none was found on PATH or in JAVA_HOME")
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "python3").write_text("#!/bin/sh\necho 'not the driver interpreter' >&2\nexit 3\n")
-    (fake / "python3").chmod(0o755)
-    path = os.pathsep.join([str(fake), str(Path(java).resolve().parent), "/usr/bin", "/bin"])
-    pq.write_table(pa.table({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "é", "d1"],
-                             "relevance": [1, 0, 2, 1]}), tmp_path / "qrels.parquet")
-    pq.write_table(pa.table({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d2", "d1", "é", "d1"],
-                             "score": [2.0, 1.0, 1.0, 1.0]}), tmp_path / "run.parquet")
-    env = {"PATH": path, "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    for name in ("JAVA_HOME", "SPARK_SUBMIT_OPTS"):  # where Java is; the tests' JVM options (tests/conftest.py)
-        if os.environ.get(name):
-            env[name] = os.environ[name]
-    done = subprocess.run([sys.executable, "-W", "error::serpeval.core.errors.SerpevalWarning", "-c", EXAMPLE,
-                           str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet")],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    means = json.loads(done.stdout.strip().splitlines()[-1])
-    assert means == pytest.approx({"P@1": 0.5, "RR": 0.75}, abs=1e-12)
 
 
 def context(python_exec: str, master: str = "local[2]", conf: dict[str, str] | None = None) -> SimpleNamespace:
@@ -91,13 +39,34 @@ def test_local_context_with_the_default_python_gets_the_running_interpreter(monk
 
 
 def test_a_python_the_user_chose_is_kept(monkeypatch):
-    """``PYSPARK_PYTHON`` or ``spark.pyspark.python`` set by the user: kept, silently."""
+    """``PYSPARK_PYTHON`` set by the user, or ``pythonExec`` set by hand: kept, silently, on
+    any master (a conf naming another interpreter does not override them)."""
     monkeypatch.setenv("PYSPARK_PYTHON", "/opt/py/bin/python3")
-    sc = context("/opt/py/bin/python3")
-    sparkconf.use_running_python(sc)
-    assert sc.pythonExec == "/opt/py/bin/python3"
+    for master in ("local[2]", "yarn"):
+        sc = context("/opt/py/bin/python3", master=master, conf={"spark.pyspark.python": "/other/python"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sparkconf.use_running_python(sc)
+        assert sc.pythonExec == "/opt/py/bin/python3"
     monkeypatch.delenv("PYSPARK_PYTHON")
-    sc = context("python3", conf={"spark.pyspark.python": "python3"})
+    sc = context("/by/hand/python", conf={"spark.pyspark.python": "/other/python"})
+    sparkconf.use_running_python(sc)
+    assert sc.pythonExec == "/by/hand/python"
+
+
+@pytest.mark.parametrize("master", ["local[2]", "yarn"])
+def test_a_python_chosen_in_the_conf_only_is_applied(monkeypatch, master):
+    """``spark.pyspark.python`` recorded in the conf (a builder's ``.config``) with
+    ``PYSPARK_PYTHON`` unset: PySpark's context ignored it (``pythonExec`` is still
+    ``python3``), so the workers would run ``python3`` from PATH; it becomes the workers'
+    interpreter, on a cluster too (it is what the user chose for the executors), silently."""
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    sc = context("python3", master=master, conf={"spark.pyspark.python": "/opt/env/bin/python"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sparkconf.use_running_python(sc)
+    assert sc.pythonExec == "/opt/env/bin/python"
+    sc = context("python3", master=master, conf={"spark.pyspark.python": "python3"})
     sparkconf.use_running_python(sc)
     assert sc.pythonExec == "python3"
 

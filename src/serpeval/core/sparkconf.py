@@ -15,7 +15,8 @@ Pure Python (no pyspark import): the one place where :mod:`serpeval.spark` and
   the same serpeval even from a virtual environment that is not activated. A
   ``PYSPARK_PYTHON`` the user set is kept. On a session the user built,
   :func:`use_running_python` (called by :func:`serpeval.spark.evaluate`) does the same for
-  local mode, and warns where it cannot (a cluster with no Python chosen, Spark Connect).
+  local mode, applies a ``spark.pyspark.python`` that PySpark recorded but ignored, and warns
+  where it cannot choose (a cluster with no Python chosen, Spark Connect).
 - **Local mode sized to the data.** ``spark.sql.shuffle.partitions`` (serpeval's query
   buckets) is :func:`shuffle_partitions` of the input size instead of Spark's 200: each
   partition costs a task and an Arrow round trip to a Python worker, which dominated small
@@ -153,7 +154,14 @@ def use_running_python(context: Any) -> None:
     - nothing chosen (``$PYSPARK_PYTHON`` and ``spark.pyspark.python`` unset, ``pythonExec``
       still PySpark's default) and a local master (``local``, ``local[n]``,
       ``local-cluster``): ``pythonExec`` becomes ``sys.executable``;
-    - a Python the user chose: kept, silently;
+    - ``$PYSPARK_PYTHON`` chosen (or ``pythonExec`` set by hand): kept, silently;
+    - ``spark.pyspark.python`` in the context's conf, ``$PYSPARK_PYTHON`` unset and
+      ``pythonExec`` still the default: ``pythonExec`` becomes the conf's interpreter, silently.
+      Spark documents that setting as the Python of driver and executors, but only
+      spark-submit turns it into ``$PYSPARK_PYTHON``; a session built in Python (a
+      notebook's ``.config("spark.pyspark.python", ...)``, or a later context in a JVM whose
+      first session had it, where it lives on as a system property) only records it, and
+      PySpark's context ignores it, so without this its workers run ``python3``;
     - nothing chosen on a cluster master: kept (the driver's interpreter path means nothing
       on the executors), with a :class:`~serpeval.core.errors.SerpevalWarning` saying so;
     - ``context`` None (Spark Connect: the client has no SparkContext): a warning that the
@@ -168,8 +176,13 @@ def use_running_python(context: Any) -> None:
                       f"them; if they fail to import serpeval or pyarrow, {fix} on the server.",
                       SerpevalWarning, stacklevel=3)
         return
-    chosen = os.environ.get("PYSPARK_PYTHON") or context.getConf().get("spark.pyspark.python", None)
-    if chosen or context.pythonExec != PYSPARK_DEFAULT_PYTHON or not sys.executable:
+    if os.environ.get("PYSPARK_PYTHON") or context.pythonExec != PYSPARK_DEFAULT_PYTHON:
+        return
+    configured = context.getConf().get("spark.pyspark.python", None)
+    if configured:
+        context.pythonExec = configured
+        return
+    if not sys.executable:
         return
     master = str(context.master)
     if master.startswith("local"):
