@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from tests.online.logs.test_spark_jobs import Jobs
 
 from serpeval.cli import main
 from serpeval.core.errors import OptionError
@@ -146,6 +147,22 @@ def test_users_in_several_segments_are_counted_and_warned() -> None:
     assert any("appear in several segments" in note for note in result.notes())
 
 
+def test_units_in_both_variants_are_left_out_of_the_segment_counts() -> None:
+    """The units in both variants, the units and those in several segments are counted in one
+    query: u3 (both variants, in a and b) is out of every count, u1 and u5 span two segments
+    (u5's second one missing)."""
+    rows = [("u1", "control", "a"), ("u1", "control", "b"), ("u2", "treatment", "a"),
+            ("u3", "control", "a"), ("u3", "treatment", "b"), ("u4", "control", "a"),
+            ("u5", "treatment", "b"), ("u5", "treatment", None), ("u6", "treatment", "a")]
+    log = pa.table({"impression_id": list(range(len(rows))), "experiment": ["e"] * len(rows),
+                    "variant": [r[1] for r in rows], "user_id": [r[0] for r in rows],
+                    "n_shown": [10] * len(rows), "clicks": pa.array([[1]] * len(rows), pa.list_(pa.int64())),
+                    "segment": [r[2] for r in rows]})
+    result = analyze_ab_segments(log, by="segment", metrics=["ctr"])
+    assert (result.users, result.multi_segment_users) == (5, 2)
+    assert any("1 unit(s) seen in more than one variant excluded (2 impressions)" in n for n in result.notes())
+
+
 def test_missing_column_and_null_segments() -> None:
     log = make_log(4, {("x", "control"): 30, ("x", "treatment"): 30}, {("x", "control"): .3, ("x", "treatment"): .3})
     with pytest.raises(OptionError, match="no column 'country'"):
@@ -218,8 +235,10 @@ def test_cli_ab_and_interleaving_by(one_segment_effect, interleaving_logs, tmp_p
 def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs, tmp_path) -> None:
     pq.write_table(one_segment_effect.slice(0, 3000), tmp_path / "ab.parquet")
     duck = analyze_ab_segments(tmp_path / "ab.parquet", by="segment", metrics=["ctr", "clicks_per_user"])
-    on_spark = analyze_ab_segments(tmp_path / "ab.parquet", by="segment", metrics=["ctr", "clicks_per_user"],
-                                   backend="spark")
+    with Jobs(spark) as jobs:  # (mixed units, units and multi-segment units: one query)
+        on_spark = analyze_ab_segments(tmp_path / "ab.parquet", by="segment", metrics=["ctr", "clicks_per_user"],
+                                       backend="spark")
+    assert jobs.ran <= 12
     assert on_spark.backend == "spark"
     for a, b in zip(duck.to_dicts(), on_spark.to_dicts(), strict=True):
         for key, value in a.items():
@@ -230,7 +249,9 @@ def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs,
     table = table.append_column("device", pa.array(np.array(["d", "m"])[table.column("user_id").to_numpy() % 2]))
     pq.write_table(table, tmp_path / "il.parquet")
     duck = analyze_interleaving_segments(tmp_path / "il.parquet", by="device")
-    on_spark = analyze_interleaving_segments(tmp_path / "il.parquet", by="device", backend="spark")
+    with Jobs(spark) as jobs:
+        on_spark = analyze_interleaving_segments(tmp_path / "il.parquet", by="device", backend="spark")
+    assert jobs.ran <= 12
     for a, b in zip(duck.to_dicts(), on_spark.to_dicts(), strict=True):
         assert b["effect"] == pytest.approx(a["effect"], rel=1e-9)
         assert b["ci_low"] == pytest.approx(a["ci_low"], rel=1e-9)

@@ -30,6 +30,7 @@ import numpy as np
 from serpeval.core.errors import InputError, OptionError
 from serpeval.core.tabular import Tabular
 from serpeval.online.experiments.interleaving_over_time import (
+    SPAN,
     PreferenceOverTime,
     period_seconds,
     preference_over_time,
@@ -174,11 +175,19 @@ def analyze_interleaving_logs(
     if period is not None:
         period_seconds(period)  # a bad period is an error before any query runs
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
-    prepared = prepare(opened, experiment, duplicates=duplicates, teams=labels)
+    # the balance check's width and the series' time span ride along in prepare's counting
+    # pass (each a Spark query of its own otherwise), for the units whose rows are its rows
+    along = unit in ("user", "impression")
+    timed = period is not None and opened.schema.timestamp in opened.impressions.columns
+    prepared = prepare(opened, experiment, duplicates=duplicates, teams=labels,
+                       kept_aggregates={**_labels_seen(labels), **(_WIDTH if along else {}),
+                                        **(SPAN if along and timed else {})})
+    kept = prepared.kept or {}
     if unit in ("query", "user_query") and "query_id" not in prepared.present:
         raise OptionError(f"unit={unit!r} needs the query_id column ({opened.schema.query_id!r}).")
     f = prepared.features
-    _check_team_labels(f, teams, opened.source, opened.schema.teams)
+    if not (kept.get("seen_a") and kept.get("seen_b")):  # (both seen: nothing to refuse)
+        _check_team_labels(f, teams, opened.source, opened.schema.teams)
     if unit in ("query", "user_query"):
         query = opened.impressions.select(
             iid=opened.impressions[opened.schema.impression_id],
@@ -215,8 +224,9 @@ def analyze_interleaving_logs(
     )
     over_time = None
     if period is not None and "timestamp" in prepared.present:
-        over_time = preference_over_time(f, keys, period=period, confidence=confidence, unit=unit)
-    checks, totals = _balance(f, teams, alpha_checks)
+        over_time = preference_over_time(f, keys, period=period, confidence=confidence, unit=unit,
+                                         span=kept if "first" in kept else None)
+    checks, totals = _balance(f, teams, alpha_checks, kept.get("width", -1))
     return InterleavingLogReport(
         analysis,
         tuple(checks),
@@ -233,6 +243,17 @@ def analyze_interleaving_logs(
 
 #: How many of the labels that do occur an error about absent team labels lists.
 _LABELS_SHOWN = 12
+
+
+def _labels_seen(teams: tuple[str, str]) -> dict[str, Any]:
+    """prepare's ``kept_aggregates`` counting the kept impressions whose teams hold each label
+    (both non-zero: :func:`_check_team_labels` has nothing to refuse and need not run)."""
+    from serpeval.online.logs.sources import count
+
+    return {
+        "seen_a": lambda rows, keep: count(rows.teams.contains(teams[0]), where=keep),
+        "seen_b": lambda rows, keep: count(rows.teams.contains(teams[1]), where=keep),
+    }
 
 
 def _check_team_labels(f: Any, teams: tuple[str, str], source: str, column: str) -> None:
@@ -284,14 +305,25 @@ def _check_team_labels(f: Any, teams: tuple[str, str], source: str, column: str)
     )
 
 
-def _balance(f: Any, teams: tuple[str, str], alpha: float) -> tuple[list[Any], dict[str, int]]:
-    """First-pick and per-position team balance, and click totals, counted in the engine."""
+#: prepare's ``kept_aggregates`` for :func:`_balance`: the widest page of the kept impressions
+_WIDTH = {"width": lambda rows, keep: rows.n_shown.max(where=keep)}
+
+
+def _balance(
+    f: Any, teams: tuple[str, str], alpha: float, width: int | None = -1
+) -> tuple[list[Any], dict[str, int]]:
+    """First-pick and per-position team balance, and click totals, counted in the engine.
+
+    ``width``: the largest ``n_shown`` of ``f`` when known (None: no rows); -1: counted here.
+    """
     from scipy.stats import binomtest
 
     from serpeval.online.interleaving.analysis import Check
     from serpeval.stats.multiplicity import holm
 
-    width = int(collect(f.aggregate(k=f.n_shown.max())).column("k")[0].as_py() or 0)
+    if width == -1:
+        width = collect(f.aggregate(k=f.n_shown.max())).column("k")[0].as_py()
+    width = int(width or 0)
     aggs: dict[str, Any] = {
         "credit_a": f.credit_a.sum(),
         "credit_b": f.credit_b.sum(),

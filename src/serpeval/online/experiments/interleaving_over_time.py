@@ -196,19 +196,37 @@ def delta_ci(
     return delta, se, delta - z * se, delta + z * se
 
 
+def _epoch(ts: Any) -> Any:
+    return ts.epoch_seconds().cast("float64")
+
+
+#: prepare's ``kept_aggregates`` giving :func:`preference_over_time` its ``span``
+SPAN = {
+    "first": lambda rows, keep: _epoch(rows.ts).min(where=keep),
+    "last": lambda rows, keep: _epoch(rows.ts).max(where=keep),
+    "missing": lambda rows, keep: count(rows.ts.isnull(), where=keep),
+}
+
+
 def preference_over_time(
-    features: Any, keys: list[str], *, period: str | dt.timedelta, confidence: float, unit: str
+    features: Any, keys: list[str], *, period: str | dt.timedelta, confidence: float, unit: str,
+    span: dict[str, Any] | None = None,
 ) -> PreferenceOverTime | None:
     """The series from per-impression features (``ts``, ``win``, ``loss`` and the unit
     ``keys``), computed in the engine (see the module docstring); None when every
-    timestamp is missing."""
+    timestamp is missing.
+
+    ``span``: the first and last timestamps (epoch seconds) and the number missing, when
+    already counted (:data:`SPAN`, in prepare's counting pass); else one query here.
+    """
     import ibis
 
     name, seconds = period_seconds(period)
-    epoch = features.ts.epoch_seconds().cast("float64")
-    span = first_row(
-        features.aggregate(first=epoch.min(), last=epoch.max(), missing=count(features.ts.isnull()))
-    )
+    epoch = _epoch(features.ts)
+    if span is None:
+        span = first_row(
+            features.aggregate(first=epoch.min(), last=epoch.max(), missing=count(features.ts.isnull()))
+        )
     if span.get("first") is None:
         return None
     origin = math.floor(span["first"] / _DAY) * _DAY

@@ -93,9 +93,10 @@ def monitor_ab(
         duplicates=duplicates,
         long_click_seconds=long_click_seconds,
         need=("timestamp", *needed_columns([chosen])),
+        kept_aggregates=_SPAN,  # in the counting pass, not a query of its own
     )
     f = prepared.features
-    span = collect(f.aggregate(start=f.ts.min(), end=f.ts.max())).to_pylist()[0]
+    span = prepared.kept or collect(f.aggregate(start=f.ts.min(), end=f.ts.max())).to_pylist()[0]
     if span["start"] is None:
         raise InputError(
             f"{opened.source}: every timestamp is missing; sequential looks need them."
@@ -157,6 +158,13 @@ def monitor_ab(
         float(tuning),
         tuple(notes),
     )
+
+
+#: prepare's ``kept_aggregates`` for the first and last timestamps of the kept impressions
+_SPAN = {
+    "start": lambda rows, keep: rows.ts.min(where=keep),
+    "end": lambda rows, keep: rows.ts.max(where=keep),
+}
 
 
 def _monitor_rows(

@@ -215,6 +215,23 @@ def _segment_column(opened: Any, by: str) -> None:
                           f"{', '.join(opened.impressions.columns)}.")
 
 
+def _mixed_and_multi_segment_units(features: Any) -> tuple[dict[str, int], int, int]:
+    """What :func:`~serpeval.online.logs.features.drop_mixed_units` and
+    :func:`_multi_segment_units` count, in one engine query (on Spark each query costs a
+    fixed ~0.3 s): the units seen in more than one variant and their rows, then of the
+    other units how many there are and how many were seen in more than one segment."""
+    from serpeval.online.logs.features import mixed_unit
+    from serpeval.online.logs.sources import count, first_row
+
+    per_unit = features.group_by("unit").aggregate(
+        m=mixed_unit(features), rows=features.count(), k=features.segment.fill_null(MISSING).nunique())
+    row = first_row(per_unit.aggregate(
+        units=count(per_unit.m), rows=per_unit.rows.sum(where=per_unit.m).fill_null(0),
+        users=count(~per_unit.m), multi=count(~per_unit.m & (per_unit.k > 1))))
+    return ({"units": int(row["units"] or 0), "rows": int(row["rows"] or 0)}, int(row["users"] or 0),
+            int(row["multi"] or 0))
+
+
 def _multi_segment_units(units: Any) -> tuple[int, int]:
     """Distinct units, and units in more than one segment (one engine query)."""
     from serpeval.online.logs.sources import first_row
@@ -266,11 +283,11 @@ def analyze_ab_segments(
     per_impression = opened.schema.unit == opened.schema.impression_id
     variables, pairs = moment_pairs(chosen, False)
     variables.add("impressions")
-    features, mixed_units, mixed_rows = drop_mixed_units(prepared.features)
+    mixed, users, multi = _mixed_and_multi_segment_units(prepared.features)
+    features, mixed_units, mixed_rows = drop_mixed_units(prepared.features, mixed)
     features = features.mutate(segment=features.segment.fill_null(MISSING))
     units = unit_table(features, set(variables), keys=["segment"])
     keys, moments, _ = fetch_moments(units, variables, pairs, by=("segment", "variant"))
-    users, multi = _multi_segment_units(units)
     segments = list(dict.fromkeys(k["segment"] for k in keys))
     variants = sorted({k["variant"] for k in keys})
     if len(variants) < 2:

@@ -73,7 +73,7 @@ def triggered_logs(logs: Any, *, backend: str = "duckdb", schema: LogSchema | No
     if events is not None:
         ids = kept.select(_iid=kept[opened.schema.impression_id])
         events = events.semi_join(ids, events[opened.schema.impression_id] == ids._iid)
-    return opened, replace(opened, impressions=kept, clicks=events,
+    return opened, replace(opened, impressions=kept, clicks=events, clicks_matched=events is not None,
                            source=f"{opened.source} (triggered impressions)")
 
 

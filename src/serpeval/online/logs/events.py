@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from serpeval.online.logs.schema import check_columns
-from serpeval.online.logs.sources import Logs, count, first_rows
+from serpeval.online.logs.sources import Logs, count, first_row, first_rows
 
 __all__ = ["events_features"]
 
@@ -52,17 +52,17 @@ def events_features(
     joined = joined.mutate(
         secs=secs, ok=(joined.position >= 1) & (joined.position <= joined.n_shown)
     )
-    # the orphans and the click counts: one query on Spark (sources.first_rows)
-    orphan_row, counts = first_rows(
-        orphan_count,
-        joined.aggregate(
-            clicks=joined.count(),
-            invalid_clicks=count(~joined.ok.fill_null(False)),
-            negative_times=count(joined.secs < 0),
-            negative_dwell=count(joined.dwell < 0),
-        ),
+    click_counts = joined.aggregate(
+        clicks=joined.count(),
+        invalid_clicks=count(~joined.ok.fill_null(False)),
+        negative_times=count(joined.secs < 0),
+        negative_dwell=count(joined.dwell < 0),
     )
-    orphans = orphan_row["n"]
+    if logs.clicks_matched:  # clicks restricted to the impressions: none is an orphan
+        orphans, counts = 0, first_row(click_counts)
+    else:  # the orphans and the click counts: one query on Spark (sources.first_rows)
+        orphan_row, counts = first_rows(orphan_count, click_counts)
+        orphans = orphan_row["n"]
     valid = joined.filter(joined.ok).mutate(
         secs=lambda t: ibis.ifelse(t.secs >= 0, t.secs, None),
         dwell=lambda t: ibis.ifelse(t.dwell >= 0, t.dwell, None),

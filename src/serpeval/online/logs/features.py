@@ -25,6 +25,7 @@ Nothing is pulled into Python but one row of counts (:class:`Exclusions`) per qu
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
@@ -110,33 +111,48 @@ class Exclusions:
 
 @dataclass(frozen=True, eq=False)
 class Prepared:
-    """Per-impression features of one experiment (lazy) and the exclusion counts."""
+    """Per-impression features of one experiment (lazy) and the exclusion counts.
+
+    ``kept``: the values of :func:`prepare`'s ``kept_aggregates`` over the kept impressions,
+    computed in its counting pass; None when rows were left out after that pass (repeated
+    impression ids excluded), where a caller runs its own query over :attr:`features`.
+    """
 
     features: Any
     exclusions: Exclusions
     experiment: str | None
     present: frozenset[str]
     logs: Logs
+    kept: dict[str, Any] | None = None
 
 
-def drop_mixed_units(features: Any) -> tuple[Any, int, int]:
+def drop_mixed_units(features: Any, found: dict[str, Any] | None = None) -> tuple[Any, int, int]:
     """``(features without the units seen in more than one variant, those units, their rows)``.
 
     A unit whose impressions carry two variants was exposed to both arms: it belongs to
     neither, so all its impressions are left out (and counted, :meth:`Exclusions.with_mixed`).
     Decided over the unit's whole experiment, before any split by segment, look or trigger,
     so that a unit split across segments is not counted once per segment.
+
+    ``found``: those units and rows (``{"units": ..., "rows": ...}``) when the caller counted
+    them already (:func:`mixed_unit`, in a query of its own); else one query here.
     """
     mixed_units = (
         features.group_by("unit")
-        .aggregate(m=features.variant.min() != features.variant.max(), rows=features.count())
+        .aggregate(m=mixed_unit(features), rows=features.count())
         .filter(lambda t: t.m)
     )
-    found = first_row(mixed_units.aggregate(units=mixed_units.count(), rows=mixed_units.rows.sum()))
+    if found is None:
+        found = first_row(mixed_units.aggregate(units=mixed_units.count(), rows=mixed_units.rows.sum()))
     units, rows = int(found.get("units") or 0), int(found.get("rows") or 0)
     if not units:
         return features, 0, 0
     return features.anti_join(mixed_units.select("unit"), "unit"), units, rows
+
+
+def mixed_unit(features: Any) -> Any:
+    """Per unit (an aggregate of a ``GROUP BY unit``): whether it was seen in two variants."""
+    return features.variant.min() != features.variant.max()
 
 
 def parse_list(column: Any, value_type: str) -> Any:
@@ -186,6 +202,7 @@ def prepare(
     teams: tuple[str, str] | None = None,
     need: tuple[str, ...] = (),
     segment: str | None = None,
+    kept_aggregates: Mapping[str, Callable[[Any, Any], Any]] | None = None,
 ) -> Prepared:
     """Features of ``experiment`` (None: the log's only experiment; ``""``: a log without
     experiments, every row; :data:`ALL_EXPERIMENTS`: every experiment, with its name).
@@ -208,6 +225,11 @@ def prepare(
         need: optional roles the caller requires (``timestamp``, ``click_seconds``, ...).
         segment: a log column carried along as ``segment`` (as a string; NULL kept) for
             per-segment analyses (:mod:`~serpeval.online.experiments.segments`).
+        kept_aggregates: ``{name: f(rows, keep)}``, more aggregates of the caller's over the
+            kept impressions (``rows`` has the feature columns ``iid``, ``variant``, ``unit``,
+            ``ts``, ``n_shown`` and ``teams``; ``keep`` is the aggregate's ``where=``), run in
+            the counting pass rather than as queries of their own (on Spark each costs a
+            fixed ~0.3 s); their values are :attr:`Prepared.kept`.
     """
     import ibis
 
@@ -257,6 +279,8 @@ def prepare(
             checks.update(_nested_checks(base, need))
         if text_clicks:
             checks["unparsed_clicks"] = base.unparsed.sum()
+        for name, aggregate in (kept_aggregates or {}).items():
+            checks[f"kept__{name}"] = aggregate(base, base.keep)
         if duplicates != "unchecked" and spark:
             # Spark: the distinct kept ids counted in this same pass (exact COUNT(DISTINCT)),
             # not by a query of their own (each Spark query costs ~0.3 s however small)
@@ -283,7 +307,8 @@ def prepare(
     if experiment and experiment != ALL_EXPERIMENTS:
         imp = imp.filter(imp[s.experiment].cast("string") == experiment)
     base, checks = checked(imp, experiment)
-    row = found_counts if found_counts is not None else first_row(base.aggregate(**checks))
+    row = dict(found_counts if found_counts is not None else first_row(base.aggregate(**checks)))
+    kept_values = {k[len("kept__"):]: row.pop(k) for k in list(row) if k.startswith("kept__")}
     counts = {k: int(v or 0) for k, v in row.items()}
     if counts["rows"] == 0:
         raise EmptyInputError(
@@ -321,7 +346,8 @@ def prepare(
         **click_counts,
     )
     return Prepared(
-        select_features(features), exclusions, experiment or None, frozenset(present), logs
+        select_features(features), exclusions, experiment or None, frozenset(present), logs,
+        kept_values if kept_aggregates and not duplicate_rows else None,
     )
 
 

@@ -50,6 +50,10 @@ class Logs:
         schema: the column names.
         notes: how the source was read, where a reader must know it (files of a glob taken
             out of the impressions).
+        clicks_matched: every row of ``clicks`` has the impression id of a row of
+            ``impressions`` (the clicks were restricted to them, as
+            :func:`~serpeval.online.experiments.triggered.triggered_logs` does): there are no
+            orphan clicks to count.
     """
 
     impressions: Any
@@ -59,11 +63,13 @@ class Logs:
     source: str = "<logs>"
     schema: LogSchema = field(default_factory=LogSchema)
     notes: tuple[str, ...] = ()
+    clicks_matched: bool = False
 
     def with_schema(self, schema: LogSchema) -> Logs:
         """The same tables read with other column names."""
         return Logs(self.impressions, self.clicks, self.pre, self.backend, self.source, schema,
-                    self.notes)
+                    self.notes,
+                    self.clicks_matched and schema.impression_id == self.schema.impression_id)
 
 
 def read_logs(
@@ -471,6 +477,9 @@ class _Engine:
                     return self.con.read_csv(path, table_name=view, delim="\t" if is_tsv else ",")
                 return self.con.read_parquet(path, table_name=view)
             reader = self.spark.read
+            known = None if is_csv else parquet_spark_schema(self.spark, paths)
+            if known is not None:
+                reader = reader.schema(known)
             frame = (
                 reader.csv(paths, header=True, inferSchema=True, sep="\t" if is_tsv else ",")
                 if is_csv
@@ -487,6 +496,79 @@ class _Engine:
                 f"{', '.join(paths)}: could not be read as {'CSV' if is_csv else 'Parquet'} "
                 f"({type(exc).__name__}: {detail})."
             ) from exc
+
+
+#: Arrow types of a Parquet file's columns whose Spark type is fixed (Spark's own Parquet
+#: schema inference), for :func:`parquet_spark_schema`: Arrow type -> pyspark type name.
+_PARQUET_TO_SPARK = {
+    "int8": "ByteType", "int16": "ShortType", "int32": "IntegerType", "int64": "LongType",
+    "float": "FloatType", "double": "DoubleType", "bool": "BooleanType", "string": "StringType",
+    "large_string": "StringType", "date32[day]": "DateType",
+}
+
+
+def parquet_spark_schema(spark: Any, paths: list[str]) -> Any:
+    """The Spark schema of one local Parquet file, read from its footer with pyarrow, or None.
+
+    Spark infers a Parquet file's schema with a job of its own (~0.1-0.3 s in local mode,
+    whatever the file's size); given the schema, its reader runs none. Only columns whose
+    Spark type is certain are mapped (the types of :data:`_PARQUET_TO_SPARK`, dictionary-
+    encoded strings, timestamps in ms or us, lists of those but timestamps): exactly what
+    Spark's own inference gives, every field and list element nullable as it makes them
+    (pinned by tests/online/logs/test_parquet_schema.py). Any other input (several files, a
+    folder, a remote file, another type, a footer pyarrow cannot read) gets None: Spark
+    infers the schema itself, as before.
+    """
+    import json
+
+    if len(paths) != 1 or is_uri(paths[0]) or not Path(paths[0]).is_file():
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(paths[0])
+        arrow = parquet.schema_arrow
+        leaves = {c.path: c for c in parquet.schema}
+    except Exception:  # not a Parquet file pyarrow reads: Spark says what is wrong
+        return None
+    from pyspark.sql import types as T
+
+    ntz = str(spark.conf.get("spark.sql.parquet.inferTimestampNTZ.enabled", "true")).lower() == "true"
+
+    def spark_type(t: Any, leaf: Any) -> Any:
+        if pa.types.is_dictionary(t):
+            return T.StringType() if pa.types.is_string(t.value_type) else None
+        if pa.types.is_timestamp(t):  # its Parquet annotation decides (UTC-adjusted or not)
+            if leaf is None or leaf.physical_type != "INT64" or t.unit not in ("ms", "us"):
+                return None
+            logical = json.loads(leaf.logical_type.to_json() or "{}")
+            if logical.get("Type") != "Timestamp":
+                return None
+            utc = logical.get("isAdjustedToUTC")
+            if not isinstance(utc, bool):
+                return None
+            return T.TimestampNTZType() if ntz and not utc else T.TimestampType()
+        name = _PARQUET_TO_SPARK.get(str(t))
+        return None if name is None else getattr(T, name)()
+
+    fields = []
+    for f in arrow:
+        if f.metadata or any(ch in f.name for ch in " ,;{}()\n\t=`."):
+            return None
+        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type):
+            item = f.type.value_field
+            inner = None if item.metadata or pa.types.is_timestamp(item.type) else spark_type(item.type, None)
+            mapped = None if inner is None else T.ArrayType(inner, containsNull=True)
+        else:
+            mapped = spark_type(f.type, leaves.get(f.name))
+        if mapped is None:
+            return None
+        fields.append(T.StructField(f.name, mapped, nullable=True))
+    names = [f.name.lower() for f in arrow]
+    if not fields or len(set(names)) != len(names):
+        return None
+    return T.StructType(fields)
 
 
 def _view_name(role: str) -> str:
