@@ -261,7 +261,46 @@ def _open_store(target: str, timeout_s: float) -> Any:
         except StoreUnavailable as exc:
             if "lock" not in str(exc).lower() or time.monotonic() > deadline:
                 raise
-            time.sleep(0.05)
+            _wait_for_lock(target, deadline)
+
+
+def _wait_for_lock(path: str, until: float) -> None:
+    """Return once no other process holds the lock of the DuckDB file ``path`` (or at ``until``).
+
+    DuckDB locks its file with a POSIX record lock (``fcntl``). Probing that lock is a system
+    call of a few microseconds where a failed open of the database costs ~4 ms of CPU, so the
+    probe runs every 2 ms and the store is opened again as soon as the lock is free, instead of
+    an open every 50 ms (25 ms of waiting on average at each restart after a ``kill -9``). A
+    probe that finds the file unlocked at once (released meanwhile, or a lock it cannot see)
+    waits 50 ms as before: never a loop of failed opens. The probe holds the lock for an
+    instant only: this process has no other descriptor of the file (closing any descriptor of
+    a file drops a process's POSIX locks on it), and an opener elsewhere that lands in that
+    instant fails as against any holder, and tries again.
+    """
+    try:
+        import fcntl
+
+        fd = os.open(path, os.O_RDWR)
+    except (ImportError, OSError):  # no POSIX locks here, or no file to probe
+        time.sleep(max(0.0, min(until, time.monotonic() + 0.05) - time.monotonic()))
+        return
+    held = False
+    try:
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                held = True
+                if time.monotonic() >= until:
+                    return
+                time.sleep(0.002)
+                continue
+            fcntl.lockf(fd, fcntl.LOCK_UN)
+            break
+    finally:
+        os.close(fd)
+    if not held:
+        time.sleep(max(0.0, min(until, time.monotonic() + 0.05) - time.monotonic()))
 
 
 def main(argv: list[str]) -> int:
