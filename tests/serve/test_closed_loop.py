@@ -45,7 +45,11 @@ def predicted_delta(a: list[list[str]], b: list[list[str]], judged: list[dict[st
         cb[i, :len(b[i])] = [code[d] for d in b[i]]
     query = np.repeat(np.arange(n), reps)
     shown = interleave_batch(np.repeat(ca, reps, 0), np.repeat(cb, reps, 0), k=10, rng=12)
-    table = np.array([[judged[q].get(vocab[d], 0) for d in range(len(vocab))] for q in range(n)])
+    table = np.zeros((n, len(vocab)), dtype=np.int64)  # grade of (query, doc); 0 unjudged
+    for q in range(n):
+        for d, g in judged[q].items():
+            if d in code:
+                table[q, code[d]] = g
     grades = np.where(shown.docs >= 0, table[query[:, None], np.maximum(shown.docs, 0)], -1)
     outcome = credit_batch(shown, model.sample(grades, rng=13)).outcome
     return float((outcome == -1).mean() + (outcome == 0).mean() / 2 - 0.5)
@@ -143,40 +147,54 @@ def small_engine(small_corpus: Path) -> Any:
 
 
 def aa_positives(engine: Any, topics: list[str], runs: int, impressions: int, tmp_path: Path) -> int:
-    """How many of ``runs`` A/A experiments (identical rankers) the analysis calls significant."""
+    """How many of ``runs`` A/A experiments (identical rankers) the analysis calls significant.
+
+    Each run is an experiment of its own (``aa-<run>``: its own app, store file, query ids and
+    seed), analysed alone as a user would: ``read_event_logs`` of its store, then
+    ``analyze_interleaving_logs``. The runs are served one after the other in one event loop.
+    A run's clicks are drawn in one call of the random click model once its searches are
+    answered (the model ignores the order and content of the lists: only how many results
+    each page shows matters), instead of one call per page.
+    """
     model = click_model("random", levels=2)
-    positives = 0
-    for run in range(runs):
+    stores = [str(tmp_path / f"aa{run}.duckdb") for run in range(runs)]
+
+    async def serve(run: int) -> None:
         # the store written by a thread of this process: the A/A rate is the analysis's property,
         # and a writer process per run would cost ~0.4 s each (the process is tested elsewhere)
-        config = ServeConfig((BackendConfig("A"), BackendConfig("B")), store=str(tmp_path / f"aa{run}.duckdb"),
+        config = ServeConfig((BackendConfig("A"), BackendConfig("B")), store=stores[run],
                              experiment=f"aa-{run}", store_process=False)
         # inline, as serve runs an embedded engine (build_backends): no thread hop per search
         app = app_for(config, [Backend("A", engine, False, inline=True), Backend("B", engine, False, inline=True)],
                       query_ids=counter_ids(f"r{run}-"))
         rng = np.random.default_rng(run)
+        async with app.router.lifespan_context(app):  # the store opened and closed as serve does
+            answers = []
+            for _ in range(impressions):
+                text = topics[int(rng.integers(len(topics)))]
+                status, answer = await asgi_call(app, "GET", "/search",
+                                                 {"q": text, "user": f"u{int(rng.integers(60))}"})
+                assert status == 200, answer
+                answers.append(answer)
+            shown = np.array([len(a["hits"]) for a in answers])
+            clicks = model.sample(np.where(np.arange(10) < shown[:, None], 0, -1), rng=rng)
+            events = [{"action_name": "click", "query_id": answers[i]["query_id"],
+                       "timestamp": "2026-12-05T01:00:00Z",
+                       "event_attributes": {"position": {"ordinal": int(p) + 1}}}
+                      for i, p in zip(*np.nonzero(clicks), strict=True)]
+            for start in range(0, len(events), 500):
+                status, answer = await asgi_call(app, "POST", "/events", body=events[start:start + 500])
+                assert status == 200, answer
+                assert answer["duplicates"] == 0
 
-        async def body(app: Any = app, rng: Any = rng) -> None:
-            events = []
-            async with app.router.lifespan_context(app):  # the store opened and closed as serve does
-                for _ in range(impressions):
-                    text = topics[int(rng.integers(len(topics)))]
-                    status, answer = await asgi_call(app, "GET", "/search",
-                                                     {"q": text, "user": f"u{int(rng.integers(60))}"})
-                    assert status == 200, answer
-                    n = len(answer["hits"])
-                    clicks = model.sample(np.where(np.arange(10) < n, 0, -1)[None, :], rng=rng)[0]
-                    events += [{"action_name": "click", "query_id": answer["query_id"],
-                                "timestamp": "2026-12-05T01:00:00Z",
-                                "event_attributes": {"position": {"ordinal": int(p) + 1}}}
-                               for p in np.flatnonzero(clicks)]
-                for start in range(0, len(events), 500):
-                    status, answer = await asgi_call(app, "POST", "/events", body=events[start:start + 500])
-                    assert status == 200, answer
-                    assert answer["duplicates"] == 0
+    async def serve_all() -> None:
+        for run in range(runs):
+            await serve(run)
 
-        run_async(body())
-        read = read_event_logs(config.store)
+    run_async(serve_all())
+    positives = 0
+    for run in range(runs):
+        read = read_event_logs(stores[run])
         row = analyze_interleaving_logs(read.impressions, clicks=read.clicks, n_resamples=300, rng=run,
                                         period=None).to_dicts()[0]
         positives += row["winner"] != "none"
