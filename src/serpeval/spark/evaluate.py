@@ -157,9 +157,9 @@ def evaluate(
         qrels=qrels_label, qrels_skipped_lines=qrels_source.skipped_lines if qrels_source else 0, ties=ties,
         qrels_signature=results[0].qrels_signature if results else "", grades=plan.grades,
     )
-    per_query = raw.where(F.col("kind") == QUERY).select(
-        "run", "query_id", *[F.col(f"m{i}").alias(str(m)) for i, m in enumerate(parsed)]
-    )
+    per_query = raw.where(f"kind = '{QUERY}'").selectExpr(  # few calls into the JVM, whatever the measures
+        "run", "query_id", *(f"m{i}" for i in range(len(parsed)))
+    ).toDF("run", "query_id", *(str(m) for m in parsed))
     return SparkResults(parsed, per_query, results, settings, raw)
 
 
@@ -251,33 +251,39 @@ def _grouped(run: DataFrame, qrels: DataFrame, plan: GroupPlan, key: Column) -> 
 
 
 _AGGREGATES = {
-    # Spark's form of serpeval.measures.spec.aggregate (tests check they agree). Nulls
-    # (rows that are not per-query values) must stay out: greatest() would replace them.
-    "mean": F.avg,
-    "sum": F.sum,
-    "gmean": lambda c: F.exp(F.avg(F.when(c.isNotNull(),
-                                          F.log(F.greatest(c, F.lit(GMEAN_FLOOR)))))),
+    # Spark's form of serpeval.measures.spec.aggregate (tests check they agree), as Spark SQL
+    # over a column expression. Nulls (rows that are not per-query values) must stay out:
+    # greatest() would replace them.
+    "mean": "avg({0})",
+    "sum": "sum({0})",
+    "gmean": f"exp(avg(CASE WHEN {{0}} IS NOT NULL THEN ln(greatest({{0}}, {GMEAN_FLOOR!r}D)) END))",
 }
 
 
-def _aggregate(how: str, column: Column) -> Column:
+def _aggregate(how: str, column: str) -> str:
     if how not in _AGGREGATES:
         raise InvalidParameterError(f"no Spark form of the {how!r} aggregate.")
-    return _AGGREGATES[how](column)
+    return _AGGREGATES[how].format(column)
 
 
 def _summarise(raw: DataFrame, measures: tuple[Measure, ...]) -> list[dict[str, Any]]:
-    """One Spark job: per run, aggregates, coverage counters, missing ids and errors."""
-    kind = F.col("kind")
-    columns = [F.count(F.when(kind == QUERY, 1)).alias("queries")]
-    columns += [_aggregate(m.spec.aggregate, F.when(kind == QUERY, F.col(f"m{i}"))).alias(f"m{i}")
-                for i, m in enumerate(measures)]
-    columns += [F.sum(F.when(kind == STATS, F.col(c))).alias(c) for c in COUNTERS + SIGNATURE_PARTS]
+    """One Spark job: per run, aggregates, coverage counters, missing ids and errors.
+
+    The aggregates are written in Spark SQL (one ``expr`` each): building them from
+    ``pyspark.sql.functions`` took ~5 calls into the JVM per measure (~0.15 s of CPU for 66
+    measures); the expressions, and so the plan and the numbers, are the same."""
+    def where(kind: str, value: str) -> str:
+        return f"CASE WHEN kind = '{kind}' THEN {value} END"
+
+    columns = [f"count({where(QUERY, '1')}) AS queries"]
+    columns += [f"{_aggregate(m.spec.aggregate, where(QUERY, f'm{i}'))} AS m{i}" for i, m in enumerate(measures)]
+    columns += [f"sum({where(STATS, c)}) AS {c}" for c in COUNTERS + SIGNATURE_PARTS]
     columns += [
-        F.flatten(F.collect_list(F.when(kind == STATS, F.col("missing_ids")))).alias("missing_ids"),
-        F.collect_list(F.when(kind == ERROR, F.struct("error_type", "message"))).alias("errors"),
+        f"flatten(collect_list({where(STATS, 'missing_ids')})) AS missing_ids",
+        f"collect_list({where(ERROR, 'struct(error_type, message)')}) AS errors",
     ]
-    return [row.asDict(recursive=True) for row in raw.groupBy("run").agg(*columns).collect()]
+    aggregated = raw.groupBy("run").agg(*(F.expr(c) for c in columns))
+    return [row.asDict(recursive=True) for row in aggregated.collect()]
 
 
 def _raise_errors(summaries: list[dict[str, Any]]) -> None:
