@@ -279,6 +279,7 @@ def prepare(
             checks.update(_nested_checks(base, need))
         if text_clicks:
             checks["unparsed_clicks"] = base.unparsed.sum()
+            checks["unparsed_rows"] = count(base.unparsed > 0)
         for name, aggregate in (kept_aggregates or {}).items():
             checks[f"kept__{name}"] = aggregate(base, base.keep)
         if duplicates != "unchecked" and spark:
@@ -315,8 +316,9 @@ def prepare(
             f"{logs.source}: no impressions"
             + (f" for experiment {experiment!r}." if experiment else ".")
         )
-    if counts.pop("unparsed_clicks", 0):
-        _refuse_unparsed_clicks(imp, s, logs.source)
+    unparsed = counts.pop("unparsed_clicks", 0), counts.pop("unparsed_rows", 0)
+    if unparsed[0]:
+        _refuse_unparsed_clicks(imp, s, logs.source, *unparsed)
     kept = base.filter(base.keep)
     duplicate_rows = 0
     id_range = (counts.pop("id_min", None), counts.pop("id_max", None))
@@ -497,12 +499,13 @@ def _nested_lists(imp: Any, s: LogSchema, present: set[str]) -> dict[str, Any]:
     }
 
 
-def _refuse_unparsed_clicks(imp: Any, s: LogSchema, source: str) -> None:
+def _refuse_unparsed_clicks(imp: Any, s: LogSchema, source: str, items: int, rows: int) -> None:
     """An :class:`InputError` when a text click column holds items that are not integer
-    positions (one query, only for text columns), with the count and the first such value."""
+    positions (``items`` of them in ``rows`` rows, counted in prepare's pass), with the counts
+    and the first such value (one query)."""
     column = imp[s.clicks]
     bad = unparsed_positions(column)
-    found = first_row(imp.aggregate(rows=count(bad > 0), items=bad.sum()))
+    found = {"items": items, "rows": rows}
     if not found["rows"]:
         return
     example = collect(imp.filter(bad > 0).select(v=column).limit(1)).column("v")[0].as_py()
