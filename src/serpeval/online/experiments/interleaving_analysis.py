@@ -175,12 +175,14 @@ def analyze_interleaving_logs(
     if period is not None:
         period_seconds(period)  # a bad period is an error before any query runs
     opened = read_logs(logs, clicks=clicks, backend=backend, schema=schema)
-    # the balance check's width and the series' time span ride along in prepare's counting
-    # pass (each a Spark query of its own otherwise), for the units whose rows are its rows
+    # whether the team labels occur, the balance check's width and the series' time span
+    # ride along in prepare's counting pass (each a Spark query of its own otherwise); the
+    # last two for the units whose rows are its rows (a query unit joins the query ids)
     along = unit in ("user", "impression")
     timed = period is not None and opened.schema.timestamp in opened.impressions.columns
     prepared = prepare(opened, experiment, duplicates=duplicates, teams=labels,
-                       kept_aggregates={**_labels_seen(labels), **(_WIDTH if along else {}),
+                       kept_aggregates={**_labels_seen(labels),
+                                        **(_WIDTH if along else {}),
                                         **(SPAN if along and timed else {})})
     kept = prepared.kept or {}
     if unit in ("query", "user_query") and "query_id" not in prepared.present:
@@ -250,6 +252,8 @@ def _labels_seen(teams: tuple[str, str]) -> dict[str, Any]:
     (both non-zero: :func:`_check_team_labels` has nothing to refuse and need not run)."""
     from serpeval.online.logs.sources import count
 
+    if not all(isinstance(label, str) for label in teams):  # (then the check's own query says)
+        return {}
     return {
         "seen_a": lambda rows, keep: count(rows.teams.contains(teams[0]), where=keep),
         "seen_b": lambda rows, keep: count(rows.teams.contains(teams[1]), where=keep),
