@@ -149,7 +149,8 @@ def test_a_parquet_log_opens_without_a_spark_job(spark, tmp_path) -> None:
 
 def test_orphan_clicks_are_counted_where_they_can_be() -> None:
     """The triggered part's clicks are restricted to its impressions (no orphan there, and no
-    query counts them); the whole log's analysis still counts the click on no impression."""
+    query counts them); the whole log's analysis still counts the clicks on no impression
+    (with the clicks of the kept pages, in one query)."""
     from serpeval.online.experiments import analyze_ab_triggered
     from serpeval.online.experiments.triggered import triggered_logs
     from serpeval.online.logs.schema import LogSchema
@@ -158,10 +159,10 @@ def test_orphan_clicks_are_counted_where_they_can_be() -> None:
 
     logs = LogGenerator(60, noise_b=0.5, changed_queries=0.5).generate(rng=3)
     impressions, clicks = split_clicks(logs.impressions)
-    orphan = pa.table({"impression_id": [-1], "position": [1], "click_seconds": [1.0],
-                       "dwell_seconds": [5.0]}, schema=clicks.schema)
+    orphan = pa.table({"impression_id": [-1, None], "position": [1, 2], "click_seconds": [1.0, 2.0],
+                       "dwell_seconds": [5.0, 6.0]}, schema=clicks.schema)
     result = analyze_ab_triggered(impressions, clicks=pa.concat_tables([clicks, orphan]), metrics=["ctr"])
-    assert result.untriggered.exclusions.orphan_clicks == 1
+    assert result.untriggered.exclusions.orphan_clicks == 2  # (an id on no page, and none)
     assert result.triggered.exclusions.orphan_clicks == 0
     every, part = triggered_logs(impressions, clicks=clicks)
     assert (every.clicks_matched, part.clicks_matched) == (False, True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from serpeval.online.logs.schema import check_columns
-from serpeval.online.logs.sources import Logs, count, first_row, first_rows
+from serpeval.online.logs.sources import Logs, count, first_row
 
 __all__ = ["events_features"]
 
@@ -40,29 +40,37 @@ def events_features(
         if "dwell_seconds" in present
         else ibis.null("float64"),
     )
-    all_ids = logs.impressions.select(iid=logs.impressions[s.impression_id]).distinct()
-    orphan_count = clicks.anti_join(all_ids, "iid").aggregate(n=lambda t: t.count())
-    joined = clicks.inner_join(kept.select("iid", "n_shown", "ts", "teams"), "iid")
-    if clicks.click_secs.type().is_timestamp():
-        secs = joined.click_secs.epoch_seconds().cast("float64") - joined.ts.epoch_seconds().cast(
-            "float64"
-        )
+    page = kept.select("iid", "n_shown", "ts", "teams")
+
+    def checked(t: Any) -> Any:
+        """Clicks joined to their pages: the seconds to each, and whether it was shown."""
+        if t.click_secs.type().is_timestamp():
+            secs = t.click_secs.epoch_seconds().cast("float64") - t.ts.epoch_seconds().cast("float64")
+        else:
+            secs = t.click_secs.cast("float64")
+        return t.mutate(secs=secs, ok=(t.position >= 1) & (t.position <= t.n_shown))
+
+    joined = checked(clicks.inner_join(page, "iid"))
+    # the kept pages' click counts and the orphans (clicks on no impression): one query
+    if logs.clicks_matched:  # clicks restricted to the impressions: no orphan to count
+        counted, on_page, orphans = joined, None, {}
     else:
-        secs = joined.click_secs.cast("float64")
-    joined = joined.mutate(
-        secs=secs, ok=(joined.position >= 1) & (joined.position <= joined.n_shown)
+        ids = logs.impressions.select(_known=logs.impressions[s.impression_id]).distinct()
+        with_ids = clicks.left_join(ids, clicks.iid == ids._known)
+        pages = page.rename(_page="iid")
+        counted = checked(with_ids.left_join(pages, with_ids.iid == pages._page))
+        on_page = counted._page.notnull()  # a click on a kept page (the others: NULL columns)
+        orphans = {"orphans": count(counted._known.isnull())}
+    counts = first_row(
+        counted.aggregate(
+            clicks=counted.count(where=on_page),
+            invalid_clicks=count(~counted.ok.fill_null(False), where=on_page),
+            negative_times=count(counted.secs < 0, where=on_page),
+            negative_dwell=count(counted.dwell < 0, where=on_page),
+            **orphans,
+        )
     )
-    click_counts = joined.aggregate(
-        clicks=joined.count(),
-        invalid_clicks=count(~joined.ok.fill_null(False)),
-        negative_times=count(joined.secs < 0),
-        negative_dwell=count(joined.dwell < 0),
-    )
-    if logs.clicks_matched:  # clicks restricted to the impressions: none is an orphan
-        orphans, counts = 0, first_row(click_counts)
-    else:  # the orphans and the click counts: one query on Spark (sources.first_rows)
-        orphan_row, counts = first_rows(orphan_count, click_counts)
-        orphans = orphan_row["n"]
+    orphans_found = counts.pop("orphans", 0)
     valid = joined.filter(joined.ok).mutate(
         secs=lambda t: ibis.ifelse(t.secs >= 0, t.secs, None),
         dwell=lambda t: ibis.ifelse(t.dwell >= 0, t.dwell, None),
@@ -101,5 +109,5 @@ def events_features(
         ),
     )
     result = {k: int(v or 0) for k, v in counts.items()}
-    result["orphan_clicks"] = int(orphans or 0)
+    result["orphan_clicks"] = int(orphans_found or 0)
     return out, result
