@@ -61,8 +61,8 @@ def test_ab_with_cuped_is_the_same_on_spark(spark, log_folder) -> None:
 
 def test_events_layout_from_spark_dataframes(spark, small_logs) -> None:
     """Also a repeated impression id and a click on no impression: Spark counts the distinct
-    ids in its exclusion pass and the orphans with the click counts (one query each,
-    sources.first_rows); both must find what DuckDB finds."""
+    ids in its exclusion pass and the orphans with the click counts (one query each, the
+    orphans through a left join); both must find what DuckDB finds."""
     import pyarrow as pa
 
     from serpeval.core.errors import InputError
