@@ -220,20 +220,25 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Under -n N (--dist load): every test whose node id names Spark runs on one worker, so one
-    JVM starts and warms up instead of one per worker (about 38 s of CPU saved with 2 workers,
-    ~5 s to start a session and ~6.5 s for its first query); every other test is its own work
-    unit, as with --dist load. (--dist loadgroup would do this with xdist_group marks, but
-    pytest 9.2 ignores them: pytest-xdist#1386.)"""
+    """Under -n N (--dist load), the work units are files, and every test whose node id names
+    Spark is one unit:
+
+    - one JVM starts and warms up instead of one per worker (about 38 s of CPU saved with 2
+      workers, ~5 s to start a session and ~6.5 s for its first query);
+    - a module-scoped fixture is computed once, not once on each worker that runs one of its
+      tests (simulated logs, fitted models, a browser, a built index: ~2 s each, twice).
+
+    (--dist loadgroup would do the first with xdist_group marks, but pytest 9.2 ignores them:
+    pytest-xdist#1386; --dist loadfile would do the second only.)"""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class SparkOnOneWorker(LoadScopeScheduling):
+    class FilesAndSparkOnOneWorker(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "spark" if "spark" in nodeid else nodeid
+            return "spark" if "spark" in nodeid else nodeid.split("::", 1)[0]
 
-    return SparkOnOneWorker(config, log)
+    return FilesAndSparkOnOneWorker(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -27,7 +27,7 @@ from serpeval.core.errors import InputError, OptionError, SerpevalError, require
 from serpeval.online.logs.schema import LogSchema
 
 __all__ = [
-    "BACKENDS", "Logs", "collect", "count", "duckdb_connection", "first_row", "first_rows", "read_logs",
+    "BACKENDS", "Logs", "collect", "count", "duckdb_connection", "first_row", "read_logs",
     "spark_session",
 ]
 
@@ -515,7 +515,7 @@ def parquet_spark_schema(spark: Any, paths: list[str]) -> Any:
     Spark type is certain are mapped (the types of :data:`_PARQUET_TO_SPARK`, dictionary-
     encoded strings, timestamps in ms or us, lists of those but timestamps): exactly what
     Spark's own inference gives, every field and list element nullable as it makes them
-    (pinned by tests/online/logs/test_parquet_schema.py). Any other input (several files, a
+    (pinned by tests/online/logs/test_spark_jobs.py). Any other input (several files, a
     folder, a remote file, another type, a footer pyarrow cannot read) gets None: Spark
     infers the schema itself, as before.
     """
@@ -590,21 +590,3 @@ def on_spark(expr: Any) -> bool:
     """Whether an ibis expression runs on Spark (where each query costs a fixed ~0.3 s of
     planning, code generation and job scheduling, whatever its size)."""
     return bool(expr.get_backend().name == "pyspark")
-
-
-def first_rows(*exprs: Any) -> list[dict[str, Any]]:
-    """The only rows of independent one-row aggregates (no GROUP BY: exactly one row each).
-
-    On Spark they run as one query, the aggregates cross-joined (one row times one row):
-    one planning and one job schedule instead of one each, the same numbers. Other engines
-    run them one by one, as :func:`first_row` would.
-    """
-    if len(exprs) < 2 or not on_spark(exprs[0]):
-        return [first_row(e) for e in exprs]
-    named = [e.rename({f"q{i}__{c}": c for c in e.columns}) for i, e in enumerate(exprs)]
-    joined = named[0]
-    for other in named[1:]:
-        joined = joined.cross_join(other)
-    row = first_row(joined)
-    return [{c: row[f"q{i}__{c}"] for c in e.columns} for i, e in enumerate(exprs)]
-
