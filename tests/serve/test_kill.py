@@ -188,6 +188,7 @@ import duckdb
 con = duckdb.connect(sys.argv[1])
 con.execute("CREATE TABLE held (x INTEGER)")
 print("held", flush=True)
+sys.stdin.readline()  # the test's first open has met the lock
 time.sleep(float(sys.argv[2]))
 con.execute("INSERT INTO held VALUES (1)")
 con.close()
@@ -204,21 +205,34 @@ def test_the_next_writer_opens_the_store_once_the_lock_is_free(tmp_path: Path, m
     from serpeval.online.events.writer_process import _open_store
 
     path = tmp_path / "e.duckdb"
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path), "0.3"], stdout=subprocess.PIPE)
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path), "0.3"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    assert holder.stdin is not None
     assert holder.stdout is not None
     assert holder.stdout.readline() == b"held\n"
     opens: list[str] = []
     real = store_module.EventStore
 
     def counted(target: str) -> Any:
-        opens.append(target)
-        return real(target)
+        try:
+            opened = real(target)
+        except Exception as exc:
+            opens.append(type(exc).__name__)
+            raise
+        else:
+            opens.append("opened")
+            return opened
+        finally:
+            if len(opens) == 1:  # the holder lets go 0.3 s after the first open, which met its lock
+                holder.stdin.write(b"go\n")
+                holder.stdin.close()
 
     monkeypatch.setattr(store_module, "EventStore", counted)
     store = _open_store(str(path), 30.0)
     try:
         assert holder.wait(30) == 0
-        assert len(opens) == 2  # polling opens every 50 ms made ~6 over the 0.3 s
+        # the open that met the lock, then one once it was free (polling every 50 ms made ~6)
+        assert opens == ["StoreUnavailable", "opened"]
         assert store._con.execute("SELECT count(*) FROM held").fetchone() == (1,)
     finally:
         store.close()
