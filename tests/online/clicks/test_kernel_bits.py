@@ -1,7 +1,9 @@
 """The EM fits' fast paths give the bits of the formulas they replaced: the log-likelihood
 summed slot by slot as the forward filter runs, the no-click tail in place (one product per
 slot when no user stops without a click), the posterior examination with the clicked
-impressions by index, and the DBN cells without the model."""
+impressions by index, and the DBN and DCM cells without the model; and so do the EM fits'
+reused buffers (``out``), shared ``1 - c`` (``skip``) and broadcast stop probabilities (one
+number, or one per slot)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ import numpy as np
 import pytest
 
 from serpeval.online.clicks import kernel
-from serpeval.online.clicks.fit import _dbn_cells, _masked_sum
-from serpeval.online.clicks.models import DBN
+from serpeval.online.clicks.fit import _dbn_cells, _dcm_cells, _masked_sum
+from serpeval.online.clicks.models import DBN, DCM
 from serpeval.online.common import last_click
 
 
@@ -71,16 +73,58 @@ def test_log_likelihood_and_tail_are_the_formulas_bit_for_bit(k, stops) -> None:
         assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("stop", [0.0, 0.1, 0.63, 1.0])
+@pytest.mark.parametrize("k", [1, 2, 10])
+def test_fit_paths_are_the_formulas_bit_for_bit(k, stop) -> None:
+    """Broadcast ``sc`` / ``sn`` (one number per slot, one number everywhere), ``skip``, the
+    layout and reused (dirty) ``out`` arrays give the formulas' bits."""
+    rng = np.random.default_rng(10 * k + int(100 * stop))
+    n = 2_003
+    c, sc, _, clicks = _cells(rng, k, n, 0.0)
+    sc_rows = np.broadcast_to(rng.random((k, 1)), (k, n))
+    sn_one = np.broadcast_to(np.float64(stop), (k, n))
+    last = last_click(clicks)
+    layout = kernel.posterior_layout(last, k)
+    skip = 1.0 - c
+    by_slot = [np.flatnonzero(row) for row in clicks]
+    out = (np.full((k, n), np.nan), np.full((k + 1, n), np.nan))
+    for sc_ in (sc, sc_rows):
+        want_sc, want_sn = np.ascontiguousarray(sc_), np.ascontiguousarray(sn_one)
+        want = _posterior_by_masks(c, want_sc, want_sn, clicks)
+        got = kernel.posterior_examination(c, sc_, sn_one, clicks, last, layout, out, skip)
+        assert got[0] is out[0]
+        assert got[1] is out[1]
+        for a, b in zip(got, want, strict=True):
+            assert a.tobytes() == b.tobytes()
+        assert kernel.posterior_examination(c, sc_, sn_one, clicks)[0].tobytes() == want[0].tobytes()
+        ll = _log_likelihood_by_array(c, want_sc, want_sn, clicks)
+        assert kernel.log_likelihood(c, sc_, sn_one, clicks, by_slot, skip).tobytes() == ll.tobytes()
+        assert kernel.log_likelihood(c, sc_, sn_one, clicks).tobytes() == ll.tobytes()
+    assert kernel.no_click_tail(c, sn_one, skip=skip).tobytes() == _tail_by_formula(c, want_sn).tobytes()
+
+
 def test_dbn_cells_are_the_models_bit_for_bit() -> None:
     rng = np.random.default_rng(3)
     alpha, sigma = rng.random(50), rng.random(50)
     items = rng.integers(-1, 50, size=(10, 400))  # -1: empty slots
     for g in (0.0, 0.37, 0.9, 1.0):
-        fast = _dbn_cells(alpha, sigma, g, items)
+        fast = _dbn_cells(alpha, sigma, g, items, (np.full(items.shape, np.nan), np.full(items.shape, np.nan)))
         model = DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)
         for a, b in zip(fast, model, strict=True):
             assert a.shape == b.shape
-            assert a.tobytes() == b.tobytes()
+            assert np.ascontiguousarray(a).tobytes() == b.tobytes()
+
+
+def test_dcm_cells_are_the_models_bit_for_bit() -> None:
+    rng = np.random.default_rng(5)
+    alpha = rng.random(50)
+    items = rng.integers(-1, 50, size=(10, 400))  # -1: empty slots
+    for lam in (rng.random(10), rng.random(12), np.zeros(10), np.ones(10)):
+        fast = _dcm_cells(alpha, lam, items, np.full(items.shape, np.nan))
+        model = DCM(attractiveness=alpha, continuation=lam).cells(items)
+        for a, b in zip(fast, model, strict=True):
+            assert a.shape == b.shape
+            assert np.ascontiguousarray(a).tobytes() == b.tobytes()
 
 
 def test_masked_sum_is_the_sum_of_the_masked_values() -> None:

@@ -157,14 +157,27 @@ def _slot_major(log: ClickLog) -> tuple[NDArray[np.int64], NDArray[np.bool_], ND
 
 
 def _dbn_cells(alpha: NDArray[np.float64], sigma: NDArray[np.float64], g: float,
-               items: NDArray[np.int64]) -> kernel.Cells:
+               items: NDArray[np.int64], out: tuple[NDArray[np.float64], NDArray[np.float64]]) -> kernel.Cells:
     """``DBN(attractiveness=alpha, satisfaction=sigma, gamma=g).cells(items)`` without building
     and validating the model at every EM step (the fit's parameters are probabilities by
     construction): the same values bit for bit, with ``sc = 1 - (1 - sigma) g`` computed once
-    per item and then gathered instead of once per cell (an empty slot's 0.0 padding included)."""
-    c = np.append(alpha, 0.0)[items]
-    sc = (1.0 - (1.0 - np.append(sigma, 0.0)) * g)[items]
-    return c, sc, np.full(items.shape, 1.0 - g)
+    per item and then gathered instead of once per cell (an empty slot's 0.0 padding included).
+    ``c`` and ``sc`` are gathered into ``out`` (reused at every step; ``mode="wrap"`` reads
+    index -1 as the last entry, the appended 0.0, as indexing does), and ``sn = 1 - g``, one
+    number, is broadcast (strides 0: the kernel multiplies by the number itself, the same bits)."""
+    c = np.take(np.append(alpha, 0.0), items, out=out[0], mode="wrap")
+    sc = np.take(1.0 - (1.0 - np.append(sigma, 0.0)) * g, items, out=out[1], mode="wrap")
+    return c, sc, np.broadcast_to(np.float64(1.0 - g), items.shape)
+
+
+def _dcm_cells(alpha: NDArray[np.float64], lam: NDArray[np.float64], items: NDArray[np.int64],
+               out: NDArray[np.float64]) -> kernel.Cells:
+    """``DCM(attractiveness=alpha, continuation=lam).cells(items)`` without building and
+    validating the model at every EM step: ``c`` gathered into ``out`` (as in :func:`_dbn_cells`),
+    ``sc = 1 - lambda_r`` and ``sn = 0`` broadcast instead of copied (the same values)."""
+    c = np.take(np.append(alpha, 0.0), items, out=out, mode="wrap")
+    sc = np.broadcast_to(1.0 - lam[: items.shape[0], None], items.shape)
+    return c, sc, np.broadcast_to(np.float64(0.0), items.shape)
 
 
 def _attractive_posterior(p_exam: NDArray[np.float64], c: NDArray[np.float64], clicked: NDArray[np.int64], *,
@@ -282,32 +295,42 @@ def fit_dbn(log: ClickLog, *, gamma: float | None = None, iterations: int = 100,
     # The satisfaction posterior is 0 at every click but an impression's last: its values at
     # the clicked cells (satisfied_mean's cells, in flat order) are p_sat at these positions.
     sat_at = np.searchsorted(satisfied_mean.cells, last[has_click] * n + cols[has_click])
+    # The item at each impression's last click (its first slot when none) and the flat index
+    # of the tail's cell just below it: items[lc, cols] and tail[lc + 1, cols], gathered by take.
+    last_items = items[lc, cols]
+    after_last = (lc + 1) * n + cols
     post_a = np.empty((k, n))
     clicked = satisfied_mean.cells  # flat indices of the clicked cells
     by_slot = [np.flatnonzero(row) for row in clicks]
     layout = kernel.posterior_layout(last, k)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
-    cells = _dbn_cells(alpha, sigma, g, items)
+    # Arrays reused at every step (written in full each time: the same values as new ones).
+    cell_out = (np.empty((k, n)), np.empty((k, n)))
+    exam_out = (np.empty((k, n)), np.empty((k + 1, n)))
+    at_risk = np.empty((k - 1, n))
+    cells = _dbn_cells(alpha, sigma, g, items, cell_out)
+    skip = np.subtract(1.0, cells[0])  # 1 - c, shared by the log-likelihood and the next E-step
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
-        p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks, last, layout)
+        p_exam, tail = kernel.posterior_examination(c, sc, sn, clicks, last, layout, exam_out, skip)
         _attractive_posterior(p_exam, c, clicked, out=post_a)
         # Satisfaction: only the last click can be satisfying.
-        s_last = sigma[items[lc, cols]]
-        p_sat = s_last / np.maximum(s_last + (1 - s_last) * (1 - g + g * tail[lc + 1, cols]), _EPS)
+        s_last = sigma.take(last_items)
+        p_sat = s_last / np.maximum(s_last + (1 - s_last) * (1 - g + g * tail.take(after_last)), _EPS)
         post_s = np.zeros(len(satisfied_mean.cells))
         post_s[sat_at] = p_sat[has_click]
         new_g = g
         if gamma is None:
             # p_exam (1 above the last click), 1 - p_sat at the last click: np.where(at the last
             # click, 1 - p_sat, p_exam[:-1]), the same values
-            at_risk = p_exam[:-1].copy()
+            np.copyto(at_risk, p_exam[:-1])
             np.put(at_risk, last_cells, (1.0 - p_sat).take(last_cols))
             new_g = float(np.clip(_masked_sum(p_exam[1:], next_shown, every_next)
                                   / max(_masked_sum(at_risk, next_shown, every_next), _EPS), _EPS, 1.0))
         alpha, sigma, g = attractive_mean(post_a), satisfied_mean.of_cells(post_s), new_g
-        cells = _dbn_cells(alpha, sigma, g, items)
-        ll = float(kernel.log_likelihood(*cells, clicks, by_slot).sum())
+        cells = _dbn_cells(alpha, sigma, g, items, cell_out)
+        np.subtract(1.0, cells[0], out=skip)
+        ll = float(kernel.log_likelihood(*cells, clicks, by_slot, skip).sum())
         if _converged(ll, previous, tol, n):
             converged = True
             break
@@ -347,20 +370,27 @@ def fit_dcm(log: ClickLog, *, iterations: int = 100, tol: float = 1e-6,
     by_slot = [np.flatnonzero(row) for row in clicks]
     layout = kernel.posterior_layout(last, k)
     previous, ll, converged, it = -np.inf, -np.inf, False, 0
-    cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
+    # Arrays reused at every step (written in full each time, or, for ``continued``, at the
+    # cells that change: the same values as new ones).
+    c_out = np.empty((k, n))
+    exam_out = (np.empty((k, n)), np.empty((k + 1, n)))
+    # np.where(informative, continuation, 0.0), the same values (zeros in place, so the same
+    # sums): 1.0 at the informative clicks, then, at every step, P(E_{l+1} | C) at the last ones.
+    continued = np.zeros((k, n))
+    np.put(continued, informative_cells, 1.0)
+    cells = _dcm_cells(alpha, lam, items, c_out)
+    skip = np.subtract(1.0, cells[0])  # 1 - c, shared by the log-likelihood and the next E-step
     for it in range(1, iterations + 1):  # noqa: B007 (the count is reported)
         c, sc, sn = cells  # the cells of the current parameters (the last log-likelihood's)
-        p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last, layout)
+        p_exam, _ = kernel.posterior_examination(c, sc, sn, clicks, last, layout, exam_out, skip)
         _attractive_posterior(p_exam, c, clicked, out=post_a)
-        # np.where(informative, continuation, 0.0), the same values (zeros in place, so the same sums)
-        continued = np.zeros((k, n))
-        np.put(continued, informative_cells, 1.0)
         np.put(continued, last_informative, p_exam.take(last_informative + n))
         totals = continued.sum(axis=1)
         alpha = item_mean(post_a)
         lam = np.clip(_posterior_mean(totals, counts.astype(np.float64), prior)[0], _EPS, 1.0 - _EPS)
-        cells = DCM(attractiveness=alpha, continuation=lam).cells(items)
-        ll = float(kernel.log_likelihood(*cells, clicks, by_slot).sum())
+        cells = _dcm_cells(alpha, lam, items, c_out)
+        np.subtract(1.0, cells[0], out=skip)
+        ll = float(kernel.log_likelihood(*cells, clicks, by_slot, skip).sum())
         if _converged(ll, previous, tol, n):
             converged = True
             break

@@ -47,8 +47,23 @@ TINY = 1e-300  #: the floor of every probability before its log
 
 def _any(values: NDArray[np.float64]) -> bool:
     """``bool(np.any(values))``, answered by the first value when it is not 0 (a DBN's stop
-    probabilities are one value everywhere: no pass over the cells)."""
-    return values.size > 0 and (bool(values.flat[0] != 0) or bool(np.any(values)))
+    probabilities are one value everywhere: no pass over the cells), and by the first row when
+    the array repeats one row (strides 0: a broadcast, as an EM fit's cells are)."""
+    if values.size == 0:
+        return False
+    if values.flat[0] != 0:
+        return True
+    return bool(np.any(values[0] if values.strides[0] == 0 else values))
+
+
+def _one_value(values: NDArray[np.float64]) -> float | None:
+    """The one value of ``values`` when it is a scalar broadcast to its shape (all strides 0,
+    as an EM fit's DBN stop probabilities ``sn`` are), else None. Arithmetic with the Python
+    float gives each cell the bits it gets with the array (the same IEEE operation on the same
+    two numbers), without a pass to read the array."""
+    if values.size > 0 and not any(values.strides):
+        return float(values.flat[0])
+    return None
 
 
 def sample_clicks(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
@@ -88,43 +103,57 @@ def click_probabilities(c: NDArray[np.float64], sc: NDArray[np.float64],
     return examination(c, sc, sn) * c
 
 
-def no_click_tail(c: NDArray[np.float64], sn: NDArray[np.float64]) -> NDArray[np.float64]:
+def no_click_tail(c: NDArray[np.float64], sn: NDArray[np.float64],
+                  out: NDArray[np.float64] | None = None,
+                  skip: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """``N[r]`` = P(no click at slots r..k | the user examines r), ``N[k] = 1`` (``(k+1, n)``).
 
-    Backward recursion ``N_r = (1 - c_r) (sn_r + (1 - sn_r) N_{r+1})``.
+    Backward recursion ``N_r = (1 - c_r) (sn_r + (1 - sn_r) N_{r+1})``. ``out``: a
+    ``(k+1, n)`` float array to write it into (an EM fit reuses one at every iteration);
+    ``skip``: ``1 - c``, when the caller has it (the same values as computing it here).
     """
     k, n = c.shape
-    out = np.empty((k + 1, n))
+    if out is None:
+        out = np.empty((k + 1, n))
     out[k] = 1.0
     go_on = np.empty(n)
     if not _any(sn):  # sn + (1 - sn) N = N exactly when sn = 0 (N >= 0): one product per slot
         for r in range(k - 1, -1, -1):
-            np.subtract(1.0, c[r], out=go_on)
-            np.multiply(go_on, out[r + 1], out=out[r])
+            np.multiply(np.subtract(1.0, c[r], out=go_on) if skip is None else skip[r], out[r + 1], out=out[r])
         return out
+    one = _one_value(sn)
     for r in range(k - 1, -1, -1):  # the formula's operations, in place
-        np.subtract(1.0, sn[r], out=go_on)
-        go_on *= out[r + 1]
-        go_on += sn[r]
-        np.multiply(np.subtract(1.0, c[r], out=out[r]), go_on, out=out[r])
+        if one is None:
+            np.subtract(1.0, sn[r], out=go_on)
+            go_on *= out[r + 1]
+            go_on += sn[r]
+        else:  # sn one number: (1 - sn) N + sn with the number (products commute bit for bit)
+            np.multiply(out[r + 1], 1.0 - one, out=go_on)
+            go_on += one
+        np.multiply(np.subtract(1.0, c[r], out=out[r]) if skip is None else skip[r], go_on, out=out[r])
     return out
 
 
 #: :func:`posterior_layout`: per slot r, the impressions whose slots after the last click
-#: start at r, and those still at or above their last click at r.
-Layout = tuple[list["NDArray[np.int64]"], list["NDArray[np.int64]"]]
+#: start at r, and ``(k, n)`` floats, 1.0 where a slot is at or above its impression's last
+#: click and 0.0 below it.
+Layout = tuple[list["NDArray[np.int64]"], "NDArray[np.float64]"]
 
 
 def posterior_layout(last: NDArray[np.int64], k: int) -> Layout:
-    """Per slot r: the impressions with ``last + 1 == r`` and those with ``last + 1 > r``
-    (:func:`posterior_examination` resets and keeps them there; they depend on the clicks only)."""
+    """Per slot r: the impressions with ``last + 1 == r``, and per cell 1.0 where
+    ``last + 1 > r`` (:func:`posterior_examination` resets them there and sets those to 1;
+    they depend on the clicks only)."""
     after = last + 1
-    return ([np.flatnonzero(after == r) for r in range(k)], [np.flatnonzero(after > r) for r in range(k)])
+    return ([np.flatnonzero(after == r) for r in range(k)],
+            (after > np.arange(k)[:, None]).astype(np.float64))
 
 
 def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
                           clicks: NDArray[np.bool_], last: NDArray[np.int64] | None = None,
                           layout: Layout | None = None,
+                          out: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+                          skip: NDArray[np.float64] | None = None,
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """P(E_r = 1 | all clicks of the impression) for every cell, and the no-click tail ``N``.
 
@@ -134,10 +163,13 @@ def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: N
     ``Z = (1 - f_{l+1}) + f_{l+1} N_{l+1}`` = P(no click after l | history).
     ``last``: :func:`~serpeval.online.common.last_click` of ``clicks``, when the caller
     already has it (an EM fit calls this at every iteration on the same clicks), and
-    ``layout``: :func:`posterior_layout` of it.
+    ``layout``: :func:`posterior_layout` of it. ``out``: ``(k, n)`` and ``(k+1, n)`` float
+    arrays to write the two answers into (an EM fit reuses them at every iteration), and
+    ``skip``: ``1 - c``, when the caller has it (an EM fit computes it once for this and
+    :func:`log_likelihood` on the same cells).
     """
     k, n = c.shape
-    tail = no_click_tail(c, sn)
+    tail = no_click_tail(c, sn, None if out is None else out[1], skip)
     if last is None:
         last = last_click(clicks)
     starts, above = posterior_layout(last, k) if layout is None else layout
@@ -145,21 +177,27 @@ def posterior_examination(c: NDArray[np.float64], sc: NDArray[np.float64], sn: N
     f_start = np.where(last >= 0, 1.0 - sc[np.maximum(last, 0), cols], 1.0)
     after = last + 1
     z = np.maximum((1.0 - f_start) + f_start * tail[after, cols], TINY)
-    p_exam = np.empty((k, n))
+    p_exam = np.empty((k, n)) if out is None else out[0]
+    # f is exactly 0 up to the last click (zeros, times finite factors), so there f N / z is
+    # 0.0 and adding ``above`` (1.0 there) gives 1.0; below it x + 0.0 is x (x >= 0): the
+    # values of putting 1.0 at the cells above, bit for bit, in one contiguous pass.
     f = np.zeros(n)
     step = np.empty(n)
     stops = _any(sn)
+    one = _one_value(sn)
     for r in range(k):
         np.put(f, starts[r], f_start.take(starts[r]))  # f_r, meaningful once r >= after
         row = p_exam[r]
         np.multiply(f, tail[r], out=row)
         row /= z
-        np.put(row, above[r], 1.0)  # 1 up to the last click
-        np.subtract(1.0, c[r], out=step)
-        f *= step
+        row += above[r]  # 1 up to the last click
+        f *= np.subtract(1.0, c[r], out=step) if skip is None else skip[r]
         if stops:  # f (1 - c_r)(1 - sn_r); with sn = 0 the factor is exactly 1
-            np.subtract(1.0, sn[r], out=step)
-            f *= step
+            if one is None:
+                np.subtract(1.0, sn[r], out=step)
+                f *= step
+            else:
+                f *= 1.0 - one
     return p_exam, tail
 
 
@@ -195,7 +233,7 @@ def conditional_click_probabilities(c: NDArray[np.float64], sc: NDArray[np.float
 
 def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[np.float64],
                    clicks: NDArray[np.bool_], clicked: list[NDArray[np.int64]] | None = None,
-                   ) -> NDArray[np.float64]:
+                   skip: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Natural-log probability of each impression's whole click vector (``(n,)``).
 
     The sum of the logs of the conditional click probabilities (chain rule), each clipped
@@ -207,33 +245,36 @@ def log_likelihood(c: NDArray[np.float64], sc: NDArray[np.float64], sn: NDArray[
     function's array and summing them over the slots (NumPy sums axis 0 of a ``(k, n)`` array
     row after row, in order), so the same bits. ``clicked``: the impressions clicked at each
     slot (``np.flatnonzero(clicks[r])`` for every r), when the caller has them (an EM fit
-    calls this at every iteration on the same clicks).
+    calls this at every iteration on the same clicks), and ``skip``: ``1 - c``, when the caller
+    has it.
     """
     k, n = c.shape
     if clicked is None:
         clicked = [np.flatnonzero(row) for row in clicks]
     total = np.zeros(n)
     e = np.ones(n)
-    q = np.empty(n)
     observed = np.empty(n)
     step = np.empty(n)
-    below = np.empty(n)
     stops = _any(sn)
+    one = _one_value(sn)
     for r in range(k):
         cr, on = c[r], clicked[r]
-        np.multiply(e, cr, out=q)  # P(C_r = 1 | the clicks above)
-        np.subtract(1.0, q, out=below)
-        np.subtract(1.0, q, out=observed)  # P(observed C_r): 1 - q, q where clicked
-        np.put(observed, on, q.take(on))
-        np.maximum(below, TINY, out=below)
-        np.subtract(1.0, cr, out=step)
-        e *= step
+        np.multiply(e, cr, out=observed)  # q = P(C_r = 1 | the clicks above)
+        q_on = np.maximum(observed.take(on), TINY)  # max(q, tiny) where clicked
+        np.subtract(1.0, observed, out=observed)  # P(observed C_r): 1 - q, q where clicked
+        np.maximum(observed, TINY, out=observed)  # max(1 - q, tiny), the filter's divisor
+        e *= np.subtract(1.0, cr, out=step) if skip is None else skip[r]
         if stops:
-            np.subtract(1.0, sn[r], out=step)
-            e *= step
-        e /= below
-        np.put(e, on, 1.0 - sc[r].take(on))  # after a click: 1 - sc_r
-        np.maximum(observed, TINY, out=observed)
+            if one is None:
+                np.subtract(1.0, sn[r], out=step)
+                e *= step
+            else:
+                e *= 1.0 - one
+        # Divided by max(1 - q, tiny) at every cell; the clicked ones (a finite quotient, the
+        # divisor >= tiny and e <= 1) are then replaced: after a click, 1 - sc_r.
+        e /= observed
+        np.put(e, on, 1.0 - sc[r].take(on))
+        np.put(observed, on, q_on)
         if r == 0:
             np.log(observed, out=total)
         else:
