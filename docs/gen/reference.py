@@ -560,10 +560,12 @@ def api_page() -> str:
     return "\n".join(lines)
 
 
-def stale() -> list[str]:
+def stale(fresh: dict[str, str] | None = None) -> list[str]:
     """The generated pages whose committed copy under docs/ is missing or differs, and the
-    committed measure pages no measure generates any more."""
-    fresh = pages()
+    committed measure pages no measure generates any more; ``fresh``: what :func:`pages`
+    returned, when the caller has it already (else computed here)."""
+    if fresh is None:
+        fresh = pages()
     out = [path for path, text in fresh.items()
            if not (DOCS / path).is_file() or (DOCS / path).read_text(encoding="utf-8") != text]
     out += [str(p.relative_to(DOCS)) for p in sorted((DOCS / "reference" / "measures").glob("*.md"))
@@ -574,7 +576,7 @@ def stale() -> list[str]:
 def write() -> list[str]:
     """Write every generated page under docs/ (and remove measure pages no measure has)."""
     fresh = pages()
-    changed = stale()
+    changed = stale(fresh)
     for path in changed:
         target = DOCS / path
         if path in fresh:

@@ -44,11 +44,15 @@ def generated() -> dict[str, str]:
 
 
 def test_site_builds_in_strict_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                    caplog: pytest.LogCaptureFixture) -> None:
+                                    caplog: pytest.LogCaptureFixture, generated: dict[str, str]) -> None:
     """``mkdocs build --strict``, in this process (the test run has imported most of what the
     build imports). Strict mode fails the build on any warning the ``mkdocs`` logger passes
     on, so that logger must pass warnings: ``mkdocs build --strict --quiet`` sets it to ERROR
-    and builds a site with a broken link without a word (mkdocs 1.6)."""
+    and builds a site with a broken link without a word (mkdocs 1.6).
+
+    The build hook's ``reference.pages()`` returns the pages the ``generated`` fixture computed
+    with that same function in this process (the other tests read them too): they are
+    generated once, not once more for the build."""
     pytest.importorskip("mkdocs", reason="the docs extra is not installed (pip install -e '.[docs]')")
     pytest.importorskip("material", reason="mkdocs-material is not installed (pip install -e '.[docs]')")
     pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed (pip install -e '.[docs]')")
@@ -64,6 +68,9 @@ def test_site_builds_in_strict_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     from material.plugins.search.plugin import SearchIndex
 
     monkeypatch.setattr(SearchIndex, "add_entry_from_context", lambda self, page: None)
+    # docs/gen/hooks.py imports ``reference`` by that name when mkdocs loads it (below)
+    monkeypatch.setitem(sys.modules, "reference", reference)
+    monkeypatch.setattr(reference, "pages", lambda: generated)
     config = load_config(str(ROOT / "mkdocs.yml"), strict=True, site_dir=str(tmp_path / "site"))
     with caplog.at_level(logging.WARNING, logger="mkdocs"), warnings.catch_warnings():
         warnings.resetwarnings()  # Python's defaults, as ``python -m mkdocs`` has, not the test run's "error"
@@ -90,10 +97,10 @@ def test_site_builds_in_strict_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "--max-drop" in cli
 
 
-def test_the_committed_reference_pages_are_current() -> None:
+def test_the_committed_reference_pages_are_current(generated: dict[str, str]) -> None:
     """The generated pages are committed (readable on a code host, linked from the README);
     the build regenerates them, and here the committed copies must equal what the code says."""
-    outdated = reference.stale()
+    outdated = reference.stale(generated)
     assert not outdated, "generated pages out of date (a command, option, measure or public name changed): " + \
         ", ".join(f"docs/{p}" for p in outdated) + "; refresh them with: python docs/gen/reference.py --write"
 
