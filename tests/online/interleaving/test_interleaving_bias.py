@@ -297,3 +297,47 @@ def test_random_clickers_click_as_documented(model: str) -> None:
     assert (counts <= binom.isf(0.0005, n, expected)).all()
     with pytest.raises(OptionError, match="unknown random clicker 'gaze'"):
         random_clicks("gaze", 5, c, rng)
+
+
+def test_python_pairwise_sum_is_numpys() -> None:
+    """Probabilistic interleaving sums short lists in Python floats: NumPy's pairwise sum, bit
+    for bit (blocks of 8 from 8 values on, halves above 128), for every length up to 300."""
+    rng = np.random.default_rng(12)
+    for n in [*range(40), *range(120, 140), 255, 256, 257, 300]:
+        for _ in range(20):
+            x = rng.random(n) * 10.0 ** rng.integers(-9, 9, n) * rng.choice([-1.0, 1.0], n)
+            assert np.float64(pi._np_sum(x.tolist())).tobytes() == x.sum().tobytes()
+
+
+def _draft_by_numpy(rankings, k, rng, tau):
+    """Probabilistic drafting as it was written with NumPy arrays (the reference)."""
+    union = list(dict.fromkeys(d for ranking in rankings for d in ranking))
+    ranks = np.array(rank_table(rankings, union), dtype=np.float64)
+    lengths = np.array([len(r) for r in rankings], dtype=np.float64)
+    weights = np.where(ranks > 0, ranks, lengths[:, None] + 1.0) ** -float(tau)
+    live = weights.copy()
+    docs, probs = [], []
+    for pick_team, pick_doc in rng.random((k, 2)).tolist():
+        team = int(pick_team * len(rankings))
+        totals = live.sum(axis=1)
+        cdf = live[team].cumsum() / totals[team]
+        doc = min(int(cdf.searchsorted(pick_doc, side="right")), len(union) - 1)
+        probs.append(tuple((weights[:, doc] / totals).tolist()))
+        live[:, doc] = 0.0
+        docs.append(union[doc])
+    return tuple(docs), tuple(probs)
+
+
+@pytest.mark.parametrize("tau", [0.5, 3.0, 7.0])
+def test_probabilistic_drafting_is_the_numpy_formula_bit_for_bit(tau: float) -> None:
+    long_a = [f"d{i}" for i in range(150)]
+    pairs = [[A, B], [long_a, long_a[::-1]], [A, B[::-1], [f"e{i}" for i in range(12)]],
+             [*PAIRS["disjoint tails"][0], *PAIRS["disjoint tails"][1]][::2]]
+    for rankings in pairs:
+        union = len({d for r in rankings for d in r})
+        for seed in range(30):
+            k = union if seed % 5 == 0 else min(10, union)
+            shown = pi.interleave(rankings, k, np.random.default_rng(seed), tau=tau)
+            docs, probs = _draft_by_numpy(rankings, k, np.random.default_rng(seed), tau)
+            assert shown.docs == docs
+            assert np.array(shown.probabilities).tobytes() == np.array(probs).tobytes()

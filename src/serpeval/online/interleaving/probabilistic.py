@@ -32,8 +32,10 @@ Cost: it can show a low-ranked document near the top (it is not "considerate").
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,6 +60,35 @@ BIASED = False
 _TIE = 1e-12
 
 
+def _pairwise(values: list[float], lo: int, n: int) -> float:
+    """NumPy's pairwise sum of ``values[lo:lo + n]`` (``pairwise_sum`` in its add loop)."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += values[i]
+        return res
+    if n <= 128:
+        r = values[lo:lo + 8]
+        i = 8
+        while i < n - n % 8:
+            r = [r[j] + values[lo + i + j] for j in range(8)]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for t in range(lo + i, lo + n):
+            res += values[t]
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise(values, lo, half) + _pairwise(values, lo + half, n - half)
+
+
+def _np_sum(values: list[float]) -> float:
+    """``float(np.array(values).sum())`` bit for bit, in Python floats (the same additions in
+    the same order; a test pins it against NumPy for lengths 0..300): for the short lists here
+    NumPy's per-call overhead cost more than the sums."""
+    return _pairwise(values, 0, len(values))
+
+
 def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator, *,
                tau: float = 3.0) -> Interleaving:
     """Sample ``k`` documents from the rankers' softmaxes (validated by the caller)."""
@@ -67,24 +98,36 @@ def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator, *,
     ranks = np.array(rank_table(rankings, union), dtype=np.float64)  # [rankers, docs]
     lengths = np.array([len(r) for r in rankings], dtype=np.float64)
     ranks = np.where(ranks > 0, ranks, lengths[:, None] + 1.0)
-    weights = ranks ** -float(tau)
+    weights = (ranks ** -float(tau)).tolist()
     unplaced = [True] * len(union)
-    live = weights.copy()  # the weights of the documents not yet placed, 0 for the placed ones
+    live = [list(row) for row in weights]  # the weights of the documents not yet placed, 0 for the placed ones
     chosen_docs: list[int] = []
     teams: list[int] = []
     probs: list[tuple[float, ...]] = []
     n = len(rankings)
     last = len(union) - 1
+    # In Python floats, the operations of the NumPy version (``live.sum(axis=1)``, one
+    # pairwise sum per row; ``cumsum``, a running sum; the quotients; ``searchsorted(side=
+    # "right")``, bisect_right) on the same values, so the same draws and probabilities; a
+    # total of 0.0 (weights underflowed) is divided by NumPy, as before.
     for pick_team, pick_doc in rng.random((k, 2)).tolist():
         team = int(pick_team * n)
-        totals = live.sum(axis=1)
-        cdf = live[team].cumsum() / totals[team]
-        doc = min(int(cdf.searchsorted(pick_doc, side="right")), last)
+        totals = [_np_sum(row) for row in live]
+        total = totals[team]
+        if total != 0.0:
+            cdf = [v / total for v in accumulate(live[team])]
+        else:  # pragma: no cover - only weights that underflow to 0 get here
+            cdf = (np.cumsum(live[team]) / np.float64(total)).tolist()
+        doc = min(bisect_right(cdf, pick_doc), last)
         while not unplaced[doc]:  # pragma: no cover - float edge: never land on a placed doc
             doc -= 1
-        probs.append(tuple((weights[:, doc] / totals).tolist()))
+        if 0.0 in totals:  # pragma: no cover - as above
+            probs.append(tuple((np.array([w[doc] for w in weights]) / np.array(totals)).tolist()))
+        else:
+            probs.append(tuple(w[doc] / t for w, t in zip(weights, totals, strict=True)))
         unplaced[doc] = False
-        live[:, doc] = 0.0
+        for row in live:
+            row[doc] = 0.0
         chosen_docs.append(doc)
         teams.append(team)
     docs = [union[d] for d in chosen_docs]
@@ -95,7 +138,7 @@ def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator, *,
     )
 
 
-def _sign_expectation(plus: np.ndarray, minus: np.ndarray) -> float:
+def _sign_expectation(plus: np.ndarray | list[float], minus: np.ndarray | list[float]) -> float:
     """E[sign(Σ X_i)] for independent X_i in {+1 (plus_i), -1 (minus_i), 0 (the rest)}.
 
     One direction of the convolution: rounding makes it differ from
@@ -109,15 +152,18 @@ def _sign_expectation(plus: np.ndarray, minus: np.ndarray) -> float:
     # the cost for the few clicked slots of a list (numpy's per-call overhead dominated).
     dist = [0.0] * (2 * m + 1)
     dist[m] = 1.0
-    for p, q in zip(plus.tolist(), minus.tolist(), strict=True):
+    if isinstance(plus, np.ndarray):
+        plus = plus.tolist()
+    if isinstance(minus, np.ndarray):
+        minus = minus.tolist()
+    for p, q in zip(plus, minus, strict=True):
         stay = 1.0 - p - q
         dist = [d * stay + below * p + above * q
                 for d, below, above in zip(dist, [dist[-1], *dist[:-1]], [*dist[1:], dist[0]], strict=True)]
-    out = np.array(dist)  # NumPy's (pairwise) sums, as before
-    return float(out[m + 1:].sum() - out[:m].sum())
+    return _np_sum(dist[m + 1:]) - _np_sum(dist[:m])  # NumPy's (pairwise) sums, as before
 
 
-def _preference(plus: np.ndarray, minus: np.ndarray) -> float:
+def _preference(plus: np.ndarray | list[float], minus: np.ndarray | list[float]) -> float:
     """E[sign(h_i - h_j)], computed so that it is exactly antisymmetric and exactly 0 for
     identical rankers: ``(f(plus, minus) - f(minus, plus)) / 2`` with ``f`` =
     :func:`_sign_expectation`, equal in exact arithmetic (``f(minus, plus) = -f(plus,
@@ -141,22 +187,24 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
     q_clicked = q[list(clicks)] if clicks else np.zeros((0, result.n_rankers))
     credits = q_clicked.sum(axis=0)
     n = result.n_rankers
-    prefs = np.zeros((n, n))
+    # The preference matrix in Python floats (the values a float array would hold and give
+    # back), each ranker's clicked-slot probabilities as a list.
+    prefs = [[0.0] * n for _ in range(n)]
+    columns = q_clicked.T.tolist()
     for i in range(n):
         for j in range(i + 1, n):
-            e = _preference(q_clicked[:, i], q_clicked[:, j]) if clicks else 0.0
-            prefs[i, j], prefs[j, i] = e, -e
-    best = [s for s in range(n) if all(prefs[s, t] > _TIE for t in range(n) if t != s)]
+            e = _preference(columns[i], columns[j]) if clicks else 0.0
+            prefs[i][j], prefs[j][i] = e, -e
+    best = [s for s in range(n) if all(prefs[s][t] > _TIE for t in range(n) if t != s)]
     winner = best[0] if best else None
     expected: float | None = None
     if n == 2:
         # Rounded so that swapping A and B mirrors the outcome exactly.
-        expected = round(float(prefs[0, 1]), 12) if abs(prefs[0, 1]) > _TIE else 0.0
+        expected = round(prefs[0][1], 12) if abs(prefs[0][1]) > _TIE else 0.0
         outcome: float = expected
     else:
         outcome = 0 if winner is None else (1 if winner == 0 else -1)
-    return Outcome(tuple(float(c) for c in credits), outcome, winner,
-                   tuple(tuple(float(v) for v in row) for row in prefs), clicks, 0, expected)
+    return Outcome(tuple(credits.tolist()), outcome, winner, tuple(map(tuple, prefs)), clicks, 0, expected)
 
 
 # ====================================================================== propensities
