@@ -141,9 +141,10 @@ def test_triggered_analyses_are_the_same_on_spark(spark, tmp_path) -> None:
     pq.write_table(clicks, tmp_path / "clicks.parquet")
     metrics = ["ctr", "clicks_per_user"]
     duck = analyze_ab_triggered(tmp_path, metrics=metrics)
-    with Jobs(spark) as jobs:  # (no orphan count for the clicks of the triggered impressions)
+    with Jobs(spark) as jobs:  # (no orphan count for the clicks of the triggered impressions;
+        # the units in both variants kept with the triggered pages by a window, one scan)
         on_spark = analyze_ab_triggered(tmp_path, metrics=metrics, backend="spark")
-    assert jobs.ran <= 44
+    assert jobs.ran <= 39
     same(duck.to_dicts(), on_spark.to_dicts())
     assert (duck.trigger_rate, duck.rates) == (on_spark.trigger_rate, on_spark.rates)
     assert duck.triggered.exclusions == on_spark.triggered.exclusions
@@ -172,7 +173,7 @@ def test_units_in_both_variants_and_text_clicks_on_spark(spark, tmp_path) -> Non
     duck = analyze_ab_triggered(_mixed_log(), metrics=["ctr"])
     with Jobs(spark) as jobs:
         on_spark = analyze_ab_triggered(_mixed_log(), metrics=["ctr"], backend="spark")
-    assert jobs.ran <= 20
+    assert jobs.ran <= 18  # (the mixed unit's untriggered pages kept by a window: no semi-join)
     same(duck.to_dicts(), on_spark.to_dicts())
     assert on_spark.triggered.exclusions.mixed_units == 1
     assert on_spark.trigger_rate == pytest.approx(38 / 57, rel=1e-12)

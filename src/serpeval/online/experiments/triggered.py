@@ -64,11 +64,12 @@ def triggered_logs(logs: Any, *, backend: str = "duckdb", schema: LogSchema | No
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
     check_columns(opened.impressions, opened.schema, ["triggered"], source=opened.source)
     table = opened.impressions
-    hit = table[opened.schema.triggered].fill_null(False)
-    kept = table.filter(hit)
+    kept = table.filter(table[opened.schema.triggered].fill_null(False))
     if keep_mixed and opened.schema.variant in table.columns:
-        keys = _unit_keys(table, opened.schema)
-        kept = kept.union(table.filter(~hit).semi_join(_mixed_units(table, opened.schema), keys))
+        # the flag as a column first: ibis's Spark SQL cannot filter on a window directly
+        flagged = table.mutate(__serpeval_mixed=_in_mixed_unit(table, opened.schema))
+        hit = flagged[opened.schema.triggered].fill_null(False)
+        kept = flagged.filter(hit | flagged.__serpeval_mixed).drop("__serpeval_mixed")
     events = opened.clicks
     if events is not None:
         ids = kept.select(_iid=kept[opened.schema.impression_id])
@@ -82,12 +83,22 @@ def _unit_keys(table: Any, s: LogSchema) -> list[str]:
     return [s.unit, *([s.experiment] if s.experiment in table.columns else [])]
 
 
-def _mixed_units(table: Any, s: LogSchema) -> Any:
-    """The units (with their experiment) whose impressions carry more than one variant."""
-    named = table.filter(table[s.variant].notnull())
-    variant = named[s.variant].cast("string")
-    grouped = named.group_by(_unit_keys(table, s)).aggregate(mixed=variant.min() != variant.max())
-    return grouped.filter(grouped.mixed).select(_unit_keys(table, s))
+def _in_mixed_unit(table: Any, s: LogSchema) -> Any:
+    """Per row: whether its unit (within its experiment) has impressions of more than one
+    variant (NULL variants ignored; a row whose unit or experiment is NULL belongs to no
+    unit: False).
+
+    A window over the unit's rows, so that the triggered part is one filter of one scan
+    (on Spark each extra scan, join and shuffle of the log is a stage, a job, of each query
+    that reads it: the triggered A/B ran 44 jobs with a union and a semi-join here).
+    """
+    keys = _unit_keys(table, s)
+    variant = table[s.variant].cast("string")
+    by = [table[k] for k in keys]
+    mixed = (variant.min().over(group_by=by) != variant.max().over(group_by=by)).fill_null(False)
+    for key in by:
+        mixed = mixed & key.notnull()
+    return mixed
 
 
 def _share(part: float, whole: float) -> float:
