@@ -368,7 +368,9 @@ class DBN(ClickModel):
         # cells instead of three, the same values
         sigma = np.append(self.satisfaction, 0.0)
         sc = (1.0 - (1.0 - sigma) * self.gamma)[items]
-        sn = np.full_like(c, 1.0 - self.gamma)
+        # sn is one number: broadcast (read-only, strides 0), not written to every cell; the
+        # kernel reads it as that number (the same arithmetic, the same bits)
+        sn = np.broadcast_to(np.float64(1.0 - self.gamma), c.shape)
         return c, sc, sn
 
     def describe(self) -> dict[str, Any]:
