@@ -168,3 +168,10 @@ def test_orphan_clicks_are_counted_where_they_can_be() -> None:
     assert (every.clicks_matched, part.clicks_matched) == (False, True)
     assert part.with_schema(LogSchema()).clicks_matched
     assert not part.with_schema(LogSchema(impression_id="page")).clicks_matched
+    # the kept pages' join takes the clicks before the restriction (the join restricts them);
+    # where no restriction is known to be implied, the clicks as they are
+    assert part.joined_clicks() is every.clicks
+    assert part.clicks is not every.clicks
+    assert part.with_schema(LogSchema()).joined_clicks() is every.clicks
+    assert part.with_schema(LogSchema(impression_id="page")).joined_clicks() is part.clicks
+    assert every.joined_clicks() is every.clicks

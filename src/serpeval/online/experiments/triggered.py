@@ -75,6 +75,7 @@ def triggered_logs(logs: Any, *, backend: str = "duckdb", schema: LogSchema | No
         ids = kept.select(_iid=kept[opened.schema.impression_id])
         events = events.semi_join(ids, events[opened.schema.impression_id] == ids._iid)
     return opened, replace(opened, impressions=kept, clicks=events, clicks_matched=events is not None,
+                           unrestricted_clicks=opened.clicks,
                            source=f"{opened.source} (triggered impressions)")
 
 

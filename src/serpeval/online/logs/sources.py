@@ -54,6 +54,11 @@ class Logs:
             ``impressions`` (the clicks were restricted to them, as
             :func:`~serpeval.online.experiments.triggered.triggered_logs` does): there are no
             orphan clicks to count.
+        unrestricted_clicks: with ``clicks_matched``, the clicks table before that restriction
+            (None: ``clicks`` itself). An analysis joins the clicks to its kept pages, whose
+            ids are among the impressions', so the join implies the restriction: joining
+            these instead gives the same rows without the restriction's own reading of the
+            impressions (on Spark a scan and shuffle, a job or more, per query).
     """
 
     impressions: Any
@@ -64,12 +69,20 @@ class Logs:
     schema: LogSchema = field(default_factory=LogSchema)
     notes: tuple[str, ...] = ()
     clicks_matched: bool = False
+    unrestricted_clicks: Any = None
 
     def with_schema(self, schema: LogSchema) -> Logs:
         """The same tables read with other column names."""
+        matched = self.clicks_matched and schema.impression_id == self.schema.impression_id
         return Logs(self.impressions, self.clicks, self.pre, self.backend, self.source, schema,
-                    self.notes,
-                    self.clicks_matched and schema.impression_id == self.schema.impression_id)
+                    self.notes, matched, self.unrestricted_clicks if matched else None)
+
+    def joined_clicks(self) -> Any:
+        """The clicks to join to kept pages of :attr:`impressions` (:attr:`unrestricted_clicks`
+        where the restriction to the impressions is implied by that join)."""
+        if self.clicks_matched and self.unrestricted_clicks is not None:
+            return self.unrestricted_clicks
+        return self.clicks
 
 
 def read_logs(
