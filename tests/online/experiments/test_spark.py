@@ -104,9 +104,10 @@ def test_monitor_is_the_same_on_spark(spark, log_folder) -> None:
 def test_interleaving_is_the_same_on_spark(spark) -> None:
     logs = LogGenerator(400, interleaving=True, noise_b=0.8).generate(rng=9)
     duck = analyze_interleaving_logs(logs.impressions, n_resamples=500, rng=1)
-    with Jobs(spark) as jobs:  # (labels, width and time span come with prepare's counts)
+    with Jobs(spark) as jobs:  # (labels, width and time span come with prepare's counts; the
+        # balance checks' sums with the unit patterns)
         on_spark = analyze_interleaving_logs(logs.impressions, backend="spark", n_resamples=500, rng=1)
-    assert jobs.ran <= 16
+    assert jobs.ran <= 14
     # the per-unit patterns come back in the same order, so even the bootstrap is identical
     assert duck.to_dicts() == on_spark.to_dicts()
     assert duck.check_rows() == on_spark.check_rows()
@@ -156,7 +157,7 @@ def test_triggered_analyses_are_the_same_on_spark(spark, tmp_path) -> None:
     with Jobs(spark) as jobs:
         spark_il = analyze_interleaving_triggered(il.impressions, backend="spark", n_resamples=300, rng=1,
                                                   period=None)
-    assert jobs.ran <= 20
+    assert jobs.ran <= 16
     assert duck_il.to_dicts() == spark_il.to_dicts()
 
 

@@ -205,13 +205,22 @@ def analyze_interleaving_logs(
         "user_query": ["unit", "query"],
         "impression": ["iid"],
     }[unit]
-    per_unit = f.group_by(keys).aggregate(w=f.win.sum(), l=f.loss.sum(), n=f.count())
+    # the balance checks' sums ride along, summed per unit, then per pattern (a query less)
+    width = kept.get("width", -1)
+    if width == -1:
+        width = collect(f.aggregate(k=f.n_shown.max())).column("k")[0].as_py()
+    width = int(width or 0)
+    balance = _balance_sums(f, teams, width)
+    per_unit = f.group_by(keys).aggregate(w=f.win.sum(), l=f.loss.sum(), n=f.count(),
+                                          **{f"bal__{k}": v for k, v in balance.items()})
     patterns = (
         per_unit.group_by(["w", "l", "n"])
-        .aggregate(units=per_unit.count())
+        .aggregate(units=per_unit.count(),
+                   **{f"bal__{k}": per_unit[f"bal__{k}"].sum() for k in balance})
         .order_by(["w", "l", "n"])
     )
     table = collect(patterns)
+    sums = {k: sum(v or 0 for v in table.column(f"bal__{k}").to_pylist()) for k in balance}
     wins, losses, counts, multiplicity = (
         np.asarray(table.column(c).to_numpy(), dtype=np.int64) for c in ("w", "l", "n", "units")
     )
@@ -228,7 +237,7 @@ def analyze_interleaving_logs(
     if period is not None and "timestamp" in prepared.present:
         over_time = preference_over_time(f, keys, period=period, confidence=confidence, unit=unit,
                                          span=kept if "first" in kept else None)
-    checks, totals = _balance(f, teams, alpha_checks, kept.get("width", -1))
+    checks, totals = _balance(sums, teams, alpha_checks, width)
     return InterleavingLogReport(
         analysis,
         tuple(checks),
@@ -313,21 +322,9 @@ def _check_team_labels(f: Any, teams: tuple[str, str], source: str, column: str)
 _WIDTH = {"width": lambda rows, keep: rows.n_shown.max(where=keep)}
 
 
-def _balance(
-    f: Any, teams: tuple[str, str], alpha: float, width: int | None = -1
-) -> tuple[list[Any], dict[str, int]]:
-    """First-pick and per-position team balance, and click totals, counted in the engine.
-
-    ``width``: the largest ``n_shown`` of ``f`` when known (None: no rows); -1: counted here.
-    """
-    from scipy.stats import binomtest
-
-    from serpeval.online.interleaving.analysis import Check
-    from serpeval.stats.multiplicity import holm
-
-    if width == -1:
-        width = collect(f.aggregate(k=f.n_shown.max())).column("k")[0].as_py()
-    width = int(width or 0)
+def _balance_sums(f: Any, teams: tuple[str, str], width: int) -> dict[str, Any]:
+    """The sums :func:`_balance` reads (aggregates of ``f``): credit and clicks, and per
+    position ``p < width`` how often team A / B holds it (``a{p}``, ``b{p}``)."""
     aggs: dict[str, Any] = {
         "credit_a": f.credit_a.sum(),
         "credit_b": f.credit_b.sum(),
@@ -338,7 +335,22 @@ def _balance(
         inside = f.teams.length() > p
         aggs[f"a{p}"] = (inside & (label == teams[0])).cast("int64").sum()
         aggs[f"b{p}"] = (inside & (label == teams[1])).cast("int64").sum()
-    row = collect(f.aggregate(**aggs)).to_pylist()[0]
+    return aggs
+
+
+def _balance(
+    row: dict[str, Any], teams: tuple[str, str], alpha: float, width: int
+) -> tuple[list[Any], dict[str, int]]:
+    """First-pick and per-position team balance, and click totals, from the sums of
+    :func:`_balance_sums` (``row``, counted in the engine with the unit patterns).
+
+    ``width``: the largest ``n_shown`` of the kept impressions (0: no rows).
+    """
+    from scipy.stats import binomtest
+
+    from serpeval.online.interleaving.analysis import Check
+    from serpeval.stats.multiplicity import holm
+
     a = np.array([row[f"a{p}"] or 0 for p in range(width)], dtype=np.int64)
     b = np.array([row[f"b{p}"] or 0 for p in range(width)], dtype=np.int64)
 
