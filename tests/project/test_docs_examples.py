@@ -14,36 +14,31 @@ run in order in one fresh folder (a tutorial's later steps read the files its ea
 wrote), with ``DATA`` set to the shared test collections and ``COLUMNS=200`` for the tables.
 
 How a block runs: a ``bash`` block made only of plain commands (``NAME=value`` assignments,
-``serpeval ...`` and other programs, with ``$NAME`` expansions, process substitutions of a
-plain command, ``<(zcat $R/run.gz)``, and no other shell syntax: no quotes, pipes,
-redirections or command substitutions) runs statement by statement as ``bash -e`` would:
-``serpeval ARGS`` in this process through :func:`serpeval.cli.main` (what the console script
-calls; a fresh interpreter and its imports cost more than most of the commands), any other
-program as a child process, and a process substitution as bash makes it: its command a child
-process writing into a pipe, the word replaced by the pipe's ``/dev/fd/N`` path. Every other
-``bash`` block runs under ``bash -euo pipefail``, and so does the first block of the page
-:data:`END_TO_END` (a newcomer's first command, through the installed ``serpeval`` console
-script, as a user runs it). A ``python`` block runs in this process as ``python -c`` would run
-it (``__main__``, Python's default warning filters, a traceback and status 1 on an
-exception). Standard output and error are captured at the file descriptors either way.
+``serpeval ...`` and other programs, with ``$NAME`` expansions and no other shell syntax: no
+quotes, pipes, redirections or substitutions) runs statement by statement as ``bash -e``
+would: ``serpeval ARGS`` in this process through :func:`serpeval.cli.main` (what the console
+script calls; a fresh interpreter and its imports cost more than most of the commands), any
+other program as a child process. Every other ``bash`` block runs under ``bash -euo
+pipefail``, and so does the first block of the page :data:`END_TO_END` (a newcomer's first
+command, through the installed ``serpeval`` console script, as a user runs it). A ``python``
+block runs in this process as ``python -c`` would run it (``__main__``, Python's default
+warning filters, a traceback and status 1 on an exception). Standard output and error are
+captured at the file descriptors either way.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO
 
 import pytest
 from tests.conftest import DATA
@@ -144,15 +139,6 @@ def missing_lines(expected: list[str], printed: list[str]) -> list[str]:
 PLAIN_WORD = re.compile(r"^[\w./=@,:%+-]+$")
 EXPANSION = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)=(.*)$")
-#: ``<(COMMAND WORDS)``, a process substitution (its words plain: checked where it is used).
-SUBSTITUTION = re.compile(r"<\(([^()]*)\)")
-
-
-@dataclass(frozen=True)
-class Substituted:
-    """The words of a process substitution ``<(words)``, ``$NAME`` still unexpanded."""
-
-    words: tuple[str, ...]
 
 
 @dataclass
@@ -164,35 +150,18 @@ class Done:
     stderr: str
 
 
-def _plain(word: str) -> bool:
-    return PLAIN_WORD.match(EXPANSION.sub("x", word)) is not None
-
-
-def plain_statements(code: str) -> list[list[str | Substituted]] | None:
+def plain_statements(code: str) -> list[list[str]] | None:
     """The statements of a bash block made only of plain commands (see the module docstring),
-    each as its words with ``$NAME`` still unexpanded (a process substitution as one
-    :class:`Substituted` word); None when the block needs a shell."""
-    statements: list[list[str | Substituted]] = []
+    each as its words with ``$NAME`` still unexpanded; None when the block needs a shell."""
+    statements = []
     for line in code.replace("\\\n", " ").splitlines():
         for statement in line.split(";"):
-            words: list[str | Substituted] = []
-            # text, the inside of a substitution, text, ...
-            parts = SUBSTITUTION.split(statement)
-            for number, part in enumerate(parts):
-                inner = part.split()
-                if not number % 2 and ((number > 0 and part[:1].strip()) or
-                                       (number < len(parts) - 1 and part[-1:].strip())):
-                    return None  # a substitution glued to other text (one word in bash)
-                if number % 2:
-                    if not inner or not all(_plain(w) for w in inner):
-                        return None
-                    words.append(Substituted(tuple(inner)))
-                elif all(_plain(w) for w in inner):
-                    words += inner
-                else:
-                    return None
-            if words:
-                statements.append(words)
+            words = statement.split()
+            if not words:
+                continue
+            if not all(PLAIN_WORD.match(EXPANSION.sub("x", word)) for word in words):
+                return None
+            statements.append(words)
     return statements
 
 
@@ -242,53 +211,26 @@ def run_python(code: str, where: str, capfd: pytest.CaptureFixture[str]) -> Done
     return _in_process(run, capfd)
 
 
-def _plain_argv(words: list[str] | tuple[str, ...], variables: dict[str, str], where: str) -> list[str]:
-    argv = [_expand(word, variables, where) for word in words]
-    assert all(PLAIN_WORD.match(word) for word in argv), f"{where}: an expansion needs a shell: {argv}"
-    return argv
-
-
-def run_plain(statements: list[list[str | Substituted]], where: str, cwd: Path, env: dict[str, str],
+def run_plain(statements: list[list[str]], where: str, cwd: Path, env: dict[str, str],
               capfd: pytest.CaptureFixture[str]) -> Done:
     """The statements of a plain bash block in order, stopping at the first that fails (``bash
-    -e``): ``serpeval`` in this process, other programs as children, a process substitution's
-    command as a child writing into a pipe (its exit status unchecked, as bash leaves it)."""
+    -e``): ``serpeval`` in this process, other programs as children."""
     from serpeval.cli import main
 
     variables: dict[str, str] = {}
     out, err, status = [], [], 0
     for words in statements:
-        first = words[0]
-        assignment = ASSIGNMENT.match(first) if isinstance(first, str) else None
+        assignment = ASSIGNMENT.match(words[0])
         if assignment is not None and len(words) == 1:
             variables[assignment.group(1)] = _expand(assignment.group(2), variables, where)
             continue
-        argv: list[str] = []
-        feeders: list[tuple[subprocess.Popen[bytes], int, IO[bytes]]] = []
-        with contextlib.ExitStack() as files:
-            try:
-                for word in words:
-                    if isinstance(word, Substituted):
-                        read_end, write_end = os.pipe()
-                        errors = files.enter_context(tempfile.TemporaryFile())  # its stderr, the shell's
-                        feeders.append((subprocess.Popen(_plain_argv(word.words, variables, where), cwd=cwd,
-                                                         env=env, stdout=write_end, stderr=errors), read_end, errors))
-                        os.close(write_end)  # the reader sees the end of the file when the child exits
-                        argv.append(f"/dev/fd/{read_end}")
-                    else:
-                        argv += _plain_argv([word], variables, where)
-                if argv[0] == "serpeval":
-                    done = _in_process(partial(main, argv[1:]), capfd)
-                else:
-                    child = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
-                                           pass_fds=[fd for _, fd, _ in feeders])
-                    done = Done(child.returncode, child.stdout, child.stderr)
-            finally:
-                for feeder, read_end, errors in feeders:
-                    os.close(read_end)
-                    feeder.wait(timeout=600)
-                    errors.seek(0)
-                    err.append(errors.read().decode(errors="replace"))
+        argv = [_expand(word, variables, where) for word in words]
+        assert all(PLAIN_WORD.match(word) for word in argv), f"{where}: an expansion needs a shell: {argv}"
+        if argv[0] == "serpeval":
+            done = _in_process(partial(main, argv[1:]), capfd)
+        else:
+            child = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+            done = Done(child.returncode, child.stdout, child.stderr)
         out.append(done.stdout)
         err.append(done.stderr)
         status = done.returncode
@@ -337,12 +279,8 @@ def test_plain_blocks_run_in_process_and_the_others_under_bash() -> None:
     code = "R=$DATA/x; serpeval evaluate $R/q.txt \\\n    ${R}/r.run -m nDCG@10\nhead -2 out.txt\n"
     assert plain_statements(code) == [
         ["R=$DATA/x"], ["serpeval", "evaluate", "$R/q.txt", "${R}/r.run", "-m", "nDCG@10"], ["head", "-2", "out.txt"]]
-    assert plain_statements("serpeval trec_eval q <(zcat $R/r.gz) <( cat  x )\n") == [
-        ["serpeval", "trec_eval", "q", Substituted(("zcat", "$R/r.gz")), Substituted(("cat", "x"))]]
-    for code in ("serpeval evaluate q r > out.txt\n", "serpeval trec_eval q <(zcat r.gz | head)\n", "a | b\n",
-                 "cmp a b && echo same\n", "echo 'x y'\n", "ls *.run\n", "echo $(date)\n", "x  # note\n",
-                 "x <()\n", "x <(zcat <(cat r))\n", "x <(zcat 'r')\n", "x >(cat)\n", "x a<(cat r)\n",
-                 "x <(cat r)b\n"):
+    for code in ("serpeval evaluate q r > out.txt\n", "serpeval trec_eval q <(zcat r.gz)\n", "a | b\n",
+                 "cmp a b && echo same\n", "echo 'x y'\n", "ls *.run\n", "echo $(date)\n", "x  # note\n"):
         assert plain_statements(code) is None, code
     assert _expand("${R}/$R", {"R": "a"}, "page.md:1") == "a/a"
     with pytest.raises(AssertionError, match=r"page\.md:1: \$NOT_SET_ANYWHERE is not set"):
