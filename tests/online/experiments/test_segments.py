@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from tests.online.logs.test_spark_jobs import Jobs
+from tests.online.conftest import Jobs
 
 from serpeval.cli import main
 from serpeval.core.errors import OptionError

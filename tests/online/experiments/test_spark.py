@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
-from tests.online.logs.test_spark_jobs import Jobs
+from tests.online.conftest import Jobs
 
 from serpeval.online.experiments import analyze_ab, analyze_interleaving_logs, monitor_ab
 from serpeval.online.logs import read_logs
