@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import serpeval
@@ -22,6 +23,10 @@ class Tally:
     values found different, and the harness tests that failed (for any reason)."""
 
     files: set[str] = field(default_factory=set)
+    #: pytest's temporary folder of this process (set by ``tests/differential/conftest.py``):
+    #: files are counted by their path below it, so that a collection each pytest-xdist worker
+    #: generated in its own folder counts once.
+    base: Path | None = None
     queries: int = 0
     values: int = 0
     mismatches: int = 0
@@ -29,11 +34,16 @@ class Tally:
     failed_tests: int = 0
 
     def add(self, check: str, files: list[Any], queries: int, values: int, mismatches: int = 0) -> None:
-        self.files.update(str(f) for f in files)
+        self.files.update(self._name(Path(f)) for f in files)
         self.queries += queries
         self.values += values
         self.mismatches += mismatches
         self.by_check[check] = self.by_check.get(check, 0) + values
+
+    def _name(self, path: Path) -> str:
+        if self.base is not None and path.is_relative_to(self.base):
+            return path.relative_to(self.base).as_posix()
+        return str(path)
 
     def shared(self) -> dict[str, Any]:
         """What a pytest-xdist worker sends back (``failed_tests`` aside: the controller counts

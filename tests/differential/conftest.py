@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.differential.compare import TALLY
 from tests.differential.layouts import Layout, Written, draw_layout, write
 from tests.differential.shapes import BIG_SCENARIOS, SCENARIOS, Collection, Scenario, make_collection
 
@@ -106,6 +107,15 @@ def build(spec: CaseSpec, folder: Path) -> Case:
 @pytest.fixture(scope="session")
 def case_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("differential")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tally_base(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Files are tallied by their path below this process's temporary folder: each pytest-xdist
+    worker builds the collections its tests need in a folder of its own, and a collection built
+    by both (the runs counted 332 or 382 files by how the test files fell on the workers) is
+    one file of the harness."""
+    TALLY.base = tmp_path_factory.getbasetemp()
 
 
 @pytest.fixture

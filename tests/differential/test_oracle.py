@@ -12,6 +12,7 @@ import io
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,23 @@ def test_compare_refuses_to_have_compared_nothing(monkeypatch: pytest.MonkeyPatc
         oracle.compare("self-check", {}, {}, [], "an empty reference")
     with pytest.raises(AssertionError, match="compared no value"):
         oracle.compare("self-check", {"q1": {}}, {"q1": {}}, [], "a reference without measures")
+
+
+def test_a_file_built_by_both_workers_counts_once(tmp_path: Path) -> None:
+    """Each pytest-xdist worker builds the collections its tests need below its own temporary
+    folder; the controller's tally counts such a collection once, by its path below the folder,
+    and a file outside the folder by its whole path."""
+    workers = []
+    for name in ("popen-gw0", "popen-gw1"):
+        tally = Tally(base=tmp_path / name)
+        tally.add("check", [tmp_path / name / "differential0" / "every_shape-0" / "qrels.txt",
+                            tmp_path / name / f"only-{name}.run"], 1, 1)
+        workers.append(tally.shared())
+    controller = Tally()
+    for shared in workers:
+        controller.merge(shared)
+    outside = tmp_path / "elsewhere.run"
+    controller.add("check", [outside], 1, 1)
+    assert sorted(controller.files) == sorted(["differential0/every_shape-0/qrels.txt", "only-popen-gw0.run",
+                                               "only-popen-gw1.run", str(outside)])
+    assert controller.summary().startswith("4 files, 3 queries, 3 values compared")
