@@ -238,7 +238,7 @@ def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs,
     with Jobs(spark) as jobs:  # (mixed units, units and multi-segment units: one query)
         on_spark = analyze_ab_segments(tmp_path / "ab.parquet", by="segment", metrics=["ctr", "clicks_per_user"],
                                        backend="spark")
-    assert jobs.ran <= 12
+    assert jobs.ran <= 10
     assert on_spark.backend == "spark"
     for a, b in zip(duck.to_dicts(), on_spark.to_dicts(), strict=True):
         for key, value in a.items():
@@ -251,7 +251,7 @@ def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs,
     duck = analyze_interleaving_segments(tmp_path / "il.parquet", by="device")
     with Jobs(spark) as jobs:
         on_spark = analyze_interleaving_segments(tmp_path / "il.parquet", by="device", backend="spark")
-    assert jobs.ran <= 12
+    assert jobs.ran <= 10
     for a, b in zip(duck.to_dicts(), on_spark.to_dicts(), strict=True):
         assert b["effect"] == pytest.approx(a["effect"], rel=1e-9)
         assert b["ci_low"] == pytest.approx(a["ci_low"], rel=1e-9)

@@ -37,7 +37,7 @@ from serpeval.online.experiments.interleaving_over_time import (
 )
 from serpeval.online.logs.features import Duplicates, Exclusions, prepare
 from serpeval.online.logs.schema import LogSchema
-from serpeval.online.logs.sources import collect, read_logs
+from serpeval.online.logs.sources import collect, collect_sorted, read_logs
 
 __all__ = ["InterleavingLogReport", "analyze_interleaving_logs"]
 
@@ -217,9 +217,8 @@ def analyze_interleaving_logs(
         per_unit.group_by(["w", "l", "n"])
         .aggregate(units=per_unit.count(),
                    **{f"bal__{k}": per_unit[f"bal__{k}"].sum() for k in balance})
-        .order_by(["w", "l", "n"])
     )
-    table = collect(patterns)
+    table = collect_sorted(patterns, ["w", "l", "n"])
     sums = {k: sum(v or 0 for v in table.column(f"bal__{k}").to_pylist()) for k in balance}
     wins, losses, counts, multiplicity = (
         np.asarray(table.column(c).to_numpy(), dtype=np.int64) for c in ("w", "l", "n", "units")

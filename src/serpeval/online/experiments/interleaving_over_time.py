@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.errors import OptionError
-from serpeval.online.logs.sources import collect, count, first_row
+from serpeval.online.logs.sources import collect_sorted, count, first_row
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -260,9 +260,8 @@ def preference_over_time(
             d_an=(a0 * n + n0 * a + a * n).sum(),
             d_nn=(2 * n0 * n + n * n).sum(),
         )
-        .order_by("period")
     )
-    table = collect(per_period)
+    table = collect_sorted(per_period, ["period"])
     rows = _rows(table, n_periods, origin, seconds, confidence)
     return PreferenceOverTime(
         name, seconds, unit, confidence, tuple(rows), int(span.get("missing") or 0)

@@ -402,7 +402,7 @@ def analyze_interleaving_segments(
 
     from serpeval.online.interleaving.analysis import analyze_counts
     from serpeval.online.logs.features import prepare
-    from serpeval.online.logs.sources import collect, read_logs
+    from serpeval.online.logs.sources import collect_sorted, read_logs
     from serpeval.stats.multiplicity import adjust, canonical_correction
 
     correction = canonical_correction(correction)
@@ -418,8 +418,8 @@ def analyze_interleaving_segments(
     units = f.group_by(["segment", "unit"]).aggregate(y=f.y.sum(), x=f.count().cast("float64"))
     per_segment = units.group_by("segment").aggregate(
         n=units.count(), my=units.y.mean(), mx=units.x.mean(), vy=units.y.var(how="sample"),
-        vx=units.x.var(how="sample"), cyx=units.y.cov(units.x, how="sample")).order_by("segment")
-    table = collect(per_segment)
+        vx=units.x.var(how="sample"), cyx=units.y.cov(units.x, how="sample"))
+    table = collect_sorted(per_segment, ["segment"])
     users, multi = _multi_segment_units(units)
     # the sign of Δ follows the interleaving analysis (one decision, made there)
     sign = float(np.sign(analyze_counts([1], [0], [0], n_resamples=1, rng=0).delta))

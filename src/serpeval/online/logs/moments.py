@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.online.logs.sources import collect
+from serpeval.online.logs.sources import collect_sorted
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -175,7 +175,7 @@ def fetch_moments(
         aggs[f"cov__{a}__{b}"] = (
             units[a].var(how="sample") if a == b else units[a].cov(units[b], how="sample")
         )
-    table = collect(units.group_by([*by, "mixed"]).aggregate(**aggs).order_by([*by, "mixed"]))
+    table = collect_sorted(units.group_by([*by, "mixed"]).aggregate(**aggs), [*by, "mixed"])
     mixed_mask = np.asarray(table.column("mixed").to_numpy(zero_copy_only=False), dtype=bool)
     n = np.asarray(table.column("n").to_numpy(zero_copy_only=False), dtype=np.float64)
     rows = np.asarray(table.column("rows").to_numpy(zero_copy_only=False), dtype=np.float64)

@@ -27,7 +27,7 @@ from serpeval.core.errors import InputError, OptionError, SerpevalError, require
 from serpeval.online.logs.schema import LogSchema
 
 __all__ = [
-    "BACKENDS", "Logs", "collect", "count", "duckdb_connection", "first_row", "read_logs",
+    "BACKENDS", "Logs", "collect", "collect_sorted", "count", "duckdb_connection", "first_row", "read_logs",
     "spark_session",
 ]
 
@@ -301,6 +301,16 @@ def collect(expr: Any) -> Any:
             warnings.filterwarnings("ignore", message=message)
         result = sqlcache.run(expr)
         return expr.to_pyarrow() if result is None else result
+
+
+def collect_sorted(expr: Any, keys: list[str]) -> Any:
+    """:func:`collect`, its rows sorted by ``keys`` (ascending, NULLs last, strings by their
+    UTF-8 bytes): what ``expr.order_by(keys)`` returns on DuckDB and Spark, sorted here.
+
+    For small results (grouped aggregates): an ORDER BY costs Spark a sampling job for its
+    range partitioning and a shuffle stage more (~0.2 s of each query in local mode).
+    """
+    return collect(expr).sort_by([(k, "ascending", "at_end") for k in keys])
 
 
 def duckdb_connection(database: str = ":memory:", read_only: bool = False) -> Any:
