@@ -112,12 +112,22 @@ def interleave(rankings: Any, method: str = "team_draft", k: int | None = 10,
         options: method options: ``ignore_shared`` (team draft), ``tau`` (probabilistic),
             ``credit_function`` (optimized).
     """
-    module = _ALIASES.get(method) or lookup("interleaving method", method, _ALIASES)
+    module = _method_module(method)
     checked = check_rankings(rankings, module.MAX_RANKERS, module.NAME)
     size = check_k(k, checked)
-    generator = as_generator(rng)
+    return _draw(module, checked, size, as_generator(rng), options)
+
+
+def _method_module(method: str) -> ModuleType:
+    """The module of an interleaving method or alias (unknown: "did you mean")."""
+    return _ALIASES.get(method) or lookup("interleaving method", method, _ALIASES)
+
+
+def _draw(module: ModuleType, rankings: list[list[Any]], k: int, generator: np.random.Generator,
+          options: dict[str, Any]) -> Interleaving:
+    """``module.interleave`` of checked rankings and k; an option it does not take: :class:`OptionError`."""
     try:
-        return module.interleave(checked, size, generator, **options)
+        return module.interleave(rankings, k, generator, **options)
     except TypeError as exc:
         if "unexpected keyword" not in str(exc):
             raise

@@ -637,7 +637,8 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     ``options`` go to :func:`~serpeval.online.interleaving.interleave` (``credit_function``,
     ``tau``, ``ignore_shared``).
     """
-    from serpeval.online.interleaving import credit, interleave
+    from serpeval.online.interleaving import _draw, _method_module
+    from serpeval.online.interleaving._result import check_k, check_rankings
     from serpeval.online.interleaving.optimized import BIAS_TOLERANCE
 
     generator = as_generator(rng)
@@ -650,17 +651,27 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     b = rankings_a if rankings_b is None else rankings_b
     if len(b) != len(rankings_a) or not len(rankings_a):
         raise InputError("rankings_a and rankings_b need one ranking per query, the same queries.")
+    # What interleave() and credit() do per impression, with the per-query work done once: the
+    # method resolved and each query's pair checked (and its k) at its first impression, where
+    # interleave() would first refuse it; credit() by the module that made the list (credit()
+    # looks the same module up and sets Outcome.method, which the outcome does not depend on).
+    module = _method_module(method)
+    checked: dict[int, tuple[list[list[Any]], int]] = {}
     queries = generator.integers(0, len(rankings_a), size=impressions)
     outcomes = np.empty((len(models), impressions), dtype=np.float64)
     bias = np.zeros(impressions)
     for i, q in enumerate(queries.tolist()):
-        pair = [list(rankings_a[q]), list(b[q])]
-        size = min(k, len(set(pair[0]) | set(pair[1])))
-        shown = interleave(pair, method, k=size, rng=generator, **options)
+        if q not in checked:
+            pair = [list(rankings_a[q]), list(b[q])]
+            size = min(k, len(set(pair[0]) | set(pair[1])))
+            pair = check_rankings(pair, module.MAX_RANKERS, module.NAME)
+            checked[q] = pair, check_k(size, pair)
+        pair, size = checked[q]
+        shown = _draw(module, [list(r) for r in pair], size, generator, options)
         bias[i] = float(shown.params.get("bias", 0.0))
         for m, model in enumerate(models):
-            clicked = np.flatnonzero(random_clicks(model, size, click_probability, generator)).tolist()
-            outcomes[m, i] = credit(shown, clicked).outcome
+            clicked = np.nonzero(random_clicks(model, size, click_probability, generator))[0].tolist()
+            outcomes[m, i] = module.credit(shown, clicked).outcome
     tested = [zero_mean_test(row) for row in outcomes]
     adjusted = holm(np.array([p for p, _ in tested]))
     worst = int(np.argmin(adjusted))
