@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import serpeval
@@ -132,11 +133,16 @@ def _reference(measures: list, qrels: dict, *runs: dict, reduce: Reduce | None =
     outs: list[dict] = [collections.defaultdict(dict) for _ in runs]
     own = [m for m in measures if m.params.get("gains") is not None]
     batches = [[m for m in measures if m not in own], *([m] for m in own)]
-    for batch in (b for b in batches if b):
-        evaluator = irm.evaluator(batch, qrels)
-        for run, out in zip(runs, outs, strict=True):
-            for metric in evaluator.iter_calc(run):
-                out[metric.measure][metric.query_id] = metric.value
+    # cwl_eval formats NumPy vectors for its debug log at every measure and query
+    # (``logger.debug("...".format(..., cvec[0:11]))``, built although the log is off): with
+    # NumPy's default print options a sixth of the robust04 C/W/L tests' time. These print
+    # options make those discarded strings cheap; no value depends on them.
+    with np.printoptions(formatter={"all": lambda _: "."}, threshold=0, edgeitems=0):
+        for batch in (b for b in batches if b):
+            evaluator = irm.evaluator(batch, qrels)
+            for run, out in zip(runs, outs, strict=True):
+                for metric in evaluator.iter_calc(run):
+                    out[metric.measure][metric.query_id] = metric.value
     return outs
 
 
@@ -195,6 +201,13 @@ def _load(folder: Path, qrels_name: str, run_name: str) -> tuple[tuple[Qrels, di
     return (judgments, judgments.to_dict()), run
 
 
+@functools.lru_cache(maxsize=4)
+def _load_untied(folder: Path, qrels_name: str, run_name: str) -> dict:
+    """:func:`_untied` of :func:`_load`'s run: the same for the gdeval, cwl_eval and tie-rule
+    tests of a collection, made once (on robust04 as long as serpeval's evaluation of it)."""
+    return _untied(_load(folder, qrels_name, run_name)[1])
+
+
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
 def test_trec_eval_measures_are_identical(trec: Path, folder: str, qrels_name: str, run_name: str) -> None:
     data, run = _load(trec / folder, qrels_name, run_name)
@@ -205,9 +218,10 @@ def test_trec_eval_measures_are_identical(trec: Path, folder: str, qrels_name: s
 @pytest.mark.parametrize(("folder", "qrels_name", "run_name"), COLLECTIONS)
 def test_gdeval_measures_agree_to_its_printed_decimals(trec: Path, folder: str, qrels_name: str,
                                                        run_name: str) -> None:
-    data, run = _load(trec / folder, qrels_name, run_name)
+    data, _ = _load(trec / folder, qrels_name, run_name)
     measures = _gdeval()
-    assert _compare(measures, data, _untied(run), 5e-6 + 1e-12, reduce=_positive_judgments) == \
+    assert _compare(measures, data, _load_untied(trec / folder, qrels_name, run_name), 5e-6 + 1e-12,
+                    reduce=_positive_judgments) == \
         {str(m): [] for m in measures}
 
 
@@ -216,10 +230,11 @@ def test_gdeval_measures_agree_to_its_printed_decimals(trec: Path, folder: str, 
 def test_cwl_eval_measures_are_identical(trec: Path, folder: str, qrels_name: str, run_name: str,
                                          family: str) -> None:
     pytest.importorskip("cwl", reason="cwl-eval (ir_measures' cwl_eval provider) is not installed")
-    data, run = _load(trec / folder, qrels_name, run_name)
+    data, _ = _load(trec / folder, qrels_name, run_name)
     top = max(g for grades in data[1].values() for g in grades.values())
     measures = _cwl(top, family)
-    assert _compare(measures, data, _untied(run), 1e-12, reduce=_ranked_judgments) == {str(m): [] for m in measures}
+    untied = _load_untied(trec / folder, qrels_name, run_name)
+    assert _compare(measures, data, untied, 1e-12, reduce=_ranked_judgments) == {str(m): [] for m in measures}
 
 
 def test_gdeval_reads_only_the_positive_judgments(trec: Path) -> None:
@@ -264,7 +279,7 @@ def test_own_tie_rule_measures_differ_only_on_ties(trec: Path, folder: str, qrel
                                                    run_name: str, family: str) -> None:
     data, run = _load(trec / folder, qrels_name, run_name)
     measures = _own_ties(family)
-    untied, as_is = _compare_each(measures, data, [_untied(run), run], 1e-12)
+    untied, as_is = _compare_each(measures, data, [_load_untied(trec / folder, qrels_name, run_name), run], 1e-12)
     assert untied == {str(m): [] for m in measures}
     tied = {q for q, docs in run.items() if len(set(docs.values())) < len(docs)}
     for name, queries in as_is.items():
