@@ -604,11 +604,12 @@ def random_clicks(model: str, size: int, click_probability: float, rng: np.rando
         return u < click_probability / np.arange(1, size + 1)
     if model == "cascade":
         stop = rng.random(size) < 0.5
+        hits = u < click_probability
+        # the clicks down to the first one followed by a stop, none below it
+        stops = np.flatnonzero(hits & stop)
         clicks = np.zeros(size, dtype=bool)
-        for i in range(size):
-            clicks[i] = u[i] < click_probability
-            if clicks[i] and stop[i]:
-                break
+        end = int(stops[0]) + 1 if len(stops) else size
+        clicks[:end] = hits[:end]
         return clicks
     raise OptionError(f"unknown random clicker {model!r}; use one of {', '.join(RANDOM_CLICKERS)}.")
 

@@ -37,7 +37,6 @@ a serving system pays the LP once per distinct pair of rankings.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Literal, get_args
 
@@ -160,9 +159,11 @@ def _heads(ranking: tuple[DocId, ...], docs: tuple[DocId, ...]) -> list[bool]:
     """For each slot: was the document the top remaining one of ``ranking``?"""
     shown: set[DocId] = set()
     out = []
+    top = 0  # ranking[top]: the first document not shown yet (only moves down as docs are shown)
     for doc in docs:
-        top = next((d for d in ranking if d not in shown), None)
-        out.append(top == doc)
+        while top < len(ranking) and ranking[top] in shown:
+            top += 1
+        out.append(top < len(ranking) and ranking[top] == doc)
         shown.add(doc)
     return out
 
@@ -178,6 +179,6 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
         ranks = np.array([result.ranks[s][p] or result.lengths[s] + 1 for p in clicks], dtype=float)
         # Rounded so that equal sums taken in a different order tie exactly.
         credits.append(round(float(_gain(ranks, fn).sum()), 12) if clicks else 0.0)
-    result_outcome = outcome_from_credits(credits, clicks)
-    return replace(result_outcome, outcome=round(credits[0] - credits[1], 12),
-                   bias=float(result.params.get("bias", 0.0)))
+    r = outcome_from_credits(credits, clicks)
+    return Outcome(r.credits, round(credits[0] - credits[1], 12), r.winner, r.preferences, r.clicks,
+                   r.ignored_clicks, r.expected_outcome, r.method, bias=float(result.params.get("bias", 0.0)))
