@@ -241,6 +241,19 @@ def test_optimized_on_the_balanced_bias_example() -> None:
     assert expected_credit == pytest.approx(0.0, abs=1e-12)
 
 
+def test_optimized_teams_follow_the_top_remaining_document() -> None:
+    """A slot is a ranker's when its document is that ranker's top remaining one, worked by
+    hand: A = (a,) runs out after its one document; B = (b, c, d). Shown (b, a, c): b is B's top,
+    a is A's top (B's top remaining is c), c is B's (A has nothing left). And with A = (x, y, z)
+    shown (y, x, z): y is not A's top (x is), x is, then z, past the two shown above it."""
+    assert optimized._heads(("a",), ("b", "a", "c")) == [False, True, False]
+    assert optimized._heads(("b", "c", "d"), ("b", "a", "c")) == [True, False, True]
+    assert optimized._heads(("x", "y", "z"), ("y", "x", "z")) == [False, True, True]
+    for seed in range(20):  # every list of the distribution: A's one slot, then B's
+        shown = interleave([["a"], ["b", "c", "d"]], "optimized", k=3, rng=seed)
+        assert shown.teams == tuple(0 if d == "a" else 1 for d in shown.docs), shown.docs
+
+
 def test_multileaving_three_rankers() -> None:
     rankings = [["a", "b", "c"], ["b", "d", "e"], ["f", "a", "g"]]
     shown = interleave(rankings, "tdm", k=6, rng=0)

@@ -180,5 +180,7 @@ def credit(result: Interleaving, clicked_positions: Any) -> Outcome:
         # Rounded so that equal sums taken in a different order tie exactly.
         credits.append(round(float(_gain(ranks, fn).sum()), 12) if clicks else 0.0)
     r = outcome_from_credits(credits, clicks)
-    return Outcome(r.credits, round(credits[0] - credits[1], 12), r.winner, r.preferences, r.clicks,
-                   r.ignored_clicks, r.expected_outcome, r.method, bias=float(result.params.get("bias", 0.0)))
+    return Outcome(credits=r.credits, outcome=round(credits[0] - credits[1], 12), winner=r.winner,
+                   preferences=r.preferences, clicks=r.clicks, ignored_clicks=r.ignored_clicks,
+                   expected_outcome=r.expected_outcome, method=r.method,
+                   bias=float(result.params.get("bias", 0.0)))
