@@ -28,6 +28,8 @@ def test_scripts_test_sh_runs_the_pinned_suite_on_both_cores_with_coverage_and_t
     # the docs extra: tests/project/test_docs_site.py builds the site
     assert re.search(r"pip install .*-e '\.\[test,docs\]' -c constraints/test\.txt", TEST_SH)
     assert re.search(r"pytest --doctest-modules src/serpeval", TEST_SH)
+    # the bytecode the tests' child processes read where PYTHONDONTWRITEBYTECODE is set
+    assert re.search(r"^python3 -m compileall -q src/serpeval$", TEST_SH, re.M)
     run = TEST_SH.strip().splitlines()[-1]
     assert run.startswith("exec python3 -m pytest")
     assert "parallel[@]" in run
