@@ -159,3 +159,21 @@ def test_results_render_from_to_dicts(ab_logs) -> None:
     assert payload["exclusions"]["kept_rows"] == ab_logs.impressions.num_rows
     assert sum(v["impressions"] for v in res.variants.values()) == ab_logs.impressions.num_rows
     assert repr(res).startswith("ABResults('ranker-v2'")
+
+
+def test_collect_sorted_is_the_engines_order_by() -> None:
+    """Grouped results sorted after collection (sources.collect_sorted) come back in the order
+    DuckDB's ORDER BY gives: NULLs last, strings by their UTF-8 bytes (upper case before lower,
+    'é' after 'z', '日本' last), then the next key; with pyarrow 18, the lowest allowed, too."""
+    from serpeval.online.logs.sources import collect, collect_sorted, duckdb_connection
+
+    con = duckdb_connection()
+    rows = pa.table({"segment": ["fr", None, "de", "é", "Z", "de", "日本", None, "a"],
+                     "mixed": [False, True, True, False, False, False, True, False, False],
+                     "n": [1, 2, 3, 4, 5, 6, 7, 8, 9]})
+    expr = con.create_table("grouped", rows)
+    expected = collect(expr.order_by(["segment", "mixed"]))
+    got = collect_sorted(expr, ["segment", "mixed"])
+    assert got.equals(expected)
+    assert got.column("segment").to_pylist() == ["Z", "a", "de", "de", "fr", "é", "日本", None, None]
+    assert got.column("n").to_pylist() == [5, 9, 6, 3, 1, 4, 7, 8, 2]

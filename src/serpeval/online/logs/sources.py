@@ -310,7 +310,9 @@ def collect_sorted(expr: Any, keys: list[str]) -> Any:
     For small results (grouped aggregates): an ORDER BY costs Spark a sampling job for its
     range partitioning and a shuffle stage more (~0.2 s of each query in local mode).
     """
-    return collect(expr).sort_by([(k, "ascending", "at_end") for k in keys])
+    # (NULLs last: Arrow's default; pyarrow 18 takes no per-key placement, and 25 deprecates
+    # the table-wide one)
+    return collect(expr).sort_by([(k, "ascending") for k in keys])
 
 
 def duckdb_connection(database: str = ":memory:", read_only: bool = False) -> Any:
