@@ -113,7 +113,7 @@ def case_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _tally_base(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Files are tallied by their path below this process's temporary folder: each pytest-xdist
     worker builds the collections its tests need in a folder of its own, and a collection built
-    by both (the runs counted 332 or 382 files by how the test files fell on the workers) is
+    by both (the runs counted 332, 354 or 382 files by how the test files fell on the workers) is
     one file of the harness."""
     TALLY.base = tmp_path_factory.getbasetemp()
 
