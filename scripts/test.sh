@@ -47,7 +47,7 @@ python3 -m pytest --doctest-modules src/serpeval -q -p no:cacheprovider
 # The library's bytecode, written once: where the environment sets PYTHONDONTWRITEBYTECODE (as
 # Docker's Python images and this project's CI machines do), Python writes no .pyc files, and each
 # of the hundreds of `python -m serpeval` processes the tests start compiled serpeval's modules
-# from source again (~0.1 s of CPU a process; tests/faults/test_memory_limit.py 40 -> 34 s).
+# from source again (~0.08 s of CPU a process; tests/faults/test_memory_limit.py 40 -> 34 s).
 # Reading .pyc files is not turned off by that variable; they go to the git-ignored __pycache__.
 python3 -m compileall -q src/serpeval
 # Hypothesis's derandomized `ci` profile (tests/conftest.py): the same examples on every run.
