@@ -36,7 +36,7 @@ def build(root: Path) -> str | None:
     if cc is None:
         return "no C compiler found (set CC)"
     target = root / LIBRARY
-    partial = target.with_name(target.name + ".part")
+    partial = target.with_name(f"{target.name}.{os.getpid()}.part")  # two installs at once each write their own
     command = [*cc, "-O3", "-std=c99", "-fPIC", "-shared", "-o", str(partial), *(str(root / s) for s in SOURCES)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)

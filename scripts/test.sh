@@ -65,5 +65,12 @@ coverage=(--cov --cov-report=term)
 if [ "${SERPEVAL_COVERAGE:-1}" = 0 ]; then
     coverage=()
 fi
+# On Python 3.12+ coverage can trace through sys.monitoring, which stops paying for a line once
+# it is recorded: the whole suite 616 -> 513 s summed, 340 -> 278 s wall (Python 3.11.7's C
+# tracer against 3.12.1's, same machine). Line coverage only ([tool.coverage.run] branch = false:
+# with branches, coverage falls back to its C tracer before Python 3.14).
+if python3 -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+    export COVERAGE_CORE=${COVERAGE_CORE:-sysmon}
+fi
 # The 40 slowest tests are listed, and tests/conftest.py sums their share of the suite's time.
 exec python3 -m pytest ${parallel[@]+"${parallel[@]}"} ${coverage[@]+"${coverage[@]}"} --durations=40 "$@"

@@ -4,7 +4,10 @@ versions of the extras (scripts/test-latest.sh)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -57,3 +60,69 @@ def test_the_latest_allowed_versions_run_unpinned_and_report() -> None:
     assert "--upgrade" in install
     assert "constraints/test.txt" not in install      # as a user would: the newest each bound allows
     assert "newer than constraints" in latest  # what changed is reported
+
+
+def test_coverage_traces_through_sys_monitoring_on_python_3_12() -> None:
+    # sys.monitoring is the cheap tracer for line coverage; with branch coverage, coverage falls
+    # back to its C tracer before Python 3.14, and the saving is gone
+    assert re.search(r"sys\.exit\(sys\.version_info < \(3, 12\)\)'; then\n"
+                     r"\s+export COVERAGE_CORE=\$\{COVERAGE_CORE:-sysmon\}", TEST_SH)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["tool"]["coverage"]["run"]["branch"] is False
+    assert pyproject["tool"]["mypy"]["python_version"] == "3.11"  # the suite may run on 3.12; 3.11's API is checked
+
+
+CI_RUN = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def suite_python(path: Path) -> str:
+    """What .ci/run's ``suite_python`` prints with ``path`` on PATH, beside only the tools it
+    uses (no Python of the machine's)."""
+    function = re.search(r"^suite_python\(\) \{\n.*?^\}\n", CI_RUN, re.M | re.S)
+    assert function is not None
+    tools = path.parent / "tools"
+    tools.mkdir(exist_ok=True)
+    for tool in ("grep", "sort", "tail"):
+        found = shutil.which(tool)
+        assert found is not None
+        (tools / tool).unlink(missing_ok=True)
+        (tools / tool).symlink_to(found)
+    done = subprocess.run(["/bin/bash", "-c", f"set -euo pipefail\n{function.group(0)}suite_python"],
+                          env={"PATH": f"{path}{os.pathsep}{tools}"}, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def executable(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{text}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_the_suite_runs_on_python_3_12_where_the_machine_has_one(tmp_path: Path) -> None:
+    assert suite_python(tmp_path / "empty") == "python3"
+    bin_ = tmp_path / "bin"
+    # pyenv's shim of a version not selected fails (exit 127); the newest 3.12 pyenv has is taken
+    shim = executable(bin_ / "python3.12", "exit 127")
+    root = tmp_path / "pyenv"
+    executable(bin_ / "pyenv", f'[ "$1" = root ] && echo {root} && exit 0\n'
+                                "printf '3.11.7\\n3.12.10\\n3.12.9\\n3.13.0\\n3.12.1\\n'")
+    for version in ("3.12.1", "3.12.9", "3.12.10", "3.13.0"):
+        executable(root / "versions" / version / "bin" / "python3", "exit 0")
+    assert suite_python(bin_) == str(root / "versions" / "3.12.10" / "bin" / "python3")
+    # pyenv's newest 3.12 broken: python3
+    (root / "versions" / "3.12.10" / "bin" / "python3").write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    assert suite_python(bin_) == "python3"
+    # a working python3.12 on PATH comes first
+    executable(shim, "exit 0")
+    assert suite_python(bin_) == str(shim)
+
+
+def test_the_latest_run_goes_beside_the_lowest_and_the_suite_comes_last() -> None:
+    lines = [line.strip() for line in CI_RUN.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    latest = lines.index('scripts/test-latest.sh -q >"$latest_log" 2>&1 &')
+    lowest = lines.index("scripts/test-lowest.sh -q || lowest=$?")
+    shown = lines.index('cat "$latest_log"')
+    assert latest < lowest < lines.index('wait "$latest_pid" || true') < shown
+    assert lines.index('exit "$lowest"') > shown  # a failed lowest run still shows the latest run's report
+    assert lines[-1] == "scripts/test.sh -q"
