@@ -307,7 +307,7 @@ SELF_CONTAINED = {"README.md"}
 
 def _cases() -> list[tuple[str, tuple[int, ...]]]:
     """``(page, the indices of the blocks the test runs, in order)``."""
-    cases = []
+    cases: list[tuple[str, tuple[int, ...]]] = []
     for page, blocks in RUNNABLE.items():
         if page in SELF_CONTAINED:
             cases += [(page, (number,)) for number in range(len(blocks))]

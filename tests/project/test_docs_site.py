@@ -115,6 +115,7 @@ def test_site_builds_in_strict_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     import serpeval
 
+    assert serpeval.evaluate.__doc__ is not None
     first_line = serpeval.evaluate.__doc__.splitlines()[0]
     assert first_line in api  # mkdocstrings rendered the docstrings
     assert ":func:" not in api  # reStructuredText roles are dropped (docs/gen/hooks.py)
