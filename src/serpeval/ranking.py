@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
@@ -46,6 +47,7 @@ import pyarrow as pa
 from serpeval.core import native
 from serpeval.core.columns import take
 from serpeval.core.data import Qrels, Run
+from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import (
     DuplicateError,
     InvalidParameterError,
@@ -584,7 +586,6 @@ def break_ties(policy: TiePolicy, tie_ids: NDArray[np.integer], grades: NDArray[
 def _run_ranks(run: Run, rows: _RankedRows) -> NDArray[np.int64]:
     """The rank column of the ranked rows (in the order of ``rows.order``), read again from
     the run's TREC file; refused when the run has none or a line's rank is not an integer."""
-    from pathlib import Path
 
     from serpeval.io.trec import read_trec_ranks
 
@@ -910,7 +911,6 @@ def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[
     repeated |= np.uint64(1)
     original = pair_key(sorted_codes, _ranked_fingerprints(run, order), inplace=True) | np.uint64(1)
     candidates = order[np.isin(original, repeated)]
-    from serpeval.core.duplicates import find_duplicate
 
     first, second = find_duplicate(take(run.query_ids, candidates), take(run.doc_ids, candidates))
     if first < 0:
@@ -927,7 +927,6 @@ def _check_duplicates(run: Run, order: NDArray[np.int64], sorted_codes: NDArray[
 
 def _where(run: Run, row: int, short: bool = False) -> str:
     """``path:line`` of a run row (re-reading the file only now, on the error path)."""
-    from pathlib import Path
 
     from serpeval.io.trec import physical_line
 

@@ -201,7 +201,7 @@ def test_the_next_writer_opens_the_store_once_the_lock_is_free(tmp_path: Path, m
     writing what it held) probes the lock instead of trying to open the store every 50 ms: two
     opens in all, the one that met the lock and the one once it was free, and the holder kept
     its lock (and wrote) until it let go."""
-    from serpeval.online.events import store as store_module
+    from serpeval.online.events import writer_process
     from serpeval.online.events.writer_process import _open_store
 
     path = tmp_path / "e.duckdb"
@@ -211,7 +211,7 @@ def test_the_next_writer_opens_the_store_once_the_lock_is_free(tmp_path: Path, m
     assert holder.stdout is not None
     assert holder.stdout.readline() == b"held\n"
     opens: list[str] = []
-    real = store_module.EventStore
+    real = writer_process.EventStore
 
     def counted(target: str) -> Any:
         try:
@@ -227,7 +227,7 @@ def test_the_next_writer_opens_the_store_once_the_lock_is_free(tmp_path: Path, m
                 holder.stdin.write(b"go\n")
                 holder.stdin.close()
 
-    monkeypatch.setattr(store_module, "EventStore", counted)
+    monkeypatch.setattr(writer_process, "EventStore", counted)  # the name _open_store calls
     store = _open_store(str(path), 30.0)
     try:
         assert holder.wait(30) == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY
@@ -75,8 +76,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from serpeval.comparison.compare import CompareOptions, compare_results
     from serpeval.report.comparison import render_comparison
     from serpeval.report.table import fit_text

@@ -12,7 +12,7 @@ from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.cli.offline import add_grades_option
 from serpeval.core.errors import OptionError
-from serpeval.report.table import FORMATS
+from serpeval.report.table import FORMATS, render
 
 
 def register(sub: Any) -> None:
@@ -54,7 +54,6 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from serpeval.io import read_qrels, read_run
     from serpeval.judgments.diff import diff_runs
-    from serpeval.report.table import render
 
     if args.unjudged and not args.qrels:
         raise OptionError("--unjudged needs --qrels: which documents are unjudged depends on them.")

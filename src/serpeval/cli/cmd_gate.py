@@ -14,12 +14,15 @@ allowed drop, shown by a one-sided non-inferiority test), 1 when it fails, 2 on 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.cli.common import RESAMPLES, check_outputs, split_measures, table_width, write_output
+from serpeval.cli.failures import describe
 from serpeval.cli.offline import (
     add_evaluation_options,
     add_group_options,
@@ -91,7 +94,6 @@ def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingE
     """Write the ``--json`` report of a gate that stopped with exit 7 (it replaces the report
     of an earlier run, which must not be read as this run's decision). A report that cannot
     be written is the output error (exit 2), and its line keeps the gate's own reason."""
-    from serpeval.cli.failures import describe
     from serpeval.report.gate import gate_failure_report
 
     reason, code = describe(exc)
@@ -106,7 +108,6 @@ def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingE
 
 def _read_baseline(path: str, measures: list[str]) -> Any:
     """The recorded evaluation of ``--baseline-json``: one run, with every gated measure."""
-    import json
 
     from serpeval.evaluation.results import Results
     from serpeval.measures import parse_measures
@@ -132,7 +133,6 @@ def _read_baseline(path: str, measures: list[str]) -> Any:
 def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespace) -> Any:
     """The recorded baseline beside the evaluated candidate, as one two-run result; refused
     when the two were evaluated against different qrels, unless --allow-different-qrels."""
-    from dataclasses import replace
 
     from serpeval.core.ties import same_ties
     from serpeval.evaluation.results import Results

@@ -4,6 +4,7 @@ a simulated log."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import FINITE, NON_NEGATIVE_INT, POSITIVE_INT, output_folder, real
@@ -75,7 +76,6 @@ LOG_FILES = ("impressions.parquet", "pre.parquet")
 
 def refuse_existing(folder: str, force: bool) -> None:
     """Refuse, before generating, a folder that is a file, or that holds a log (unless --force)."""
-    from pathlib import Path
 
     target = Path(folder)
     if target.exists() and not target.is_dir():

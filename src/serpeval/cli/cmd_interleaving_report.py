@@ -12,7 +12,7 @@ from serpeval.cli.common import add_duplicates_option, check_outputs, emit, engi
 from serpeval.cli.segments import add_by_option, refuse_latex_by, segment_text
 from serpeval.cli.teardown import finishing
 from serpeval.core.errors import InputError, OptionError
-from serpeval.report.table import FORMATS
+from serpeval.report.table import FORMATS, render
 
 
 def register(sub: Any) -> None:
@@ -203,7 +203,6 @@ def _triggered_digest(rows: list[dict[str, Any]], digits: int) -> list[dict[str,
 
 def _emit_over_time(args: argparse.Namespace, report: Any, notes: list[str], title: str) -> int:
     """``--over-time``: the outcome table and the per-period table (csv/tsv: the latter only)."""
-    from serpeval.report.table import render
 
     over = report.over_time
     if over is None:

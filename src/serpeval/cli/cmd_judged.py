@@ -10,7 +10,7 @@ from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.cli.offline import add_grades_option
-from serpeval.report.table import FORMATS
+from serpeval.report.table import FORMATS, render
 
 
 def register(sub: Any) -> None:
@@ -45,7 +45,6 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from serpeval.io import read_qrels, read_run
     from serpeval.judgments.judged import judged
-    from serpeval.report.table import render
 
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     qrels = read_qrels(args.qrels, grades=args.grades)

@@ -10,6 +10,8 @@ from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, integer, real
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.report.judging import JUDGING_FORMATS as FORMATS  # one list: what judging_file writes
+from serpeval.report.judging import format_for, judging_file
+from serpeval.report.table import render
 
 
 def register(sub: Any) -> None:
@@ -59,8 +61,6 @@ def run(args: argparse.Namespace) -> int:
     from serpeval.io import read_qrels, read_run
     from serpeval.io.topics import read_topics
     from serpeval.judgments.pool import pool
-    from serpeval.report.judging import format_for, judging_file
-    from serpeval.report.table import render
 
     check_outputs({"-o": args.output}, [*args.runs, args.qrels, args.simulate, args.topics])
     fmt = args.format or format_for(args.output)

@@ -20,7 +20,8 @@ from serpeval.cli.offline import (
 )
 from serpeval.core.errors import InputError, StatsError
 from serpeval.report import DEFAULT_HTML_PATH
-from serpeval.report.online_inputs import KINDS
+from serpeval.report.online_inputs import KINDS, read_online_json
+from serpeval.report.table import render
 from serpeval.stats.registry import TESTS, correction_names
 
 
@@ -75,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
 
     from serpeval.io.topics import read_topics
     from serpeval.report.html import save_html
-    from serpeval.report.online_inputs import read_online_json
 
     files = {kind: getattr(args, f"online_{kind}") for kind in KINDS}
     check_outputs({"-o": args.output},
@@ -163,8 +163,6 @@ def _diffs(args: argparse.Namespace, qrels: Any, runs: list[Any]) -> list[Any]:
 def print_summary(console: Any, results: Any, comparison: Any, notes: list[str]) -> None:
     """The terminal's share of the report: the comparison (or results) table and the notes."""
     from rich.text import Text
-
-    from serpeval.report.table import render
 
     color = console.is_terminal
     if comparison is not None:

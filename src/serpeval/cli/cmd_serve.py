@@ -10,7 +10,7 @@ from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT
 from serpeval.cli.commands import summary
-from serpeval.core.errors import OptionError
+from serpeval.core.errors import OptionError, require
 
 
 def register(sub: Any) -> None:
@@ -76,7 +76,6 @@ def _bm25s_without_numba() -> Iterator[None]:
 
 def serve(config: Any) -> int:
     """Build the engines, open the store and run uvicorn until interrupted."""
-    from serpeval.core.errors import require
     from serpeval.online.events.writer_process import ProcessWriter
     from serpeval.serve.app import create_app
     from serpeval.serve.backends import build_backends

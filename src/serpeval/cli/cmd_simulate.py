@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, new_file, real
@@ -10,7 +11,7 @@ from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.cli.progress import bar
 from serpeval.core.errors import InputError
-from serpeval.report.table import FORMATS
+from serpeval.report.table import FORMATS, render
 
 
 def register(sub: Any) -> None:
@@ -73,7 +74,6 @@ def run(args: argparse.Namespace) -> int:
 
     from serpeval.online.simulation.simulate import SimulationOptions, make_world, simulate, synthetic_pair
     from serpeval.report.simulation import display_rows
-    from serpeval.report.table import render
 
     check_outputs({"-o": args.output, "--plot": args.plot}, [args.qrels, args.run_a, args.run_b])
     # The options, checked before the world is built; each click model replaces click_model.
@@ -116,7 +116,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _suffixed(path: str, model: str) -> str:
-    from pathlib import Path
-
     p = Path(path)
     return str(p.with_name(f"{p.stem}-{model}{p.suffix}"))

@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from serpeval.cli.commands import summary
 from serpeval.cli.failures import handle, interrupted, prepare_std_streams
+from serpeval.cli.startup import finish, take_over
 
 if TYPE_CHECKING:
     from serpeval.trec_eval.options import Options
@@ -61,7 +62,6 @@ def main() -> None:
     process fitted to an address-space limit first (:func:`serpeval.cli.memory.keep_freed_memory`),
     before numpy loads; a failure there (no room to load numpy) is ``trec_eval: out of
     memory ...`` and status 2."""
-    from serpeval.cli.startup import finish, take_over
 
     try:
         from serpeval.cli.memory import keep_freed_memory

@@ -10,10 +10,13 @@ Imported by :mod:`serpeval.cli.app` and the ``cmd_*`` modules; imports no comman
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT
@@ -151,7 +154,6 @@ def note_named_inputs(args: Any) -> None:
     (:mod:`serpeval.core.identity`; runs inside the scope that :func:`serpeval.cli.app.main` opens).
     An argument that names nothing (a measure, ``builtin:length``) is passed over.
     """
-    from pathlib import Path
 
     for dest, value in vars(args).items():
         if dest in OUTPUT_OPTIONS or dest == "func":
@@ -163,8 +165,6 @@ def note_named_inputs(args: Any) -> None:
 
 def _note_path(text: str, *, folders: bool) -> None:
     import glob
-    import itertools
-    import os
 
     from serpeval.core.identity import note_input
 
@@ -187,7 +187,6 @@ def table_width(output: str | None = None) -> int | None:
     layout, :data:`serpeval.report.table.DEFAULT_WIDTH`) for pipes and for an ``output`` file.
     Never below 30 columns.
     """
-    import os
     import shutil
 
     if output and output != "-":

@@ -6,10 +6,13 @@ and the coverage notes and result rows they print.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from serpeval.cli._args import POSITIVE_INT, real
@@ -113,7 +116,6 @@ def add_grades_option(p: argparse.ArgumentParser) -> None:
 def read_qrels_of(args: argparse.Namespace) -> Callable[[Any], Any]:
     """The qrels reader the options ask for: subtopic qrels (``--subtopics``, integer grades)
     or qrels with ``--grades``' grade type."""
-    from functools import partial
 
     from serpeval.core.data import check_grade_kind
     from serpeval.io import read_qrels, read_subtopic_qrels
@@ -129,7 +131,6 @@ def read_qrels_of(args: argparse.Namespace) -> Callable[[Any], Any]:
 
 def progress() -> Any:
     """A transient rich progress display on a terminal's stderr, or a silent stand-in."""
-    from contextlib import nullcontext
 
     if not sys.stderr.isatty():
         return nullcontext(None)
@@ -206,7 +207,6 @@ def stream_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seq
     """``evaluate --stream``: the runs read piece by piece in bounded memory
     (:mod:`serpeval.evaluation.stream`), a bar of the bytes read on a terminal.
     Returns ``(qrels, run facts, results)``."""
-    import os
 
     from serpeval.cli.progress import bar
     from serpeval.evaluation.stream import evaluate_stream

@@ -9,9 +9,13 @@ lives in ``cli/`` (it was ``serpeval/spark/cli.py``): ``spark/`` knows nothing o
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import warnings
 from dataclasses import replace
 from typing import Any
+
+from pyspark.sql import SparkSession
 
 from serpeval.core import sparkconf
 from serpeval.core.errors import MissingQueriesWarning, OptionError, SerpevalError
@@ -19,6 +23,7 @@ from serpeval.core.progress import Progress, progress_callback
 from serpeval.evaluation.evaluate import unique_names
 from serpeval.io.inputs import reading_error
 from serpeval.measures import parse_measures
+from serpeval.measures.propensity import weight_key
 from serpeval.spark.evaluate import check_options, evaluate
 from serpeval.spark.io import input_format, read_qrels, read_run
 from serpeval.spark.results import SparkResults
@@ -34,9 +39,6 @@ def session(master: str | None = None, input_bytes: int | None = None) -> Any:
     (:mod:`serpeval.core.sparkconf`). Java is checked first: a missing or old Java is a
     :class:`~serpeval.core.errors.SerpevalError` with the command that installs one.
     """
-    import os
-
-    from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -72,7 +74,6 @@ def check_inputs(paths: list[str], measures: list[str], args: argparse.Namespace
     """
     parse_measures(measures)
     check_options(args.missing, args.depth, None)
-    from serpeval.measures.propensity import weight_key
 
     scored = [str(m) for m in parse_measures(measures) if weight_key(m) is not None]
     if scored or getattr(args, "propensities", None):
@@ -91,8 +92,6 @@ def local_size(path: str) -> int | None:
     """The bytes of a local file or folder (a Parquet dataset); None for a URI with a scheme
     (``s3a://``, ``hdfs://``) or a glob, which Spark resolves. A missing or unreadable local
     path is a :class:`~serpeval.core.errors.ReadError` naming it."""
-    import os
-    import re
 
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) and not path.startswith("file://"):
         return None

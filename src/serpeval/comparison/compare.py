@@ -60,6 +60,7 @@ from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.core.options import check_rng, resolve, set_field
 from serpeval.core.ties import TiePolicy
+from serpeval.stats import cohens_dz, paired_bootstrap, paired_t
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
@@ -230,7 +231,6 @@ def _compare(results: Results, baseline: str | int | None, test: str, correction
              alpha: float, confidence: float, ci: IntervalMethod | None, n_resamples: int, rng: RngLike,
              strict: bool) -> Comparison:
     from serpeval.evaluation.results import qrels_signatures
-    from serpeval.stats import cohens_dz, paired_bootstrap, paired_t
     from serpeval.stats.multiplicity import adjust, canonical_correction
 
     test = canonical_test(test)

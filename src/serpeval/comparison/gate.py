@@ -51,12 +51,14 @@ from serpeval.comparison.paired import (
     paired_test,
     wins_ties_losses,
 )
-from serpeval.comparison.results import SystemCoverage, qrels_warning
+from serpeval.comparison.results import SystemCoverage, json_ready, qrels_warning
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import OptionError
 from serpeval.core.options import check_rng, resolve, set_field
 from serpeval.core.tabular import Tabular
 from serpeval.core.ties import TiePolicy
+from serpeval.measures import parse_measures
+from serpeval.stats import paired_t
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
@@ -315,7 +317,6 @@ class GateResult(Tabular):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report for the CI log (non-finite numbers become None)."""
-        from serpeval.comparison.results import json_ready
 
         return json_ready({
             "decision": "pass" if self.passed else "fail", "passed": self.passed,
@@ -391,7 +392,6 @@ class GateOptions:
     """The tie policy of the evaluation (:func:`serpeval.evaluate`; ``gate`` only)."""
 
     def __post_init__(self) -> None:
-
         parse_max_drop(self.max_drop, self.relative)
         set_field(self, "relative", bool(self.relative))
         set_field(self, "alpha", check_level(self.alpha, upper=0.5))
@@ -432,8 +432,6 @@ def gate_results(
     max_drop, relative, alpha, rule, test, n_resamples, rng, top, strict = (
         o.max_drop, o.relative, o.alpha, o.rule, o.test, o.n_resamples, o.rng, o.top, o.strict)
     from serpeval.evaluation.results import qrels_signatures
-    from serpeval.measures import parse_measures
-    from serpeval.stats import paired_t
     from serpeval.stats.multiplicity import holm
 
     test = canonical_test(test)
@@ -559,7 +557,6 @@ def gate(
         True
     """
     from serpeval.evaluation.evaluate import evaluate
-    from serpeval.measures import parse_measures
 
     o = resolve(GateOptions, options, keywords, "gate")   # a bad margin is refused before any reading
     check_max_drop(o.drop, parse_measures(measures))

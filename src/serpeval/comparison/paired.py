@@ -11,7 +11,9 @@ import numpy as np
 
 from serpeval.comparison.results import GMEAN_FLOOR, SystemCoverage
 from serpeval.core.checks import RngLike
-from serpeval.core.errors import InputError, StatsError
+from serpeval.core.errors import InputError, OptionError, StatsError
+from serpeval.core.ties import check_ties
+from serpeval.ranking import MISSING_POLICIES
 from serpeval.stats.registry import PAIRED_TESTS, Test, canonical
 
 if TYPE_CHECKING:
@@ -127,10 +129,7 @@ def check_evaluation_fields(options: Any) -> None:
         OptionError: an unknown missing-query policy or tie policy, a depth that is not a
             positive integer.
     """
-    from serpeval.core.errors import OptionError
     from serpeval.core.options import set_field
-    from serpeval.core.ties import check_ties
-    from serpeval.ranking import MISSING_POLICIES
 
     if options.missing not in MISSING_POLICIES:
         raise OptionError(f"missing must be one of {', '.join(MISSING_POLICIES)}; got {options.missing!r}.")

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
+from serpeval.core.strict_json import json_ready as ready
 from serpeval.core.tabular import Tabular
+from serpeval.measures import parse_measure
 from serpeval.measures.spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
 from serpeval.stats.registry import CORRECTIONS, PAIRED_TESTS, TESTS, Test
 
@@ -178,7 +180,6 @@ class Comparison(Tabular):
     # ------------------------------------------------------------------ access
     def row(self, system: str, measure: str | Measure, baseline: str | None = None) -> PairResult:
         """How ``system`` did on ``measure`` against ``baseline`` (default the baseline)."""
-        from serpeval.measures import parse_measure
 
         name = str(parse_measure(measure))
         for row in self.rows:
@@ -287,7 +288,6 @@ def against_baseline(name: str | None) -> str:
 def json_ready(value: Any) -> Any:
     """``value`` with NaN and infinities replaced by None and the reason recorded, recursively
     (strict JSON has none): :func:`serpeval.core.strict_json.json_ready`."""
-    from serpeval.core.strict_json import json_ready as ready
 
     return ready(value)
 

@@ -40,6 +40,7 @@ Quantile bins are made on distinct values (ties stay together), so bins can be u
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,7 @@ import numpy as np
 from serpeval.core.checks import RngLike, as_generator, check_count
 from serpeval.core.errors import OptionError
 from serpeval.core.tabular import Tabular
+from serpeval.stats import paired_t
 from serpeval.stats.interaction import interaction_test
 
 if TYPE_CHECKING:
@@ -282,7 +284,6 @@ def group_tests(x: Any, y: Any, membership: Any, *, test: str = "t", confidence:
         the t interval of the group's mean of ``x - y``.
     """
     from serpeval.comparison.paired import paired_test
-    from serpeval.stats import paired_t
     from serpeval.stats.multiplicity import adjust, canonical_correction
 
     correction = canonical_correction(correction)
@@ -584,7 +585,6 @@ def with_segments(comparison: Comparison, groups: Any, *, qrels: Any = None,
     """``comparison`` with its :attr:`~serpeval.comparison.results.Comparison.segments` set:
     the groups resolved (see :func:`resolve_groups`; difficulty uses the baseline, or the
     first system, on the first measure) and :func:`segment_breakdown` run."""
-    import dataclasses
 
     base = comparison.baseline if comparison.baseline is not None else comparison.systems[0]
     spec = resolve_groups(groups, query_ids=comparison.query_ids, qrels=qrels,

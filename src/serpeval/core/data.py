@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from serpeval.core import native
 from serpeval.core.columns import Blocks
@@ -331,7 +332,6 @@ def _is_blocks_column(values: Any) -> bool:
 def _decoded(values: pa.ChunkedArray) -> pa.ChunkedArray:
     """A run-end encoded column as a plain ``string`` column, cut into chunks whose bytes
     fit ``int32`` offsets."""
-    import pyarrow.compute as pc
 
     if not _is_blocks_column(values):
         return _strings(pc.run_end_decode(values) if pa.types.is_run_end_encoded(values.type) else values)

@@ -33,6 +33,10 @@ Warnings derive from :class:`SerpevalWarning`.
 
 from __future__ import annotations
 
+import errno
+import importlib
+import sys
+
 __all__ = [
     "DuplicateError",
     "EmptyInputError",
@@ -176,7 +180,6 @@ _CAUSES = {
 
 def os_error_cause(exc: OSError) -> str:
     """The cause of ``exc`` in a few words, without the path: ``permission denied``."""
-    import errno
 
     name = errno.errorcode.get(exc.errno or 0, "")
     if name in _CAUSES:
@@ -190,7 +193,6 @@ def install_command(extra: str) -> str:
     ``/path/to/python -m pip install 'serpeval[spark]'`` (the interpreter's own pip, so it is
     right in a virtual environment that is not activated). The one place for install hints."""
     import shlex
-    import sys
 
     python = shlex.quote(sys.executable) if sys.executable else "python3"
     return f"{python} -m pip install 'serpeval[{extra}]'"
@@ -198,7 +200,6 @@ def install_command(extra: str) -> str:
 
 def require(module: str, extra: str) -> object:
     """Import ``module`` or raise :class:`MissingExtraError` naming the command to run."""
-    import importlib
 
     try:
         return importlib.import_module(module)

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from serpeval.core import native
-from serpeval.core.columns import ordered_chunks, string_chunks
+from serpeval.core.columns import Blocks, ordered_chunks, string_chunks
 
 if TYPE_CHECKING:
 
@@ -180,7 +180,6 @@ def _avalanche(h: NDArray[np.uint64]) -> NDArray[np.uint64]:
 def _column_prints(values: Any) -> NDArray[np.uint64]:
     """Fingerprints of a string column, or of a :class:`~serpeval.core.columns.Blocks` column
     (each block's value once, repeated over its rows: nothing is expanded)."""
-    from serpeval.core.columns import Blocks
 
     if isinstance(values, Blocks):
         heads = fingerprint(pa.chunked_array([values.heads], pa.string()))
@@ -259,7 +258,6 @@ def _native_part(query_ids: Any, doc_ids: Any, values: Any, ordered: bool, first
     """:func:`signature_part` with the compiled kernels: one pass mixes the rows (no scratch
     arrays); a :class:`~serpeval.core.columns.Blocks` query column is fingerprinted once
     per block and read through a block code per row."""
-    from serpeval.core.columns import Blocks
 
     if isinstance(query_ids, Blocks):
         q = fingerprint(pa.chunked_array([query_ids.heads], pa.string()))

@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -224,7 +225,6 @@ def get_or_create_quietly(builder: Any) -> Any:
     (stderr closed) drops lines but keeps draining the pipe, so the JVM can never block on a
     full pipe.
     """
-    import threading
 
     sys.stderr.flush()
     read_end, write_end = os.pipe()

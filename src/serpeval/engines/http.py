@@ -47,6 +47,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -530,7 +531,6 @@ class HttpEngine:
             EngineError: with ``on_error="raise"``, the first query that failed (the requests
                 not yet sent are not sent).
         """
-        from concurrent.futures import ThreadPoolExecutor, wait
 
         import urllib3
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from serpeval.core import strict_json
 from serpeval.core.data import Run
@@ -286,7 +287,6 @@ def retrieve(
         raise EmptyInputError(
             f"engine {made.name!r} retrieved no document for any of the {len(queries)} topic(s) ({len(empty)} empty, "
             f"{len(no_hits)} with no hit, {len(failures)} failed){first}; there is no run to write.")
-    import pyarrow as pa
 
     def column(values: Any) -> Any:
         return values if isinstance(values, pa.Array) else pa.array(values, pa.string())
@@ -308,7 +308,6 @@ _BATCH = 256
 
 def _embedded_columns(engine: Any, qids: list[str], texts: list[str], k: int, report: Any
                       ) -> tuple[Any, Any, np.ndarray, list[int]]:
-    import pyarrow as pa
 
     report(0, len(qids))
     q_parts, d_parts, s_parts, counts = [], [], [], []

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from serpeval.core.columns import Blocks
 from serpeval.core.data import GradeKind, Qrels, Run
@@ -51,7 +52,6 @@ def _is_run_dict(obj: Mapping[Any, Any]) -> bool:
 
 def _some_queries(run: Run) -> list[str]:
     """Up to 4 distinct query ids of ``run``, in file order (for an error message)."""
-    import pyarrow.compute as pc
 
     ids = run.query_id_blocks()
     head = (ids.heads if isinstance(ids, Blocks) else ids).slice(0, 10_000)

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.errors import InputError, require
+from serpeval.core.strict_json import json_ready
 from serpeval.core.tabular import Tabular
+from serpeval.core.version import __version__
 from serpeval.measures import Measure, parse_measure
 from serpeval.ranking import TIE_RULES, Coverage
 
@@ -175,7 +178,6 @@ class Results(Tabular):
 
     def to_pandas(self, per_query: bool = False) -> Any:
         """A pandas DataFrame of :meth:`to_dicts` (needs ``pandas``)."""
-        from serpeval.core.errors import require
 
         pd: Any = require("pandas", "pandas")
         columns = ["run", "query_id" if per_query else "queries", *[str(m) for m in self.measures]]
@@ -196,7 +198,6 @@ class Results(Tabular):
         """Everything as a JSON-ready dict: measures, aggregates, coverage, rules, the inputs'
         signatures (a value that is not a finite number would be None with ``null_reasons``:
         :mod:`serpeval.core.strict_json`)."""
-        from serpeval.core.strict_json import json_ready
 
         out: dict[str, Any] = {
             "measures": [str(m) for m in self.measures],
@@ -220,7 +221,6 @@ class Results(Tabular):
         Raises:
             InputError: not such a JSON (one line naming ``source`` and what is missing).
         """
-        from serpeval.core.errors import InputError
 
         how = "write it with serpeval evaluate QRELS RUN --format json --per-query"
         if not isinstance(data, dict) or not isinstance(data.get("measures"), list):
@@ -281,7 +281,6 @@ def input_signatures(settings: Settings, runs: Iterable[Any]) -> dict[str, Any]:
     evaluated against, the tie policy, the grade type (``int`` or ``float``) and the rules
     (their text's signature). Two results with equal blocks were computed from the same
     inputs under the same rules."""
-    from serpeval.core.version import __version__
 
     return {
         "serpeval": __version__,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,15 +43,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc as ipc
 
 from serpeval.core.data import Run
 from serpeval.core.errors import DuplicateError, InputError, InvalidParameterError
-from serpeval.core.fingerprints import fingerprint, finish_signature, signature_part
+from serpeval.core.fingerprints import fingerprint, finish_signature, signature_of, signature_part
 from serpeval.core.id_codes import codes_in
 from serpeval.core.segments import take_segments
+from serpeval.core.subtopics import SubtopicQrels
 from serpeval.evaluation.results import Results, RunResult, Settings, with_unique_names
+from serpeval.io import as_qrels
 from serpeval.io.trec_stream import DEFAULT_CHUNK_BYTES, StreamedRun, line_of_row, run_chunks
-from serpeval.measures import Measure
+from serpeval.measures import Measure, parse_measures
 from serpeval.measures.propensity import weight_key
 from serpeval.ranking import (
     Coverage,
@@ -59,6 +63,7 @@ from serpeval.ranking import (
     Rankings,
     TiePolicy,
     check_ties,
+    index_qrels,
     missing_queries_error,
     missing_queries_warning,
     rank,
@@ -214,7 +219,6 @@ def _grouped(path: str, info: StreamedRun, opts: _Options, collected: _Collected
 def _is_pipe(path: str) -> bool:
     """Whether ``path`` can be read only once: standard input, a pipe (``<(zcat run.gz)``), a
     named FIFO, a device."""
-    import stat
 
     try:
         return path == "-" or not stat.S_ISREG(os.stat(path).st_mode)
@@ -237,7 +241,6 @@ def _refuse_pipe(path: str) -> None:
 def _partitioned(path: str, info: StreamedRun, opts: _Options, collected: _Collected,
                  progress: Callable[[int, int], None] | None, spill_dir: str | None) -> None:
     """Two passes: spill the judged rows to ``K`` files by query, then evaluate each file."""
-    import pyarrow.ipc as ipc
 
     _refuse_pipe(path)
     size = os.path.getsize(path)
@@ -380,11 +383,6 @@ def evaluate_stream(
             on standard input or a pipe.
     """
     from serpeval.core.checks import check_count
-    from serpeval.core.fingerprints import signature_of
-    from serpeval.core.subtopics import SubtopicQrels
-    from serpeval.io import as_qrels
-    from serpeval.measures import parse_measures
-    from serpeval.ranking import index_qrels
 
     if isinstance(qrels, SubtopicQrels):
         raise InputError("stream=True does not evaluate diversity measures (subtopic qrels); "

@@ -19,6 +19,7 @@ report's JSON inputs), so that they all accept what the C ``trec_eval`` accepts:
 
 from __future__ import annotations
 
+import errno as errnos
 import gzip
 import os
 import stat
@@ -81,7 +82,6 @@ def reading_error(exc: OSError, label: str, what: str | None = None) -> ReadErro
 
     ``what`` words a missing file (``topics file`` -> "topics file not found").
     """
-    import errno as errnos
 
     name = errnos.errorcode.get(exc.errno or 0, "")
     if name == "ENOENT":

@@ -16,6 +16,7 @@ run). Failures are :class:`~serpeval.core.errors.OutputError` naming the path an
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -36,7 +37,6 @@ STDOUT = "<stdout>"
 def writing_error(exc: OSError, label: str, atomic: bool = False) -> OutputError:
     """An OutputError for ``exc`` raised while writing ``label`` (``atomic``: through a
     temporary file, so a previous file there is unchanged)."""
-    import errno
 
     label = str(exc.filename) if exc.filename == STDOUT else label
     if exc.errno == errno.EBADF and label == STDOUT:

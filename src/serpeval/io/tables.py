@@ -21,6 +21,7 @@ reads as qrels: the request ids are the query ids.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from serpeval.core.data import GradeKind, Qrels, Run, check_scores, grades_of_kind, qrels_from_nested, run_from_nested
+from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
 from serpeval.io.inputs import Input, open_input
@@ -268,7 +270,6 @@ def _rank_eval_qrels(requests: list[Any], label: str, grades_kind: GradeKind = "
     checked = grades_of_kind(grades, where.__getitem__, grades_kind)
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label,
                   grades=grades_kind)
-    from serpeval.core.duplicates import find_duplicate
 
     first, second = find_duplicate(qrels.query_ids, qrels.doc_ids)
     if first >= 0:
@@ -438,7 +439,6 @@ def _read_delimited(text: str, label: str, delimiter: str) -> TableFile:
     """A CSV or TSV file with a header line: ids as text, grades and scores as numbers (an
     empty cell is null, refused later with its line); blank lines skipped and counted."""
     import csv
-    import io
 
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header: list[str] | None = None

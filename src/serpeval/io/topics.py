@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.io.inputs import read_input
 from serpeval.io.jsonl import ID_KEYS, JsonObjects
 
 __all__ = ["read_topics"]
@@ -36,7 +37,6 @@ def read_topics(path: str | Path) -> dict[str, str]:
         DuplicateError: a query id appears twice.
         EmptyInputError: the file holds no topics.
     """
-    from serpeval.io.inputs import read_input
 
     raw, label = read_input(path, what="topics file")  # a pipe or gzip too; errors name the path
     source = Path(label)

@@ -62,6 +62,7 @@ propensity): the test bed for how well grades are recovered.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,7 +159,6 @@ def _first_bad_line(path: Path) -> tuple[int, str] | None:
     naming only a 0-based row); None when every line reads (the error was elsewhere). Only
     called after Arrow's reader failed."""
     import gzip
-    import json
 
     kinds: dict[str, str] = {}
     opener = gzip.open if path.suffix == ".gz" else open

@@ -10,6 +10,7 @@ given one integer ``pair`` code shared by all runs (and looked up in qrels the s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -165,7 +166,6 @@ def _refuse_duplicates(runs: Sequence[Run], run_of: NDArray[np.int64], order: ND
 
 def _where(run: Run, row: int, short: bool = False) -> str:
     """``path:line`` of a run row (the file is re-read only on this error path)."""
-    from pathlib import Path
 
     if run.source_kind == "trec" and Path(run.source).is_file():
         from serpeval.io.trec import physical_line, read_source

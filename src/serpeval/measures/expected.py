@@ -60,8 +60,19 @@ import numpy as np
 from serpeval.core.errors import InvalidParameterError
 from serpeval.core.segments import take_segments, weighted_bincount
 from serpeval.measures._common import safe_divide
-from serpeval.measures._segments import Picked, memo, relevant_docs
+from serpeval.measures._segments import (
+    Picked,
+    memo,
+    nonrelevant_docs,
+    picked,
+    positive_docs,
+    prefix_sums,
+    relevant_docs,
+)
 from serpeval.measures.gains import apply_gains, exp_shift, parse_gain_table
+from serpeval.measures.ndcg import gain_docs, scaled_ideal_dcg, unscale
+from serpeval.measures.rbp import normalized_gains, rbp
+from serpeval.ranking import Rankings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -329,7 +340,6 @@ def _discount_table(n: int) -> NDArray[np.float64]:
 def _scaled_dcg(r: Rankings, cutoff: int | None, gain: Any, gains: str) -> NDArray[np.float64]:
     """E[DCG@k] divided by the query's 2^shift (as ``ndcg.dcg_at``): every doc's gain times
     the mean discount over its group's positions in the top k."""
-    from serpeval.measures.ndcg import gain_docs
 
     table = parse_gain_table(gains) if gains else {}
     p = _placed(r, gain_docs(r, gain, gains))
@@ -345,14 +355,10 @@ def _scaled_dcg(r: Rankings, cutoff: int | None, gain: Any, gains: str) -> NDArr
 
 
 def _dcg(r: Rankings, *, cutoff: int | None, gain: Any, gains: str = "") -> NDArray[np.float64]:
-    from serpeval.measures.ndcg import unscale
-
     return unscale(r, _scaled_dcg(r, cutoff, gain, gains), gain, gains, "DCG")
 
 
 def _ndcg(r: Rankings, *, cutoff: int | None, gain: Any, gains: str = "") -> NDArray[np.float64]:
-    from serpeval.measures.ndcg import scaled_ideal_dcg
-
     return safe_divide(_scaled_dcg(r, cutoff, gain, gains), scaled_ideal_dcg(r, cutoff, gain, gains))
 
 
@@ -371,8 +377,6 @@ def _rbp(r: Rankings, *, cutoff: None, p: float, gains: str, scale: str = "trec"
     """E[RBP] = (1 - p) * sum over docs d of gain_d * mean of p^pos over d's group's
     positions (the gains as :func:`serpeval.measures.rbp.rbp` gives them: they depend on
     grades and the query's judgments, not on the order)."""
-    from serpeval.measures._segments import picked, positive_docs
-    from serpeval.measures.rbp import normalized_gains, rbp
 
     table = parse_gain_table(gains) if gains else {}
     if scale != "trec":
@@ -396,7 +400,6 @@ def _err(r: Rankings, *, cutoff: int | None, max_grade: int) -> NDArray[np.float
     f_j the mean over j-subsets of G minus d of the product of their 1 - R, computed by the
     recurrence f_j' = ((m+1-j) f_j + j x f_{j-1}) / (m+1) as G's other docs are added one by
     one (an average of products in [0, 1]: no large numbers)."""
-    from serpeval.measures._segments import positive_docs, prefix_sums
 
     def stops() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         g = np.clip(r.grades, 0, max_grade).astype(np.float64)
@@ -443,7 +446,6 @@ def _bpref(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     docs is uniform, so the non-relevant docs above it are a + X with X uniform on 0..K (a:
     those above G). Its term 1 - min(a + X, R)/min(N, R) (1 when a + X = 0) has the mean
     1 - (S(a+K) - S(a-1)) / ((K+1) min(N, R)), S(t) = sum_{v<=t} min(v, R)."""
-    from serpeval.measures._segments import nonrelevant_docs
 
     p = _relevant(r, rel)
     seg = p.docs.segment
@@ -552,7 +554,6 @@ def _log_arrangements(r: Rankings, t: TieGroups, kept: NDArray[np.bool_]) -> NDA
 def _enumerate(measure: Measure, r: Rankings, params: dict[str, Any]) -> NDArray[np.float64]:
     """The mean of the measure's own kernel over every distinct grade arrangement of each
     query's tie groups (see the module docstring)."""
-    from serpeval.ranking import Rankings
 
     t = tie_groups_of(r)
     # With a cutoff k only the groups that start above k are arranged: a measure at k reads
@@ -621,7 +622,6 @@ def _enumerate_by_group(measure: Measure, r: Rankings, params: dict[str, Any]) -
     E = M(base) + sum over groups G of (mean over G's arrangements, the others as ranked, of
     M - M(base)). The arrangements of each group are enumerated alone: their sum, not their
     product, per query."""
-    from serpeval.ranking import Rankings
 
     t = tie_groups_of(r)
     kept = (t.sizes > 1) if measure.cutoff is None else (t.sizes > 1) & (t.starts < measure.cutoff)

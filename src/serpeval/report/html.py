@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from serpeval.core.errors import InputError
 from serpeval.report import DEFAULT_HTML_PATH
 from serpeval.report import sections_judgments as judgments
 from serpeval.report import sections_offline as offline
@@ -158,7 +159,6 @@ def html_report(
     **options: Any,
 ) -> str:
     """The report as one HTML string (see :func:`report_data` for the options)."""
-    from serpeval.core.errors import InputError
 
     data = report_data(results, comparison, **options)
     sections = build_sections(data)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from serpeval.core.version import __version__
+
 if TYPE_CHECKING:
     from jinja2 import Environment
 
@@ -179,7 +181,6 @@ def _asset(name: str) -> str:
 
 def render_page(title: str, sections: Sequence[Section], subtitle: str = "") -> str:
     """The whole page: sections in order, CSS and JavaScript inlined."""
-    from serpeval.core.version import __version__
 
     template = _environment().get_template("report.html.j2")
     created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

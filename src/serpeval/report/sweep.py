@@ -12,6 +12,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from serpeval.report.table import table_text
+
 __all__ = ["heatmap_text", "sweep_html"]
 
 #: Five background shades from the lowest to the highest mean (terminal; ANSI 256 greens).
@@ -32,8 +34,6 @@ def heatmap_text(heat: Mapping[str, Any], *, digits: int = 4, color: bool = Fals
     """The measure over two parameters as a terminal grid: rows one parameter, columns the
     other; the selected setting marked ``*``; with ``color`` the cells shaded low -> high."""
     from rich.table import Table
-
-    from serpeval.report.table import table_text
 
     values = heat["values"]
     finite = [v for row in values for v in row if v is not None and not math.isnan(v)]

@@ -32,7 +32,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from serpeval.core.errors import InputError, SerpevalError
-from serpeval.online.events.schema import validate_events
+from serpeval.online.events.schema import EVENT_SCHEMA, validate_events
 from serpeval.online.events.store import EventStore, GroupWriter, StoreUnavailable, query_row
 from serpeval.online.events.writer_process import ProcessWriter
 from serpeval.serve.backends import Backend, BackendFault
@@ -104,7 +104,6 @@ def _text_param(params: Any, name: str, limit: int, required: bool = False) -> s
 
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 description of the routes (what fuzzers and clients read)."""
-    from serpeval.online.events.schema import EVENT_SCHEMA
 
     event = {k: v for k, v in EVENT_SCHEMA.items() if not k.startswith("$")}
     err = {"description": "one-line reason", "content": {"application/json": {"schema": {

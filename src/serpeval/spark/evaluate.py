@@ -39,7 +39,14 @@ from serpeval.evaluation.results import Settings
 from serpeval.measures import Measure, parse_measures
 from serpeval.measures.propensity import weight_key
 from serpeval.measures.spec import GMEAN_FLOOR
-from serpeval.ranking import MISSING_POLICIES, Coverage, Missing, require_evaluated
+from serpeval.ranking import (
+    MISSING_POLICIES,
+    Coverage,
+    Missing,
+    missing_queries_error,
+    missing_queries_warning,
+    require_evaluated,
+)
 from serpeval.spark.frames import SparkSource, qrels_frame, run_frame, unwrap
 from serpeval.spark.groups import (
     COUNTERS,
@@ -322,7 +329,6 @@ def _results(summaries: list[dict[str, Any]], measures: tuple[Measure, ...],
 
 def _report_missing(coverage: Coverage, missing: str, label: str) -> None:
     """The local path's warning (``skip``) or error (``error``) for absent judged queries."""
-    from serpeval.ranking import missing_queries_error, missing_queries_warning
 
     if not coverage.missing:
         return

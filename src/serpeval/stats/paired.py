@@ -11,11 +11,13 @@ Identical systems (all differences 0) give statistic 0 and p = 1 without dividin
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
 from serpeval.core.checks import check_level
+from serpeval.core.errors import OptionError
 from serpeval.stats.validation import Alternative, check_alternative, paired_differences, scalar_or_array, spread
 
 if TYPE_CHECKING:
@@ -174,7 +176,6 @@ def _exact_applies(flat: NDArray[np.float64]) -> NDArray[np.bool_]:
 def _auto_permutes() -> bool:
     """Whether scipy.stats.wilcoxon's ``method="auto"`` runs a permutation test on up to 13
     differences with ties or zeros (scipy 1.15 on; before, the normal approximation)."""
-    import re
 
     import scipy
 
@@ -248,8 +249,6 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternati
         of W+ and W- for two-sided tests, W+ otherwise).
     """
     from scipy import stats
-
-    from serpeval.core.errors import OptionError
 
     check_alternative(alternative)
     level = check_level(confidence, "confidence", example=0.95)

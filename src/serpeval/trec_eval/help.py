@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 
+from serpeval.measures import REGISTRY
+
 __all__ = ["help_text"]
 
 HELP = """\
@@ -84,7 +86,6 @@ Where serpeval deliberately differs from trec_eval 10.0:
 def help_text(measures: Sequence[str], compat: str) -> str:
     """The help, followed by a description of each measure named with -m (in trec_eval's
     order; nicknames expand)."""
-    from serpeval.measures import REGISTRY
     from serpeval.trec_eval.catalog import NICKNAMES, TREC_TO_SPEC, measure_names
 
     known = measure_names(compat)

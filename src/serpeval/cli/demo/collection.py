@@ -8,11 +8,13 @@ noisy functions of the true grades; :func:`load_collection` reads a folder of re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from serpeval.core.data import Qrels, Run
+from serpeval.core.errors import InputError
 
 __all__ = ["DemoCollection", "load_collection", "make_collection"]
 
@@ -102,9 +104,7 @@ def make_collection(
 
 def load_collection(folder: str) -> DemoCollection:
     """A real collection folder: ``qrels.txt[.gz]``, ``runs/*``, optional ``topics*.tsv``."""
-    from pathlib import Path
 
-    from serpeval.core.errors import InputError
     from serpeval.io import read_qrels, read_run
     from serpeval.io.topics import read_topics
 

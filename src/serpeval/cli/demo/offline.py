@@ -9,6 +9,7 @@ have modules of their own.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,7 +87,6 @@ def section_compare(collection: DemoCollection, console: Console, state: dict[st
 
 def section_report(collection: DemoCollection, console: Console, state: dict[str, Any]) -> None:
     """Write what the sections above stored in ``state`` as one HTML report; print its path."""
-    from pathlib import Path
 
     from rich.markup import escape
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from serpeval.core.errors import InputError
 from serpeval.online.interleaving.probabilistic import (
     list_probabilities,
     pairwise_marginals,
@@ -88,7 +89,6 @@ class LoggingModel:
     def check_logged(self) -> None:
         """Refuse a logged ``propensity`` that differs from the recomputed list probability
         (relative tolerance :data:`~.log.PROPENSITY_RTOL`)."""
-        from serpeval.core.errors import InputError
         from serpeval.online.counterfactual.log import PROPENSITY_RTOL
 
         logged = self.log.logged_propensity

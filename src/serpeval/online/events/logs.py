@@ -22,6 +22,7 @@ beyond the list; clicks on excluded impressions). Every count is in :class:`Even
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 
 from serpeval.core import strict_json
 from serpeval.core.errors import InputError
+from serpeval.online.events.schema import parse_timestamp
 from serpeval.online.events.store import is_postgres_url, open_store
 
 __all__ = ["EventLogs", "is_event_source", "read_event_logs", "read_records", "team_credits"]
@@ -182,11 +184,8 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
         design: ``interleaving`` (the interleaved impressions, with teams) or ``ab`` (the
             A/B impressions, one variant each).
     """
-    import datetime as dt
 
     import pyarrow as pa
-
-    from serpeval.online.events.schema import parse_timestamp
 
     label, queries, events = read_records(source)
     experiments = sorted({str((q.get("query_attributes") or {}).get("experiment")) for q in queries

@@ -42,7 +42,7 @@ from typing import Any
 
 from serpeval.core import strict_json
 from serpeval.core.errors import InputError, SerpevalError, require
-from serpeval.online.events.schema import EventRow
+from serpeval.online.events.schema import EventRow, parse_timestamp
 
 __all__ = ["EventStore", "GroupWriter", "StoreUnavailable", "WriteResult", "is_postgres_url", "open_store"]
 
@@ -134,7 +134,6 @@ class WriteResult:
 
 def query_row(record: dict[str, Any]) -> tuple[Any, ...]:
     """A ``ubi_queries`` row from an impression record (validated by the caller)."""
-    from serpeval.online.events.schema import parse_timestamp
 
     attributes = record["query_attributes"]
     return (

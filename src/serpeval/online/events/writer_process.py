@@ -41,7 +41,7 @@ from typing import IO, Any
 
 from serpeval.core.errors import SerpevalError
 from serpeval.online.events.schema import EventRow
-from serpeval.online.events.store import GroupWriter, StoreUnavailable, WriteResult
+from serpeval.online.events.store import EventStore, GroupWriter, StoreUnavailable, WriteResult
 
 __all__ = ["ProcessWriter"]
 
@@ -252,7 +252,6 @@ class ProcessWriter:
 def _open_store(target: str, timeout_s: float) -> Any:
     """The store, waiting while another process (a writer of a killed server, finishing) still
     holds a DuckDB file's lock."""
-    from serpeval.online.events.store import EventStore
 
     deadline = time.monotonic() + timeout_s
     while True:

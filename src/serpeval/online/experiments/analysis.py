@@ -26,8 +26,9 @@ from serpeval.online.experiments.results import ABResults, MetricComparison
 from serpeval.online.logs.features import prepare
 from serpeval.online.logs.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
-from serpeval.online.logs.sources import read_logs
+from serpeval.online.logs.sources import Logs, read_logs
 from serpeval.stats.effects import Effect, compare_means, cuped, two_proportion_ztest
+from serpeval.stats.multiplicity import adjust
 from serpeval.stats.srm import srm_check
 
 __all__ = ["ABDesign", "analyze_ab", "compare_metric", "moment_pairs", "pre_features", "split_arms"]
@@ -181,7 +182,6 @@ def analyze_ab(
     means Welch's t, 0/1 metrics of an impression-level unit the two-proportion z; the
     p-values are adjusted by ``correction`` over every (metric, treatment) pair.
     """
-    from serpeval.stats.multiplicity import adjust
 
     d = resolve_design(design, experiment, keywords, "analyze_ab")
     metrics, control, variants, split, cuped, alpha, correction, use_t = (
@@ -281,7 +281,6 @@ def _impressions(m: Moments) -> int:
 
 def pre_features(opened: Any, metrics: list[ABMetric], long_click_seconds: float) -> Any:
     """Per-impression features of the pre-period log (every row: no experiment filter)."""
-    from serpeval.online.logs.sources import Logs
 
     pre_logs = Logs(
         opened.pre, None, None, opened.backend, f"{opened.source} (pre-period)", opened.schema

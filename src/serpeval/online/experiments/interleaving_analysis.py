@@ -37,7 +37,7 @@ from serpeval.online.experiments.interleaving_over_time import (
 )
 from serpeval.online.logs.features import Duplicates, Exclusions, prepare
 from serpeval.online.logs.schema import LogSchema
-from serpeval.online.logs.sources import collect, collect_sorted, read_logs
+from serpeval.online.logs.sources import collect, collect_sorted, count, read_logs
 
 __all__ = ["InterleavingLogReport", "analyze_interleaving_logs"]
 
@@ -258,7 +258,6 @@ _LABELS_SHOWN = 12
 def _labels_seen(teams: tuple[str, str]) -> dict[str, Any]:
     """prepare's ``kept_aggregates`` counting the kept impressions whose teams hold each label
     (both non-zero: :func:`_check_team_labels` has nothing to refuse and need not run)."""
-    from serpeval.online.logs.sources import count
 
     if not all(isinstance(label, str) for label in teams):  # (then the check's own query says)
         return {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,6 @@ __all__ = ["monitor_ab"]
 
 def _looks(start: Any, end: Any, looks: str | int) -> list[Any]:
     """Ends of the looks: midnight UTC after each day (``daily``) or ``looks`` equal steps."""
-    import datetime as dt
 
     if looks == "daily":
         day0 = dt.datetime(start.year, start.month, start.day, tzinfo=start.tzinfo)

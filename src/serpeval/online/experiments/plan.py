@@ -17,6 +17,7 @@ from serpeval.online.experiments.results import PowerPlan
 from serpeval.online.logs.features import prepare
 from serpeval.online.logs.moments import fetch_moments, unit_table
 from serpeval.online.logs.sources import read_logs
+from serpeval.stats import power as pw
 
 __all__ = ["plan_ab"]
 
@@ -51,7 +52,6 @@ def plan_ab(
         keywords: the design's fields as keywords, kept for one release
             (:func:`serpeval.core.options.resolve`).
     """
-    from serpeval.stats import power as pw
 
     d = resolve_design(design, experiment, keywords, "plan_ab", allowed=PLAN_FIELDS)
     metrics, alpha, control, duplicates, backend, schema = (

@@ -42,6 +42,9 @@ import numpy as np
 from serpeval.core.errors import InputError, OptionError
 from serpeval.core.tabular import Tabular
 from serpeval.online.experiments.options import SEGMENT_FIELDS, ABDesign, resolve_design
+from serpeval.online.logs.features import drop_mixed_units, mixed_unit, prepare
+from serpeval.online.logs.sources import collect_sorted, count, first_row, read_logs
+from serpeval.stats.multiplicity import adjust, canonical_correction
 
 __all__ = ["SegmentEffect", "SegmentEffects", "analyze_ab_segments", "analyze_interleaving_segments",
            "cochran_q", "simpson_check"]
@@ -220,8 +223,6 @@ def _mixed_and_multi_segment_units(features: Any) -> tuple[dict[str, int], int, 
     :func:`_multi_segment_units` count, in one engine query (on Spark each query costs a
     fixed ~0.3 s): the units seen in more than one variant and their rows, then of the
     other units how many there are and how many were seen in more than one segment."""
-    from serpeval.online.logs.features import mixed_unit
-    from serpeval.online.logs.sources import count, first_row
 
     per_unit = features.group_by("unit").aggregate(
         m=mixed_unit(features), rows=features.count(), k=features.segment.fill_null(MISSING).nunique())
@@ -234,7 +235,6 @@ def _mixed_and_multi_segment_units(features: Any) -> tuple[dict[str, int], int, 
 
 def _multi_segment_units(units: Any) -> tuple[int, int]:
     """Distinct units, and units in more than one segment (one engine query)."""
-    from serpeval.online.logs.sources import first_row
 
     per_unit = units.group_by("unit").aggregate(k=units.segment.nunique())
     row = first_row(per_unit.aggregate(users=per_unit.count(), multi=(per_unit.k > 1).cast("int64").sum()))
@@ -264,10 +264,7 @@ def analyze_ab_segments(
     from scipy import stats
 
     from serpeval.online.experiments.analysis import chosen_metrics, compare_metric, moment_pairs, needed_columns
-    from serpeval.online.logs.features import drop_mixed_units, prepare
     from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
-    from serpeval.online.logs.sources import read_logs
-    from serpeval.stats.multiplicity import adjust
 
     d = resolve_design(design, experiment, keywords, "analyze_ab_segments", allowed=SEGMENT_FIELDS)
     if d.cuped:
@@ -401,9 +398,6 @@ def analyze_interleaving_segments(
     from scipy import stats
 
     from serpeval.online.interleaving.analysis import analyze_counts
-    from serpeval.online.logs.features import prepare
-    from serpeval.online.logs.sources import collect_sorted, read_logs
-    from serpeval.stats.multiplicity import adjust, canonical_correction
 
     correction = canonical_correction(correction)
     if len(teams) != 2 or teams[0] == teams[1]:

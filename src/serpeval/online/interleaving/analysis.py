@@ -91,6 +91,9 @@ import numpy as np
 from serpeval.core.checks import as_generator, check_count, check_level
 from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.core.tabular import Tabular
+from serpeval.online.interleaving import BIASED, _draw, _method_module, canonical_method
+from serpeval.online.interleaving._result import check_k, check_rankings
+from serpeval.online.interleaving.optimized import BIAS_TOLERANCE
 from serpeval.stats.multiplicity import holm
 from serpeval.stats.one_sample import (
     cluster_bootstrap_ratio,
@@ -164,7 +167,6 @@ def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str], NDArray[np.
 
 def _check_unbiased(methods: set[str], allow_biased: bool) -> None:
     """Refuse outcomes of a method that is biased under random clicks unless asked."""
-    from serpeval.online.interleaving import BIASED, canonical_method
 
     biased = sorted({canonical_method(m) for m in methods} & BIASED)
     if biased and not allow_biased:
@@ -350,7 +352,6 @@ def _biased_designs(o: NDArray[np.float64], bias: NDArray[np.float64], units: ND
     """(count, largest bias, outcomes, units): impressions whose design has no unbiased
     solution (bias above :data:`optimized.BIAS_TOLERANCE`) are counted and, unless
     ``allow_biased``, left out."""
-    from serpeval.online.interleaving.optimized import BIAS_TOLERANCE
 
     flagged = bias > BIAS_TOLERANCE
     count = int(flagged.sum())
@@ -638,9 +639,6 @@ def aa_check(rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[
     ``options`` go to :func:`~serpeval.online.interleaving.interleave` (``credit_function``,
     ``tau``, ``ignore_shared``).
     """
-    from serpeval.online.interleaving import _draw, _method_module
-    from serpeval.online.interleaving._result import check_k, check_rankings
-    from serpeval.online.interleaving.optimized import BIAS_TOLERANCE
 
     generator = as_generator(rng)
     check_count(impressions, "impressions")

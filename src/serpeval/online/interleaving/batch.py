@@ -24,6 +24,7 @@ import numpy as np
 from serpeval.core.checks import as_generator, check_count
 from serpeval.core.errors import InputError, OptionError
 from serpeval.online.common import first_duplicate_row, last_click, lookup
+from serpeval.online.interleaving import _ALIASES
 from serpeval.online.interleaving._result import NEUTRAL
 
 if TYPE_CHECKING:
@@ -158,8 +159,6 @@ def interleave_batch(a: ArrayLike, b: ArrayLike, method: str = "team_draft", k: 
 
 
 def _method(method: str) -> str:
-    from serpeval.online.interleaving import _ALIASES
-
     module = lookup("interleaving method", method, _ALIASES)
     if module.NAME not in ("team_draft", "balanced"):
         raise OptionError(f"batched interleaving supports team_draft and balanced; for "

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from serpeval.core.checks import as_generator
 from serpeval.core.errors import InputError, OptionError
 from serpeval.online.interleaving._result import (
     NEUTRAL,
@@ -47,6 +48,7 @@ from serpeval.online.interleaving._result import (
     Interleaving,
     Outcome,
     check_clicks,
+    check_rankings,
     rank_table,
 )
 
@@ -383,7 +385,6 @@ def interleave_batch(weights: NDArray[np.float64], k: int, rng: int | np.random.
     document from its softmax over the unplaced documents), one NumPy step per slot.
     Slots past the union stay empty (``-1``, team -1).
     """
-    from serpeval.core.checks import as_generator
 
     generator = as_generator(rng)
     w = np.array(weights, dtype=np.float64)
@@ -423,7 +424,6 @@ def propensities(rankings: Any, shown: Sequence[DocId], *, tau: float = 3.0,
         >>> [round(x, 6) for x in p.positions]
         [0.5, 0.5]
     """
-    from serpeval.online.interleaving._result import check_rankings
 
     checked = check_rankings(rankings, MAX_RANKERS, NAME)
     union = list(dict.fromkeys(d for ranking in checked for d in ranking))

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, OptionError
+from serpeval.online.logs import sqlcache
 from serpeval.online.logs.schema import LogSchema, check_columns
 from serpeval.online.logs.sources import Logs, collect, count, first_row, on_spark
 
@@ -435,8 +436,6 @@ def _distinct_ids(kept: Any, id_range: tuple[int | None, int | None]) -> int | N
     GROUP BY takes about 70 s and gigabytes of memory).
     """
     import ibis
-
-    from serpeval.online.logs import sqlcache
 
     low, high = id_range
     if low is None or high is None or high - low >= _BITMAP_RANGE:

@@ -17,13 +17,22 @@ row log never passes through Python memory.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import json
+import os
+import shutil
+import stat
 import threading
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serpeval.core import sparkconf
 from serpeval.core.errors import InputError, OptionError, SerpevalError, require
+from serpeval.online.logs import sqlcache
 from serpeval.online.logs.schema import LogSchema
 
 __all__ = [
@@ -188,9 +197,6 @@ def _split_glob(pattern: str, clicks: Any, pre: Any) -> tuple[Any, Any, Any, tup
 def _check_local(path: Path) -> None:
     """A local log must be a real file or folder: the engine opens it itself, by name, maybe
     several times (a pipe, ``<(cat log.parquet)``, could be read only once)."""
-    import errno
-    import os
-    import stat
 
     from serpeval.io.inputs import reading_error
 
@@ -292,9 +298,6 @@ def collect(expr: Any) -> Any:
     On DuckDB the SQL is compiled once per expression shape and process
     (:mod:`serpeval.online.logs.sqlcache`); other engines run it through ibis as it is.
     """
-    import warnings
-
-    from serpeval.online.logs import sqlcache
 
     with warnings.catch_warnings():
         for message in _ENGINE_NOISE:
@@ -344,7 +347,6 @@ def _memory_session() -> Any:
     session's own (invisible to other sessions), and go with it when it is closed or
     garbage-collected; its settings (time zone, lambda syntax) are its own too.
     """
-    import os
 
     ibis: Any = require("ibis", "ab")
     from_connection = getattr(ibis.duckdb, "from_connection", None)
@@ -364,7 +366,6 @@ def _memory_session() -> Any:
 
 def allow_arrow_lambdas(con: Any) -> None:
     """Let a DuckDB connection accept ibis's ``x -> ...`` lambdas (a session setting)."""
-    import contextlib
 
     # DuckDB versions without the setting accept the old syntax anyway
     with contextlib.suppress(Exception):
@@ -377,13 +378,9 @@ def spark_session() -> Any:
     temporary directory removed when the process exits."""
     require("pyspark", "spark")
     import atexit
-    import os
-    import shutil
     import tempfile
 
     from pyspark.sql import SparkSession
-
-    from serpeval.core import sparkconf
 
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -457,7 +454,6 @@ class _Engine:
         view = _view_name(role)
         if self.name == "duckdb":
             return self.con.create_table(view, arrow, temp=True)
-        import warnings
 
         with warnings.catch_warnings():
             # pyspark 4.0 converts through pandas with an argument pandas 3 deprecates
@@ -544,7 +540,6 @@ def parquet_spark_schema(spark: Any, paths: list[str]) -> Any:
     folder, a remote file, another type, a footer pyarrow cannot read) gets None: Spark
     infers the schema itself, as before.
     """
-    import json
 
     if len(paths) != 1 or is_uri(paths[0]) or not Path(paths[0]).is_file():
         return None

@@ -48,10 +48,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from serpeval.core.checks import as_generator, check_count
-from serpeval.core.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError, require
 from serpeval.core.options import check_rng, resolve
 from serpeval.core.progress import Progress, progress_callback
 from serpeval.core.tabular import Tabular
+from serpeval.online.clicks import ClickModel
+from serpeval.online.clicks import click_model as preset
 from serpeval.online.simulation import sensitivity as engine
 from serpeval.online.simulation.world import World, make_world, synthetic_pair
 
@@ -269,7 +271,6 @@ class SimulationResult(Tabular):
         matplotlib writes them); a path without one of those gets ``.png`` appended. Returns
         the path written.
         """
-        from serpeval.core.errors import require
 
         require("matplotlib", "plot")
         import matplotlib
@@ -407,8 +408,6 @@ class SimulationOptions:
     """Seed or Generator of the bootstrap and the Monte Carlo check (never global state)."""
 
     def __post_init__(self) -> None:
-        from serpeval.online.clicks import ClickModel
-
         if not isinstance(self.click_model, (str, ClickModel)):
             raise OptionError(f"click_model must be a preset name or a ClickModel; got {self.click_model!r}.")
         check_count(self.k, "k")
@@ -449,9 +448,6 @@ def simulate(qrels: Any = None, run_a: Any = None, run_b: Any = None, options: S
             (:func:`serpeval.core.options.resolve`).
     """
     from scipy.special import ndtri
-
-    from serpeval.online.clicks import ClickModel
-    from serpeval.online.clicks import click_model as preset
 
     o = resolve(SimulationOptions, options, keywords, "simulate")
     click_model, k, user_sd, stop_requires_click, ignore_shared = (
