@@ -41,6 +41,12 @@ python3 -m ruff check --quiet src tests bench
 # The layers of docs/architecture.md (import-linter contracts in pyproject.toml) and the types.
 lint-imports --no-cache >/dev/null || lint-imports --no-cache
 python3 -m mypy
+# SERPEVAL_STATIC_ONLY=1 stops here: the install and the static checks, no tests. .ci/run does
+# this while its latest-versions step finishes, then runs this script whole: the install is then
+# a no-op (~3 s) and mypy reads its cache (.mypy_cache: 13 s cold, 0.2 s warm).
+if [ "${SERPEVAL_STATIC_ONLY:-0}" = 1 ]; then
+    exit 0
+fi
 # The examples in the library's docstrings (src/conftest.py leaves out the spark modules where
 # pyspark is not installed).
 python3 -m pytest --doctest-modules src/serpeval -q -p no:cacheprovider

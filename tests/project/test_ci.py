@@ -120,9 +120,22 @@ def test_the_suite_runs_on_python_3_12_where_the_machine_has_one(tmp_path: Path)
 
 def test_the_latest_run_goes_beside_the_lowest_and_the_suite_comes_last() -> None:
     lines = [line.strip() for line in CI_RUN.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    latest = lines.index('scripts/test-latest.sh -q >"$latest_log" 2>&1 &')
+    latest = lines.index('scripts/test-latest.sh -q || status=$?')
     lowest = lines.index("scripts/test-lowest.sh -q || lowest=$?")
+    assert ') >"$latest_log" 2>&1 &' in lines[latest:lowest]  # in the background
+    static = lines.index("SERPEVAL_STATIC_ONLY=1 scripts/test.sh || static=$?")
     shown = lines.index('cat "$latest_log"')
-    assert latest < lowest < lines.index('wait "$latest_pid" || true') < shown
-    assert lines.index('exit "$lowest"') > shown  # a failed lowest run still shows the latest run's report
+    assert latest < lowest < static < lines.index('wait "$latest_pid" || true') < shown
+    # a failed lowest run or static check still shows the latest run's report
+    assert shown < lines.index('exit "$lowest"') < lines.index('exit "$static"')
     assert lines[-1] == "scripts/test.sh -q"
+
+
+def test_the_static_only_run_stops_after_the_checks_and_before_any_test() -> None:
+    """SERPEVAL_STATIC_ONLY=1 (what .ci/run does beside the latest-versions step): the install,
+    ruff, lint-imports and mypy, then nothing: no doctest, no suite."""
+    stop = TEST_SH.index('if [ "${SERPEVAL_STATIC_ONLY:-0}" = 1 ]; then\n    exit 0\nfi')
+    for step in ("pip install --quiet -e '.[test,docs]' -c constraints/test.txt", "ruff check", "lint-imports",
+                 "python3 -m mypy"):
+        assert TEST_SH.index(step) < stop, step
+    assert stop < TEST_SH.index("--doctest-modules") < TEST_SH.index("exec python3 -m pytest")
