@@ -40,9 +40,8 @@ Quantile bins are made on distinct values (ties stay together), so bins can be u
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -593,4 +592,4 @@ def with_segments(comparison: Comparison, groups: Any, *, qrels: Any = None,
                           column=column)
     breakdown = segment_breakdown(comparison, spec, correction=correction, min_queries=min_queries,
                                   n_permutations=n_permutations, rng=rng)
-    return dataclasses.replace(comparison, segments=breakdown)
+    return replace(comparison, segments=breakdown)
