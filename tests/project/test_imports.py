@@ -92,11 +92,7 @@ def needless_function_imports() -> list[str]:
                      for target in _targets(node, name, paths[name].name == "__init__.py", modules)}
               for name, tree in trees.items()}
 
-    closures: dict[str, set[str]] = {}
-
     def closure(name: str) -> set[str]:
-        if name in closures:
-            return closures[name]
         loaded: set[str] = set()
         todo = [name, *_parents(name)]
         while todo:
@@ -107,7 +103,6 @@ def needless_function_imports() -> list[str]:
             if current in direct:
                 todo.extend(direct[current])
                 todo.extend(p for target in direct[current] for p in _parents(target))
-        closures[name] = loaded
         return loaded
 
     found = []
@@ -127,9 +122,9 @@ def test_no_function_imports_a_module_its_own_module_already_loads() -> None:
 
 
 def test_the_check_finds_such_an_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check is not vacuous: a module importing ``json`` at the top and in a function, and
-    one whose function imports a sibling its package's ``__init__`` imports, are both found;
-    a guarded import and a module nothing loads are not."""
+    """The check is not vacuous: a function importing ``json`` that its module imports at the
+    top, and one importing a sibling that its package's ``__init__`` imports (by absolute and by
+    relative name), are found; a guarded import and a module nothing loads are not."""
     package = tmp_path / "serpeval"
     (package / "sub").mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -140,8 +135,10 @@ def test_the_check_finds_such_an_import(tmp_path: Path, monkeypatch: pytest.Monk
         "import json\n\n\n"
         "def f():\n    import json\n    from serpeval.sub import light\n"
         "    from serpeval.sub import heavy\n    try:\n        import csv\n    except ImportError:\n        pass\n"
-        "    return json, light, heavy\n")
+        "    return json, light, heavy\n\n\n"
+        "def g():\n    from . import light\n    from .heavy import X\n    return light, X\n")
     monkeypatch.setitem(globals(), "SRC", tmp_path)
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
-    assert needless_function_imports() == ["serpeval/sub/user.py:5: json",
+    assert needless_function_imports() == ["serpeval/sub/user.py:16: serpeval.sub, serpeval.sub.light",
+                                           "serpeval/sub/user.py:5: json",
                                            "serpeval/sub/user.py:6: serpeval.sub, serpeval.sub.light"]
