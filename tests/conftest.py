@@ -212,6 +212,27 @@ def slowest_share(seconds: Mapping[str, float], count: int = SLOWEST_COUNTED) ->
     return top, total, (top / total if total else 0.0)
 
 
+#: No test takes over LONG_SECONDS except these, each with why it cannot be split or made
+#: shorter without dropping what it checks (the closing line names any other).
+LONG_SECONDS = 10.0
+NAMED_LONG_TESTS: dict[str, str] = {
+    # its module fixture: a fresh process as a user starts it (a new JVM, the command line's
+    # Spark session, serpeval.online's, and the README's API example on two sessions of its own)
+    "tests/spark/test_early_checks.py::test_a_fresh_session_prints_the_local_table": "a fresh JVM",
+    # forty A/A experiments served over the app and analysed: the false-positive bound needs forty
+    "tests/serve/test_closed_loop.py::test_aa_forty_runs": "forty A/A experiments",
+    # twenty server processes, each killed with SIGKILL under load while the next one starts
+    "tests/serve/test_kill.py::test_kill_9_twenty_times": "twenty kill -9 cycles",
+}
+
+
+def long_tests(seconds: Mapping[str, float], limit: float = LONG_SECONDS,
+               named: Mapping[str, str] = NAMED_LONG_TESTS) -> tuple[list[str], list[str]]:
+    """The tests that took over ``limit`` seconds, slowest first: ``(named, not named)``."""
+    over = sorted((nodeid for nodeid, took in seconds.items() if took > limit), key=lambda n: -seconds[n])
+    return [n for n in over if n in named], [n for n in over if n not in named]
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None and "tests.differential.compare" in sys.modules:
@@ -261,3 +282,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(f"{len(_TEST_SECONDS):,} tests took {total:,.0f} s (setup, call and teardown "
                                     f"summed over workers); the {SLOWEST_COUNTED} slowest took {top:,.0f} s "
                                     f"({share:.1%}; --durations={SLOWEST_COUNTED} lists them)")
+        named, others = long_tests(_TEST_SECONDS)
+        line = (f"{len(named) + len(others)} tests took over {LONG_SECONDS:.0f} s, {len(named)} of them among the "
+                f"{len(NAMED_LONG_TESTS)} that tests/conftest.py names (NAMED_LONG_TESTS)")
+        if others:
+            line += "; not named: " + ", ".join(f"{n} ({_TEST_SECONDS[n]:.1f} s)" for n in others)
+        terminalreporter.write_line(line)
