@@ -63,6 +63,25 @@ def test_ab_csv_monitor_and_plan(folder, capsys) -> None:
     assert 0 < plan["variance_reduction"] < 1
 
 
+def test_plan_without_cuped_is_the_plan_of_the_log_without_its_pre_period(folder, capsys) -> None:
+    """``ab plan --no-cuped`` plans as the analysis with --no-cuped analyses: the pre-period
+    log in the folder is not used (it used to shrink the variance all the same)."""
+    def plan(*args: str) -> dict:
+        assert main(["ab", "plan", *args, "-m", "ctr", "--mde", "0.02", "-f", "json"]) == 0
+        payload = json.loads(capsys.readouterr().out)
+        return {"row": payload["rows"][0], "notes": payload["notes"]}
+
+    with_pre, without, alone = plan(str(folder)), plan(str(folder), "--no-cuped"), plan(
+        str(folder / "impressions.parquet"))
+    assert 0 < with_pre["row"]["variance_reduction"] < 1
+    assert "variance_reduction" not in without["row"]
+    assert without["row"] == alone["row"]
+    assert without["row"]["units_per_arm"] > with_pre["row"]["units_per_arm"]
+    assert any("the pre-period log is not used" in n for n in without["notes"])
+    assert any("CUPED with the pre-period log" in n for n in with_pre["notes"])
+    assert any("no pre-period log" in n for n in alone["notes"])
+
+
 def test_errors_are_one_line(folder, capsys) -> None:
     assert main(["ab", str(folder), "--experiment", "nope"]) == 2
     err = capsys.readouterr().err.strip()

@@ -84,11 +84,17 @@ def test_analyze_ab_keyword_equals_design(small: Any, keyword: str, value: Any, 
 def test_the_design_is_read_by_every_analysis(small: Any) -> None:
     design = ABDesign(metrics=("ctr",), control="treatment", alpha=0.2, use_t=True, duplicates="unchecked",
                       long_click_seconds=5.0)
-    # plan_ab: metrics, alpha, control, duplicates, long_click_seconds, backend, schema
+    # plan_ab: metrics, alpha, control, cuped, duplicates, long_click_seconds, backend, schema
     old = plan_ab(small.impressions, metrics=("ctr",), control="treatment", alpha=0.2, duplicates="unchecked",
                   long_click_seconds=5.0).to_dicts()
     assert_same_rows(old, plan_ab(small.impressions, design=design).to_dicts())
     assert old != plan_ab(small.impressions).to_dicts()
+    # ... and cuped, as analyze_ab reads it: False plans without the pre-period, True needs one
+    without = plan_ab(small.impressions, pre=small.pre, design=ABDesign(cuped=False)).to_dicts()
+    assert_same_rows(without, plan_ab(small.impressions).to_dicts())
+    assert without != plan_ab(small.impressions, pre=small.pre).to_dicts()
+    with pytest.raises(OptionError, match=r"^cuped=True needs a pre-period log"):
+        plan_ab(small.impressions, design=ABDesign(cuped=True))
     # monitor_ab: metric (one), control, alpha, use_t, ...
     old = monitor_ab(small.impressions, metric="ctr", control="treatment", alpha=0.2, use_t=True, looks=2,
                      duplicates="unchecked").to_dicts()

@@ -31,7 +31,7 @@ from serpeval.stats.effects import Effect, compare_means, cuped, two_proportion_
 from serpeval.stats.multiplicity import adjust
 from serpeval.stats.srm import srm_check
 
-__all__ = ["ABDesign", "analyze_ab", "compare_metric", "moment_pairs", "pre_features", "split_arms"]
+__all__ = ["ABDesign", "analyze_ab", "compare_metric", "cuped_with", "moment_pairs", "pre_features", "split_arms"]
 
 
 def chosen_metrics(metrics: Sequence[str | ABMetric] | str | None) -> list[ABMetric]:
@@ -73,6 +73,18 @@ def split_arms(
     if control is None:
         control = "control" if "control" in found else found[0]
     return control, [v for v in found if v != control]
+
+
+def cuped_with(opened: Logs, cuped: bool | None) -> bool:
+    """Whether an analysis or plan uses CUPED: the design's ``cuped`` (True requires a
+    pre-period log, False ignores one), else whether the log has a pre-period."""
+    if cuped is None:
+        return opened.pre is not None
+    if cuped and opened.pre is None:
+        raise OptionError(
+            "cuped=True needs a pre-period log (pre=..., --pre PATH, or pre.* in the log folder)."
+        )
+    return bool(cuped)
 
 
 def moment_pairs(metrics: list[ABMetric], with_pre: bool) -> tuple[set[str], set[tuple[str, str]]]:
@@ -197,11 +209,7 @@ def analyze_ab(
         long_click_seconds=long_click_seconds,
         need=needed_columns(chosen),
     )
-    with_pre = opened.pre is not None if cuped is None else bool(cuped)
-    if with_pre and opened.pre is None:
-        raise OptionError(
-            "cuped=True needs a pre-period log (pre=..., --pre PATH, or pre.* in the log folder)."
-        )
+    with_pre = cuped_with(opened, cuped)
     per_impression = opened.schema.unit == opened.schema.impression_id
     pre_table = None
     variables, pairs = moment_pairs(chosen, with_pre)

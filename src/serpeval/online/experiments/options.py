@@ -70,7 +70,7 @@ class ABDesign:
 
     cuped: bool | None = None
     """CUPED with the pre-period log: True requires one, False ignores one, None uses one
-    when there is one (``analyze_ab``; ``plan_ab`` uses a pre-period log whenever given)."""
+    when there is one (``analyze_ab`` and ``plan_ab``)."""
 
     srm_threshold: float = 0.001
     """p-value below which the observed split counts as a sample-ratio mismatch, in (0, 1)."""
@@ -145,5 +145,5 @@ def resolve_design(design: ABDesign | None, experiment: Any, keywords: Mapping[s
 ANALYZE_FIELDS = tuple(ABDesign.__dataclass_fields__)
 SEGMENT_FIELDS = ("metrics", "control", "alpha", "correction", "use_t", "duplicates", "long_click_seconds",
                   "backend", "schema")
-PLAN_FIELDS = ("metrics", "alpha", "control", "duplicates", "long_click_seconds", "backend", "schema")
+PLAN_FIELDS = ("metrics", "alpha", "control", "cuped", "duplicates", "long_click_seconds", "backend", "schema")
 MONITOR_FIELDS = ("control", "alpha", "use_t", "duplicates", "long_click_seconds", "backend", "schema")

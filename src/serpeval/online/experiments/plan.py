@@ -7,6 +7,7 @@ from typing import Any
 
 from serpeval.online.experiments.analysis import (
     chosen_metrics,
+    cuped_with,
     moment_pairs,
     needed_columns,
     pre_features,
@@ -39,12 +40,14 @@ def plan_ab(
 
     The baseline (value and per-unit delta-method variance) is the control arm of
     ``experiment``, or every unit of a log without experiments (a pre-launch log). With a
-    pre-period log the plan is CUPED-aware: the variance shrinks by the observed ``rho^2``.
+    pre-period log the plan is CUPED-aware (as :func:`~serpeval.online.experiments.analyze_ab`
+    analyses it, by the design's ``cuped``): the variance shrinks by the observed ``rho^2``.
 
     Args:
         design: the :class:`~serpeval.online.experiments.options.ABDesign` of the experiment
-            to plan; read: metrics, alpha (two-sided), control, duplicates,
-            long_click_seconds, backend, schema. The same design then analyses it.
+            to plan; read: metrics, alpha (two-sided), control, cuped (True requires a
+            pre-period log, False plans without one, None uses one when there is one),
+            duplicates, long_click_seconds, backend, schema. The same design then analyses it.
         mde: the effect to detect: relative to the baseline (``relative=True``, 0.01 = 1%) or
             absolute.
         power, ratio: target power, treatment units per control unit.
@@ -60,7 +63,7 @@ def plan_ab(
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
     prepared = prepare(opened, experiment, duplicates=duplicates, long_click_seconds=d.long_click_seconds,
                        need=needed_columns(chosen))
-    with_pre = opened.pre is not None
+    with_pre = cuped_with(opened, d.cuped)
     variables, pairs = moment_pairs(chosen, with_pre)
     variables.add("impressions")
     columns = {v for v in variables if not v.startswith("pre_")}
@@ -121,6 +124,9 @@ def plan_ab(
         f"baseline: {'all units' if len(names) == 1 else f'variant {base_name!r}'} of "
         f"{opened.source}",
         f"two-sided alpha = {alpha}, power = {power}, treatment/control = {ratio}",
+        "CUPED with the pre-period log: the variance shrinks by the observed rho^2 (variance_reduction)"
+        if with_pre else "without CUPED: no pre-period log" if opened.pre is None
+        else "without CUPED: the pre-period log is not used (cuped=False, --no-cuped)",
         *prepared.exclusions.with_mixed(mixed["units"], mixed["rows"]).notes(),
         *opened.notes,
     ]
