@@ -10,10 +10,11 @@ import csv
 import json
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from serpeval.cli.app import main
-from serpeval.core.errors import InputError, OptionError
+from serpeval.core.errors import InputError, OptionError, StatsError
 from serpeval.online.experiments import analyze_ab, analyze_ab_triggered, plan_ab
 from serpeval.online.simulation.generate import LogGenerator
 
@@ -168,6 +169,57 @@ def test_plan_reports_the_units_in_both_variants() -> None:
     plan = plan_ab(_mixed_log(), metrics=["ctr"], mde=0.1)
     assert plan.rows[0]["units_observed"] == 9  # the control arm: u0, u2, ..., u18 less u0
     assert any("1 unit(s) seen in more than one variant excluded (4 impressions)" in n for n in plan.notes)
+
+
+def _assignment(pairs: list[tuple[str, str]], clicks: list[list[int]] | None = None,
+                seconds: list[list[float]] | None = None) -> pa.Table:
+    """A log of one experiment: ``(user, variant)`` per impression, one click on result 1 each
+    unless ``clicks`` says otherwise, click times where ``seconds`` gives them."""
+    n = len(pairs)
+    columns = {
+        "impression_id": list(range(n)), "experiment": ["e"] * n, "variant": [v for _, v in pairs],
+        "user_id": [u for u, _ in pairs], "n_shown": [10] * n,
+        "clicks": pa.array(clicks if clicks is not None else [[1]] * n, pa.list_(pa.int64())),
+    }
+    if seconds is not None:
+        columns["click_seconds"] = pa.array(seconds, pa.list_(pa.float64()))
+    return pa.table(columns)
+
+
+def test_an_arm_emptied_by_units_seen_in_both_variants_says_so() -> None:
+    """Users 1 and 2 saw both variants; the only clean users are treatment's: the refusal names
+    the two units left out, not only the one variant left."""
+    log = _assignment([("u1", "control"), ("u1", "treatment"), ("u2", "control"), ("u2", "treatment"),
+                       ("u3", "treatment"), ("u4", "treatment")])
+    with pytest.raises(InputError) as refused:
+        analyze_ab(log, metrics=["ctr"])
+    assert "has units in only one variant (treatment); 2 unit(s) seen in more than one variant were left out" \
+        in str(refused.value)
+    with pytest.raises(InputError, match=r"variant 'control' has no units .*; 2 unit\(s\) seen in more than one"):
+        analyze_ab(log, metrics=["ctr"], control="control")
+    with pytest.raises(InputError) as clean:  # no unit left out: nothing said of it
+        analyze_ab(_assignment([("u3", "treatment"), ("u4", "treatment")]), metrics=["ctr"])
+    assert "left out" not in str(clean.value)
+
+
+def test_a_ratio_metric_with_no_denominator_in_an_arm_is_refused_by_name(tmp_path, capsys) -> None:
+    """No control page has a click time (its clicks' times are negative: missing), so
+    time_to_first_click has no value in control: one line naming the metric and the variant
+    (it was a NaN that the multiple-testing correction refused, after a RuntimeWarning)."""
+    users = [(f"u{u}", "control" if u < 3 else "treatment") for u in range(6) for _ in range(2)]
+    seconds = [[-2.0] if v == "control" else [3.0 + k] for k, (_, v) in enumerate(users)]
+    log = _assignment(users, seconds=seconds)
+    with pytest.raises(StatsError, match=r"metric 'time_to_first_click' .* has no value in variant 'control': its "
+                                         r"denominator \(timed\) is 0 in every unit"):
+        analyze_ab(log, metrics=["ctr", "time_to_first_click"])
+    assert analyze_ab(log, metrics=["ctr"]).to_dicts()[0]["p_value"] == pytest.approx(1.0)  # ctr: 1 and 1
+    path = tmp_path / "log.parquet"
+    pq.write_table(log, path)
+    assert main(["ab", str(path), "-m", "ctr,time_to_first_click"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"serpeval ab: error: {path}: metric 'time_to_first_click'")
+    assert err.endswith("Leave it out of the metrics (-m), or check the log's click_seconds column.\n")
+    assert err.count("\n") == 1  # no RuntimeWarning before it
 
 
 # ---------------------------------------------------------------- triggered output

@@ -55,20 +55,25 @@ def split_arms(
     expected: Sequence[str] | None,
     experiment: str | None,
     source: str,
+    mixed_units: int = 0,
 ) -> tuple[str, list[str]]:
-    """The control arm and the treatments; a clear error for arms without units."""
+    """The control arm and the treatments; a clear error for arms without units (saying how
+    many units were left out for being seen in more than one variant, ``mixed_units``: an arm
+    can be empty because every unit of it was)."""
+    left_out = (f"; {mixed_units:,} unit(s) seen in more than one variant were left out (check how "
+                "units are assigned to variants)") if mixed_units else ""
     found = list(variants)
     for name in [*(expected or ()), *([control] if control else [])]:
         if name not in found:
             raise InputError(
                 f"{source}: variant {name!r} has no units in experiment "
-                f"{experiment!r} (variants found: {', '.join(found) or 'none'}). "
+                f"{experiment!r} (variants found: {', '.join(found) or 'none'}){left_out}. "
                 "Check the variant names, the experiment, and the exclusions."
             )
     if len(found) < 2:
         raise InputError(
             f"{source}: experiment {experiment!r} has units in only one variant "
-            f"({', '.join(found) or 'none'}); an A/B test needs at least two."
+            f"({', '.join(found) or 'none'}){left_out}; an A/B test needs at least two."
         )
     if control is None:
         control = "control" if "control" in found else found[0]
@@ -222,7 +227,7 @@ def analyze_ab(
     )
     keys, moments, mixed = fetch_moments(units, variables, pairs)
     names = [k["variant"] for k in keys]
-    ctrl, treatments = split_arms(names, control, variants, prepared.experiment, opened.source)
+    ctrl, treatments = split_arms(names, control, variants, prepared.experiment, opened.source, mixed["units"])
     exclusions = prepared.exclusions.with_mixed(mixed["units"], mixed["rows"])
     by_name = {name: moments.take(i) for i, name in enumerate(names)}
     counts = {name: int(by_name[name].n) for name in names}
@@ -235,6 +240,7 @@ def analyze_ab(
 
     found = []
     for metric in chosen:
+        _refuse_undefined(metric, {name: by_name[name] for name in (ctrl, *treatments)}, opened.source)
         for treatment in treatments:
             effect, test, reduction = compare_metric(
                 metric,
@@ -281,6 +287,22 @@ def analyze_ab(
         cuped=with_pre,
         notes=tuple(notes),
     )
+
+
+def _refuse_undefined(metric: ABMetric, arms: dict[str, Moments], source: str) -> None:
+    """A ratio metric whose denominator sums to 0 over an arm's units (no impression of the
+    arm with a click time, for ``time_to_first_click``) has no value there: refused, naming
+    the metric and the arm, rather than a NaN that no test can take."""
+    if metric.denominator is None:
+        return
+    empty = [name for name, m in arms.items() if not float(m.mean(metric.denominator)) > 0]
+    if empty:
+        column = f", or check the log's {metric.needs} column" if metric.needs else ""
+        raise StatsError(
+            f"{source}: metric {metric.name!r} ({metric.description}) has no value in variant "
+            f"{empty[0]!r}: its denominator ({metric.denominator}) is 0 in every unit of that variant. "
+            f"Leave it out of the metrics (-m){column}."
+        )
 
 
 def _impressions(m: Moments) -> int:

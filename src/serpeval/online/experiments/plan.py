@@ -76,7 +76,7 @@ def plan_ab(
     base_name = (
         names[0]
         if len(names) == 1
-        else split_arms(names, control, None, prepared.experiment, opened.source)[0]
+        else split_arms(names, control, None, prepared.experiment, opened.source, mixed["units"])[0]
     )
     base = moments.take(names.index(base_name))
     rows = []
