@@ -48,3 +48,21 @@ def test_sweep_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "--range 'k1=2:1': expected NAME=LOW:HIGH with LOW <= HIGH" in capsys.readouterr().err
     assert main([*base, "--grid", "k1=1,2", "--folds", "2"]) == 2
     assert "folds=2 is more than the 1 queries" in capsys.readouterr().err
+    # one measure is maximised: a second -m is refused, not silently kept in the first one's place
+    with pytest.raises(SystemExit) as refused:  # (argparse's refusal)
+        main([*base, "--grid", "k1=1,2", "-m", "nDCG@10", "-m", "AP"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "serpeval sweep: error: argument -m/--measure: given twice (nDCG@10, then AP); it takes one value\n"
+
+
+def test_the_significant_settings_are_counted_and_the_selected_one_named_first() -> None:
+    """The sentence named the first five in grid order, so it could leave out the selected
+    setting and the count; the JSON lists them all."""
+    from serpeval.engines.sweep import significant_names
+
+    grid = [f"k1={k}" for k in range(8)]
+    assert significant_names(grid, "k1=6") == "8: k1=6, k1=0, k1=1, k1=2, k1=3 and 3 more (-f json lists them all)"
+    assert significant_names(grid[:5], "k1=9") == "5: k1=0, k1=1, k1=2, k1=3, k1=4"
+    assert significant_names(["k1=2"], "k1=2") == "1: k1=2"
+    assert significant_names([], "k1=2") == "none"

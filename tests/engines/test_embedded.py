@@ -161,6 +161,12 @@ def test_corpus_errors_name_the_line(tmp_path: Path) -> None:
         EmbeddedIndex.build(["text"])  # type: ignore[list-item]
     with pytest.raises(OptionError, match="not a Snowball language"):
         EmbeddedIndex.build(DOCS, stemmer="klingon")
+    # a field named to index that no document has (a typo) indexed less than asked without a word
+    path.write_text('{"docid": "a", "title": "wing", "text": "flow"}\n{"docid": "b", "title": null, "text": "lift"}\n')
+    with pytest.raises(OptionError, match=rf"^{path}: no document has a value in the field\(s\) 'txt' named to index; "
+                                          r"the documents' fields are 'text', 'title'\. Check the names"):
+        EmbeddedIndex.build(path, fields=["title", "txt"])
+    assert EmbeddedIndex.build(path, fields=["title"]).doc_ids == ["a", "b"]  # null in one document: fine
 
 
 def test_gzip_corpus_and_integer_ids(tmp_path: Path) -> None:

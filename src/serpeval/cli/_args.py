@@ -17,6 +17,8 @@ One checker per kind, shared by all commands:
 ``integer(...)``
 ``output_folder``         a folder that exists or can be created (not an existing file)
 ``new_file``              a file to write in an existing folder (not a folder itself)
+``Once``                  (an action) an option that takes one value: a second is refused,
+                          not silently kept in the first one's place
 ========================  =============================================================
 
 Integers may be written as integral numbers too (``1e6``, ``2000.0``); NaN and infinities
@@ -30,7 +32,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["FINITE", "NON_NEGATIVE_INT", "POSITIVE_INT", "PROBABILITY", "integer", "new_file",
+__all__ = ["FINITE", "NON_NEGATIVE_INT", "POSITIVE_INT", "PROBABILITY", "Once", "integer", "new_file",
            "output_folder", "real"]
 
 
@@ -121,3 +123,19 @@ def new_file(text: str) -> str:
         what = "is a file" if parent.exists() else "does not exist"
         raise argparse.ArgumentTypeError(f"the folder {parent} of {text} {what}")
     return text
+
+
+class Once(argparse.Action):
+    """``add_argument(action=Once)``: an option given twice is refused (argparse would keep the
+    last value without a word, where other commands' repeatable options take every one)::
+
+        serpeval sweep: error: argument -m/--measure: given twice (nDCG@10, then AP); it takes one value
+    """
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        seen = vars(namespace).setdefault("_given_once", {})  # this parse's, not the parser's
+        if self.dest in seen:
+            raise argparse.ArgumentError(self, f"given twice ({seen[self.dest]}, then {values}); it takes one value")
+        seen[self.dest] = values
+        setattr(namespace, self.dest, values)

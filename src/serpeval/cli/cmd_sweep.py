@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from serpeval.cli._args import POSITIVE_INT, PROBABILITY, integer
+from serpeval.cli._args import POSITIVE_INT, PROBABILITY, Once, integer
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 
@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
                    help="a parameter's range for --random (default k1=0.2:2 and b=0:1 for the embedded engine)")
     p.add_argument("--baseline", action="append", default=[], metavar="NAME=VALUE",
                    help="the baseline setting (default: the engine's defaults, k1=1.2 b=0.75)")
-    p.add_argument("-m", "--measure", default="nDCG@10", help="the measure to maximise (default nDCG@10)")
+    p.add_argument("-m", "--measure", default="nDCG@10", action=Once, help="the measure to maximise (default nDCG@10)")
     p.add_argument("-k", "--depth", type=POSITIVE_INT, default=1000, help="documents per query (default 1000)")
     p.add_argument("--folds", type=integer(2), default=5, help="cross-validation folds (default 5)")
     p.add_argument("--seed", type=integer(0), default=0, help="seed of folds, draws and permutations (default 0)")

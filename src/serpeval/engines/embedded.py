@@ -194,6 +194,7 @@ class EmbeddedIndex:
         ids: list[str] = []
         texts: list[str] = []
         seen: dict[str, str] = {}
+        found: set[str] = set()  # the fields named that some document has
         for where, record in records:
             doc = record.get(id_field)
             if isinstance(doc, int) and not isinstance(doc, bool):
@@ -212,9 +213,17 @@ class EmbeddedIndex:
                     continue
                 if not isinstance(value, str):
                     raise ParseError(f"{where}: field {name!r} is {type(value).__name__}, expected a string.")
+                found.add(name)
                 parts.append(value)
             ids.append(doc)
             texts.append(" ".join(parts))
+        absent = [name for name in fields if name not in found]
+        if absent:  # a typo would index less than asked, or nothing, without a word
+            present = sorted({key for _, record in records for key in record} - {id_field})
+            raise OptionError(
+                f"{source}: no document has a value in the field(s) {', '.join(map(repr, absent))} named to index; the "
+                f"documents' fields are {', '.join(map(repr, present)) or 'none besides the id'}. Check the names "
+                "(fields=, --fields).")
         return cls._from_texts(ids, texts, fields, id_field, source, stemmer, stopwords)
 
     @classmethod

@@ -170,7 +170,7 @@ class SweepResult:
         else:
             lines.append("no setting beats the baseline in-sample")
         lines.append(f"folds chose the selected setting {s['same_choice_folds']} of {self.folds} times")
-        named = ", ".join(s["in_sample_significant"][:5]) or "none"
+        named = significant_names(s["in_sample_significant"], s["selected"])
         lines.append(f"in-sample, corrected for {len(self.settings) - 1} comparisons ({self.correction} and max-T, "
                      f"{self.test} test, alpha {self.alpha:g}): significantly better than the baseline: {named}")
         return lines
@@ -316,6 +316,18 @@ def max_t_adjusted(differences: NDArray[np.float64], permutations: int = 1000,
         biggest = t_of(sums).max(axis=1)               # [rows]
         exceed += (biggest[:, None] >= observed[None, :] - 1e-12 * np.maximum(observed, 1)[None, :]).sum(axis=0)
     return np.minimum(1.0, (1 + exceed) / (permutations + 1))
+
+
+def significant_names(names: Sequence[str], selected: str, shown: int = 5) -> str:
+    """The settings significantly better than the baseline, for a sentence: how many, then at
+    most ``shown`` of them, the selected setting first when it is one (the others in grid
+    order), and how many more the JSON output lists; ``none`` when there is none."""
+    if not names:
+        return "none"
+    ordered = sorted(names, key=lambda name: name != selected)  # (a stable sort: grid order kept)
+    more = len(ordered) - shown
+    return f"{len(ordered)}: " + ", ".join(ordered[:shown]) + (
+        f" and {more} more (-f json lists them all)" if more > 0 else "")
 
 
 def select(scores: NDArray[np.float64], baseline: int = 0, *, folds: int = 5, rng: Any = 0, test: str = "t",
