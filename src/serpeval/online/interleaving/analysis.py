@@ -132,6 +132,13 @@ __all__ = [
 # ------------------------------------------------------------------ inputs
 
 
+def whole_impressions(needed: Any) -> float:
+    """A number of impressions needed, as shown: rounded up to whole impressions (the power
+    solution is continuous); infinite (no preference) and NaN (not computed) kept."""
+    needed = float(needed)
+    return float(math.ceil(needed)) if math.isfinite(needed) else needed
+
+
 def _outcomes(outcomes: Any) -> tuple[NDArray[np.float64], set[str], NDArray[np.float64]]:
     """Outcomes as ``float64[n]``, the methods named by Outcome objects/dicts (if any) and
     each impression's design bias (:attr:`Outcome.bias`; 0 for plain numbers).
@@ -750,7 +757,7 @@ class MultileaveAnalysis(Tabular):
                 }
                 if self.power is not None and self.needed is not None:
                     row["power"] = float(self.power[i, j])
-                    row[f"impressions for {self.plan_power:.0%}"] = float(self.needed[i, j])
+                    row[f"impressions for {self.plan_power:.0%}"] = whole_impressions(self.needed[i, j])
                 rows.append(row)
         return rows
 
@@ -875,8 +882,8 @@ def recommend_multileaving(analyses: Mapping[str, MultileaveAnalysis] | Sequence
         iu = np.triu_indices(len(a.names), 1)
         needed = a.needed[iu] if a.needed is not None else np.full(len(iu[0]), np.nan)
         rows.append({"method": method, "impressions": a.impressions,
-                     "hardest pair needs": a.hardest_pair_needs,
-                     "median pair needs": float(np.median(needed)),
+                     "hardest pair needs": whole_impressions(a.hardest_pair_needs),
+                     "median pair needs": whole_impressions(np.median(needed)),
                      "pairs separated": int((a.adjusted[iu] < a.alpha).sum()),
                      "pairs": len(iu[0])})
     best = min(range(len(rows)), key=lambda i: (rows[i]["hardest pair needs"], -rows[i]["pairs separated"], i))
