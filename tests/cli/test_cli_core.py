@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from serpeval.cli import main
+from serpeval.cli.common import refuse_stdin_twice
 
 QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq2 0 d 1\nq3 0 z 1\n"
 RUN_A = "q1 Q0 a 1 3 A\nq1 Q0 b 2 2 A\nq1 Q0 c 3 1 A\nq2 Q0 d 1 1 A\nq9 Q0 x 1 1 A\n"
@@ -84,6 +86,21 @@ def test_errors_print_one_line_and_exit_2(files, tmp_path: Path, capsys: pytest.
     assert f"{bad}:2: expected 6 columns" in capsys.readouterr().err
     with pytest.raises(Exception, match="expected 6 columns"):
         main(["--debug", "evaluate", str(qrels), str(bad)])
+
+
+def test_standard_input_named_twice_is_refused_before_reading(files, capsys: pytest.CaptureFixture[str]) -> None:
+    """``cat run | serpeval evaluate QRELS - -``: the second reader found standard input empty
+    ("the run has no data lines"); now the command says what is wrong before reading it."""
+    qrels, a, _ = files
+    done = subprocess.run([sys.executable, "-m", "serpeval", "evaluate", str(qrels), "-", "-"],
+                          input=a.read_text(), capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("serpeval evaluate: error: standard input (-) is named twice (runs); it can be read "
+                           "once. Give the others as files.\n")
+    assert main(["compare", "-", "-", "-"]) == 2
+    assert "standard input (-) is named 3 times (qrels, runs)" in capsys.readouterr().err
+    # an output written to standard output (-o -) is not an input
+    refuse_stdin_twice(argparse.Namespace(qrels=str(qrels), runs=["-"], output="-", func=None))
 
 
 def test_measures_listing_and_detail(capsys: pytest.CaptureFixture[str]) -> None:

@@ -96,13 +96,13 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
     (["-m", "ndcg.1=3,,2=4"], 2, "malformed pair parameters"),
     (["-m", "ndcg.1"], 2, "malformed pair parameters"),
     (["-m", "utility.1,2,3"], 4, "utility takes 4 coefficients"),
-    (["-m", "set_F.-1"], 1, "cannot be negative"),
-    (["-m", "rbp.p=1.5"], 1, "must be a number in [0, 1]"),
+    (["-m", "set_F.-1"], 2, "cannot be negative"),
+    (["-m", "rbp.p=1.5"], 2, "must be a number in [0, 1]"),
     (["-l", "-1"], 1, "-l must be >= 0"),
     (["-l", "9007199254740992"], 1, "-l must be at most 9007199254740991 (2^53 - 1), the largest grade"),
     (["-N", "-5"], 1, "-N must be a number of docs from 0 to 9007199254740991"),
-    (["-m", "iprec_at_recall.1.5"], 1, "the 'recall' parameter of IPrec must be a number in [0, 1]"),
-    (["-m", "set_F.1e300"], 1, "beta squared and must be at most 1e200"),
+    (["-m", "iprec_at_recall.1.5"], 2, "the 'recall' parameter of IPrec must be a number in [0, 1]"),
+    (["-m", "set_F.1e300"], 2, "beta squared and must be at most 1e200"),
     (["-M", "0"], 1, "-M must be a positive number"),
     (["-R", "prefs"], 2, "not supported"),
     (["-T", "other"], 2, "Illegal retrieval results format"),
@@ -115,11 +115,28 @@ def test_measure_and_option_errors(args: list[str], status: int, message: str) -
     assert message in err
 
 
+@pytest.mark.parametrize(("measures", "named"), [
+    (["-m", "map"], "map"), (["-m", "runid", "-m", "map"], "map"), (["-m", "num_q", "-m", "P.5"], "P"),
+    (["-m", "relstring", "-m", "map"], "map"), (["-m", "P.5", "-m", "map"], "map"),
+    (["-m", "all_trec"], "num_ret"), ([], "num_ret"),
+])
+def test_duplicate_docs_name_the_measure_trec_eval_computes_first(tmp_path: Path, measures: list[str],
+                                                                 named: str) -> None:
+    """trec_eval 10.0's message names the first measure of its fixed order that reads the
+    ranking (runid and num_q do not), as the C program printed for each of these."""
+    qrels = _write(tmp_path, "qrels", "1 0 a 1\n")
+    run = _write(tmp_path, "run", "1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 a 3 1 r\n")
+    status, out, err = trec_eval([*measures, qrels, run])
+    assert (status, out) == (4, "")
+    assert err.endswith(f"trec_eval: Can't calculate measure '{named}'\n")
+
+
 def test_input_errors(tmp_path: Path) -> None:
     qrels = _write(tmp_path, "qrels", "1 0 a 1\n1 0 b 0\n")
     cases = {
         "malformed": ("1 Q0 a 1 1.0 r\n1 Q0 b 2 0.5\n", 2, ":2: expected 6 columns"),
-        "empty": ("\n\n", 2, "the run has no data lines"),
+        "empty": ("", 2, "the run has no data lines"),
+        "blank lines only": ("\n\n", 7, "No queries with both results and relevance"),
         "not a number": ("1 Q0 a 1 high r\n", 2, "expected a number in column 5"),
         "duplicate": ("1 Q0 a 1 1.0 r\n1 Q0 a 2 0.5 r\n", 4, "is retrieved twice"),
         "no common topic": ("2 Q0 a 1 1.0 r\n", 7, "No queries with both results and relevance"),
@@ -135,6 +152,18 @@ def test_input_errors(tmp_path: Path) -> None:
                              _write(tmp_path, "r", "1 Q0 a 1 1 r\n")])
     assert got == 4
     assert "judged twice" in err
+
+
+@pytest.mark.parametrize("text", ["\n", "# only a header\n", "\n# a header\n\n"])
+def test_a_run_of_blank_or_comment_lines_retrieved_nothing(tmp_path: Path, text: str) -> None:
+    """As trec_eval 10.0 reads it: with -c every judged topic counts 0 (the C program printed
+    these rows, status 0); an empty file is refused by both (test above)."""
+    qrels = _write(tmp_path, "qrels", "1 0 a 1\n2 0 b 1\n")
+    status, out, err = trec_eval(["-c", "-q", "-m", "map", "-m", "num_ret", qrels, _write(tmp_path, "run", text)])
+    assert (status, err) == (0, "")
+    assert out == "".join(f"{m:<22}\t{q}\t{v}\n" for m, q, v in [
+        ("num_ret", "1", "0"), ("map", "1", "0.0000"), ("num_ret", "2", "0"), ("map", "2", "0.0000"),
+        ("num_ret", "all", "0"), ("map", "all", "0.0000")])
 
 
 def test_comments_are_refused_in_9_0_8_only(tmp_path: Path) -> None:

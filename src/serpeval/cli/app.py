@@ -24,7 +24,7 @@ from typing import NoReturn
 
 from serpeval.cli.commands import COMMANDS as TABLE
 from serpeval.cli.commands import command, names
-from serpeval.cli.common import EXIT_USAGE, note_named_inputs, spare_pandas_import
+from serpeval.cli.common import EXIT_USAGE, note_named_inputs, refuse_stdin_twice, spare_pandas_import
 from serpeval.cli.failures import command_of, error_prefix, handle, prepare_std_streams
 from serpeval.core.version import __version__
 
@@ -98,6 +98,7 @@ def _run(args_list: list[str]) -> int:
         spare_pandas_import(args.command)
     from serpeval.core.identity import reading_scope
 
+    refuse_stdin_twice(args)
     with reading_scope():  # no output may replace an input (serpeval.core.identity)
         note_named_inputs(args)
         status = args.func(args)

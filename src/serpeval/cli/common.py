@@ -32,7 +32,9 @@ __all__ = [
     "emit",
     "engine_status",
     "note_named_inputs",
-    "p_cell", "p_text",
+    "p_cell",
+    "p_text",
+    "refuse_stdin_twice",
     "spare_pandas_import",
     "split_measures",
     "started_as",
@@ -161,6 +163,25 @@ def note_named_inputs(args: Any) -> None:
         for item in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(item, (str, Path)) and str(item):
                 _note_path(str(item), folders=dest in FOLDER_INPUTS)
+
+
+def refuse_stdin_twice(args: Any) -> None:
+    """Standard input (``-``) named by two input arguments is refused before any work: the
+    first reader takes it all, and the second would find it empty (``evaluate QRELS - -``).
+
+    Raises:
+        OptionError: naming the arguments.
+    """
+    named = [dest for dest, value in vars(args).items()
+             if dest not in OUTPUT_OPTIONS and dest != "func"
+             for item in (value if isinstance(value, (list, tuple)) else (value,)) if item == "-"]
+    if len(named) > 1:
+        from serpeval.core.errors import OptionError
+
+        shown = ", ".join(dict.fromkeys(name.replace("_", " ") for name in named))
+        times = "twice" if len(named) == 2 else f"{len(named)} times"
+        raise OptionError(f"standard input (-) is named {times} ({shown}); it can be read once. "
+                          "Give the others as files.")
 
 
 def _note_path(text: str, *, folders: bool) -> None:

@@ -578,6 +578,7 @@ def read_trec_run(
     *,
     name: str | None = None,
     comments: bool = True,
+    allow_no_lines: bool = False,
 ) -> Run:
     """Read a TREC run file ``qid Q0 docid rank score tag``.
 
@@ -586,10 +587,13 @@ def read_trec_run(
             binary file object.
         name: display name; defaults to the file name without ``.gz``/``.txt``/``.run``.
         comments: skip ``#`` comment lines (trec_eval 10.0). ``False`` refuses them (9.0.8).
+        allow_no_lines: a file of blank or comment lines only is a run that retrieved
+            nothing, as trec_eval reads it (its ``-c`` scores every judged topic 0); an empty
+            file is still refused, as trec_eval refuses it.
 
     Raises:
         ParseError: a malformed line (``path:line``, what was expected and found).
-        EmptyInputError: the file has no data lines.
+        EmptyInputError: the file has no data lines (with ``allow_no_lines``: no byte).
     """
     src = Source(source)
     fast = _fast_rows(src, run=True, comments=comments)
@@ -599,7 +603,7 @@ def read_trec_run(
         q, d, s, _lines = _careful_run(src.data, src.label, comments)
         qids, docs, scores = pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(s, dtype=np.float64)
         skipped = count_skipped(src.data, len(s))
-    if len(scores) == 0:
+    if len(scores) == 0 and not (allow_no_lines and len(src.data) > 0):
         raise EmptyInputError(
             f"{src.label}: the run has no data lines; expected lines '{RUN_COLUMNS}'."
         )

@@ -144,9 +144,11 @@ def _label(name: str, text: str | None) -> str:
     return f"{name}_{text}" if text is not None else name
 
 
-def _bind(spec_name: str | None, ctx: Context, params: dict[str, object] | None = None,
+def _bind(name: str, spec_name: str | None, ctx: Context, params: dict[str, object] | None = None,
           cutoff: int | None = None) -> Measure:
-    """The registry measure ``spec_name`` with ``params``, the cutoff and ``-l``."""
+    """The registry measure ``spec_name`` with ``params``, the cutoff and ``-l``; a parameter
+    out of the measure's range (which trec_eval would take) exits 2 as trec_eval's own bad
+    parameters do ("Cannot initialize measure"), the status its help gives measure parameters."""
     spec = REGISTRY[str(spec_name)]
     given = dict(params or {})
     if spec.param("rel") is not None:
@@ -154,7 +156,7 @@ def _bind(spec_name: str | None, ctx: Context, params: dict[str, object] | None 
     try:
         return spec.bind(given, cutoff, spec.name)
     except MeasureError as exc:
-        raise TrecEvalError(f"trec_eval: {exc}", EXIT_USAGE) from None
+        raise _init_error(name, str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- builders
@@ -163,7 +165,7 @@ def _bind(spec_name: str | None, ctx: Context, params: dict[str, object] | None 
 def _single(*, kind: Literal["float", "long"] = "float", summary: Summary = "mean",
             per_topic: bool = True, cleared: bool = False) -> Builder:
     def build(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
-        return [Column(name, _bind(spec, ctx), kind=kind, per_topic=per_topic,
+        return [Column(name, _bind(name, spec, ctx), kind=kind, per_topic=per_topic,
                        summary=summary, cleared_when_missing=cleared)]
     return build
 
@@ -171,7 +173,7 @@ def _single(*, kind: Literal["float", "long"] = "float", summary: Summary = "mea
 def _cutoffs(defaults: Sequence[int], *, cleared: bool = False) -> Builder:
     def build(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
         cutoffs = long_cutoffs(name, text) if text is not None else list(defaults)
-        return [Column(f"{name}_{k}", _bind(spec, ctx, cutoff=k), cleared_when_missing=cleared)
+        return [Column(f"{name}_{k}", _bind(name, spec, ctx, cutoff=k), cleared_when_missing=cleared)
                 for k in cutoffs]
     return build
 
@@ -180,7 +182,7 @@ def _levels(param: str, defaults: Sequence[float], rounding: bool) -> Builder:
     def build(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
         levels = double_cutoffs(name, text) if text is not None else list(defaults)
         extra = {"rounding": ctx.rounding} if rounding else {}
-        return [Column(f"{name}_{x:3.2f}", _bind(spec, ctx, {param: x, **extra})) for x in levels]
+        return [Column(f"{name}_{x:3.2f}", _bind(name, spec, ctx, {param: x, **extra})) for x in levels]
     return build
 
 
@@ -196,7 +198,7 @@ def _gain_pairs(*, persistence: bool = False, gains: bool = True,
                 params["gains"] = format_gain_table(table)
             if "p" in named:
                 params["p"] = named["p"]
-        return [Column(_label(name, text), _bind(spec, ctx, params),
+        return [Column(_label(name, text), _bind(name, spec, ctx, params),
                        cleared_when_missing=cleared)]
     return build
 
@@ -206,20 +208,20 @@ def _utility(name: str, spec: str | None, ctx: Context, text: str | None) -> lis
     params = _trec_params(spec, text, f"\ntrec_eval: Can't calculate measure '{name}'",
                           EXIT_MEASURE)
     params["collection"] = ctx.collection_size
-    return [Column(_label(name, text), _bind(spec, ctx, params), cleared_when_missing=True)]
+    return [Column(_label(name, text), _bind(name, spec, ctx, params), cleared_when_missing=True)]
 
 
 def _eleven_point(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
     """``11pt_avg..25,.5`` (default: the 11 levels 0, 0.1, ..., 1)."""
-    params = _trec_params(spec, text, "", EXIT_USAGE)
+    params = _trec_params(spec, text, f"\ntrec_eval: Cannot initialize measure '{name}'", EXIT_INPUT)
     params["rounding"] = ctx.rounding
-    return [Column(_label(name, text), _bind(spec, ctx, params))]
+    return [Column(_label(name, text), _bind(name, spec, ctx, params))]
 
 
 def _set_f(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
-    """``set_F.x`` with x = beta squared (default 1); a negative x exits 1."""
-    params = _trec_params(spec, text, "", EXIT_USAGE)
-    return [Column(_label(name, text), _bind(spec, ctx, params))]
+    """``set_F.x`` with x = beta squared (default 1); a negative x exits 2."""
+    params = _trec_params(spec, text, f"\ntrec_eval: Cannot initialize measure '{name}'", EXIT_INPUT)
+    return [Column(_label(name, text), _bind(name, spec, ctx, params))]
 
 
 def _relstring(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
@@ -336,6 +338,14 @@ def expand(arguments: Sequence[str], ctx: Context) -> list[Column]:
         if name in selected and ctx.compat in versions:
             columns.extend(build(name, TREC_TO_SPEC[name], ctx, params.get(name)))
     return columns
+
+
+def first_computed(arguments: Sequence[str], compat: str) -> str:
+    """The measure trec_eval computes first for a topic, in its fixed order (runid and num_q
+    read no ranking): the one its "Can't calculate measure" names after duplicate docs."""
+    selected, _ = select(arguments, compat)
+    return next((name for name, versions, _ in MEASURES
+                 if name in selected and compat in versions and name not in ("runid", "num_q")), "num_ret")
 
 
 def select(arguments: Sequence[str], compat: str) -> tuple[set[str], dict[str, str]]:

@@ -31,7 +31,7 @@ from serpeval.core.data import GRADE_LIMIT, Qrels, Run
 from serpeval.core.errors import DuplicateError, InputError, InvalidParameterError
 from serpeval.measures.spec import GMEAN_FLOOR
 from serpeval.ranking import Rankings, index_qrels, rank
-from serpeval.trec_eval.catalog import Column, Context, expand
+from serpeval.trec_eval.catalog import Column, Context, expand, first_computed
 from serpeval.trec_eval.options import (
     EXIT_INPUT,
     EXIT_MEASURE,
@@ -86,7 +86,8 @@ def compute_evaluation(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
                         depth=None if opts.depth == MAX_LONG else opts.depth,
                         judged_only=opts.judged_only, float32_scores=opts.compat == "9.0.8")
     except DuplicateError as exc:
-        raise TrecEvalError(f"trec_eval: {exc}\ntrec_eval: Can't calculate measure 'num_ret'",
+        raise TrecEvalError(f"trec_eval: {exc}\ntrec_eval: Can't calculate measure "
+                            f"'{first_computed(opts.measures, opts.compat)}'",
                             EXIT_MEASURE) from None
     except InvalidParameterError as exc:
         raise TrecEvalError(f"trec_eval: {exc}", EXIT_USAGE) from None
@@ -221,7 +222,7 @@ def read_inputs(opts: Options) -> tuple[Qrels, Run]:
 
     qrels_path, run_path = opts.files
     # The run is read in the background while the qrels are (both from stdin cannot be).
-    ahead = ReadAhead([run_path], lambda path: read_trec_run(path, comments=opts.compat == "10.0"),
+    ahead = ReadAhead([run_path], lambda path: read_trec_run(path, comments=opts.compat == "10.0", allow_no_lines=True),
                       ahead=False if may_read_stdin(qrels_path) else None)
     try:
         qrels = read_trec_qrels(qrels_path)

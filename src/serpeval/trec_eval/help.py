@@ -61,7 +61,10 @@ Where serpeval deliberately differs from trec_eval 10.0:
    ranking; trec_eval's comparator truncates their difference to an integer.
  * Each measure keeps its own parameters (10.0's dcg, ideal_dcg and ndcg share one block).
  * With -c, a missing topic's utility, relstring and rbp_resid are cleared also when they
-   carry parameters (10.0 clears them only under their bare names).
+   carry parameters (10.0 clears them only under their bare names), and its other measures
+   are those of a ranking that retrieved nothing: 10.0 scores a one-document placeholder
+   ranking (an unjudged doc), which is above 0 where unjudged docs get a gain
+   (-m ndcg.-1=2, dcg.-1=2, rbp.-1=2).
  * A topic whose judgments are all negative is evaluated (no relevant doc); trec_eval
    exits 4 or reads stale counts there.
  * 11pt_avg levels are sorted; trec_eval skips levels given out of order.

@@ -21,8 +21,8 @@ COMPAT_VERSIONS = ("10.0", "9.0.8")
 MAX_LONG = 2147483647  # trec_eval's MAXLONG, the default -M and -N
 
 #: Exit statuses, as trec_eval uses them.
-EXIT_USAGE = 1        # bad option, unknown measure, bad -m parameters
-EXIT_INPUT = 2        # unreadable or malformed input, a measure that cannot be initialised
+EXIT_USAGE = 1        # bad option, unknown measure, a -m name without its parameters
+EXIT_INPUT = 2        # unreadable or malformed input, bad -m parameters (cannot initialise)
 EXIT_MEASURE = 4      # a measure that cannot be computed (duplicate docs, bad coefficients)
 EXIT_NO_QUERIES = 7   # no topic has both judgments and results
 
