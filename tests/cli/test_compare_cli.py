@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,51 @@ def test_compare_bad_input_exits_2(files, capsys: pytest.CaptureFixture[str]) ->
     assert "argument --digits: must be an integer >= 0, got -1" in capsys.readouterr().err
     assert _status(["compare", str(qrels), str(bm25), str(bm25), "-t", "bootstrap", "--seed", "-1"]) == 2
     assert "argument --seed: must be an integer >= 0, got -1" in capsys.readouterr().err
+
+
+def test_compare_strict_hint_names_the_missing_option(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """--strict's refusal points at --missing zero; in compare, -c is --correction."""
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 a 1\n" for q in range(1, 6)))
+    base = "1 Q0 a 1 2 b\n1 Q0 x 2 1 b\n2 Q0 x 1 2 b\n2 Q0 a 2 1 b\n3 Q0 a 1 2 b\n4 Q0 a 1 2 b\n"
+    (tmp_path / "base.run").write_text(base)
+    (tmp_path / "cand.run").write_text(base + "5 Q0 a 1 1 c\n")
+    assert main(["compare", str(tmp_path / "q.txt"), str(tmp_path / "base.run"), str(tmp_path / "cand.run"),
+                 "-m", "AP", "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert "the runs were evaluated on different queries (base: 4, cand: 5; 4 in common)" in err
+    assert "missing='zero' (--missing zero) so that every judged query counts." in err
+    assert "(-c)" not in err
+
+
+def _missing_query_files(folder: Path) -> tuple[str, str, str]:
+    """Five judged queries; ``base`` answers 1-4, ``cand`` all five (the QA repro's files)."""
+    (folder / "q.txt").write_text("".join(f"{q} 0 a 1\n" for q in range(1, 6)))
+    base = "1 Q0 a 1 2 b\n1 Q0 x 2 1 b\n2 Q0 x 1 2 b\n2 Q0 a 2 1 b\n3 Q0 a 1 2 b\n4 Q0 x 1 2 b\n4 Q0 a 2 1 b\n"
+    (folder / "base.run").write_text(base)
+    (folder / "cand.run").write_text(base + "5 Q0 a 1 1 c\n")
+    return str(folder / "q.txt"), str(folder / "base.run"), str(folder / "cand.run")
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "{q}", "{base}", "{cand}", "-m", "AP"],
+    ["compare", "{q}", "{base}", "{cand}", "-m", "AP", "-f", "json"],
+    ["gate", "{q}", "--baseline", "{base}", "--candidate", "{cand}", "-m", "AP", "--missing", "skip"],
+])
+def test_missing_queries_are_a_note_not_a_python_warning(argv: list[str], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The judged-rate check evaluates the runs again; the queries base lacks are reported
+    once, by the coverage note, never as a raw ``MissingQueriesWarning`` with a source line."""
+    q, base, cand = _missing_query_files(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status = main([a.format(q=q, base=base, cand=cand) for a in argv])
+    assert status in (0, 1)
+    assert [str(w.message) for w in caught] == []
+    captured = capsys.readouterr()
+    assert "Warning" not in captured.err
+    printed = captured.out + captured.err
+    assert printed.count("base: 1 of 5 judged queries have no results (skipped)") == 1
 
 
 def _status(argv: list[str]) -> int:

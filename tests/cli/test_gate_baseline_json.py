@@ -90,3 +90,44 @@ def test_compare_csv_ends_with_the_signatures(files: dict[str, str], capsys: pyt
     assert header.endswith(",system_signature,baseline_signature,qrels_signature")
     assert row.endswith(f",{signature_of(read_run(files['cand.run']))},{signature_of(read_run(files['base.run']))},"
                         f"{signature_of(read_qrels(files['qrels']))}")
+
+
+def test_judged_queries_the_recorded_baseline_lacks_follow_missing(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The QA repro: q5 is judged, the baseline has no results for it, the candidate answers
+    it. --baseline RUN counts it as 0 for the baseline (--missing zero, the gate's default);
+    the recording of the same run (evaluated with trec_eval's default, skip) must give the
+    same decision and numbers, and the note names the baseline, not the candidate. NumRel (a
+    sum, 1 on an empty ranking too) shows that "0" is the value of an empty ranking."""
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 a 1\n" for q in range(1, 6)))
+    base = "1 Q0 a 1 2 b\n1 Q0 x 2 1 b\n2 Q0 x 1 2 b\n2 Q0 a 2 1 b\n3 Q0 a 1 2 b\n4 Q0 x 1 2 b\n4 Q0 a 2 1 b\n"
+    (tmp_path / "base.run").write_text(base)
+    (tmp_path / "cand.run").write_text(base + "5 Q0 a 1 1 c\n")
+    q, recorded = str(tmp_path / "q.txt"), str(tmp_path / "base.json")
+    measures = ["-m", "AP", "-m", "NumRel"]
+    assert main(["evaluate", q, str(tmp_path / "base.run"), *measures, "-f", "json", "--per-query",
+                 "-o", recorded]) == 0
+    reports = {}
+    for how, given in (("run", ["--baseline", str(tmp_path / "base.run")]), ("json", ["--baseline-json", recorded])):
+        capsys.readouterr()
+        out = str(tmp_path / f"{how}.json")
+        assert main(["gate", q, *given, "--candidate", str(tmp_path / "cand.run"), *measures, "--json", out]) == 1
+        reports[how] = json.loads(Path(out).read_text())
+        reports[how]["printed"] = capsys.readouterr().out
+    run, rec = reports["run"], reports["json"]
+    # AP: base 1, 1/2, 1, 1/2, 0 (q5 counted as 0) -> 0.6; cand the same with q5 = 1 -> 0.8.
+    keys = ("measure", "queries", "baseline_mean", "candidate_mean", "delta", "bound", "p_value", "passed",
+            "wins", "ties", "losses")
+    assert [[c[k] for k in keys] for c in rec["checks"]] == [[c[k] for k in keys] for c in run["checks"]]
+    assert [(c["queries"], c["baseline_mean"]) for c in rec["checks"]] == [(5, pytest.approx(0.6)), (5, 5.0)]
+    assert rec["decision"] == run["decision"] == "fail"
+    assert f"base (--baseline-json {recorded}): 1 of 5 judged queries have no values (counted as 0)" \
+        in rec["evaluation_notes"]
+    assert "not in both runs" not in rec["printed"]
+    assert "cand: 1 of 5" not in rec["printed"]
+    # --missing error refuses the recording as it refuses the run, naming the file.
+    assert main(["gate", q, "--baseline-json", recorded, "--candidate", str(tmp_path / "cand.run"), *measures,
+                 "--missing", "error"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"serpeval gate: error: --baseline-json {recorded}: 1 judged queries of {q} have no values "
+                   "in it: '5'. Use --missing skip to leave them out or --missing zero to count them as 0."]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,26 @@ def test_ties_command(files: tuple[str, str], capsys: pytest.CaptureFixture[str]
     assert main(["ties", run]) == 0
     out = capsys.readouterr().out
     assert "1 of 2 queries have a tie group reaching the top 10" in out
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_ties_reports_missing_queries_in_a_note_not_a_python_warning(
+        files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """q3 is judged, the run has no results for it: one note (stderr for json), no raw warning."""
+    _, run = files
+    qrels = tmp_path / "more"
+    qrels.write_text(QRELS + "q3 0 w 1\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["ties", run, "--qrels", str(qrels), "-m", "RR", "-f", fmt]) == 0
+    assert [str(w.message) for w in caught] == []
+    captured = capsys.readouterr()
+    assert "Warning" not in captured.err
+    note = "run: 1 of 3 judged queries have no results (skipped)"
+    assert (captured.out + captured.err).count(note) == 1
+    if fmt == "json":
+        assert note in captured.err
+        assert json.loads(captured.out)["evaluated_queries"] == 2
 
 
 def test_measures_states_the_method(capsys: pytest.CaptureFixture[str]) -> None:

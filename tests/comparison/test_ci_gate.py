@@ -197,3 +197,26 @@ def test_no_significant_drop_is_holm_corrected_over_measures(collection) -> None
     assert [c.p_value_corrected for c in result.checks] == pytest.approx(corrected, rel=1e-9)
     assert [c.passed for c in result.checks] == (~reject).tolist()
     assert "Holm over measures" in result.method
+
+
+def test_regressions_of_a_lower_is_better_measure_are_oriented_like_the_delta() -> None:
+    """One report, one sign: a per-query drop on Unjudged@2 is negative, like the headline.
+
+    Each query has 2 judged docs; ``good`` ranks judged docs only (Unjudged@2 = 0, but 1/2 on
+    query 4 whose second doc is unjudged), ``worse`` puts two unjudged docs on top (1 each).
+    Headline delta: -(1 - 0.125) = -0.875; per-query: -1, -1, -1, -0.5 (raw would be +1...)."""
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"a": 1, "b": 0}, "3": {"a": 1, "b": 0}, "4": {"a": 1}}
+    good = {q: {"a": 3.0, "b": 2.0} for q in qrels}
+    worse = {q: {"u1": 3.0, "u2": 2.0, "a": 1.0} for q in qrels}
+    result = gate(qrels, serpeval.Run.from_dict(good, "good"), serpeval.Run.from_dict(worse, "worse"),
+                  ["Unjudged@2"])
+    check = result.checks[0]
+    assert check.delta == pytest.approx(-0.875)
+    assert [(r.query_id, r.baseline, r.candidate, r.delta) for r in check.regressions] == [
+        ("1", 0.0, 1.0, -1.0), ("2", 0.0, 1.0, -1.0), ("3", 0.0, 1.0, -1.0), ("4", 0.5, 1.0, -0.5)]
+    report = json.loads(json.dumps(result.to_dict()))
+    assert [r["delta"] for r in report["checks"][0]["regressions"]] == [-1.0, -1.0, -1.0, -0.5]
+    text = explain_gate(result)
+    assert "-0.8750" in text
+    assert "│ 1     │   0.0000 │    1.0000 │ -1.0000 │" in text
+    assert "+1.0000" not in text

@@ -50,3 +50,22 @@ def test_k_must_be_positive() -> None:
 
     with pytest.raises(OptionError, match="k must be an integer >= 1"):
         tie_summary(RUN, k=0)
+
+
+def test_a_judged_query_the_run_lacks_is_warned_once_and_kept_in_the_coverage() -> None:
+    """Four evaluations (trec_eval and the three policies) of one run: one warning, not four;
+    the coverage (what ``serpeval ties`` turns into its note) names the query."""
+    import warnings
+
+    from serpeval.core.errors import MissingQueriesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = tie_summary(RUN, {**QRELS, "q4": {"w": 1}}, ["RR"])
+    assert [w.category for w in caught] == [MissingQueriesWarning]
+    assert "1 of 4 judged queries have no results" in str(caught[0].message)
+    assert s.coverage is not None
+    assert s.coverage.missing == ("q4",)
+    assert s.evaluated_queries == 3
+    assert tie_summary(RUN, QRELS, ["RR"]).coverage.missing == ()
+    assert tie_summary(RUN).coverage is None

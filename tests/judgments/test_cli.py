@@ -4,6 +4,7 @@ compare and gate; the diff section of ``serpeval report``."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -65,6 +66,22 @@ def test_judged_command(files, capsys) -> None:
     assert rows["new"]["Graded@2"] == 0.5
     assert rows["old"]["Unjudged@2"] == 0.25  # y of q2, over 2, averaged over 2 queries
     assert payload["pool_needed"] == {"2": 3}  # n, y, z
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_judged_reports_missing_queries_in_a_note_not_a_python_warning(files, capsys, fmt: str) -> None:
+    """q3 is judged but old answers q1 and q2 only: one note gives the count, no raw warning."""
+    (files / "more.txt").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 x 2\nq3 0 w 1\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["judged", str(files / "more.txt"), str(files / "old.run"), "-k", "2", "-f", fmt]) == 0
+    assert [str(w.message) for w in caught] == []
+    captured = capsys.readouterr()
+    assert "Warning" not in captured.err
+    note = "old: 1 of 3 judged queries have no results (skipped)"
+    assert (captured.out + captured.err).count(note) == 1
+    if fmt == "json":
+        assert note in json.loads(captured.out)["notes"]
 
 
 def test_diff_command(files, capsys) -> None:

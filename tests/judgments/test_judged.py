@@ -89,3 +89,24 @@ def test_short_rankings_alone_raise_no_warning() -> None:
     gaps = judged_gaps(qrels, [long_, holes], evaluate(qrels, [long_, holes], ["P@10"]))
     assert [(g.depth, g.best, g.worst) for g in gaps] == [(3, ("long", 1.0), ("holes", pytest.approx(5 / 6)))]
     assert "top 3 (the depth every run reaches; P@10 looks to 10)" in gaps[0].message()
+
+
+def test_judged_gaps_do_not_repeat_the_evaluations_missing_query_warning() -> None:
+    """judged_gaps() evaluates the runs again: the judged query q3 that both runs lack was
+    reported by the evaluation the caller made; the check adds no second warning. judged()
+    keeps each run's coverage (what ``serpeval judged`` turns into a note)."""
+    import warnings
+
+    from serpeval.core.errors import MissingQueriesWarning
+
+    qrels = Qrels.from_dict({"q1": {"a": 1, "b": 0, "c": -1}, "q2": {"x": 2}, "q3": {"v": 1}})
+    with pytest.warns(MissingQueriesWarning):
+        results = evaluate(qrels, [OLD, NEW], ["P@2"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gaps = judged_gaps(qrels, [OLD, NEW], results)
+    assert [str(w.message) for w in caught] == []
+    assert [g.depth for g in gaps] == [2]
+    with pytest.warns(MissingQueriesWarning):
+        rates = judged(qrels, [OLD, NEW], 2)
+    assert [(c.run, c.missing, c.judged_queries) for c in rates.coverage] == [("old", ("q3",), 3), ("new", ("q3",), 3)]

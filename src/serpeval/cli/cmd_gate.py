@@ -8,12 +8,14 @@ both qrels signatures) when it was evaluated against other qrels than QRELS, unl
 Exit status 0 when the candidate passes (not worse than the baseline by more than the
 allowed drop, shown by a one-sided non-inferiority test), 1 when it fails, 2 on bad input,
 7 when no judged query has results in a run (nothing to compare: never a pass); with
-``--json`` exit 7 writes a report too (``"decision": "error"``, the status and the reason).
+``--json`` exit 7, and an error (exit 2) once the options are read, write a report too
+(``"decision": "error"``, the status and the reason), replacing an earlier run's.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from dataclasses import replace
@@ -22,7 +24,7 @@ from typing import Any
 from serpeval.cli._args import NON_NEGATIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.cli.common import RESAMPLES, check_outputs, split_measures, table_width, write_output
-from serpeval.cli.failures import describe
+from serpeval.cli.failures import EXIT_ERROR, describe
 from serpeval.cli.offline import (
     add_evaluation_options,
     add_group_options,
@@ -32,7 +34,7 @@ from serpeval.cli.offline import (
     judged_gap_notes,
     load_and_evaluate,
 )
-from serpeval.core.errors import InputError, NothingEvaluatedError, OptionError, OutputError
+from serpeval.core.errors import InputError, MissingQueriesError, NothingEvaluatedError, OptionError, OutputError
 from serpeval.core.strict_json import dumps
 from serpeval.stats.registry import TESTS
 
@@ -90,20 +92,29 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _record_failure(args: argparse.Namespace, measures: list[str], exc: NothingEvaluatedError) -> None:
-    """Write the ``--json`` report of a gate that stopped with exit 7 (it replaces the report
-    of an earlier run, which must not be read as this run's decision). A report that cannot
-    be written is the output error (exit 2), and its line keeps the gate's own reason."""
+def _record_failure(args: argparse.Namespace, measures: list[str] | None, exc: BaseException) -> None:
+    """Write the ``--json`` report of a gate that stopped before deciding: exit 7 (nothing
+    evaluated) or an error, exit 2 (a malformed run, unreadable qrels, a refused option).
+    It replaces the report of an earlier run, which must not be read as this run's decision.
+    A report that cannot be written is the output error (exit 2), and its line keeps the
+    gate's own reason."""
     from serpeval.report.gate import gate_failure_report
 
     reason, code = describe(exc)
-    payload = gate_failure_report("nothing evaluated", reason, code, qrels=args.qrels,
+    status = ("nothing evaluated" if isinstance(exc, NothingEvaluatedError)
+              else "error" if code == EXIT_ERROR else "internal error")
+    payload = gate_failure_report(status, reason, code, qrels=args.qrels,
                                   baseline=args.baseline or args.baseline_json, candidate=args.candidate,
-                                  measures=measures)
+                                  measures=measures if measures is not None else args.measures)
     try:
         write_output(dumps(payload) + "\n", None if args.json == "-" else args.json)
     except OutputError as error:
         raise OutputError(f"{error} The gate had stopped before: {reason}") from exc
+
+
+def _stdout_closed(exc: BaseException) -> bool:
+    """A closed pipe on standard output: nothing more is written there (the CLI exits quietly)."""
+    return isinstance(exc, BrokenPipeError) or (isinstance(exc, OSError) and exc.errno == errno.EPIPE)
 
 
 def _read_baseline(path: str, measures: list[str]) -> Any:
@@ -130,9 +141,11 @@ def _read_baseline(path: str, measures: list[str]) -> Any:
     return recorded
 
 
-def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespace) -> Any:
+def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespace, qrels: Any) -> Any:
     """The recorded baseline beside the evaluated candidate, as one two-run result; refused
-    when the two were evaluated against different qrels, unless --allow-different-qrels."""
+    when the two were evaluated against different qrels, unless --allow-different-qrels.
+    Judged queries the recorded baseline has no values for follow --missing as a baseline
+    run's would (:func:`_fill_missing`)."""
 
     from serpeval.core.ties import same_ties
     from serpeval.evaluation.results import Results
@@ -150,20 +163,94 @@ def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespac
     if base.name == results.runs[0].name:   # the same file name twice: tell them apart
         name = f"{base.name} (recorded)"
         base = replace(base, name=name, coverage=replace(base.coverage, run=name))
+    base = _fill_missing(base, results, args, qrels)
     return Results(results.measures, (base, results.runs[0]), results.settings)
 
 
+def _fill_missing(base: Any, results: Any, args: argparse.Namespace, qrels: Any) -> Any:
+    """The recorded baseline with the judged queries it lacks handled as --missing says, the
+    same as for ``--baseline RUN``: ``zero`` (the gate's default) gives each the value of an
+    empty ranking (0 for nDCG, AP...), ``error`` refuses, ``skip`` leaves them out (the gate
+    then compares the common queries). The judged queries are those of QRELS (the candidate's
+    evaluation: the queries it was evaluated on and those it lacks); the baseline's coverage
+    records what was missing, for the note."""
+    import numpy as np
+
+    cand = results.runs[0]
+    judged = np.union1d(np.asarray(cand.query_ids, dtype=object), np.asarray(cand.coverage.missing, dtype=object))
+    absent = judged[~np.isin(judged, base.query_ids)]
+    if not len(absent):
+        return base
+    where = f"--baseline-json {args.baseline_json}"
+    if args.missing == "error":
+        shown = ", ".join(repr(q) for q in absent[:5].tolist())
+        more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
+        raise MissingQueriesError(f"{where}: {len(absent)} judged queries of {args.qrels} have no values in it: "
+                                  f"{shown}{more}. Use --missing skip to leave them out or --missing zero to count "
+                                  "them as 0.")
+    coverage = replace(base.coverage, judged_queries=len(judged), missing=tuple(absent.tolist()),
+                       missing_policy=args.missing)
+    if args.missing == "skip":
+        return replace(base, coverage=coverage)
+    values = _empty_ranking_values(qrels, absent, judged, results, args, where)
+    query_ids = np.concatenate([np.asarray(base.query_ids, dtype=object), absent])
+    order = np.argsort(query_ids, kind="stable")
+    return replace(base, query_ids=query_ids[order], values=np.vstack([base.values, values])[order],
+                   coverage=replace(coverage, evaluated=len(query_ids)))
+
+
+def _empty_ranking_values(qrels: Any, absent: Any, judged: Any, results: Any, args: argparse.Namespace,
+                          where: str) -> Any:
+    """Each measure's value on an empty ranking of each query of ``absent`` (what --missing
+    zero gives a run that has no results for it), from one evaluation of a run holding a
+    single row in another judged query."""
+    from serpeval.core.data import Run
+    from serpeval.evaluation.evaluate import evaluate
+
+    others = [q for q in judged.tolist() if q not in set(absent.tolist())]
+    if not others:
+        raise NothingEvaluatedError(f"{where}: no judged query of {args.qrels} has values in it; record the "
+                                    "baseline with the same qrels (serpeval evaluate QRELS RUN --format json "
+                                    "--per-query).")
+    anchor = Run.from_dict({others[0]: {"serpeval-empty-ranking": 0.0}}, name="empty")
+    # An empty ranking is the same at any depth, condensed or not, under any tie policy.
+    empty = evaluate(qrels, [anchor], results.measures, missing="zero",
+                     propensities=getattr(args, "propensities", None)).runs[0]
+    rows = {q: i for i, q in enumerate(empty.query_ids.tolist())}
+    return empty.values[[rows[q] for q in absent.tolist()]]
+
+
 def run(args: argparse.Namespace) -> int:
+    check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.baseline_json, args.candidate])
+    # From here on the --json path is known: a gate that stops before deciding (exit 7, or an
+    # error: exit 2) replaces an earlier run's report with one whose decision is "error".
+    measures: list[str] | None = None
+    try:
+        measures = split_measures(args.measures) or ["nDCG@10"]
+        explanation, report, exit_code = _decide(args, measures)
+        if args.json == "-":
+            sys.stderr.write(explanation)
+        else:
+            write_output(explanation, None)
+    except Exception as exc:
+        if args.json and not (args.json == "-" and _stdout_closed(exc)):
+            _record_failure(args, measures, exc)
+        raise
+    if args.json:
+        write_output(report, None if args.json == "-" else args.json)
+    return exit_code
+
+
+def _decide(args: argparse.Namespace, measures: list[str]) -> tuple[str, str, int]:
+    """The gate: the explanation to print, the JSON report and the exit status (0 or 1)."""
     from serpeval.comparison.gate import GateOptions, check_max_drop, gate_results, parse_max_drop
     from serpeval.measures import parse_measures
     from serpeval.report.gate import explain_gate
     from serpeval.report.table import fit_text
 
-    check_outputs({"--json": args.json}, [args.qrels, args.baseline, args.baseline_json, args.candidate])
     if (args.baseline is None) == (args.baseline_json is None):
         raise OptionError("give the baseline once: --baseline BASE_RUN (a run file) or --baseline-json FILE "
                           "(its recorded evaluation).")
-    measures = split_measures(args.measures) or ["nDCG@10"]
     recorded = _read_baseline(args.baseline_json, measures) if args.baseline_json else None
     # A margin no measure can use is refused before the files are read.
     max_drop = parse_max_drop(args.max_drop, option="--max-drop")
@@ -174,22 +261,26 @@ def run(args: argparse.Namespace) -> int:
 
     pair: list[Any] = []
 
-    def decide(results: Any) -> Any:
+    def decide(results: Any, qrels: Any = None) -> Any:
         if recorded is not None:
-            results = _with_recorded_baseline(recorded, results, args)
+            results = _with_recorded_baseline(recorded, results, args, qrels)
         pair.append(results)
         return gate_results(results, None, options)
 
-    run_paths = [args.candidate] if recorded is not None else [args.baseline, args.candidate]
-    try:
-        qrels, runs, results, result = load_and_evaluate(args.qrels, run_paths, measures, args, decide,
-                                                         keep_runs=args.judged_gap < 100)
-    except NothingEvaluatedError as exc:
-        if args.json:
-            _record_failure(args, measures, exc)
-        raise
+    if recorded is None:
+        qrels, runs, results, result = load_and_evaluate(args.qrels, [args.baseline, args.candidate], measures,
+                                                         args, decide, keep_runs=args.judged_gap < 100)
+    else:   # the qrels, once read, give the judged queries the recording lacks their values
+        qrels, runs, results, _ = load_and_evaluate(args.qrels, [args.candidate], measures, args,
+                                                    keep_runs=args.judged_gap < 100)
+        result = decide(results, qrels)
     gaps = judged_gap_notes(qrels, runs, results, args)
     notes = coverage_notes(results, qrels, runs) + gaps
+    if recorded is not None and pair[0].runs[0].coverage.missing:
+        c = pair[0].runs[0].coverage
+        action = {"skip": "skipped", "zero": "counted as 0"}[c.missing_policy]
+        notes.insert(0, f"{c.run} (--baseline-json {args.baseline_json}): {len(c.missing)} of {c.judged_queries} "
+                        f"judged queries have no values ({action})")
     payload = result.to_dict()
     payload["evaluation_notes"] = notes
     width = table_width()
@@ -216,11 +307,4 @@ def run(args: argparse.Namespace) -> int:
         explanation += "\n" + render_group_gate(by_group, digits=args.digits, width=width)
     report = dumps(payload) + "\n"
     explanation += fit_text(notes, width)
-    if args.json == "-":
-        sys.stderr.write(explanation)
-        write_output(report, None)
-    else:
-        write_output(explanation, None)
-        if args.json:
-            write_output(report, args.json)
-    return exit_code
+    return explanation, report, exit_code

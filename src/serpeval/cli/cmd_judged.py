@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.cli.offline import add_grades_option
+from serpeval.core.errors import MissingQueriesWarning
 from serpeval.report.table import FORMATS, render
 
 
@@ -49,9 +51,14 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"-o": args.output}, [args.qrels, *args.runs])
     qrels = read_qrels(args.qrels, grades=args.grades)
     runs = [read_run(path) for path in args.runs]
-    rates = judged(qrels, runs, args.cutoffs or [10], missing=args.missing)
-    notes = [f"a depth-{k} pool of these runs needs {n:,} more judgments" for k, n in
-             zip(rates.cutoffs, rates.pool_needed, strict=True)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)  # a note below gives the counts
+        rates = judged(qrels, runs, args.cutoffs or [10], missing=args.missing)
+    notes = [f"{c.run}: {len(c.missing)} of {c.judged_queries} judged queries have no results "
+             f"({'skipped' if c.missing_policy == 'skip' else 'counted as 0'})"
+             for c in rates.coverage if c.missing]
+    notes += [f"a depth-{k} pool of these runs needs {n:,} more judgments" for k, n in
+              zip(rates.cutoffs, rates.pool_needed, strict=True)]
     notes.append("Graded@k: documents with a grade >= 0 in the top k, over k; Unjudged@k (trec_eval unj): "
                  "not in the qrels or a negative grade (-1: still to judge), over k; the rest of the k "
                  "ranks are empty (a shorter ranking)")

@@ -4,11 +4,14 @@ they move each measure (pessimistic to optimistic, and the exact expectation).""
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from typing import Any
 
 from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
+from serpeval.core.errors import MissingQueriesWarning
 from serpeval.report.table import FORMATS
 
 
@@ -47,6 +50,22 @@ def run(args: argparse.Namespace) -> int:
     the_run = read_run(args.run)
     qrels = read_qrels(args.qrels) if args.qrels else None
     measures = split_measures(args.measures) or list(DEFAULT_MEASURES)
-    result = tie_summary(the_run, qrels, measures, k=args.k, missing=args.missing)
-    write_output(render_ties(result, args.format, digits=args.digits, width=table_width(args.output)), args.output)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)  # the note below gives the count
+        result = tie_summary(the_run, qrels, measures, k=args.k, missing=args.missing)
+    text = render_ties(result, args.format, digits=args.digits, width=table_width(args.output))
+    c = result.coverage
+    notes = [] if c is None or not c.missing else [
+        f"{c.run}: {len(c.missing)} of {c.judged_queries} judged queries have no results "
+        f"({'skipped' if c.missing_policy == 'skip' else 'counted as 0'})"]
+    if args.format == "table":
+        from serpeval.report.table import fit_text
+
+        text += fit_text(notes, table_width(args.output))
+    elif args.format == "markdown":
+        text += "".join(f"_{note}_  \n" for note in notes)
+    write_output(text, args.output)
+    if args.format not in ("table", "markdown"):
+        for note in notes:
+            print(note, file=sys.stderr)
     return 0

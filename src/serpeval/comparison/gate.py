@@ -187,7 +187,15 @@ def check_max_drop(drop: MaxDrop, measures: Iterable[Measure], *, option: str = 
 
 @dataclass(frozen=True)
 class Regression:
-    """A query on which the candidate scored worse than the baseline."""
+    """A query on which the candidate scored worse than the baseline.
+
+    Attributes:
+        query_id: the query.
+        baseline, candidate: the two runs' values on it, as the measure gives them.
+        delta: ``candidate - baseline`` oriented like :attr:`GateCheck.delta`, so that
+            positive is better: a drop is negative for every measure (the sign is flipped
+            for lower-is-better measures such as ``Unjudged@10`` or ``RBPResid``).
+    """
 
     query_id: str
     baseline: float
@@ -218,7 +226,8 @@ class GateCheck:
             the same as ``p_value``.
         passed: this measure lets the change through.
         wins, ties, losses: queries where the candidate is better, equal, worse.
-        regressions: the worst per-query drops, largest first.
+        regressions: the worst per-query drops, largest first (each delta oriented like
+            ``delta``: negative).
     """
 
     measure: str
@@ -485,7 +494,7 @@ def gate_results(
         worst = np.argsort(gain[j], kind="stable")[:max(0, top)]
         regressions = tuple(
             Regression(str(query_ids[q]), float(values[0, j, q]), float(values[1, j, q]),
-                       float(values[1, j, q] - values[0, j, q]))
+                       float(gain[j, q]))          # oriented, like the check's delta
             for q in worst if gain[j, q] < -TIE_TOLERANCE)
         checks.append(GateCheck(
             measure=str(m), queries=n, baseline_mean=float(base_means[j]),

@@ -91,7 +91,7 @@ def align_queries(results: Results, *, strict: bool = False
         raise InputError(f"the runs were evaluated on different queries ({counts}; "
                          f"{len(common)} in common). Compare on the common queries "
                          "(strict=False, without --strict) or evaluate with missing='zero' "
-                         "(-c) so that every judged query counts.")
+                         "(--missing zero) so that every judged query counts.")
     if len(common) < 2:
         counts = ", ".join(f"{c.system}: {c.evaluated}" for c in coverage)
         raise StatsError(f"a comparison needs at least 2 queries evaluated in every run; "

@@ -12,12 +12,14 @@ of the ties; for the others the two are only two orders among many, and the summ
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from serpeval.core.errors import MissingQueriesWarning
 from serpeval.core.id_codes import factorize_sorted
 from serpeval.core.order import sort_order
 from serpeval.core.tabular import Tabular
@@ -25,7 +27,7 @@ from serpeval.core.ties import TiePolicy
 from serpeval.evaluation.evaluate import DEFAULT_MEASURES, evaluate
 from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
-from serpeval.ranking import tie_groups
+from serpeval.ranking import Coverage, tie_groups
 
 __all__ = ["MeasureRange", "TieSummary", "tie_summary"]
 
@@ -82,6 +84,9 @@ class TieSummary(Tabular):
         largest_query: the query of the largest group.
         ranges: one :class:`MeasureRange` per measure (empty without qrels).
         evaluated_queries: queries evaluated for the ranges (judged queries the run answers).
+        coverage: the evaluation's :class:`~serpeval.ranking.Coverage` (with qrels; None
+            without): among others the judged queries the run has no results for
+            (``missing``), skipped or counted as 0 by ``missing_policy``.
     """
 
     run: str
@@ -97,6 +102,7 @@ class TieSummary(Tabular):
     largest_query: str
     ranges: tuple[MeasureRange, ...] = ()
     evaluated_queries: int = 0
+    coverage: Coverage | None = None
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """One row per measure (the ranges); without qrels, one row of tie counts."""
@@ -166,22 +172,27 @@ def tie_summary(run: Any, qrels: Any = None, measures: str | Measure | Iterable[
     largest_query = query_ids[int(group_query[np.argmax(np.where(tied, size, 0))])].as_py() if largest else ""
     ranges: tuple[MeasureRange, ...] = ()
     evaluated = 0
+    coverage = None
     if qrels is not None:
-        ranges, evaluated = _ranges(the_run, as_qrels(qrels), parse_measures(measures), missing)
+        ranges, evaluated, coverage = _ranges(the_run, as_qrels(qrels), parse_measures(measures), missing)
     return TieSummary(
         run=the_run.name, k=k, queries=len(query_ids), rows=n, tie_groups=int(tied.sum()),
         tied_rows=int(size[tied].sum()), tied_queries=len(np.unique(group_query[tied])),
         tied_queries_top_k=len(np.unique(group_query[tied & (start < k)])),
         sizes=tuple(zip(sizes.tolist(), counts.tolist(), strict=True)), largest=largest,
-        largest_query=largest_query, ranges=ranges, evaluated_queries=evaluated,
+        largest_query=largest_query, ranges=ranges, evaluated_queries=evaluated, coverage=coverage,
     )
 
 
 def _ranges(run: Any, qrels: Any, measures: tuple[Measure, ...], missing: Any
-            ) -> tuple[tuple[MeasureRange, ...], int]:
-    """Each measure under trec_eval, pessimistic, expected and optimistic; the per-query ranges."""
-    every: tuple[TiePolicy, ...] = ("trec_eval", *POLICIES)
-    results = {policy: evaluate(qrels, run, measures, missing=missing, ties=policy) for policy in every}
+            ) -> tuple[tuple[MeasureRange, ...], int, Coverage]:
+    """Each measure under trec_eval, pessimistic, expected and optimistic; the per-query ranges;
+    the queries evaluated and the coverage (the same under every policy)."""
+    results = {"trec_eval": evaluate(qrels, run, measures, missing=missing, ties="trec_eval")}
+    with warnings.catch_warnings():
+        # The same run on the same queries: the first evaluation has reported those it lacks.
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        results.update({policy: evaluate(qrels, run, measures, missing=missing, ties=policy) for policy in POLICIES})
     name = results["trec_eval"].run_names[0]
     out = []
     for i, m in enumerate(measures):
@@ -200,4 +211,4 @@ def _ranges(run: Any, qrels: Any, measures: tuple[Measure, ...], missing: Any
             max_range_query=str(results["trec_eval"][name].query_ids[top]) if spread.size and spread[top] else "",
             bounds="swap_improves" in m.spec.properties,
         ))
-    return tuple(out), len(results["trec_eval"][name].query_ids)
+    return tuple(out), len(results["trec_eval"][name].query_ids), results["trec_eval"].runs[0].coverage

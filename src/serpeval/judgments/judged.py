@@ -25,12 +25,14 @@ unjudged documents removed before measuring; Sakai 2007) or judging the missing 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from serpeval.core.checks import check_count, check_probability
+from serpeval.core.errors import MissingQueriesWarning
 from serpeval.core.tabular import Tabular
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from serpeval.evaluation.results import Results
+    from serpeval.ranking import Coverage
 
 __all__ = ["JudgedGap", "JudgedRates", "judged", "judged_gaps"]
 
@@ -58,6 +61,9 @@ class JudgedRates(Tabular):
         qrels: the qrels' source.
         retrieved: per run, ``int64[n_queries, n_cutoffs]`` documents the run retrieved in the
             top k (``min(k, ranking length)``; 0 for an evaluated query it has no results for).
+        coverage: per run, the evaluation's :class:`~serpeval.ranking.Coverage`: among others
+            the judged queries it has no results for (``missing``), skipped or counted as 0
+            by ``missing_policy``.
     """
 
     cutoffs: tuple[int, ...]
@@ -67,6 +73,7 @@ class JudgedRates(Tabular):
     pool_needed: tuple[int, ...]
     qrels: str = ""
     retrieved: tuple[NDArray[np.int64], ...] = ()
+    coverage: tuple[Coverage, ...] = ()
 
     def mean(self, run: str, k: int) -> float:
         """Mean Graded@k of ``run`` over its evaluated queries."""
@@ -150,7 +157,7 @@ def judged(qrels: Any, runs: Sequence[Any], cutoffs: int | Sequence[int] = (10,)
     rates = tuple(np.ascontiguousarray(r.values[:, :-1]) for r in results.runs)
     needed = _pool_needed(q, run_objects, ks) if pool_counts else ()
     return JudgedRates(ks, tuple(results.run_names), tuple(r.query_ids for r in results.runs), rates, needed,
-                       qrels=q.source, retrieved=retrieved)
+                       qrels=q.source, retrieved=retrieved, coverage=tuple(r.coverage for r in results.runs))
 
 
 def _pool_needed(qrels: Any, runs: Sequence[Any], ks: tuple[int, ...]) -> tuple[int, ...]:
@@ -262,8 +269,12 @@ def judged_gaps(qrels: Any, runs: Sequence[Any], results: Results, *, threshold:
             deeper.setdefault(compared, []).append((str(m), k))
     if not by_depth:
         return []
-    rates = judged(as_qrels(qrels), run_objects, sorted(by_depth), missing=results.settings.missing,
-                   pool_counts=False)
+    with warnings.catch_warnings():
+        # The evaluation of ``results`` has reported the judged queries a run lacks already;
+        # this second look at the same runs must not report them again.
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        rates = judged(as_qrels(qrels), run_objects, sorted(by_depth), missing=results.settings.missing,
+                       pool_counts=False)
     gaps = []
     for k, measures in by_depth.items():
         means = [(name, rates.mean_of_retrieved(name, k)) for name in rates.run_names]
