@@ -220,3 +220,35 @@ def test_regressions_of_a_lower_is_better_measure_are_oriented_like_the_delta() 
     assert "-0.8750" in text
     assert "│ 1     │   0.0000 │    1.0000 │ -1.0000 │" in text
     assert "+1.0000" not in text
+
+
+def test_a_signed_rank_gate_shows_the_bound_it_decides_on() -> None:
+    """19 queries gain 1 relevant doc in the top 20 (+0.05 on P@20), one loses all 20 (-1):
+    the mean delta, -0.0025, is below the allowed -0.001, yet the signed-rank test passes, as
+    it is about the typical query (the pseudo-median). The bound shown is that test's own
+    (Hodges-Lehmann, +0.05: every Walsh average but those with query 20's -1), not the t
+    bound of the mean (-0.093), which contradicted the verdict; the sentence names the
+    pseudo-median and says what the mean does. With --test t the same runs fail."""
+    relevant = [f"r{i}" for i in range(20)]
+    junk = [f"j{i}" for i in range(20)]
+    qrels = {f"q{q}": dict.fromkeys(relevant, 1) for q in range(1, 21)}
+
+    def ranking(docs: list[str]) -> dict[str, float]:
+        return {d: float(20 - i) for i, d in enumerate(docs)}
+
+    base = {f"q{q}": ranking(relevant[:5] + junk[:15]) for q in range(1, 20)} | {"q20": ranking(relevant)}
+    cand = {f"q{q}": ranking(relevant[:6] + junk[:14]) for q in range(1, 20)} | {"q20": ranking(junk)}
+    runs = serpeval.Run.from_dict(base, "base"), serpeval.Run.from_dict(cand, "cand")
+    ranked = gate(qrels, *runs, ["P@20"], max_drop=0.001, test="wilcoxon")
+    check = ranked.checks[0]
+    assert ranked.passed
+    assert check.delta == pytest.approx(-0.0025)
+    assert check.bound == pytest.approx(0.05, abs=1e-9)
+    assert check.bound >= -check.margin  # the verdict and the bound agree
+    text = explain_gate(ranked)
+    assert "95% lower bound (pseudo-median)" in text
+    assert "H0: the pseudo-median of the per-query deltas <= -0.0010 rejected" in text
+    assert "The mean delta, -0.0025, is below the allowed drop" in text
+    mean = gate(qrels, *runs, ["P@20"], max_drop=0.001, test="t").checks[0]
+    assert not mean.passed
+    assert mean.bound < -mean.margin

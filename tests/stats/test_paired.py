@@ -153,3 +153,46 @@ def test_bad_input_is_refused_clearly() -> None:
         paired_t([0.5, 0.4], [0.4, 0.1], confidence=95)
     with pytest.raises(OptionError, match="zero_method"):
         wilcoxon([0.5, 0.4], [0.4, 0.1], zero_method="drop")
+
+
+# ----------------------------------------------------------------------------- inverted bounds
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_inverting_the_t_test_gives_its_own_interval(alternative: str) -> None:
+    """The t-test's p-values inverted by bisection give the analytic one-sided bound."""
+    from serpeval.stats.paired import inverted_bound
+
+    d = np.random.default_rng(7).normal(0.02, 0.1, size=(3, 40))
+    analytic = paired_t(d, alternative=alternative, confidence=0.9)
+    inverted = inverted_bound(lambda rows: paired_t(rows, alternative=alternative).p_value, d,
+                              alternative=alternative, alpha=0.1)
+    expected = analytic.ci_low if alternative == "greater" else analytic.ci_high
+    np.testing.assert_allclose(inverted, expected, rtol=0, atol=1e-12)
+
+
+def test_the_inverted_signed_rank_bound_is_where_the_test_starts_to_reject() -> None:
+    """Shifts just below the bound are rejected by the signed-rank test, shifts just above are
+    not (the test decides exactly where the bound says), against scipy's own p-values; and it
+    is the Hodges-Lehmann bound: an order statistic of the Walsh averages (n = 12, exact)."""
+    from serpeval.stats.paired import inverted_bound
+
+    d = np.random.default_rng(3).normal(0.05, 0.2, size=12)
+    bound = float(inverted_bound(lambda rows: wilcoxon(rows, alternative="greater").p_value, d,
+                                 alternative="greater", alpha=0.05))
+    assert stats.wilcoxon(d - (bound - 1e-9), alternative="greater").pvalue <= 0.05
+    assert stats.wilcoxon(d - (bound + 1e-9), alternative="greater").pvalue > 0.05
+    walsh = np.sort([(d[i] + d[j]) / 2 for i in range(12) for j in range(i, 12)])
+    assert np.min(np.abs(walsh - bound)) < 1e-9
+
+
+def test_a_test_that_cannot_reject_gives_an_infinite_bound() -> None:
+    from serpeval.stats.paired import inverted_bound
+
+    two = np.array([[0.1, 0.3]])  # the signed-rank test of 2 differences never reaches 0.05
+    assert inverted_bound(lambda rows: wilcoxon(rows, alternative="greater").p_value, two,
+                          alternative="greater", alpha=0.05).tolist() == [-np.inf]
+    assert inverted_bound(lambda rows: wilcoxon(rows, alternative="less").p_value, two,
+                          alternative="less", alpha=0.05).tolist() == [np.inf]
+    with pytest.raises(OptionError, match="one-sided"):
+        inverted_bound(lambda rows: rows, two, alternative="two-sided", alpha=0.05)  # type: ignore[arg-type]

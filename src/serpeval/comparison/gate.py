@@ -59,10 +59,13 @@ from serpeval.core.tabular import Tabular
 from serpeval.core.ties import TiePolicy
 from serpeval.measures import parse_measures
 from serpeval.stats import paired_t
+from serpeval.stats.paired import inverted_bound
 from serpeval.stats.registry import PAIRED_TESTS
 from serpeval.stats.validation import check_resamples
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from serpeval.evaluation.results import Results
     from serpeval.measures import Measure
     from serpeval.ranking import Missing
@@ -424,6 +427,30 @@ class GateOptions:
 RESULTS_FIELDS = ("max_drop", "relative", "alpha", "rule", "test", "n_resamples", "rng", "top", "strict")
 
 
+def _bound(test: str, tested: Any, gain: NDArray[np.float64], shift: NDArray[np.float64],
+           alternative: Alternative, alpha: float) -> NDArray[np.float64]:
+    """The one-sided bound of the location the deciding test is about, per measure (per-query
+    units, oriented as ``gain``), so that a check passes exactly when it clears the margin:
+
+    - the test's own interval (t, bootstrap), of the mean: the test ran on ``gain + shift``
+      (the margin per query), so ``shift`` comes off again;
+    - the signed-rank test inverted (:func:`~serpeval.stats.paired.inverted_bound`): the
+      Hodges-Lehmann bound of the pseudo-median, which is what it decides on (a t bound of
+      the mean beside a Wilcoxon decision could contradict it);
+    - the t bound of the mean for the randomization test, which tests the mean by sign flips.
+    """
+    spec = PAIRED_TESTS[test]
+    if spec.location != "mean":
+        return np.atleast_1d(inverted_bound(
+            lambda rows: paired_test(test, rows, alternative=alternative, confidence=1.0 - alpha).p_value,
+            gain, alternative=alternative, alpha=alpha))
+    own = spec.interval
+    source = tested if own else paired_t(gain, alternative=alternative, confidence=1.0 - alpha)
+    side = np.atleast_1d(np.asarray(source.ci_low if alternative == "greater" else source.ci_high,
+                                    dtype=np.float64))
+    return side - shift if own else side
+
+
 def gate_results(
     results: Results,
     measures: str | Measure | Iterable[str | Measure] | None = None,
@@ -479,12 +506,8 @@ def gate_results(
     level = 1.0 - alpha
     tested = paired_test(test, shifted, alternative=alternative, confidence=level,
                          n_resamples=resamples, rng=as_generator(rng))
-    # The deciding bound: the test's own (t, bootstrap) or the t bound (rank/permutation tests).
-    bounds = tested if PAIRED_TESTS[test].interval else paired_t(shifted, alternative=alternative,
-                                                               confidence=level)
     p = np.atleast_1d(np.asarray(tested.p_value, dtype=np.float64))
-    side = np.atleast_1d(np.asarray(bounds.ci_low if alternative == "greater" else bounds.ci_high))
-    bound = (side - margin / per_query) * per_query
+    bound = _bound(test, tested, gain, margin / per_query, alternative, alpha) * per_query
     corrected = holm(p) if rule == "no-significant-drop" else p
     passed = corrected <= alpha if rule == "non-inferiority" else corrected > alpha
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from serpeval.comparison.compare import TEST_NAMES
 from serpeval.report.comparison import format_p, text_table
 from serpeval.report.table import fit_text
+from serpeval.stats.registry import PAIRED_TESTS
 
 if TYPE_CHECKING:
     from serpeval.comparison.gate import GateCheck, GateResult
@@ -43,7 +44,8 @@ def explain_gate(result: GateResult, top: int = 10, digits: int = 4, width: int 
              f"baseline {result.baseline} ({result.rule}, one-sided {TEST_NAMES[result.test]}, "
              f"alpha {result.alpha:g}, {result.checks[0].queries} queries)"]
     side = "lower" if result.rule == "non-inferiority" else "upper"
-    bound_name = f"{level} {side} bound"
+    location = PAIRED_TESTS[result.test].location
+    bound_name = f"{level} {side} bound" + ("" if location == "mean" else f" ({location})")
     rows = [{"measure": c.measure, "baseline": f"{c.baseline_mean:.{digits}f}",
              "candidate": f"{c.candidate_mean:.{digits}f}", "delta": f"{c.delta:+.{digits}f}",
              bound_name: f"{c.bound:+.{digits}f}", "allowed": f"{-c.margin:+.{digits}f}",
@@ -74,6 +76,12 @@ def _reason(result: GateResult, c: GateCheck, bound_name: str, digits: int) -> s
     h0 = _hypothesis(result, c)
     alpha = f"{result.alpha:g}"
     if result.rule == "non-inferiority":
+        if c.passed and PAIRED_TESTS[result.test].location != "mean":
+            mean = (f" The mean delta, {c.delta:+.{digits}f}, is below the allowed drop: the "
+                    f"{TEST_NAMES[result.test]} decides on the typical query, --test t on the mean."
+                    if c.delta < -c.margin else "")
+            return (f"{c.measure}: {h0} rejected ({_p_is(c.p_value, digits)} <= {alpha}): the typical query "
+                    f"is not worse by more than {c.margin:.{digits}f}.{mean}")
         if c.passed:
             return (f"{c.measure}: {h0} rejected ({_p_is(c.p_value, digits)} <= {alpha}): "
                     f"not worse by more than {c.margin:.{digits}f}.")
@@ -88,9 +96,12 @@ def _reason(result: GateResult, c: GateCheck, bound_name: str, digits: int) -> s
 
 
 def _hypothesis(result: GateResult, check: GateCheck) -> str:
-    """The null hypothesis tested for ``check``, in words."""
+    """The null hypothesis tested for ``check``, in words: of the mean delta, or of the
+    location the test is about (the signed-rank test's pseudo-median)."""
     sign = "<=" if result.rule == "non-inferiority" else ">="
-    return f"H0: delta {sign} {-check.margin:+.4f}"
+    location = PAIRED_TESTS[result.test].location
+    subject = "delta" if location == "mean" else f"the {location} of the per-query deltas"
+    return f"H0: {subject} {sign} {-check.margin:+.4f}"
 
 
 def _p_is(value: float, digits: int) -> str:

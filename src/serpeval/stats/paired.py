@@ -21,9 +21,11 @@ from serpeval.core.errors import OptionError
 from serpeval.stats.validation import Alternative, check_alternative, paired_differences, scalar_or_array, spread
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ZERO_METHODS", "PairedTest", "ZeroMethod", "cohens_dz", "paired_t", "wilcoxon"]
+__all__ = ["ZERO_METHODS", "PairedTest", "ZeroMethod", "cohens_dz", "inverted_bound", "paired_t", "wilcoxon"]
 
 #: How Wilcoxon's test treats zero differences (scipy.stats.wilcoxon's ``zero_method``).
 ZeroMethod = Literal["wilcox", "pratt", "zsplit"]
@@ -280,3 +282,53 @@ def wilcoxon(x: ArrayLike, y: ArrayLike | None = None, *, alternative: Alternati
                       scalar_or_array(statistic.reshape(shape)), scalar_or_array(p.reshape(shape)),
                       scalar_or_array(nan), scalar_or_array(nan.copy()), level, 0,
                       f"Wilcoxon signed-rank test (scipy, zero_method={zero_method!r})")
+
+
+def inverted_bound(p_value: Callable[[NDArray[np.float64]], ArrayLike], d: ArrayLike, *,
+                   alternative: Alternative, alpha: float, iterations: int = 60) -> NDArray[np.float64]:
+    """The one-sided confidence bound of the location a one-sample test of ``d`` is about,
+    by inverting the test: for ``alternative="greater"`` the lower bound
+    ``L = sup {theta : p(d - theta) <= alpha}``, for ``"less"`` the upper bound
+    ``U = inf {theta : p(d - theta) <= alpha}`` (a one-sided p-value falls as the shift moves
+    away from the data, so the set is an interval; bisection, ``iterations`` halvings of the
+    data's span, vectorized over the rows of ``d``). For the signed-rank test this is the
+    Hodges-Lehmann bound of the pseudo-median: the test rejects "location <= -m" exactly
+    when ``-m`` is below it, so a decision and the bound shown beside it agree.
+
+    Edge cases: a test that cannot reject at any shift (too few non-zero differences) gives
+    ``-inf`` (``greater``) or ``+inf`` (``less``).
+
+    Args:
+        p_value: the test's one-sided p-values of the rows of a ``[k, n]`` array (``alternative``
+            already chosen), e.g. ``lambda rows: wilcoxon(rows, alternative="greater").p_value``.
+        d: ``[..., n]`` differences, one row per comparison.
+        alternative: ``"greater"`` or ``"less"``.
+        alpha: the level (the bound is a ``1 - alpha`` one-sided bound).
+    """
+    if alternative not in ("greater", "less"):
+        raise OptionError(f"an inverted bound is one-sided: alternative 'greater' or 'less'; got {alternative!r}.")
+    rows = np.asarray(d, dtype=np.float64)
+    shape = rows.shape[:-1]
+    rows = rows.reshape(-1, rows.shape[-1])
+    low, high = rows.min(axis=1), rows.max(axis=1)
+    span = high - low + 1.0
+    low, high = low - span, high + span      # every difference on one side of each end
+
+    def rejects(theta: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return np.asarray(p_value(rows - theta[:, None]), dtype=np.float64).reshape(-1) <= alpha
+
+    if alternative == "greater":
+        possible = rejects(low)              # all differences above the shift: the smallest p
+        for _ in range(iterations):
+            middle = (low + high) / 2
+            inside = rejects(middle)
+            low, high = np.where(inside, middle, low), np.where(inside, high, middle)
+        bound = np.where(possible, low, -np.inf)
+    else:
+        possible = rejects(high)
+        for _ in range(iterations):
+            middle = (low + high) / 2
+            inside = rejects(middle)
+            low, high = np.where(inside, low, middle), np.where(inside, middle, high)
+        bound = np.where(possible, high, np.inf)
+    return bound.reshape(shape)

@@ -83,6 +83,9 @@ class PairedTestSpec(Statistic):
         interval: it gives its own interval of the mean difference (others give NaN).
         tukey: its all-pairs form for ``correction="tukey"`` (``"tukey_hsd"``,
             ``"randomized_tukey"`` in :mod:`serpeval.stats.tukey`), or None.
+        location: what its null hypothesis is about: ``"mean"`` (of the differences) or
+            ``"pseudo-median"`` (the Hodges-Lehmann location a signed-rank test is about;
+            a bound of it comes from inverting the test, :func:`serpeval.stats.paired.inverted_bound`).
     """
 
     alternatives: tuple[str, ...] = ALTERNATIVES
@@ -90,6 +93,7 @@ class PairedTestSpec(Statistic):
     options: tuple[str, ...] = ()
     interval: bool = False
     tukey: str | None = None
+    location: str = "mean"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,7 +142,7 @@ PAIRED_TESTS: dict[str, PairedTestSpec] = _table(
                    target="serpeval.stats.paired:paired_t", interval=True, tukey="tukey_hsd"),
     PairedTestSpec(name="wilcoxon", aliases=("signed-rank",), label="Wilcoxon signed-rank test",
                    description="Wilcoxon signed-rank test of the differences (scipy.stats.wilcoxon)",
-                   target="serpeval.stats.paired:wilcoxon"),
+                   target="serpeval.stats.paired:wilcoxon", location="pseudo-median"),
     PairedTestSpec(name="randomization", aliases=("fisher", "permutation"), label="randomization test",
                    description="Fisher's randomization test by sign flips, p = (b+1)/(m+1)",
                    target="serpeval.stats.permutation:randomization_test", resamples="n_permutations",
