@@ -127,6 +127,13 @@ def run_async(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def free_port() -> int:
+    """A loopback port that was free a moment ago (for a ``serpeval serve`` started by a test)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 class LiveServer:
     """``app`` under uvicorn in a thread, on a random free port of 127.0.0.1."""
 

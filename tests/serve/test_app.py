@@ -143,6 +143,90 @@ def test_bad_configs(tmp_path: Path, text: str, message: str) -> None:
         load_config(path)
 
 
+TWO_BACKENDS = "[[backends]]\nname = 'A'\n[[backends]]\nname = 'B'\n"
+
+
+@pytest.mark.parametrize(("server", "message"), [
+    ("port = 99999", "server.port is 99999; expected a port number from 1 to 65535."),
+    ("port = 65536", "server.port is 65536; expected a port number from 1 to 65535."),
+    ("port = 0", "server.port is 0; expected a port number from 1 to 65535."),
+    ("port = -1", "server.port is -1; expected a port number from 1 to 65535."),
+    ("port = 80.5", "server.port is 80.5; expected a port number from 1 to 65535."),
+    ("port = true", "server.port is True; expected a port number from 1 to 65535."),
+])
+def test_config_port_out_of_range_is_refused(tmp_path: Path, server: str, message: str) -> None:
+    """A port of the config file over 65535 was bound modulo 65536 (99999 bound 34463)."""
+    path = tmp_path / "serve.toml"
+    path.write_text(f"[server]\n{server}\n{TWO_BACKENDS}")
+    with pytest.raises(InputError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: {message}"
+    path.write_text(f"[server]\nport = 65535\n{TWO_BACKENDS}")
+    assert load_config(path).port == 65535
+    path.write_text(f"[server]\nport = '8081'\n{TWO_BACKENDS}")  # digits as a string, as int() took them
+    assert load_config(path).port == 8081
+    with pytest.raises(OptionError, match="port must be an integer from 1 to 65535; got 70000"):
+        ServeConfig((BackendConfig("A"), BackendConfig("B")), port=70000)
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_api_key_env_unset_or_empty_is_refused(tmp_path: Path, monkeypatch: Any, value: str | None) -> None:
+    """``api_key_env`` naming an unset or empty variable turned authentication off in silence."""
+    path = tmp_path / "serve.toml"
+    path.write_text(f'[server]\napi_key_env = "SERPEVAL_TEST_UNSET_KEY"\n{TWO_BACKENDS}')
+    monkeypatch.delenv("SERPEVAL_TEST_UNSET_KEY", raising=False)
+    if value is not None:
+        monkeypatch.setenv("SERPEVAL_TEST_UNSET_KEY", value)
+    with pytest.raises(InputError) as caught:
+        load_config(path)
+    assert str(caught.value) == (
+        f"{path}: server.api_key_env names the environment variable SERPEVAL_TEST_UNSET_KEY, which is unset or "
+        "empty, so /events would take events without a key; export SERPEVAL_TEST_UNSET_KEY=KEY before starting "
+        "serve, or remove api_key_env to run without a key.")
+    assert "\n" not in str(caught.value)
+    monkeypatch.setenv("SERPEVAL_TEST_UNSET_KEY", "s3cret")
+    assert load_config(path).api_key == "s3cret"
+    # a key written in the file stays the fallback: authentication is on either way
+    monkeypatch.delenv("SERPEVAL_TEST_UNSET_KEY")
+    path.write_text(f'[server]\napi_key_env = "SERPEVAL_TEST_UNSET_KEY"\napi_key = "k3y"\n{TWO_BACKENDS}')
+    assert load_config(path).api_key == "k3y"
+    path.write_text(f'[server]\napi_key_env = ""\n{TWO_BACKENDS}')
+    with pytest.raises(InputError, match=r"server\.api_key_env is ''; expected the name of the environment variable"):
+        load_config(path)
+    path.write_text(TWO_BACKENDS)  # no key asked for: none needed
+    assert load_config(path).api_key is None
+
+
+def test_embedded_backends_share_an_index_only_with_the_same_index_options(tmp_path: Path,
+                                                                          small_corpus: Path) -> None:
+    """Two embedded backends on one corpus with other ``fields`` (or ``id_field``) shared the
+    first one's index: B indexed on ``text`` silently served A's title-only index (an A/A test)."""
+    from serpeval.engines.embedded import EmbeddedIndex
+
+    docs = tmp_path / "docs.jsonl"  # every document has a second id field, "alt"
+    docs.write_text("".join(json.dumps({**json.loads(line), "alt": "x" + json.loads(line)["docid"]}) + "\n"
+                            for line in small_corpus.read_text().splitlines()))
+    config = ServeConfig((
+        BackendConfig("A", "embedded", {"corpus": str(docs), "fields": ["title"]}),
+        BackendConfig("B", "embedded", {"corpus": str(docs), "fields": ["text"]}),
+        BackendConfig("C", "embedded", {"corpus": str(docs), "fields": ["title"], "params": {"k1": 0.9}}),
+        BackendConfig("D", "embedded", {"fields": ["title"], "id_field": "alt"}),  # A's corpus by default
+        BackendConfig("E", "embedded", {"corpus": str(docs)}),  # the default fields
+    ))
+    a, b, c, d, e = (backend.engine for backend in build_backends(config))
+    assert a.index is c.index  # the same index options: one index, other search parameters
+    assert c.params["k1"] == 0.9
+    assert len({id(x.index) for x in (a, b, d, e)}) == 4
+    queries = ["wing flow", "boundary layer", "supersonic heat transfer", "slip stream"]
+    for engine, options in ((a, {"fields": ["title"]}), (b, {"fields": ["text"]}),
+                            (d, {"fields": ["title"], "id_field": "alt"}), (e, {})):
+        expected = EmbeddedIndex.build(docs, **options).engine(**engine.params)
+        assert [[(h.doc_id, h.score) for h in q] for q in engine.search_many(queries, 10)] \
+            == [[(h.doc_id, h.score) for h in q] for q in expected.search_many(queries, 10)]
+    assert [h.doc_id for h in a.search("wing", 10)] != [h.doc_id for h in b.search("wing", 10)]
+    assert all(h.doc_id.startswith("x") for h in d.search("wing", 10))
+
+
 def test_bad_backend_settings(tmp_path: Path, small_corpus: Path) -> None:
     with pytest.raises(OptionError, match=r"expected NAME=VALUE pairs"):
         quick_config(str(small_corpus), "k1", "x.duckdb")

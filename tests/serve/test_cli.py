@@ -4,6 +4,7 @@ replaced by a recorder that drives the app the command built)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +15,38 @@ from serpeval.cli import main
 
 
 @pytest.fixture
-def started(monkeypatch: Any) -> list[dict[str, Any]]:
-    """Record uvicorn.run's arguments instead of serving forever; drive the app once."""
+def started(monkeypatch: Any) -> Iterator[list[dict[str, Any]]]:
+    """Record what uvicorn's server would run instead of serving forever; drive the app once.
+    The socket serve claims is bound to a free loopback port instead of the one asked for (the
+    tests must not depend on 8080 being free); ``host`` and ``port`` are those asked for."""
+    import socket
+
     import uvicorn
 
-    calls: list[dict[str, Any]] = []
+    from serpeval.cli import cmd_serve
 
-    def record(app: Any, **kwargs: Any) -> None:
+    calls: list[dict[str, Any]] = []
+    bound: list[socket.socket] = []
+
+    def bind(host: str, port: int) -> socket.socket:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        bound.append(sock)
+        return sock
+
+    def record(server: Any, sockets: list[socket.socket] | None = None) -> None:
         async def body(client: Any) -> Any:
             return (await client.get("/search", params={"q": "wing flow", "user": "u"})).json()
 
-        calls.append({"app": app, "answer": run_async(with_client(app, body)), **kwargs})
+        app = server.config.app
+        calls.append({"app": app, "answer": run_async(with_client(app, body)), "host": server.config.host,
+                      "port": server.config.port, "sockets": sockets})
 
-    monkeypatch.setattr(uvicorn, "run", record)
-    return calls
+    monkeypatch.setattr(cmd_serve, "_bind", bind)
+    monkeypatch.setattr(uvicorn.Server, "run", record)
+    yield calls
+    for sock in bound:
+        sock.close()
 
 
 def test_quick_start(started: list[dict[str, Any]], small_corpus: Path, tmp_path: Path, monkeypatch: Any,
@@ -120,3 +139,127 @@ def test_ab_reads_the_store(tmp_path: Path, small_corpus: Path, capsys: Any) -> 
     got = json.loads(out.read_text())
     ctr = next(r for r in got["results"] if r["metric"] == "ctr")
     assert ctr["effect"] == pytest.approx(next(r for r in expected if r["metric"] == "ctr")["effect"])
+
+
+@pytest.mark.parametrize("port", ["0", "99999", "65536", "-1", "80.5", "http"])
+def test_port_out_of_range_is_refused(port: str, capsys: Any, small_corpus: Path, tmp_path: Path) -> None:
+    """``--port 99999`` was accepted and bound port 99999 - 65536; it is refused as ``--port 0``
+    always was: one argparse line, exit status 2, nothing started."""
+    argv = ["serve", "--corpus", str(small_corpus), "--candidate", "k1=1.2,b=0.3",
+            "--store", str(tmp_path / "e.duckdb"), "--port", port]
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"serpeval serve: error: argument --port: must be a port number from 1 to 65535, " \
+                                   f"got {port}"
+    assert not (tmp_path / "e.duckdb").exists()
+
+
+def test_highest_port_is_accepted(started: list[dict[str, Any]], small_corpus: Path, tmp_path: Path) -> None:
+    assert main(["serve", "--corpus", str(small_corpus), "--candidate", "k1=1.2,b=0.3",
+                 "--store", str(tmp_path / "e.duckdb"), "--port", "65535"]) == 0
+    assert started[0]["port"] == 65535
+
+
+def test_config_port_out_of_range_is_refused_on_the_command_line(started: list[dict[str, Any]], small_corpus: Path,
+                                                                 tmp_path: Path, capsys: Any) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text(f'[server]\nport = 99999\n[[backends]]\nname = "A"\ncorpus = "{small_corpus}"\n'
+                      '[[backends]]\nname = "B"\nparams = {b = 0.2}\n')
+    assert main(["serve", str(config), "--store", str(tmp_path / "e.duckdb")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        f"serpeval serve: error: {config}: server.port is 99999; expected a port number from 1 to 65535."
+    assert started == []
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("events.csv", "query_id,doc\nq1,d1\n"),
+    ("events.jsonl", '{"action_name": "click"}\n'),
+    ("events.duckdb", "not a database, whatever its name\n"),
+    ("events.db", "DUCK"),  # shorter than a DuckDB header
+])
+@pytest.mark.parametrize("store_process", [True, False])
+def test_store_that_is_not_a_duckdb_file_is_refused(started: list[dict[str, Any]], small_corpus: Path,
+                                                    tmp_path: Path, capsys: Any, name: str, content: str,
+                                                    store_process: bool) -> None:
+    """A CSV or JSONL file as the store was opened by DuckDB as an in-memory view: serve
+    answered 200 to POST /events and the events were lost at exit. It is refused at start-up,
+    before the address is announced, and the file is left as it was."""
+    store = tmp_path / name
+    store.write_text(content)
+    config = tmp_path / "serve.toml"
+    config.write_text(f'[server]\nstore = "{store}"\nstore_process = {str(store_process).lower()}\n'
+                      f'[[backends]]\nname = "A"\ncorpus = "{small_corpus}"\n'
+                      '[[backends]]\nname = "B"\nparams = {b = 0.2}\n')
+    assert main(["serve", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        f"serpeval serve: error: {store}: exists and is not a DuckDB database file, so it cannot be the event "
+        "store (DuckDB would open it as an in-memory view and the events would be lost at exit); name a new file "
+        "or an existing DuckDB store (e.g. events.duckdb), or a postgresql:// URL.")
+    assert " on http://" not in err
+    assert started == []
+    assert store.read_text() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "serve.toml"])  # no .wal beside it
+
+
+@pytest.mark.parametrize("existing", ["missing", "duckdb"])
+def test_new_or_duckdb_store_is_opened(started: list[dict[str, Any]], small_corpus: Path, tmp_path: Path,
+                                       existing: str) -> None:
+    """A missing store file is created as a DuckDB database, as before; an existing store is
+    opened; the impression served is written to it."""
+    import duckdb
+
+    store = tmp_path / "events.duckdb"
+    if existing == "duckdb":
+        duckdb.connect(str(store)).close()
+    assert main(["serve", "--corpus", str(small_corpus), "--candidate", "k1=1.2,b=0.3", "--store", str(store)]) == 0
+    (call,) = started
+    assert store.read_bytes()[8:12] == b"DUCK"
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        assert con.execute("SELECT query_id FROM ubi_queries").fetchall() == [(call["answer"]["query_id"],)]
+    finally:
+        con.close()
+
+
+def test_port_in_use_is_one_line_and_status_2(small_corpus: Path, tmp_path: Path) -> None:
+    """A port in use: serve announced its address, then uvicorn logged ``[Errno 98] ... address
+    already in use`` and the process exited with status 3 (undocumented). It fails before the
+    announcement, with serpeval's one line and status 2, and leaves no writer process behind."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        out = subprocess.run([sys.executable, "-m", "serpeval", "serve", "--corpus", str(small_corpus),
+                              "--candidate", "k1=1.2,b=0.3", "--store", str(tmp_path / "e.duckdb"),
+                              "--port", str(port)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.splitlines() == [
+        f"serpeval serve: error: cannot listen on 127.0.0.1 port {port}: the port is already in use (another "
+        "serpeval serve, or another program); stop that one or choose another port (--port, or port in [server])."]
+    assert not (tmp_path / "e.duckdb").exists()  # refused before the store was opened
+
+
+def test_port_taken_between_bind_and_listen_is_one_line() -> None:
+    """On Linux a bind with SO_REUSEADDR succeeds next to another socket bound (not listening)
+    to the same port; if that one listens first, serve's listen fails: the same one line."""
+    import socket
+
+    from serpeval.cli.cmd_serve import _bind, _listen
+    from serpeval.core.errors import OptionError
+
+    with socket.socket() as other:
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        other.bind(("127.0.0.1", 0))
+        port = other.getsockname()[1]
+        with _bind("127.0.0.1", port) as sock:
+            other.listen()
+            with pytest.raises(OptionError, match=f"^cannot listen on 127.0.0.1 port {port}: the port is already "
+                                                  r"in use \(another serpeval serve"):
+                _listen(sock, "127.0.0.1", port, 16)

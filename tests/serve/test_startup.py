@@ -9,15 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.serve.conftest import free_port
+
 CHILD = r"""
 import json, sys
 import uvicorn
 from serpeval.cli import main
 
 seen = {}
-uvicorn.run = lambda app, **kwargs: seen.update(heavy=sorted(m for m in ("numba", "pandas") if m in sys.modules))
-corpus, store = sys.argv[1], sys.argv[2]
-assert main(["serve", "--corpus", corpus, "--candidate", "k1=1.2,b=0.3", "--store", store]) == 0
+uvicorn.Server.run = lambda server, sockets=None: seen.update(
+    heavy=sorted(m for m in ("numba", "pandas") if m in sys.modules))
+corpus, store, port = sys.argv[1], sys.argv[2], sys.argv[4]
+assert main(["serve", "--corpus", corpus, "--candidate", "k1=1.2,b=0.3", "--store", store, "--port", port]) == 0
 from serpeval.engines.embedded import EmbeddedIndex
 
 import bm25s
@@ -36,7 +39,8 @@ def test_serve_starts_without_numba_or_pandas_and_scores_the_same(small_corpus: 
     assert all(importlib.util.find_spec(m) is not None for m in ("numba", "pandas"))
     queries = ["wing flow", "boundary layer", "supersonic heat transfer", "slip stream", "zzz unknown"]
     out = subprocess.run([sys.executable, "-c", CHILD, str(small_corpus), str(tmp_path / "e.duckdb"),
-                          json.dumps(queries)], capture_output=True, text=True, timeout=120, check=True)
+                          json.dumps(queries), str(free_port())], capture_output=True, text=True, timeout=120,
+                         check=True)
     child = json.loads(out.stdout.splitlines()[-1])
     assert child["heavy"] == []
     assert child["bm25s_numba"] is False  # bm25s was imported with numba hidden (this process has it)

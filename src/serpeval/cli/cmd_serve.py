@@ -4,13 +4,34 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serpeval.cli._args import POSITIVE_INT
 from serpeval.cli.commands import summary
 from serpeval.core.errors import OptionError, require
+
+if TYPE_CHECKING:
+    import socket
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port from 1 to 65535 (``1e3`` counts, as for every integer option).
+    Anything else is refused by argparse as one line, exit status 2 (``argument --port: must be
+    a port number from 1 to 65535, got 99999``): a larger number would otherwise be bound modulo
+    65536, and 0 would bind a random port that the announced address does not name."""
+    from serpeval.serve.config import MAX_PORT
+
+    try:
+        value = POSITIVE_INT(text)
+    except argparse.ArgumentTypeError:
+        value = 0
+    if not 1 <= value <= MAX_PORT:
+        shown = text if text and text == text.strip() and " " not in text else repr(text)
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to {MAX_PORT}, got {shown}")
+    return value
 
 
 def register(sub: Any) -> None:
@@ -30,7 +51,7 @@ def register(sub: Any) -> None:
     p.add_argument("--store", metavar="PATH|URL", help="event store: a DuckDB file (default events.duckdb) or "
                    "postgresql://user@host/db")
     p.add_argument("--host", help="interface to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=POSITIVE_INT, help="port (default 8080)")
+    p.add_argument("--port", type=port_number, help="port (default 8080)")
     p.add_argument("--experiment", help="experiment name (quick start default: quickstart)")
     p.add_argument("--method", help="interleaving method (default team_draft)")
     p.add_argument("-k", type=POSITIVE_INT, help="results per page (default 10)")
@@ -74,27 +95,90 @@ def _bm25s_without_numba() -> Iterator[None]:
             del sys.modules["numba"]
 
 
+def _cannot_listen(exc: OSError, host: str, port: int) -> OptionError:
+    """The one-line error of a failed bind or listen on ``host``/``port``: the cause and the fix."""
+    import socket
+
+    if exc.errno == errno.EADDRINUSE:
+        why = ("the port is already in use (another serpeval serve, or another program); stop that one or "
+               "choose another port (--port, or port in [server])")
+    elif exc.errno == errno.EACCES:
+        why = "permission denied (ports below 1024 need privileges); choose a port from 1024 up (--port)"
+    elif exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+        why = f"{host} is not an address of this machine ({exc.strerror or exc}); check --host (or host in [server])"
+    else:
+        why = f"{exc.strerror or exc}"
+    return OptionError(f"cannot listen on {host} port {port}: {why}.")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``/``port`` as uvicorn binds one (IPv6 when ``host`` holds a
+    colon; ``SO_REUSEADDR``, so a port left in TIME_WAIT by the previous run is free), not yet
+    listening: a client that comes while the engines are built is refused at once, as when
+    nothing is bound, instead of waiting in the backlog.
+
+    serve binds before it spawns the writer or builds an index, and listens (:func:`_listen`)
+    before it announces its address, so that a port in use is one line and exit status 2, not
+    the announcement followed by uvicorn's log line and its status 3.
+
+    Raises:
+        OptionError: the port is in use, needs privileges, or ``host`` is not this machine's.
+    """
+    import socket
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise _cannot_listen(exc, host, port) from None
+    return sock
+
+
+def _listen(sock: socket.socket, host: str, port: int, backlog: int) -> None:
+    """Start listening on ``sock`` (from :func:`_bind`). On Linux a bind with ``SO_REUSEADDR``
+    succeeds next to another socket bound, not yet listening, to the same port: only the
+    listen fails then, and it is reported as :func:`_bind` reports a failed bind."""
+    try:
+        sock.listen(backlog)
+    except OSError as exc:
+        raise _cannot_listen(exc, host, port) from None
+
+
 def serve(config: Any) -> int:
-    """Build the engines, open the store and run uvicorn until interrupted."""
+    """Claim the port, build the engines, open the store and run uvicorn until interrupted.
+
+    Every start-up failure (port, store, engines) is raised before serve announces its
+    address; the socket and the writer process are released on the way out."""
     from serpeval.online.events.writer_process import ProcessWriter
     from serpeval.serve.app import create_app
     from serpeval.serve.backends import build_backends
 
     uvicorn: Any = require("uvicorn", "serve")
-    # the store's writer process opens the store while the engines are built
-    writer = ProcessWriter(config.store, wait=False) if config.store_process else None
+    sock = _bind(config.host, config.port)
+    writer = None
     try:
+        # the store's writer process opens the store while the engines are built
+        writer = ProcessWriter(config.store, wait=False) if config.store_process else None
         print(f"serpeval serve: building {len(config.backends)} backends...", file=sys.stderr)
         with _bm25s_without_numba():
             backends = build_backends(config)
         app = create_app(config, backends, writer=writer)
+        server = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="warning",
+                                               access_log=False))
+        _listen(sock, config.host, config.port, server.config.backlog)
     except BaseException:
         if writer is not None:
             writer.close()
+        sock.close()
         raise
     names = " vs ".join(b.name for b in config.backends)
     how = config.method if config.design == "interleaving" else "A/B split"
     print(f"serpeval serve: experiment {config.experiment!r} ({how}: {names}) on http://{config.host}:{config.port}; "
           f"events to {app.state.serpeval['store_label']}", file=sys.stderr)
-    uvicorn.run(app, host=config.host, port=config.port, log_level="warning", access_log=False)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
     return 0

@@ -98,9 +98,22 @@ def _http_engine(config: BackendConfig) -> Any:
                         "_source": f"backend {config.name}"})
 
 
-def build_backends(config: ServeConfig, *, index_cache: dict[str, Any] | None = None) -> list[Backend]:
-    """Engines for every backend of ``config`` (embedded ones share an index per corpus)."""
-    cache: dict[str, Any] = {} if index_cache is None else index_cache
+def _index_key(corpus: str, options: dict[str, Any]) -> tuple[str, str]:
+    """The key of an embedded index in :func:`build_backends`'s cache: the corpus path and every
+    option passed to :meth:`EmbeddedIndex.build <serpeval.engines.embedded.EmbeddedIndex.build>`
+    (``fields``, ``id_field``), as text (a TOML list is not hashable). Two backends share an
+    index only when all of it is equal; a backend with ``fields = ["text"]`` next to one with
+    ``fields = ["title"]`` on the same file gets its own index, never the other's. Equal
+    options written differently (``fields`` left out and ``fields`` naming the fields it
+    would default to) build two equal indexes: a wasted build, never a wrong one."""
+    return corpus, repr(sorted(options.items()))
+
+
+def build_backends(config: ServeConfig, *, index_cache: dict[tuple[str, str], Any] | None = None) -> list[Backend]:
+    """Engines for every backend of ``config``. Embedded backends with the same corpus and the
+    same index options (``fields``, ``id_field``) share one index and differ only in their
+    search parameters (``params``: k1, b, ...); see :func:`_index_key`."""
+    cache: dict[tuple[str, str], Any] = {} if index_cache is None else index_cache
     default_corpus = next((b.settings.get("corpus") for b in config.backends if b.settings.get("corpus")), None)
     out: list[Backend] = []
     for b in config.backends:
@@ -114,10 +127,10 @@ def build_backends(config: ServeConfig, *, index_cache: dict[str, Any] | None = 
             if unknown:
                 raise OptionError(f"backend {b.name}: unknown setting(s) {', '.join(sorted(unknown))} of an embedded "
                                   "backend; it takes corpus, params, fields, id_field.")
-            key = str(corpus)
+            options = {"fields": b.settings.get("fields"), "id_field": b.settings.get("id_field")}
+            key = _index_key(str(corpus), options)
             if key not in cache:
-                cache[key] = EmbeddedIndex.build(key, fields=b.settings.get("fields"),
-                                                 id_field=b.settings.get("id_field"))
+                cache[key] = EmbeddedIndex.build(str(corpus), **options)
             params = parse_params(dict(b.settings.get("params") or {}))  # unknown names: "did you mean"
             out.append(Backend(b.name, cache[key].engine(**params), is_async=False, inline=True))
         else:

@@ -32,9 +32,11 @@
     kind = "embedded"
     params = {k1 = 1.2, b = 0.3}
 
-Backends of kind ``embedded`` share one index per corpus (the first backend's corpus is the
-default). Other kinds are the HTTP engines of :mod:`serpeval.engines` (``http``,
-``elasticsearch``, ``opensearch``, ``solr``, ``vespa``), their table passed to the engine.
+Backends of kind ``embedded`` share one index per corpus and index options (``fields``,
+``id_field``; the first backend's corpus is the default, its other options are not): two
+backends on one file with different ``fields`` each get their own index. Other kinds are the
+HTTP engines of :mod:`serpeval.engines` (``http``, ``elasticsearch``, ``opensearch``,
+``solr``, ``vespa``), their table passed to the engine.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from serpeval.core.errors import InputError, OptionError
 __all__ = ["BackendConfig", "ServeConfig", "load_config", "quick_config"]
 
 DESIGNS = ("interleaving", "ab")
+MAX_PORT = 65535  # TCP ports are 16 bits: a larger number would bind that number modulo 65536
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,8 @@ class ServeConfig:
             raise OptionError(f"k must be an integer from 1 to 1000; got {self.k!r}.")
         if not self.deadline_ms > 0:
             raise OptionError(f"deadline_ms must be positive; got {self.deadline_ms!r}.")
+        if isinstance(self.port, bool) or not (isinstance(self.port, int) and 1 <= self.port <= MAX_PORT):
+            raise OptionError(f"port must be an integer from 1 to {MAX_PORT}; got {self.port!r}.")
         if self.weights is not None and len(self.weights) != len(self.backends):
             raise OptionError(f"weights has {len(self.weights)} entries for {len(self.backends)} backends.")
         if self.design == "interleaving":
@@ -141,9 +146,7 @@ def load_config(path: str | Path, **overrides: Any) -> ServeConfig:
     if not isinstance(entries, list) or not entries:
         raise InputError(f"{path}: no [[backends]]; list two or more rankers (the first is the control).")
     backends = tuple(_backend(e, f"{path}: backends[{i}]", p.parent) for i, e in enumerate(entries))
-    api_key = server.get("api_key")
-    if server.get("api_key_env"):
-        api_key = os.environ.get(str(server["api_key_env"])) or api_key
+    api_key = _api_key(server, path)
     store = str(server.get("store", "events.duckdb"))
     if not store.startswith(("postgresql://", "postgres://")) and not Path(store).is_absolute():
         store = str(p.parent / store)
@@ -153,13 +156,47 @@ def load_config(path: str | Path, **overrides: Any) -> ServeConfig:
         "k": exp.get("k", 10), "deadline_ms": float(exp.get("deadline_ms", 250.0)),
         "options": dict(exp.get("options", {})), "salt": exp.get("salt"),
         "weights": None if exp.get("weights") is None else tuple(float(w) for w in exp["weights"]),
-        "host": str(server.get("host", "127.0.0.1")), "port": int(server.get("port", 8080)), "api_key": api_key,
+        "host": str(server.get("host", "127.0.0.1")), "port": _port(server.get("port", 8080), f"{path}: server.port"),
+        "api_key": api_key,
         "max_body_bytes": int(server.get("max_body_bytes", 1 << 20)), "max_batch": int(server.get("max_batch", 1000)),
         "cors_origins": tuple(server.get("cors_origins", ())),
         "store_process": _flag(server.get("store_process", True), f"{path}: server.store_process"),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return ServeConfig(**values)
+
+
+def _api_key(server: dict[str, Any], path: str | Path) -> str | None:
+    """The API key of ``[server]``: the value of the environment variable named by
+    ``api_key_env``, else ``api_key``, else None (``/events`` then takes events without a key).
+
+    Raises:
+        InputError: ``api_key_env`` is not a variable name, or names a variable that is unset
+            or empty while no ``api_key`` is given: the config asks for a key, and starting
+            without one would silently accept every event.
+    """
+    api_key = server.get("api_key")
+    if "api_key_env" not in server:
+        return None if api_key is None else str(api_key)
+    name = server["api_key_env"]
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"{path}: server.api_key_env is {name!r}; expected the name of the environment variable "
+                         "that holds the API key, e.g. \"SERPEVAL_API_KEY\".")
+    api_key = os.environ.get(name) or api_key
+    if not api_key:
+        raise InputError(f"{path}: server.api_key_env names the environment variable {name}, which is unset or "
+                         f"empty, so /events would take events without a key; export {name}=KEY before starting "
+                         "serve, or remove api_key_env to run without a key.")
+    return str(api_key)
+
+
+def _port(value: Any, where: str) -> int:
+    """A TCP port from 1 to 65535 (an integer, or its digits as a string)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PORT:
+        raise InputError(f"{where} is {value!r}; expected a port number from 1 to {MAX_PORT}.")
+    return value
 
 
 def _flag(value: Any, where: str) -> bool:

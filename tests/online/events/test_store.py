@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 from typing import Any
@@ -397,3 +398,31 @@ def test_fast_path_accepts_only_what_the_schema_accepts(event: dict[str, Any]) -
     assert EVENT_SCHEMA["type"] == "object"
     if fast_valid(event):
         assert not list(_validator("event").iter_errors(event)), event
+
+
+def test_a_file_that_is_not_a_duckdb_database_is_refused(tmp_path: Any) -> None:
+    """``duckdb.connect`` opens a CSV or JSON file as an in-memory database with a view of it:
+    the store's writes were acknowledged and lost. Such a file is refused, and left as it was;
+    a DuckDB store is opened, and an empty file is left to DuckDB as before (only the header of
+    the file is read)."""
+    import duckdb
+
+    csv = tmp_path / "events.csv"
+    csv.write_text("query_id,doc\nq1,d1\n")
+    with pytest.raises(InputError, match=r"events.csv: exists and is not a DuckDB database file, so it cannot be "
+                                         r"the event store \(DuckDB would open it as an in-memory view"):
+        open_store(csv)
+    assert csv.read_text() == "query_id,doc\nq1,d1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.csv"]
+    real = tmp_path / "events.duckdb"
+    duckdb.connect(str(real)).close()
+    store = open_store(real)
+    store.write([], validate_events(click()))
+    store.close()
+    reopened = open_store(real)
+    assert reopened.counts()["events"] == 1
+    reopened.close()
+    empty = tmp_path / "empty.duckdb"
+    empty.touch()
+    with contextlib.suppress(StoreUnavailable):  # DuckDB's own answer: a new database in it, or its error
+        open_store(empty).close()

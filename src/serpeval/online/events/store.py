@@ -153,6 +153,8 @@ class EventStore:
         self.target = str(target)
         self.kind = "postgresql" if is_postgres_url(self.target) else "duckdb"
         self._con: Any = None
+        if self.kind == "duckdb":
+            _check_duckdb_file(Path(self.target))
         self._connect()
 
     # ------------------------------------------------------------------ connection
@@ -334,6 +336,41 @@ def _event_types(pa: Any) -> dict[str, Any]:
     ts = pa.timestamp("us", tz="UTC")
     return {c: (ts if c in ("ts", "received_at") else pa.int32() if c == "ordinal" else pa.string())
             for c in _STAGE_EVENT_COLUMNS}
+
+
+# A DuckDB database file: an 8-byte checksum, then these 4 bytes (every storage version so far).
+_DUCKDB_MAGIC = b"DUCK"
+_DUCKDB_MAGIC_OFFSET = 8
+
+
+def _check_duckdb_file(path: Path) -> None:
+    """Refuse an existing, non-empty file that is not a DuckDB database as a store.
+
+    ``duckdb.connect`` opens a CSV, JSON or Parquet file as an in-memory database holding a
+    view of it: the tables would be created in memory, every write would be acknowledged and
+    all would be lost at exit. A DuckDB database file holds ``DUCK`` at byte 8; only those 12
+    bytes are read. A missing file is created as a new store; an empty file, a folder and a file
+    that cannot be read are left to DuckDB, as before this check (DuckDB 2.0 refuses an empty
+    file as "not a valid DuckDB database file", naming it).
+
+    Checked once, when the store is opened (:class:`EventStore`), not at each reconnect: the
+    file is opened and closed here, and closing any descriptor of a file drops every POSIX
+    lock that this process holds on it, DuckDB's included.
+
+    Raises:
+        InputError: the file exists, is not empty and is not a DuckDB database.
+    """
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with path.open("rb") as handle:
+            head = handle.read(_DUCKDB_MAGIC_OFFSET + len(_DUCKDB_MAGIC))
+    except OSError:
+        return  # DuckDB reports it, naming the cause
+    if head[_DUCKDB_MAGIC_OFFSET:] != _DUCKDB_MAGIC:
+        raise InputError(f"{path}: exists and is not a DuckDB database file, so it cannot be the event store "
+                         "(DuckDB would open it as an in-memory view and the events would be lost at exit); name "
+                         "a new file or an existing DuckDB store (e.g. events.duckdb), or a postgresql:// URL.")
 
 
 def _first_line(exc: BaseException) -> str:
