@@ -463,7 +463,7 @@ def test_events_written_once_orphans_counted(tmp_path: Path, small_corpus: Path,
 
 @pytest.mark.parametrize(("kwargs", "status", "start"), [
     ({"content": b"{not json"}, 400, "body is not JSON"),
-    ({"json": {"action_name": "click"}}, 422, "event: event: 'timestamp' is a required property"),
+    ({"json": {"action_name": "click"}}, 422, "event: 'timestamp' is a required property"),
     ({"json": [click_event("q", 1, "d")] * 3}, 422, "the batch holds 3 events; at most 2 per request."),
     ({"content": b"x" * 10_000_001}, 413, "body of 10000001 bytes; at most 1048576."),
     ({"content": b"<a/>", "headers": {"content-type": "application/xml"}}, 415, "content type 'application/xml'"),

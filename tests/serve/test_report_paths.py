@@ -146,6 +146,25 @@ def test_excluded_and_unplaceable_clicks_are_counted(tmp_path: Path, small_corpu
     assert any("impressions excluded (backend failure or lateness): 1" in n for n in read.notes())
 
 
+def test_a_query_no_backend_answers_is_counted_apart_from_failures(tmp_path: Path, small_corpus: Path) -> None:
+    """A query matching no document in either ranker is an empty page, stored as excluded:
+    the reading counts it as such, not as a backend failure or a late answer."""
+    config = quick_config(str(small_corpus), "k1=0.2,b=0.0", str(tmp_path / "e.duckdb"))
+
+    async def body(client: Any) -> Any:
+        for q in ("zzzqqq", "wing flow"):
+            answer = await client.get("/search", params={"q": q, "user": "u"})
+            assert answer.status_code == 200
+        return None
+
+    run_async(with_client(app_for(config, build_backends(config), query_ids=counter_ids("n")), body))
+    read = read_event_logs(config.store)
+    assert read.counts["impressions excluded (no backend returned a document)"] == 1
+    assert read.counts["impressions excluded (backend failure or lateness)"] == 0
+    assert read.counts["impressions used"] == 1
+    assert any("impressions excluded (no backend returned a document): 1" in n for n in read.notes())
+
+
 def test_experiment_choice_and_bad_sources(tmp_path: Path) -> None:
     from serpeval.core.errors import InputError
 

@@ -32,7 +32,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from serpeval.core.errors import InputError, SerpevalError
-from serpeval.online.events.schema import EVENT_SCHEMA, validate_events
+from serpeval.online.events.schema import EVENT_SCHEMA, NO_DOCUMENT, validate_events
 from serpeval.online.events.store import EventStore, GroupWriter, StoreUnavailable, query_row
 from serpeval.online.events.writer_process import ProcessWriter
 from serpeval.serve.backends import Backend, BackendFault
@@ -261,7 +261,7 @@ def create_app(config: ServeConfig, backends: list[Backend], store: EventStore |
                     docs, teams, interleaving = list(shown.docs), list(shown.teams), shown.attributes
                     variant = "interleaved"
                 else:  # nothing matched anywhere: an empty page, nothing to interleave
-                    docs, teams, variant, excluded = [], [], "interleaved", "no backend returned a document"
+                    docs, teams, variant, excluded = [], [], "interleaved", NO_DOCUMENT
             else:
                 excluded = "; ".join(str(f) if isinstance(f, BackendFault) else f"{type(f).__name__}"
                                      for f in faults)

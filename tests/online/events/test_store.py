@@ -53,7 +53,7 @@ def test_valid_events_become_rows() -> None:
 
 
 @pytest.mark.parametrize(("payload", "message"), [
-    ({"timestamp": "2026-12-05T01:00:00Z"}, "event: event: 'action_name' is a required property"),
+    ({"timestamp": "2026-12-05T01:00:00Z"}, "event: 'action_name' is a required property"),
     (click(event_attributes={"position": {"ordinal": "2"}}),
      "event: event_attributes.position.ordinal: '2' is not of type 'integer'"),
     (click(event_attributes={"position": {"ordinal": 0}}),

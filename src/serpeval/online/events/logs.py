@@ -30,7 +30,7 @@ from typing import Any
 
 from serpeval.core import strict_json
 from serpeval.core.errors import InputError
-from serpeval.online.events.schema import parse_timestamp
+from serpeval.online.events.schema import NO_DOCUMENT, parse_timestamp
 from serpeval.online.events.store import is_postgres_url, open_store
 
 __all__ = ["EventLogs", "is_event_source", "read_event_logs", "read_records", "team_credits"]
@@ -201,7 +201,8 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
     counts = {"impressions read": len(queries), "events read": len(events), "clicks read": 0,
               "impressions used": 0, "clicks used": 0, "impressions of other experiments": 0,
               "impressions without the experiment attributes": 0,
-              "impressions excluded (backend failure or lateness)": 0, "A/B impressions (not interleaved)": 0,
+              "impressions excluded (backend failure or lateness)": 0,
+              "impressions excluded (no backend returned a document)": 0, "A/B impressions (not interleaved)": 0,
               "interleaved impressions (not A/B)": 0, "orphan clicks (unknown query_id)": 0,
               "clicks on excluded impressions": 0, "clicks that could not be placed": 0,
               "duplicate clicks (same event id)": 0}
@@ -222,7 +223,8 @@ def read_event_logs(source: str | Path, experiment: str | None = None, *, design
             continue
         inter = attrs.get("interleaving")
         if attrs.get("excluded"):
-            counts["impressions excluded (backend failure or lateness)"] += 1
+            counts["impressions excluded (no backend returned a document)" if attrs["excluded"] == NO_DOCUMENT
+                   else "impressions excluded (backend failure or lateness)"] += 1
             seen_excluded.add(qid)
             continue
         if design == "interleaving" and inter is None:

@@ -52,6 +52,7 @@ __all__ = [
     "ACTIONS",
     "EVENT_SCHEMA",
     "EXPERIMENT_SCHEMA",
+    "NO_DOCUMENT",
     "QUERY_SCHEMA",
     "EventRow",
     "fast_valid",
@@ -173,7 +174,7 @@ def _validator(which: str) -> Any:
 
 
 def _reason(error: Any) -> str:
-    """One line: where (a JSON path) and what."""
+    """One line: where (a JSON path, none for the event itself) and what."""
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
     message = error.message
     if error.validator in ("anyOf", "oneOf") and "event_attributes" in where + ".":
@@ -181,7 +182,13 @@ def _reason(error: Any) -> str:
                    if where.endswith(("event_attributes", "position")) else message)
     if len(message) > 160:
         message = message[:157] + "..."
-    return f"{where or 'event'}: {message}"
+    return f"{where}: {message}" if where else message
+
+
+#: The ``excluded`` reason serve stores for a query no backend returned a document for (an
+#: empty page: nothing to interleave); :func:`~serpeval.online.events.logs.read_event_logs`
+#: counts those apart from backend failures.
+NO_DOCUMENT = "no backend returned a document"
 
 
 def parse_timestamp(value: str, where: str) -> dt.datetime:
