@@ -57,6 +57,15 @@ def main() -> None:
     rates = judged(only_bm25, runs, [10])
     for row in rates.to_dicts():
         print(f"{row['run']}: Graded@10 {row['Graded@10']:.4f}")
+    # serpeval judged's note (over the queries with judgments) and what serpeval pool --qrels asks
+    # for (every query the runs answer, so also the queries the qrels never judged)
+    print(f"a depth-10 pool of these runs needs {rates.pool_needed[0]:,} more judgments (serpeval judged)")
+    follow_up = pool(runs, method="depth", depth=10, qrels=only_bm25)
+    judged_queries = set(only_bm25.query_ids.to_pylist())
+    outside = [q for q in follow_up.to_qrels().query_ids.to_pylist() if q not in judged_queries]
+    unjudged = sorted(set(outside))
+    print(f"serpeval pool --depth 10 --qrels asks for {len(follow_up):,}: {len(follow_up) - len(outside):,} in "
+          f"queries with judgments, {len(outside):,} in {len(unjudged)} without ({', '.join(unjudged)})")
     results = evaluate(only_bm25, runs, MEASURES)
     for gap in judged_gaps(only_bm25, runs, results):
         print(gap.message())

@@ -14,6 +14,7 @@ from serpeval.cli import main
 
 POSITIVE = "must be a positive integer"
 NON_NEGATIVE = "must be an integer >= 0"
+AT_LEAST_2 = "must be an integer >= 2"
 LEVEL = "must be a number strictly between 0 and 1"
 FINITE = "must be a finite number"
 
@@ -81,7 +82,8 @@ CASES = [
     (["compare", "q", "a", "b", "--resamples", "x"], "--resamples", POSITIVE, "x"),
     (["gate", "q", "--baseline", "a", "--candidate", "b", "--top", "-3"], "--top",
      NON_NEGATIVE, "-3"),
-    (["demo", "--queries", "0"], "--queries", POSITIVE, "0"),
+    (["demo", "--queries", "0"], "--queries", AT_LEAST_2, "0"),
+    (["demo", "--queries", "1"], "--queries", AT_LEAST_2, "1"),   # a comparison needs 2 queries
 ]
 
 

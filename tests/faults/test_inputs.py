@@ -10,6 +10,7 @@ repeats the TREC faults in real processes of ``serpeval evaluate`` and ``serpeva
 from __future__ import annotations
 
 import gzip
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -135,6 +136,19 @@ def _case(fault: str, inputs: Inputs, tmp_path: Path) -> tuple[Path, Path, tuple
     return (faulty, inputs.run, words) if slot == "qrels" else (inputs.qrels, faulty, words)
 
 
+def assert_kept_or_replaced_by_an_error_report(name: str, outputs: Path, out: Path) -> None:
+    """Every output is untouched, but gate's ``--json`` report: a gate that ends with an error
+    replaces it with a report whose decision is ``error`` (docs/how-to/gate.md: a CI artifact
+    must never keep an earlier run's pass), written atomically like any output."""
+    if name != "gate":
+        assert_untouched(outputs, out)
+        return
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert (report["decision"], report["passed"], report["exit_code"]) == ("error", False, 2)
+    assert report["reason"]
+    assert_untouched(outputs)  # no temporary file left
+
+
 @pytest.mark.parametrize(("name", "fault"), CASES)
 def test_input_fault(name, fault, cli, inputs, outputs, tmp_path) -> None:
     qrels, run, words = _case(fault, inputs, tmp_path)
@@ -147,7 +161,7 @@ def test_input_fault(name, fault, cli, inputs, outputs, tmp_path) -> None:
             assert out.read_text(encoding="utf-8") != GOOD
         return
     assert_one_error(outcome, *words, status=2)
-    assert_untouched(outputs, out)
+    assert_kept_or_replaced_by_an_error_report(name, outputs, out)
 
 
 @pytest.mark.parametrize("name", ["evaluate", "trec_eval"])
@@ -171,7 +185,7 @@ def test_permission_denied(name, inputs, outputs, tmp_path) -> None:
     out = good(outputs / "out.txt")
     outcome = run_process(command(name, inputs.qrels, secret, inputs.other, out), prefix=no_dac_prefix())
     assert_one_error(outcome, "secret.run", "permission denied")
-    assert_untouched(outputs, out)
+    assert_kept_or_replaced_by_an_error_report(name, outputs, out)
 
 
 @pytest.mark.parametrize("name", ["evaluate", "trec_eval"])

@@ -16,15 +16,20 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import serpeval
 from serpeval.cli import main
+from serpeval.core.data import Qrels
 from serpeval.core.errors import InputError, ParseError
-from serpeval.io import read_qrels, read_run, read_subtopic_qrels
+from serpeval.io import qrels_from_table, read_qrels, read_run, read_subtopic_qrels
 from serpeval.io.groups import read_groups
 
 RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
@@ -64,7 +69,7 @@ CASES: list[tuple[str, str, int | None, str]] = [
      r"the doc id \('doc_id'\) is empty: ''; every line needs a doc id\. Ids are text or numbers\."),
     ("blank_qid.jsonl", _row(qid="\u3000") + "\n", 1, r"the query id \('query_id'\) is empty"),
     ("bool_grade.jsonl", _row(relevance=True) + "\n" + _row(doc="d2", relevance=False) + "\n", 1,
-     "the relevance is true; expected an integer grade"),
+     r"the relevance \('relevance'\) is true; expected an integer grade"),
     ("bool_grade.json", '{"q1": {"d1": 1, "d2": true}}', None,
      r'key \["q1"\]\["d2"\]: expected an integer relevance grade, found true'),
     ("empty_doc.json", '{"q1": {"d1": 1, "": 0}}', None, r'key \["q1"\]\[""\]: the doc id is empty'),
@@ -111,8 +116,51 @@ def test_a_groups_file_refuses_query_ids_that_are_not_ids(tmp_path: Path, qid: s
 def test_a_bool_grade_in_parquet_is_refused_with_its_row(tmp_path: Path) -> None:
     pq.write_table(pa.table({"qid": ["q1", "q1", "q1"], "docid": ["d1", "d2", "d3"],
                              "rel": pa.array([None, False, True])}), tmp_path / "q.parquet")
-    with pytest.raises(ParseError, match=r"q\.parquet: row 2: the relevance is false; expected an integer grade"):
+    with pytest.raises(ParseError, match=r"q\.parquet: row 2: the relevance \('rel'\) is false; expected an "
+                                         r"integer grade"):
         read_qrels(tmp_path / "q.parquet")
+
+
+#: The same judgments in memory: Arrow, pandas (numpy bool and nullable "boolean"), polars.
+BOOL_TABLES = [
+    ("arrow", lambda: pa.table({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [True, False]}),
+     r"<table>: row 1: the relevance \('relevance'\) is true"),
+    ("pandas", lambda: pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "rel": [False, True]}),
+     r"<table>: row 1: the relevance \('rel'\) is false"),
+    ("pandas-nullable", lambda: pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"],
+                                              "rel": pd.array([None, True], dtype="boolean")}),
+     r"<table>: row 2: the relevance \('rel'\) is true"),
+    ("polars", lambda: pl.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "label": [True, False]}),
+     r"<table>: row 1: the relevance \('label'\) is true"),
+]
+
+
+@pytest.mark.parametrize(("make", "message"), [c[1:] for c in BOOL_TABLES], ids=[c[0] for c in BOOL_TABLES])
+def test_a_bool_grade_in_a_table_in_memory_is_refused_as_in_a_file(make: Any, message: str) -> None:
+    """An Arrow table, a pandas or a polars DataFrame read True/False as 1/0, silently, while
+    the same table written to Parquet was refused."""
+    with pytest.raises(ParseError, match=message + r"; expected an integer grade \(0, 1, 2, \.\.\.\)\. Write "
+                                               r"the grades as numbers \(true as 1, false as 0\)\.$"):
+        serpeval.evaluate(make(), {"1": {"a": 1.0, "b": 2.0}}, ["P@1", "AP"])
+
+
+def test_a_bool_grade_column_named_by_the_caller_is_refused_under_its_name() -> None:
+    table = pa.table({"qid": ["1"], "docno": ["a"], "rel": [1], "judged": [True]})
+    with pytest.raises(ParseError, match=r"<table>: row 1: the relevance \('judged'\) is true"):
+        qrels_from_table(table, relevance_col="judged")
+    assert qrels_from_table(table).relevance.tolist() == [1]   # the bool column is not the grades
+
+
+@pytest.mark.parametrize("value", [True, False, np.bool_(True)])
+def test_a_bool_grade_in_a_python_dict_is_refused(value: Any) -> None:
+    """``bool`` is an ``int`` in Python: ``{"q": {"a": True}}`` was read as grade 1."""
+    shown = repr(bool(value))
+    message = (rf"<dict>: query 'q', doc 'b': expected an integer relevance grade, found {shown}\. Write the "
+               r"grade as a number \(True as 1, False as 0\)\.$")
+    with pytest.raises(ParseError, match=message):
+        serpeval.evaluate({"q": {"a": 1, "b": value}}, {"q": {"a": 1.0}}, ["P@1"])
+    with pytest.raises(ParseError, match=message):
+        Qrels.from_dict({"q": {"a": 1, "b": value}}, grades="float")
 
 
 def test_bool_ids_in_parquet_are_refused(tmp_path: Path) -> None:

@@ -147,8 +147,8 @@ def test_whole_floats_are_grades(tmp_path: Path) -> None:
 
 
 def test_grade_limits_are_accepted() -> None:
-    qrels = qrels_from_dict({"q": {"a": GRADE_LIMIT, "b": -GRADE_LIMIT, "c": True}})
-    assert qrels.relevance.tolist() == [GRADE_LIMIT, -GRADE_LIMIT, 1]
+    qrels = qrels_from_dict({"q": {"a": GRADE_LIMIT, "b": -GRADE_LIMIT, "c": np.int8(1)}})
+    assert qrels.relevance.tolist() == [GRADE_LIMIT, -GRADE_LIMIT, 1]   # True is refused (test_hostile_reader_inputs)
     assert read_qrels(f"q 0 a {GRADE_LIMIT}\nq 0 b -{GRADE_LIMIT}\n".encode()).relevance.tolist() == [
         GRADE_LIMIT, -GRADE_LIMIT]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import warnings
 
+import pyarrow as pa
 import pytest
 
 import serpeval
@@ -12,7 +13,7 @@ from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare_results
 from serpeval.core.errors import InputError, MissingQueriesWarning
 from serpeval.report.formatting import number, signed
-from serpeval.report.html import html_report, save_html
+from serpeval.report.html import html_report, report_data, save_html
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +168,30 @@ def test_uncomparable_runs_still_report_and_say_why(parse, tmp_path) -> None:
     coverage = parse(html).sections["rules"].tables[0]
     assert coverage.column("missing") == ["1", "1"]
     assert coverage.column("missing queries") == ["q2 (skipped)", "q1 (skipped)"]
+
+
+def test_the_header_counts_the_queries_the_numbers_use(collection) -> None:
+    """A run without some queries: the header said "3 run(s), 40 evaluated queries" while every
+    table and test used the 37 queries of every run."""
+    import html as markup
+
+    import pyarrow.compute as pc
+
+    table = collection.runs["baseline"].to_arrow()
+    short = table.filter(pc.invert(pc.is_in(table["query_id"], pa.array(["101", "102", "103"]))))
+    runs = {"a": collection.runs["baseline"], "b": collection.runs["candidate"], "c": short}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        res = serpeval.evaluate(collection.qrels, runs, ["AP"])
+    pairs = compare_results(res)
+    assert len(pairs.query_ids) == 37
+    page = html_report(res, pairs)
+    subtitle = markup.unescape(re.search(r'<p class="subtitle">(.*?)</p>', page, re.S)[1])
+    assert re.sub("<[^>]+>", "", subtitle).startswith("3 run(s), 40 queries evaluated, 37 in every run, 1 measure(s)")
+    assert "Means over the 37 queries every run was evaluated on" in page
+    assert report_data(res).subtitle.startswith("3 run(s), 40 queries evaluated, 37 in every run,")
+    same = serpeval.evaluate(collection.qrels, {"a": runs["a"], "b": runs["b"]}, ["AP"])
+    assert report_data(same).subtitle.startswith("2 run(s), 40 evaluated queries, 1 measure(s)")
 
 
 def test_all_pairs_names_both_systems(collection, parse) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT
+from serpeval.cli._args import NON_NEGATIVE_INT, integer
 from serpeval.cli.commands import summary
 from serpeval.cli.common import check_outputs
 from serpeval.report import DEFAULT_HTML_PATH
@@ -21,7 +21,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--data", metavar="FOLDER", help="a collection folder instead of generated data")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=2024, help="seed of the generated collection")
-    p.add_argument("--queries", type=POSITIVE_INT, default=200, help="queries in the generated collection")
+    p.add_argument("--queries", type=integer(2), default=200,
+                   help="queries in the generated collection (at least 2: the rankers are compared "
+                        "query by query)")
     p.add_argument("-o", "--output", metavar="FILE", default=DEFAULT_HTML_PATH,
                    help=f"where the demo writes its HTML report (default {DEFAULT_HTML_PATH})")
     p.set_defaults(func=run)

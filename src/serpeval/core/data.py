@@ -659,6 +659,17 @@ def run_from_nested(scores: Mapping[str, Mapping[str, Any]], name: str, label: s
     return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, name=name, source=label)
 
 
+def _refuse_boolean_grades(values: list[Any], where: Callable[[int], str], json_keys: bool) -> None:
+    """``True``/``False`` as a grade is refused, as in a file: ``bool`` is an ``int`` in Python,
+    but reading ``True`` as 1 would hide values that hold something else (a flag, a label)."""
+    first = next((i for i, value in enumerate(values) if isinstance(value, (bool, np.bool_))), -1)
+    if first >= 0:
+        value = bool(values[first])
+        found, fix = (quote(value), "true as 1, false as 0") if json_keys else (repr(value), "True as 1, False as 0")
+        raise ParseError(f"{where(first)}: expected an integer relevance grade, found {found}. Write the grade "
+                         f"as a number ({fix}).")
+
+
 def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, json_keys: bool,
                       grades: GradeKind = "int") -> Qrels:
     """:class:`Qrels` from ``{query_id: {doc_id: grade}}``; ``label`` names the source in errors
@@ -666,6 +677,7 @@ def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, js
     is the grade type."""
     qids, docs, values = _flatten(judgments, "grade", label, json_keys)
     where = _entry_namer(qids, docs, label, json_keys)
+    _refuse_boolean_grades(values, where, json_keys)
     checked = grades_of_kind(values, where, grades)
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label,
                   grades=grades)

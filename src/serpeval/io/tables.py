@@ -114,9 +114,10 @@ def qrels_from_table(
     """Build :class:`Qrels` from a DataFrame or Arrow table with query, doc, relevance columns.
 
     Grades follow :func:`serpeval.core.data.check_grades`: integers (``2.0`` is 2) within
-    ``±(2^53 - 1)``; ``2.5``, NaN, infinity and larger values are refused with their row.
-    With ``grades="float"`` (:func:`serpeval.core.data.check_float_grades`) any finite real
-    grade within that range is taken; NaN and infinity are still refused with their row.
+    ``±(2^53 - 1)``; ``2.5``, NaN, infinity and larger values are refused with their row, and so
+    is a bool column (``True`` is not read as 1), as in a file. With ``grades="float"``
+    (:func:`serpeval.core.data.check_float_grades`) any finite real grade within that range is
+    taken; NaN and infinity are still refused with their row.
     """
     return _qrels(to_arrow(obj, label), Rows(label), query_col, doc_col, relevance_col, grades)
 
@@ -127,6 +128,7 @@ def _qrels(table: pa.Table, rows: Rows, query_col: str | None = None, doc_col: s
     q = find_column(table, "query_id", label, query_col)
     d = find_column(table, "doc_id", label, doc_col)
     r = find_column(table, "relevance", label, relevance_col)
+    _refuse_boolean_grades(table, r, rows, relevance_col)
     for column, role in ((q, "query id"), (d, "doc id"), (r, "relevance")):
         no_nulls(column, role, rows)
     if len(r) == 0:
@@ -152,7 +154,8 @@ def run_from_dict(scores: Mapping[str, Mapping[str, float]], *, name: str = "run
 
 
 def qrels_from_dict(judgments: Mapping[str, Mapping[str, float]], *, grades: GradeKind = "int") -> Qrels:
-    """Build :class:`Qrels` from ``{query_id: {doc_id: grade}}`` (grades as :func:`qrels_from_table`)."""
+    """Build :class:`Qrels` from ``{query_id: {doc_id: grade}}`` (grades as :func:`qrels_from_table`;
+    ``True``/``False`` is refused, although ``bool`` is an ``int`` in Python)."""
     return qrels_from_nested(judgments, "<dict>", json_keys=False, grades=grades)
 
 
@@ -176,14 +179,18 @@ def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str
                              f"{what}. Ids are text or numbers.")
 
 
-def _refuse_boolean_grades(table: pa.Table, rows: Rows) -> None:
-    """A relevance column of ``true``/``false`` in a file is refused: grades are integers, and
-    reading ``true`` as 1 would hide a column that holds something else (a flag, a label)."""
-    column = find_column(table, "relevance", rows.label)
+def _refuse_boolean_grades(table: pa.Table, column: pa.ChunkedArray, rows: Rows, given: str | None) -> None:
+    """A relevance column of ``true``/``false`` is refused, in a file (Parquet, JSON lines) as in
+    an Arrow table or a pandas or polars DataFrame: grades are integers, and reading ``true`` as
+    1 would hide a column that holds something else (a flag, a label)."""
     if pa.types.is_boolean(column.type) and len(column) > column.null_count:
+        names = {name.lower(): name for name in table.column_names}
+        name = next(names[alias.lower()] for alias in ((given,) if given else ALIASES["relevance"])
+                    if alias.lower() in names)
         first = int(np.flatnonzero(column.is_valid().to_numpy(zero_copy_only=False))[0])
-        raise ParseError(f"{rows.at(first)}: the relevance is {quote(column[first].as_py())}; expected an "
-                         "integer grade (0, 1, 2, ...). Write the grades as numbers (true as 1, false as 0).")
+        raise ParseError(f"{rows.at(first)}: the relevance ({name!r}) is {quote(column[first].as_py())}; "
+                         "expected an integer grade (0, 1, 2, ...). Write the grades as numbers (true as 1, "
+                         "false as 0).")
 
 
 def _check_json_entries(data: dict[str, Any], label: str, grades: bool) -> None:
@@ -229,7 +236,6 @@ def read_qrels_table(path: str | Path | Input, *, grades: GradeKind = "int") -> 
         _check_json_entries(table.data, label, grades=True)
         qrels = qrels_from_nested(table.data, label, json_keys=True, grades=grades)
     else:
-        _refuse_boolean_grades(table.data, Rows(label, table.lines))
         qrels = _qrels(table.data, Rows(label, table.lines), grades=grades)
     return Qrels(qrels.query_ids, qrels.doc_ids, qrels.relevance, source=label, skipped_lines=table.skipped,
                  grades=grades)

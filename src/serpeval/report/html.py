@@ -139,11 +139,23 @@ def _comparison_dict(comparison: Comparison) -> dict[str, Any]:
     return out
 
 
+def _evaluated_queries(results: Results, comparison: Comparison | None) -> str:
+    """``249 evaluated queries``; where the runs were evaluated on different queries, also how
+    many the comparison's numbers use (those in every run): ``249 queries evaluated, 239 in
+    every run``."""
+    per_run = [set(r.query_ids.tolist()) for r in results.runs]
+    evaluated = set().union(*per_run)
+    common = (len(comparison.query_ids) if comparison is not None
+              else len(set.intersection(*per_run)) if per_run else 0)
+    if common == len(evaluated):
+        return f"{len(evaluated)} evaluated queries"
+    return f"{len(evaluated)} queries evaluated, {common} in every run"
+
+
 def _default_subtitle(results: Results | None, comparison: Comparison | None) -> str:
     parts = []
     if results is not None:
-        queries = max((len(r.query_ids) for r in results.runs), default=0)
-        parts.append(f"{len(results.runs)} run(s), {queries} evaluated queries, "
+        parts.append(f"{len(results.runs)} run(s), {_evaluated_queries(results, comparison)}, "
                      f"{len(results.measures)} measure(s)")
         if results.settings.qrels:
             parts.append(f"qrels {isolate(results.settings.qrels)}")
