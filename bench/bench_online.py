@@ -112,7 +112,7 @@ def main() -> int:
 
     # -- the simulator's Monte Carlo engine
     from serpeval.online.simulation import sensitivity as engine
-    from serpeval.online.simulation.simulate import make_world, synthetic_pair
+    from serpeval.online.simulation.simulator import make_world, synthetic_pair
 
     qrels, run_a, run_b = synthetic_pair(0.01, n_queries=200, rng=0)
     world = make_world(qrels, run_a, run_b)

@@ -1,6 +1,6 @@
 """How many fewer impressions does interleaving need than an A/B test? Measured, with its spread.
 
-Runs :func:`serpeval.online.simulation.simulate` (exact click-model expectations, no Monte Carlo
+Runs :func:`serpeval.online.simulation.simulator` (exact click-model expectations, no Monte Carlo
 noise) over
 
 * generated pairs whose nDCG@10 differ by 0.5%, 1%, 2% and 5% (:func:`synthetic_pair`, 200
@@ -139,7 +139,7 @@ def main() -> int:
                              "experiments, navigational users: the generated 1%% pair and Robust04)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
-    from serpeval.online.simulation.simulate import make_world, simulate, synthetic_pair
+    from serpeval.online.simulation.simulator import make_world, simulate, synthetic_pair
 
     models = MODELS_FULL if args.full else MODELS
     seeds = 3 if args.full else 1

@@ -6,7 +6,7 @@ differ by orders of magnitude and must not be pooled into one headline:
 
 * **real** pairs: the three TREC run pairs (Robust04 bm25 vs bm25-rm3, Core18 title-rm3 vs
   desc-rm3, DL20-doc bm25 vs bm25rm3) under seven click models: 21 settings;
-* **generated** pairs (:func:`serpeval.online.simulation.simulate.synthetic_pair`: 200 queries,
+* **generated** pairs (:func:`serpeval.online.simulation.simulator.synthetic_pair`: 200 queries,
   5 grades, B 0.5%, 1%, 2% or 5% above A in nDCG@10, three seeds each) under the same seven
   click models: 84 settings.
 

@@ -38,7 +38,7 @@ def test_run_demo_takes_the_commands_width(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_simulation_section_names_runs_model_and_bottom_line(collection, monkeypatch) -> None:
-    import serpeval.online.simulation.simulate as sim
+    import serpeval.online.simulation.simulator as sim
     from serpeval.cli.demo import interleaving
 
     real = sim.simulate
@@ -59,7 +59,7 @@ def test_simulation_section_names_runs_model_and_bottom_line(collection, monkeyp
     result = results[0]
     assert " ".join(result.bottom_line().split()) in flat
     # the table is whole at 80 columns (fitted, not cut off): every size and CI bound, unsplit
-    from serpeval.online.simulation.simulate import count_text
+    from serpeval.online.simulation.simulator import count_text
 
     numbers = set(re.findall(r"\d+(?:,\d{3})*", out))
     for m in result.methods:

@@ -267,7 +267,7 @@ def test_interleaving_log_report() -> None:
 
 
 def test_simulation_result() -> None:
-    from serpeval.online.simulation.simulate import simulate
+    from serpeval.online.simulation.simulator import simulate
 
     qrels = {f"q{i}": {f"d{i}_{j}": (2 if j < 3 else 0) for j in range(10)} for i in range(10)}
     good = {q: {d: -j for j, d in enumerate(docs)} for q, docs in qrels.items()}
@@ -282,7 +282,7 @@ def test_every_listed_result_class_is_tabular() -> None:
     from serpeval.online.experiments.interleaving_analysis import InterleavingLogReport
     from serpeval.online.experiments.results import ABResults, PowerPlan, SequentialResults
     from serpeval.online.interleaving.analysis import InterleavingAnalysis, MultileaveAnalysis
-    from serpeval.online.simulation.simulate import SimulationResult
+    from serpeval.online.simulation.simulator import SimulationResult
 
     for cls in (Results, Comparison, GateResult, ABResults, SequentialResults, PowerPlan,
                 InterleavingAnalysis, MultileaveAnalysis, InterleavingLogReport, SimulationResult):

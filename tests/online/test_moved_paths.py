@@ -10,7 +10,10 @@ import pytest
 
 # (old module path, new module path, a public name it defines)
 MOVED_MODULES = [
-    ("serpeval.online.clicks.simulate", "serpeval.online.simulation.simulate", "simulate"),
+    ("serpeval.online.clicks.simulate", "serpeval.online.simulation.simulator", "simulate"),
+    # the module's old name was the name of the function it defines: importing it made
+    # ``from serpeval.online.simulation import simulate`` the module (test below)
+    ("serpeval.online.simulation.simulate", "serpeval.online.simulation.simulator", "simulate"),
     ("serpeval.online.clicks.sensitivity", "serpeval.online.simulation.sensitivity", "build_tables"),
     ("serpeval.online.clicks.world", "serpeval.online.simulation.world", "make_world"),
     ("serpeval.online.logs.generate", "serpeval.online.simulation.generate", "LogGenerator"),
@@ -55,7 +58,10 @@ def test_old_module_path_warns_and_is_the_new_module(
     module = importlib.import_module(new)
     monkeypatch.delitem(sys.modules, old, raising=False)  # import it afresh, so it warns
     parent, _, child = old.rpartition(".")
-    monkeypatch.delattr(importlib.import_module(parent), child, raising=False)
+    package = importlib.import_module(parent)
+    # the import binds the package's attribute to the module: restored (or removed) afterwards
+    monkeypatch.setattr(package, child, None, raising=False)
+    monkeypatch.delattr(package, child)
     with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
         old_module = importlib.import_module(old)
     assert old_module is module
@@ -88,3 +94,21 @@ def test_online_ab_serves_every_name_from_its_new_home() -> None:
     assert ab.generate_logs is simulation.generate_logs
     for name in ab.__all__:
         assert getattr(ab, name) is not None
+
+
+def test_the_simulate_function_is_not_shadowed_by_its_module() -> None:
+    """``from serpeval.online.simulation import SimulationOptions, simulate`` (the docs' order)
+    gave the module: loading SimulationOptions imported the module named ``simulate``, which
+    Python binds on the package, so the lazy index never served the function. The module is
+    ``simulator`` now; in a fresh interpreter, whatever is imported first."""
+    import subprocess
+
+    script = ("import types\n"
+              "import serpeval.online.simulation.simulator\n"
+              "from serpeval.online.simulation import SimulationOptions, simulate\n"
+              "from serpeval.online import simulate as top\n"
+              "assert not isinstance(simulate, types.ModuleType), simulate\n"
+              "assert simulate is top is serpeval.online.simulation.simulator.simulate\n"
+              "print(simulate.__name__, SimulationOptions.__name__)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "simulate SimulationOptions\n"), done.stderr

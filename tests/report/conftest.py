@@ -217,7 +217,7 @@ def online_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def simulation_result():
     """A real :class:`SimulationResult` (with Monte Carlo power curves) on a small collection."""
     from serpeval.cli.demo.collection import make_collection
-    from serpeval.online.simulation.simulate import simulate
+    from serpeval.online.simulation.simulator import simulate
 
     collection = make_collection(n_queries=40, seed=3)
     return simulate(collection.qrels, collection.runs["candidate"], collection.runs["baseline"],

@@ -105,7 +105,7 @@ def test_simulation_from_the_object_has_both_charts(report, parse, simulation_re
     section = parse(report).sections["sensitivity"]
     assert section.svgs == 2
     table = section.tables[0]
-    from serpeval.online.simulation.simulate import count_text  # rounded up, thousands separated
+    from serpeval.online.simulation.simulator import count_text  # rounded up, thousands separated
 
     needed = [f"{count_text(m.required)} [{count_text(m.required_low)}, {count_text(m.required_high)}]"
               for m in simulation_result.methods]

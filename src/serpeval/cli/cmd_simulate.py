@@ -72,7 +72,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from serpeval.online.simulation.simulate import SimulationOptions, make_world, simulate, synthetic_pair
+    from serpeval.online.simulation.simulator import SimulationOptions, make_world, simulate, synthetic_pair
     from serpeval.report.simulation import display_rows
 
     check_outputs({"-o": args.output, "--plot": args.plot}, [args.qrels, args.run_a, args.run_b])

@@ -38,7 +38,7 @@ _LAZY: dict[str, str] = {
     "click_model": "serpeval.online.clicks",
     "ClickLog": "serpeval.online.clicks",
     # sensitivity simulator
-    "simulate": "serpeval.online.simulation.simulate",
+    "simulate": "serpeval.online.simulation.simulator",
     "make_world": "serpeval.online.simulation.world",
     "synthetic_pair": "serpeval.online.simulation.world",
     # A/B and interleaving logs on DuckDB / Spark (serpeval.online.experiments)

@@ -59,7 +59,7 @@ def _plan_dict(result: Any) -> dict[str, Any]:
 
 
 def _simulation_dict(result: Any) -> dict[str, Any]:
-    """:class:`~serpeval.online.simulation.simulate.SimulationResult` as JSON-ready data, with curves."""
+    """:class:`~serpeval.online.simulation.simulator.SimulationResult` as JSON-ready data, with curves."""
     names = result.world.names
     return {"title": f"A = {names[0]} vs B = {names[1]}, {result.click_model} users",
             "rows": result.to_dicts(), "notes": [result.bottom_line(), *result.notes()],

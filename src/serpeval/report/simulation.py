@@ -1,6 +1,6 @@
 """The simulator's rows for reading: what ``serpeval simulate`` prints and the HTML report shows.
 
-:meth:`SimulationResult.to_dicts <serpeval.online.simulation.simulate.SimulationResult.to_dicts>`
+:meth:`SimulationResult.to_dicts <serpeval.online.simulation.simulator.SimulationResult.to_dicts>`
 keeps numbers as numbers (JSON, CSV). :func:`display_rows` turns them into the compact rows a
 person reads: impressions with thousands separators and their CI in one cell, the ratio to
 interleaving with its CI in one cell, the relative gap in percent. It formats (with the
@@ -23,7 +23,7 @@ def display_rows(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) ->
     right way); ``relative (B-A)/A`` in percent. Rows read back from JSON hold null for an
     unreachable size or CI bound: shown as ``inf``; Monte Carlo's null (not simulated, or
     beyond the simulated range) as ``-``."""
-    from serpeval.online.simulation.simulate import count_text, ratio_text
+    from serpeval.online.simulation.simulator import count_text, ratio_text
 
     def needed(value: float | None) -> str:   # JSON writes an unreachable size (inf) as null
         return "inf" if value is None else count_text(value)

@@ -15,7 +15,7 @@ from serpeval.core.errors import InputError, NothingEvaluatedError, OptionError
 from serpeval.online.clicks import click_model
 from serpeval.online.interleaving import credit, interleave
 from serpeval.online.simulation import sensitivity as engine
-from serpeval.online.simulation.simulate import make_world, simulate, synthetic_pair
+from serpeval.online.simulation.simulator import make_world, simulate, synthetic_pair
 
 QRELS = {
     "q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d5": 2, "d6": 1},

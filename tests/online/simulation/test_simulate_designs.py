@@ -10,7 +10,7 @@ import pytest
 
 from serpeval.online.clicks import click_model, kernel
 from serpeval.online.simulation import sensitivity as engine
-from serpeval.online.simulation.simulate import make_world, simulate, synthetic_pair
+from serpeval.online.simulation.simulator import make_world, simulate, synthetic_pair
 
 Z = 4.0
 

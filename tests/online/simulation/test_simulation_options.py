@@ -12,7 +12,7 @@ import pytest
 from serpeval.core.errors import OptionError
 from serpeval.online.clicks import click_model
 from serpeval.online.simulation import SimulationOptions
-from serpeval.online.simulation.simulate import make_world, simulate
+from serpeval.online.simulation.simulator import make_world, simulate
 
 QRELS = {
     "q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d5": 2, "d6": 1},

@@ -1,5 +1,5 @@
 """The demo's online section: one interleaved result page, then interleaving vs an A/B test
-on the demo's two rankers with simulated users (:mod:`serpeval.online.simulation.simulate`)."""
+on the demo's two rankers with simulated users (:mod:`serpeval.online.simulation.simulator`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def section(collection: DemoCollection, console: Console, state: dict[str, Any])
     """Show a team draft page for one query, then how many queries each method needs."""
     from serpeval.cli.demo.console import print_table
     from serpeval.cli.progress import bar
-    from serpeval.online.simulation.simulate import SimulationOptions, count_text, make_world, simulate
+    from serpeval.online.simulation.simulator import SimulationOptions, count_text, make_world, simulate
     from serpeval.report.simulation import display_rows
     from serpeval.report.table import render
 

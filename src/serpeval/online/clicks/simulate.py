@@ -2,4 +2,4 @@
 
 from serpeval.core.lazy import alias_module
 
-alias_module(__name__, "serpeval.online.simulation.simulate")
+alias_module(__name__, "serpeval.online.simulation.simulator")

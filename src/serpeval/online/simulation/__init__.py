@@ -18,9 +18,9 @@ from __future__ import annotations
 from serpeval.core.lazy import lazy_index
 
 _LAZY: dict[str, str] = {
-    "simulate": "serpeval.online.simulation.simulate",
-    "SimulationResult": "serpeval.online.simulation.simulate",
-    "SimulationOptions": "serpeval.online.simulation.simulate",
+    "simulate": "serpeval.online.simulation.simulator",
+    "SimulationResult": "serpeval.online.simulation.simulator",
+    "SimulationOptions": "serpeval.online.simulation.simulator",
     "World": "serpeval.online.simulation.world",
     "make_world": "serpeval.online.simulation.world",
     "synthetic_pair": "serpeval.online.simulation.world",

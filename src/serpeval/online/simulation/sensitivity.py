@@ -1,4 +1,4 @@
-"""The engines behind :mod:`serpeval.online.simulation.simulate`: exact expectations and Monte Carlo.
+"""The engines behind :mod:`serpeval.online.simulation.simulator`: exact expectations and Monte Carlo.
 
 Everything is tabulated once per (query, interleaved list or arm, user type) and then used
 by table look-ups, so neither engine loops over queries or impressions in Python.
