@@ -101,9 +101,14 @@ def test_cli_reports_the_pairs(multileaved: dict[str, Any], capsys: Any) -> None
     assert [{k: pytest.approx(v, rel=1e-12) if isinstance(v, float) else v for k, v in row.items()}
             for row in expected] == out["pairs"]
     assert any("analysed 150 impressions" in n for n in out["notes"])
+    # the direction of each row is said: ranker against vs, delta > 0 when ranker is preferred
+    for row in out["pairs"]:
+        assert (row["delta"] > 0) == (row["wins"] > row["losses"])
+    assert "delta is positive when ranker is preferred" in " ".join(out["notes"])
     assert main(["interleaving-report", multileaved["store"]]) == 0
     text = capsys.readouterr().out
     assert "multileaving (team_draft) of A, B, C" in text
+    assert "each row is ranker against vs" in text
     assert main(["interleaving-report", multileaved["store"], "--over-time"]) == 2
     assert "--by and --over-time apply to two rankers" in capsys.readouterr().err
 

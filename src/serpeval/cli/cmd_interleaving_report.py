@@ -159,10 +159,12 @@ def _emit_multileave(args: argparse.Namespace, store_notes: list[str]) -> int:
     experiment = read.impressions.column("experiment")[0].as_py() if read.impressions.num_rows else None
     title = (f"{experiment or read.source}: multileaving ({', '.join(read.methods)}) of "
              f"{', '.join(read.rankers)}: pairwise preferences, sign tests with Holm's correction")
+    notes = [*store_notes, "each row is ranker against vs: the wins are ranker's, and delta is positive when "
+                           "ranker is preferred (as compare --all-pairs gives system against vs)"]
     payload = {"experiment": experiment, "rankers": list(read.rankers), "methods": list(read.methods),
-               "impressions": result.analysis.impressions, "pairs": rows, "notes": store_notes,
+               "impressions": result.analysis.impressions, "pairs": rows, "notes": notes,
                "store": read.counts}
-    return emit(args, rows, store_notes, title, payload)
+    return emit(args, rows, notes, title, payload)
 
 
 def _run_triggered(args: argparse.Namespace, teams: tuple[str, str]) -> int:
