@@ -53,6 +53,8 @@ def no_session(monkeypatch: pytest.MonkeyPatch) -> None:
         (["-m", "nDCG@10,APP"], "Unknown measure 'APP' in 'APP'. Did you mean 'AP' or 'psP' or 'MAP'?"),
         (["-m", "P@x"], "P@x"),
         (["-m", "nDCG(gain=bogus)@10"], "must be one of linear, exp"),
+        (["-m", "AP", "--ties", "rank"], "--ties rank reads the rank column of TREC run files on the local "
+                                         "backend only; drop --backend spark, or use another --ties."),
     ],
 )
 def test_bad_measures_and_options_are_refused_before_spark(

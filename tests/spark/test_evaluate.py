@@ -205,6 +205,37 @@ def test_column_names_are_configurable_and_ids_may_be_integers(spark) -> None:
     results.unpersist()
 
 
+def test_column_names_with_dots_and_backticks_are_read_as_names(spark) -> None:
+    """F.col("q.id") reads a field id of a struct q: an AnalysisException with a Java trace."""
+    qrels = frame(spark, pa.table({"q.id": ["q1", "q1"], "d`oc": ["a", "b"], "re.l": pa.array([1, 0])}))
+    run = frame(spark, pa.table({"q.id": ["q1", "q1", "q1"], "d`oc": ["a", "b", "a"], "s.c": [1.0, 2.0, 3.0],
+                                 "r.n": ["x", "x", "y"]}))
+    results = evaluate(qrels, run, ["P@1", "RR"], query_col="q.id", doc_col="d`oc", score_col="s.c",
+                       relevance_col="re.l", run_col="r.n")
+    assert results.aggregates == {"x": {"P@1": 0.0, "RR": 0.5}, "y": {"P@1": 1.0, "RR": 1.0}}
+    results.unpersist()
+
+
+def test_a_boolean_relevance_column_is_refused_as_locally(spark) -> None:
+    table = pa.table({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [True, False]})
+    with pytest.raises(errors.ParseError, match=r"expected an integer grade \(0, 1, 2, \.\.\.\)\. Write the grades "
+                                                r"as numbers \(true as 1, false as 0\)\."):
+        local_evaluate(table, pa.table({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}), ["AP"])
+    run = frame(spark, pa.table({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}))
+    with pytest.raises(errors.ParseError, match=r"^qrels DataFrame: the relevance column 'relevance' holds true/"
+                                                r"false; expected an integer grade .*\(true as 1, false as 0\)\.$"):
+        evaluate(frame(spark, table), run, ["AP"])
+
+
+def test_run_names_equal_as_text_are_refused(spark, tied) -> None:
+    """{1: df, "1": df} made one run '1' whose docs were 'retrieved twice'."""
+    qrels, run = (frame(spark, t) for t in tied)
+    with pytest.raises(errors.InvalidParameterError,
+                       match=r"^run DataFrame: the keys 1 and '1' both name run '1' \(run names are text\); "
+                             r"give each run a distinct name\.$"):
+        evaluate(qrels, {1: run, "1": run}, ["AP"])  # type: ignore[dict-item]
+
+
 def test_missing_queries_warn_or_raise_as_locally(spark, tied) -> None:
     qrels, run = tied
     with pytest.warns(errors.MissingQueriesWarning, match=r"run 'run': 5 of 50 judged queries"):

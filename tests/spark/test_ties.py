@@ -35,3 +35,17 @@ def test_unknown_policy_before_any_job(spark, tied) -> None:
     qrels, run = tied
     with pytest.raises(InvalidParameterError, match="unknown tie policy 'random'"):
         evaluate(frame(spark, qrels), frame(spark, run), ["AP"], ties="random")  # type: ignore[arg-type]
+
+
+def test_rank_policy_is_one_clean_refusal_before_any_job(spark, tied, tmp_path) -> None:
+    """The rank column is not kept by the Spark readers: refused up front, once (the groups
+    each refused it, and the message ended with '(N more error(s) in other query groups.)')."""
+    from serpeval.spark import read_run
+
+    qrels, run = tied
+    path = tmp_path / "a.run"
+    path.write_text("q1 Q0 d1 1 2.0 a\n")
+    for given in (frame(spark, run), read_run(spark, str(path))):
+        with pytest.raises(InvalidParameterError, match=r"^ties='rank' reads the rank column of a TREC run file, "
+                                                        r"which the Spark backend does not keep .*tie policy\.$"):
+            evaluate(frame(spark, qrels), given, ["AP"], ties="rank")

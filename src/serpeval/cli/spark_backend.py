@@ -69,6 +69,7 @@ def check_inputs(paths: list[str], measures: list[str], args: argparse.Namespace
     Raises:
         UnknownMeasureError, MeasureError: a measure name (as the local backend says it).
         InvalidParameterError: ``--missing`` or ``--depth``.
+        OptionError: ``--ties rank``, a propensity measure or ``--propensities`` (local backend only).
         ReadError: a local input is missing or unreadable (path and cause).
         ParseError: a ``.json`` input (read by the local backend only).
     """
@@ -79,6 +80,10 @@ def check_inputs(paths: list[str], measures: list[str], args: argparse.Namespace
     if scored or getattr(args, "propensities", None):
         raise OptionError(f"{scored[0] if scored else '--propensities'} works on the local backend only (the "
                           "propensities come from the whole qrels); drop --backend spark.")
+
+    if getattr(args, "ties", "trec_eval") == "rank":
+        raise OptionError("--ties rank reads the rank column of TREC run files on the local backend only; "
+                          "drop --backend spark, or use another --ties.")
 
     total: int | None = 0
     for path in paths:

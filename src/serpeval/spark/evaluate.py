@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 
 __all__ = ["check_options", "evaluate"]
 
+RANK_REFUSED = ("ties='rank' reads the rank column of a TREC run file, which the Spark backend does not keep "
+                "(it evaluates DataFrames by query groups); use the local backend (serpeval.evaluate, or serpeval "
+                "evaluate without --backend spark), or another tie policy.")
 RUN_LABEL = "run DataFrame"
 QRELS_LABEL = "qrels DataFrame"
 
@@ -113,7 +116,8 @@ def evaluate(
             (default ``spark.sql.shuffle.partitions``). Every group's rows must fit in a
             Python worker's memory: aim for at most a few million rows per group.
         ties: the tie policy (see :func:`serpeval.evaluate`); every query is ranked whole in
-            one group, so each policy gives the local values.
+            one group, so each policy gives the local values. ``"rank"`` is refused: it reads
+            a TREC run file's rank column, which the Spark backend does not keep.
         grades: ``"float"`` takes fractional grades (any finite real, as
             :func:`serpeval.evaluate`'s ``grades``); the default refuses them in the tasks.
 
@@ -122,7 +126,8 @@ def evaluate(
         DataFrame), aggregates and coverage.
 
     Raises:
-        InvalidParameterError: a bad option, or ``run_col`` / ``name`` where they do not apply.
+        InvalidParameterError: a bad option (``ties="rank"`` too), or ``run_col`` / ``name`` where
+            they do not apply, or two runs whose names are equal as text.
         InputError: a missing column or a column of the wrong type; null ids or scores.
         ParseError: NaN scores, fractional grades.
         DuplicateError: a doc retrieved twice for one query, or judged twice.
@@ -137,6 +142,8 @@ def evaluate(
                          "whole qrels); evaluate it with serpeval.evaluate.")
     check_options(missing, depth, buckets)
     ties = check_ties(ties)
+    if ties == "rank":
+        raise InvalidParameterError(RANK_REFUSED)
     qrels_df, qrels_label, qrels_source = unwrap(qrels, QRELS_LABEL)
     judgments = qrels_frame(qrels_df, label=qrels_label, query_col=query_col, doc_col=doc_col,
                             relevance_col=relevance_col)
@@ -216,6 +223,7 @@ def _run_rows(
             raise InputError(
                 f"{RUN_LABEL}: no runs given; pass a DataFrame or {{name: DataFrame}}."
             )
+        _refuse_same_names(list(run))
         frames, labels = [], []
         for run_name, value in run.items():
             frame, label, _ = unwrap(value, f"{RUN_LABEL} {run_name!r}")
@@ -236,6 +244,19 @@ def _run_rows(
         raise InputError(f"{label}: some rows have no run name (null in column {run_col!r}).")
     names = sorted(found)
     return rows, tuple(names), tuple(f"{label} (run {n!r})" for n in names)
+
+
+def _refuse_same_names(keys: list[Any]) -> None:
+    """Refuse keys of ``{name: DataFrame}`` that name one run once made text (``1`` and
+    ``"1"``): their rows would be evaluated as one run."""
+    seen: dict[str, Any] = {}
+    for key in keys:
+        if str(key) in seen:
+            raise InvalidParameterError(
+                f"{RUN_LABEL}: the keys {seen[str(key)]!r} and {key!r} both name run {str(key)!r} "
+                "(run names are text); give each run a distinct name."
+            )
+        seen[str(key)] = key
 
 
 # ----------------------------------------------------------------------------- the job

@@ -42,6 +42,12 @@ class SparkSource:
     skipped_lines: int = 0
 
 
+def _col(name: str) -> Column:
+    """The column named ``name``, quoted: ``F.col("q.id")`` would read a field ``id`` of a
+    struct ``q``."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def _resolve(frame: DataFrame, role: str, given: str | None, label: str, option: str) -> str:
     names = {name.lower(): name for name in frame.columns}
     wanted = (given,) if given else ALIASES[role]
@@ -57,7 +63,7 @@ def _resolve(frame: DataFrame, role: str, given: str | None, label: str, option:
 def _id_column(frame: DataFrame, name: str, role: str, label: str) -> Column:
     kind = frame.schema[name].dataType
     if isinstance(kind, (T.StringType, T.VarcharType, T.CharType, T.IntegralType)):
-        return F.col(name).cast("string").alias(role)
+        return _col(name).cast("string").alias(role)
     raise InputError(
         f"{label}: the {role} column {name!r} has type {kind.simpleString()}; expected strings "
         f"(or integers). Cast it, e.g. df.withColumn({name!r}, df[{name!r}].cast('string'))."
@@ -77,12 +83,12 @@ def run_frame(frame: DataFrame, *, label: str, query_col: str | None = None,
         raise ParseError(f"{label}: the score column {s!r} has type {kind.simpleString()}; "
                          "expected numbers.")
     columns = [_id_column(frame, q, "query_id", label), _id_column(frame, d, "doc_id", label),
-               F.col(s).cast("double").alias("score")]
+               _col(s).cast("double").alias("score")]
     if run_col is not None:
         if run_col not in frame.columns:
             raise InputError(f"{label}: no column {run_col!r} (run_col); found columns "
                              f"{', '.join(frame.columns)}.")
-        columns.append(F.col(run_col).cast("string").alias("run"))
+        columns.append(_col(run_col).cast("string").alias("run"))
     return frame.select(*columns)
 
 
@@ -93,10 +99,13 @@ def qrels_frame(frame: DataFrame, *, label: str, query_col: str | None = None,
     d = _resolve(frame, "doc_id", doc_col, label, "doc_col")
     r = _resolve(frame, "relevance", relevance_col, label, "relevance_col")
     kind = frame.schema[r].dataType
-    if isinstance(kind, (T.IntegralType, T.BooleanType)):
-        grade = F.col(r).cast("bigint")
+    if isinstance(kind, T.BooleanType):  # refused as by the local table readers
+        raise ParseError(f"{label}: the relevance column {r!r} holds true/false; expected an integer "
+                         "grade (0, 1, 2, ...). Write the grades as numbers (true as 1, false as 0).")
+    if isinstance(kind, T.IntegralType):
+        grade = _col(r).cast("bigint")
     elif isinstance(kind, (T.FractionalType,)):
-        grade = F.col(r).cast("double")  # the tasks refuse non-integral values
+        grade = _col(r).cast("double")  # the tasks refuse non-integral values
     else:
         raise ParseError(f"{label}: the relevance column {r!r} has type {kind.simpleString()}; "
                          "expected integer grades.")

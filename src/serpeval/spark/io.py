@@ -5,9 +5,15 @@ dataset folder), ``.jsonl``, anything else is TREC text (``.gz`` is decompressed
 TREC lines follow the local reader's rules: any whitespace separates fields, a byte order
 mark starting a line is removed, blank and ``#`` comment lines are skipped and counted,
 runs need at least 6 fields (``iter``, ``rank`` and the tag are ignored), qrels exactly 4
-with an integer grade. A TREC file is checked in one Spark job before evaluation
-(malformed lines are refused with an example); Spark does not know line numbers, so the
-message shows the line's text instead.
+with an integer grade. A score (and a grade with ``grades="float"``) is a decimal number as
+the local reader's ``float`` reads it (:data:`~serpeval.io.reading.DECIMAL`; Java's spellings
+``1d``, ``1.5f``, ``0x1p3`` are refused), an integer grade decimal digits with an optional sign
+(:data:`~serpeval.io.reading.INTEGER`). Query and doc ids must be UTF-8 text, as locally
+(Spark's text reader keeps a line's bytes; its string functions would turn an invalid byte
+into U+FFFD, so that ``caf\\xe8`` and ``caf\\xe9`` became one id). A TREC file is checked in
+one Spark job before evaluation (malformed lines are refused with an example; a second job
+runs only when some line is not UTF-8, to look at its ids); Spark does not know line
+numbers, so the message shows the line's text instead.
 """
 
 from __future__ import annotations
@@ -15,11 +21,13 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, DataFrameReader
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from serpeval.core.data import GradeKind, check_grade_kind
 from serpeval.core.errors import EmptyInputError, ParseError
+from serpeval.io.reading import DECIMAL, INTEGER, line_fields, show_line
 from serpeval.io.trec import QRELS_COLUMNS, RUN_COLUMNS, run_name_of
 from serpeval.spark.frames import SparkSource
 
@@ -36,7 +44,7 @@ def read_run(spark: SparkSession, path: str, *, name: str | None = None) -> Spar
     if table is not None:
         return SparkSource(table, path, display)
     lines, fields, content = _lines(spark, path)
-    score = fields[4].try_cast("double")
+    score = _number(fields[4], "double")
     frame = lines.where(content).select(
         fields[0].alias("query_id"), fields[2].alias("doc_id"), score.alias("score"))
     valid = (F.size(fields) >= 6) & score.isNotNull()
@@ -52,7 +60,7 @@ def read_qrels(spark: SparkSession, path: str, *, grades: GradeKind = "int") -> 
     if table is not None:
         return SparkSource(table, path, "qrels")
     lines, fields, content = _lines(spark, path)
-    grade = fields[3].try_cast("double" if check_grade_kind(grades) == "float" else "bigint")
+    grade = _number(fields[3], "double" if check_grade_kind(grades) == "float" else "bigint")
     frame = lines.where(content).select(
         fields[0].alias("query_id"), fields[2].alias("doc_id"), grade.alias("relevance"))
     valid = (F.size(fields) == 4) & grade.isNotNull()
@@ -82,8 +90,31 @@ def _read_table(spark: SparkSession, path: str) -> DataFrame | None:
     if fmt == "parquet":
         return spark.read.parquet(path)
     if fmt == "jsonl":
-        return spark.read.json(path)
+        reader = spark.read.option("columnNameOfCorruptRecord", _CORRUPT)
+        table = reader.json(path)
+        if _CORRUPT in table.columns:
+            _refuse_corrupt(reader, table, path)
+        return table
     return None
+
+
+_CORRUPT = "_corrupt_record"  # where Spark's JSON reader puts a line that is not a JSON object
+
+
+def _refuse_corrupt(reader: DataFrameReader, table: DataFrame, path: str) -> None:
+    """Refuse a JSON lines file with a line that is not a JSON object, quoting it (Spark has
+    no line numbers). Spark adds the column only when its schema inference met such a line.
+    Spark refuses a query of raw JSON that reads the corrupt-record column only, so the file
+    is read again with one more (absent, always null) column, which the query reads too."""
+    probe = "_serpeval_probe"
+    schema = T.StructType([*table.schema.fields, T.StructField(probe, T.StringType())])
+    found = (reader.schema(schema).json(path).where(F.col(_CORRUPT).isNotNull())
+             .select(_CORRUPT, probe).limit(1).collect())
+    record = str(found[0][_CORRUPT]) if found else "?"
+    raise ParseError(
+        f"{path}: not valid JSON, or not a JSON object: {show_line(record.encode())}. "
+        "The local backend (serpeval evaluate without --backend spark) names the line number."
+    )
 
 
 def _lines(spark: SparkSession, path: str) -> tuple[DataFrame, Column, Column]:
@@ -98,6 +129,59 @@ def _lines(spark: SparkSession, path: str) -> tuple[DataFrame, Column, Column]:
     return lines, fields, content
 
 
+# The local grammars (Python's re syntax of these patterns is Java's too), anchored at the
+# very end (Java's ``$`` would also match before a final U+2028 or U+0085).
+_SPELLINGS = {
+    "double": "(?i)^(?:" + DECIMAL.pattern.decode() + r")\z",
+    "bigint": "^" + INTEGER.pattern.decode() + r"\z",
+}
+
+
+def _number(text: Column, kind: str) -> Column:
+    """``text`` as a number when it is spelled as the local reader wants, else null.
+
+    Spark's cast reads more than the local reader (Java's ``1d``, ``1.5f``, ``0x1p3``, and
+    ``1.0`` as a bigint), so the spelling is checked first. A leading ``+`` is removed
+    before a double is cast: Spark reads ``+nan`` as no number, the local reader as NaN
+    (refused later as a NaN score, as locally)."""
+    if kind == "double":
+        text_ok = F.regexp_replace(text, r"^\+", "")
+    else:
+        text_ok = text
+    return F.when(text.rlike(_SPELLINGS[kind]), text_ok.try_cast(kind))
+
+
+def _ids_are_utf8(line: bytes | None) -> bool:
+    """Whether the query and doc ids (fields 1 and 3) of a raw line are UTF-8, as the local
+    reader requires (other fields, like the run tag, may hold any bytes there too)."""
+    if line is None:
+        return True
+    fields = line_fields(bytes(line))
+    try:
+        for field in fields[0:1] + fields[2:3]:
+            field.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _check_ids(lines: DataFrame, content: Column, path: str) -> None:
+    """Refuse lines whose ids are not UTF-8 text (a second job, run only when some content
+    line is not UTF-8: a Python check of its raw bytes, split as the local reader splits)."""
+    check = F.udf(_ids_are_utf8, "boolean")
+    raw = lines.where(content & ~F.is_valid_utf8(F.col("value"))).select(
+        F.col("value").cast("binary").alias("raw"))
+    bad = ~check(F.col("raw"))
+    row = raw.agg(F.count_if(bad).alias("bad"),
+                  F.first(F.when(bad, F.col("raw")), ignorenulls=True).alias("example")).collect()[0]
+    if row["bad"]:
+        raise ParseError(
+            f"{path}: {row['bad']} line(s) have a query or doc id that is not UTF-8 text, e.g. "
+            f"{show_line(bytes(row['example']))}; ids must be UTF-8 text. "
+            "The local backend (serpeval evaluate without --backend spark) names the line numbers."
+        )
+
+
 def _check_lines(lines: DataFrame, content: Column, valid: Column, path: str,
                  columns: str, what: str, grade: str = "integer grade") -> int:
     """One Spark job: count skipped and malformed lines; refuse malformed ones."""
@@ -107,6 +191,7 @@ def _check_lines(lines: DataFrame, content: Column, valid: Column, path: str,
         F.count_if(~content).alias("skipped"),
         F.count_if(bad).alias("bad"),
         F.first(F.when(bad, F.col("value")), ignorenulls=True).alias("example"),
+        F.count_if(content & ~F.is_valid_utf8(F.col("value"))).alias("not_utf8"),
     ).collect()[0]
     if row["bad"]:
         raise ParseError(
@@ -114,6 +199,8 @@ def _check_lines(lines: DataFrame, content: Column, valid: Column, path: str,
             f"{'score' if what == 'run' else grade}, e.g. {row['example']!r}. "
             "The local backend (serpeval evaluate without --backend spark) names the line numbers."
         )
+    if row["not_utf8"]:
+        _check_ids(lines, content, path)
     if row["lines"] == row["skipped"]:
         raise EmptyInputError(f"{path}: the {what} has no data lines; expected lines '{columns}'.")
     return int(row["skipped"])
