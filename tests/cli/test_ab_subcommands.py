@@ -97,3 +97,16 @@ def test_the_help_shows_the_subcommands_and_deprecates_the_flags() -> None:
     assert "[plan|monitor] LOGS" in text
     assert "--plan deprecated: use 'serpeval ab plan LOGS'" in text
     assert "--monitor deprecated: use 'serpeval ab monitor LOGS'" in text
+
+
+def test_monitor_with_several_metrics_is_refused_in_one_line(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ab monitor`` follows one metric, as monitor_ab does: ``-m ctr -m mrr`` was silently
+    ctr alone."""
+    for metrics in (["-m", "ctr", "-m", "mrr"], ["-m", "ctr,mrr"]):
+        status, out, err = out_of(["ab", "monitor", str(logs), *metrics, "--looks", "2"], capsys)
+        assert status == 2
+        assert out == ""
+        assert err == "serpeval ab: error: ab monitor follows one metric; got 2 (ctr, mrr). Choose one: -m ctr.\n"
+    status, out, _ = out_of(["ab", "monitor", str(logs), "-m", "mrr", "--looks", "2", "-f", "markdown"], capsys)
+    assert status == 0
+    assert ": mrr look by look" in out

@@ -219,6 +219,9 @@ def run(args: argparse.Namespace) -> int:
     design = ABDesign(metrics=tuple(metrics) if metrics else None, control=args.control,
                       cuped=False if args.no_cuped else None, alpha=args.alpha, correction=args.correction,
                       use_t=args.use_t, duplicates=args.duplicates, backend=args.backend, schema=schema)
+    if args.monitor and metrics and len(dict.fromkeys(metrics)) > 1:   # as monitor_ab refuses it
+        raise OptionError(f"ab monitor follows one metric; got {len(dict.fromkeys(metrics))} "
+                          f"({', '.join(dict.fromkeys(metrics))}). Choose one: -m {metrics[0]}.")
     if args.by and (args.plan or args.monitor):
         raise OptionError("--by goes with the analysis, not with --plan or --monitor.")
     if args.by and args.triggered:
@@ -233,7 +236,8 @@ def run(args: argparse.Namespace) -> int:
             return emit(args, _plan_rows(rows, args.format), list(planned.notes), "A/B plan", rows)
         if args.monitor:
             looks: str | int = args.looks if args.looks == "daily" else _int(args.looks)
-            seq = monitor.monitor_ab(args.logs, args.experiment, replace(design, metrics=((metrics or ["ctr"])[0],)),
+            one = replace(design, metrics=tuple((metrics or ["ctr"])[:1]))   # two or more: refused above
+            seq = monitor.monitor_ab(args.logs, args.experiment, one,
                                      looks=looks, tuning_n=args.tuning_n, clicks=args.clicks)
             notes = [
                 *seq.notes,

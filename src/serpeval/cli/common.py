@@ -325,7 +325,9 @@ def emit(
 
 
 def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
-    """Rows for display: the machine formats keep every field; the table shows a digest."""
+    """Rows for display: the machine formats keep every field; the table shows a digest (a
+    comparison without a test, whose standard error is 0: its effect without an interval, and
+    ``n/a`` for its p-values)."""
     if fmt not in ("table", "markdown", "latex"):
         return rows
     return [
@@ -334,7 +336,8 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
             "treatment": r["treatment"],
             "control value": r["value_control"],
             "treatment value": r["value_treatment"],
-            "effect [95% CI]": f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]",
+            "effect [95% CI]": (f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]"
+                                if math.isfinite(r["p_value"]) else f"{r['effect']:+.3g} [no interval]"),
             "relative [95% CI]": (
                 f"{_pct(r['rel_effect'])} [{_pct(r['rel_ci_lower'])}, {_pct(r['rel_ci_upper'])}]"
             ),
@@ -355,5 +358,8 @@ def _pct(value: float) -> str:
 
 
 def p_text(p: float) -> str:
-    """A p-value for reading: four decimals, or scientific notation below 1e-4."""
+    """A p-value for reading: four decimals, or scientific notation below 1e-4; ``n/a`` where
+    there is no test (NaN: no variance)."""
+    if p != p:
+        return "n/a"
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

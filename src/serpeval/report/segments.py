@@ -109,9 +109,13 @@ def render_online_segments(s: Any, fmt: str = "table", *, digits: int = 4, color
     ci = f"{1 - s.alpha:.0%} CI"
     corr = "p (uncorr.)" if s.correction == "none" else f"p ({s.correction})"
     interleaving = s.kind == "interleaving"
-    a, b = ("share A", "share B") if interleaving else ("control", "treatment")
-    cols = [*([] if interleaving else ["metric"]), "segment", "units", a, b, "Δ", ci, "p", corr,
-            "prefers" if interleaving else "sig"]
+    # several treatments (A/B): each row names its treatment, as the main ab table does (and
+    # its value columns are "control value", "treatment value" there too)
+    several = not interleaving and len({r.treatment for r in s.rows}) > 1
+    a, b = ("share A", "share B") if interleaving else \
+        ("control value", "treatment value") if several else ("control", "treatment")
+    cols = [*([] if interleaving else ["metric"]), *(["treatment"] if several else []), "segment", "units", a, b,
+            "Δ", ci, "p", corr, "prefers" if interleaving else "sig"]
     rows: list[dict[str, Any]] = []
     styles: dict[tuple[int, str], str] = {}
     for r in s.rows:
@@ -119,7 +123,7 @@ def render_online_segments(s: Any, fmt: str = "table", *, digits: int = 4, color
             marker = ("A" if r.value_control > 0.5 else "B") if r.significant and r.effect != 0 else ""
         else:
             marker = ("▲" if r.improved else "▼") if r.significant and r.effect != 0 else ""
-        rows.append({"metric": r.metric, "segment": r.segment, "units": f"{r.units:,}",
+        rows.append({"metric": r.metric, "treatment": r.treatment, "segment": r.segment, "units": f"{r.units:,}",
                      a: f"{r.value_control:.{digits}f}", b: f"{r.value_treatment:.{digits}f}",
                      "Δ": _signed(r.effect, digits), ci: _interval(r.ci_low, r.ci_high, digits),
                      "p": _p(r.p_value, digits), corr: _p(r.p_value_corrected, digits),

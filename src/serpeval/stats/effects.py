@@ -14,6 +14,9 @@ floats, broadcast together) and returns an :class:`Effect`; none sees a raw row.
 - :func:`two_proportion_ztest` - pooled z for the p-value,
   ``z = (p_T - p_C) / sqrt(p (1 - p) (1/n_C + 1/n_T))`` with ``p`` the pooled share, and
   the unpooled (Wald) interval for the difference.
+- No variance, no test: where the standard error of the difference is 0 (every unit of
+  both arms has the same value), z would be +-inf (or 0/0), so the statistic, the p-value
+  and both intervals are NaN; the effect and the values are still given.
 - :func:`cuped` - CUPED (Deng et al., WSDM 2013) for ratio metrics: with covariate ratio
   ``Z`` (the same metric in the pre-period), ``theta = cov(R, Z) / var(Z)`` on the pooled
   arms, the adjusted value ``R - theta (Z - Z_pooled)`` and per-unit variance
@@ -35,7 +38,11 @@ if TYPE_CHECKING:
 
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Effect", "compare_means", "cuped", "two_proportion_ztest"]
+__all__ = ["NO_VARIANCE", "Effect", "compare_means", "cuped", "no_variance", "two_proportion_ztest"]
+
+#: Why a comparison with a zero standard error has no p-value and no interval (reports say it).
+NO_VARIANCE = ("no variance: within each arm every unit has the same value, so the standard error "
+               "of the difference is 0 and there is no test (p-value and interval undefined)")
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,9 @@ class Effect:
         rel_effect: ``treatment / control - 1``; ``rel_ci_lower``/``rel_ci_upper``.
         se: standard error of ``effect``; ``statistic``: z or t; ``df``: Welch's
             degrees of freedom (``inf`` for a z-test); ``p_value``: two-sided.
+
+    Where ``se`` is 0 there is no test: ``statistic``, ``p_value`` and the intervals are NaN
+    (:func:`no_variance` tells which comparisons).
     """
 
     control: Any
@@ -116,7 +126,14 @@ def compare_means(
 
     ``var_*`` are per-unit variances (for a ratio metric, the delta-method variance of
     :meth:`~serpeval.online.logs.moments.Moments.ratio_var`), ``n_*`` unit counts.
-    Identical arms with zero variance give effect 0 and p-value 1 (not NaN).
+    Where the standard error of the difference is 0 (no variance in either arm) there is
+    no test: the statistic, the p-value and the intervals are NaN (z = effect / 0 is not a
+    p-value of 0; identical arms are not a p-value of 1 either).
+
+    Examples:
+        >>> e = compare_means(0.0, 0.0, 2, 1.0, 0.0, 2)   # 0 vs 1, no variance in either arm
+        >>> float(e.effect), bool(np.isnan(e.p_value)), bool(np.isnan(e.ci_lower))
+        (1.0, True, True)
     """
     mc, vc, nc, mt, vt, nt = _arrays(mean_c, var_c, n_c, mean_t, var_t, n_t)
     if np.any(nc < 2) or np.any(nt < 2):
@@ -127,9 +144,7 @@ def compare_means(
     effect = mt - mc
     with np.errstate(divide="ignore", invalid="ignore"):
         se, df = _scale(vc, nc, vt, nt, use_t)
-        statistic = np.where(
-            se > 0, effect / se, np.where(effect == 0, 0.0, np.sign(effect) * np.inf)
-        )
+        statistic = np.where(se > 0, effect / se, np.nan)  # se = 0: no test
         # the relative interval: the same test on the log scale, Var(log m) = s^2 / (m^2 n)
         se_log, df_log = _scale(vc / (mc * mc), nc, vt / (mt * mt), nt, use_t)
         rel_half = np.exp(_quantile(alpha, df_log) * se_log)
@@ -150,7 +165,9 @@ def two_proportion_ztest(
     The p-value uses the pooled proportion (statsmodels ``proportions_ztest``); the
     interval for the difference is the unpooled Wald interval
     (``confint_proportions_2indep(method="wald")``); the relative interval uses the log
-    rule of :func:`compare_means` with ``var = p (1 - p)``.
+    rule of :func:`compare_means` with ``var = p (1 - p)``. Both arms all 0 or all 1 (a
+    pooled standard error of 0) is no test: NaN statistic and p-value; where the unpooled
+    standard error is 0 (0 of n against n of n) the Wald interval is NaN.
 
     Examples:
         >>> e = two_proportion_ztest(100, 1000, 130, 1000)
@@ -175,7 +192,7 @@ def two_proportion_ztest(
     se = np.sqrt(pc * (1 - pc) / nc + pt * (1 - pt) / nt)
     q = _quantile(alpha, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        statistic = np.where(se_pooled > 0, (pt - pc) / se_pooled, 0.0)
+        statistic = np.where(se_pooled > 0, (pt - pc) / se_pooled, np.nan)
         rel_half = np.exp(q * np.sqrt((1 - pc) / (pc * nc) + (1 - pt) / (pt * nt)))
     return _effect(pc, pt, se, q, rel_half, statistic, np.full_like(se, np.inf))
 
@@ -184,24 +201,36 @@ def _effect(
     control: Any, treatment: Any, se: Any, q: Any, rel_half: Any, statistic: Any, df: Any
 ) -> Effect:
     """The :class:`Effect` of two arms: ``effect +- q se`` and the relative interval
-    ``(treatment / control) * rel_half^(+-1) - 1``; the p-value from ``statistic`` and ``df``."""
+    ``(treatment / control) * rel_half^(+-1) - 1``; the p-value from ``statistic`` and ``df``.
+    A zero ``se`` has no interval (NaN, not ``[effect, effect]``)."""
     effect = treatment - control
+    flat = np.asarray(se) == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = treatment / control
+        half = np.where(flat, np.nan, q * se)
+        rel = np.where(flat, np.nan, rel_half)
+        rel_lower, rel_upper = ratio / rel - 1.0, ratio * rel - 1.0
     return Effect(
         control=control,
         treatment=treatment,
         effect=effect,
-        ci_lower=effect - q * se,
-        ci_upper=effect + q * se,
+        ci_lower=effect - half,
+        ci_upper=effect + half,
         rel_effect=ratio - 1.0,
-        rel_ci_lower=ratio / rel_half - 1.0,
-        rel_ci_upper=ratio * rel_half - 1.0,
+        rel_ci_lower=rel_lower,
+        rel_ci_upper=rel_upper,
         se=se,
         statistic=statistic,
         df=df,
         p_value=_p_two_sided(statistic, df),
     )
+
+
+def no_variance(effect: Effect) -> Any:
+    """Where ``effect`` has no test because the standard error of the difference is 0 (bool,
+    the shape of ``effect.se``); the reason to print is :data:`NO_VARIANCE`. (A two-proportion
+    test of 0/n against n/n still has a p-value from its pooled standard error.)"""
+    return (np.asarray(effect.se) == 0) & np.isnan(np.asarray(effect.p_value, dtype=np.float64))
 
 
 class Moments(Protocol):

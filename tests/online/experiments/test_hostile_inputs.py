@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -212,7 +213,9 @@ def test_a_ratio_metric_with_no_denominator_in_an_arm_is_refused_by_name(tmp_pat
     with pytest.raises(StatsError, match=r"metric 'time_to_first_click' .* has no value in variant 'control': its "
                                          r"denominator \(timed\) is 0 in every unit"):
         analyze_ab(log, metrics=["ctr", "time_to_first_click"])
-    assert analyze_ab(log, metrics=["ctr"]).to_dicts()[0]["p_value"] == pytest.approx(1.0)  # ctr: 1 and 1
+    ctr = analyze_ab(log, metrics=["ctr"]).to_dicts()[0]   # ctr 1 in every unit of both arms: no variance,
+    assert math.isnan(ctr["p_value"])                        # no test (not p = 1)
+    assert ctr["verdict"] == "no test: no variance"
     path = tmp_path / "log.parquet"
     pq.write_table(log, path)
     assert main(["ab", str(path), "-m", "ctr,time_to_first_click"]) == 2

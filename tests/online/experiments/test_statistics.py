@@ -106,10 +106,31 @@ def test_two_proportion_ztest_matches_statsmodels() -> None:
         )
 
 
-def test_identical_arms_give_p_one_not_nan() -> None:
-    e = effects.compare_means(0.5, 0.0, 10, 0.5, 0.0, 10)
-    assert float(e.p_value) == 1.0
-    assert float(e.effect) == 0.0
+def test_zero_standard_error_is_no_test() -> None:
+    """No variance in either arm: the standard error of the difference is 0, z = effect / 0
+    is no p-value (it was p = 0 and "better" for 0 vs 1, p = 1 for identical arms): NaN
+    statistic, p-value and intervals; the effect is still given."""
+    for control, treatment in [(0.5, 0.5), (0.0, 1.0)]:
+        for use_t in (False, True):
+            e = effects.compare_means(control, 0.0, 10, treatment, 0.0, 10, use_t=use_t)
+            assert float(e.effect) == treatment - control
+            assert float(e.se) == 0.0
+            assert np.isnan([e.statistic, e.p_value, e.ci_lower, e.ci_upper, e.rel_ci_lower,
+                             e.rel_ci_upper]).all()
+            assert bool(effects.no_variance(e))
+    # vectorized: only the comparison without variance has no test
+    e = effects.compare_means([0.0, 0.0], [0.0, 1.0], [5, 5], [1.0, 0.5], [0.0, 1.0], [5, 5])
+    assert list(np.isnan(e.p_value)) == [True, False]
+    assert list(effects.no_variance(e)) == [True, False]
+    # two proportions: all 0 in both arms has no test; 0/10 vs 10/10 keeps its pooled test
+    # but its unpooled (Wald) interval, of width 0, is NaN
+    none = effects.two_proportion_ztest(0, 10, 0, 10)
+    assert np.isnan([none.p_value, none.ci_lower]).all()
+    assert bool(effects.no_variance(none))
+    split = effects.two_proportion_ztest(0, 10, 10, 10)
+    assert float(split.p_value) == pytest.approx(7.744216e-06, rel=1e-6)  # z = 1 / sqrt(.25 * .2)
+    assert np.isnan([split.ci_lower, split.ci_upper]).all()
+    assert not bool(effects.no_variance(split))
     with pytest.raises(StatsError, match="at least 2 units"):
         effects.compare_means(0.5, 1.0, 1, 0.5, 1.0, 10)
 

@@ -27,7 +27,7 @@ from serpeval.online.logs.features import prepare
 from serpeval.online.logs.metrics import DEFAULT_METRICS, ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
 from serpeval.online.logs.sources import Logs, read_logs
-from serpeval.stats.effects import Effect, compare_means, cuped, two_proportion_ztest
+from serpeval.stats.effects import NO_VARIANCE, Effect, compare_means, cuped, no_variance, two_proportion_ztest
 from serpeval.stats.multiplicity import adjust
 from serpeval.stats.srm import srm_check
 
@@ -252,7 +252,9 @@ def analyze_ab(
                 with_pre=with_pre,
             )
             found.append((metric, treatment, effect.scalar(), test, reduction))
-    adjusted = adjust(np.array([float(e.p_value) for _, _, e, _, _ in found]), correction)
+    adjusted = adjust_tested(np.array([float(e.p_value) for _, _, e, _, _ in found]), correction)
+    untested = [f"{metric.name}, {treatment} vs {ctrl}: {NO_VARIANCE}; left out of the {correction} "
+                "correction" for metric, treatment, e, _, _ in found if no_variance(e)]
     comparisons = tuple(
         MetricComparison(
             metric.name,
@@ -272,7 +274,7 @@ def analyze_ab(
     variant_counts = {
         name: {"units": counts[name], "impressions": _impressions(by_name[name])} for name in names
     }
-    notes = [srm.message(), *exclusions.notes(), *opened.notes]
+    notes = [srm.message(), *untested, *exclusions.notes(), *opened.notes]
     return ABResults(
         experiment=prepared.experiment or "",
         source=opened.source,
@@ -287,6 +289,17 @@ def analyze_ab(
         cuped=with_pre,
         notes=tuple(notes),
     )
+
+
+def adjust_tested(p_values: Any, correction: str) -> Any:
+    """``correction`` over the finite p-values only (the comparisons with a test); a comparison
+    without one (NaN: no variance, too few units) stays NaN and is not in the family."""
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full_like(p, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        out[ok] = adjust(p[ok], correction)
+    return out
 
 
 def _refuse_undefined(metric: ABMetric, arms: dict[str, Moments], source: str) -> None:

@@ -8,12 +8,15 @@ from typing import Any
 
 from serpeval.core.tabular import Tabular
 from serpeval.online.logs.features import Exclusions
-from serpeval.stats.effects import Effect
+from serpeval.stats.effects import NO_VARIANCE, Effect
 from serpeval.stats.srm import SRMCheck
 
 __all__ = ["ABResults", "MetricComparison", "PowerPlan", "SequentialResults"]
 
 _EFFECT_FIELDS = ("effect", "ci_lower", "ci_upper", "rel_effect", "rel_ci_lower", "rel_ci_upper")
+
+#: The verdict of a comparison without a test (the standard error of the difference is 0).
+NO_TEST = "no test: no variance"
 
 
 @dataclass(frozen=True)
@@ -33,13 +36,22 @@ class MetricComparison:
     variance_reduction: float | None = None
 
     @property
+    def tested(self) -> bool:
+        """Whether there is a test: not when the standard error of the difference is 0 (no
+        variance in either arm), where the p-values and the interval are NaN."""
+        return math.isfinite(float(self.estimate.p_value))
+
+    @property
     def significant(self) -> bool:
         """Adjusted p-value below alpha."""
         return self.p_value_adjusted < self.alpha
 
     @property
     def verdict(self) -> str:
-        """``better``, ``worse`` or ``no significant difference`` for the treatment."""
+        """``better``, ``worse``, ``no significant difference`` or, without a test,
+        ``no test: no variance`` for the treatment."""
+        if not self.tested:
+            return NO_TEST
         if not self.significant:
             return "no significant difference"
         up = self.estimate.effect > 0
@@ -72,16 +84,20 @@ class MetricComparison:
         interval works on the log scale, so a zero control (or treatment) value leaves them
         undefined."""
         row = self.to_dict()
-        bad = [k for k in _EFFECT_FIELDS[3:] if not math.isfinite(row[k])]
+        why_not: dict[str, str] = {}
+        if not self.tested:   # no variance: no p-value and no interval, absolute or relative
+            keys = ("ci_lower", "ci_upper", "rel_ci_lower", "rel_ci_upper", "p_value", "p_value_adjusted")
+            why_not = {k: NO_VARIANCE for k in keys if not math.isfinite(row[k])}
+        bad = [k for k in _EFFECT_FIELDS[3:] if not math.isfinite(row[k]) and k not in why_not]
         if not bad:
-            return {}
+            return why_not
         if row["value_control"] == 0:
             why = "the control value is 0: an effect relative to it is undefined"
         elif row["value_treatment"] == 0:
             why = "the treatment value is 0: the relative interval (log scale) is undefined"
         else:
             why = "the relative effect is undefined for these values"
-        return dict.fromkeys(bad, why)
+        return {**why_not, **dict.fromkeys(bad, why)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,13 +143,21 @@ class ABResults(Tabular):
             "on per-unit sums (Deng et al. 2018), per-unit means Welch's t-test",
             f"{int((1 - self.alpha) * 100)}% confidence intervals; relative intervals from the "
             "delta method on the log scale",
-            f"multiple testing: {self.correction} over {len(self.comparisons)} comparison(s)",
+            f"multiple testing: {self.correction} over {self._family()}",
             "CUPED with the pre-period value of each metric"
             if self.cuped
             else "no variance reduction",
             "sample-ratio mismatch: chi-square test of units per variant, threshold "
             f"p < {self.srm.threshold:g}",
         ]
+
+    def _family(self) -> str:
+        """The comparisons the correction ran over: those with a test."""
+        tested = sum(c.tested for c in self.comparisons)
+        if tested == len(self.comparisons):
+            return f"{tested} comparison(s)"
+        return (f"the {tested} comparison(s) with a test ({len(self.comparisons) - tested} of "
+                f"{len(self.comparisons)} without one: no variance)")
 
     def to_json_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready: a value that is not a finite number (a relative effect over

@@ -12,7 +12,12 @@ Python:
 Per segment the A/B effect is the same test as :func:`~serpeval.online.experiments.analyze_ab`
 (delta method clustered by unit, Welch t for per-unit means, two-proportion z when the unit
 is the impression). The p-values of one (metric, treatment) are corrected across the
-segments (Holm by default). A NULL segment value is a segment of its own, ``(missing)``.
+segments (Holm by default), over the segments that have a test: a segment with fewer than 2
+units in an arm, or without variance (within each arm every unit has the same value, so the
+standard error of the difference is 0), is reported with no test, left out of the correction
+and of Cochran's Q, and counted in the notes. A NULL segment value is a segment of its own,
+``(missing)``, never merged with a real value: when the column also holds the text
+``(missing)``, NULL is labelled ``(NULL)`` (or the first free ``(NULL 2)``, ...) and a note says so.
 
 - **Interaction** (does the effect differ between segments?): Cochran's Q on the segment
   effects, ``Q = sum_g w_g (e_g - e_w)^2`` with ``w_g = 1 / se_g^2`` and ``e_w`` the
@@ -44,12 +49,33 @@ from serpeval.core.tabular import Tabular
 from serpeval.online.experiments.options import SEGMENT_FIELDS, ABDesign, resolve_design
 from serpeval.online.logs.features import drop_mixed_units, mixed_unit, prepare
 from serpeval.online.logs.sources import collect_sorted, count, first_row, read_logs
-from serpeval.stats.multiplicity import adjust, canonical_correction
+from serpeval.stats.effects import no_variance
+from serpeval.stats.multiplicity import canonical_correction
 
 __all__ = ["SegmentEffect", "SegmentEffects", "analyze_ab_segments", "analyze_interleaving_segments",
            "cochran_q", "simpson_check"]
 
 MISSING = "(missing)"
+
+
+def _null_label(values: list[Any], by: str) -> tuple[str, list[str]]:
+    """The label of the NULL segment: ``(missing)``, or when the column holds that text as a
+    real value, the first of ``(NULL)``, ``(NULL 2)``, ... it does not hold; and the note
+    that says so (none when the column has no NULL or no clash)."""
+    real = {v for v in values if v is not None}
+    label, i = MISSING, 1
+    while label in real:
+        label = "(NULL)" if i == 1 else f"(NULL {i})"
+        i += 1
+    if label == MISSING or None not in values:
+        return label, []
+    return label, [f"the NULL values of {by!r} are the segment {label!r}: the column also holds the value "
+                   f"{MISSING!r}, a segment of its own"]
+
+
+def _segment_count(segment: Any) -> Any:
+    """Distinct values of ``segment`` with NULL as one value of its own (``nunique`` skips it)."""
+    return segment.nunique() + segment.isnull().any().cast("int64")
 
 
 @dataclass(frozen=True)
@@ -96,7 +122,8 @@ class SegmentEffects(Tabular):
         simpson: one sentence per (metric, treatment) that shows Simpson's paradox.
         mix: ``{segment: {variant: units}}``; mix_p: chi-square p of "same mix in every arm".
         users, multi_segment_users: distinct units, and those seen in several segments.
-        skipped: segments left out of a test (an arm with fewer than 2 units), with why.
+        skipped: segments left out of a test (an arm with fewer than 2 units, no variance),
+            with why.
         alpha, correction: level and the correction across segments.
     """
 
@@ -131,9 +158,8 @@ class SegmentEffects(Tabular):
         """Method, correction, interaction, Simpson's paradox and the warnings."""
         names = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}
         notes = [f"{1 - self.alpha:.0%} CIs clustered by unit within each segment; "
-                 f"{names.get(self.correction, self.correction)} correction across the "
-                 f"{len(self.mix)} segments within each metric and treatment; significant: corrected p < "
-                 f"{self.alpha:g}"]
+                 f"{names.get(self.correction, self.correction)} correction across {self._family()} "
+                 f"within each metric and treatment; significant: corrected p < {self.alpha:g}"]
         if self.kind == "ab":
             notes.append("per-segment effects without CUPED (the overall analysis may use it)")
         if self.kind == "interleaving":
@@ -145,10 +171,15 @@ class SegmentEffects(Tabular):
                          f"segments of {self.by!r}: their impressions count in each segment (one cluster per "
                          "segment), so segments are not independent and the interaction test is approximate")
         for i in self.interactions:
+            out = i.get("left_out", 0)
+            left = (f" ({out} segment(s) without a test left out)" if out else "")
             if np.isfinite(i["q"]):
                 notes.append(f"interaction ({i['metric']}, {i['treatment']}): does the effect differ between "
-                             f"the {i['df'] + 1} segments? Cochran's Q = {i['q']:.3f}, df = {i['df']}, "
-                             f"p = {i['p_value']:.4g}")
+                             f"the {i['df'] + 1} segments with a test{left}? Cochran's Q = {i['q']:.3f}, "
+                             f"df = {i['df']}, p = {i['p_value']:.4g}")
+            elif out:
+                notes.append(f"interaction ({i['metric']}, {i['treatment']}): no Cochran's Q: fewer than 2 "
+                             f"segments with a test{left}")
         notes += [f"SIMPSON'S PARADOX: {s}" for s in self.simpson]
         if self.kind == "ab" and np.isfinite(self.mix_p) and self.mix_p < 0.001:
             notes.append(f"the segment mix differs between the arms (chi-square p = {self.mix_p:.3g}): "
@@ -156,6 +187,19 @@ class SegmentEffects(Tabular):
         notes += list(self.skipped)
         notes += list(self.notes_extra)
         return notes
+
+    def _family(self) -> str:
+        """The segments each correction ran over: those with a test (a finite p-value)."""
+        sizes: dict[tuple[str, str], int] = {}
+        for r in self.rows:
+            key = (r.metric, r.treatment)
+            sizes[key] = sizes.get(key, 0) + bool(np.isfinite(r.p_value))
+        tested = sorted(set(sizes.values())) or [0]
+        of = len(self.mix)
+        if tested == [of]:
+            return f"the {of} segments"
+        many = f"{tested[0]}" if len(tested) == 1 else f"{tested[0]} to {tested[-1]}"
+        return f"the {many} segments with a test (of {of}; the others have no test and no corrected p)"
 
     def to_json_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready."""
@@ -225,7 +269,7 @@ def _mixed_and_multi_segment_units(features: Any) -> tuple[dict[str, int], int, 
     other units how many there are and how many were seen in more than one segment."""
 
     per_unit = features.group_by("unit").aggregate(
-        m=mixed_unit(features), rows=features.count(), k=features.segment.fill_null(MISSING).nunique())
+        m=mixed_unit(features), rows=features.count(), k=_segment_count(features.segment))
     row = first_row(per_unit.aggregate(
         units=count(per_unit.m), rows=per_unit.rows.sum(where=per_unit.m).fill_null(0),
         users=count(~per_unit.m), multi=count(~per_unit.m & (per_unit.k > 1))))
@@ -236,7 +280,7 @@ def _mixed_and_multi_segment_units(features: Any) -> tuple[dict[str, int], int, 
 def _multi_segment_units(units: Any) -> tuple[int, int]:
     """Distinct units, and units in more than one segment (one engine query)."""
 
-    per_unit = units.group_by("unit").aggregate(k=units.segment.nunique())
+    per_unit = units.group_by("unit").aggregate(k=_segment_count(units.segment))
     row = first_row(per_unit.aggregate(users=per_unit.count(), multi=(per_unit.k > 1).cast("int64").sum()))
     return int(row["users"] or 0), int(row["multi"] or 0)
 
@@ -263,7 +307,13 @@ def analyze_ab_segments(
     """
     from scipy import stats
 
-    from serpeval.online.experiments.analysis import chosen_metrics, compare_metric, moment_pairs, needed_columns
+    from serpeval.online.experiments.analysis import (
+        adjust_tested,
+        chosen_metrics,
+        compare_metric,
+        moment_pairs,
+        needed_columns,
+    )
     from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
 
     d = resolve_design(design, experiment, keywords, "analyze_ab_segments", allowed=SEGMENT_FIELDS)
@@ -282,9 +332,11 @@ def analyze_ab_segments(
     variables.add("impressions")
     mixed, users, multi = _mixed_and_multi_segment_units(prepared.features)
     features, mixed_units, mixed_rows = drop_mixed_units(prepared.features, mixed)
-    features = features.mutate(segment=features.segment.fill_null(MISSING))
-    units = unit_table(features, set(variables), keys=["segment"])
+    units = unit_table(features, set(variables), keys=["segment"])   # NULL: a group of its own
     keys, moments, _ = fetch_moments(units, variables, pairs, by=("segment", "variant"))
+    null_label, null_note = _null_label([k["segment"] for k in keys], by)
+    for k in keys:
+        k["segment"] = null_label if k["segment"] is None else k["segment"]
     segments = list(dict.fromkeys(k["segment"] for k in keys))
     variants = sorted({k["variant"] for k in keys})
     if len(variants) < 2:
@@ -327,12 +379,14 @@ def analyze_ab_segments(
                     continue
                 effect, test, _ = compare_metric(metric, moments.take(ic), moments.take(it), alpha=alpha,
                                                  use_t=use_t, per_impression=per_impression, with_pre=False)
+                if no_variance(effect):
+                    skipped.append(f"segment {s!r}: {nc} unit(s) in {ctrl}, {nt} in {treatment}; no variance "
+                                   "(within each arm every unit has the same value: the standard error of the "
+                                   f"difference is 0), no test for {metric.name}")
+                    test = ""
                 found.append((s, nc, nt, effect.scalar(), test))
             p = np.array([float(e.p_value) if e is not None else np.nan for _, _, _, e, _ in found])
-            corrected = np.full_like(p, np.nan)
-            ok = np.isfinite(p)
-            if ok.any():
-                corrected[ok] = adjust(p[ok], correction)
+            corrected = adjust_tested(p, correction)
             for (s, nc, nt, e, test), pc in zip(found, corrected, strict=True):
                 nan = float("nan")
                 rows.append(SegmentEffect(
@@ -347,8 +401,7 @@ def analyze_ab_segments(
                     test=test))
             effects = np.array([float(e.effect) if e else np.nan for _, _, _, e, _ in found])
             ses = np.array([float(e.se) if e else np.nan for _, _, _, e, _ in found])
-            q, df, q_p = cochran_q(effects, ses)
-            interactions.append({"metric": metric.name, "treatment": treatment, "q": q, "df": df, "p_value": q_p})
+            interactions.append(_interaction(metric.name, treatment, effects, np.where(np.isfinite(p), ses, np.nan)))
             whole, _, _ = compare_metric(metric, pooled(ctrl), pooled(treatment), alpha=alpha, use_t=use_t,
                                          per_impression=per_impression, with_pre=False)
             whole = whole.scalar()
@@ -366,12 +419,22 @@ def analyze_ab_segments(
                     f"{'every segment' if every else 'the segments, at a fixed mix,'} point the other way "
                     f"(mix-standardised effect {standardised:+.4g}); the segment mix differs between the arms "
                     f"({shares_text}). Read the segment effects, not the overall one.")
-    notes = [*prepared.exclusions.with_mixed(mixed_units, mixed_rows).notes(), *opened.notes]
+    notes = [*null_note, *prepared.exclusions.with_mixed(mixed_units, mixed_rows).notes(), *opened.notes]
     return SegmentEffects(
         kind="ab", by=by, experiment=prepared.experiment or "", source=opened.source, backend=opened.backend,
         rows=tuple(rows), overall=overall, interactions=tuple(interactions), simpson=tuple(simpson), mix=mix,
         mix_p=mix_p, users=users, multi_segment_users=multi, alpha=alpha, correction=correction,
         skipped=tuple(dict.fromkeys(skipped)), notes_extra=tuple(notes))
+
+
+def _interaction(metric: str, treatment: str, effects: Any, ses: Any) -> dict[str, Any]:
+    """Cochran's Q over the segments with a test (a finite ``ses`` > 0), and how many had none
+    (``left_out``: too few units, no variance), so that the report can say it."""
+    q, df, q_p = cochran_q(effects, ses)
+    s = np.asarray(ses, dtype=np.float64)
+    used = int(np.count_nonzero(np.isfinite(s) & (s > 0) & np.isfinite(np.asarray(effects, dtype=np.float64))))
+    return {"metric": metric, "treatment": treatment, "q": q, "df": df, "p_value": q_p, "segments": used,
+            "left_out": len(s) - used}
 
 
 # ----------------------------------------------------------------------------- interleaving
@@ -397,6 +460,7 @@ def analyze_interleaving_segments(
     """
     from scipy import stats
 
+    from serpeval.online.experiments.analysis import adjust_tested
     from serpeval.online.interleaving.analysis import analyze_counts
 
     correction = canonical_correction(correction)
@@ -407,8 +471,7 @@ def analyze_interleaving_segments(
     prepared = prepare(opened, experiment, duplicates=duplicates,  # type: ignore[arg-type]
                        teams=(teams[0], teams[1]), segment=by)
     f = prepared.features
-    f = f.mutate(segment=f.segment.fill_null(MISSING),
-                 y=(f.credit_a > f.credit_b).cast("float64") + 0.5 * (f.credit_a == f.credit_b).cast("float64"))
+    f = f.mutate(y=(f.credit_a > f.credit_b).cast("float64") + 0.5 * (f.credit_a == f.credit_b).cast("float64"))
     units = f.group_by(["segment", "unit"]).aggregate(y=f.y.sum(), x=f.count().cast("float64"))
     per_segment = units.group_by("segment").aggregate(
         n=units.count(), my=units.y.mean(), mx=units.x.mean(), vy=units.y.var(how="sample"),
@@ -417,7 +480,9 @@ def analyze_interleaving_segments(
     users, multi = _multi_segment_units(units)
     # the sign of Δ follows the interleaving analysis (one decision, made there)
     sign = float(np.sign(analyze_counts([1], [0], [0], n_resamples=1, rng=0).delta))
-    segments = [str(s) for s in table.column("segment").to_pylist()]
+    raw = table.column("segment").to_pylist()   # NULL: a segment of its own (sorted last)
+    null_label, null_note = _null_label(raw, by)
+    segments = [null_label if s is None else str(s) for s in raw]
     col = {c: np.nan_to_num(np.asarray(table.column(c).to_numpy(zero_copy_only=False), dtype=np.float64))
            for c in ("n", "my", "mx", "vy", "vx", "cyx")}
     ratio = col["my"] / col["mx"]
@@ -426,30 +491,30 @@ def analyze_interleaving_segments(
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.where(n >= 2, np.sqrt(np.maximum(var, 0.0) / n), np.nan)  # one unit: no variance, no interval
         effect = sign * (ratio - 0.5)
-        z = np.where(se > 0, effect / se, np.where(effect == 0, 0.0, np.inf))
-    p = np.where(n >= 2, 2 * stats.norm.sf(np.abs(z)), np.nan)
-    q = stats.norm.ppf(1 - alpha / 2)
-    corrected = np.full_like(p, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        corrected[ok] = adjust(p[ok], correction)
+        flat = se == 0   # every unit the same share: no variance, no test (z would be +-inf)
+        z = np.where(se > 0, effect / se, np.nan)
+        p = np.where(se > 0, 2 * stats.norm.sf(np.abs(z)), np.nan)
+        q = stats.norm.ppf(1 - alpha / 2)
+        half = np.where(se > 0, q * se, np.nan)
+    corrected = adjust_tested(p, correction)
     a, b = teams
     rows = tuple(SegmentEffect(
         metric="Δ interleaving", treatment=b, control=a, segment=s,
         units=int(n[i]), units_control=int(n[i]), units_treatment=int(n[i]),
         value_control=float(ratio[i]), value_treatment=float(1 - ratio[i]), effect=float(effect[i]),
-        ci_low=float(effect[i] - q * se[i]), ci_high=float(effect[i] + q * se[i]), se=float(se[i]),
+        ci_low=float(effect[i] - half[i]), ci_high=float(effect[i] + half[i]), se=float(se[i]),
         p_value=float(p[i]), p_value_corrected=float(corrected[i]),
         significant=bool(np.isfinite(corrected[i]) and corrected[i] < alpha),
         improved=bool(ratio[i] < 0.5),   # the treatment (B) preferred, whatever the sign of Δ
-        test="delta-method z (clustered by unit)") for i, s in enumerate(segments))
-    qq, df, q_p = cochran_q(effect, np.where(n >= 2, se, np.nan))
-    skipped = tuple(f"segment {s!r}: {int(n[i])} unit(s); at least 2 are needed for a test"
-                    for i, s in enumerate(segments) if n[i] < 2)
+        test="delta-method z (clustered by unit)" if np.isfinite(p[i]) else "") for i, s in enumerate(segments))
+    skipped = tuple(f"segment {s!r}: {int(n[i])} unit(s); at least 2 are needed for a test" if n[i] < 2 else
+                    f"segment {s!r}: {int(n[i])} unit(s); no variance: every unit has the same share of "
+                    "credit, so the standard error is 0 and there is no test (p-value and interval undefined)"
+                    for i, s in enumerate(segments) if n[i] < 2 or flat[i])
     return SegmentEffects(
         kind="interleaving", by=by, experiment=prepared.experiment or "", source=opened.source,
         backend=opened.backend, rows=rows, overall={}, interactions=(
-            {"metric": "Δ interleaving", "treatment": b, "q": qq, "df": df, "p_value": q_p},),
+            _interaction("Δ interleaving", b, effect, np.where(np.isfinite(p), se, np.nan)),),
         simpson=(), mix={s: {"units": int(n[i])} for i, s in enumerate(segments)}, mix_p=float("nan"),
         users=users, multi_segment_users=multi, alpha=alpha, correction=correction, skipped=skipped,
-        notes_extra=tuple([*prepared.exclusions.notes(), *opened.notes]))
+        notes_extra=tuple([*null_note, *prepared.exclusions.notes(), *opened.notes]))
