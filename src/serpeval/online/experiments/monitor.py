@@ -19,7 +19,7 @@ from serpeval.online.experiments.results import SequentialResults
 from serpeval.online.logs.features import drop_mixed_units, prepare
 from serpeval.online.logs.metrics import ABMetric, get_metric
 from serpeval.online.logs.moments import Moments, fetch_moments, unit_table
-from serpeval.online.logs.sources import collect, read_logs
+from serpeval.online.logs.sources import collect, count, read_logs
 
 __all__ = ["monitor_ab"]
 
@@ -55,7 +55,8 @@ def monitor_ab(
 ) -> SequentialResults:
     """Replay an experiment look by look with always-valid p-values (mSPRT).
 
-    At look k every unit's impressions up to the look's end count (cumulative); the
+    At look k every unit's impressions up to the look's end count (cumulative; impressions
+    without a timestamp are in no look, and counted in the notes); the
     effect and its delta-method variance come from the same moments as :func:`analyze_ab`,
     and :func:`~serpeval.stats.sequential.always_valid` turns them into p-values and a
     confidence sequence that stay valid under continuous monitoring. The fixed-horizon
@@ -96,12 +97,20 @@ def monitor_ab(
         kept_aggregates=_SPAN,  # in the counting pass, not a query of its own
     )
     f = prepared.features
-    span = prepared.kept or collect(f.aggregate(start=f.ts.min(), end=f.ts.max())).to_pylist()[0]
+    span = prepared.kept or collect(
+        f.aggregate(start=f.ts.min(), end=f.ts.max(), untimed=count(f.ts.isnull()))
+    ).to_pylist()[0]
     if span["start"] is None:
         raise InputError(
             f"{opened.source}: every timestamp is missing; sequential looks need them."
         )
     ends = _looks(span["start"], span["end"], looks)
+    # an impression without a timestamp belongs to no look: left out of all (and counted),
+    # before the units seen in two variants are found, so that the last look is the
+    # fixed-horizon analysis of the impressions with a timestamp
+    untimed = int(span.get("untimed") or 0)
+    if untimed:
+        f = f.filter(f.ts.notnull())
     look = ibis.cases(
         *[(f.ts < ibis.literal(end), k) for k, end in enumerate(ends, 1)], else_=len(ends)
     )
@@ -149,6 +158,9 @@ def monitor_ab(
         else (rows[-1]["units_control"] + rows[-1]["units_treatment"] if rows else float("nan"))
     )
     notes = [*exclusions.notes(), *opened.notes]
+    if untimed:
+        notes.insert(len(exclusions.notes()),
+                     f"{untimed:,} impression(s) without a timestamp left out of every look")
     return SequentialResults(
         prepared.experiment or "",
         chosen.name,
@@ -164,6 +176,7 @@ def monitor_ab(
 _SPAN = {
     "start": lambda rows, keep: rows.ts.min(where=keep),
     "end": lambda rows, keep: rows.ts.max(where=keep),
+    "untimed": lambda rows, keep: count(rows.ts.isnull(), where=keep),
 }
 
 

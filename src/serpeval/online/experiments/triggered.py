@@ -56,6 +56,10 @@ def triggered_logs(logs: Any, *, backend: str = "duckdb", schema: LogSchema | No
     restricted to the triggered impressions too, so that clicks on untriggered pages are not
     counted as clicks without impressions.
 
+    An impression whose ``triggered`` flag is NULL is in neither part: the whole log's
+    analysis leaves it out and counts it (``Exclusions.missing_trigger``, with a note), so
+    the two analyses and the trigger rate are over the same impressions.
+
     ``keep_mixed`` (A/B logs): the triggered part also keeps every impression of a unit seen
     in more than one variant of an experiment. Such a unit is excluded from both analyses
     (and counted); were only its triggered pages kept, those could all lie in one arm and
@@ -63,19 +67,24 @@ def triggered_logs(logs: Any, *, backend: str = "duckdb", schema: LogSchema | No
     """
     opened = read_logs(logs, clicks=clicks, pre=pre, backend=backend, schema=schema)
     check_columns(opened.impressions, opened.schema, ["triggered"], source=opened.source)
+    # a NULL flag says neither triggered nor untriggered: such an impression is left out of
+    # both parts, and counted once, in the whole log's exclusions (Logs.known_trigger)
+    opened = replace(opened, known_trigger=True)
     table = opened.impressions
-    kept = table.filter(table[opened.schema.triggered].fill_null(False))
+    flag = opened.schema.triggered
+    known = table.filter(table[flag].notnull())
+    kept = known.filter(known[flag])
     if keep_mixed and opened.schema.variant in table.columns:
-        # the flag as a column first: ibis's Spark SQL cannot filter on a window directly
-        flagged = table.mutate(__serpeval_mixed=_in_mixed_unit(table, opened.schema))
-        hit = flagged[opened.schema.triggered].fill_null(False)
-        kept = flagged.filter(hit | flagged.__serpeval_mixed).drop("__serpeval_mixed")
+        # the flag as a column first: ibis's Spark SQL cannot filter on a window directly;
+        # decided over the pages with a known flag, as the whole analysis sees the unit
+        flagged = known.mutate(__serpeval_mixed=_in_mixed_unit(known, opened.schema))
+        kept = flagged.filter(flagged[flag] | flagged.__serpeval_mixed).drop("__serpeval_mixed")
     events = opened.clicks
     if events is not None:
         ids = kept.select(_iid=kept[opened.schema.impression_id])
         events = events.semi_join(ids, events[opened.schema.impression_id] == ids._iid)
     return opened, replace(opened, impressions=kept, clicks=events, clicks_matched=events is not None,
-                           unrestricted_clicks=opened.clicks,
+                           unrestricted_clicks=opened.clicks, known_trigger=False,
                            source=f"{opened.source} (triggered impressions)")
 
 

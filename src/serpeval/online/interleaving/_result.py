@@ -203,8 +203,7 @@ def check_rankings(rankings: Any, max_rankers: int | None, method: str) -> list[
         if not ranking:
             raise InputError(f"ranking {s} is empty; every ranker must return at least one document.")
         if not set(map(type, ranking)) <= {str, int}:
-            bad = next(d for d in ranking if type(d) not in (str, int))
-            raise InputError(f"ranking {s}: document ids must be str or int; got {bad!r}.")
+            ranking = out[s] = [_plain_id(d, s) for d in ranking]
         if len(set(ranking)) != len(ranking):
             seen: set[DocId] = set()
             for doc in ranking:
@@ -213,6 +212,16 @@ def check_rankings(rankings: Any, max_rankers: int | None, method: str) -> list[
                                      "list each document once.")
                 seen.add(doc)
     return out
+
+
+def _plain_id(doc: Any, s: int) -> DocId:
+    """A document id of a str or int subclass (``numpy.str_``, an ``IntEnum``) as the plain
+    str or int it is stored as; anything else (``bool``, ``float``, ``numpy.int64``) refused."""
+    if isinstance(doc, str):
+        return str(doc)
+    if isinstance(doc, int) and not isinstance(doc, bool):
+        return int(doc)
+    raise InputError(f"ranking {s}: document ids must be str or int; got {doc!r}.")
 
 
 def check_k(k: int | None, rankings: list[list[DocId]]) -> int:

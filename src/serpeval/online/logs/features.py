@@ -59,6 +59,7 @@ class Exclusions:
     rows: int = 0
     missing_keys: int = 0
     negative_n_shown: int = 0
+    missing_trigger: int = 0
     duplicate_rows: int = 0
     clicks: int = 0
     invalid_clicks: int = 0
@@ -75,6 +76,7 @@ class Exclusions:
             self.rows
             - self.missing_keys
             - self.negative_n_shown
+            - self.missing_trigger
             - self.duplicate_rows
             - self.mixed_unit_rows
         )
@@ -95,6 +97,11 @@ class Exclusions:
                 "impression(s) with a missing impression id, unit or variant excluded",
             ),
             (self.negative_n_shown, "impression(s) with a missing or negative n_shown excluded"),
+            (
+                self.missing_trigger,
+                "impression(s) with a missing trigger flag (triggered is NULL) excluded from "
+                "both the whole and the triggered analysis",
+            ),
             (self.duplicate_rows, "row(s) with a duplicated impression id excluded"),
             (self.invalid_clicks, "click(s) on positions that were not shown excluded"),
             (self.orphan_clicks, "click(s) whose impression is not in the log excluded"),
@@ -267,14 +274,18 @@ def prepare(
             **(_nested_lists(table, s, present) if nested else {}),
             **({"segment": table[segment].cast("string")} if segment is not None else {}),
             **({"unparsed": unparsed_positions(table[s.clicks])} if text_clicks else {}),
+            **({"no_trigger": table[s.triggered].isnull()} if logs.known_trigger else {}),
         )
         bad_key = base.iid.isnull() | base.unit.isnull() | base.variant.isnull()
         bad_shown = ~bad_key & (base.n_shown.isnull() | (base.n_shown < 0))
-        base = base.mutate(keep=~bad_key & ~bad_shown)
+        bad_trigger = ~bad_key & ~bad_shown & base.no_trigger if logs.known_trigger else None
+        keep = ~bad_key & ~bad_shown
+        base = base.mutate(keep=keep if bad_trigger is None else keep & ~bad_trigger)
         checks: dict[str, Any] = {
             "rows": base.count(),
             "missing_keys": count(bad_key),
             "negative_n_shown": count(bad_shown),
+            **({"missing_trigger": count(bad_trigger)} if bad_trigger is not None else {}),
         }
         if nested:
             checks.update(_nested_checks(base, need))
@@ -324,7 +335,8 @@ def prepare(
     duplicate_rows = 0
     id_range = (counts.pop("id_min", None), counts.pop("id_max", None))
     distinct = counts.pop("distinct_ids") if spark and duplicates != "unchecked" else None
-    kept_rows = counts["rows"] - counts["missing_keys"] - counts["negative_n_shown"]
+    missing_trigger = counts.pop("missing_trigger", 0)
+    kept_rows = counts["rows"] - counts["missing_keys"] - counts["negative_n_shown"] - missing_trigger
     if distinct is None and duplicates != "unchecked":
         distinct = _distinct_ids(kept, id_range)
     if duplicates != "unchecked" and distinct != kept_rows:
@@ -345,6 +357,7 @@ def prepare(
         rows=counts["rows"],
         missing_keys=counts["missing_keys"],
         negative_n_shown=counts["negative_n_shown"],
+        missing_trigger=missing_trigger,
         duplicate_rows=duplicate_rows,
         **click_counts,
     )
@@ -367,6 +380,8 @@ def _check(
         roles.append("variant")  # an interleaving log has no arms: every user sees both rankers
     if logs.clicks is None:
         roles.append("clicks")
+    if logs.known_trigger:
+        roles.append("triggered")
     present = check_columns(
         imp, s, roles, source=f"{logs.source} (impressions)", optional=_OPTIONAL
     )

@@ -137,6 +137,21 @@ _KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: the SQL type a cast to each kind of :data:`_KINDS` names (a role's first kind is suggested)
+_SQL_TYPES = {
+    "integer": "BIGINT",
+    "string": "VARCHAR",
+    "boolean": "BOOLEAN",
+    "numeric": "DOUBLE",
+    "timestamp": "TIMESTAMP",
+    "date": "DATE",
+    "array": "VARCHAR[]",
+    "array<integer>": "BIGINT[]",
+    "array<numeric>": "DOUBLE[]",
+    "array<string>": "VARCHAR[]",
+}
+
+
 def _kind_ok(dtype: Any, kind: str) -> bool:
     if kind == "integer":
         return bool(dtype.is_integer())
@@ -184,7 +199,8 @@ def check_columns(
             raise InputError(
                 f"{source}: column {name!r} ({role}) has type {dtype}; expected "
                 f"{' or '.join(kinds)}. Cast it in your query or when writing the file "
-                "(e.g. CAST(... AS BIGINT)), or map another column with LogSchema/--column."
+                f"(e.g. CAST({name} AS {_SQL_TYPES[kinds[0]]})), or map another column with "
+                "LogSchema/--column."
             )
         present.add(role)
     if missing:

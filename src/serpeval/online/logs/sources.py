@@ -68,6 +68,11 @@ class Logs:
             ids are among the impressions', so the join implies the restriction: joining
             these instead gives the same rows without the restriction's own reading of the
             impressions (on Spark a scan and shuffle, a job or more, per query).
+        known_trigger: the analysis splits the log by its ``triggered`` column (the whole log
+            of a triggered analysis): an impression whose flag is NULL belongs to neither
+            part, so it is left out and counted
+            (:attr:`~serpeval.online.logs.features.Exclusions.missing_trigger`), never read
+            as untriggered.
     """
 
     impressions: Any
@@ -79,12 +84,14 @@ class Logs:
     notes: tuple[str, ...] = ()
     clicks_matched: bool = False
     unrestricted_clicks: Any = None
+    known_trigger: bool = False
 
     def with_schema(self, schema: LogSchema) -> Logs:
         """The same tables read with other column names."""
         matched = self.clicks_matched and schema.impression_id == self.schema.impression_id
         return Logs(self.impressions, self.clicks, self.pre, self.backend, self.source, schema,
-                    self.notes, matched, self.unrestricted_clicks if matched else None)
+                    self.notes, matched, self.unrestricted_clicks if matched else None,
+                    self.known_trigger)
 
     def joined_clicks(self) -> Any:
         """The clicks to join to kept pages of :attr:`impressions` (:attr:`unrestricted_clicks`
@@ -122,7 +129,7 @@ def read_logs(
         return source if schema is None else source.with_schema(schema)
     schema = schema or LogSchema()
     backend = _backend_name(source, backend)
-    engine = _Engine(backend, spark)
+    engine = _Engine(backend, spark, text_lists=_text_list_columns(schema))
     label = _label(source)
     notes: tuple[str, ...] = ()
     if isinstance(source, (str, Path)) and not is_uri(source):
@@ -277,7 +284,8 @@ def _read_database(
         clicks=con.table(clicks_table) if clicks_table in tables else None,
         pre=con.table("pre")
         if pre is None and "pre" in tables
-        else (None if pre is None else _Engine("duckdb", None, con).table(pre, "pre")),
+        else (None if pre is None else _Engine("duckdb", None, con, _text_list_columns(schema))
+              .table(pre, "pre")),
         backend="duckdb",
         source=str(path),
         schema=schema,
@@ -407,13 +415,31 @@ def spark_session() -> Any:
     return session
 
 
-class _Engine:
-    """Turns each kind of input into an ibis table on one backend."""
+def _text_list_columns(schema: LogSchema) -> tuple[str, ...]:
+    """The impressions' columns that hold a list, written as text (``1;3``, ``[1, 3]``) in a
+    CSV file: read as text whatever the values look like (a column of single positions,
+    ``1``, is a list of one position, not an integer column)."""
+    return (schema.clicks, schema.click_seconds, schema.dwell_seconds, schema.teams)
 
-    def __init__(self, name: str, spark: Any, con: Any = None) -> None:
+
+#: the roles whose CSV files are impressions (their list columns are text, see
+#: :func:`_text_list_columns`); a clicks table's columns are scalars, typed by the reader
+_IMPRESSION_ROLES = ("impressions", "pre")
+
+
+class _Engine:
+    """Turns each kind of input into an ibis table on one backend.
+
+    ``text_lists``: the impressions' columns read as text from CSV files
+    (:func:`_text_list_columns`).
+    """
+
+    def __init__(self, name: str, spark: Any, con: Any = None,
+                 text_lists: tuple[str, ...] = ()) -> None:
         self.name = name
         self._spark = spark
         self._con = con
+        self.text_lists = text_lists
 
     @property
     def spark(self) -> Any:
@@ -492,20 +518,37 @@ class _Engine:
         """A table over the file(s) at ``path``, read by the engine."""
         view = _view_name(role)
         paths = path if isinstance(path, list) else [path]
+        texts = self.text_lists if is_csv and role in _IMPRESSION_ROLES else ()
         try:
             if self.name == "duckdb":
                 if is_csv:
-                    return self.con.read_csv(path, table_name=view, delim="\t" if is_tsv else ",")
+                    delim = "\t" if is_tsv else ","
+                    table = self.con.read_csv(path, table_name=view, delim=delim)
+                    retype = {c: "VARCHAR" for c, t in table.schema().items()
+                              if c in texts and not t.is_string()}
+                    if retype:  # the sniffer typed a list column by its values: read it as text
+                        table = self.con.read_csv(path, table_name=view, delim=delim, types=retype)
+                    return table
                 return self.con.read_parquet(path, table_name=view)
             reader = self.spark.read
             known = None if is_csv else parquet_spark_schema(self.spark, paths)
             if known is not None:
                 reader = reader.schema(known)
+            sep = "\t" if is_tsv else ","
             frame = (
-                reader.csv(paths, header=True, inferSchema=True, sep="\t" if is_tsv else ",")
+                reader.csv(paths, header=True, inferSchema=True, sep=sep)
                 if is_csv
                 else reader.parquet(*paths)
             )
+            if texts and any(f.name in texts and f.dataType.typeName() != "string"
+                             for f in frame.schema.fields):
+                from pyspark.sql.types import StringType, StructField, StructType
+
+                as_text = StructType([
+                    StructField(f.name, StringType(), True) if f.name in texts else f
+                    for f in frame.schema.fields
+                ])
+                frame = self.spark.read.schema(as_text).csv(paths, header=True, sep=sep)
             frame.createOrReplaceTempView(view)
             return self.con.table(view)
         except SerpevalError:
