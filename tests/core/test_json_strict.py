@@ -186,19 +186,20 @@ def test_ab_and_interleaving_report_write_strict_json(log_folders, monkeypatch: 
 def test_ab_relative_effect_over_a_zero_control_is_null_with_its_reason(
         log_folders, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No clicks in either arm: CTR 0 / 0, so the relative effect (treatment / control - 1)
-    and its log-scale interval are undefined; the absolute effect is 0 with p = 1."""
+    and its log-scale interval are undefined; the absolute effect is 0, and with no variance
+    in either arm there is no test: p-values and interval null, each with its reason."""
     _, no_clicks, _ = log_folders
     out = tmp_path / "ab.json"
     assert main(["ab", str(no_clicks), "-m", "ctr", "-f", "json", "-o", str(out)]) == 0
     row = strict(out.read_text(encoding="utf-8"))["results"][0]
     assert (row["value_control"], row["value_treatment"], row["effect"]) == (0.0, 0.0, 0.0)
-    assert row["p_value"] == 1.0
+    assert row["p_value"] is None
     assert row["rel_effect"] is None
     assert row["rel_ci_lower"] is None
     assert row["rel_ci_upper"] is None
-    assert row["null_reasons"] == dict.fromkeys(
-        ("rel_effect", "rel_ci_lower", "rel_ci_upper"),
-        "the control value is 0: an effect relative to it is undefined")
+    assert row["null_reasons"]["rel_effect"] == "the control value is 0: an effect relative to it is undefined"
+    assert "no variance" in row["null_reasons"]["p_value"]
+    assert row["verdict"].startswith("no test")
     # the Python API's JSON-ready dict is strict too: json.dumps(..., allow_nan=False) accepts it
     from serpeval.online.experiments import analyze_ab
 
