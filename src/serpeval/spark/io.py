@@ -168,7 +168,9 @@ def _ids_are_utf8(line: bytes | None) -> bool:
 def _check_ids(lines: DataFrame, content: Column, path: str) -> None:
     """Refuse lines whose ids are not UTF-8 text (a second job, run only when some content
     line is not UTF-8: a Python check of its raw bytes, split as the local reader splits)."""
-    check = F.udf(_ids_are_utf8, "boolean")
+    # a plain Python UDF, said so: left to infer it from the type hints, pyspark 4.3 warns
+    # that it cannot (the hints are strings here)
+    check = F.udf(_ids_are_utf8, "boolean", useArrow=False)
     raw = lines.where(content & ~F.is_valid_utf8(F.col("value"))).select(
         F.col("value").cast("binary").alias("raw"))
     bad = ~check(F.col("raw"))
