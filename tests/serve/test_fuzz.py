@@ -92,7 +92,8 @@ def test_large_bodies_and_methods(server: Any) -> None:
 
 
 def backend_app() -> Any:
-    """A search engine on loopback: 'hang' sleeps, 'fail' answers 500, 'junk' answers no list."""
+    """A search engine on loopback: 'hang' sleeps, 'fail' answers 500, 'junk' answers no list,
+    'twice' a document twice."""
     from starlette.applications import Starlette
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
@@ -105,6 +106,8 @@ def backend_app() -> Any:
             return Response("boom", status_code=500)
         if q == "junk":
             return JSONResponse({"hits": "nope"})
+        if q == "twice":  # a document twice: a fault on the serving path, not repaired
+            return JSONResponse({"hits": [{"id": "d1", "score": 2}, {"id": "d1", "score": 1}]})
         return JSONResponse({"hits": [{"id": f"d{i}", "score": 10 - i} for i in range(10)]})
 
     return Starlette(routes=[Route("/search", search)])
@@ -136,10 +139,10 @@ def fault_count(client: Any, reason: str) -> float:
     return float(lines[0][len(prefix):]) if lines else 0.0
 
 
-@pytest.mark.parametrize("query", ["hang", "fail", "junk"])
+@pytest.mark.parametrize("query", ["hang", "fail", "junk", "twice"])
 def test_http_backend_faults_serve_the_control(faulty_http_serve: Any, query: str) -> None:
     client = faulty_http_serve
-    reason = {"hang": "timeout", "fail": "error", "junk": "error"}[query]
+    reason = {"hang": "timeout", "fail": "error", "junk": "error", "twice": "error"}[query]
     before = {r: fault_count(client, r) for r in ("timeout", "error")}
     good = client.get("/search", params={"q": "wing"}).json()
     bad = client.get("/search", params={"q": query})

@@ -104,6 +104,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
     (["-m", "iprec_at_recall.1.5"], 2, "the 'recall' parameter of IPrec must be a number in [0, 1]"),
     (["-m", "set_F.1e300"], 2, "beta squared and must be at most 1e200"),
     (["-M", "0"], 1, "-M must be a positive number"),
+    (["-M", "abc"], 1, "-M must be a positive number of docs (got 'abc', read as 0)"),  # atol's reading, said
     (["-R", "prefs"], 2, "not supported"),
     (["-T", "other"], 2, "Illegal retrieval results format"),
     (["-Z", "zscores"], 1, "not supported"),

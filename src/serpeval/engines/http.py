@@ -345,9 +345,15 @@ class HttpEngine:
     # ------------------------------------------------------------------ async paths
 
     async def asearch(self, client: httpx.AsyncClient, query: str, k: int) -> list[Hit]:
-        """One query as one request on ``client`` (no cache, no retries): for a serving path."""
+        """One query as one request on ``client`` (no cache, no retries): for a serving path,
+        where an answer holding a document twice is refused (:class:`EngineError`), not
+        repaired as the batch path repairs it (counted): serve shows the control's list and
+        leaves such an impression out, as for any other faulty answer."""
         answer = await self._send(client, self.build_request(query, k), query)
-        return self.parse_hits(answer, query, k)[0]
+        hits, duplicates = self.parse_hits(answer, query, k)
+        if duplicates:
+            raise EngineError(self._say(query, f"the answer holds {duplicates} document(s) a second time"))
+        return hits
 
     def _interpret(self, status: int, content_type: str, text: str, query: str) -> Any:
         """The parsed answer, or the error its status or body calls for (both transports)."""

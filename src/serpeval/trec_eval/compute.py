@@ -131,18 +131,18 @@ def _check_supported(opts: Options) -> None:
                             EXIT_USAGE)
     if opts.rel_level < 0:
         raise TrecEvalError(
-            f"trec_eval: -l must be >= 0 (got {opts.rel_level}); a negative level would count "
+            f"trec_eval: -l must be >= 0 (got {opts.given('l', opts.rel_level)}); a negative level would count "
             "unjudged docs as relevant", EXIT_USAGE)
     if opts.rel_level > GRADE_LIMIT:
         raise TrecEvalError(
             f"trec_eval: -l must be at most {GRADE_LIMIT} (2^53 - 1), the largest grade "
-            f"(got {opts.rel_level})", EXIT_USAGE)
+            f"(got {opts.given('l', opts.rel_level)})", EXIT_USAGE)
     if not 0 <= opts.collection_size <= GRADE_LIMIT:
         raise TrecEvalError(
             f"trec_eval: -N must be a number of docs from 0 to {GRADE_LIMIT} (2^53 - 1) "
-            f"(got {opts.collection_size})", EXIT_USAGE)
+            f"(got {opts.given('N', opts.collection_size)})", EXIT_USAGE)
     if opts.depth <= 0:
-        raise TrecEvalError(f"trec_eval: -M must be a positive number of docs (got {opts.depth})",
+        raise TrecEvalError(f"trec_eval: -M must be a positive number of docs (got {opts.given('M', opts.depth)})",
                             EXIT_USAGE)
 
 

@@ -65,6 +65,8 @@ class Options:
         zscores: ``-Z`` file (not supported).
         compat: ``--compat`` version, ``10.0`` (default) or ``9.0.8``.
         files: the non-option arguments (qrels and run).
+        typed: the text given to each of ``-l``, ``-N``, ``-M``, read as trec_eval's ``atol``
+            reads it (``-Mabc`` is 0): an error about the number shows what was typed.
     """
 
     per_query: bool = False
@@ -84,6 +86,12 @@ class Options:
     zscores: str | None = None
     compat: str = "10.0"
     files: list[str] = field(default_factory=list)
+    typed: dict[str, str] = field(default_factory=dict)
+
+    def given(self, letter: str, value: int) -> str:
+        """``value`` as an error shows it: the number, and the text typed when it read otherwise."""
+        text = self.typed.get(letter)
+        return str(value) if text is None or text.strip() == str(value) else f"{text!r}, read as {value}"
 
 
 # Long option -> (short letter, takes an argument), as trec_eval declares them.
@@ -191,6 +199,7 @@ def _apply(opts: Options, letter: str, value: str) -> None:
         setattr(opts, _TEXTS[letter], value)
     elif letter in _NUMBERS:
         setattr(opts, _NUMBERS[letter], atol(value))
+        opts.typed[letter] = value
     elif letter == "m":
         opts.measures.append(value)
     elif letter == "n":
