@@ -115,6 +115,28 @@ def test_quepid_basic_and_detailed(tmp_path: Path) -> None:
         read_external(write(tmp_path, "bad.csv", "query,doc_id,rating\nq,1,high\n"))
 
 
+def test_quepid_server_basic_export_with_docid_and_unrated_queries(tmp_path: Path) -> None:
+    """Quepid's server-side basic export (show.basic.csv.erb) heads its columns query,docid,rating
+    and writes a query with no rated document as a row of one cell: read, that row skipped and
+    counted (both were refused: 'doc_id' was the only header taken, the row 'had 1 columns')."""
+    export = write(tmp_path, "case_basic.csv", "query,docid,rating\nstar wars,11,3\nnothing rated yet\n"
+                                               "star trek,12,1\n")
+    imported = read_external(export)
+    assert imported.format == "quepid"
+    assert imported.topics == {"1": "star wars", "2": "star trek"}
+    assert imported.qrels.to_dict() == {"1": {"11": 3}, "2": {"12": 1}}
+    assert imported.skipped == {"queries with no rated document": 1}
+
+
+def test_a_judgments_file_that_is_not_utf8_is_refused_with_its_line(tmp_path: Path) -> None:
+    """caf\xe9 and caf\xeb (Latin-1) both became 'caf\ufffd': two queries made one, or a false
+    'conflicting grade' error."""
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(b"query,doc_id,rating\ncaf\xe9,d1,3\ncaf\xeb,d2,1\n")
+    with pytest.raises(ParseError, match=r"latin1.csv:2: not UTF-8 text \(byte 0xe9\); save the file as UTF-8"):
+        read_external(path)
+
+
 def test_rre(tmp_path: Path) -> None:
     imported = read_external(write(tmp_path, "ratings.json", RRE))
     assert imported.format == "rre"

@@ -17,7 +17,8 @@ Formats (recognised from the content, or named with ``format=``):
     query ids are ``1..n`` in order of first appearance. Ratings are decimal strings
     (``"3.000"``); fractional ones make float qrels.
 ``quepid``
-    A Quepid case export CSV: the *basic* export (``query,doc_id,rating``) or the *detailed*
+    A Quepid case export CSV: the *basic* export (``query,docid,rating``, or ``doc_id``; a row
+    holding only a query is one with no rated document, skipped and counted) or the *detailed*
     one (``Team Name,Case Name,Case ID,Query Text,Doc ID,Title,Rating,...``); unrated rows
     (empty rating) are skipped and counted. Query ids ``1..n`` by first appearance.
 ``rre``
@@ -125,7 +126,7 @@ def read_external(path: str | Path, *, format: str | None = None, query_set: str
     from serpeval.io.inputs import read_input
 
     raw, label = read_input(path, what="judgments file")
-    text = raw.decode("utf-8-sig", errors="replace")
+    text = _utf8(raw, label)
     kind = format or _recognise(text, label)
     if kind not in FORMATS:
         raise OptionError(f"format {kind!r} is unknown; choose one of {', '.join(FORMATS)}.")
@@ -141,6 +142,18 @@ def read_external(path: str | Path, *, format: str | None = None, query_set: str
     else:
         _rre(text, label, collector)
     return collector.result(kind)
+
+
+def _utf8(raw: bytes, label: str) -> str:
+    """The file's text (a byte order mark dropped); bytes that are not UTF-8 are refused,
+    naming the line: replaced by U+FFFD they would make two queries one (``caf\xe9`` and
+    ``caf\xeb``)."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ParseError(f"{label}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save the file as "
+                         "UTF-8.") from None
 
 
 def _recognise(text: str, label: str) -> str:
@@ -163,7 +176,8 @@ def _recognise(text: str, label: str) -> str:
                           "(_rank_eval), 'judgmentRatings' (SRW) or 'topics'/'query_groups' (RRE), or name it with "
                           "--format.")
     first = stripped.splitlines()[0].lower() if stripped else ""
-    if "doc_id" in first.replace(" ", "_") and ("query" in first):
+    folded = first.replace(" ", "_")
+    if ("doc_id" in folded or "docid" in folded) and ("query" in first):
         return "quepid"
     raise OptionError(f"{label}: not a recognised judgments file (first line {first[:60]!r}); name it with --format "
                       f"({', '.join(FORMATS)}).")
@@ -330,7 +344,7 @@ def _srw(text: str, label: str, out: _Collector, query_set: str | Path | None = 
         from serpeval.io.inputs import read_input
 
         raw, set_label = read_input(query_set, what="query set")
-        set_text = raw.decode("utf-8-sig", errors="replace")
+        set_text = _utf8(raw, set_label)
         stripped = set_text.strip()
         entries: list[Any]
         try:
@@ -383,14 +397,17 @@ def _quepid(text: str, label: str, out: _Collector) -> None:
     folded = [h.lower().replace(" ", "_") for h in header]
     try:
         q_col = folded.index("query") if "query" in folded else folded.index("query_text")
-        d_col = folded.index("doc_id")
+        d_col = folded.index("doc_id") if "doc_id" in folded else folded.index("docid")
         r_col = folded.index("rating")
     except ValueError:
-        raise ParseError(f"{label}:1: expected Quepid's columns query (or Query Text), doc_id (Doc ID) and rating "
-                         f"(Rating); found {', '.join(header)}.") from None
+        raise ParseError(f"{label}:1: expected Quepid's columns query (or Query Text), doc_id (docid, Doc ID) "
+                         f"and rating (Rating); found {', '.join(header)}.") from None
     case = folded.index("case_name") if "case_name" in folded else None
     for number, row in enumerate(rows, 2):
         if not any(cell.strip() for cell in row):
+            continue
+        if len(row) == 1 and q_col == 0:  # the basic export's row of a query with no rated document
+            out.skip("queries with no rated document")
             continue
         if len(row) <= max(q_col, d_col, r_col):
             raise ParseError(f"{label}:{number}: {len(row)} columns, expected at least {max(q_col, d_col, r_col) + 1}.")
