@@ -50,6 +50,27 @@ def test_quantile_thresholds_and_ties(small) -> None:
         assert len(np.unique(r.labels[labelled & (r.estimate == value)])) == 1
 
 
+@pytest.mark.parametrize("quantiles", [None, [0.5, 0.8, 0.95]])
+def test_tied_estimates_at_a_quantile_do_not_fill_the_top_grade(tmp_path, quantiles) -> None:
+    """Documents b-e are shown 300 times each and never clicked (one shared estimate), a is
+    clicked in a third of its impressions. Every quantile fell on the tied value, and the
+    "at least the threshold" rule lifted b-e past all of them: grade 3 for never-clicked
+    pairs, grade 0 empty. They now stay in grade 0, and a, the only clicked one, is above."""
+    lines = []
+    for i in range(300):
+        docs = list("abcde")
+        docs = docs[i % 5:] + docs[:i % 5]
+        lines.append(json.dumps({"query": "q", "docs": docs,
+                                 "clicked_ranks": [docs.index("a") + 1] if i % 3 == 0 else []}))
+    path = tmp_path / "ties.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    r = clicks_to_qrels(str(path), model="pbm", quantiles=quantiles)
+    grades = {str(doc): int(label) for doc, label in zip(r.doc_ids, r.labels, strict=True)}
+    assert grades["a"] > 0
+    assert {grades[d] for d in "bcde"} == {0}
+    assert list(r.thresholds) == sorted(r.thresholds)
+
+
 def test_relevance_is_what_the_docstring_says(small) -> None:
     log, _ = small
     dbn, _ = fit_dbn(log, iterations=30, prior="pooled")

@@ -63,6 +63,7 @@ propensity): the test bed for how well grades are recovered.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -373,6 +374,30 @@ def _shares(quantiles: Sequence[float] | None, m: int) -> tuple[float, ...]:
     return out
 
 
+def _quantile_thresholds(values: NDArray[np.float64], shares: Sequence[float]) -> tuple[float, ...]:
+    """The ``shares`` quantiles of ``values`` as thresholds (:func:`_apply`: an item at or above
+    one goes up a grade), never inside a block of tied values: a quantile that falls on a value
+    several items share would lift the whole block past the threshold (and past every other
+    threshold on it), so that never-clicked pairs with one shared estimate filled the top grade
+    and left grade 0 empty. Such a threshold moves to the block's lower edge (the block goes
+    up) or above its upper edge (the block stays; ``inf`` past the largest value), whichever
+    leaves the count below nearer the quantile's, and never to the lower edge of the lowest
+    block: the lowest estimates stay in the lowest grade. Elsewhere the quantile is
+    ``numpy.quantile``'s, as before; the thresholds stay in increasing order."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(v)
+    out = []
+    for share, q in zip(shares, np.quantile(v, np.asarray(shares)), strict=True):
+        start, end = np.searchsorted(v, q, side="left"), np.searchsorted(v, q, side="right")
+        if end - start <= 1:  # not a tied value: numpy's quantile
+            out.append(float(q))
+            continue
+        target = share * (n - 1)   # numpy's position of the quantile among the sorted values
+        up = start > 0 and abs(start - target) <= abs(end - target)
+        out.append(float(v[start]) if up else float(v[end]) if end < n else math.inf)
+    return tuple(float(t) for t in np.maximum.accumulate(out))  # a moved threshold may pass the next
+
+
 def _apply(estimate: NDArray[np.float64], thresholds: Sequence[float], grades: tuple[int, ...]) -> NDArray[np.int64]:
     """Grade of each estimate: ``grades[number of thresholds <= estimate]``."""
     index = np.searchsorted(np.asarray(thresholds, dtype=np.float64), estimate, side="right")
@@ -442,7 +467,7 @@ def clicks_to_qrels(
     query_ids, doc_ids = _split_keys(clicklog)
     calibration = None
     if shares is not None:
-        thresholds = tuple(float(t) for t in np.quantile(estimate[labelled], np.asarray(shares)))
+        thresholds = _quantile_thresholds(estimate[labelled], shares)
         method = "quantile"
     else:
         thresholds, calibration = _calibrate(calibrate, clicklog.item_keys, estimate, labelled, levels, objective)
