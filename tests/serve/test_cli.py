@@ -39,6 +39,7 @@ def started(monkeypatch: Any) -> Iterator[list[dict[str, Any]]]:
             return (await client.get("/search", params={"q": "wing flow", "user": "u"})).json()
 
         app = server.config.app
+        server.started = True
         calls.append({"app": app, "answer": run_async(with_client(app, body)), "host": server.config.host,
                       "port": server.config.port, "sockets": sockets})
 
@@ -60,6 +61,38 @@ def test_quick_start(started: list[dict[str, Any]], small_corpus: Path, tmp_path
     assert (tmp_path / "events.duckdb").exists()
     assert "experiment 'quickstart' (team_draft: A vs B) on http://127.0.0.1:8080; events to events.duckdb" \
         in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_serve_with_status_0_and_a_failed_start_with_3(small_corpus: Path, tmp_path: Path,
+                                                                    monkeypatch: Any) -> None:
+    """uvicorn's Server.run raises the Ctrl-C again once it has shut down: serve (which runs it
+    on the socket it claimed) ends with status 0, as it did under uvicorn.run, not 130; an app
+    whose start-up failed ends with uvicorn.run's status 3, not 0."""
+    import socket
+
+    import uvicorn
+
+    from serpeval.cli import cmd_serve
+
+    def bind(host: str, port: int) -> socket.socket:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        return sock
+
+    def interrupted(server: Any, sockets: Any = None) -> None:
+        server.started = True
+        raise KeyboardInterrupt
+
+    def never_started(server: Any, sockets: Any = None) -> None:
+        server.started = False
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cmd_serve, "_bind", bind)
+    argv = ["serve", "--corpus", str(small_corpus), "--candidate", "k1=1.2,b=0.3"]
+    monkeypatch.setattr(uvicorn.Server, "run", interrupted)
+    assert main([*argv, "--store", str(tmp_path / "a.duckdb")]) == 0
+    monkeypatch.setattr(uvicorn.Server, "run", never_started)
+    assert main([*argv, "--store", str(tmp_path / "b.duckdb")]) == 3
 
 
 def test_config_file_with_overrides(started: list[dict[str, Any]], small_corpus: Path, tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ import uvicorn
 from serpeval.cli import main
 
 seen = {}
-uvicorn.Server.run = lambda server, sockets=None: seen.update(
-    heavy=sorted(m for m in ("numba", "pandas") if m in sys.modules))
+uvicorn.Server.run = lambda server, sockets=None: (setattr(server, "started", True), seen.update(
+    heavy=sorted(m for m in ("numba", "pandas") if m in sys.modules)))
 corpus, store, port = sys.argv[1], sys.argv[2], sys.argv[4]
 assert main(["serve", "--corpus", corpus, "--candidate", "k1=1.2,b=0.3", "--store", store, "--port", port]) == 0
 from serpeval.engines.embedded import EmbeddedIndex

@@ -207,7 +207,8 @@ def _empty_ranking_values(qrels: Any, absent: Any, judged: Any, results: Any, ar
     from serpeval.core.data import Run
     from serpeval.evaluation.evaluate import evaluate
 
-    others = [q for q in judged.tolist() if q not in set(absent.tolist())]
+    lacking = set(absent.tolist())
+    others = [q for q in judged.tolist() if q not in lacking]
     if not others:
         raise NothingEvaluatedError(f"{where}: no judged query of {args.qrels} has values in it; record the "
                                     "baseline with the same qrels (serpeval evaluate QRELS RUN --format json "

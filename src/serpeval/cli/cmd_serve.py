@@ -179,6 +179,13 @@ def serve(config: Any) -> int:
           f"events to {app.state.serpeval['store_label']}", file=sys.stderr)
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        # Ctrl-C, the way to stop serve: uvicorn has shut down cleanly (the store closed) and
+        # raises it again for the caller; uvicorn.run, which serve used before it claimed its
+        # own socket, swallows it too, so serve ends with status 0, not "interrupted" (130)
+        pass
     finally:
         sock.close()
+    if not server.started:  # the app's start-up failed; uvicorn logged why (uvicorn.run's status)
+        return 3
     return 0

@@ -325,9 +325,9 @@ def emit(
 
 
 def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
-    """Rows for display: the machine formats keep every field; the table shows a digest (a
-    comparison without a test, whose standard error is 0: its effect without an interval, and
-    ``n/a`` for its p-values)."""
+    """Rows for display: the machine formats keep every field; the table shows a digest (where
+    a standard error is 0, the effect without an interval, and ``n/a`` for a p-value that is
+    not there)."""
     if fmt not in ("table", "markdown", "latex"):
         return rows
     return [
@@ -337,7 +337,8 @@ def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
             "control value": r["value_control"],
             "treatment value": r["value_treatment"],
             "effect [95% CI]": (f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]"
-                                if math.isfinite(r["p_value"]) else f"{r['effect']:+.3g} [no interval]"),
+                                if math.isfinite(r["ci_lower"]) and math.isfinite(r["ci_upper"])
+                                else f"{r['effect']:+.3g} [no interval]"),
             "relative [95% CI]": (
                 f"{_pct(r['rel_effect'])} [{_pct(r['rel_ci_lower'])}, {_pct(r['rel_ci_upper'])}]"
             ),

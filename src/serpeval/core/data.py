@@ -662,6 +662,8 @@ def run_from_nested(scores: Mapping[str, Mapping[str, Any]], name: str, label: s
 def _refuse_boolean_grades(values: list[Any], where: Callable[[int], str], json_keys: bool) -> None:
     """``True``/``False`` as a grade is refused, as in a file: ``bool`` is an ``int`` in Python,
     but reading ``True`` as 1 would hide values that hold something else (a flag, a label)."""
+    if not {bool, np.bool_} & set(map(type, values)):  # (at C speed: the common case)
+        return
     first = next((i for i, value in enumerate(values) if isinstance(value, (bool, np.bool_))), -1)
     if first >= 0:
         value = bool(values[first])

@@ -87,9 +87,13 @@ def always_valid(
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s2 = units * v
         log_lambda = -0.5 * np.log(grow) + units * units * rho2 * d * d / (2.0 * s2 * grow)
-        log_lambda = np.where(s2 > 0, log_lambda, np.where(d == 0, -0.5 * np.log(grow), np.inf))
+        # a look with no variance (every unit of both arms alike, as at an early look with a
+        # few units) is no evidence: likelihood ratio 1 (p = 1) and an unbounded interval, so
+        # that it does not end the sequence (an infinite ratio made every later p 0)
+        log_lambda = np.where(s2 > 0, log_lambda, 0.0)
         p = np.minimum(1.0, np.exp(-log_lambda))
-        radius = np.sqrt(v * grow / (units * rho2) * (2.0 * np.log(1.0 / alpha) + np.log(grow)))
+        radius = np.where(v > 0, np.sqrt(v * grow / (units * rho2) * (2.0 * np.log(1.0 / alpha) + np.log(grow))),
+                          np.inf)
     return AlwaysValid(
         p_value=np.minimum.accumulate(p, axis=-1),
         ci_lower=np.maximum.accumulate(d - radius, axis=-1),

@@ -59,6 +59,20 @@ def test_running_minimum_and_intersection() -> None:
     assert np.all(np.diff(seq.ci_upper) <= 0)
 
 
+def test_a_look_without_variance_is_no_evidence() -> None:
+    """An early look where every unit of both arms is alike (3 units per arm, control never
+    clicks, treatment always) has variance 0: it gives p = 1 and an unbounded interval, and the
+    later looks decide. Its infinite likelihood ratio made every later p 0 and the sequence an
+    inverted interval."""
+    res = always_valid([1.0, -0.0077, 0.04], [0.0, 0.0045, 0.002], [6, 211, 400])
+    assert res.p_value[0] == 1.0
+    assert (res.ci_lower[0], res.ci_upper[0]) == (-math.inf, math.inf)
+    later = always_valid([-0.0077, 0.04], [0.0045, 0.002], [211, 400], tuning_n=400)
+    np.testing.assert_array_equal(res.p_value[1:], later.p_value)
+    np.testing.assert_array_equal(res.ci_lower[1:], later.ci_lower)
+    assert (res.ci_lower <= res.ci_upper).all()
+
+
 def test_peeking_inflates_errors_but_always_valid_p_does_not() -> None:
     # 2,000 A/A experiments, 20 looks each at 100, 200, ..., 2000 units per arm, vectorized.
     rng = np.random.default_rng(7)

@@ -88,6 +88,10 @@ class MetricComparison:
         if not self.tested:   # no variance: no p-value and no interval, absolute or relative
             keys = ("ci_lower", "ci_upper", "rel_ci_lower", "rel_ci_upper", "p_value", "p_value_adjusted")
             why_not = {k: NO_VARIANCE for k in keys if not math.isfinite(row[k])}
+        elif float(self.estimate.se) == 0:  # a pooled test, but no interval (0 of n against n of n)
+            why_not = {k: "the standard error of the difference is 0 (every unit of each arm alike), so "
+                          "there is no interval; the test uses the pooled share"
+                       for k in ("ci_lower", "ci_upper") if not math.isfinite(row[k])}
         bad = [k for k in _EFFECT_FIELDS[3:] if not math.isfinite(row[k]) and k not in why_not]
         if not bad:
             return why_not
