@@ -74,6 +74,30 @@ def test_judged_documents_are_skipped_negative_grades_are_not() -> None:
     assert p.already_judged == 1
 
 
+def test_a_pool_with_nothing_left_to_judge_keeps_its_columns() -> None:
+    """Everything judged: the empty frame still has the columns code reads (df["doc_id"])."""
+    pytest.importorskip("pandas")
+    everything = Qrels.from_dict({"q1": dict.fromkeys("abcd", 1), "q2": dict.fromkeys("xyz", 0)})
+    frame = pool([A, B], method="rrf", budget=5, qrels=everything).to_pandas()
+    assert frame.shape == (0, 6)
+    assert list(frame.columns) == ["query_id", "doc_id", "order", "best_rank", "runs", "weight"]
+
+
+def test_fractional_grades_are_refused_not_truncated() -> None:
+    """A judgment of 2.5 (float qrels) was written as 2 by the simulated judging, and read as 0
+    or 1 category by the agreement: refused, naming the row."""
+    from serpeval.judgments.agreement import agreement
+
+    fractional = Qrels.from_dict({"q1": {"a": 2.5, "b": 1.0}, "q2": {"x": 0.4}}, grades="float")
+    whole = Qrels.from_dict({"q1": {"a": 2, "b": 1}, "q2": {"x": 0}})
+    with pytest.raises(ParseError, match=r"found 2\.5, which is not a whole number"):
+        pool([A, B], method="depth", depth=2, oracle=fractional)
+    with pytest.raises(ParseError, match="which is not a whole number"):
+        agreement([fractional, whole])
+    integral = Qrels.from_dict({"q1": {"a": 2.0, "b": 1.0}, "q2": {"x": 0.0}}, grades="float")
+    assert agreement([integral, whole]).to_dicts()[0]["value"] == 1.0  # whole-number floats are read
+
+
 def test_move_to_front_with_an_oracle() -> None:
     # Oracle: a 0, b 1, c 1, d 1. Both runs start at priority 0; A (given first) leads.
     # A gives a: non-relevant, A drops to -1; B leads: b relevant (stay), d relevant: 3 asked.

@@ -82,6 +82,10 @@ class Tabular:
         """The rows; each result class implements it."""
         raise NotImplementedError(f"{type(self).__name__} does not implement to_dicts()")
 
+    def _columns(self) -> tuple[str, ...]:
+        """The columns of an empty result (no row to read them from); default none."""
+        return ()
+
     def _html_caption(self) -> str | None:
         """The caption of the notebook table (default: the class name)."""
         return type(self).__name__
@@ -96,7 +100,7 @@ class Tabular:
 
         pd: Any = require("pandas", "pandas")
         rows = self.to_dicts(*args, **kwargs)
-        return pd.DataFrame(rows, columns=columns_of(rows))
+        return pd.DataFrame(rows, columns=columns_of(rows) or list(self._columns()))
 
     def to_polars(self, *args: Any, **kwargs: Any) -> Any:
         """A polars DataFrame with one row per ``to_dicts()`` row (needs ``polars``); the
@@ -105,7 +109,7 @@ class Tabular:
 
         pl: Any = require("polars", "polars")
         rows = self.to_dicts(*args, **kwargs)
-        columns = columns_of(rows)
+        columns = columns_of(rows) or list(self._columns())
         if not rows:
             return pl.DataFrame(schema=columns)
         return pl.DataFrame([{c: row.get(c) for c in columns} for row in rows], infer_schema_length=None)

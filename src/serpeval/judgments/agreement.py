@@ -324,7 +324,8 @@ class Agreement(Tabular):
                          "documents judged by two sets or more)")
         if any(self.undefined.values()):
             parts = ", ".join(f"{k}: {v}" for k, v in self.undefined.items() if v)
-            notes.append(f"bootstrap replicates where a statistic is undefined (one label only), left out: {parts}")
+            notes.append("bootstrap replicates where a statistic is undefined (one label only, or no document "
+                         f"judged in both sets), left out: {parts}")
         return notes
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -446,7 +447,7 @@ def agreement(
     """
     from serpeval.io import as_qrels
 
-    sets = [as_qrels(q) for q in qrels]
+    sets = [as_qrels(q).as_grades("int") for q in qrels]  # categories: a fractional grade is refused
     if len(sets) < 2:
         raise InputError(f"agreement needs at least two label sets; got {len(sets)}.")
     labels = _names(sets, names)

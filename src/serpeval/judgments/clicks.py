@@ -510,7 +510,7 @@ def _calibrate(calibrate: Any, log_keys: Any,
 
     from serpeval.io import as_qrels
 
-    judged = as_qrels(calibrate)
+    judged = as_qrels(calibrate).as_grades("int")  # grade categories: a fractional grade is refused
     keep = judged.relevance >= 0
     mask = pa.array(keep)
     keys = pc.binary_join_element_wise(judged.query_ids.filter(mask), judged.doc_ids.filter(mask), _SEP)

@@ -130,6 +130,11 @@ class Pool(Tabular):
             rows.append(row)
         return rows
 
+    def _columns(self) -> tuple[str, ...]:
+        """The columns of :meth:`to_dicts` when nothing is left to judge (an empty frame keeps them)."""
+        return ("query_id", "doc_id", "order", "best_rank", "runs", "weight",
+                *(("relevance",) if self.simulated else ()))
+
     def summary(self) -> dict[str, Any]:
         """The counts a reader needs: method, queries, candidates, skipped, pooled, per query."""
         sizes = np.diff(np.flatnonzero(np.r_[True, self.order[1:] == 1, True])) \
@@ -215,12 +220,12 @@ def pool(
 
     run_objects = [as_run(r) for r in runs]
     stacked = stack_runs(run_objects, depth)
-    known = qrels_grades(stacked, as_qrels(qrels)) if qrels is not None else \
+    known = qrels_grades(stacked, as_qrels(qrels).as_grades("int")) if qrels is not None else \
         np.full(stacked.n_pairs, -1, dtype=np.int64)
     truth = None
     simulated_queries = np.ones(stacked.n_queries, dtype=bool)
     if oracle is not None:
-        oracle = as_qrels(oracle)
+        oracle = as_qrels(oracle).as_grades("int")  # written as integer grades: a fraction is refused
         truth = qrels_grades(stacked, oracle)
         # A query the oracle never judged cannot be simulated: it is left out (and counted).
         codes, _ = codes_in(oracle.query_ids, stacked.query_ids)
