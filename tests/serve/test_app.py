@@ -193,6 +193,9 @@ def test_api_key_env_unset_or_empty_is_refused(tmp_path: Path, monkeypatch: Any,
     path.write_text(f'[server]\napi_key_env = ""\n{TWO_BACKENDS}')
     with pytest.raises(InputError, match=r"server\.api_key_env is ''; expected the name of the environment variable"):
         load_config(path)
+    path.write_text(f'[server]\napi_key = ""\n{TWO_BACKENDS}')  # a key asked for, but empty: refused too
+    with pytest.raises(InputError, match=r"server\.api_key is empty; give the key, or remove api_key"):
+        load_config(path)
     path.write_text(TWO_BACKENDS)  # no key asked for: none needed
     assert load_config(path).api_key is None
 

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     notes = [f"{c.run}: {len(c.missing)} of {c.judged_queries} judged queries have no results "
              f"({'skipped' if c.missing_policy == 'skip' else 'counted as 0'})"
              for c in rates.coverage if c.missing]
-    notes += [f"a depth-{k} pool of these runs needs {n:,} more judgments" for k, n in
+    notes += [f"a depth-{k} pool of these runs needs {n:,} more judgments in the judged queries" for k, n in
               zip(rates.cutoffs, rates.pool_needed, strict=True)]
     notes.append("Graded@k: documents with a grade >= 0 in the top k, over k; Unjudged@k (trec_eval unj): "
                  "not in the qrels or a negative grade (-1: still to judge), over k; the rest of the k "

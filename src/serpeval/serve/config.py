@@ -176,6 +176,8 @@ def _api_key(server: dict[str, Any], path: str | Path) -> str | None:
             without one would silently accept every event.
     """
     api_key = server.get("api_key")
+    if api_key is not None and not str(api_key):  # asked for, but empty: authentication silently off
+        raise InputError(f"{path}: server.api_key is empty; give the key, or remove api_key to run without one.")
     if "api_key_env" not in server:
         return None if api_key is None else str(api_key)
     name = server["api_key_env"]
