@@ -5,10 +5,16 @@ every start; the engines it builds without them score exactly as with them."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
+import duckdb
+from tests.faults.helpers import serpeval_env
 from tests.serve.conftest import free_port
 
 CHILD = r"""
@@ -48,3 +54,41 @@ def test_serve_starts_without_numba_or_pandas_and_scores_the_same(small_corpus: 
     expected = [[[h.doc_id, repr(h.score)] for h in q] for q in engine.search_many(queries, 20)]
     assert child["hits"] == expected  # bit for bit, ties included
     assert sum(map(len, expected)) > 40
+
+
+def test_ctrl_c_stops_a_real_serve_with_status_0_and_keeps_the_event(small_corpus: Path, tmp_path: Path) -> None:
+    """A real ``serpeval serve`` on loopback, stopped as the docs say (Ctrl-C, SIGINT): status 0,
+    no "interrupted" line, and the event acknowledged before is in the store. (uvicorn's
+    Server.run raises the interrupt again after its clean shutdown; serve must end with 0, as
+    it did under uvicorn.run.) Bounded: 60 s for the start, 30 s for the stop."""
+    port, store = free_port(), tmp_path / "events.duckdb"
+    server = subprocess.Popen([sys.executable, "-m", "serpeval", "serve", "--corpus", str(small_corpus),
+                               "--candidate", "k1=1.2,b=0.3", "--store", str(store), "--port", str(port)],
+                              stderr=subprocess.PIPE, text=True, env=serpeval_env())
+    try:
+        assert server.stderr is not None
+        deadline = time.monotonic() + 60
+        lines = []
+        while time.monotonic() < deadline:
+            line = server.stderr.readline()
+            lines.append(line)
+            if " on http://127.0.0.1:" in line or not line:
+                break
+        assert " on http://127.0.0.1:" in lines[-1], "".join(lines)
+        event = json.dumps({"action_name": "click", "timestamp": "2026-12-05T01:20:00Z", "event_id": "keep-me"})
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/events", data=event.encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert json.loads(answer.read())["written"] == 1
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0
+        rest = server.stderr.read()
+        assert "interrupted" not in rest, rest
+    finally:
+        if server.poll() is None:
+            os.kill(server.pid, signal.SIGKILL)
+            server.wait(timeout=30)
+        if server.stderr is not None:
+            server.stderr.close()
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM ubi_events WHERE event_id = 'keep-me'").fetchone() == (1,)
