@@ -19,8 +19,8 @@ from serpeval.core.strict_json import dumps
 from serpeval.report.table import (
     DEFAULT_WIDTH,
     FORMATS,
-    column_widths,
     fit_text,
+    fitted_widths,
     latex_escape,
     markdown_cell,
     record_layout,
@@ -169,12 +169,13 @@ def rich_comparison_table(rows: Sequence[dict[str, Any]], cols: list[str],
     """A :class:`rich.table.Table` of preformatted cells: names left, numbers right.
 
     A new section (a rule) starts wherever the ``measure`` column changes. With ``width``,
-    columns are sized to fit it (:func:`~serpeval.report.table.column_widths`: cells wrap at
-    spaces, numbers stay whole); a table that cannot fit keeps its natural widths.
+    columns are sized to fit it (:func:`~serpeval.report.table.fitted_widths`: cells wrap at
+    spaces, numbers stay whole; boxed, else compact); a table that cannot fit keeps its natural widths.
     """
     headers, grid, right, sections = _grid(rows, cols)
+    fit = fitted_widths(headers, grid, width) if width else None
     return table_of(headers, grid, right, styles=styles, sections=sections,
-                    widths=column_widths(headers, grid, width) if width else None)
+                    widths=fit[0] if fit else None, compact=bool(fit and fit[1]))
 
 
 def _grid(rows: Sequence[dict[str, Any]],
@@ -193,7 +194,7 @@ def text_table(rows: Sequence[dict[str, Any]], cols: list[str],
     colours only when ``color``."""
     if width is not None:
         headers, grid, _, _ = _grid(rows, cols)
-        if column_widths(headers, grid, width) is None:
+        if fitted_widths(headers, grid, width) is None:
             return record_layout(headers, grid, width) + fit_text(notes, width)
     table = rich_comparison_table(rows, cols, styles, width=width or DEFAULT_WIDTH)
     return table_text(table, width=width, color=color) + fit_text(notes, width)

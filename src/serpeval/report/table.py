@@ -14,8 +14,9 @@ from typing import Any
 
 from serpeval.core.strict_json import dumps
 
-__all__ = ["DEFAULT_WIDTH", "FORMATS", "column_widths", "fit_text", "format_cell", "markdown_cell",
-           "record_layout", "render", "rich_table", "table_of", "table_text"]
+__all__ = ["DEFAULT_WIDTH", "FORMATS", "FRAMES", "column_widths", "fit_text", "fitted_widths", "format_cell",
+           "header_pieces", "markdown_cell", "record_layout", "render", "rich_table", "table_of", "table_text",
+           "wrap_header"]
 
 FORMATS = ("table", "csv", "tsv", "json", "markdown", "latex")
 
@@ -162,32 +163,40 @@ def rich_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = N
                styles: dict[tuple[int, str], str] | None = None, width: int | None = None) -> Any:
     """A :class:`rich.table.Table` of ``rows`` (numbers right-aligned), to print on a console.
 
-    With ``width``, the columns are sized by :func:`column_widths` to fit it (cells wrap at
-    spaces only, so a number is never split); a table that cannot fit keeps its natural widths.
+    With ``width``, the columns are sized by :func:`fitted_widths` to fit it (cells wrap at
+    spaces only, so a number is never split; boxed, else compact); a table that cannot fit
+    keeps its natural widths.
     """
     cols = _columns(rows, columns)
     grid = [[format_cell(r.get(c), digits) for c in cols] for r in rows]
     right = [i > 0 and any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
                            for r in rows) for i, c in enumerate(cols)]
+    fit = fitted_widths(cols, grid, width) if width else None
     return table_of(cols, grid, right, styles=styles, title=title,
-                    widths=column_widths(cols, grid, width) if width else None)
+                    widths=fit[0] if fit else None, compact=bool(fit and fit[1]))
 
 
 def table_of(headers: Sequence[str], grid: Sequence[Sequence[str]], right: Sequence[bool], *,
              styles: dict[tuple[int, str], str] | None = None, title: str | None = None,
-             widths: Sequence[int] | None = None, sections: Sequence[int] = ()) -> Any:
+             widths: Sequence[int] | None = None, sections: Sequence[int] = (),
+             compact: bool = False) -> Any:
     """A rich table of preformatted ``grid`` cells; ``right[i]`` right-aligns column ``i``;
-    ``widths`` fixes the column widths (cells then wrap at spaces); a rule precedes each row
-    index in ``sections``."""
+    ``widths`` fixes the column widths (cells then wrap at spaces, headers also at the breaks
+    of :func:`header_pieces`); a rule precedes each row index in ``sections``. ``compact``:
+    no frame, a rule under the header, columns two spaces apart (:data:`COMPACT`)."""
+    from rich import box
     from rich.table import Table
 
     styles = styles or {}
-    table = Table(title=title, title_justify="left", header_style="bold")
+    frame: dict[str, Any] = ({"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False,
+                              "collapse_padding": True} if compact else {})
+    table = Table(title=title, title_justify="left", header_style="bold", **frame)
     # Without fixed widths (a table too wide for any fit), rich shrinks the columns, never
     # below their longest word.
     narrowest = [_cell_range([h, *(row[i] for row in grid)])[0] for i, h in enumerate(headers)]
     for i, header in enumerate(headers):
-        table.add_column(header, justify="right" if right[i] else "left",
+        table.add_column(wrap_header(header, widths[i]) if widths else header,
+                         justify="right" if right[i] else "left",
                          width=widths[i] if widths else None,
                          min_width=None if widths else narrowest[i], overflow="fold")
     for index, cells in enumerate(grid):
@@ -202,27 +211,76 @@ def table_of(headers: Sequence[str], grid: Sequence[Sequence[str]], right: Seque
     return table
 
 
-def _cell_range(texts: Sequence[str]) -> tuple[int, int]:
-    """(narrowest, natural) width of a column: its longest word and its longest line."""
+#: The two frames a terminal table may take, roomiest first: ``(compact, characters a table of
+#: n columns spends outside its cells)``. Boxed: rich's heavy-head box, 3 a column plus 1;
+#: compact: no frame, two spaces between columns.
+FRAMES: tuple[tuple[bool, Any], ...] = ((False, lambda n: 3 * n + 1), (True, lambda n: 2 * max(n - 1, 0)))
+
+
+def header_pieces(header: str) -> list[str]:
+    """The pieces a header may wrap between: its words, each also broken before ``@`` and
+    after ``(`` or ``,`` (``nDCG(gain=exp)@10`` -> ``nDCG(``, ``gain=exp)``, ``@10``), so that a
+    measure name can take two lines where the cells are narrower; a piece keeps its digits.
+
+    >>> header_pieces("nDCG(gain=exp)@10")
+    ['nDCG(', 'gain=exp)', '@10']
+    >>> header_pieces("p (Holm)")
+    ['p', '(Holm)']
+    """
+    import re
+
+    # before an ``@`` or after a ``(`` or ``,``, never at the start of a word: ``(Holm)`` stays whole
+    return [piece for word in header.split() for piece in re.split(r"(?<=.)(?=@)|(?<=.[(,])", word) if piece]
+
+
+def wrap_header(header: str, width: int) -> str:
+    """``header`` on as few lines of at most ``width`` characters as its pieces allow (a piece
+    longer than ``width`` has a line of its own; rich folds it).
+
+    >>> wrap_header("nDCG(gain=exp)@10", 14)
+    'nDCG(gain=exp)\\n@10'
+    """
     from rich.cells import cell_len
 
-    words = [cell_len(w) for t in texts for w in t.split()]
+    lines = [""]
+    for w, word in enumerate(header.split()):
+        for p, piece in enumerate(header_pieces(word)):
+            glue = " " if w and not p else ""
+            if lines[-1] and cell_len(lines[-1]) + len(glue) + cell_len(piece) > width:
+                lines.append(piece)
+            else:
+                lines[-1] += (glue if lines[-1] else "") + piece
+    return "\n".join(lines)
+
+
+def _cell_range(texts: Sequence[str]) -> tuple[int, int]:
+    """(narrowest, natural) width of a column whose header is ``texts[0]`` and cells the
+    rest: its longest word (a header's longest piece, :func:`header_pieces`) and its longest
+    line."""
+    from rich.cells import cell_len
+
+    header, cells = (texts[0], texts[1:]) if texts else ("", [])
+    words = [cell_len(w) for t in cells for w in t.split()] + [cell_len(p) for p in header_pieces(header)]
     lines = [cell_len(line) for t in texts for line in t.splitlines()]
     return max(words, default=1), max(lines, default=1)
 
 
-def column_widths(headers: Sequence[str], grid: Sequence[Sequence[str]], width: int) -> list[int] | None:
-    """Widths of the columns so that the table (rich's heavy-head box: 3 characters a column
-    plus 1) fits in ``width``, or ``None`` when even the narrowest layout does not fit.
+def column_widths(headers: Sequence[str], grid: Sequence[Sequence[str]], width: int, *,
+                  compact: bool = False) -> list[int] | None:
+    """Widths of the columns so that the table fits in ``width`` with its frame (:data:`FRAMES`:
+    rich's heavy-head box, or with ``compact`` none), or ``None`` when even the narrowest
+    layout does not fit.
 
     Each column starts at its natural width (longest line of header and cells) and may shrink
-    down to its longest word, never below: words (numbers among them) are never split.
-    Prose columns (no digit in any cell) shrink first, then the others; within each, the
-    column with the most room to spare, one character at a time.
+    down to its longest word, never below: words (numbers among them) are never split; a
+    header may also break at its :func:`header_pieces`. Prose columns (no digit in any cell)
+    shrink first, then the others; within each, the column with the most room to spare, one
+    character at a time.
     """
     ranges = [_cell_range([h, *(row[i] for row in grid)]) for i, h in enumerate(headers)]
     widths = [natural for _, natural in ranges]
-    excess = sum(widths) + 3 * len(headers) + 1 - width
+    frame = dict(FRAMES)[compact]
+    excess = sum(widths) + frame(len(headers)) - width
     if excess <= 0:
         return widths
     spare = [natural - narrow for narrow, natural in ranges]
@@ -235,6 +293,17 @@ def column_widths(headers: Sequence[str], grid: Sequence[Sequence[str]], width: 
         spare[i] -= 1
         excess -= 1
     return widths
+
+
+def fitted_widths(headers: Sequence[str], grid: Sequence[Sequence[str]],
+                  width: int) -> tuple[list[int], bool] | None:
+    """The column widths of the roomiest frame in which the table fits ``width`` and whether
+    that frame is the compact one; ``None`` when it fits in neither (the record layout then)."""
+    for compact, _ in FRAMES:
+        widths = column_widths(headers, grid, width, compact=compact)
+        if widths is not None:
+            return widths, compact
+    return None
 
 
 def fit_text(lines: Sequence[str], width: int | None) -> str:
@@ -300,7 +369,7 @@ def _rich_table(rows: Sequence[dict[str, Any]], cols: list[str], digits: int, ti
     """The terminal table at ``width``: fitted columns, or the record layout when they cannot
     fit; ``None`` is the fixed :data:`DEFAULT_WIDTH` layout of pipes and files."""
     grid = [[format_cell(r.get(c), digits) for c in cols] for r in rows]
-    if width is not None and column_widths(cols, grid, width) is None:
+    if width is not None and fitted_widths(cols, grid, width) is None:
         return record_layout(cols, grid, width, title) + fit_text(notes, width)
     table = rich_table(rows, cols, digits=digits, title=title, styles=styles,
                        width=width or DEFAULT_WIDTH)
