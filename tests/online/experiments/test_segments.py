@@ -232,7 +232,7 @@ def test_cli_ab_and_interleaving_by(one_segment_effect, interleaving_logs, tmp_p
     assert main(["ab", str(tmp_path / "ab.parquet"), "--by", "segment", "--plan"]) == 2
 
 
-def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs, tmp_path) -> None:
+def test_duckdb_equals_spark_on_ab_by(spark, one_segment_effect, tmp_path) -> None:
     pq.write_table(one_segment_effect.slice(0, 3000), tmp_path / "ab.parquet")
     duck = analyze_ab_segments(tmp_path / "ab.parquet", by="segment", metrics=["ctr", "clicks_per_user"])
     with Jobs(spark) as jobs:  # (mixed units, units and multi-segment units: one query)
@@ -245,6 +245,9 @@ def test_duckdb_equals_spark_on_by(spark, one_segment_effect, interleaving_logs,
             assert b[key] == (pytest.approx(value, rel=1e-9) if isinstance(value, float) else value), key
     assert (duck.users, duck.multi_segment_users, duck.mix) == (on_spark.users, on_spark.multi_segment_users,
                                                                on_spark.mix)
+
+
+def test_duckdb_equals_spark_on_interleaving_by(spark, interleaving_logs, tmp_path) -> None:
     table = interleaving_logs.impressions.slice(0, 3000)
     table = table.append_column("device", pa.array(np.array(["d", "m"])[table.column("user_id").to_numpy() % 2]))
     pq.write_table(table, tmp_path / "il.parquet")
