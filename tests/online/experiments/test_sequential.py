@@ -107,3 +107,35 @@ def test_monitor_replay_ends_where_the_fixed_analysis_is(ab_logs) -> None:
     assert daily[-1]["effect"] == pytest.approx(full["effect"], rel=1e-9)
     with pytest.raises(OptionError, match="looks"):
         monitor_ab(ab_logs.impressions, looks=0)
+
+
+def test_look_ends_are_utc_wall_times_whatever_the_zone_of_the_timestamps(ab_logs) -> None:
+    """DuckDB gave the looks' ends back zone-aware for a zone-aware timestamp column and naive
+    for a naive one, Spark (sessions in UTC) naive for both: the same log gave rows that were
+    not equal (an aware and a naive datetime never are). Now every end is naive UTC: the same
+    instants written as UTC, as +02:00 (the wall times two hours later) or naive give the same
+    rows; the ends of the daily looks are midnights."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from serpeval.online.experiments import monitor_ab
+
+    table = ab_logs.impressions
+    index = table.schema.get_field_index("timestamp")
+    naive = table.column("timestamp")
+    assert naive.type.tz is None
+    aware_utc = table.set_column(index, "timestamp", pc.assume_timezone(naive, "UTC"))
+    aware_plus2 = table.set_column(index, "timestamp", pc.cast(aware_utc.column("timestamp"),
+                                                                pa.timestamp("us", tz="+02:00")))
+    rows = [monitor_ab(t, metric="ctr", looks=3).to_dicts() for t in (table, aware_utc, aware_plus2)]
+    for other in rows[1:]:  # the same numbers (DuckDB's float sums may differ in the last bits)
+        assert other == [{k: pytest.approx(v, rel=1e-12) if isinstance(v, float) else v for k, v in row.items()}
+                         for row in rows[0]]
+    ends = [r["end"] for r in rows[0]]
+    assert all(isinstance(e, dt.datetime) and e.tzinfo is None for e in ends)
+    assert ends[-1] > naive.to_pylist()[-1] - dt.timedelta(seconds=1)  # the last end is the last impression's
+    assert ends[-1] == max(naive.to_pylist()) + dt.timedelta(microseconds=1)
+    daily = monitor_ab(aware_plus2, metric="ctr").to_dicts()
+    assert all((e := r["end"]).tzinfo is None and (e.hour, e.minute, e.second) == (0, 0, 0) for r in daily)

@@ -38,6 +38,19 @@ def _looks(start: Any, end: Any, looks: str | int) -> list[Any]:
     return [*edges, end + dt.timedelta(microseconds=1)]
 
 
+def utc_wall_time(moment: Any) -> Any:
+    """``moment`` as a naive datetime in UTC: the looks' ends read the same from every engine
+    and input (DuckDB gives a zone-aware timestamp column back aware, Spark, whose sessions
+    run in UTC, naive; a naive timestamp is taken as UTC, as the daily looks take it).
+
+    >>> utc_wall_time(dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))))
+    datetime.datetime(2026, 1, 2, 1, 0)
+    """
+    if getattr(moment, "tzinfo", None) is None:
+        return moment
+    return moment.astimezone(dt.UTC).replace(tzinfo=None)
+
+
 def _one_metric(metric: Any) -> tuple[Any, ...]:
     """The old ``metric=`` keyword as the design's ``metrics``."""
     return (metric,)
@@ -61,7 +74,9 @@ def monitor_ab(
     and :func:`~serpeval.stats.sequential.always_valid` turns them into p-values and a
     confidence sequence that stay valid under continuous monitoring. The fixed-horizon
     p-value of each look is shown next to it: stopping at its first dip below alpha is the
-    peeking error the always-valid one avoids.
+    peeking error the always-valid one avoids. Each row's ``end`` is the look's end as a
+    naive datetime in UTC, from either engine and whether the timestamps carry a zone or not
+    (naive timestamps are taken as UTC).
 
     Args:
         design: the :class:`~serpeval.online.experiments.options.ABDesign`; read: metrics
@@ -219,7 +234,7 @@ def _monitor_rows(
         rows.append(
             {
                 "look": k,
-                "end": ends[k - 1],
+                "end": utc_wall_time(ends[k - 1]),
                 "treatment": treatment,
                 "units_control": int(moments.n[ci]),
                 "units_treatment": int(moments.n[ti]),
