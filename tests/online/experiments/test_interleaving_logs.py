@@ -111,3 +111,42 @@ def test_custom_labels_neutral_results_and_errors() -> None:
         analyze_interleaving_logs(table, unit="session")
     with pytest.raises(OptionError, match="needs the query_id"):
         analyze_interleaving_logs(table, teams=("bm25", "dense"), unit="query")
+
+
+def test_a_result_clicked_twice_credits_its_team_once_as_credit_does() -> None:
+    """A repeated click on one result (7,201 of the Yandex sample's 50,321 clicks repeat one)
+    was credited once per click by the log analysis and once by the serving side's credit():
+    teams A B A B with clicks [1, 1, 2] made A the winner (2 - 1) where credit() says tie
+    (1 - 1). Now both give the same outcome on every impression. Hand-worked outcomes of the
+    first four: tie, B, tie, tie."""
+    from serpeval.online.interleaving import credit, interleave
+
+    rng = np.random.default_rng(5)
+    rows = {"impression_id": [], "user_id": [], "n_shown": [], "teams": [], "clicks": []}
+    outcomes = []
+    fixed = [(["A", "B", "A", "B"], [1, 1, 2]), (["A", "B", "A", "B"], [2, 2, 2]),
+             (["B", "A", "B", "A"], [1, 2, 2, 2]), (["A", "B", "A", "B"], [])]
+    for i in range(400):
+        if i < len(fixed):
+            labels, clicks = fixed[i]
+            shown = interleave([["a1", "a2"], ["b1", "b2"]], "team_draft", k=4, rng=0)
+            team_of = {"A": 0, "B": 1}
+            shown = type(shown).from_dict({**shown.to_dict(), "teams": [team_of[t] for t in labels]})
+        else:
+            shown = interleave([[f"a{j}" for j in range(8)], [f"b{j}" for j in range(8)]], "team_draft", k=6,
+                               rng=int(rng.integers(1 << 30)))
+            labels = ["A" if t == 0 else "B" for t in shown.teams]
+            clicks = sorted(rng.choice(np.arange(1, 7), size=int(rng.integers(0, 5)), replace=True).tolist())
+        outcome = credit(shown, [c - 1 for c in clicks])
+        outcomes.append(int(np.sign(outcome.credits[0] - outcome.credits[1])))
+        rows["impression_id"].append(i)
+        rows["user_id"].append(i % 37)
+        rows["n_shown"].append(len(labels))
+        rows["teams"].append(labels)
+        rows["clicks"].append(clicks)
+    assert outcomes[:4] == [0, -1, 0, 0]
+    assert sum(len(c) != len(set(c)) for c in rows["clicks"]) > 50  # many impressions repeat a click
+    got = analyze_interleaving_logs(pa.table(rows), n_resamples=200, rng=0).analysis
+    direct = analyze_outcomes(np.array(outcomes), np.array(rows["user_id"]), n_resamples=200, rng=0)
+    for field in ("impressions", "wins_a", "wins_b", "ties", "delta", "p_value", "prefer_a", "prefer_b"):
+        assert getattr(got, field) == getattr(direct, field), field

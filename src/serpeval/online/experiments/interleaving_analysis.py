@@ -3,7 +3,8 @@
 Each logged impression carries the team of every shown position (``teams``: ``A``, ``B``,
 or anything else for a shared/neutral result) and the clicked positions. In the engine:
 
-1. credit per impression: ``credit_a`` / ``credit_b`` = valid clicks on team A / B results
+1. credit per impression: ``credit_a`` / ``credit_b`` = the valid clicked positions of team
+   A / B results, a position clicked twice counted once, as by the serving side's ``credit()``
    (:mod:`~serpeval.online.logs.features`); outcome = sign(credit_a - credit_b): +1 A wins,
    -1 B wins, 0 tie (no click, or equal credit);
 2. per unit (user, query, or user-query pair): wins, losses, ties;

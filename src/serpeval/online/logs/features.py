@@ -16,8 +16,8 @@ column               value per impression
 ``rr``               1 / position of the first click; 0 without clicks
 ``ttfc``, ``timed``  seconds to the first click (NULL if unknown) and 1 where known
 ``long_clicks``      valid clicks with dwell >= ``long_click_seconds``
-``credit_a/_b``      clicks on results of team A / team B (interleaving logs, which also
-                     keep ``n_shown`` and ``teams``)
+``credit_a/_b``      clicked positions of team A / team B, each position once (interleaving
+                     logs, which also keep ``n_shown`` and ``teams``)
 ==================== =========================================================================
 
 Nothing is pulled into Python but one row of counts (:class:`Exclusions`) per query.
@@ -585,9 +585,13 @@ def _nested_features(
     credit = {}
     if teams is not None:
 
+        # each clicked position credits its team once, as the serving side's credit() does:
+        # a result clicked twice (a repeated click, common in real logs) is one click for it
+        distinct = valid.unique()
+
         def team_clicks(label: str) -> Any:
             return (
-                valid.filter(
+                distinct.filter(
                     lambda p: (p <= t.teams.length()) & (t.teams[(p - 1).cast("int32")] == label)
                 )
                 .length()
