@@ -122,3 +122,23 @@ def test_refusals(multileaved: dict[str, Any]) -> None:
     empty = EventLogs(logs.impressions.slice(0, 0), logs.clicks.slice(0, 0), logs.source, logs.counts)
     with pytest.raises(InputError, match="no interleaved impressions"):
         analyze_multileaved_events(empty)
+
+
+def test_a_result_clicked_twice_credits_its_team_once() -> None:
+    """Two click events on one result of one impression (the user came back and clicked it
+    again) credited its team twice, where credit() at serving time counts a position once.
+    Impression i1: teams A B C, clicks on 1, 1, 2 -> A 1, B 1 (was A 2); i2: clicks on 3, 3 ->
+    C 1 (was 2); i3: no click."""
+    import pyarrow as pa
+
+    from serpeval.online.events.logs import team_credits
+    from serpeval.online.interleaving import credit, interleave
+
+    impressions = pa.table({"impression_id": ["i1", "i2", "i3"], "teams": [list(NAMES)] * 3})
+    clicks = pa.table({"impression_id": ["i1", "i2", "i1", "i2", "i1"], "position": [1, 3, 1, 3, 2]})
+    logs = EventLogs(impressions, clicks, "hand", {}, NAMES, ("team_draft",))
+    np.testing.assert_array_equal(team_credits(logs), [[1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    # the serving side on the same page: one credit per clicked position
+    shown = interleave([["a"], ["b"], ["c"]], "team_draft", k=3, rng=0)
+    page = type(shown).from_dict({**shown.to_dict(), "teams": [0, 1, 2]})
+    assert credit(page, [0, 0, 1]).credits == (1, 1, 0)

@@ -309,7 +309,9 @@ def team_credits(logs: EventLogs) -> Any:
     """``[impressions, rankers]`` clicks credited to each ranker's team (``logs.rankers`` order).
 
     Team draft (inter/multi)leaving: a click is credited to the team that put the clicked
-    document there (``interleaving.teams``); a ``shared`` document credits nobody. Row ``n`` is
+    document there (``interleaving.teams``), once per clicked position however often it was
+    clicked (as :func:`~serpeval.online.interleaving.credit`); a ``shared`` document credits
+    nobody. Row ``n`` is
     the ``n``-th impression of ``logs.impressions``; an impression without a click is a zero row.
     Refuses other methods: probabilistic multileaving's preferences are marginalised over the
     coins, which the logged teams alone do not give.
@@ -330,8 +332,11 @@ def team_credits(logs: EventLogs) -> Any:
         # every click of EventLogs is on a used impression, at a position within its list
         row = pc.index_in(clicks.column("impression_id"),
                           value_set=logs.impressions.column("impression_id")).to_numpy(zero_copy_only=False)
+        # each clicked position of an impression once: a result clicked twice (two click
+        # events) credits its team once, as credit() does at serving time
+        row, position = np.unique(np.stack([row.astype(np.int64), clicks.column("position").to_numpy()]), axis=1)
         offsets = teams.offsets.to_numpy()
-        team = pc.take(teams.flatten(), pa.array(offsets[row] + clicks.column("position").to_numpy() - 1))
+        team = pc.take(teams.flatten(), pa.array(offsets[row] + position - 1))
         col = pc.index_in(team, value_set=pa.array(list(logs.rankers), pa.string()))
         credited = col.is_valid().to_numpy(zero_copy_only=False)  # a shared document credits nobody
         np.add.at(credits, (row[credited], col.to_numpy(zero_copy_only=False)[credited].astype(np.int64)), 1.0)
