@@ -92,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
     if args.tau is not None and args.interleaving != "probabilistic":
         raise OptionError(f"--tau {args.tau:g} applies to probabilistic interleaving only; add "
                           "--interleaving probabilistic, or leave --tau out.")
+    if args.interleaving and args.effect:
+        raise OptionError(f"--effect {args.effect:g} applies to A/B logs; in an --interleaving log ranker B is "
+                          "already the better ranker (it orders the results with less noise than A). Leave "
+                          "--effect out, or drop --interleaving for an A/B log.")
     if args.ignore_shared and args.interleaving != "team_draft":
         raise OptionError("--ignore-shared is a team-draft option; use it with --interleaving (team_draft), "
                           "or leave it out.")

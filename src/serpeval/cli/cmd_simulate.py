@@ -10,7 +10,7 @@ from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY, new_
 from serpeval.cli.commands import summary
 from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, table_width, write_output
 from serpeval.cli.progress import bar
-from serpeval.core.errors import InputError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.report.table import FORMATS, render
 
 
@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         world = make_world(args.qrels, args.run_a, args.run_b, k=args.k)
     models = [m.strip() for value in args.click_model or [] for m in value.split(",") if m.strip()]
     models = models or ["navigational"]
+    _check_models(models, world.levels, args.stop_at_every_result)
     rows: list[dict[str, Any]] = []
     bottom: list[str] = []
     notes: list[str] = []
@@ -113,6 +114,19 @@ def run(args: argparse.Namespace) -> int:
     write_output(render(rows, args.format, title=title, notes=[*bottom, *notes],
                         width=table_width(args.output)), args.output)
     return 0
+
+
+def _check_models(models: list[str], levels: int, stop_at_every_result: bool) -> None:
+    """Every click model named, checked before the first one is simulated (a typo in the last
+    name must not cost the simulations of the others, then their output)."""
+    from serpeval.online.clicks import MODELS, TABLES, click_model
+    from serpeval.online.common import normalize_name
+
+    for name in models:
+        if stop_at_every_result and normalize_name(name) in MODELS and normalize_name(name) not in TABLES:
+            raise OptionError(f"--stop-at-every-result applies to the grade-table users ({', '.join(TABLES)}); "
+                              f"the {name!r} model defines its own stopping rule. Simulate it without the flag.")
+        click_model(name, levels)  # an unknown name: "did you mean"
 
 
 def _suffixed(path: str, model: str) -> str:

@@ -286,3 +286,9 @@ def test_count_input_errors() -> None:
         analyze_counts([], [], [])
     with pytest.raises(OptionError, match="confidence"):
         analyze_counts([1], [0], [0], confidence=95)
+
+
+def test_units_of_mixed_kinds_are_an_input_error() -> None:
+    # Before: np.unique raised a bare TypeError ('<' not supported between NoneType and str)
+    with pytest.raises(InputError, match=r"units must be ids of one kind.*NoneType, str"):
+        analyze_outcomes([1, -1, 0], units=["u1", None, "u2"], rng=0)

@@ -89,3 +89,35 @@ def test_readme_bottom_line_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert notes[0] == ("navigational users: team draft needs 940 impressions; the best A/B metric that "
                         "points the right way (clicks@1) needs 10,779 (11.5x as many, 95% CI [5.52, 47.4]); "
                         "CTR points the wrong way.")
+
+
+def test_generate_logs_effect_with_interleaving_names_the_cli_options(
+        capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    # Before: the message told a command-line user to set noise_b < noise_a, options the
+    # command does not have.
+    assert main(["generate-logs", str(tmp_path / "il"), "--users", "5", "--interleaving", "--effect", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "--effect 0.5 applies to A/B logs" in err
+    assert "noise_b" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "il").exists()
+
+
+def test_every_click_model_is_checked_before_any_is_simulated(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: -c navigational,navigatoinal simulated the navigational users (the Monte Carlo
+    # check included), then failed on the typo and printed nothing of it; and the flag's
+    # error named the API's stop_requires_click, not --stop-at-every-result.
+    import serpeval.online.simulation.simulator as simulator
+
+    calls: list[object] = []
+    real = simulator.simulate
+    monkeypatch.setattr(simulator, "simulate", lambda *a, **k: calls.append(k) or real(*a, **k))
+    assert main(["simulate", "--generate", "0.05", "--queries", "20", "-c", "navigational,navigatoinal"]) == 2
+    assert "Did you mean 'navigational'" in capsys.readouterr().err
+    assert main(["simulate", "--generate", "0.05", "--queries", "20", "-c", "navigational,dbn",
+                 "--stop-at-every-result"]) == 2
+    err = capsys.readouterr().err
+    assert "--stop-at-every-result applies to the grade-table users" in err
+    assert "'dbn'" in err
+    assert calls == []

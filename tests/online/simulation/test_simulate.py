@@ -354,3 +354,31 @@ def test_display_rows_read_the_json_back_unchanged() -> None:
     assert shown[3]["x interleaving [95% CI]"] == (f"{at1.ratio:.3g} [{at1.ratio_low:.3g}, "
                                                    f"{at1.ratio_high:.3g}]")
     assert shown[3]["relative"] == f"{(at1.value_b - at1.value_a) / at1.value_a:+.2%}"
+
+
+def test_levels_are_the_truths_scale_not_the_shown_grades(tmp_path) -> None:
+    """Judgments graded 0..3 whose top grade no run shows: the users still read grades on the
+    4-level scale. Before, the world took its levels from the shown documents (grades 0..2:
+    3 levels), so grade 2 was the top of the navigational table (click .95) instead of the
+    interpolated 4-level table's 0.633..."""
+    from serpeval.online.clicks import grade_table
+    from serpeval.online.simulation.simulator import SimulationOptions
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq1 0 d9 3\nq2 0 e1 1\nq2 0 e2 0\n")
+    run_a = tmp_path / "a.run"
+    run_a.write_text("q1 Q0 d1 1 3 a\nq1 Q0 d2 2 2 a\nq1 Q0 d3 3 1 a\nq2 Q0 e1 1 2 a\nq2 Q0 e2 2 1 a\n")
+    run_b = tmp_path / "b.run"
+    run_b.write_text("q1 Q0 d3 1 3 b\nq1 Q0 d1 2 2 b\nq2 Q0 e2 1 2 b\nq2 Q0 e1 2 1 b\n")
+    world = make_world(qrels, run_a, run_b, k=3)
+    assert int(world.grades.max()) == 2  # d9 (grade 3) is in neither top 3
+    assert world.levels == 4
+    # the same with a truth mapping: its scale, not the shown grades
+    truth = {"q1": {"d1": 1, "d3": 2, "d9": 4}, "q2": {"e1": 1}}
+    assert make_world(qrels, run_a, run_b, k=3, truth=truth).levels == 5
+    # what the users see: B's top document d3 (grade 2) is clicked with the 4-level table's
+    # click[2] = interp of (.05, .3, .5, .7, .95) at 8/3 = .5 + (2/3)(.2) = 0.6333
+    result = simulate(world=world, options=SimulationOptions(k=3, user_sd=0, impressions_per_user=1,
+                                                             mc_impressions=0, bootstrap=10, rng=0))
+    assert grade_table("navigational", 4).click[2] == pytest.approx(0.5 + 0.2 * 2 / 3)
+    assert result["clicks@1"].value_b == pytest.approx((0.5 + 0.2 * 2 / 3 + 0.05) / 2)  # q1: d3, q2: e2 (grade 0)

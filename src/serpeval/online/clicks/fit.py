@@ -39,6 +39,7 @@ definitions of Chuklin et al. and PyClick).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,8 +105,11 @@ def _check(log: ClickLog, iterations: int, tol: float, prior: Prior) -> None:
     if isinstance(prior, str):
         if prior != "pooled":
             raise OptionError(f'prior must be "pooled" or two pseudo-counts (a, b); got {prior!r}.')
-    elif len(prior) != 2 or min(prior) < 0:
-        raise OptionError(f"prior must be two non-negative pseudo-counts (a, b); got {prior!r}.")
+    elif (not isinstance(prior, (tuple, list, np.ndarray)) or len(prior) != 2
+          or not all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+                     and math.isfinite(x) and x >= 0 for x in prior)):
+        # a NaN or infinite pseudo-count made every parameter NaN, or silently 1/2
+        raise OptionError(f"prior must be two finite non-negative pseudo-counts (a, b), or \"pooled\"; got {prior!r}.")
 
 
 def _posterior_mean(total: NDArray[np.float64], count: NDArray[np.float64],

@@ -18,12 +18,16 @@ ranks), or the line is refused.
 **Refused, naming the file and line**: a line nested deeper than :data:`MAX_JSON_DEPTH` (checked
 before Arrow's JSON reader sees it, which crashes on very deep input), ranks that are not
 integers (``1.5``, ``"1"``, ``true``) or not shown positions, ``clicks`` that contradict
-``clicked_ranks``, an impression without documents or query, a document listed twice.
+``clicked_ranks``, an impression without documents or query (or a null id), a document listed
+twice; :meth:`ClickLog.from_records` refuses the same at the record's number, and a record
+that is not a dict or whose ``docs`` is not a list. A null ``clicked_ranks`` (or ``clicks``)
+is read as an empty list, as an absent one is: no clicks.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,16 +117,32 @@ class ClickLog:
 
         if not records:
             raise EmptyInputError(f"{source}: no impressions.")
+        rows = []
         for number, r in enumerate(records, 1):
-            for x in r.get("clicked_ranks", []):
+            if not isinstance(r, Mapping):
+                raise ParseError(f'{source}: record {number}: expected a dict with "query", "docs" and '
+                                 f'"clicked_ranks"; got {type(r).__name__}.')
+            missing = [key for key in ("query", "docs") if key not in r]
+            if missing:
+                raise ParseError(f"{source}: record {number}: missing field(s) {', '.join(missing)}; every "
+                                 'impression needs "query" and "docs" (and "clicked_ranks", 1-based).')
+            ranks = _record_list(r.get("clicked_ranks"), "clicked_ranks", number, source)
+            for x in ranks:
                 if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
                     raise ParseError(f'{source}: record {number}: "clicked_ranks" must hold 1-based integer '
                                      f"ranks; found {x!r}.")
+            # None stays None (a null query or document id, refused by from_table at its record);
+            # str() of None would make it an id "None".
+            rows.append({
+                "query": None if r["query"] is None else str(r["query"]),
+                "docs": [None if d is None else str(d)
+                         for d in _record_list(r["docs"], "docs", number, source)],
+                "clicked_ranks": [int(x) for x in ranks],
+                "clicks": ([None if d is None else str(d) for d in _record_list(r["clicks"], "clicks", number, source)]
+                           if r.get("clicks") is not None else None),
+            })
         table = pa.Table.from_pylist(
-            [{"query": str(r["query"]), "docs": [str(d) for d in r["docs"]],
-              "clicked_ranks": [int(x) for x in r.get("clicked_ranks", [])],
-              "clicks": [str(d) for d in r["clicks"]] if "clicks" in r else None}
-             for r in records],
+            rows,
             schema=pa.schema([("query", pa.string()), ("docs", pa.list_(pa.string())),
                               ("clicked_ranks", pa.list_(pa.int64())),
                               ("clicks", pa.list_(pa.string()))]),
@@ -138,6 +158,7 @@ class ClickLog:
         n = table.num_rows
         if n == 0:
             raise EmptyInputError(f"{source}: no impressions.")
+        table = _typed_nulls(table)
         query = table.column("query").combine_chunks().cast(pa.string())
         docs = table.column("docs").combine_chunks()
         lengths = pc.fill_null(pc.list_value_length(docs), 0).to_numpy(zero_copy_only=False)
@@ -219,6 +240,32 @@ class ClickLog:
         """Click-through rate at each rank (over impressions that show that rank)."""
         shown = self.items >= 0
         return self.clicks.sum(axis=0) / np.maximum(shown.sum(axis=0), 1)
+
+
+def _record_list(value: Any, field_name: str, number: int, source: str) -> list[Any]:
+    """A record's list field (``docs``, ``clicked_ranks``, ``clicks``) as a list; None (and, for
+    ``clicked_ranks``, absent) is an empty list, as a null is in a JSON-lines log; a string or
+    any other non-list is refused at its record (a string would otherwise be read character by
+    character)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple, np.ndarray)):
+        raise ParseError(f'{source}: record {number}: "{field_name}" must be a list; got {value!r}.')
+    return list(value)
+
+
+def _typed_nulls(table: pa.Table) -> pa.Table:
+    """``table`` with a list column that holds only nulls (Arrow's JSON reader types it
+    ``null``) cast to its list type, so that it reads as empty lists (no documents: refused;
+    no clicks: none)."""
+    import pyarrow as pa
+
+    types = {"docs": pa.list_(pa.string()), "clicked_ranks": pa.list_(pa.int64()),
+             "clicks": pa.list_(pa.string()), "query": pa.string()}
+    for name, kind in types.items():
+        if name in table.column_names and pa.types.is_null(table.schema.field(name).type):
+            table = table.set_column(table.column_names.index(name), name, table.column(name).cast(kind))
+    return table
 
 
 def _factorize(values: pa.Array) -> tuple[NDArray[np.int64], list[str]]:

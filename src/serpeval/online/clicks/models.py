@@ -10,7 +10,8 @@ user passes through it). For the grade-based presets the item code *is* the rele
 grade; for models fitted on a click log (:mod:`~serpeval.online.clicks.fit`) it is a
 (query, document) code from :class:`~serpeval.online.clicks.logs.ClickLog`.
 
-**User heterogeneity.** ``shift`` (one value per impression, or a scalar) moves every
+**User heterogeneity.** ``shift`` (one finite value per impression, or a scalar; anything
+else is an :class:`~serpeval.core.errors.InputError`) moves every
 attractiveness in logit space, ``logit(a') = logit(a) + shift``: users who click more or
 less than the average at the same relevance. 0 and 1 stay 0 and 1.
 
@@ -141,26 +142,48 @@ class ClickModel:
         narrow = np.int32 if self.n_items < 2**31 - 1 else np.int64
         return np.ascontiguousarray(arr if slot_major else arr.T, dtype=narrow)
 
+    def _shift(self, shift: ArrayLike | None, items: NDArray[np.int64]) -> NDArray[np.float64] | None:
+        """A checked ``shift`` for slot-major ``items[k, n]``: a finite scalar or one finite
+        value per impression (``[n]``); anything else would broadcast against the wrong axis
+        (two shifts for one impression gave two rows) or turn probabilities into NaN."""
+        if shift is None:
+            return None
+        s = np.asarray(shift)
+        n = items.shape[1]
+        if s.dtype.kind not in "iuf" or s.ndim > 1 or (s.ndim == 1 and len(s) != n):
+            raise InputError(
+                f"{self.name}: shift must be a number or one number per impression ({n}); got "
+                f"{'dtype ' + str(s.dtype) if s.dtype.kind not in 'iuf' else 'shape ' + str(s.shape)}.")
+        s = s.astype(np.float64)
+        if not np.isfinite(s).all():
+            bad = s[~np.isfinite(s)].flat[0]
+            raise InputError(f"{self.name}: shift must be finite (a logit shift of attractiveness); found {bad}.")
+        return s
+
     def sample(self, items: ArrayLike, rng: int | np.random.Generator | None = None, *,
                shift: ArrayLike | None = None) -> NDArray[np.bool_]:
         """Simulated clicks ``bool[n, k]`` on impressions showing ``items[n, k]``."""
-        c, sc, sn = self.cells(self._items(items), shift)
+        arr = self._items(items)
+        c, sc, sn = self.cells(arr, self._shift(shift, arr))
         return kernel.sample_clicks(c, sc, sn, as_generator(rng)).T
 
     def sample_slot_major(self, items: ArrayLike, rng: int | np.random.Generator | None = None, *,
                           shift: ArrayLike | None = None) -> NDArray[np.bool_]:
         """Like :meth:`sample` with slot-major ``items[k, n]`` and clicks ``bool[k, n]``."""
-        c, sc, sn = self.cells(self._items(items, slot_major=True), shift)
+        arr = self._items(items, slot_major=True)
+        c, sc, sn = self.cells(arr, self._shift(shift, arr))
         return kernel.sample_clicks(c, sc, sn, as_generator(rng))
 
     def click_probabilities(self, items: ArrayLike, *, shift: ArrayLike | None = None) -> NDArray[np.float64]:
         """Exact unconditional P(click) at every slot (``[n, k]``)."""
-        return kernel.click_probabilities(*self.cells(self._items(items), shift)).T
+        arr = self._items(items)
+        return kernel.click_probabilities(*self.cells(arr, self._shift(shift, arr))).T
 
     def examination_probabilities(self, items: ArrayLike, *,
                                   shift: ArrayLike | None = None) -> NDArray[np.float64]:
         """Exact unconditional P(the user examines the slot) (``[n, k]``)."""
-        return kernel.examination(*self.cells(self._items(items), shift)).T
+        arr = self._items(items)
+        return kernel.examination(*self.cells(arr, self._shift(shift, arr))).T
 
     def conditional_click_probabilities(self, items: ArrayLike, clicks: ArrayLike) -> NDArray[np.float64]:
         """P(C_r = 1 | the observed clicks above r), per slot (``[n, k]``)."""
@@ -176,7 +199,7 @@ class ClickModel:
                                  shift: ArrayLike | None = None) -> NDArray[np.float64]:
         """``P[n, k + 1]``: exact probability of 0, 1, ..., k clicks on each impression."""
         arr = self._items(items)
-        dist = kernel.sum_distribution(*self.cells(arr, shift), np.ones_like(arr))
+        dist = kernel.sum_distribution(*self.cells(arr, self._shift(shift, arr)), np.ones_like(arr))
         return dist[:, arr.shape[0]:]
 
     def describe(self) -> dict[str, Any]:
@@ -198,10 +221,13 @@ def _clicks(clicks: ArrayLike, items: NDArray[np.int64]) -> NDArray[np.bool_]:
     return arr
 
 
-def _by_rank(values: NDArray[np.float64], k: int, what: str) -> NDArray[np.float64]:
+def _by_rank(values: NDArray[np.float64], k: int, what: str, name: str = "click model") -> NDArray[np.float64]:
     """The first ``k`` per-rank values as a column ``[k, 1]`` (slot-major broadcasting)."""
     if k > len(values):
-        raise InputError(f"impressions have {k} slots but {what} is given for {len(values)} ranks.")
+        raise InputError(
+            f"{name}: impressions have {k} slots but its {what} is given for {len(values)} ranks. Show "
+            f"at most {len(values)} results (k <= {len(values)}), give the model a value per rank, or use a "
+            "model without per-rank parameters (e.g. navigational, cascade, dbn).")
     return values[:k, None]
 
 
@@ -294,7 +320,7 @@ class PBM(ClickModel):
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         alpha = _shifted_gather(self.attractiveness, items, shift)
-        c = alpha * _by_rank(self.examination, items.shape[0], "examination")
+        c = alpha * _by_rank(self.examination, items.shape[0], "examination", self.name)
         zeros = np.zeros_like(c)
         return c, zeros, zeros
 
@@ -326,7 +352,7 @@ class DCM(ClickModel):
 
     def cells(self, items: NDArray[np.int64], shift: ArrayLike | None = None) -> kernel.Cells:
         c = _shifted_gather(self.attractiveness, items, shift)
-        lam = _by_rank(self.continuation, items.shape[0], "continuation")
+        lam = _by_rank(self.continuation, items.shape[0], "continuation", self.name)
         sc = np.broadcast_to(1.0 - lam, c.shape).copy()
         return c, sc, np.zeros_like(c)
 

@@ -19,7 +19,9 @@ documents give a mean outcome of zero. Team draft, probabilistic (its outcome is
 marginalised expected outcome, not that value's sign) and optimized (its outcome is the
 credit difference, not its sign; exactly unbiased wherever the LP has an unbiased solution,
 ``params["bias"] == 0``) are; every method and credit function is checked by the
-random-clicker test (:func:`~serpeval.online.interleaving.analysis.aa_check`) in CI.
+random-clicker test (:func:`~serpeval.online.interleaving.analysis.aa_check`) in CI. Team
+draft's holds only while every ranking can supply its picks: when one runs out before ``k``
+the others fill the list and random clicks favour them (:mod:`.team_draft`).
 **Balanced interleaving is biased** (:data:`BIASED`): with A = (x, y, z), B = (y, z, x) a
 user clicking one result at random makes B win 2/3 of the time;
 :func:`~serpeval.online.interleaving.analysis.analyze_outcomes` refuses its outcomes unless

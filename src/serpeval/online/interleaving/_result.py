@@ -10,6 +10,7 @@ compute credit later, elsewhere.
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +90,12 @@ class Interleaving:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Interleaving:
         """Rebuild from :meth:`to_dict`; a malformed record is an :class:`InputError`."""
+        if not isinstance(data, dict):
+            raise InputError(f"an interleaving record must be a dict (Interleaving.to_dict); got "
+                             f"{type(data).__name__}.")
+        if isinstance(data.get("docs"), (str, bytes)):
+            raise InputError(f"interleaving record: docs must be a list of document ids; got the string "
+                             f"{data['docs']!r}.")
         try:
             docs = tuple(data["docs"])
             teams = tuple(int(t) for t in data["teams"])
@@ -111,6 +118,21 @@ class Interleaving:
         if len(teams) != n or any(len(r) != n for r in ranks) or len(ranks) != len(lengths):
             raise InputError(f"inconsistent interleaving record: {n} docs, {len(teams)} teams, "
                              f"ranks for {len(ranks)} rankers; each needs one entry per doc.")
+        rankers = len(lengths)
+        bad_team = next((t for t in teams if not (t == NEUTRAL or 0 <= t < rankers)), None)
+        if bad_team is not None:
+            raise InputError(f"inconsistent interleaving record: team {bad_team} for {rankers} rankers; a "
+                             f"team is a ranker index 0..{rankers - 1} or {NEUTRAL} (no team).")
+        bad_rank = next(((s, r) for s, row in enumerate(ranks) for r in row
+                         if not 0 <= r <= lengths[s]), None)
+        if bad_rank is not None:
+            raise InputError(f"inconsistent interleaving record: rank {bad_rank[1]} in ranking {bad_rank[0]} of "
+                             f"length {lengths[bad_rank[0]]}; ranks are 1-based, 0 for a document the ranking lacks.")
+        probs = result.probabilities
+        if probs is not None and (len(probs) != n or any(len(row) != rankers for row in probs)
+                                  or not all(0.0 <= p <= 1.0 for row in probs for p in row)):
+            raise InputError(f"inconsistent interleaving record: probabilities need one row per doc ({n}) "
+                             f"of one probability in [0, 1] per ranker ({rankers}).")
         return result
 
     @classmethod
@@ -229,8 +251,9 @@ def check_k(k: int | None, rankings: list[list[DocId]]) -> int:
     union = len(set().union(*rankings))
     if k is None:
         return union
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise OptionError(f"k must be a positive integer (the number of results to show); got {k!r}.")
+    k = int(k)  # a NumPy integer (a k read from an array) as the int it is
     if k > union:
         raise OptionError(
             f"k={k} is larger than the {union} distinct documents the rankings hold together; "

@@ -192,7 +192,12 @@ def _units(units: ArrayLike | None, n: int) -> tuple[NDArray[np.int64], int]:
     if arr.shape != (n,):
         raise InputError(f"units must give one user/query id per outcome: {n} outcomes, "
                          f"{arr.shape[0] if arr.ndim else 0} units.")
-    _, codes = np.unique(arr, return_inverse=True)
+    try:
+        _, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:  # ids that cannot be sorted together (None among strings, str and int)
+        kinds = sorted({type(u).__name__ for u in arr.tolist()})
+        raise InputError(f"units must be ids of one kind (all strings or all numbers, no None); got "
+                         f"{', '.join(kinds)} ({exc}).") from exc
     return codes.astype(np.int64), int(codes.max()) + 1
 
 

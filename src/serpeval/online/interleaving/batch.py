@@ -4,7 +4,10 @@ The serving API (:func:`serpeval.online.interleaving.interleave`) drafts one lis
 Python. Simulations and offline replays need millions of impressions, so here the same
 algorithms run over all impressions together: one NumPy step per *slot* (k steps), never a
 Python loop per impression. The rules are exactly those of :mod:`.team_draft` and
-:mod:`.balanced` (the tests check both against the serving code draw for draw).
+:mod:`.balanced`: balanced gives the serving code's list for one impression and the same seed; team draft gives
+its lists for the same coins (``coins=``, the tests enumerate them) and its distribution for a
+seed, though not the same list per seed (its coins are drawn per slot for every impression at
+once, as float32).
 
 Documents are integer codes: ``a[n, m]`` and ``b[n, m']`` hold, per impression, ranker A's
 and B's ranking (best first), padded with ``-1`` at the end when shorter. Every ranking may

@@ -2,7 +2,8 @@
 
 **Allowed lists.** Every document shown is the top *remaining* document of A or of B, so each
 prefix of the list is a union of prefixes of A and B: the user experience is preserved. All
-such lists of length k are enumerated (at most 2^k; fewer when the rankings overlap).
+such lists of length k are enumerated (at most 2^k; fewer when the rankings overlap); more
+than :data:`MAX_LISTS` (2^16) is refused, since neither the enumeration nor the LP would end.
 
 **Credit function.** ``g_s(d) = 1 / rank_s(d)`` ("inverse", default) or ``-rank_s(d)``
 ("linear"); a document missing from ranking s has rank ``len(s) + 1``. A click on d credits
@@ -72,8 +73,15 @@ def _gain(rank: np.ndarray, credit_function: CreditFunction) -> np.ndarray:
     return 1.0 / rank if credit_function == "inverse" else -rank
 
 
+#: The most allowed lists the LP is solved over (2^16: two disjoint rankings at k = 16, a few
+#: seconds). Their number grows as 2^k when the rankings differ, so a larger k would enumerate
+#: millions of lists and never return: :func:`allowed_lists` refuses it instead.
+MAX_LISTS = 2**16
+
+
 def allowed_lists(a: tuple[DocId, ...], b: tuple[DocId, ...], k: int) -> list[tuple[DocId, ...]]:
-    """Every list of length k whose documents are each the top remaining of A or of B."""
+    """Every list of length k whose documents are each the top remaining of A or of B
+    (at most :data:`MAX_LISTS`, else :class:`OptionError`)."""
     out: list[tuple[DocId, ...]] = []
 
     def head(ranking: tuple[DocId, ...], shown: set[DocId]) -> DocId | None:
@@ -81,6 +89,11 @@ def allowed_lists(a: tuple[DocId, ...], b: tuple[DocId, ...], k: int) -> list[tu
 
     def extend(prefix: list[DocId], shown: set[DocId]) -> None:
         if len(prefix) == k:
+            if len(out) == MAX_LISTS:
+                raise OptionError(
+                    f"optimized interleaving at k={k}: these rankings allow more than {MAX_LISTS:,} "
+                    "lists (up to 2^k when they differ), too many to solve the LP over. Show fewer "
+                    "results (k <= 16 always works) or use method='team_draft' or 'probabilistic'.")
             out.append(tuple(prefix))
             return
         options = {doc for doc in (head(a, shown), head(b, shown)) if doc is not None}

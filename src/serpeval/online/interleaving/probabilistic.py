@@ -4,7 +4,8 @@ marginalised credit.
 **Drafting.** Each ranker s turns its ranking into a softmax over *all* documents of the
 rankings, ``P_s(d) ∝ rank_s(d) ** -tau`` (tau = 3 by default, as in Lerot and mpkato); a
 document missing from ranking s gets rank ``len(s) + 1`` there, so every document has a
-non-zero probability under every ranker (the method's "fidelity"). For each slot a ranker is
+non-zero probability under every ranker (the method's "fidelity"; a ``tau`` so steep that a
+weight underflows to zero is refused, :func:`check_tau`). For each slot a ranker is
 chosen uniformly at random, *with* replacement, and draws a document from its softmax
 renormalised over the documents not yet shown. The result records, per slot, every ranker's
 probability of drawing the shown document.
@@ -32,6 +33,7 @@ Cost: it can show a low-ranked document near the top (it is not "considerate").
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -91,11 +93,38 @@ def _np_sum(values: list[float]) -> float:
     return _pairwise(values, 0, len(values))
 
 
+#: ``-ln`` of the smallest normal float: a weight ``rank ** -tau`` below it underflows (to a
+#: subnormal or to 0.0), and the softmax silently loses documents.
+_LOG_TINY = -float(np.log(np.finfo(np.float64).tiny))
+
+
+def check_tau(tau: float, longest: int) -> float:
+    """``tau`` as a float, refused unless it is positive and every softmax weight
+    ``rank ** -tau`` of rankings up to ``longest`` documents is a normal float.
+
+    The lowest weight belongs to a document missing from the longest ranking, rank
+    ``longest + 1``. Past ``tau = -ln(tiny) / ln(longest + 1)`` (295 for rankings of 10, 189
+    for 42) it underflows, the drafting divides 0 by 0 and the credit is NaN; the softmax is
+    then deterministic in all but name (the top remaining document has all the mass), so
+    the limit costs nothing.
+    """
+    if not isinstance(tau, (int, float, np.integer, np.floating)) or isinstance(tau, bool) or not tau > 0:
+        raise OptionError(f"tau must be a positive number (the softmax's steepness); got {tau!r}.")
+    tau = float(tau)
+    limit = _LOG_TINY / float(np.log(longest + 1)) if longest >= 1 else float("inf")
+    if tau > limit:
+        raise OptionError(
+            f"tau={tau:g} is too steep for rankings of {longest} documents: the softmax weight "
+            f"{longest + 1} ** -{tau:g} of a document at rank {longest + 1} underflows to zero in "
+            f"floating point and the drafting and credit would be NaN. Use tau <= {math.floor(limit * 100) / 100:g} "
+            "(already practically deterministic: the top remaining document gets nearly all the mass).")
+    return tau
+
+
 def interleave(rankings: list[list[DocId]], k: int, rng: np.random.Generator, *,
                tau: float = 3.0) -> Interleaving:
     """Sample ``k`` documents from the rankers' softmaxes (validated by the caller)."""
-    if not isinstance(tau, (int, float)) or isinstance(tau, bool) or not tau > 0:
-        raise OptionError(f"tau must be a positive number (the softmax's steepness); got {tau!r}.")
+    tau = check_tau(tau, max(len(r) for r in rankings))
     union = list(dict.fromkeys(d for ranking in rankings for d in ranking))
     ranks = np.array(rank_table(rankings, union), dtype=np.float64)  # [rankers, docs]
     lengths = np.array([len(r) for r in rankings], dtype=np.float64)
@@ -257,9 +286,8 @@ def softmax_weights(rankings: Sequence[NDArray[np.int64]], n_docs: int, tau: flo
     ``len_r + 1`` (as :func:`interleave` does); a code in no ranking of the impression gets
     weight 0 (it can never be drawn).
     """
-    if not tau > 0:
-        raise OptionError(f"tau must be a positive number (the softmax's steepness); got {tau!r}.")
     arrays = [np.asarray(r, dtype=np.int64) for r in rankings]
+    tau = check_tau(tau, max((int(arr.shape[1]) for arr in arrays if arr.ndim == 2), default=0))
     n = len(arrays[0])
     rows = np.arange(n)[:, None]
     ranks = np.zeros((n, len(arrays), n_docs))

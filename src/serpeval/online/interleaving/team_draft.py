@@ -7,6 +7,15 @@ that removes position bias; a fixed A, B, A, B alternation is the classic bug). 
 team adds its highest-ranked document that is not shown yet. A team whose ranking is used up
 stops picking and the others fill the list.
 
+**Unbiased only while every ranking can pick.** Under random clicks the per-round coin makes
+the teams' positions symmetric, so the mean outcome is zero - as long as no ranking runs out
+before ``k``. Once one does, the others fill the remaining slots and hold more of the list,
+and random clicks favour them: A = (a), B = (b, c, d), k = 4 and each position clicked with
+probability 0.3 give P(A wins) = .3 x .7^3 = 0.1029 and P(B wins) = .7 (1 - .7^3) +
+.3 (3 x .3^2 x .7 + .3^3) = 0.5247 (a regression test enumerates it). Keep ``k`` small enough
+that no ranking runs out (at most twice the shorter ranking's length, less when the rankings
+share documents), or check the design with :func:`~serpeval.online.interleaving.analysis.aa_check`.
+
 **Shared picks** (``ignore_shared=True``; Chapelle et al. 2012, Airbnb's "competitive
 pairs"): at the start of a round (all teams equal in size) when every ranker's next document
 is the same one, it is shown once on no team (:data:`~._result.NEUTRAL`) and clicks on it
@@ -38,7 +47,8 @@ from serpeval.online.interleaving._result import (
 
 NAME = "team_draft"
 MAX_RANKERS = None
-#: Unbiased under random clicks: the mean outcome is zero when clicks ignore the documents.
+#: Unbiased under random clicks: the mean outcome is zero when clicks ignore the documents (as
+#: long as no ranking runs out before k: see the module docstring).
 BIASED = False
 
 

@@ -88,7 +88,8 @@ def _pool(queries: list[str], per_ranker: Mapping[str, list[list[str]]], grade_o
 
 def pool_from_runs(qrels: Any, runs: Mapping[str, Any], *, k: int = 10, levels: int | None = None) -> Pool:
     """A :class:`Pool` from judgments (the users' truth; unjudged = 0, grades clipped to
-    ``levels - 1``) and named runs, on the queries judged and answered by every run."""
+    ``levels - 1``) and named runs, on the queries judged and answered by every run (the
+    others counted in ``skipped``)."""
     from serpeval.io import as_qrels
     from serpeval.online.counterfactual.api import top_k_lists
 
@@ -96,7 +97,8 @@ def pool_from_runs(qrels: Any, runs: Mapping[str, Any], *, k: int = 10, levels: 
     judgments = as_qrels(qrels)
     tops = {name: top_k_lists(run, k) for name, run in runs.items()}
     judged = set(judgments.query_ids.to_pylist())
-    queries = sorted(judged.intersection(*[set(t) for t in tops.values()]))
+    answered = set.intersection(*[set(t) for t in tops.values()]) if tops else set()
+    queries = sorted(judged & answered)
     if not queries:
         raise OptionError("no query is judged and answered by every run; check the runs belong to the qrels.")
     table = dict(zip(zip(judgments.query_ids.to_pylist(), judgments.doc_ids.to_pylist(), strict=True),
@@ -107,7 +109,8 @@ def pool_from_runs(qrels: Any, runs: Mapping[str, Any], *, k: int = 10, levels: 
         g = int(table.get((q, d), 0))
         return g if top is None else min(g, top)
 
-    skipped = {"judged but not answered by every run": len(judged) - len(queries)}
+    skipped = {"judged but not answered by every run": len(judged) - len(queries),
+               "answered by every run but not judged": len(answered - judged)}
     return _pool(queries, {n: [t[q] for q in queries] for n, t in tops.items()}, grade, k, skipped=skipped)
 
 
@@ -155,7 +158,10 @@ def simulate_log(pool: Pool, n_impressions: int, click_model: Any = "navigationa
                  logging: tuple[str, str] = ("A", "B"), design: str = "probabilistic", tau: float = 3.0,
                  shares: tuple[float, ...] = (0.5, 0.5), impressions_per_user: float = 5.0,
                  user_sd: float = 0.0, rng: int | np.random.Generator | None = None) -> CounterfactualLog:
-    """A randomised log of ``n_impressions`` searches (module docstring)."""
+    """A randomised log of ``n_impressions`` searches (module docstring): a probabilistic
+    interleaving of the ``logging`` rankers (``tau``), or an A/B split of them with traffic
+    ``shares`` (one positive share per arm, normalised to sum 1: the split drawn is the split
+    the log records)."""
     from serpeval.online.counterfactual.log import CounterfactualLog
     from serpeval.online.counterfactual.logging_model import padded
     from serpeval.online.interleaving.probabilistic import interleave_batch, softmax_weights
@@ -179,9 +185,14 @@ def simulate_log(pool: Pool, n_impressions: int, click_model: Any = "navigationa
             shown[start:stop] = interleave_batch(w[query[start:stop]], k, generator)[0]
         extra: dict[str, Any] = {"tau": tau}
     elif design == "ab":
-        arm = generator.choice(len(logging), size=n_impressions, p=np.asarray(shares) / np.sum(shares))
+        p = np.asarray(shares, dtype=np.float64)
+        if p.shape != (len(logging),) or not np.all(np.isfinite(p) & (p > 0)):
+            raise OptionError(f"shares must be one positive traffic share per logging arm ({len(logging)}); "
+                              f"got {shares!r}.")
+        p = p / p.sum()  # the split drawn is the split recorded: the log's propensities are exact
+        arm = generator.choice(len(logging), size=n_impressions, p=p)
         shown = np.stack(codes)[arm, query]
-        extra = {"shares": tuple(float(s) for s in shares)}
+        extra = {"shares": tuple(float(s) for s in p)}
     else:
         raise OptionError(f"design must be 'probabilistic' or 'ab'; got {design!r}.")
     pool_codes = np.where(shown >= 0, to_pool[query[:, None], np.maximum(shown, 0)], -1)
@@ -284,6 +295,12 @@ def log_table(log: CounterfactualLog, *, experiment: str = "counterfactual-sim",
     columns["propensity"] = prefix[np.arange(n), np.maximum(lengths - 1, 0)]
     columns["prefix_propensities"] = _list_column(prefix, valid)
     if marginals:
+        from serpeval.online.interleaving.probabilistic import MAX_MARGINAL_DOCS
+
+        if log.design == "probabilistic" and int(model.union.max(initial=0)) > MAX_MARGINAL_DOCS:
+            raise OptionError(f"position_propensities need the exact position marginals, computed for at most "
+                              f"{MAX_MARGINAL_DOCS} logged documents per query; this log has up to "
+                              f"{int(model.union.max())}: pass marginals=False (the column is optional).")
         m = model.marginals()
         j = np.broadcast_to(np.arange(k), log.shown.shape)
         pos = np.where(valid, m[np.broadcast_to(ctx[:, None], log.shown.shape), np.maximum(log.shown, 0), j], 0.0)

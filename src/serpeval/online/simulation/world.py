@@ -41,6 +41,8 @@ class World:
         names: display names of A and B.
         truth: where the true grades came from.
         skipped: queries left out, by reason (never silently).
+        scale: the truth's highest grade + 1 over all its judgments (None: unknown; then the
+            shown documents' grades set :attr:`levels`).
     """
 
     query_ids: list[str]
@@ -52,6 +54,7 @@ class World:
     names: tuple[str, str]
     truth: str
     skipped: dict[str, int] = field(default_factory=dict)
+    scale: int | None = None
 
     @property
     def k(self) -> int:
@@ -59,8 +62,11 @@ class World:
 
     @property
     def levels(self) -> int:
-        """Relevance levels of the truth (max grade + 1, at least 2)."""
-        return max(2, int(self.grades.max(initial=0)) + 1)
+        """Relevance levels of the truth: its highest grade + 1 (at least 2), over all its
+        judgments, not only the documents the two top k show, so that a grade means the same
+        to the simulated users whether or not a document of the top grade is shown (grades
+        0..2 shown of a 0..3 scale are the 4-level table's, not the 3-level one's)."""
+        return max(2, int(self.grades.max(initial=0)) + 1, self.scale or 0)
 
 
 def _top_k(run: Run, k: int) -> tuple[list[str], NDArray[np.object_]]:
@@ -124,7 +130,20 @@ def make_world(qrels: Any, run_a: Any, run_b: Any, *, k: int = 10,
         ndcg_a=np.array([per_a[q] for q in common]), ndcg_b=np.array([per_b[q] for q in common]),
         names=(ra.name, rb.name), truth="true grades" if truth is not None else "judgments",
         skipped={key: v for key, v in skipped.items() if v},
+        scale=_scale(judgments if truth is None else truth),
     )
+
+
+def _scale(truth: Any) -> int:
+    """The truth's highest grade + 1 (negative grades count as 0): its number of levels."""
+    from serpeval.core.data import Qrels
+
+    if isinstance(truth, Qrels):
+        grades = np.asarray(truth.relevance)
+        top = int(grades.max()) if grades.size else 0
+    else:
+        top = max((int(g) for docs in truth.values() for g in docs.values()), default=0)
+    return max(top, 0) + 1
 
 
 def _local_codes(
