@@ -20,22 +20,28 @@ def _notes(result: Any, rank_by: str) -> list[str]:
     what = ("expected clicks on the top" if result.metric == "clicks" else "share of searches with a click in the top")
     return [
         f"log: {result.source} ({result.design}{', ' + result.experiment if result.experiment else ''}); "
-        f"{result.impressions:,} impressions from {result.units:,} users; logged value {result.logged_value:.4f}",
+        f"{result.impressions:,} impression{'' if result.impressions == 1 else 's'} from {result.units:,} "
+        f"user{'' if result.units == 1 else 's'}; logged value {result.logged_value:.4f}",
         f"value: the candidate's {what} {result.k}; effect: value minus ranker {result.against}'s by the same "
         f"estimator ({result.confidence:.0%} cluster-robust intervals over users); interleaved: the expected "
         f"probabilistic-interleaving outcome of the candidate against {result.against}, in [-1, 1]",
         "refused: the support diagnostics found the log unable to answer (effective sample size, share of the "
-        "candidate's top-k places the logging design could fill, largest weight); no number is given",
+        "candidate's top-k places the logging design could fill, largest weight, users); no number is given",
+        *([f"left out of the log: {'; '.join(f'{n:,} {why}' for why, n in result.skipped.items() if n)}"]
+          if any(result.skipped.values()) else []),
         result.recommendation(rank_by),
     ]
 
 
 def counterfactual_text(result: Any, fmt: str = "table", *, digits: int = 4, width: int | None = None,
                         all_estimators: bool = True, rank_by: str = "interleaved") -> str:
-    """The ranking table, then (``all_estimators``) every estimate, then the notes."""
+    """The ranking table, then (``all_estimators``) every estimate, then the notes; ``csv`` and
+    ``tsv`` give one table without notes: every estimate, or the ranking (``all_estimators=False``)."""
     ranking = [{c: row.get(c) for c in _RANK_COLUMNS} for row in result.ranking(rank_by)]
     notes = _notes(result, rank_by)
-    if fmt in ("csv", "tsv"):
+    if fmt in ("csv", "tsv"):  # one table: every estimate, or the ranking alone when that is asked
+        if not all_estimators:
+            return render(ranking, fmt, digits=digits)
         return render([{c: r.get(c) for c in _ALL_COLUMNS} for r in result.to_dicts()], fmt, digits=digits)
     title = f"Candidates ranked by estimated effect against {result.against} ({result.metric}@{result.k})"
     parts = [render(ranking, fmt, digits=digits, width=width, title=title, notes=() if all_estimators else notes)]

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from serpeval.core.checks import check_level
 from serpeval.core.errors import InputError, OptionError
-from serpeval.online.counterfactual.diagnostics import diagnose, refusal, support_shares
+from serpeval.online.counterfactual.diagnostics import (
+    MIN_UNITS,
+    diagnose,
+    interleaved_support,
+    refusal,
+    support_shares,
+)
 from serpeval.online.counterfactual.estimators import ESTIMATORS, METRICS, Context, Terms, terms
 from serpeval.online.counterfactual.log import CounterfactualLog, read_log
 from serpeval.online.counterfactual.logging_model import LoggingModel
 from serpeval.online.counterfactual.result import CounterfactualResult, Estimate
-from serpeval.online.interleaving.probabilistic import MAX_PAIRWISE_DOCS
+from serpeval.online.interleaving.probabilistic import MAX_MARGINAL_DOCS, MAX_PAIRWISE_DOCS
 from serpeval.stats.importance import cluster_mean_ci
 
 if TYPE_CHECKING:
@@ -28,9 +35,16 @@ _SEP = "\x1f"
 
 def top_k_lists(obj: Any, k: int) -> dict[str, list[str]]:
     """``{query: top-k doc ids}`` of a run (path, Run, ``{q: {doc: score}}``) or of ranked
-    lists ``{q: [doc, ...]}``, ranked by serpeval's one ranking rule."""
-    if isinstance(obj, Mapping) and all(isinstance(v, Sequence) and not isinstance(v, str) for v in obj.values()):
-        return {str(q): [str(d) for d in docs][:k] for q, docs in obj.items()}
+    lists ``{q: [doc, ...]}``, ranked by serpeval's one ranking rule. Ranked lists that hold a
+    document twice in a query's top k are refused (no design can show such a list)."""
+    if _is_ranked_lists(obj):
+        lists = {str(q): [str(d) for d in docs][:k] for q, docs in obj.items()}
+        for q, top in lists.items():  # one per query: checking what the caller built
+            if len(set(top)) != len(top):
+                doc = next(d for i, d in enumerate(top) if d in top[:i])
+                raise InputError(f"ranked lists: query {q!r} lists document {doc!r} twice in its top {k}; a "
+                                 "ranking lists each document once.")
+        return lists
     from serpeval.core.id_codes import factorize
     from serpeval.io import as_run
     from serpeval.ranking import rank_order
@@ -49,30 +63,51 @@ def top_k_lists(obj: Any, k: int) -> dict[str, list[str]]:
     return out
 
 
+def _is_ranked_lists(obj: Any) -> bool:
+    """``{q: [doc, ...]}``: a mapping whose values are all lists (not strings)."""
+    return isinstance(obj, Mapping) and all(isinstance(v, Sequence) and not isinstance(v, (str, bytes))
+                                            for v in obj.values())
+
+
+def _is_scored_run(obj: Any) -> bool:
+    """``{q: {doc: score}}``: a mapping of mappings whose values are numbers (not a
+    ``{name: run}`` mapping, whose values' values are runs or lists)."""
+    if not isinstance(obj, Mapping) or not all(isinstance(v, Mapping) for v in obj.values()):
+        return False
+    firsts = [next(iter(v.values())) for v in obj.values() if v]  # one value per query is enough
+    return bool(firsts) and all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) for x in firsts)
+
+
 def candidate_lists(candidates: Any) -> dict[str, Any]:
-    """Name -> candidate: a mapping as it is, else each run's name (or file stem)."""
-    if isinstance(candidates, Mapping) and not all(
-            isinstance(v, (Sequence, Mapping)) and not isinstance(v, str) and _is_run_like(v)
-            for v in candidates.values()):
-        return dict(candidates)
+    """Name -> candidate.
+
+    - a ``{name: run}`` mapping is kept as it is;
+    - one candidate given as a mapping (ranked lists ``{q: [doc, ...]}`` or a scored run
+      ``{q: {doc: score}}``) is named ``candidate``;
+    - otherwise each candidate (a path, a :class:`~serpeval.core.data.Run`, a table) is named
+      by its run name or file stem (else ``candidate N``, N its 1-based place). Where two
+      would share a name, those take their path as given (else their name and ``#N``): no
+      candidate is lost.
+    """
+    if (_is_ranked_lists(candidates) and candidates) or _is_scored_run(candidates):
+        return {"candidate": candidates}
     if isinstance(candidates, Mapping):
-        return dict(candidates)
-    items = [candidates] if isinstance(candidates, (str,)) or not isinstance(candidates, Sequence) else candidates
-    out: dict[str, Any] = {}
-    for c in items:
-        name = getattr(c, "name", None) or _stem(c)
-        out[str(name)] = c
-    return out
+        return {str(name): c for name, c in candidates.items()}
+    single = isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence)
+    items = [candidates] if single else list(candidates)
+    stems = [_name(c, i) for i, c in enumerate(items)]
+    clash = {n for n in stems if stems.count(n) > 1}
+    names = [str(c) if n in clash and isinstance(c, (str, PurePath)) else n for n, c in zip(stems, items, strict=True)]
+    clash = {n for n in names if names.count(n) > 1}
+    names = [f"{stem}#{i + 1}" if n in clash else n for i, (n, stem) in enumerate(zip(names, stems, strict=True))]
+    return dict(zip(names, items, strict=True))
 
 
-def _is_run_like(v: Any) -> bool:
-    return isinstance(v, Mapping)
-
-
-def _stem(path: Any) -> str:
-    from pathlib import Path
-
-    return Path(str(path)).stem
+def _name(candidate: Any, i: int) -> str:
+    if isinstance(candidate, (str, PurePath)):
+        return PurePath(candidate).stem
+    name = getattr(candidate, "name", None) if not type(candidate).__module__.startswith("pandas") else None
+    return name if isinstance(name, str) and name else f"candidate {i + 1}"
 
 
 def encode_candidate(log: CounterfactualLog, ranked: Mapping[str, list[str]], k: int
@@ -147,12 +182,17 @@ def counterfactual(log: Any, candidates: Any, *, against: str | int = "A", metri
         log: a log path (Parquet or JSON lines), an Arrow table / DataFrame in the fields of
             docs/explanation/counterfactual-logs.md, or a :class:`CounterfactualLog`.
         candidates: runs (paths, :class:`~serpeval.core.data.Run`, ``{q: {doc: score}}``) or
-            ranked lists ``{q: [doc, ...]}``: one, a list, or a ``{name: run}`` mapping.
+            ranked lists ``{q: [doc, ...]}``: one, a list, or a ``{name: run}`` mapping
+            (names: :func:`candidate_lists`; one mapping given alone is ``candidate``, two
+            files with one stem keep their paths apart). Each keeps as many documents as the
+            longest of the shown lists and the logging rankings (its softmax in the
+            interleaved comparison).
         against: the logging ranker the effects are measured against (``"A"`` = the first
             of ``logging_rankings``, ``"B"`` the second).
         metric: ``clicks`` (expected clicks on the top k per query) or ``ctr``.
-        estimators: names of :data:`~.estimators.ESTIMATORS` (default: all that apply; the
-            interleaved comparison only for a probabilistic-interleaving log).
+        estimators: names of :data:`~.estimators.ESTIMATORS` (one name or several, each run
+            once; default: all that apply, the interleaved comparison only for a
+            probabilistic-interleaving log).
         experiment: the experiment to read when the log holds several.
         confidence: the intervals' level (cluster-robust over users).
         k: the metric's cutoff (clicks or CTR on the top k; default: every shown position).
@@ -168,14 +208,20 @@ def counterfactual(log: Any, candidates: Any, *, against: str | int = "A", metri
     level = check_level(confidence, "confidence", example=0.95)
     data = read_log(log, experiment=experiment)
     index, against_name = _against_index(against, data)
-    names = list(ESTIMATORS) if estimators is None else list(estimators)
+    asked = [estimators] if isinstance(estimators, str) else estimators
+    names = list(ESTIMATORS) if asked is None else list(dict.fromkeys(asked))
+    if not names:
+        raise OptionError(f"no estimator asked for; name one or more of {', '.join(ESTIMATORS)} (or leave "
+                          "estimators out for all that apply).")
     for name in names:
         if name not in ESTIMATORS:
             raise OptionError(f"unknown estimator {name!r}; expected one of {', '.join(ESTIMATORS)}.")
     if estimators is None:
         names = [n for n in names if metric in ESTIMATORS[n].metrics
                  and (n != "interleaved" or data.design == "probabilistic")]
-    depth = data.k  # candidates keep this many documents: their softmax in the interleaved comparison
+    # candidates keep as many documents as the longest of the shown lists and the logging rankings:
+    # their softmax in the interleaved comparison is over that many ranks, as the logging rankers' is
+    depth = max(data.k, *(len(r) for rankings in data.context_rankings for r in rankings))
     if k is not None:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= data.k:
             raise OptionError(f"k must be an integer from 1 to {data.k} (the positions the log shows); got {k!r}.")
@@ -197,6 +243,7 @@ def counterfactual(log: Any, candidates: Any, *, against: str | int = "A", metri
     for cand, (lists, answered) in encoded.items():
         shares = support_shares(ctx, lists[:, :k], answered)
         mask = answered[data.context]
+        units = len(np.unique(data.unit[mask]))
         for name in names:
             spec = ESTIMATORS[name]
             if metric not in spec.metrics:
@@ -205,20 +252,29 @@ def counterfactual(log: Any, candidates: Any, *, against: str | int = "A", metri
             if spec.comparison and data.design != "probabilistic":
                 out.append(_refused(cand, name, "the interleaved comparison needs a probabilistic-interleaving log"))
                 continue
+            if (name in ("iips", "pbm_ips") and data.design == "probabilistic"
+                    and int(model.union.max(initial=0)) > MAX_MARGINAL_DOCS):
+                out.append(_refused(cand, name, (
+                    f"{spec.label} needs the design's exact position marginals, computed for at most "
+                    f"{MAX_MARGINAL_DOCS} logged documents per query; this log has up to {int(model.union.max())}")))
+                continue
             if name == "pseudo_inverse" and int(model.union.max(initial=0)) > MAX_PAIRWISE_DOCS:
                 out.append(_refused(cand, name, (
                     f"the pseudo-inverse needs the design's exact second moments, computed for at most "
                     f"{MAX_PAIRWISE_DOCS} logged documents per query; this log has up to {int(model.union.max())}")))
                 continue
-            support = shares["union" if spec.comparison else "anywhere" if name == "pbm_ips" else "position"]
-            if clicks == 0 or not mask.any() or support == 0:
+            if spec.comparison:
+                support = interleaved_support(ctx, lists, index, k, answered)
+            else:
+                support = shares["anywhere" if name == "pbm_ips" else "position"]
+            if clicks == 0 or not mask.any() or units < MIN_UNITS or support == 0:
                 diag = diagnose(np.zeros(int(mask.sum())), support)
-                reason, _ = refusal(spec, diag, clicks=clicks, answered=int(answered.sum()))
+                reason, _ = refusal(spec, diag, clicks=clicks, answered=int(answered.sum()), units=units)
                 out.append(_refused(cand, name, reason or "", diag.to_dict()))
                 continue
             t = terms(name, ctx, lists, index)
             diag = diagnose(t.weight[mask], support)
-            reason, warning = refusal(spec, diag, clicks=clicks, answered=int(answered.sum()))
+            reason, warning = refusal(spec, diag, clicks=clicks, answered=int(answered.sum()), units=units)
             if not mask.all():
                 left = f"{int((~mask).sum()):,} impressions on queries the candidate does not rank left out"
                 warning = left if warning is None else f"{warning}; {left}"

@@ -11,8 +11,9 @@ is checked against them.
 Log fields (docs/explanation/counterfactual-logs.md): ``experiment``, ``user_id``,
 ``query_id``, ``shown`` (list of doc ids, top first), ``clicks`` (1-based positions),
 ``logging_design`` (``probabilistic`` or ``ab``), ``logging_rankings`` (list of lists of doc
-ids), ``tau`` (probabilistic; default 3), ``arm_shares`` (ab), and optionally
-``propensity`` / ``position_propensities`` (checked when present).
+ids), ``tau`` (probabilistic; default 3), ``arm_shares`` (ab), and optionally ``propensity``
+(checked against the recomputed list probability where a row gives it; ``prefix_propensities``
+and ``position_propensities`` are not read: every probability is recomputed).
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ class CounterfactualLog:
         source: where the log came from.
         skipped: rows left out, by reason (never silently).
         logged_propensity: the ``propensity`` column when the log has one (checked against
-            the recomputed list probability, :meth:`LoggingModel.check_logged`).
+            the recomputed list probability, :meth:`LoggingModel.check_logged`; NaN where a
+            row leaves it empty: not checked there).
+        row_numbers: each impression's 1-based row in the log as read (messages name it).
     """
 
     design: str
@@ -74,6 +77,7 @@ class CounterfactualLog:
     source: str = "<arrays>"
     skipped: dict[str, int] = field(default_factory=dict)
     logged_propensity: NDArray[np.float64] | None = field(default=None, repr=False)
+    row_numbers: NDArray[np.int64] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.context)
@@ -124,10 +128,19 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
     """Read a log (a Parquet/JSON-lines path, an Arrow table, a DataFrame, or a
     :class:`CounterfactualLog`) into a :class:`CounterfactualLog`.
 
-    One clear :class:`InputError` for: a log without logging propensities (deterministic
-    logging), a design other than probabilistic interleaving or an A/B split, a log mixing
-    experiments (pick one with ``experiment``), a logged propensity that disagrees with the
-    recomputed one, a shown document outside the logging rankings, no impressions.
+    One clear :class:`InputError`, naming the log's row where there is one, for: a log without
+    logging propensities (deterministic logging), a design other than probabilistic
+    interleaving or an A/B split, a log mixing experiments (pick one with ``experiment``), a
+    missing user_id, query_id, logging_design or logging_rankings, rows with different numbers
+    of logging rankings, a ranking or shown list holding a document twice (or, under
+    probabilistic interleaving, an empty ranking), a bad ``tau`` or ``arm_shares`` (one
+    positive share per arm, summing to 1), a logged propensity that disagrees with the
+    recomputed one (checked by :meth:`LoggingModel.check_logged`), a shown document outside
+    the logging rankings, no impressions.
+
+    Left out and counted in ``skipped``: rows of other experiments, impressions that show no
+    document, clicks at a missing or fractional position or outside the shown list, repeated
+    clicks on one position (a position is clicked or not).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -147,6 +160,8 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
         raise InputError(f"{name}: missing column(s) {', '.join(needed)}; a counterfactual log needs "
                          "user_id, query_id, shown, clicks, logging_design and logging_rankings.")
     skipped: dict[str, int] = {}
+    # 1-based row numbers of the log as read (before any filter), for every message
+    number = np.arange(1, table.num_rows + 1, dtype=np.int64)
     if "experiment" in columns:
         exps = pc.unique(_strings(table.column("experiment"))).to_pylist()
         if experiment is None and len(exps) > 1:
@@ -158,13 +173,19 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
             if experiment not in exps:
                 raise InputError(f"{name}: no experiment {experiment!r}; the log holds "
                                  f"{', '.join(map(str, exps))}.")
-            keep = pc.equal(_strings(table.column("experiment")), experiment)
-            skipped["other experiments"] = int(table.num_rows - pc.sum(keep).as_py())
-            table = table.filter(keep)
+            keep = pc.fill_null(pc.equal(_strings(table.column("experiment")), experiment), False)
+            mask = np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
+            skipped["other experiments"] = int((~mask).sum())
+            table, number = table.filter(pa.array(mask)), number[mask]
         elif exps:
             experiment = str(exps[0])
+    elif experiment is not None:
+        raise InputError(f"{name}: no experiment column, so no experiment {experiment!r} to choose; the whole "
+                         "log is one experiment: leave out experiment= (--experiment).")
     if table.num_rows == 0:
         raise EmptyInputError(f"{name}: no impressions.")
+    for column in ("user_id", "query_id", "logging_design", "logging_rankings"):
+        _no_nulls(table.column(column), column, name, number)
     designs = pc.unique(_strings(table.column("logging_design"))).to_pylist()
     if len(designs) != 1 or designs[0] not in DESIGNS:
         raise InputError(
@@ -172,9 +193,18 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
             f"exact propensities, {' or '.join(DESIGNS)} (team-draft and balanced interleaving give "
             "some lists probability 0 under a new pair).")
     design = str(designs[0])
+    # an impression that shows nothing (a null or empty shown list) has no list to reweight
+    shown_len = _lengths(table.column("shown").combine_chunks())
+    if (shown_len == 0).any():
+        has = shown_len > 0
+        skipped["impressions that show no document"] = int((~has).sum())
+        table, number = table.filter(pa.array(has)), number[has]
+        if table.num_rows == 0:
+            raise InputError(f"{name}: no impression shows a document (column shown is empty).")
     n = table.num_rows
     query = _strings(table.column("query_id"))
     rankings = table.column("logging_rankings").combine_chunks()
+    _no_null_ids(rankings, table.column("shown").combine_chunks(), name, number)
     inner = _join_lists(rankings.flatten(), _SEP)
     outer = pa.ListArray.from_arrays(rankings.offsets, inner)
     key = pc.binary_join_element_wise(query, _join_lists(outer, _RSEP), "\x1d")
@@ -182,13 +212,12 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
     context = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     first = np.unique(context, return_index=True)[1]
     queries = query.take(pa.array(first)).to_pylist()
+    _check_rankings(rankings.take(pa.array(first)), design, name, number[first])  # once per context
     ctx_docs, ctx_rankings, ctx_keys, ctx_codes = _context_tables(rankings.take(pa.array(first)))
     # shown documents as local codes
     shown_col = table.column("shown").combine_chunks()
-    lengths = pc.fill_null(pc.list_value_length(shown_col), 0).to_numpy(zero_copy_only=False)
+    lengths = _lengths(shown_col)
     k = int(lengths.max(initial=0))
-    if k == 0:
-        raise InputError(f"{name}: no impression shows a document (column shown is empty).")
     row = np.repeat(np.arange(n), lengths)
     slot = np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     cell_keys = pc.binary_join_element_wise(pa.array(context[row].astype(str)),
@@ -197,21 +226,15 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
     if where.null_count:
         cell = int(np.flatnonzero(where.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(
-            f"{name}: row {row[cell] + 1}: shown document {shown_col.flatten()[cell].as_py()!r} at position "
+            f"{name}: row {number[row[cell]]}: shown document {shown_col.flatten()[cell].as_py()!r} at position "
             f"{slot[cell] + 1} is in none of the row's logging_rankings; the propensities need the "
             "rankings that produced the list.")
     shown = np.full((n, k), -1, dtype=np.int64)
     shown[row, slot] = ctx_codes[where.to_numpy(zero_copy_only=False).astype(np.int64)]
-    clicks = np.zeros((n, k), dtype=bool)
-    clicked = table.column("clicks").combine_chunks()
-    c_len = pc.fill_null(pc.list_value_length(clicked), 0).to_numpy(zero_copy_only=False)
-    c_row = np.repeat(np.arange(n), c_len)
-    c_pos = clicked.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
-    bad = (c_pos < 1) | (c_pos > lengths[c_row])
-    if bad.any():
-        skipped["clicks outside the shown positions"] = int(bad.sum())
-    clicks[c_row[~bad], c_pos[~bad] - 1] = True
-    _, unit = np.unique(table.column("user_id").to_numpy(), return_inverse=True)
+    _check_distinct(shown, name, number)
+    clicks, click_skips = _clicks(table.column("clicks").combine_chunks(), lengths, n, k, name)
+    skipped.update(click_skips)
+    unit = pc.dictionary_encode(_strings(table.column("user_id"))).indices.to_numpy(zero_copy_only=False)
     tau = 3.0
     shares: tuple[float, ...] | None = None
     if design == "probabilistic" and "tau" in columns:
@@ -219,18 +242,151 @@ def read_log(log: Any, *, experiment: str | None = None, source: str | None = No
         if len(taus) != 1 or taus[0] is None:
             raise InputError(f"{name}: tau holds {taus!r}; one softmax steepness per experiment.")
         tau = float(taus[0])
+        if not (np.isfinite(tau) and tau > 0):
+            raise InputError(f"{name}: tau is {tau!r}; the softmax steepness of probabilistic interleaving "
+                             "is a positive number (3 by default).")
     if design == "ab":
-        if "arm_shares" not in columns:
-            raise InputError(f"{name}: an A/B log needs arm_shares (the traffic share of each arm, in "
-                             "the order of logging_rankings) to give exact propensities.")
-        distinct = pc.unique(_join_lists(table.column("arm_shares").combine_chunks(), ",")).to_pylist()
-        if len(distinct) != 1:
-            raise InputError(f"{name}: arm_shares change within the experiment ({distinct[:3]!r}).")
-        shares = tuple(float(x) for x in str(distinct[0]).split(","))
-    logged = (np.asarray(table.column("propensity").to_numpy(zero_copy_only=False), dtype=np.float64)
-              if "propensity" in columns else None)
+        shares = _shares(table, columns, len(ctx_rankings[0]), name)
+    logged = None
+    if "propensity" in columns:
+        logged = np.asarray(pc.fill_null(table.column("propensity").cast(pa.float64()), float("nan"))
+                            .to_numpy(zero_copy_only=False), dtype=np.float64)
     return CounterfactualLog(design, [str(q) for q in queries], ctx_docs, ctx_rankings, context,
-                             unit.astype(np.int64), shown, clicks, tau, shares, experiment, name, skipped, logged)
+                             unit.astype(np.int64), shown, clicks, tau, shares, experiment, name, skipped, logged,
+                             number)
+
+
+def _no_nulls(column: Any, label: str, name: str, number: NDArray[np.int64]) -> None:
+    """Refuse a missing value in a required column, naming its first row."""
+    if column.null_count:
+        i = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"{name}: row {number[i]}: {label} is missing; every impression needs user_id, "
+                         "query_id, logging_design and logging_rankings (fill it, or drop the row).")
+
+
+def _no_null_ids(rankings: pa.Array, shown: pa.Array, name: str, number: NDArray[np.int64]) -> None:
+    """Refuse a missing ranking in logging_rankings and a missing document id in a shown list or
+    a logging ranking, naming the row."""
+    inner = rankings.flatten()
+    if inner.null_count:
+        i = int(np.flatnonzero(inner.is_null().to_numpy(zero_copy_only=False))[0])
+        outer = _lengths(rankings)
+        row = np.repeat(np.arange(len(rankings)), outer)[i]
+        start = int(np.cumsum(outer)[row] - outer[row])
+        raise InputError(f"{name}: row {number[row]}: logging ranking {i - start + 1} is missing; "
+                         "logging_rankings holds every ranking the design randomised over.")
+    for label, docs, row_of in (
+            ("shown", shown.flatten(), np.repeat(np.arange(len(shown)), _lengths(shown))),
+            ("logging_rankings", inner.flatten(),
+             np.repeat(np.repeat(np.arange(len(rankings)), _lengths(rankings)), _lengths(inner)))):
+        if docs.null_count:
+            i = int(np.flatnonzero(docs.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError(f"{name}: row {number[row_of[i]]}: {label} holds a missing document id; every "
+                             "document shown or ranked needs its id.")
+
+
+def _check_rankings(rankings: pa.Array, design: str, name: str, number: NDArray[np.int64]) -> None:
+    """One number of logging rankings per experiment, none listing a document twice, and (under
+    probabilistic interleaving) none empty, as the serving-time interleaving requires: vectorized
+    over the rankings of each context (its first row; ``number``: those rows' numbers)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    outer = _lengths(rankings)
+    if outer[0] == 0:
+        raise InputError(f"{name}: row {number[0]}: logging_rankings is empty; it holds the rankings the design "
+                         "randomised over (control/A first).")
+    differ = np.flatnonzero(outer != outer[0])
+    if len(differ):
+        i = int(differ[0])
+        raise InputError(f"{name}: row {number[i]} has {outer[i]} logging rankings where row {number[0]} has "
+                         f"{outer[0]}; one experiment randomises over one set of rankers (estimate each set "
+                         "as its own experiment).")
+    inner = rankings.flatten()
+    inner_len = _lengths(inner)
+    ranking_row = np.repeat(np.arange(len(rankings)), outer)
+    if design == "probabilistic" and (inner_len == 0).any():
+        r = int(np.flatnonzero(inner_len == 0)[0])
+        raise InputError(f"{name}: row {number[ranking_row[r]]}: logging ranking {r % max(int(outer[0]), 1) + 1} "
+                         "is empty; every interleaved ranker must return at least one document.")
+    docs = inner.flatten().cast(pa.string())
+    which = np.repeat(np.arange(len(inner)), inner_len)
+    codes = pc.dictionary_encode(docs).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    pairs = which * (int(codes.max(initial=0)) + 1) + codes
+    order = np.argsort(pairs, kind="stable")
+    repeat = np.flatnonzero(pairs[order][1:] == pairs[order][:-1])
+    if len(repeat):
+        e = int(order[repeat + 1].min())  # the first repeated element in the log's order
+        r = int(which[e])
+        raise InputError(f"{name}: row {number[ranking_row[r]]}: logging ranking {r % int(outer[0]) + 1} lists "
+                         f"document {docs[e].as_py()!r} twice; a ranking lists each document once.")
+
+
+def _check_distinct(shown: NDArray[np.int64], name: str, number: NDArray[np.int64]) -> None:
+    """Refuse a shown list that holds a document twice (no design can show it)."""
+    if shown.shape[1] < 2:
+        return
+    ordered = np.sort(shown, axis=1)
+    twice = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
+    if twice.any():
+        i = int(np.flatnonzero(twice.any(axis=1))[0])
+        raise InputError(f"{name}: row {number[i]}: the shown list holds a document twice; a list shows each "
+                         "document once.")
+
+
+def _clicks(clicked: pa.Array, lengths: NDArray[np.int64], n: int, k: int, name: str
+            ) -> tuple[NDArray[np.bool_], dict[str, int]]:
+    """``bool[n, k]`` clicks from 1-based positions; what is left out, by reason: missing or
+    non-integer positions, positions outside the shown list, repeated clicks on one position
+    (a position is clicked or not: counted once)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    skipped: dict[str, int] = {}
+    c_len = _lengths(clicked)
+    c_row = np.repeat(np.arange(n), c_len)
+    flat = clicked.flatten()
+    if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type) or pa.types.is_null(flat.type)):
+        raise InputError(f"{name}: clicks must be lists of 1-based positions (integers); found "
+                         f"{clicked.type}.")
+    values = np.asarray(pc.fill_null(flat.cast(pa.float64()), float("nan")).to_numpy(zero_copy_only=False),
+                        dtype=np.float64)
+    whole = np.isfinite(values) & (values == np.round(values))
+    if (~whole).any():
+        skipped["clicks without an integer position"] = int((~whole).sum())
+    pos = np.where(whole, values, 0).astype(np.int64)
+    outside = whole & ((pos < 1) | (pos > lengths[c_row]))
+    if outside.any():
+        skipped["clicks outside the shown positions"] = int(outside.sum())
+    ok = whole & ~outside
+    clicks = np.zeros((n, k), dtype=bool)
+    cell = c_row[ok] * max(k, 1) + pos[ok] - 1
+    unique = np.unique(cell)
+    if len(unique) < len(cell):
+        skipped["repeated clicks on a position (counted once)"] = int(len(cell) - len(unique))
+    clicks.flat[unique] = True
+    return clicks, skipped
+
+
+def _shares(table: pa.Table, columns: set[str], n_arms: int, name: str) -> tuple[float, ...]:
+    """The A/B arms' traffic shares: one per arm, positive, summing to 1, one set per experiment."""
+    import pyarrow.compute as pc
+
+    if "arm_shares" not in columns:
+        raise InputError(f"{name}: an A/B log needs arm_shares (the traffic share of each arm, in "
+                         "the order of logging_rankings) to give exact propensities.")
+    distinct = pc.unique(_join_lists(table.column("arm_shares").combine_chunks(), ",")).to_pylist()
+    if None in distinct:
+        raise InputError(f"{name}: arm_shares is missing (or holds a missing share) in some rows; an A/B log "
+                         "gives every arm's traffic share on every row.")
+    if len(distinct) != 1:
+        raise InputError(f"{name}: arm_shares change within the experiment ({distinct[:3]!r}).")
+    shares = tuple(float(x) for x in str(distinct[0]).split(","))
+    p = np.asarray(shares)
+    if len(shares) != n_arms or not (np.all(np.isfinite(p) & (p > 0)) and abs(float(p.sum()) - 1.0) < 1e-9):
+        raise InputError(f"{name}: arm_shares is {list(shares)!r}; an A/B log needs one positive share per arm "
+                         f"({n_arms}, in the order of logging_rankings) summing to 1, the exact traffic split.")
+    return shares
 
 
 def _lengths(lists: pa.Array) -> NDArray[np.int64]:
@@ -290,10 +446,16 @@ def _as_table(log: Any, source: str | None) -> tuple[pa.Table, str]:
     path = Path(log)
     if not path.exists():
         raise InputError(f"{path}: no such log file.")
+    if path.is_dir():
+        raise InputError(f"{path}: a directory; expected a log file (Parquet or JSON lines), such as "
+                         f"{path / 'impressions.parquet'}.")
     if path.suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        return pq.read_table(path), str(path)
+        try:
+            return pq.read_table(path), str(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InputError(f"{path}: not a readable Parquet log ({exc}).") from exc
     import pyarrow.json as pj
 
     try:

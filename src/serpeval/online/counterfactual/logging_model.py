@@ -87,21 +87,37 @@ class LoggingModel:
         return out
 
     def check_logged(self) -> None:
-        """Refuse a logged ``propensity`` that differs from the recomputed list probability
-        (relative tolerance :data:`~.log.PROPENSITY_RTOL`)."""
+        """Refuse a shown list the design could not have drawn (recomputed probability 0: under
+        an A/B split, a list no arm shows), and a logged ``propensity`` that differs from the
+        recomputed list probability (relative tolerance :data:`~.log.PROPENSITY_RTOL`; a NaN,
+        an empty cell, is not checked). Either means the log's rankings, tau or shares are not
+        the ones its lists were drawn from, and every weight would be wrong."""
         from serpeval.online.counterfactual.log import PROPENSITY_RTOL
 
+        exact = self.prefix()[:, -1]
+        impossible = ~(exact > 0)
+        if impossible.any():
+            i = int(np.flatnonzero(impossible)[0])
+            raise InputError(
+                f"{self.log.source}: row {self._row(i)}: the shown list has probability 0 under the logged "
+                f"design ({self.log.design}{': no arm shows it' if self.log.design == 'ab' else ''}) "
+                f"({int(impossible.sum()):,} such rows); the log's logging_rankings, tau or shares are not the "
+                "ones the lists were drawn from.")
         logged = self.log.logged_propensity
         if logged is None:
             return
-        exact = self.prefix()[:, -1]
-        off = ~np.isclose(logged, exact, rtol=PROPENSITY_RTOL, atol=0.0)
+        off = ~np.isclose(logged, exact, rtol=PROPENSITY_RTOL, atol=0.0) & ~np.isnan(logged)  # NaN: not logged
         if off.any():
             i = int(np.flatnonzero(off)[0])
             raise InputError(
-                f"{self.log.source}: row {i + 1}: logged propensity {logged[i]!r} differs from {exact[i]!r}, "
-                f"the probability of the shown list recomputed from logging_rankings ({self.log.design}); the "
-                "log's rankings, tau or shares are not the ones the list was drawn from.")
+                f"{self.log.source}: row {self._row(i)}: logged propensity {float(logged[i])!r} differs from "
+                f"{float(exact[i])!r}, the probability of the shown list recomputed from logging_rankings "
+                f"({self.log.design}); the log's rankings, tau or shares are not the ones the list was drawn "
+                "from.")
+
+    def _row(self, i: int) -> int:
+        """Impression ``i``'s 1-based row in the log as read."""
+        return i + 1 if self.log.row_numbers is None else int(self.log.row_numbers[i])
 
     def pairwise(self) -> NDArray[np.float64]:
         """``G[n_ctx, k, width, k, width]``: P(code d at j and code e at l) (cached); the
