@@ -169,6 +169,25 @@ def test_corpus_errors_name_the_line(tmp_path: Path) -> None:
     assert EmbeddedIndex.build(path, fields=["title"]).doc_ids == ["a", "b"]  # null in one document: fine
 
 
+def test_a_document_text_may_hold_line_separators_raw(tmp_path: Path) -> None:
+    """JSON allows U+2028, U+2029, NEL and a form feed... raw inside a string (json.dumps with
+    ensure_ascii=False writes them so; scraped text holds them). The corpus reader split lines
+    with str.splitlines, which ends a line there too: the document was cut in two and refused
+    as "not valid JSON". Lines end at LF, CRLF or CR only now; line numbers count those."""
+    texts = ["wing\u2028flutter", "lift\u2029drag\x85shock", "nose\x0cboundary\x1clayer"]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"docid": f"d{i}", "text": t}, ensure_ascii=False) + "\r\n"
+                            for i, t in enumerate(texts)), encoding="utf-8", newline="")
+    assert "\u2028" in path.read_text(encoding="utf-8")  # written raw
+    index = EmbeddedIndex.build(path)
+    assert index.doc_ids == ["d0", "d1", "d2"]
+    assert [h.doc_id for h in index.engine().search("flutter", k=3)] == ["d0"]
+    assert [h.doc_id for h in index.engine().search("shock", k=3)] == ["d1"]
+    path.write_text(path.read_text(encoding="utf-8") + "not json\n", encoding="utf-8")
+    with pytest.raises(ParseError, match=rf"^{re.escape(str(path))}:4: not valid JSON"):
+        EmbeddedIndex.build(path)
+
+
 def test_gzip_corpus_and_integer_ids(tmp_path: Path) -> None:
     path = tmp_path / "docs.jsonl.gz"
     path.write_bytes(gzip.compress(b"".join(json.dumps({"id": i, "body": t}).encode() + b"\n"

@@ -77,7 +77,8 @@ CASES: list[tuple[str, str, int | None, str]] = [
     ("rank_eval_bool.json", '{"requests": [{"id": true, "ratings": [{"_id": "d1", "rating": 1}]}]}', None,
      r'requests\[0\]: the "id" is true; expected an id'),
     ("rank_eval_rating.json", '{"requests": [{"id": "q1", "ratings": [{"_id": "d1", "rating": false}]}]}', None,
-     r"requests\[0\]\.ratings\[0\]: expected an integer rating, found false"),
+     r"requests\[0\]\.ratings\[0\]: expected an integer relevance grade, found false\. Write the grade as a "
+     r"number \(true as 1, false as 0\)\.$"),
     ("two_relevance.csv", "query_id,doc_id,relevance,relevance\nq1,d1,1,0\n", None,
      r"2 columns are named 'relevance' \('relevance', 'relevance'\)"),
     ("two_cases.csv", "qid,docid,Rel,rel\nq1,d1,1,0\n", None, r"2 columns are named 'rel' \('Rel', 'rel'\)"),

@@ -48,7 +48,12 @@ def test_missing_and_binary_files(tmp_path) -> None:
     with pytest.raises(InputError, match="topics file not found"):
         read_topics(tmp_path / "nope.tsv")
     (tmp_path / "bin.tsv").write_bytes(b"\xff\xfe\x00bad")
-    with pytest.raises(InputError, match="cannot read the topics file as UTF-8"):
+    with pytest.raises(InputError, match=r"bin\.tsv:1: the topics file is UTF-16 text \(it starts with the UTF-16 "
+                                         r"byte order mark FF FE"):
+        read_topics(tmp_path / "bin.tsv")
+    (tmp_path / "bin.tsv").write_bytes(b"1\tpolio\n2\tcaf\xe9\n")
+    with pytest.raises(InputError, match=r"bin\.tsv:2: the topics file is not UTF-8 text \(byte 0xe9 at column 6\); "
+                                         r"save it as UTF-8\.$"):
         read_topics(tmp_path / "bin.tsv")
     (tmp_path / "cut.tsv.gz").write_bytes(gzip.compress(b"1\tpolio\n" * 100)[:-10])
     with pytest.raises(InputError, match=r"cut\.tsv\.gz: cannot read the topics file"):

@@ -43,6 +43,7 @@ __all__ = [
     "check_scores",
     "grades_of_kind",
     "qrels_from_nested",
+    "refuse_boolean_grades",
     "run_from_nested",
 ]
 
@@ -659,17 +660,53 @@ def run_from_nested(scores: Mapping[str, Mapping[str, Any]], name: str, label: s
     return Run(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, name=name, source=label)
 
 
-def _refuse_boolean_grades(values: list[Any], where: Callable[[int], str], json_keys: bool) -> None:
-    """``True``/``False`` as a grade is refused, as in a file: ``bool`` is an ``int`` in Python,
-    but reading ``True`` as 1 would hide values that hold something else (a flag, a label)."""
-    if not {bool, np.bool_} & set(map(type, values)):  # (at C speed: the common case)
-        return
-    first = next((i for i, value in enumerate(values) if isinstance(value, (bool, np.bool_))), -1)
-    if first >= 0:
-        value = bool(values[first])
-        found, fix = (quote(value), "true as 1, false as 0") if json_keys else (repr(value), "True as 1, False as 0")
-        raise ParseError(f"{where(first)}: expected an integer relevance grade, found {found}. Write the grade "
-                         f"as a number ({fix}).")
+def refuse_boolean_grades(values: Any, where: Callable[[int], str], *, column: str | None = None,
+                          python: bool = False) -> None:
+    """The one rule on ``true``/``false`` grades, applied by every qrels reader (TREC text has
+    no booleans; JSON, JSON lines, Parquet, Arrow tables, pandas and polars DataFrames, Python
+    dicts, subtopic qrels) before :func:`check_grades` or :func:`check_float_grades`: a boolean
+    grade is refused, never read as 1 or 0. ``bool`` is an ``int`` in Python and Arrow casts
+    ``true`` to 1, but a column of flags is not a column of grades (a ``judged`` or
+    ``clicked`` column named by mistake would pass as binary relevance).
+
+    (:func:`check_grades` itself takes booleans: it is the value rule of a :class:`Qrels`
+    built in code; the readers decide what a file or a user's table may hold.)
+
+    Args:
+        values: the grades: an Arrow array (a boolean column), a NumPy array or a sequence of
+            Python values (``True``, ``np.True_``).
+        where: turns the index of a value into its location (``path:line``, ``<table>: row 3``,
+            a JSON key path, ``<dict>: query 'q', doc 'd'``).
+        column: the relevance column's name, for a table (said in the message).
+        python: spell the value as Python does (``True``, for a dict built in code), else as
+            JSON and Arrow do (``true``).
+
+    Raises:
+        ParseError: naming the first boolean grade's location, the value and how to fix it.
+    """
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        if pa.types.is_dictionary(values.type) and pa.types.is_boolean(values.type.value_type):
+            values = values.cast(pa.bool_())  # a categorical of true/false (pandas' Categorical)
+        if not pa.types.is_boolean(values.type) or len(values) == values.null_count:
+            return
+        first = int(np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))[0])
+        value = bool(values[first].as_py())
+    elif isinstance(values, np.ndarray) and values.dtype.kind != "O":
+        if values.dtype.kind != "b" or not values.size:
+            return
+        first, value = 0, bool(values[0])
+    else:
+        items = values if isinstance(values, list) else list(values)
+        if not {bool, np.bool_} & set(map(type, items)):  # (at C speed: the common case)
+            return
+        first = next(i for i, item in enumerate(items) if isinstance(item, (bool, np.bool_)))
+        value = bool(items[first])
+    shown, fix = (repr(value), "True as 1, False as 0") if python else (quote(value), "true as 1, false as 0")
+    if column is not None:
+        raise ParseError(f"{where(first)}: the relevance ({column!r}) is {shown}; expected an integer grade "
+                         f"(0, 1, 2, ...). Write the grades as numbers ({fix}).")
+    raise ParseError(f"{where(first)}: expected an integer relevance grade, found {shown}. Write the grade "
+                     f"as a number ({fix}).")
 
 
 def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, json_keys: bool,
@@ -679,7 +716,7 @@ def qrels_from_nested(judgments: Mapping[str, Mapping[str, Any]], label: str, js
     is the grade type."""
     qids, docs, values = _flatten(judgments, "grade", label, json_keys)
     where = _entry_namer(qids, docs, label, json_keys)
-    _refuse_boolean_grades(values, where, json_keys)
+    refuse_boolean_grades(values, where, python=not json_keys)
     checked = grades_of_kind(values, where, grades)
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label,
                   grades=grades)

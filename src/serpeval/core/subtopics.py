@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from serpeval.core.data import Qrels, _strings, check_grades
+from serpeval.core.data import Qrels, _strings, check_grades, refuse_boolean_grades
 from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, SingleSubtopicWarning
 from serpeval.core.id_codes import codes_in
@@ -141,7 +141,7 @@ def subtopic_qrels_from_rows(rows: Iterable[Any], label: str = "<rows>") -> Subt
 
     Raises:
         InputError: a row that is not four values.
-        ParseError: a grade that is not an integer (naming the row).
+        ParseError: a grade that is not an integer, or a ``True``/``False`` (naming the row).
         DuplicateError: a (query, subtopic, document) given twice.
         EmptyInputError: no rows.
     """
@@ -159,6 +159,7 @@ def subtopic_qrels_from_rows(rows: Iterable[Any], label: str = "<rows>") -> Subt
         r.append(row[3])
     if not r:
         raise EmptyInputError(f"{label}: the subtopic qrels have no rows.")
+    refuse_boolean_grades(r, lambda i: f"{label}: row {i + 1}", python=True)
     grades = check_grades(r, lambda i: f"{label}: row {i + 1}")
     return SubtopicQrels(pa.array(q, pa.string()), pa.array(s, pa.string()), pa.array(d, pa.string()),
                          grades, source=label).check_unique()

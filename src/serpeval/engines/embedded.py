@@ -589,6 +589,7 @@ def _records(corpus: str | Path | Iterable[Mapping[str, Any]]) -> tuple[list[tup
     if isinstance(corpus, str | Path):
         from serpeval.io.inputs import read_input
         from serpeval.io.jsonl import JsonObjects
+        from serpeval.io.reading import text_lines
 
         raw, label = read_input(corpus, what="corpus")
         try:
@@ -598,7 +599,8 @@ def _records(corpus: str | Path | Iterable[Mapping[str, Any]]) -> tuple[list[tup
             raise InputError(f"{label}:{at}: cannot read the corpus as UTF-8 text ({exc}).") from None
         parse = JsonObjects()
         out: list[tuple[str, Mapping[str, Any]]] = []
-        for number, line in enumerate(text.splitlines(), 1):
+        # lines end at LF, CRLF or CR only: a document's text may hold U+2028 or a form feed raw
+        for number, line in enumerate(text_lines(text), 1):
             stripped = line.strip()
             if stripped:
                 where = f"{label}:{number}"

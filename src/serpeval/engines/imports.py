@@ -47,6 +47,7 @@ from typing import Any
 
 from serpeval.core import strict_json
 from serpeval.core.errors import DuplicateError, EmptyInputError, OptionError, ParseError
+from serpeval.io.reading import text_lines
 
 __all__ = ["FORMATS", "Imported", "read_external"]
 
@@ -354,7 +355,7 @@ def _srw(text: str, label: str, out: _Collector, query_set: str | Path | None = 
                 entries = [loaded]
         except ValueError:
             entries = []
-            for number, line in enumerate(stripped.splitlines(), 1):
+            for number, line in enumerate(text_lines(stripped), 1):  # LF, CRLF or CR only
                 if line.strip():
                     try:
                         entries.append(json.loads(line))

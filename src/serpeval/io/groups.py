@@ -13,7 +13,10 @@ Formats, chosen by the file:
   ``qid``...) and the named column; a list-valued column puts a query in several groups.
   A TSV file has no named columns: ``column=`` with one is refused (it used to be ignored).
 
-Null or empty values put the query in no group (counted in :attr:`GroupPairs.empty`).
+Lines of text end at LF, CRLF or a lone CR, and a byte order mark starting a line is removed
+(:func:`serpeval.io.reading.text_lines`). Query ids of a Parquet table are read as the qrels
+and run readers read them (a float column's ``301.0`` is query ``301``). Null or empty values
+put the query in no group (counted in :attr:`GroupPairs.empty`).
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.io.inputs import open_input
 from serpeval.io.jsonl import ID_KEYS, JsonObjects, not_an_id
-from serpeval.io.reading import read_parquet
+from serpeval.io.reading import check_ids, read_parquet, text_lines, utf8_text
 
 __all__ = ["GroupPairs", "read_groups"]
 
@@ -62,13 +67,7 @@ def read_groups(path: str | Path, column: str | None = None) -> GroupPairs:
     if opened.parquet or name.endswith((".parquet", ".pq")):
         pairs = _from_table(opened, column, label)
     else:
-        raw = opened.read()
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            at = raw.count(b"\n", 0, exc.start) + 1
-            raise InputError(f"{label}:{at}: cannot read the groups file as UTF-8 text ({exc}).") from None
-        pairs = _from_text(text, column, label)
+        pairs = _from_text(utf8_text(opened.read(), label, "groups file"), column, label)
     if not pairs.query_ids:
         raise EmptyInputError(f"{label}: no query groups found (expected lines 'qid<TAB>group', JSON "
                               "objects with an id and 'group'/'groups', or a column named with "
@@ -86,22 +85,26 @@ def _values(value: Any) -> list[str]:
     return [text] if text else []
 
 
-def _collect(rows: list[tuple[int, str, Any]], label: str, unit: str) -> GroupPairs:
-    """Memberships from ``(line or row number, qid, cell)``; duplicates are errors."""
+def _collect(rows: list[tuple[int, str | None, Any]], label: str, unit: str) -> GroupPairs:
+    """Memberships from ``(line or row number, qid, cell)`` (``unit``: ``line`` or ``row``);
+    duplicates are errors."""
     qids: list[str] = []
     groups: list[str] = []
     seen: dict[tuple[str, str], int] = {}
     empty = 0
     for number, qid, cell in rows:
+        where = f"{label}:{number}" if unit == "line" else f"{label}: row {number}"
+        if qid is None:
+            raise ParseError(f"{where}: the query id is missing (null); every row needs a query id.")
         if not qid.strip():
-            raise ParseError(f"{label}:{number}: the query id is empty.")
+            raise ParseError(f"{where}: the query id is empty.")
         values = _values(cell)
         if not values:
             empty += 1
         for group in values:
             key = (qid, group)
             if key in seen:
-                raise DuplicateError(f"{label}:{number}: query {qid!r} is listed in group {group!r} "
+                raise DuplicateError(f"{where}: query {qid!r} is listed in group {group!r} "
                                      f"again (first on {unit} {seen[key]}); list each membership once.")
             seen[key] = number
             qids.append(qid)
@@ -110,9 +113,9 @@ def _collect(rows: list[tuple[int, str, Any]], label: str, unit: str) -> GroupPa
 
 
 def _from_text(text: str, column: str | None, label: str) -> GroupPairs:
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1)
+    lines = [(n, line) for n, line in enumerate(text_lines(text), 1)
              if line.strip() and not line.strip().startswith("#")]
-    rows: list[tuple[int, str, Any]] = []
+    rows: list[tuple[int, str | None, Any]] = []
     jsonl = bool(lines) and lines[0][1].lstrip().startswith("{") and "\t" not in lines[0][1]
     if column is not None and not jsonl:
         raise InputError(f"{label}: no column {column!r} (--group-column): a TSV groups file has no named "
@@ -163,7 +166,11 @@ def _from_table(opened: Any, column: str | None, label: str) -> GroupPairs:
         wanted = f"the column {column!r} (--group-column)" if column else "a group column (group, groups)"
         raise InputError(f"{label}: a groups table needs a query id column (query_id, qid, ...) and "
                          f"{wanted}; columns: {', '.join(table.column_names)}.")
-    qids = table.column(qcol).to_pylist()
+    ids = table.column(qcol)
+    check_ids(ids, qcol, "query_id", label)  # text or numbers; not lists, not true/false
+    # ids as the qrels and run readers make them (an Arrow cast): a float column (pandas writes
+    # one for integer ids with a gap) holds 301.0, which is query '301', not '301.0'
+    qids = (ids if pa.types.is_string(ids.type) else ids.cast(pa.string())).to_pylist()
     cells = table.column(want).to_pylist()
-    rows = [(i + 1, "" if q is None else str(q), c) for i, (q, c) in enumerate(zip(qids, cells, strict=True))]
+    rows = [(i + 1, q, c) for i, (q, c) in enumerate(zip(qids, cells, strict=True))]
     return _collect(rows, f"{label} (column {want!r})", "row")

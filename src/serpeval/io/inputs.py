@@ -32,7 +32,8 @@ from typing import IO
 from serpeval.core.errors import OutOfMemoryError, ReadError, os_error_cause
 from serpeval.core.identity import note_input, note_stat
 
-__all__ = ["GZIP_MAGIC", "PARQUET_MAGIC", "Input", "decompress", "open_input", "read_input", "reading_error"]
+__all__ = ["GZIP_ERRORS", "GZIP_MAGIC", "PARQUET_MAGIC", "Input", "corrupt_gzip", "decompress", "open_input",
+           "read_input", "reading_error"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -94,6 +95,24 @@ def reading_error(exc: OSError, label: str, what: str | None = None) -> ReadErro
     return ReadError(f"{label}: {cause}." + (f" {hint}" if hint else ""))
 
 
+#: What Python's gzip raises on corrupt or truncated data (BadGzipFile is an OSError).
+GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
+def corrupt_gzip(exc: BaseException, label: str, what: str | None = None) -> ReadError:
+    """The ReadError for gzip data that cannot be decompressed (one of :data:`GZIP_ERRORS`):
+    the whole-file readers (:func:`decompress`) and the streaming run reader say the same."""
+    cause = str(exc) or type(exc).__name__
+    if isinstance(exc, EOFError):
+        cause = "the stream ends early: is the file truncated?"
+    elif cause.startswith("CRC check failed"):
+        cause = "CRC check failed"  # (the streaming reader's message adds both checksums)
+    return ReadError(
+        f"{label}: cannot read the {what or 'file'}: it starts like gzip but is corrupt ({cause}). "
+        "Check it with `gzip -t`, or give the uncompressed file."
+    )
+
+
 def decompress(data: bytes, label: str, what: str | None = None) -> bytes:
     """Decompress gzip ``data`` (several members are concatenated, as ``zcat`` does).
 
@@ -103,14 +122,8 @@ def decompress(data: bytes, label: str, what: str | None = None) -> bytes:
     """
     try:
         return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
-        cause = str(exc) or type(exc).__name__
-        if isinstance(exc, EOFError):
-            cause = "the stream ends early: is the file truncated?"
-        raise ReadError(
-            f"{label}: cannot read the {what or 'file'}: it starts like gzip but is corrupt ({cause}). "
-            "Check it with `gzip -t`, or give the uncompressed file."
-        ) from None
+    except GZIP_ERRORS as exc:
+        raise corrupt_gzip(exc, label, what) from None
     except MemoryError:
         raise OutOfMemoryError(f"out of memory while decompressing {label}.") from None
 

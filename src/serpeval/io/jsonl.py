@@ -103,7 +103,11 @@ def load_json(text: str, label: str) -> tuple[Any, bool]:
     try:
         loaded = json_decoder(hook).decode(text)
     except json.JSONDecodeError as exc:
-        raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.") from None
+        hint = ""
+        if exc.msg == "Extra data":  # a second value after the first: JSON lines under a .json name
+            hint = (" The file holds more than one JSON value: if it is JSON lines (one object per "
+                    "line), name it .jsonl.")
+        raise ParseError(f"{label}:{exc.lineno}: invalid JSON: {exc.msg}.{hint}") from None
     except RecursionError:
         line, what = _too_deep(text)
         raise ParseError(f"{label}:{line}: {what}") from None

@@ -3,12 +3,14 @@
 The choice between a table and TREC text (:func:`open_source`), a Parquet file read
 (:func:`read_parquet`), Arrow's conversion errors as a :class:`ParseError` naming the file
 (:func:`values_fit`), the pieces of the TREC text parsers (:data:`INTEGER`, :data:`DECIMAL`,
-:data:`GRADE_SPELLINGS`, :func:`line_fields`, :func:`show_line`, :func:`unnamed_source`)
-and of the table readers (:data:`ALIASES`, :class:`Rows`, :func:`find_column`,
-:func:`no_nulls`). Its users are :mod:`serpeval.io` (``read_qrels``, ``read_run``),
-:mod:`serpeval.io.trec`, :mod:`serpeval.io.trec_stream`, :mod:`serpeval.io.tables`,
-:mod:`serpeval.io.groups` and :mod:`serpeval.io.subtopics`; it imports none of them, so
-they all import it at the top, and none borrows a private name of another.
+:data:`GRADE_SPELLINGS`, :func:`line_fields`, :func:`show_line`, :func:`unnamed_source`,
+:func:`refuse_utf16`), of the table readers (:data:`ALIASES`, :class:`Rows`,
+:func:`find_column`, :func:`no_nulls`), and decoded text and its lines (:func:`utf8_text`,
+:func:`text_lines`, for the table, groups and topics readers). Its users are
+:mod:`serpeval.io` (``read_qrels``, ``read_run``), :mod:`serpeval.io.trec`,
+:mod:`serpeval.io.trec_stream`, :mod:`serpeval.io.tables`, :mod:`serpeval.io.groups`,
+:mod:`serpeval.io.topics` and :mod:`serpeval.io.subtopics`; it imports none of them, so they
+all import it at the top, and none borrows a private name of another.
 
 Layer: io. Imports core and :mod:`serpeval.io.inputs` only.
 """
@@ -35,6 +37,7 @@ __all__ = [
     "GRADE_SPELLINGS",
     "INTEGER",
     "TABLE_SUFFIXES",
+    "UTF16_MARKS",
     "Rows",
     "check_ids",
     "find_column",
@@ -43,8 +46,11 @@ __all__ = [
     "no_nulls",
     "open_source",
     "read_parquet",
+    "refuse_utf16",
     "show_line",
+    "text_lines",
     "unnamed_source",
+    "utf8_text",
     "values_fit",
 ]
 
@@ -126,6 +132,65 @@ def line_fields(line: bytes) -> list[bytes]:
     return line.removeprefix(BOM).split()
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BOM_TEXT = BOM.decode("utf-8")
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of decoded text as the TREC readers see lines (the groups and topics readers):
+    they end at LF, CRLF or a lone CR only, and a byte order mark (U+FEFF) starting a line is
+    removed (``cat`` of files saved by Windows editors puts one at the start of later lines;
+    kept, it would become part of that line's query id, which then matches no query).
+
+    ``str.splitlines`` also ends a line at U+2028, U+2029, NEL (U+0085), vertical tab, form
+    feed and the separators U+001C-U+001E, which a query text may hold (and JSON text may
+    hold raw): it would cut that line in two."""
+    lines = [line.removeprefix(_BOM_TEXT) for line in _LINE_BREAK.split(text)]
+    if lines[-1] == "":
+        lines.pop()  # the break that ends the last line (or an empty text)
+    return lines
+
+
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16's byte order marks, little- and big-endian
+
+
+def refuse_utf16(data: bytes, label: str, what: str = "file") -> None:
+    """Refuse text that starts with a UTF-16 byte order mark, saying what it is and how to
+    convert it: Windows PowerShell's ``>`` and ``Out-File`` and Notepad's "Unicode" write
+    UTF-16, whose every other byte is NUL (read as bytes, each field would be garbled).
+
+    Raises:
+        ParseError: naming the file (line 1), the mark found and the fix.
+    """
+    if data[:2] in UTF16_MARKS:
+        raise ParseError(
+            f"{label}:1: the {what} is UTF-16 text (it starts with the UTF-16 byte order mark "
+            f"{data[0]:02X} {data[1]:02X}, as Windows PowerShell's '>' and Notepad's \"Unicode\" write it); "
+            "serpeval reads UTF-8. Convert it: iconv -f UTF-16 -t UTF-8 FILE > NEW (in PowerShell: "
+            "Out-File -Encoding utf8)."
+        )
+
+
+def utf8_text(data: bytes, label: str, what: str = "file") -> str:
+    """``data`` as text (a UTF-8 byte order mark at the start dropped), for the readers of
+    text tables (CSV, JSON, JSON lines), groups and topics files.
+
+    Raises:
+        ParseError: not UTF-8, naming the line, the byte and its column, and the fix (UTF-16
+            text is named as such: :func:`refuse_utf16`).
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        refuse_utf16(data, label, what)
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ParseError(
+            f"{label}:{line}: the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); "
+            "save it as UTF-8."
+        ) from None
+
+
 def show_line(line: bytes, limit: int = 120) -> str:
     """A line as quoted text for a message (undecodable bytes replaced, cut at ``limit``)."""
     text = line.decode("utf-8", "replace").rstrip("\r")
@@ -179,9 +244,15 @@ def find_column(table: pa.Table, role: str, label: str, given: str | None = None
             if role in ("query_id", "doc_id"):
                 check_ids(column, names[alias.lower()], role, label)
             return column
+    hint = ""
+    if len(table.column_names) == 1:
+        separators = [sep for sep in (";", ",", "\t", "|") if sep in table.column_names[0]]
+        if separators:  # Excel in many locales writes ';'-separated "CSV"
+            hint = (f" The one column's name holds {separators[0]!r}: is the file separated by "
+                    f"{separators[0]!r}? .csv files are read with ',' and .tsv files with tabs.")
     raise InputError(
         f"{label}: no {role} column; expected one of {', '.join(wanted)}, found columns "
-        f"{', '.join(table.column_names) or '(none)'}. Rename the column or pass its name."
+        f"{', '.join(table.column_names) or '(none)'}. Rename the column or pass its name.{hint}"
     )
 
 

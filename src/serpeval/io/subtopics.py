@@ -30,7 +30,7 @@ from serpeval.io.reading import (
     show_line,
     values_fit,
 )
-from serpeval.io.tables import read_table, to_arrow
+from serpeval.io.tables import read_table, refuse_boolean_relevance, to_arrow
 from serpeval.io.trec import Source, careful_rows, count_skipped, fast_table, grade_number, physical_line
 
 __all__ = ["SUBTOPIC_ALIASES", "as_subtopic_qrels", "read_subtopic_qrels", "subtopic_qrels_from_table"]
@@ -132,6 +132,7 @@ def _from_table(table: pa.Table, rows: Rows) -> SubtopicQrels:
     q = find_column(table, "query_id", label)
     d = find_column(table, "doc_id", label)
     r = find_column(table, "relevance", label)
+    refuse_boolean_relevance(table, r, rows, None)  # true/false is not a grade, as in ordinary qrels
     for column, role in ((q, "query id"), (s, "subtopic id"), (d, "doc id"), (r, "relevance")):
         no_nulls(column, role, rows)
     if len(r) == 0:

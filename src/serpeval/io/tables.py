@@ -24,20 +24,29 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
 import pyarrow as pa
 
-from serpeval.core.data import GradeKind, Qrels, Run, check_scores, grades_of_kind, qrels_from_nested, run_from_nested
+from serpeval.core.data import (
+    GradeKind,
+    Qrels,
+    Run,
+    check_scores,
+    grades_of_kind,
+    qrels_from_nested,
+    refuse_boolean_grades,
+    run_from_nested,
+)
 from serpeval.core.duplicates import find_duplicate
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.core.strict_json import quote
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.jsonl import JsonObjects, key_path, load_json, not_an_id, repeated_key
-from serpeval.io.reading import ALIASES, Rows, find_column, no_nulls, read_parquet
+from serpeval.io.reading import ALIASES, DECIMAL, Rows, find_column, no_nulls, read_parquet, utf8_text
 
 __all__ = [
     "qrels_from_dict",
@@ -45,6 +54,7 @@ __all__ = [
     "read_qrels_table",
     "read_run_table",
     "read_table",
+    "refuse_boolean_relevance",
     "run_from_dict",
     "run_from_table",
 ]
@@ -128,7 +138,7 @@ def _qrels(table: pa.Table, rows: Rows, query_col: str | None = None, doc_col: s
     q = find_column(table, "query_id", label, query_col)
     d = find_column(table, "doc_id", label, doc_col)
     r = find_column(table, "relevance", label, relevance_col)
-    _refuse_boolean_grades(table, r, rows, relevance_col)
+    refuse_boolean_relevance(table, r, rows, relevance_col)
     for column, role in ((q, "query id"), (d, "doc id"), (r, "relevance")):
         no_nulls(column, role, rows)
     if len(r) == 0:
@@ -179,36 +189,32 @@ def _refuse_bad_ids(fields: dict[str, list[Any]], numbers: list[int], label: str
                              f"{what}. Ids are text or numbers.")
 
 
-def _refuse_boolean_grades(table: pa.Table, column: pa.ChunkedArray, rows: Rows, given: str | None) -> None:
+def refuse_boolean_relevance(table: pa.Table, column: pa.ChunkedArray, rows: Rows, given: str | None) -> None:
     """A relevance column of ``true``/``false`` is refused, in a file (Parquet, JSON lines) as in
-    an Arrow table or a pandas or polars DataFrame: grades are integers, and reading ``true`` as
-    1 would hide a column that holds something else (a flag, a label)."""
-    if pa.types.is_boolean(column.type) and len(column) > column.null_count:
-        names = {name.lower(): name for name in table.column_names}
-        name = next(names[alias.lower()] for alias in ((given,) if given else ALIASES["relevance"])
-                    if alias.lower() in names)
-        first = int(np.flatnonzero(column.is_valid().to_numpy(zero_copy_only=False))[0])
-        raise ParseError(f"{rows.at(first)}: the relevance ({name!r}) is {quote(column[first].as_py())}; "
-                         "expected an integer grade (0, 1, 2, ...). Write the grades as numbers (true as 1, "
-                         "false as 0).")
+    an Arrow table or a pandas or polars DataFrame (:func:`~serpeval.core.data.refuse_boolean_grades`,
+    the one rule), naming the column: ``given``, else the alias :func:`find_column` took."""
+    kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if not pa.types.is_boolean(kind):
+        return
+    names = {name.lower(): name for name in table.column_names}
+    name = next(names[alias.lower()] for alias in ((given,) if given else ALIASES["relevance"])
+                if alias.lower() in names)
+    refuse_boolean_grades(column, rows.at, column=name)
 
 
-def _check_json_entries(data: dict[str, Any], label: str, grades: bool) -> None:
+def _check_json_entries(data: dict[str, Any], label: str) -> None:
     """Refuse, in a ``{query_id: {doc_id: value}}`` JSON file, an empty or blank query or doc
-    id and (``grades``) a ``true``/``false`` grade, naming its key path."""
+    id, naming its key path (a ``true``/``false`` grade is refused by
+    :func:`~serpeval.core.data.qrels_from_nested`)."""
     for q, inner in data.items():
         if not q or q.isspace():
             raise ParseError(f"{label}: key [{quote(q)}]: the query id is empty; every query needs an id.")
         if not isinstance(inner, dict):
             continue  # refused by the reader with the type it found
-        for d, value in inner.items():
+        for d in inner:
             if not d or d.isspace():
                 raise ParseError(f"{label}: key [{quote(q)}][{quote(d)}]: the doc id is empty; every "
                                  "document needs an id.")
-            if grades and isinstance(value, bool):
-                raise ParseError(f"{label}: key [{quote(q)}][{quote(d)}]: expected an integer relevance "
-                                 f"grade, found {quote(value)}. Write the grade as a number (true as 1, "
-                                 "false as 0).")
 
 
 # ----------------------------------------------------------------------------- files
@@ -233,7 +239,7 @@ def read_qrels_table(path: str | Path | Input, *, grades: GradeKind = "int") -> 
     if isinstance(table.data, dict) and isinstance(table.data.get("requests"), list):
         qrels = _rank_eval_qrels(table.data["requests"], label, grades)
     elif isinstance(table.data, dict):
-        _check_json_entries(table.data, label, grades=True)
+        _check_json_entries(table.data, label)
         qrels = qrels_from_nested(table.data, label, json_keys=True, grades=grades)
     else:
         qrels = _qrels(table.data, Rows(label, table.lines), grades=grades)
@@ -259,9 +265,6 @@ def _rank_eval_qrels(requests: list[Any], label: str, grades_kind: GradeKind = "
             if rating.get("rating") is None:
                 raise ParseError(f"{at}.ratings[{j}]: document {rating['_id']!r} has no rating (null); "
                                  "fill in the grade or drop the entry.")
-            if isinstance(rating["rating"], bool):
-                raise ParseError(f"{at}.ratings[{j}]: expected an integer rating, found "
-                                 f"{quote(rating['rating'])}. Write the rating as a number.")
             for key, value in (("id", request["id"]), ("_id", rating["_id"])):
                 if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
                     where_ = at if key == "id" else f"{at}.ratings[{j}]"
@@ -273,6 +276,7 @@ def _rank_eval_qrels(requests: list[Any], label: str, grades_kind: GradeKind = "
             where.append(f"{at}.ratings[{j}]")
     if not grades:
         raise EmptyInputError(f"{label}: the _rank_eval requests hold no ratings.")
+    refuse_boolean_grades(grades, where.__getitem__)
     checked = grades_of_kind(grades, where.__getitem__, grades_kind)
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), checked, source=label,
                   grades=grades_kind)
@@ -289,7 +293,7 @@ def read_run_table(path: str | Path | Input, name: str) -> Run:
     table = read_table(path)
     label = table.label
     if isinstance(table.data, dict):
-        _check_json_entries(table.data, label, grades=False)
+        _check_json_entries(table.data, label)
         run = run_from_nested(table.data, name, label, json_keys=True)
     else:
         run = _run(table.data, name, Rows(label, table.lines))
@@ -304,7 +308,9 @@ def read_table(path: str | Path | Input) -> TableFile:
     bytes (``<(cat run.parquet)``). Any input :func:`~serpeval.io.inputs.open_input` takes
     works: gzip (also ``.parquet.gz``), standard input, pipes and FIFOs (read once).
 
-    JSON that repeats a key in one object is refused (a JSON reader would keep only the last
+    A byte order mark starting a line of JSON lines is removed, as in TREC files (``cat`` of
+    files saved by Windows editors puts one at the start of later lines). JSON that repeats a
+    key in one object is refused (a JSON reader would keep only the last
     value, silently). In JSON lines a field keeps one type (numbers, text, ...) across lines;
     an integer too large for int64 is read as the float it stands for, as JSON numbers are
     (the grade check then refuses it; a score keeps it); ids are read as text when their
@@ -324,13 +330,19 @@ def read_table(path: str | Path | Input) -> TableFile:
     name = Path(label).name.lower().removesuffix(".gz")
     if opened.parquet or name.endswith((".parquet", ".pq")):
         return TableFile(read_parquet(opened), 0, None, label)
-    text = _utf8(opened.read(), label)
+    text = utf8_text(opened.read(), label)
     if name.endswith((".csv", ".tsv")):
         return _read_delimited(text, label, "\t" if name.endswith(".tsv") else ",")
     if name.endswith(".json"):
+        if not text.strip():
+            raise EmptyInputError(f"{label}: the file is empty; expected a JSON object "
+                                  "{query_id: {doc_id: value}}.")
         loaded, marked = load_json(text, label)
         if not isinstance(loaded, dict):
-            raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}.")
+            hint = (" A list of records is JSON lines: write one object per line to a .jsonl file."
+                    if isinstance(loaded, list) else "")
+            raise ParseError(f"{label}: expected a JSON object {{query_id: {{doc_id: value}}}}, found "
+                             f"{'null' if loaded is None else _kind(loaded)}.{hint}")
         if marked:
             _refuse_repeated_keys(loaded, label)
         return TableFile(loaded, 0, None, label)
@@ -342,6 +354,7 @@ def read_table(path: str | Path | Input) -> TableFile:
     blank = 0
     parse = JsonObjects()  # one decoder for every line
     for number, line in enumerate(lines, start=1):
+        line = line.removeprefix("\ufeff")  # a byte order mark starting a line, as in TREC files
         if not line.strip():
             blank += 1
             continue
@@ -384,7 +397,9 @@ def _jsonl_column(name: str, values: list[Any], label: str, lines: list[int]) ->
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         pass
     if name.lower() in _ID_NAMES:  # ids are opaque text: 301 and "301a" can share a field
-        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], pa.string())
+        # a number as the text Arrow's cast makes of it, as when the field holds only numbers
+        # (301.0 is '301' in both; json.dumps would give '301.0' here and '301' there)
+        return pa.array([v if v is None or isinstance(v, str) else _number_text(v) for v in values], pa.string())
     if all(v is None or _kind(v) == "a number" for v in values):  # integers beyond int64
         return pa.array([v if v is None else _as_float(v) for v in values], pa.float64())
     first = next(i for i, v in enumerate(values) if v is not None)
@@ -400,6 +415,13 @@ def _jsonl_column(name: str, values: list[Any], label: str, lines: list[int]) ->
         f"line {lines[first]} holds {values[first]!r} ({_kind(values[first])}). Give the field one type "
         "in every line."
     )
+
+
+def _number_text(value: Any) -> str:
+    """An id given as a JSON number, as text: an integer's digits, a float as Arrow casts it."""
+    if isinstance(value, float):
+        return str(pa.scalar(value, pa.float64()).cast(pa.string()).as_py())
+    return json.dumps(value)
 
 
 def _shown(value: Any) -> str:
@@ -423,19 +445,6 @@ def _as_float(value: float) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
-
-
-def _utf8(data: bytes, label: str) -> str:
-    """``data`` as text (a UTF-8 byte-order mark is dropped); an error names the line and column."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ParseError(
-            f"{label}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); "
-            "save the file as UTF-8."
-        ) from None
 
 
 _NUMBER_NAMES = frozenset(a.lower() for a in ALIASES["relevance"] + ALIASES["score"])
@@ -472,21 +481,26 @@ def _read_delimited(text: str, label: str, delimiter: str) -> TableFile:
     return TableFile(pa.table(columns, names=header), blank, numbers, label)
 
 
+#: A number as the TREC readers spell it (:data:`~serpeval.io.reading.DECIMAL`), as text.
+_DECIMAL_TEXT = re.compile(DECIMAL.pattern.decode(), re.IGNORECASE)
+
+
 def _number_column(cells: list[str], name: str, label: str, lines: list[int]) -> pa.Array:
-    """Numbers of a CSV column (integers when they all are); ``""`` is null."""
+    """Numbers of a CSV column (integers when they all are), spelled as in TREC files
+    (:data:`~serpeval.io.reading.DECIMAL`: ``2``, ``-0.5``, ``1e-3``, ``inf``, ``nan``; the
+    grade and score checks then refuse what they refuse); ``""`` is null."""
     values: list[float | int | None] = []
     for cell, line in zip(cells, lines, strict=True):
         if not cell:
             values.append(None)
             continue
+        if not _DECIMAL_TEXT.fullmatch(cell):  # int() and float() also take 1_0 and non-ASCII digits
+            raise ParseError(f"{label}:{line}: the {name!r} field is {cell!r}, not a number. Write grades "
+                             "and scores as decimal numbers (2, -1, 0.5, 1e-3; not 0x10, 1_0 or 1,5).")
         try:
             values.append(int(cell))
         except ValueError:
-            try:
-                values.append(float(cell))
-            except ValueError:
-                raise ParseError(f"{label}:{line}: the {name!r} field is {cell!r}, not a number. "
-                                 "Write grades and scores as numbers.") from None
+            values.append(float(cell))
     if all(v is None or isinstance(v, int) for v in values) and \
             all(v is None or abs(v) <= 2**63 - 1 for v in values):
         return pa.array(values, pa.int64())

@@ -8,8 +8,10 @@ format, so a TSV query id may start with ``{``):
 - JSONL: one object per line with an id (``query_id``, ``qid``, ``_id`` or ``id``) and a
   text (``text``, ``query`` or ``title``), as BEIR's ``queries.jsonl``.
 
-Either may be gzipped (recognised by its bytes) or come from a pipe. Bad lines are errors
-naming ``path:line``.
+Either may be gzipped (recognised by its bytes) or come from a pipe. Lines end at LF, CRLF
+or a lone CR (a query text may hold U+2028 or a form feed), and a byte order mark starting a
+line is removed (:func:`serpeval.io.reading.text_lines`). Bad lines are errors naming
+``path:line``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
 from serpeval.io.inputs import read_input
 from serpeval.io.jsonl import ID_KEYS, JsonObjects
+from serpeval.io.reading import text_lines, utf8_text
 
 __all__ = ["read_topics"]
 
@@ -32,22 +35,18 @@ def read_topics(path: str | Path) -> dict[str, str]:
 
     Raises:
         InputError: the file is missing or unreadable.
-        ParseError: a line has no tab (TSV) or is not an object with an id and a text (JSONL),
-            or its query id is empty.
+        ParseError: the file is not UTF-8 text, a line has no tab (TSV) or is not an object
+            with an id and a text (JSONL), or its query id is empty.
         DuplicateError: a query id appears twice.
         EmptyInputError: the file holds no topics.
     """
 
     raw, label = read_input(path, what="topics file")  # a pipe or gzip too; errors name the path
     source = Path(label)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        at = raw.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"{source}:{at}: cannot read the topics file as UTF-8 text ({exc}).") from None
+    text = utf8_text(raw, str(source), "topics file")
     topics: dict[str, str] = {}
     first_line: dict[str, int] = {}
-    lines = [(number, line, line.strip()) for number, line in enumerate(text.splitlines(), 1)]
+    lines = [(number, line, line.strip()) for number, line in enumerate(text_lines(text), 1)]
     lines = [(n, line, stripped) for n, line, stripped in lines
              if stripped and not stripped.startswith("#")]
     jsonl = bool(lines) and _is_jsonl(lines[0][2])

@@ -49,6 +49,7 @@ import locale
 import math
 import mmap
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -69,10 +70,19 @@ from serpeval.core.data import (
     check_grades,
     check_scores,
 )
-from serpeval.core.errors import DuplicateError, EmptyInputError, ParseError
+from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.outputs import write_bytes
-from serpeval.io.reading import BOM, DECIMAL, GRADE_SPELLINGS, INTEGER, line_fields, show_line, unnamed_source
+from serpeval.io.reading import (
+    BOM,
+    DECIMAL,
+    GRADE_SPELLINGS,
+    INTEGER,
+    line_fields,
+    refuse_utf16,
+    show_line,
+    unnamed_source,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -464,6 +474,7 @@ def careful_rows(
 
     Returns query ids, doc ids, the numbers and the physical line number of every row.
     """
+    refuse_utf16(data, label)  # (the fast readers refuse it: its mark is not UTF-8)
     qids: list[str] = []
     docs: list[str] = []
     numbers: list[Any] = []
@@ -492,7 +503,15 @@ def careful_rows(
 def _careful_run(data: bytes, label: str, comments: bool) -> tuple[list[str], list[str], list[float], list[int]]:
     def score(number: int, line: bytes, fields: list[bytes]) -> float:
         if len(fields) < 6:
-            hint = " Is the run tag missing?" if len(fields) == 5 else ""
+            hint = ""
+            if len(fields) == 4 and INTEGER.fullmatch(fields[3]):
+                hint = " This looks like a qrels line; is a qrels file given as a run?"
+            if len(fields) == 5:  # which column is missing: a number last, or a number before a tag
+                if DECIMAL.fullmatch(fields[4]):
+                    hint = " Is the run tag missing?"
+                elif DECIMAL.fullmatch(fields[3]):
+                    iteration = fields[1].upper() in (b"Q0", b"0")
+                    hint = " Is the rank or the score missing?" if iteration else " Is the Q0 column missing?"
             raise ParseError(
                 f"{label}:{number}: expected 6 columns ({RUN_COLUMNS}), found {len(fields)}: "
                 f"{show_line(line)}.{hint}"
@@ -698,15 +717,61 @@ def _format_score(x: float) -> str:
     return repr(float(x))
 
 
+_SEPARATOR = r"[ \t\n\r\x0b\x0c]"  # what the readers split fields and lines at (ASCII whitespace)
+
+
+def _refuse_unwritable(ids: pa.ChunkedArray | pa.Array, role: str, label: str, starts_line: bool) -> None:
+    """Refuse an id that would not read back as written: empty, holding ASCII whitespace (a
+    field separator or a line break), or, starting a line, ``#`` (a comment) or a byte order
+    mark (removed). Ids from TREC files never are; ids from tables, dicts, DataFrames and
+    search engines may be (a Quepid query text, ``solar panels``; an Elasticsearch ``_id``),
+    and ``q1 Q0 my doc 1 12.3 t`` would read back as doc ``my`` with score 1. Vectorized."""
+    if pa.types.is_run_end_encoded(ids.type):
+        ids = pc.run_end_decode(ids)
+    if not pa.types.is_string(ids.type):
+        ids = ids.cast(pa.string())
+    bad = pc.or_(pc.equal(ids, ""), pc.match_substring_regex(ids, _SEPARATOR))
+    if starts_line:
+        bad = pc.or_(bad, pc.or_(pc.starts_with(ids, "#"), pc.starts_with(ids, "\ufeff")))
+    if not pc.any(bad).as_py():
+        return
+    i = pc.index(bad, True).as_py()
+    value = ids[i].as_py()
+    if not value:
+        why = "it is empty"
+    elif re.search(_SEPARATOR, value):
+        why = "it holds whitespace, which separates the fields of a line"
+    elif value.startswith("#"):
+        why = "a line starting with '#' is a comment"
+    else:
+        why = "a byte order mark starting a line is removed"
+    raise InputError(
+        f"{label}: cannot write the {role} {value[:60]!r} (line {i + 1} of the output) as TREC text: {why}, "
+        "so the file would not read back as written. Give ids without whitespace (map them to numbers, with "
+        "a topics file for the texts), or write JSON lines or Parquet."
+    )
+
+
 def write_trec_run(run: Run, target: str | Path | IO[str], tag: str | None = None) -> None:
-    """Write ``run`` as ``qid Q0 docid rank score tag``, ranked by trec_eval's order."""
+    """Write ``run`` as ``qid Q0 docid rank score tag``, ranked by trec_eval's order.
+
+    The tag is ``tag``, else the run's tag, else its name (``run`` if all are empty), with
+    each run of whitespace in it written as ``_`` (a run named ``BM25 baseline`` is tagged
+    ``BM25_baseline``: the tag is one field).
+
+    Raises:
+        InputError: an id would not read back as written (empty, holding whitespace, a query
+            id starting with ``#`` or a byte order mark).
+    """
     from serpeval.core.order import rank_order
 
     order = rank_order(run)
-    q = run.query_ids.take(order).to_pylist()
-    d = run.doc_ids.take(order).to_pylist()
+    query_ids, doc_ids = run.query_ids.take(order), run.doc_ids.take(order)
+    _refuse_unwritable(query_ids, "query id", run.source or run.name, starts_line=True)
+    _refuse_unwritable(doc_ids, "doc id", run.source or run.name, starts_line=False)
+    q, d = query_ids.to_pylist(), doc_ids.to_pylist()
     s = run.scores[order]
-    tag = tag or run.tag or run.name
+    tag = "_".join((tag or run.tag or run.name).split()) or "run"
     out = io.StringIO()
     rank = 0
     previous = None
@@ -718,10 +783,16 @@ def write_trec_run(run: Run, target: str | Path | IO[str], tag: str | None = Non
 
 
 def write_trec_qrels(qrels: Qrels, target: str | Path | IO[str]) -> None:
-    """Write ``qrels`` as ``qid 0 docid rel``."""
+    """Write ``qrels`` as ``qid 0 docid rel``.
+
+    Raises:
+        InputError: an id would not read back as written (as :func:`write_trec_run`).
+    """
+    _refuse_unwritable(qrels.query_ids, "query id", qrels.source or "qrels", starts_line=True)
+    _refuse_unwritable(qrels.doc_ids, "doc id", qrels.source or "qrels", starts_line=False)
+    q, d = qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist()
     out = io.StringIO()
-    for qid, doc, rel in zip(qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist(),
-                             qrels.relevance.tolist(), strict=True):
+    for qid, doc, rel in zip(q, d, qrels.relevance.tolist(), strict=True):
         out.write(f"{qid} 0 {doc} {rel}\n")
     _write_text(out.getvalue(), target)
 

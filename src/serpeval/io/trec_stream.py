@@ -8,7 +8,8 @@ scores). Errors name the file and the physical line in the whole file, as the wh
 reader's do: each piece's line numbers are shifted by the lines before it.
 
 As in the whole-file reader, a malformed line anywhere is reported before a NaN score: after
-a NaN the pieces are still read (and nothing more yielded) to look for one.
+a NaN the pieces are still read (and nothing more yielded) to look for one, and the error names
+the first NaN's line and counts the NaN scores of the whole file.
 """
 
 from __future__ import annotations
@@ -24,10 +25,18 @@ from pathlib import Path
 from typing import IO
 
 from serpeval.core.data import Run
-from serpeval.core.errors import EmptyInputError, ParseError
+from serpeval.core.errors import EmptyInputError, InputError, ParseError, ReadError
 from serpeval.core.identity import note_input, note_stat
-from serpeval.io.inputs import GZIP_MAGIC, STDIN_LABEL, Input, reading_error
-from serpeval.io.reading import line_fields, unnamed_source
+from serpeval.io.inputs import (
+    GZIP_ERRORS,
+    GZIP_MAGIC,
+    PARQUET_MAGIC,
+    STDIN_LABEL,
+    Input,
+    corrupt_gzip,
+    reading_error,
+)
+from serpeval.io.reading import is_table, line_fields, unnamed_source
 from serpeval.io.trec import RUN_COLUMNS, read_trec_run, run_name_of
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "RunChunk", "StreamedRun", "line_of_row", "run_chunks"]
@@ -73,6 +82,8 @@ def _open(source: str | Path) -> tuple[IO[bytes], IO[bytes], int, str]:
     label = str(source)
     if label == "-":
         note_input("-")  # no output may replace it (serpeval.core.identity)
+        if sys.stdin is None:  # started with standard input closed (`<&-`), as open_input says
+            raise ReadError(f"{STDIN_LABEL}: standard input is closed; give a file name instead of '-'.")
         stdin = sys.stdin.buffer
         return _sniffed(stdin, stdin.read(2)), stdin, 0, STDIN_LABEL
     try:
@@ -135,6 +146,19 @@ def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
 
 
 _NAN = "the score is NaN"  # core.data.check_scores's words for a NaN score
+_NAN_COUNT = re.compile(r"(\d+) score\(s\) are NaN")  # ... and for how many a piece holds
+
+
+def _nan_count(exc: ParseError) -> int:
+    """How many NaN scores the piece refused by ``exc`` holds (as check_scores counts them)."""
+    found = _NAN_COUNT.search(str(exc))
+    return int(found.group(1)) if found else 1
+
+
+def _with_nan_count(exc: ParseError, count: int) -> ParseError:
+    """The first piece's NaN error, counting the NaN scores of every piece (as the whole-file
+    reader counts those of the file)."""
+    return type(exc)(_NAN_COUNT.sub(f"{count} score(s) are NaN", str(exc), count=1))
 
 
 def _count_lines(piece: bytes) -> int:
@@ -165,6 +189,22 @@ def _last_tag(piece: bytes, comments: bool) -> str:
     return ""
 
 
+def _parquet(piece: bytes) -> bool:
+    """Whether the first piece of a run that is not TREC text is Parquet: its magic, then a
+    control byte (a page header starts 0x15), where a TREC line has whitespace or an id's
+    next character (``PAR1 Q0 d1 1 1.0 t`` is a run of a query named PAR1)."""
+    return piece.startswith(PARQUET_MAGIC) and len(piece) > 4 and piece[4] < 0x20 and piece[4] not in b"\t\n\x0b\x0c\r"
+
+
+def _not_text(label: str, kind: str) -> InputError:
+    """A run that is a table (by its name, or Parquet by its bytes), given to the streaming
+    reader, which reads TREC text only (the whole-file reader reads it as a table)."""
+    return InputError(
+        f"{label}: the run is {kind}; streaming (--stream, stream=True) reads TREC run text only "
+        f"('{RUN_COLUMNS}'). Evaluate it without --stream, or write it as TREC text."
+    )
+
+
 def run_chunks(
     source: str | Path,
     info: StreamedRun | None = None,
@@ -184,13 +224,19 @@ def run_chunks(
     Raises:
         ParseError: a malformed line, named ``path:line`` in the whole file.
         EmptyInputError: the file has no data lines.
+        InputError: a table (named ``.parquet``, ``.jsonl``, ``.json``, ``.csv`` or ``.tsv``, or
+            Parquet by its bytes), which the whole-file reader reads as one.
     """
+    if is_table(source):
+        suffix = Path(source).name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
+        raise _not_text(str(source), f"a .{suffix} table")
     stream, raw, total, label = _open(source)
     info = info if info is not None else StreamedRun(label)
     info.label = label
     line = 1
     tag = ""
     nan: ParseError | None = None
+    nans = 0  # NaN scores in every piece read
     try:
         for piece in _blocks(stream, chunk_bytes):
             lines = _count_lines(piece)
@@ -200,11 +246,14 @@ def run_chunks(
                 info.skipped_lines += lines  # blank lines and comments only
                 run = None
             except ParseError as exc:
+                if line == 1 and _parquet(piece):
+                    raise _not_text(label, "a Parquet file") from None
                 if _NAN not in str(exc):
                     raise _shift(exc, label, line - 1) from None
                 # as in memory, a malformed line anywhere is reported before a NaN score:
                 # read on, yielding nothing more, and raise the first NaN at the end
                 nan = nan or _shift(exc, label, line - 1)
+                nans += _nan_count(exc)
                 run = None
             if run is not None and nan is None:
                 info.skipped_lines += run.skipped_lines
@@ -218,13 +267,15 @@ def run_chunks(
                 except (OSError, ValueError):
                     done = 0
                 progress(done, total)
+    except GZIP_ERRORS as exc:  # a corrupt or truncated .gz, found when its piece is read
+        raise corrupt_gzip(exc, label) from None
     except OSError as exc:
         raise reading_error(exc, label) from None
     finally:
-        if raw is not sys.stdin.buffer:
+        if raw is not getattr(sys.stdin, "buffer", None):
             raw.close()
     if nan is not None:
-        raise nan
+        raise _with_nan_count(nan, nans)
     if info.rows == 0:
         raise EmptyInputError(f"{label}: the run has no data lines; expected lines '{RUN_COLUMNS}'.")
     info.tag = tag
