@@ -494,3 +494,37 @@ def test_cli_contradictions_and_a_log_without_clicks(tmp_path, capsys) -> None:
     summary = json.loads(capsys.readouterr().out)
     assert summary["log_counts"]["clicks_not_shown"] == 3
     assert any("on a document not shown 3" in note for note in summary["notes"])
+
+
+def test_query_texts_as_ids_write_as_json_lines_or_parquet(tmp_path, capsys) -> None:
+    """A log whose queries are their texts ("wind power") cannot be written as TREC qrels (the
+    space would split the line: the writer refuses it, naming JSON lines and Parquet); -o
+    x.jsonl and -o x.parquet write the same qrels, which read back through serpeval's qrels
+    reader equal to clicks_to_qrels' own."""
+    import numpy as np
+
+    from serpeval.cli.app import main
+    from serpeval.io import read_qrels
+    from serpeval.judgments.clicks import clicks_to_qrels
+
+    rng = np.random.default_rng(3)
+    queries = {"wind power": ["w1", "w2", "w3"], "solar cells": ["s1", "s2", "s3"], "café menu": ["c1", "c2", "c3"]}
+    lines = []
+    for _ in range(600):
+        text = list(queries)[int(rng.integers(3))]
+        clicked = [r for r in (1, 2, 3) if rng.random() < 0.6 / r]
+        lines.append(json.dumps({"query": text, "docs": queries[text], "clicked_ranks": clicked}, ensure_ascii=False))
+    log = _log(tmp_path, lines)
+    expected = clicks_to_qrels([str(log)]).qrels
+    assert len(expected) == 9
+    assert main(["clicks-to-qrels", str(log), "-o", str(tmp_path / "q.qrels")]) == 2
+    err = capsys.readouterr().err
+    assert "holds whitespace" in err
+    assert "JSON lines or Parquet" in err
+    assert not (tmp_path / "q.qrels").exists()
+    for name in ("q.jsonl", "q.parquet"):
+        assert main(["clicks-to-qrels", str(log), "-o", str(tmp_path / name), "-f", "json"]) == 0
+        capsys.readouterr()
+        back = read_qrels(tmp_path / name)
+        assert back.to_dict() == expected.to_dict()
+        assert set(back.to_dict()) == set(queries)

@@ -23,9 +23,10 @@ def register(sub: Any) -> None:
                     "clicked_ranks per impression; the Yandex format) and cut each (query, document)'s "
                     "estimated relevance into grades: by quantiles of the estimates (default equal "
                     "shares, or --quantiles), or by thresholds calibrated to existing judgments "
-                    "(--calibrate). Writes TREC qrels (-o); --counts writes every pair with its estimate, "
-                    "impressions and clicks as JSON lines. Pairs seen in fewer than --min-impressions "
-                    "impressions (default 10) get no grade and are counted.",
+                    "(--calibrate). Writes the qrels (-o: TREC text, or .jsonl or .parquet by the name); "
+                    "--counts writes every pair with its estimate, impressions and clicks as JSON lines. "
+                    "Pairs seen in fewer than --min-impressions impressions (default 10) get no grade and "
+                    "are counted.",
         epilog=EXIT_CODES_HELP,
     )
     p.add_argument("logs", nargs="+", metavar="LOG", help="click log file(s): JSON lines (.gz ok) or Parquet; "
@@ -48,7 +49,9 @@ def register(sub: Any) -> None:
     p.add_argument("--tol", type=real(above=0.0), default=TOL,
                    help=f"EM stops when the log-likelihood changes by less than this per impression "
                         f"(default {TOL:g})")
-    p.add_argument("-o", "--output", metavar="FILE", required=True, help="write the qrels (TREC format) to FILE")
+    p.add_argument("-o", "--output", metavar="FILE", required=True,
+                   help="write the qrels to FILE: TREC text, or JSON lines (.jsonl) or Parquet (.parquet) by "
+                        "its name (these hold query ids with spaces, such as query texts)")
     p.add_argument("--counts", metavar="FILE",
                    help="write every (query, document) with estimate, impressions, clicks and grade (JSON lines)")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="format of the summary on stdout")
@@ -58,7 +61,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from serpeval.io.outputs import write_text
-    from serpeval.io.trec import write_trec_qrels
+    from serpeval.io.trec import write_qrels
     from serpeval.judgments.clicks import clicks_to_qrels
     from serpeval.report.click_qrels import item_lines, render_click_qrels
 
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     result = clicks_to_qrels(args.logs, model=args.model, grades=args.grades, min_impressions=args.min_impressions,
                              quantiles=quantiles, calibrate=args.calibrate, objective=args.calibrate_by,
                              iterations=args.iterations, tol=args.tol)
-    write_trec_qrels(result.qrels, args.output)
+    write_qrels(result.qrels, args.output)
     if args.counts:
         write_text(args.counts, item_lines(result))
     write_output(render_click_qrels(result, args.format, digits=args.digits, width=table_width(None)), None)

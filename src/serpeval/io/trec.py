@@ -87,7 +87,7 @@ from serpeval.io.reading import (
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
+__all__ = ["read_trec_qrels", "read_trec_run", "write_qrels", "write_trec_qrels", "write_trec_run"]
 
 RUN_COLUMNS = "qid Q0 docid rank score tag"
 QRELS_COLUMNS = "qid iter docid rel"
@@ -795,6 +795,30 @@ def write_trec_qrels(qrels: Qrels, target: str | Path | IO[str]) -> None:
     for qid, doc, rel in zip(q, d, qrels.relevance.tolist(), strict=True):
         out.write(f"{qid} 0 {doc} {rel}\n")
     _write_text(out.getvalue(), target)
+
+
+def write_qrels(qrels: Qrels, path: str | Path) -> None:
+    """Write ``qrels`` in the format its file name asks for, atomically: ``.jsonl`` (also
+    ``.jsonl.gz``) JSON lines ``{"query_id", "doc_id", "relevance"}``, ``.parquet`` Parquet
+    with those columns, anything else TREC text (:func:`write_trec_qrels`). JSON lines and
+    Parquet hold any id, such as a query text with spaces, which TREC text cannot; every
+    qrels reader of serpeval reads all three back.
+    """
+    import json
+
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes[-1:] == [".parquet"]:
+        import pyarrow.parquet as pq
+
+        buffer = io.BytesIO()
+        pq.write_table(qrels.to_arrow(), buffer)
+        write_bytes(path, buffer.getvalue())
+    elif suffixes[-1:] == [".jsonl"] or suffixes[-2:] == [".jsonl", ".gz"]:
+        q, d = qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist()
+        _write_text("".join(json.dumps({"query_id": qid, "doc_id": doc, "relevance": rel}, ensure_ascii=False)
+                            + "\n" for qid, doc, rel in zip(q, d, qrels.relevance.tolist(), strict=True)), path)
+    else:
+        write_trec_qrels(qrels, path)
 
 
 def _write_text(text: str, target: Any) -> None:
