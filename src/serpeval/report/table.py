@@ -183,7 +183,7 @@ def table_of(headers: Sequence[str], grid: Sequence[Sequence[str]], right: Seque
     """A rich table of preformatted ``grid`` cells; ``right[i]`` right-aligns column ``i``;
     ``widths`` fixes the column widths (cells then wrap at spaces, headers also at the breaks
     of :func:`header_pieces`); a rule precedes each row index in ``sections``. ``compact``:
-    no frame, a rule under the header, columns two spaces apart (:data:`COMPACT`)."""
+    no frame, a rule under the header, columns two spaces apart (:data:`FRAMES`)."""
     from rich import box
     from rich.table import Table
 
@@ -192,8 +192,8 @@ def table_of(headers: Sequence[str], grid: Sequence[Sequence[str]], right: Seque
                               "collapse_padding": True} if compact else {})
     table = Table(title=title, title_justify="left", header_style="bold", **frame)
     # Without fixed widths (a table too wide for any fit), rich shrinks the columns, never
-    # below their longest word.
-    narrowest = [_cell_range([h, *(row[i] for row in grid)])[0] for i, h in enumerate(headers)]
+    # below their longest word (a header's whole words too: rich would fold one anywhere).
+    narrowest = [_cell_range([h, *(row[i] for row in grid)], header_breaks=False)[0] for i, h in enumerate(headers)]
     for i, header in enumerate(headers):
         table.add_column(wrap_header(header, widths[i]) if widths else header,
                          justify="right" if right[i] else "left",
@@ -253,14 +253,15 @@ def wrap_header(header: str, width: int) -> str:
     return "\n".join(lines)
 
 
-def _cell_range(texts: Sequence[str]) -> tuple[int, int]:
+def _cell_range(texts: Sequence[str], *, header_breaks: bool = True) -> tuple[int, int]:
     """(narrowest, natural) width of a column whose header is ``texts[0]`` and cells the
-    rest: its longest word (a header's longest piece, :func:`header_pieces`) and its longest
-    line."""
+    rest: its longest word (with ``header_breaks``, a header's longest piece,
+    :func:`header_pieces`) and its longest line."""
     from rich.cells import cell_len
 
     header, cells = (texts[0], texts[1:]) if texts else ("", [])
-    words = [cell_len(w) for t in cells for w in t.split()] + [cell_len(p) for p in header_pieces(header)]
+    pieces = header_pieces(header) if header_breaks else header.split()
+    words = [cell_len(w) for t in cells for w in t.split()] + [cell_len(p) for p in pieces]
     lines = [cell_len(line) for t in texts for line in t.splitlines()]
     return max(words, default=1), max(lines, default=1)
 
