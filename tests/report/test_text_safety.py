@@ -157,6 +157,21 @@ def test_compare_markdown_with_a_pipe_in_a_run_name(tmp_path: Path,
     assert [c[header.index("system")] for c in body] == ["bm25|rm3", "dense"]
 
 
+def test_latex_escapes_the_characters_ot1_prints_as_others() -> None:
+    """In LaTeX's default OT1 encoding a bare | prints as an em dash, < and > as the inverted !
+    and ?: a run named bm25|rm3 or a p-value <0.0001 came out wrong in the PDF. Each of the
+    special characters is spelled as its text command."""
+    from serpeval.report.table import latex_escape
+
+    assert latex_escape("bm25|rm3") == r"bm25\textbar{}rm3"
+    assert latex_escape("<0.0001") == r"\textless{}0.0001"
+    assert latex_escape("a>b") == r"a\textgreater{}b"
+    assert latex_escape("50% & $x_1$ #2 {~^\\}") == (
+        r"50\% \& \$x\_1\$ \#2 \{\textasciitilde{}\textasciicircum{}\textbackslash{}\}")
+    text = render([{"run": "bm25|rm3", "p": "<0.0001"}], "latex")
+    assert r"bm25\textbar{}rm3 & \textless{}0.0001 \\" in text
+
+
 def test_topics_tsv_ids_may_start_with_a_brace(tmp_path: Path) -> None:
     path = tmp_path / "topics.tsv"
     path.write_text('{101}\tfirst topic\n{"id": 2}\tsecond\n103\tthird\n', encoding="utf-8")

@@ -126,9 +126,12 @@ def _markdown(rows: Sequence[dict[str, Any]], cols: list[str], digits: int,
     return "\n".join(lines) + "\n"
 
 
+# (``|``, ``<`` and ``>`` too: in LaTeX's default OT1 font encoding they print as an em dash,
+# an inverted exclamation mark and an inverted question mark)
 _LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
                   "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "\\": r"\textbackslash{}"}
+                  "\\": r"\textbackslash{}", "|": r"\textbar{}", "<": r"\textless{}",
+                  ">": r"\textgreater{}"}
 
 
 def latex_escape(text: str) -> str:
