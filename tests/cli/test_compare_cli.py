@@ -232,3 +232,31 @@ def test_readme_blocks_of_groups_and_gate_are_what_the_cli_prints(
         block = block[:-2]
     start = printed.index(block[0])
     assert printed[start:start + len(block)] == block, f"README's block for {command} is out of date"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "latex"])
+def test_row_formats_report_the_queries_left_out_on_stderr(fmt: str, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """cand answers query 5, base does not: the comparison runs on queries 1-4 and says that it
+    left query 5 of cand out. The table and JSON always said so; csv, tsv and latex said
+    nothing about it (only base's coverage note), so the row's "queries: 4" went unexplained."""
+    q, base, cand = _missing_query_files(tmp_path)
+    assert main(["compare", q, base, cand, "-m", "AP", "-f", fmt]) == 0
+    captured = capsys.readouterr()
+    assert "cand: 1 of 5 evaluated queries are not in every run and were left out (5)" in captured.err
+    assert "compared on the 4 queries common to all runs" in captured.err
+    assert "left out" not in captured.out
+
+
+def test_grouped_csv_reports_the_breakdown_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--groups -f csv writes the per-group rows; the groups' own notes (a query in the groups
+    file that was not compared, queries in no group) go to stderr instead of nowhere."""
+    q, base, cand = _missing_query_files(tmp_path)
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("1\thead\n2\thead\n3\ttail\n9\ttail\n")     # 9 is no query; 4 is in no group
+    assert main(["compare", q, base, cand, "-m", "AP", "--groups", str(groups), "-f", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].startswith("measure,system,baseline,group,")
+    assert "1 queries in the groups were not compared (not in the runs/qrels): 9" in captured.err
+    assert "1 compared queries are in no group: 4" in captured.err
+    assert "csv: the per-group rows only" in captured.err

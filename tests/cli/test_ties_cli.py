@@ -116,3 +116,16 @@ def test_compare_and_gate_take_ties() -> None:
 
     with pytest.raises(InvalidParameterError, match="unknown tie policy"):
         compare(qrels, {"tied": tied, "other": other}, ["RR"], ties="random")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+def test_ties_csv_reports_the_tie_counts_on_stderr(fmt: str, files: tuple[str, str],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # With --qrels the rows are the measures' ranges; the tie counts (by hand from RUN: one
+    # group, a b c at 1.0 in q1, reaching the top 1; 3 of 6 rows tied) were printed nowhere.
+    qrels, run = files
+    assert main(["ties", run, "--qrels", qrels, "-m", "RR", "-k", "1", "-f", fmt]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].startswith("measure" + ("," if fmt == "csv" else "\t") + "trec_eval")
+    assert "run: 1 of 2 queries have a tie group reaching the top 1; 1 have ties anywhere " \
+           "(1 group, 3 of 6 rows)" in captured.err

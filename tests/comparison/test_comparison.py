@@ -313,3 +313,20 @@ def test_per_query_output_keeps_only_its_own_notes() -> None:
     for footnote in ("d_z = mean delta", "sig: ", "p-values:"):
         assert footnote in summary
         assert footnote not in per_query
+
+
+@pytest.mark.parametrize(("ci", "said", "p_note_end"), [
+    ("t", "t distribution", "(B + 1)"),
+    ("percentile", "paired bootstrap, percentile", "(B + 1), percentile interval"),
+    ("bca", "paired bootstrap, BCa", "(B + 1), BCa interval")])
+def test_bootstrap_p_value_note_names_the_interval_shown(ci: str, said: str, p_note_end: str) -> None:
+    # --test bootstrap --ci t showed "p-values: paired bootstrap ..., BCa interval" above a
+    # t interval: the p-value note named an interval that was not shown.
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+    good = {q: {d: 2.0, "x": 1.0} for q, d in zip(qrels, "abcd", strict=True)}
+    bad = {q: {"x": 2.0, d: 1.0} for q, d in zip(qrels, "abcd", strict=True)}
+    c = compare(qrels, {"bad": bad, "good": good}, ["RR"], test="bootstrap", ci=ci, n_resamples=200, rng=0)
+    notes = c.notes()
+    p_note = next(n for n in notes if n.startswith("p-values:"))
+    assert p_note == f"p-values: paired bootstrap, 200 resamples: studentized p = (b + 1) / {p_note_end}"
+    assert any(n.startswith(f"95% CI of the delta from the {said} ") for n in notes)

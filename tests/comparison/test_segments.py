@@ -356,3 +356,30 @@ def test_membership_equals_a_dictionary_lookup_on_awkward_ids() -> None:
     empty_matrix, empty_counts = g.membership(np.array([], dtype=str))
     assert empty_matrix.shape == (0, len(g.order))
     assert empty_counts["unknown"] == sorted(set(g.query_ids))
+
+
+def test_notes_count_the_family_the_correction_ran_over() -> None:
+    # Groups: "solo" has one query (no test, not in the family), "head" and "tail" have 3.
+    # Holm over 2 p-values multiplies the smaller by 2: the note must say 2 groups, not 3.
+    qrels, runs, _ = _tiny()
+    groups = {"q1": "head", "q2": "head", "q3": "head", "qé4": "tail", "q 5": "tail", "q6": "solo"}
+    c = compare(qrels, runs, ["RR"], groups=groups, rng=0)
+    rows = {r.group: r for r in c.segments.rows}
+    assert np.isnan(rows["solo"].p_value)
+    tested = sorted(r.p_value for r in c.segments.rows if np.isfinite(r.p_value))
+    assert min(r.p_value_corrected for r in c.segments.rows if np.isfinite(r.p_value)) == tested[0] * 2
+    note = c.segments.notes()[0]
+    assert "correction across the 2 groups with a test (of 3;" in note
+    disjoint = compare(qrels, runs, ["RR"], groups={q: g for q, g in groups.items() if g != "solo"}, rng=0)
+    assert "correction across the 2 groups within each measure" in disjoint.segments.notes()[0]
+
+
+def test_bootstrap_group_notes_do_not_claim_a_bca_interval() -> None:
+    # The per-group intervals are t intervals (the note says so); the p-value's method must not
+    # also say "BCa interval".
+    qrels, runs, groups = _tiny()
+    c = compare(qrels, runs, ["RR"], groups=groups, test="bootstrap", n_resamples=200, rng=0)
+    note = c.segments.notes()[0]
+    assert "studentized p = (b + 1) / (B + 1);" in note
+    assert "BCa" not in note
+    assert "95% t intervals" in note

@@ -492,3 +492,53 @@ def test_generated_exactly_tied_means_match_scipy_on_exact_values(seed) -> None:
         assert row.tau_ap == pytest.approx(_exact_tau_ap(exact_a, exact_b), abs=1e-12)
     tied = sum(x == y for i, x in enumerate(exact_a) for y in exact_a[i + 1:])
     assert row.ties_a == tied
+
+
+def test_resamples_beyond_the_limit_are_refused_before_any_allocation(tmp_path, capsys) -> None:
+    # resamples=10**13 used to go straight to a [10**13, queries] multinomial draw: a
+    # MemoryError, and on the command line "out of memory. Try fewer runs at once..." about
+    # a run-free command. Now the same limit as every resampling statistic (10 million).
+    from serpeval.cli.app import main
+    from serpeval.stats.validation import MAX_RESAMPLES
+
+    sets = noisy_sets(2, queries=5, seed=4)
+    with pytest.raises(OptionError, match="resamples must be at most 10,000,000"):
+        agreement(sets, resamples=10**13)
+    with pytest.raises(OptionError, match="resamples must be at most"):
+        agreement(sets, resamples=MAX_RESAMPLES + 1)
+    assert agreement(sets, resamples=20).resamples == 20
+    paths = _write(tmp_path, sets)
+    with pytest.raises(SystemExit) as exit_:   # argparse refuses it: status 2, one line
+        main(["agreement", *paths, "--resamples", str(10**13)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --resamples: must be at most 10,000,000" in err.splitlines()[-1]
+    assert "Traceback" not in err
+
+
+def test_cli_csv_reports_what_was_not_compared_on_stderr(tmp_path, capsys) -> None:
+    # Set a judges d1-d4 of q1, set b d3-d6 (its d4 graded -1: not a label), both judge e1, e2
+    # of q2. By hand: both = {d3, e1, e2}, only a = {d1, d2, d4}, only b = {d5, d6}; one
+    # negative grade set aside.
+    # The csv rows carry the statistics; these counts used to be printed nowhere.
+    from serpeval.cli.app import main
+
+    a = tmp_path / "a.qrels"
+    b = tmp_path / "b.qrels"
+    a.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq1 0 d4 1\nq2 0 e1 1\nq2 0 e2 0\n")
+    b.write_text("q1 0 d3 2\nq1 0 d4 -1\nq1 0 d5 0\nq1 0 d6 1\nq2 0 e1 1\nq2 0 e2 1\n")
+    assert main(["agreement", str(a), str(b), "--resamples", "20", "-f", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == "sets,statistic,value,ci_low,ci_high,documents"
+    assert "a vs b: 3 documents compared; not compared: 3 judged by a only, 2 by b only" in captured.err
+    assert "negative grades are not labels (1 set aside)" in captured.err
+    assert "csv: the agreement statistics only" in captured.err
+
+
+def test_a_grade_span_too_wide_names_the_files(tmp_path) -> None:
+    # Grades 0 .. 500 would be 501 categories: refused, naming where the extremes are.
+    wide, narrow = tmp_path / "scores.qrels", tmp_path / "labels.qrels"
+    wide.write_text("q1 0 d1 0\nq1 0 d2 500\n")
+    narrow.write_text("q1 0 d1 1\nq1 0 d2 2\n")
+    with pytest.raises(InputError, match=r"grades span 0 \(.*scores\.qrels\) \.\. 500 \(.*scores\.qrels\)"):
+        agreement([narrow, wide], resamples=10)

@@ -89,3 +89,36 @@ def test_bootstrap_options() -> None:
         paired_bootstrap([0.1, 0.2, 0.3], ci="basic")
     with pytest.raises(OptionError, match="n_resamples must be an integer >= 2"):
         paired_bootstrap([0.1, 0.2, 0.3], n_resamples=1)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
+def test_bca_counts_resampled_means_equal_to_the_observed_one_as_ties(alternative: str) -> None:
+    # P@10-like deltas: multiples of 0.1, many of them 0. A resample whose mean equals the
+    # observed mean in exact arithmetic must count half in BCa's bias correction z0; in
+    # floating point such means land 1 ulp above or below at random (here 116 of 4000
+    # resamples are exact ties and only 8 compare equal as floats; counting the others by
+    # their rounding moved the upper bound from 0.1044 to 0.1022). The oracle
+    # recomputes BCa in integer arithmetic (tenths) on the same draws,
+    # rng.integers(0, n, (B, n)), which the docstring promises and scipy also makes.
+    from scipy.special import ndtr, ndtri
+
+    rng = np.random.default_rng(11)
+    tenths = rng.choice([-3, -2, -1, 0, 0, 0, 1, 1, 2, 4], size=45)
+    d = tenths / 10.0
+    n, b, level = len(d), 4000, 0.95
+    ours = paired_bootstrap(d, n_resamples=b, ci="bca", confidence=level, alternative=alternative, rng=7)
+    picks = np.random.default_rng(7).integers(0, n, (b, n))
+    sums = tenths[picks].sum(axis=1)                      # exact integers
+    observed = tenths.sum()
+    assert (sums == observed).sum() > 100                 # the case this is about
+    z0 = ndtri(((sums < observed).sum() + 0.5 * (sums == observed).sum()) / b)
+    jack = (d.sum() - d) / (n - 1)
+    u = jack.mean() - jack
+    a = (u ** 3).sum() / (6.0 * (u ** 2).sum() ** 1.5)
+    tail = (1 - level) / 2 if alternative == "two-sided" else 1 - level
+    means = np.sort(sums / (10.0 * n))
+    low_level = ndtr(z0 + (z0 + ndtri(tail)) / (1 - a * (z0 + ndtri(tail))))
+    assert ours.ci_low == pytest.approx(np.quantile(means, low_level), rel=1e-9)
+    if alternative == "two-sided":
+        high_level = ndtr(z0 + (z0 - ndtri(tail)) / (1 - a * (z0 - ndtri(tail))))
+        assert ours.ci_high == pytest.approx(np.quantile(means, high_level), rel=1e-9)

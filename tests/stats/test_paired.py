@@ -196,3 +196,36 @@ def test_a_test_that_cannot_reject_gives_an_infinite_bound() -> None:
                           alternative="less", alpha=0.05).tolist() == [np.inf]
     with pytest.raises(OptionError, match="one-sided"):
         inverted_bound(lambda rows: rows, two, alternative="two-sided", alpha=0.05)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("factor", [1e200, 1e-200])
+def test_huge_and_tiny_scores_give_the_scale_free_answer(factor: float) -> None:
+    # x = (1, 2, 3), y = (0, 0, 1): d = (1, 2, 2), t = 5 with df 2, p = 0.0377 (scipy below on
+    # the unscaled numbers). Multiplying every score by 1e200 changes no test statistic; before,
+    # the squares overflowed (sd = inf), so t = 0, d_z = 0 and p = 1.
+    from serpeval.stats import paired_bootstrap
+    from serpeval.stats.tukey import tukey_hsd
+
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.0, 1.0])
+    ref = stats.ttest_rel(x, y)
+    ours = paired_t(x * factor, y * factor)
+    assert ours.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    assert ours.ci_low == pytest.approx(ref.confidence_interval().low * factor, rel=1e-12)
+    assert cohens_dz(x * factor, y * factor) == pytest.approx(5 / np.sqrt(3), rel=1e-12)
+    boot, plain = (paired_bootstrap(a, b, n_resamples=500, rng=1) for a, b in ((x * factor, y * factor), (x, y)))
+    assert boot.p_value == plain.p_value
+    assert boot.ci_low == pytest.approx(plain.ci_low * factor, rel=1e-12)
+    scores = np.array([[1.0, 2.0, 3.5], [0.0, 0.0, 1.0], [2.0, 2.0, 2.0]])
+    big, small = tukey_hsd(scores * factor), tukey_hsd(scores)
+    np.testing.assert_allclose(big.p_value, small.p_value, rtol=1e-12)
+    np.testing.assert_allclose(big.mean_diff, small.mean_diff * factor, rtol=1e-12)
+
+
+def test_differences_that_overflow_are_refused() -> None:
+    # Finite scores whose difference is infinite: before, t = inf and p = 0 (the randomization
+    # test said 0 too, the bootstrap 1), none of them an answer.
+    from serpeval.stats import paired_bootstrap, randomization_test
+
+    for test in (paired_t, wilcoxon, randomization_test, paired_bootstrap, cohens_dz):
+        with pytest.raises(StatsError, match="overflow float64"):
+            test([1e308, 1e308, 1e308], [-1e308, -1e308, -1e307])

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from serpeval.cli._args import NON_NEGATIVE_INT, POSITIVE_INT, PROBABILITY
+from serpeval.cli._args import NON_NEGATIVE_INT, PROBABILITY
 from serpeval.cli.commands import summary
-from serpeval.cli.common import EXIT_CODES_HELP, check_outputs, split_measures, table_width, write_output
+from serpeval.cli.common import (
+    EXIT_CODES_HELP,
+    RESAMPLES,
+    check_outputs,
+    split_measures,
+    table_width,
+    write_output,
+)
 from serpeval.core.errors import InputError
 from serpeval.stats.registry import PAIRED_TESTS, correction_names
 
@@ -37,7 +45,7 @@ def register(sub: Any) -> None:
     p.add_argument("-c", "--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction of the decisions (default holm)")
     p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--resamples", type=POSITIVE_INT, default=1000, metavar="N",
+    p.add_argument("--resamples", type=RESAMPLES, default=1000, metavar="N",
                    help="bootstrap resamples over queries (default 1000)")
     p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--seed", type=NON_NEGATIVE_INT, default=0, help="bootstrap seed (default 0)")
@@ -61,4 +69,14 @@ def run(args: argparse.Namespace) -> int:
                        rng=args.seed)
     write_output(render_agreement(result, args.format, digits=args.digits, width=table_width(args.output)),
                  args.output)
+    if args.format in ("csv", "tsv"):
+        # The rows are the statistics only: what was not compared, and where the rest is, on stderr.
+        notes = [*result.notes(),
+                 *(f"{p.a} vs {p.b}: {p.both} documents compared; not compared: {p.only_a} judged by {p.a} "
+                   f"only, {p.only_b} by {p.b} only" for p in result.pairs),
+                 f"{args.format}: the agreement statistics only; the confusion matrices"
+                 + (" and the ranking stability" if result.stability is not None else "")
+                 + " are in -f table or -f json"]
+        for note in notes:
+            print(note, file=sys.stderr)
     return 0

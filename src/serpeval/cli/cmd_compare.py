@@ -124,6 +124,15 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         text += "".join(f"_{note}_  \n" for note in notes)
     else:
+        if args.format in ("csv", "tsv", "latex"):
+            # These outputs are rows or a paper table: the comparison's own notes (queries left
+            # out because a run lacks them, input warnings, the method) and the breakdown's
+            # (unmatched and ungrouped queries, small groups, the interaction tests) go to
+            # stderr, as JSON carries them in "notes".
+            grouped = comparison.segments is not None and args.format != "latex"
+            notes = [*comparison.notes(), *(comparison.segments.notes() if grouped else ()),
+                     *([f"{args.format}: the per-group rows only (one table per file); the overall "
+                        "comparison is in -f json, or without --groups"] if grouped else []), *notes]
         for note in notes:
             print(note, file=sys.stderr)
     write_output(text, args.output)

@@ -65,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         text += "".join(f"_{note}_  \n" for note in notes)
     write_output(text, args.output)
+    if args.format in ("csv", "tsv"):
+        from serpeval.report.ties import tie_notes
+
+        notes = [*tie_notes(result), *notes]   # the rows carry no counts of the tie groups
     if args.format not in ("table", "markdown"):
         for note in notes:
             print(note, file=sys.stderr)

@@ -38,6 +38,7 @@ from serpeval.comparison.paired import (
     align_queries,
     canonical_test,
     check_evaluation_fields,
+    p_value_method,
     paired_test,
     test_scale,
     wins_ties_losses,
@@ -270,7 +271,8 @@ def _compare(results: Results, baseline: str | int | None, test: str, correction
     else:
         interval = paired_bootstrap(x, y, n_resamples=resamples, ci=ci, confidence=level,
                                     rng=generator)
-    method = tested.method
+    # The bootstrap names its interval in its method; with ci="t" the interval shown is not it.
+    method = p_value_method(tested.method) if ci == "t" else tested.method
     p = np.asarray(tested.p_value).reshape(len(results.measures), len(index))
     if correction == "tukey":
         corrected, how = _tukey_p(tested_values, index, test, resamples, generator)

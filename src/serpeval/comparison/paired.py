@@ -30,6 +30,7 @@ __all__ = [
     "align_queries",
     "canonical_test",
     "check_evaluation_fields",
+    "p_value_method",
     "paired_test",
     "test_scale",
     "wins_ties_losses",
@@ -62,6 +63,16 @@ def paired_test(test: str, x: NDArray[np.float64], y: NDArray[np.float64] | None
         options["ci"] = ci
     result: PairedTest = spec.function(x, y, **options)
     return result
+
+
+def p_value_method(method: str) -> str:
+    """A test's ``method`` with the bootstrap's interval clause (``", BCa interval"``) removed:
+    what the p-value note says. The interval shown beside it may be another one (``ci="t"``,
+    the per-group t intervals), and has a note of its own."""
+    for clause in (", BCa interval", ", percentile interval"):
+        if method.endswith(clause):
+            return method[:-len(clause)]
+    return method
 
 
 def align_queries(results: Results, *, strict: bool = False

@@ -282,7 +282,7 @@ def group_tests(x: Any, y: Any, membership: Any, *, test: str = "t", confidence:
         groups with fewer than 2 queries (not in the correction's family). The interval is
         the t interval of the group's mean of ``x - y``.
     """
-    from serpeval.comparison.paired import paired_test
+    from serpeval.comparison.paired import p_value_method, paired_test
     from serpeval.stats.multiplicity import adjust, canonical_correction
 
     correction = canonical_correction(correction)
@@ -301,7 +301,8 @@ def group_tests(x: Any, y: Any, membership: Any, *, test: str = "t", confidence:
         xs, ys = x[..., members], y[..., members]
         result = paired_test(test, xs, ys, confidence=confidence, n_resamples=n_resamples, ci="bca",
                              rng=generator)
-        method = result.method.split(", df =")[0]       # the df differs per group
+        # the df differs per group; the intervals are t intervals whatever the test
+        method = p_value_method(result.method.split(", df =")[0])
         p[..., k] = np.asarray(result.p_value)
         interval = result if result.test == "t" else paired_t(xs, ys, confidence=confidence)
         low[..., k] = np.asarray(interval.ci_low)
@@ -392,9 +393,14 @@ class SegmentBreakdown(Tabular):
         """The method, the correction, and every count a reader must know."""
         from serpeval.comparison.results import CORRECTION_NAMES
 
+        # The family is the groups with a test: one of fewer than 2 queries has none (group_tests).
+        tested = len({r.group for r in self.rows if r.queries >= 2})
+        family = (f"{len(self.groups)} groups" if tested == len(self.groups) else
+                  f"{tested} groups with a test (of {len(self.groups)}; a group of fewer than 2 queries "
+                  "has none)")
         notes = [f"groups: {self.grouping}; per-group p-values: {self.method}; "
                  f"{CORRECTION_NAMES.get(self.correction, self.correction)} correction across the "
-                 f"{len(self.groups)} groups within each measure and comparison; significant: "
+                 f"{family} within each measure and comparison; significant: "
                  f"corrected p <= {self.alpha:g}; {self.confidence:.0%} t intervals (not adjusted)"]
         if self.note:
             notes.append(f"caution: {self.note}")

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from serpeval.core.checks import RngLike, as_generator, check_count, check_level
+from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.core.errors import InputError, MissingQueriesWarning, OptionError
 from serpeval.core.tabular import Tabular
 from serpeval.stats.agreement import (
@@ -70,6 +70,7 @@ from serpeval.stats.agreement import (
     weights_coincidence,
 )
 from serpeval.stats.registry import AGREEMENT
+from serpeval.stats.validation import check_resamples
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -380,8 +381,11 @@ def _align(sets: Sequence[Qrels], names: Sequence[str]) -> _Aligned:
     lowest = min(int(g.min()) for g in grades)
     highest = max(int(g.max()) for g in grades)
     if highest - lowest + 1 > MAX_GRADE_SPAN:
-        raise InputError(f"grades span {lowest}..{highest}; agreement takes graded labels (at most "
-                         f"{MAX_GRADE_SPAN} grades from the lowest to the highest).")
+        low_in = next(q.source for q, g in zip(sets, grades, strict=True) if int(g.min()) == lowest)
+        high_in = next(q.source for q, g in zip(sets, grades, strict=True) if int(g.max()) == highest)
+        raise InputError(f"grades span {lowest} ({low_in}) .. {highest} ({high_in}); agreement takes graded "
+                         f"labels, at most {MAX_GRADE_SPAN} grades from the lowest to the highest (each grade "
+                         "is a category). Map scores to a few grades first.")
     query_codes = pc.dictionary_encode(pa.chunked_array(kept_q, pa.string()).combine_chunks())
     doc_codes = pc.dictionary_encode(pa.chunked_array(kept_d, pa.string()).combine_chunks())
     n_docs = len(doc_codes.dictionary)
@@ -436,7 +440,7 @@ def agreement(
         names: a name per set (default: the file names, made unique).
         runs: runs to evaluate under every set for the ranking-stability part (optional).
         measures: the measures of the stability part.
-        resamples: bootstrap resamples over queries.
+        resamples: bootstrap resamples over queries (1 .. MAX_RESAMPLES, 10 million).
         confidence: level of the intervals.
         test, correction, alpha: the significance decisions of the stability part.
         rng: seed or generator of the bootstrap (and of randomized tests).
@@ -444,6 +448,8 @@ def agreement(
     Raises:
         InputError: fewer than two sets, a set with no non-negative grade, two sets that share
             no judged document.
+        OptionError: ``resamples`` not an integer in 1 .. MAX_RESAMPLES, ``confidence`` not in
+            (0, 1), ``names`` not one distinct name per set.
     """
     from serpeval.io import as_qrels
 
@@ -451,7 +457,7 @@ def agreement(
     if len(sets) < 2:
         raise InputError(f"agreement needs at least two label sets; got {len(sets)}.")
     labels = _names(sets, names)
-    check_count(resamples, "resamples")
+    check_resamples(resamples, "resamples")   # at most MAX_RESAMPLES, as every resampling statistic
     level = check_level(confidence, "confidence", example=0.95)
     generator = as_generator(rng)
     data = _align(sets, labels)

@@ -16,6 +16,12 @@ Intervals of the mean delta (Efron & Tibshirani 1993, ch. 13-14):
   + \\#\\{\\theta^*_b = \\hat\\theta\\}/(2B))` and the acceleration ``a`` from the
   jackknife means :math:`\\theta_{(i)}` (query ``i`` left out), :math:`u_i = \\bar\\theta_{(\\cdot)}
   - \\theta_{(i)}`: :math:`a = \\sum_i u_i^3 / (6 [\\sum_i u_i^2]^{3/2})`.
+  A resampled mean equal to the observed one in exact arithmetic (any permutation of the
+  queries; with per-query deltas on a grid, as P@10's multiples of 0.1, many other draws) is
+  a tie, found from the centred differences within ``1e-9`` of their mean absolute value:
+  floating-point rounding would otherwise put it below or above at random (scipy's
+  ``bootstrap`` compares the float means as they come, so its BCa interval differs from this
+  one on such data; on continuous data both are the same).
 
 The p-value is the studentized bootstrap test (Efron & Tibshirani 1993, alg. 16.2; Sakai,
 SIGIR 2006): with :math:`t = \\bar d / (s_d/\\sqrt n)` and, per resample,
@@ -43,6 +49,7 @@ from serpeval.stats.validation import (
     check_resamples,
     chunk_rows,
     paired_differences,
+    row_scale,
     scalar_or_array,
     spread,
 )
@@ -97,15 +104,23 @@ def _quantiles(sorted_rows: NDArray[np.float64], levels: NDArray[np.float64]
     return low + weight * (high - low)
 
 
-def _bca_levels(d: NDArray[np.float64], boot: NDArray[np.float64], alpha: float
+def _bca_levels(d: NDArray[np.float64], shifts: NDArray[np.float64], alpha: float
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """BCa quantile levels ``(alpha_1, alpha_2)`` per comparison (Efron & Tibshirani 14.9-14.15)."""
+    """BCa quantile levels ``(alpha_1, alpha_2)`` per comparison (Efron & Tibshirani 14.9-14.15).
+
+    ``shifts`` are the resampled means minus the observed mean (``[k, B]``, from the centred
+    differences). A resample whose mean equals the observed one in exact arithmetic (every
+    permutation of the queries, and many more when the deltas are multiples of 1/10 as P@10's
+    are) differs from it by rounding only, ``|shift| <= 1e-9 mean|d - mean(d)|``; it counts
+    as a tie, half below, instead of below or above by the sign of the rounding error.
+    """
     from scipy.special import ndtr, ndtri
 
     k, n = d.shape
-    b = boot.shape[1]
-    theta = d.mean(axis=1, keepdims=True)
-    below = (boot < theta).sum(axis=1) + 0.5 * (boot == theta).sum(axis=1)
+    b = shifts.shape[1]
+    scale = np.abs(d - d.mean(axis=1, keepdims=True)).mean(axis=1, keepdims=True)
+    tie = np.abs(shifts) <= 1e-9 * scale
+    below = (~tie & (shifts < 0)).sum(axis=1) + 0.5 * tie.sum(axis=1)
     fraction = np.clip(below / b, 0.5 / b, 1.0 - 0.5 / b)
     z0 = ndtri(fraction)
     jackknife = (d.sum(axis=1, keepdims=True) - d) / (n - 1)      # mean without query i
@@ -158,7 +173,11 @@ def paired_bootstrap(
         raise OptionError(f"ci must be one of {', '.join(map(repr, CI_METHODS))}; got {ci!r}.")
     d = paired_differences(x, y)
     shape, n = d.shape[:-1], d.shape[-1]
-    flat = d.reshape(-1, n)
+    # Rows beyond SQUARE_SAFE are resampled divided by their largest |d| (their squares would
+    # overflow); t, p and the quantile levels do not change with the scale, the means and the
+    # interval are multiplied back. Other rows are used as they are.
+    scale = row_scale(d.reshape(-1, n))
+    flat = d.reshape(-1, n) / scale
     generator = as_generator(rng)
     means, shifts, sds = _resampled_moments(flat, b, generator)
 
@@ -178,13 +197,14 @@ def paired_bootstrap(
 
     alpha = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
     if ci == "bca":
-        low_level, high_level = _bca_levels(flat, means, alpha)
+        low_level, high_level = _bca_levels(flat, shifts, alpha)
     else:
         low_level = np.full(len(flat), alpha)
         high_level = np.full(len(flat), 1.0 - alpha)
     ordered = np.sort(means, axis=1)
-    low = np.where(constant, theta, _quantiles(ordered, low_level))
-    high = np.where(constant, theta, _quantiles(ordered, high_level))
+    low = np.where(constant, theta, _quantiles(ordered, low_level)) * scale[:, 0]
+    high = np.where(constant, theta, _quantiles(ordered, high_level)) * scale[:, 0]
+    theta = theta * scale[:, 0]
     if alternative == "greater":
         high = np.full_like(high, np.inf)
     elif alternative == "less":

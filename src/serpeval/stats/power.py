@@ -42,8 +42,12 @@ def _check(
     alpha: float, target: float | None = None, ratio: float = 1.0, variance_reduction: float = 0.0
 ) -> None:
     check_level(alpha)
-    if target is not None and not alpha / 2 < target < 1.0:
-        raise OptionError(f"power must be in (alpha/2, 1); got {target!r}.")
+    # A two-sided test rejects with probability alpha when there is no effect at all, and its
+    # power only grows with the effect and with n: a target of alpha or less is met by any n
+    # and any effect, so there is no sample size or MDE to solve for.
+    if target is not None and not alpha < target < 1.0:
+        raise OptionError(f"power must be in (alpha, 1) = ({alpha:g}, 1): a two-sided test at level alpha "
+                          f"already rejects with probability alpha without any effect; got {target!r}.")
     if not ratio > 0:
         raise OptionError(f"ratio (treatment units per control unit) must be > 0; got {ratio!r}.")
     if not 0.0 <= variance_reduction < 1.0:
@@ -150,11 +154,14 @@ def sign_test_sample_size(p_win: float, *, alpha: float = 0.05, power: float = 0
     Examples:
         >>> round(sign_test_sample_size(0.51), 2)  # ((1.96*.5 + .8416*.4999)/.01)^2
         19619.84
+
+    ``power`` must exceed ``alpha``: below ``alpha / 2`` the formula's numerator turns
+    negative and its square grows again as the target falls (a power of 0.001 would ask for
+    3,190 impressions at ``p_win = 0.51``, more than power 0.2's 3,128), which answers nothing.
     """
     from scipy.stats import norm
 
-    check_level(alpha)
-    check_level(power, "power", example=0.8)
+    _check(alpha, check_level(power, "power", example=0.8))
     if isinstance(p_win, bool) or not isinstance(p_win, (int, float)) or not 0.0 < p_win < 1.0 \
             or p_win == 0.5:
         raise OptionError(f"the win probability must be in (0, 1) and differ from 1/2; got {p_win!r}.")

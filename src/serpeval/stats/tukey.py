@@ -10,12 +10,18 @@ query ``q`` with means :math:`\\bar x_i`:
 .. math:: q_{ij} = |\\bar x_i - \\bar x_j| / \\sqrt{MSE / n}, \\qquad
           p_{ij} = P(Q_{N, df} \\ge q_{ij})
 
-with ``Q`` the studentized range distribution. ``blocked=True`` (the default, right for IR
+with ``Q`` the studentized range distribution: scipy's tail, accurate to about 1e-13
+absolute, capped by the Bonferroni bound :math:`N (N-1) P(T_{df} \\ge q_{ij} / \\sqrt 2)`
+(the true p never exceeds it; for two systems it is the paired t-test's p exactly). Where
+scipy's value is below 1e-10 the bound is used instead: that far in the tail scipy returns
+~9e-14 for 1e-23, or 0 for 1e-96, and the bound is the tail's leading term.
+``blocked=True`` (the default, right for IR
 where every system runs the same queries) takes MSE from the two-way ANOVA without
 replication, systems x queries, so the large query-to-query variance is removed:
 residuals :math:`x_{iq} - \\bar x_{i\\cdot} - \\bar x_{\\cdot q} + \\bar x`,
 :math:`df = (N - 1)(n - 1)`. ``blocked=False`` is the one-way ANOVA of independent groups,
-:math:`df = N (n - 1)`, identical to ``scipy.stats.tukey_hsd``. Intervals:
+:math:`df = N (n - 1)`, identical to ``scipy.stats.tukey_hsd`` (but for p-values below
+1e-10, where scipy's stop at its quadrature's floor). Intervals:
 :math:`\\bar x_i - \\bar x_j \\pm Q_{N, df; 1-\\alpha} \\sqrt{MSE/n}`.
 
 Randomized Tukey HSD (Carterette, TOIS 2012; Sakai 2014): on each of ``m`` permutations the
@@ -33,12 +39,16 @@ import numpy as np
 
 from serpeval.core.checks import RngLike, as_generator, check_level
 from serpeval.stats.paired import _ratio
-from serpeval.stats.validation import check_resamples, chunk_rows, system_scores
+from serpeval.stats.validation import check_resamples, chunk_rows, row_scale, system_scores
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 __all__ = ["TukeyResult", "randomized_tukey", "tukey_hsd"]
+
+#: Below this, scipy's studentized_range.sf (about 1e-13 absolute accuracy) is replaced by the
+#: Bonferroni bound of the tail (see :func:`tukey_hsd`).
+TUKEY_TAIL_FLOOR = 1e-10
 
 
 class TukeyResult(NamedTuple):
@@ -107,6 +117,11 @@ def tukey_hsd(scores: ArrayLike, *, blocked: bool = True, confidence: float = 0.
 
     level = check_level(confidence, "confidence", example=0.95)
     x = system_scores(scores)
+    # Residuals are squared below: a layer beyond SQUARE_SAFE (or below its inverse) is divided
+    # by its largest |x| first (q and p do not change with the scale; means, differences,
+    # intervals and MSE are multiplied back). Other layers are used as they are.
+    factor = row_scale(x.reshape(*x.shape[:-2], -1))[..., None]
+    x = x / factor
     n_systems, n = x.shape[-2], x.shape[-1]
     means = x.mean(axis=-1)
     residual = x - means[..., None]
@@ -122,10 +137,22 @@ def tukey_hsd(scores: ArrayLike, *, blocked: bool = True, confidence: float = 0.
     se = np.sqrt(mse / n)[..., None, None]
     diff = means[..., :, None] - means[..., None, :]
     q = _ratio(np.abs(diff), np.broadcast_to(se, diff.shape))
-    tail = stats.studentized_range.sf(np.where(np.isfinite(q), q, 0.0), n_systems, df)
+    finite_q = np.where(np.isfinite(q), q, 0.0)
+    tail = stats.studentized_range.sf(finite_q, n_systems, df)
+    # scipy's quadrature is accurate to about 1e-13 absolute only: far in the tail it returns
+    # ~9e-14 where the answer is 1e-23, or 0 where it is 1e-96. The range exceeds q only if
+    # some pair's difference does, and each pair's |mean_i - mean_j| / sqrt(2 MSE / n) is |t|
+    # with df degrees of freedom, so p <= N (N - 1) / 2 * 2 P(T_df >= q / sqrt 2) (Bonferroni):
+    # the exact value for 2 systems, and for more the tail's leading term, used where scipy's
+    # value is below TUKEY_TAIL_FLOOR (1e-10, a thousand times its accuracy).
+    bound = n_systems * (n_systems - 1) * stats.t.sf(finite_q / np.sqrt(2.0), df)
+    tail = np.where(tail < TUKEY_TAIL_FLOOR, bound, np.minimum(tail, bound))
     p = np.where(q == 0, 1.0, tail)
     p = np.where(np.isinf(q), 0.0, np.minimum(p, 1.0))
     half = stats.studentized_range.ppf(level, n_systems, df) * se
+    means, diff, half = means * factor[..., 0], diff * factor, half * factor
+    with np.errstate(over="ignore", under="ignore"):   # an MSE beyond float64 is inf (or 0)
+        mse = mse * factor[..., 0, 0] ** 2
     return TukeyResult("tukey-hsd", means, diff, q, p, diff - half, diff + half, level, df,
                        mse if np.ndim(mse) else float(mse), 0, blocked)
 

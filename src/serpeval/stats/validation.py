@@ -17,8 +17,8 @@ from serpeval.core.errors import OptionError, StatsError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ALTERNATIVES", "MAX_RESAMPLES", "Alternative", "check_alternative", "check_resamples", "chunk_rows",
-           "paired_differences", "scalar_or_array", "spread", "system_scores"]
+__all__ = ["ALTERNATIVES", "MAX_RESAMPLES", "SQUARE_SAFE", "Alternative", "check_alternative", "check_resamples",
+           "chunk_rows", "paired_differences", "row_scale", "scalar_or_array", "spread", "system_scores"]
 
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
@@ -89,25 +89,55 @@ def paired_differences(x: ArrayLike, y: ArrayLike | None = None) -> NDArray[np.f
                              f"query order); got {a.shape} and {b.shape}.")
         _finite(a, "x")
         _finite(b, "y")
-        d = a - b
+        with np.errstate(over="ignore"):   # an infinite difference is refused below
+            d = a - b
     else:
         _finite(a, "the differences")
         d = a
     if d.ndim == 0:
         raise StatsError("paired scores must be arrays with one value per query; got a scalar.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        overflow = ~np.isfinite(d) | ~np.isfinite(d.sum(axis=-1, keepdims=True))
+    if overflow.any():
+        raise StatsError(f"the per-query differences x - y (or their sum over the queries) overflow float64 "
+                         f"(beyond {np.finfo(np.float64).max:.3g}) in {int(overflow.any(axis=-1).sum())} "
+                         "comparison(s); divide the scores by a common factor first (every test here is "
+                         "unchanged by it).")
     if d.shape[-1] < 2:
         raise StatsError(f"a paired test needs at least 2 queries; got {d.shape[-1]}. "
                          "Evaluate on more queries (a single query cannot show a real difference).")
     return d
 
 
+#: Rows whose largest magnitude exceeds this, or is below its inverse, are divided by it
+#: before anything is squared (a square of 1e155 overflows float64, one of 1e-165 underflows
+#: to 0); other rows are used as they are, bit for bit.
+SQUARE_SAFE = 1e150
+
+
+def row_scale(d: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``[..., 1]``: the largest ``|d|`` of each row where it exceeds :data:`SQUARE_SAFE` or is
+    below ``1 / SQUARE_SAFE`` (but not 0), else 1.
+
+    Dividing a row by it keeps its squares finite and non-zero; statistics that do not change
+    with the scale (t, p-values, d_z) are then the same, and means and intervals are
+    multiplied back.
+    """
+    top = np.abs(d).max(axis=-1, keepdims=True)
+    return np.where((top > SQUARE_SAFE) | ((top > 0) & (top < 1.0 / SQUARE_SAFE)), top, 1.0)
+
+
 def spread(d: NDArray[np.float64]) -> NDArray[np.float64]:
     """Standard deviation (ddof=1) along the last axis, exactly 0 where all values are equal.
 
     ``np.std`` of equal values can be ~1e-17 from rounding; a constant difference must give
-    an exactly zero spread so that t and d_z become 0 or +-inf, not noise.
+    an exactly zero spread so that t and d_z become 0 or +-inf, not noise. Rows beyond
+    :data:`SQUARE_SAFE` (or below its inverse) are scaled first (:func:`row_scale`), so their
+    squares neither overflow to an infinite spread (t = 0, p = 1 for any such difference) nor
+    underflow to 0 (t = inf, p = 0).
     """
-    sd = d.std(axis=-1, ddof=1)
+    scale = row_scale(d)
+    sd = (d / scale).std(axis=-1, ddof=1) * scale[..., 0]
     return np.where(np.ptp(d, axis=-1) == 0, 0.0, sd)
 
 
