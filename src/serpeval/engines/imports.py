@@ -47,7 +47,6 @@ from typing import Any
 
 from serpeval.core import strict_json
 from serpeval.core.errors import DuplicateError, EmptyInputError, OptionError, ParseError
-from serpeval.io.reading import text_lines
 
 __all__ = ["FORMATS", "Imported", "read_external"]
 
@@ -354,6 +353,8 @@ def _srw(text: str, label: str, out: _Collector, query_set: str | Path | None = 
             if isinstance(loaded, dict) and "queryText" in loaded:
                 entries = [loaded]
         except ValueError:
+            from serpeval.io.reading import text_lines
+
             entries = []
             for number, line in enumerate(text_lines(stripped), 1):  # LF, CRLF or CR only
                 if line.strip():

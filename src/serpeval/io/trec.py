@@ -71,6 +71,7 @@ from serpeval.core.data import (
     check_scores,
 )
 from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, ParseError
+from serpeval.core.strict_json import compact
 from serpeval.io.inputs import Input, open_input
 from serpeval.io.outputs import write_bytes
 from serpeval.io.reading import (
@@ -804,8 +805,6 @@ def write_qrels(qrels: Qrels, path: str | Path) -> None:
     Parquet hold any id, such as a query text with spaces, which TREC text cannot; every
     qrels reader of serpeval reads all three back.
     """
-    import json
-
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes[-1:] == [".parquet"]:
         import pyarrow.parquet as pq
@@ -815,8 +814,8 @@ def write_qrels(qrels: Qrels, path: str | Path) -> None:
         write_bytes(path, buffer.getvalue())
     elif suffixes[-1:] == [".jsonl"] or suffixes[-2:] == [".jsonl", ".gz"]:
         q, d = qrels.query_ids.to_pylist(), qrels.doc_ids.to_pylist()
-        _write_text("".join(json.dumps({"query_id": qid, "doc_id": doc, "relevance": rel}, ensure_ascii=False)
-                            + "\n" for qid, doc, rel in zip(q, d, qrels.relevance.tolist(), strict=True)), path)
+        _write_text("".join(compact({"query_id": qid, "doc_id": doc, "relevance": rel}) + "\n"
+                            for qid, doc, rel in zip(q, d, qrels.relevance.tolist(), strict=True)), path)
     else:
         write_trec_qrels(qrels, path)
 
