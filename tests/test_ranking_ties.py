@@ -145,3 +145,30 @@ def test_rank_policy_refusals(tmp_path: Path) -> None:
         rank(QRELS, read_run(dup), ties="rank")
     with pytest.raises(InvalidParameterError, match="ties='rank' reads the rank column of a TREC run file"):
         rank(QRELS, RUN, ties="rank")
+
+
+def test_rank_policy_says_why_a_rank_is_refused(tmp_path: Path) -> None:
+    # 99999999999999999999 is an integer, but beyond 64 bits: the message said only that the
+    # line "has none", as if column 4 were empty.
+    from serpeval.io import read_run
+
+    big = tmp_path / "big.txt"
+    big.write_text("q1 Q0 a 1 1.0 r\nq1 Q0 b 99999999999999999999 0.5 r\n")
+    with pytest.raises(InvalidParameterError, match=r"line 2 has none: the field is missing, is not a whole number "
+                                                    r"in digits \(3, not 3\.0\), or is beyond ±2\^62\."):
+        rank(QRELS, read_run(big), ties="rank")
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "optimistic", "pessimistic"])
+def test_a_tie_split_by_the_depth_cut_is_counted(ties: str) -> None:
+    # q1: a and b tie at the top and depth 1 keeps one of them: the tie rule chose it (RR 1
+    # or 0), but the kept ranking holds one doc, and the count of ties broken said 0.
+    # q2: x, y, z tie, depth 1: one more group. q3: its tie (u, v) is cut whole: not counted.
+    judged = {"q1": {"a": 1, "b": 0}, "q2": {"x": 1}, "q3": {"t": 1}}
+    run = {"q1": {"a": 1.0, "b": 1.0}, "q2": {"x": 2.0, "y": 2.0, "z": 2.0},
+           "q3": {"t": 3.0, "u": 1.0, "v": 1.0}}
+    qrels = Qrels.from_dict(judged)
+    assert rank(qrels, Run.from_dict(run), depth=1, ties=ties).coverage.ties == 2
+    # depth 2: q1's group whole, two of q2's three, and q3's u above the cut, v below it
+    assert rank(qrels, Run.from_dict(run), depth=2, ties=ties).coverage.ties == 3
+    assert rank(qrels, Run.from_dict(run), ties=ties).coverage.ties == 3

@@ -485,7 +485,7 @@ def rank(
     scores = run.scores.astype(np.float32).astype(np.float64) if float32_scores else run.scores
     rows = _sort_judged_rows(index, run, scores, float32_scores)  # which queries; order (trec_eval's)
     grades, truncated, tie_ids = _policy_depth_grades(index, run, rows, scores, policy, depth)
-    ties_broken = _count_ties(rows.sorted_codes, scores, rows.order)
+    ties_broken = _count_ties(rows.sorted_codes, scores, rows.order) + rows.split_ties
     offsets, dropped = rows.offsets, 0
     if judged_only:
         if tie_ids is not None:
@@ -514,14 +514,14 @@ def _policy_depth_grades(index: QrelsIndex, run: Run, rows: _RankedRows, scores:
         grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (before the cut)
         perm = break_ties(policy, tie_groups(rows.sorted_codes, _ranked_scores(rows, scores)), grades)
         grades = rows.reorder(run, perm, grades)
-        truncated = rows.cut_at_depth(depth)
+        truncated = rows.cut_at_depth(depth, scores)
         return (grades if rows.kept is None else grades[rows.kept]), truncated, None
     if policy == "rank":
         truncated = rows.cut_at_depth(depth)
         return _grades_in_rank_order(index, run, rows), truncated, None
     if policy == "expected" and depth is not None:
         _check_no_straddle(rows, scores, depth, index)
-    truncated = rows.cut_at_depth(depth)  # depth, after sorting
+    truncated = rows.cut_at_depth(depth, scores)  # depth, after sorting
     grades = _grades_in_rank_order(index, run, rows)  # relevance; duplicates (after the cut)
     tie_ids = tie_groups(rows.sorted_codes, _ranked_scores(rows, scores)) if policy == "expected" else None
     return grades, truncated, tie_ids
@@ -600,7 +600,8 @@ def _run_ranks(run: Run, rows: _RankedRows) -> NDArray[np.int64]:
         shown = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
         raise InvalidParameterError(
             f"{run.source}: ties='rank' needs an integer rank in column 4 of every line; "
-            f"line{'s' if len(bad) > 1 else ''} {shown} {'have' if len(bad) > 1 else 'has'} none. "
+            f"line{'s' if len(bad) > 1 else ''} {shown} {'have' if len(bad) > 1 else 'has'} none: the field is "
+            "missing, is not a whole number in digits (3, not 3.0), or is beyond ±2^62. "
             "Fix the rank column, or use another tie policy."
         )
     if len(ranks) != len(run):  # pragma: no cover - the file changed since it was read
@@ -646,8 +647,10 @@ def _check_options(missing: str, depth: int | None) -> None:
         raise InvalidParameterError(
             f"missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}."
         )
-    if depth is not None and depth <= 0:
-        raise InvalidParameterError(f"depth must be a positive number of docs; got {depth}.")
+    # An integer, not a bool or a float: depth=2.5 crashed in the cut, and depth=nan kept no
+    # doc while counting a negative number of docs retrieved.
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth <= 0):
+        raise InvalidParameterError(f"depth must be a positive number of docs (an integer >= 1); got {depth!r}.")
 
 
 @dataclass(eq=False)
@@ -672,6 +675,9 @@ class _RankedRows:
     in_file_order: bool
     file_codes: NDArray[np.int32] | None
     kept: NDArray[np.bool_] | None = None
+    split_ties: int = 0
+    """Tie groups the depth cut split leaving one row above it (:meth:`cut_at_depth`): the
+    tie rule chose that row, but the kept ranking shows no tie to count."""
 
     def reorder(self, run: Run, perm: NDArray[np.int64] | None, grades: Any) -> Any:
         """Apply a tie policy's permutation (within queries, :func:`break_ties`) to the rows
@@ -684,11 +690,20 @@ class _RankedRows:
                                   self.sorted_codes)
         return None if grades is None else grades[perm]
 
-    def cut_at_depth(self, depth: int | None) -> int:
+    def cut_at_depth(self, depth: int | None, scores: NDArray[np.float64] | None = None) -> int:
         """Keep the top ``depth`` rows of each query; return how many were cut (the mask of
-        the rows kept is left in ``kept``)."""
+        the rows kept is left in ``kept``). With ``scores``, count in ``split_ties`` the tie
+        groups the cut splits with a single row above it (a group with two or more rows kept
+        is counted on the kept ranking)."""
         if depth is None or self.counts.max(initial=0) <= depth:
             return 0
+        if scores is not None:
+            has = np.flatnonzero(self.counts > depth)
+            last = self.order[self.offsets[has] + depth - 1]  # the last row kept
+            split = scores[self.order[self.offsets[has] + depth]] == scores[last]
+            if depth > 1:
+                split &= scores[self.order[self.offsets[has] + depth - 2]] != scores[last]
+            self.split_ties = int(np.count_nonzero(split))
         position = np.arange(len(self.order)) - self.offsets[:-1][self.sorted_codes]
         kept = position < depth
         self.kept = kept

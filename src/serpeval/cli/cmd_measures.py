@@ -65,13 +65,13 @@ def run(args: argparse.Namespace) -> int:
             measure = parse_measure(args.name)
             spec = measure.spec
         except MeasureError as problem:
-            # A bare name is enough to describe a measure whose cutoff is required (``P``);
-            # anything else keeps its own error (a bad parameter value, an unknown name).
-            try:
-                spec = REGISTRY[args.name]
-            except MeasureError:
+            # A bare name is enough to describe a measure whose cutoff is required (``P``,
+            # and trec_eval's cutoff families ``ndcg_cut``, ``P``); anything else keeps its
+            # own error (a bad parameter value, an unknown name).
+            found = REGISTRY.lookup(args.name) or REGISTRY.for_trec_name(args.name)
+            if found is None:
                 raise problem from None
-            measure = None
+            spec, measure = found, None
         lines = [f"{spec.name}: {spec.summary}"]
         if measure is not None and str(measure) != spec.name:
             lines.append(f"parsed as: {measure}")

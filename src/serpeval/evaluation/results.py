@@ -46,6 +46,13 @@ class Settings:
     """How the qrels' grades were read: ``"int"`` (integers, trec_eval's rule) or ``"float"``
     (fractional grades, ``grades="float"`` / ``--grades float``)."""
 
+    def options(self) -> dict[str, Any]:
+        """The options that change the numbers, JSON-ready (``settings`` of
+        :meth:`Results.to_json_dict`, read back by :meth:`Results.from_json_dict`)."""
+        return {"missing": self.missing, "depth": self.depth, "judged_only": self.judged_only,
+                "float32_scores": self.float32_scores, "subtopics": self.subtopics, "ties": self.ties,
+                "grades": self.grades}
+
     def rules(self) -> list[str]:
         """Plain-language statements of the rules applied (for report headers)."""
         missing = {
@@ -206,6 +213,7 @@ class Results(Tabular):
             "ties": self.settings.ties,
             "grades": self.settings.grades,
             "rules": self.settings.rules(),
+            "settings": self.settings.options(),
             "inputs": self.inputs(),
         }
         if per_query:
@@ -215,8 +223,9 @@ class Results(Tabular):
     @classmethod
     def from_json_dict(cls, data: Any, source: str = "<json>") -> Results:
         """Results read back from :meth:`to_json_dict` with ``per_query=True`` (``serpeval
-        evaluate --format json --per-query``): the per-query values, coverage, tie policy and
-        input signatures (a JSON written before serpeval recorded signatures has none).
+        evaluate --format json --per-query``): the per-query values, coverage, tie policy,
+        options (depth, judged only, float32 scores: ``settings``) and input signatures (a JSON
+        written before serpeval recorded signatures or options has none).
 
         Raises:
             InputError: not such a JSON (one line naming ``source`` and what is missing).
@@ -252,7 +261,15 @@ class Results(Tabular):
                                       str(sign.get("qrels_signature", ""))))
             qrels = inputs.get("qrels") or {}
             policy = {c.missing_policy for c in (r.coverage for r in runs)}
+            # The options written since serpeval records them (``settings``); an older JSON
+            # has none, and reads as evaluated without depth, -J or float32 scores.
+            options = data.get("settings") or {}
+            depth = options.get("depth")
             settings = Settings(missing=policy.pop() if len(policy) == 1 else "skip",  # type: ignore[arg-type]
+                                depth=None if depth is None else int(depth),
+                                judged_only=bool(options.get("judged_only", False)),
+                                float32_scores=bool(options.get("float32_scores", False)),
+                                subtopics=bool(options.get("subtopics", False)),
                                 qrels=str(qrels.get("source", source)), ties=str(data.get("ties", "trec_eval")),
                                 qrels_signature=str(qrels.get("signature", "")),
                                 grades=str(data.get("grades", inputs.get("grades", "int"))))
@@ -300,13 +317,26 @@ def qrels_signatures(settings: Settings, runs: Iterable[RunResult]) -> dict[str,
 
 
 def unique_names(names: Iterable[str]) -> list[str]:
-    """Display names with repeats numbered: ``bm25, bm25, dense`` -> ``bm25, bm25#2, dense``."""
+    """Display names with repeats numbered: ``bm25, bm25, dense`` -> ``bm25, bm25#2, dense``.
+
+    A number already taken by a run of that name is skipped (``bm25, bm25#2, bm25`` ->
+    ``bm25, bm25#2, bm25#3``), so the names stay distinct."""
+    names = list(names)
+    taken = set(names)
     seen: dict[str, int] = {}
     out = []
     for name in names:
         count = seen.get(name, 0)
         seen[name] = count + 1
-        out.append(name if count == 0 else f"{name}#{count + 1}")
+        if count == 0 and name not in out:
+            out.append(name)
+            continue
+        number = max(count, 1) + 1
+        while f"{name}#{number}" in taken:
+            number += 1
+        seen[name] = number
+        taken.add(f"{name}#{number}")
+        out.append(f"{name}#{number}")
     return out
 
 

@@ -12,6 +12,7 @@ of the ties; for the others the two are only two orders among many, and the summ
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from serpeval.core.ties import TiePolicy
 from serpeval.evaluation.evaluate import DEFAULT_MEASURES, evaluate
 from serpeval.io import as_qrels, as_run
 from serpeval.measures import Measure, parse_measures
+from serpeval.measures.gains import parse_gain_table
 from serpeval.ranking import Coverage, tie_groups
 
 __all__ = ["MeasureRange", "TieSummary", "tie_summary"]
@@ -209,6 +211,24 @@ def _ranges(run: Any, qrels: Any, measures: tuple[Measure, ...], missing: Any
             mean_range=float(spread.mean()) if spread.size else 0.0,
             max_range=float(spread[top]) if spread.size else 0.0,
             max_range_query=str(results["trec_eval"][name].query_ids[top]) if spread.size and spread[top] else "",
-            bounds="swap_improves" in m.spec.properties,
+            bounds="swap_improves" in m.spec.properties and _gains_follow_grades(m),
         ))
     return tuple(out), len(results["trec_eval"][name].query_ids), results["trec_eval"].runs[0].coverage
+
+
+def _gains_follow_grades(measure: Measure) -> bool:
+    """Whether a ``gains=`` table of ``measure`` (nDCG, DCG, RBP...) keeps its gains in the
+    order of the grades, as ``optimistic`` and ``pessimistic`` order a tie group: positive
+    grades only, gains >= 0, non-decreasing with the grade (the grades around each listed one
+    keep their base gain, g or 2^g - 1). A table such as ``1:5;2:1`` ranks grade 1 above
+    grade 2, and then the two policies are two orders among many, not bounds."""
+    params = dict(measure.params)
+    text = params.get("gains", "")
+    if not text:
+        return True
+    table = parse_gain_table(str(text))
+    exp = params.get("gain") == "exp"
+    points = sorted({0, *(g + d for g in table for d in (-1, 0, 1) if g + d >= 0)})
+    gains = [table.get(g, float(2 ** min(g, 1023) - 1) if exp else float(g)) for g in points]
+    return (min(table) > 0 and min(table.values()) >= 0
+            and all(a <= b for a, b in itertools.pairwise(gains)))

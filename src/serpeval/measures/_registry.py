@@ -120,6 +120,14 @@ class Registry:
                 "e.g. 'nDCG@10' or 'P(rel=2)@5'."
             )
         spec = self.lookup(match["name"])
+        if spec is None and match["name"] in self._trec_cut and match["name"] not in self._trec:
+            # a trec_eval cutoff family written without its cutoff (ndcg_cut, ndcg_cut@10):
+            # the suggestion "did you mean 'ndcg_cut'?" named the very spelling refused
+            base, canonical = match["name"], self._trec_cut[match["name"]].name
+            raise InvalidParameterError(
+                f"Invalid measure {text!r}: trec_eval's {base} takes its cutoff in the name, "
+                f"e.g. '{base}_10' or '{base}.10' ({canonical}@10)."
+            )
         if spec is None:
             raise UnknownMeasureError(self._unknown_message(match["name"], text))
         params = _split_params(match["params"], text) if match["params"] is not None else {}
@@ -190,6 +198,13 @@ class Registry:
             return spec.bind(params, None, text)
         return None
 
+    def _spelled(self, name: str) -> str:
+        """A suggested name as it parses: a trec_eval cutoff family with a cutoff
+        (``ndcg_cut_10``, not ``ndcg_cut``, which alone is refused)."""
+        if name in self._trec_cut and name not in self._trec and self.lookup(name) is None:
+            return f"{name}_10"
+        return name
+
     def _unknown_message(self, name: str, text: str) -> str:
         # Canonical names first, so that suggestions use them when spellings fold together.
         candidates = [s.name for s in self.specs] + self.all_names()
@@ -199,7 +214,7 @@ class Registry:
         close = difflib.get_close_matches(name.lower(), list(folded), n=3, cutoff=0.6)
         hint = ""
         if close:
-            hint = " Did you mean " + " or ".join(repr(folded[c]) for c in close) + "?"
+            hint = " Did you mean " + " or ".join(repr(self._spelled(folded[c])) for c in close) + "?"
         return f"Unknown measure {name!r} in {text!r}.{hint} (see `serpeval measures`)"
 
 

@@ -13,7 +13,8 @@ likely. Nothing is sampled; each measure has one of three exact methods, stated 
 
   - sums over ranks of w(rank) * h(grade) (P@k, R@k, Rprec, DCG/nDCG of any gain, RBP):
     E = sum over docs d of h(g_d) * mean of w over d's group's positions (w = 0 below k);
-    P@k's expected hits: sum over relevant docs of clip((k - s) / n, 0, 1);
+    P@k's expected hits: sum over relevant docs of clip((k - s) / n, 0, 1), and the same
+    count of another set of docs gives Hits@k, RelP@k, Judged@k, Graded@k and Unjudged@k;
   - AP: a relevant doc of G at position s+j has 1 + R_before + X relevant docs at or
     above it, E[X | j] = j (r_G - 1) / (n - 1) (r_G relevant in G, R_before above G), so
     E[AP] = (1/R) sum over relevant d of (1/n) sum_j (1 + R_before + j (r_G-1)/(n-1)) / (s+j+1);
@@ -27,11 +28,12 @@ likely. Nothing is sampled; each measure has one of three exact methods, stated 
     so the count above it is uniform over a range (:func:`_bpref`).
 
 * **order-free**: the measure does not depend on the order of the ranked docs (set
-  measures, counts); its value under any order is the expectation.
+  measures, counts; and Hits, Judged and NCG without a cutoff, :data:`ORDER_FREE_WHOLE`);
+  its value under any order is the expectation.
 
 * **enumeration by group**: for the other measures that are a sum over ranked docs of a
-  term depending on the doc's rank, grade and the grades above it (infAP, Judged@k, Hits@k,
-  RelP, RprecMult, RBPResid: :data:`ADDITIVE`), a group's arrangement changes only its own
+  term depending on the doc's rank, grade and the grades above it (infAP, RprecMult,
+  RBPResid: :data:`ADDITIVE`; those of its names with a closed form use it), a group's arrangement changes only its own
   docs' terms, so each group is enumerated alone, the others as ranked.
 * **enumeration**: for every other measure (the gain-profile and C/W/L measures...) each
   query's tie groups are expanded into every distinct arrangement of their grades
@@ -62,6 +64,7 @@ from serpeval.core.segments import take_segments, weighted_bincount
 from serpeval.measures._common import safe_divide
 from serpeval.measures._segments import (
     Picked,
+    judged_docs,
     memo,
     nonrelevant_docs,
     picked,
@@ -72,7 +75,7 @@ from serpeval.measures._segments import (
 from serpeval.measures.gains import apply_gains, exp_shift, parse_gain_table
 from serpeval.measures.ndcg import gain_docs, scaled_ideal_dcg, unscale
 from serpeval.measures.rbp import normalized_gains, rbp
-from serpeval.ranking import Rankings
+from serpeval.ranking import NONPOOL, Rankings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,7 +85,8 @@ if TYPE_CHECKING:
     from serpeval.measures.spec import Measure
     from serpeval.ranking import Rankings
 
-__all__ = ["MAX_ARRANGEMENTS", "MAX_EXPANDED", "TieGroups", "expected_values", "method", "tie_groups_of"]
+__all__ = ["MAX_ARRANGEMENTS", "MAX_EXPANDED", "ORDER_FREE_WHOLE", "TieGroups", "expected_values", "method",
+           "tie_groups_of"]
 
 MAX_ARRANGEMENTS = 50_000
 """The most distinct grade arrangements of one query the enumeration method expands."""
@@ -466,6 +470,39 @@ def _bpref(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     return safe_divide(total, num_rel)
 
 
+def _expected_in_top(r: Rankings, docs: Picked, k: int | None) -> NDArray[np.float64]:
+    """Per query: the expected number of ``docs`` in the top ``k`` (all retrieved when None)."""
+    p = _placed(r, docs)
+    return weighted_bincount(p.docs.segment, _share_in_top(p, k), r.n_queries)
+
+
+def _hits(r: Rankings, *, cutoff: int | None, rel: int) -> NDArray[np.float64]:
+    """E[Hits@k]: the expected relevant docs in the top k (P@k's numerator)."""
+    return expected_hits(r, rel, cutoff)
+
+
+def _relative_precision(r: Rankings, *, cutoff: int, rel: int) -> NDArray[np.float64]:
+    """E[RelP@k] = E[relevant in the top k] / min(k, R) (the denominator does not depend on the order)."""
+    return safe_divide(expected_hits(r, rel, cutoff), np.minimum(cutoff, r.num_rel(rel)).astype(np.float64))
+
+
+def _judged(r: Rankings, *, cutoff: int | None) -> NDArray[np.float64]:
+    """E[Judged@k] = E[docs in the qrels in the top k] / min(k, retrieved)."""
+    listed = picked(r, "in_qrels", lambda: r.grades != NONPOOL)  # the kernel's own set
+    depth = r.n_ret if cutoff is None else np.minimum(r.n_ret, cutoff)
+    return safe_divide(_expected_in_top(r, listed, cutoff), depth)
+
+
+def _graded(r: Rankings, *, cutoff: int) -> NDArray[np.float64]:
+    """E[Graded@k] = E[docs with a grade >= 0 in the top k] / k."""
+    return _expected_in_top(r, judged_docs(r), cutoff) / float(cutoff)
+
+
+def _unjudged(r: Rankings, *, cutoff: int) -> NDArray[np.float64]:
+    """E[Unjudged@k] = E[docs not in the qrels or with a negative grade in the top k] / k."""
+    return _expected_in_top(r, picked(r, "ungraded", lambda: r.grades < 0), cutoff) / float(cutoff)
+
+
 CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "P": _precision,
     "R": _recall,
@@ -480,6 +517,13 @@ CLOSED_FORMS: dict[str, Callable[..., NDArray[np.float64]]] = {
     "ERR": _err,
     "Bpref": _bpref,
     "GMBpref": _bpref,  # bpref per query, a geometric mean over queries
+    # counts of a set of docs in the top k: the expectation is linear, each doc in the top k
+    # with probability clip((k - s)/n, 0, 1) (these were enumerated group by group before)
+    "Hits": _hits,
+    "RelP": _relative_precision,
+    "Judged": _judged,
+    "Graded": _graded,
+    "Unjudged": _unjudged,
 }
 """Measures (by canonical family name) whose expectation has a closed form here."""
 
@@ -491,7 +535,16 @@ ORDER_FREE = frozenset({
 (and take no cutoff): any order gives the expectation. A name not registered is ignored."""
 
 
+ORDER_FREE_WHOLE = frozenset({"Hits", "Judged", "NCG"})
+"""Measures (canonical family names) whose cutoff is optional and that, without one, read the
+whole ranking as a set: the relevant docs retrieved (Hits = NumRelRet), the share of the
+retrieved docs in the qrels (Judged), the gain retrieved over all judged gain (NCG). Without
+a cutoff any order gives the expectation; with one they are enumerated."""
+
+
 def _order_free(spec_name: str, cutoff: int | None) -> bool:
+    if cutoff is None and spec_name in ORDER_FREE_WHOLE:
+        return True
     return spec_name in ORDER_FREE and (cutoff is None or spec_name == "IDCG")
 
 
@@ -504,11 +557,15 @@ def method(spec: Any) -> str:
         return "exact, closed form over each tie group (McSherry & Najork 2008), vectorized"
     if spec.name in ORDER_FREE:
         return "exact: the measure does not depend on the order of the ranked docs"
+    whole = ("without a cutoff exact as it is (the whole ranking read as a set does not depend on the "
+             "order); with one, " if spec.name in ORDER_FREE_WHOLE else "")
+    limits = (f"refused above {MAX_ARRANGEMENTS:,} arrangements per query or {MAX_EXPANDED:,} ranked docs "
+              "in all")
     if spec.name in ADDITIVE:
-        return (f"exact, by enumerating the grade arrangements of each tie group on its own (a sum of "
-                f"per-doc terms: groups add up; refused above {MAX_ARRANGEMENTS:,} arrangements per query)")
-    return (f"exact, by enumerating every distinct grade arrangement of each query's tie groups "
-            f"(refused above {MAX_ARRANGEMENTS:,} arrangements per query)")
+        return (f"{whole or 'exact, '}by enumerating the grade arrangements of each tie group on its own (a sum of "
+                f"per-doc terms: groups add up; {limits})")
+    return (f"{whole or 'exact, '}by enumerating every distinct grade arrangement of each query's tie groups "
+            f"({limits})")
 
 
 # ----------------------------------------------------------------------------- enumeration

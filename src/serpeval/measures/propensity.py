@@ -213,8 +213,17 @@ def inverse_propensities(doc_ids: pa.ChunkedArray, grades: NDArray[Any], n_queri
     frequency = np.bincount(index[relevant], minlength=len(codes.dictionary)).astype(np.float64)
     # C < 0 when ln N < 1 (N <= 2 queries): the formula would give propensities above 1 (or an
     # infinite weight: N = N_l = 1 gives 1/p = 0), so C is taken as 0 there: propensity 1.
-    c = max(0.0, (math.log(n_queries) - 1.0) * (b + 1.0) ** a) if n_queries > 0 else 0.0
+    log_n = math.log(n_queries) - 1.0 if n_queries > 0 else 0.0
     inverse = np.ones(len(index))  # only relevant judgments are weighted (their N_l >= 1)
+    if log_n <= 0.0:
+        return inverse
+    try:
+        c = log_n * (b + 1.0) ** a
+    except OverflowError:  # (B + 1)^A beyond float64 (A = 100, B = 1e6 are in the domain)
+        # the same formula as C (N_l + B)^-A = (ln N - 1) ((B + 1) / (N_l + B))^A, whose
+        # ratio is at most 1 (N_l >= 1): finite for every A and B
+        inverse[relevant] = 1.0 + log_n * ((b + 1.0) / (frequency[index[relevant]] + b)) ** a
+        return inverse
     inverse[relevant] = 1.0 + c * (frequency[index[relevant]] + b) ** -a
     return inverse
 

@@ -42,16 +42,25 @@ def normalized_gains(r: Rankings, table: dict[int, float], docs: Picked) -> NDAr
     listed = np.array(sorted(table.values()), dtype=np.float64)
     lo = np.full(r.n_queries, min(0.0, listed.min(initial=0.0)))
     hi = np.full(r.n_queries, max(0.0, listed.max(initial=0.0)))
-    # The highest grade 0..G that keeps its own gain (is not listed).
-    for grade in np.unique(top[top >= 0]):
-        if grade != np.floor(grade):  # a fractional top grade (no table lists it) keeps its gain
-            hi[top == grade] = np.maximum(hi[top == grade], float(grade))
-            continue
-        free = int(grade)
-        while free >= 0 and free in table:  # at most len(table) steps, whatever the grade
-            free -= 1
-        if free >= 0:
-            hi[top == grade] = np.maximum(hi[top == grade], float(free))
+    # The highest grade 0..G that keeps its own gain (is not listed): G itself unless the
+    # table lists it, else the first unlisted grade below a run of listed ones (worked out
+    # once per listed grade: the table is short, the queries many). A fractional top grade
+    # (no table lists it) keeps its own gain. Vectorized: with fractional grades nearly every
+    # query has a top grade of its own.
+    free = top.astype(np.float64)  # -1 where the query has no grade >= 0
+    keys = np.array(sorted(k for k in table if k >= 0), dtype=np.float64)
+    if keys.size:
+        below = np.empty(keys.size)
+        for i, key in enumerate(keys.tolist()):  # over the table, not the queries
+            step = int(key)
+            while step >= 0 and step in table:
+                step -= 1
+            below[i] = step
+        at = np.minimum(np.searchsorted(keys, free), keys.size - 1)
+        hit = keys[at] == free
+        free[hit] = below[at[hit]]
+    keeps = free >= 0
+    hi[keeps] = np.maximum(hi[keeps], free[keeps])
     grades = r.grades[docs.index]
     gain = apply_gains(grades, "linear", table)
     in_table = (grades >= 0) & (grades <= top[docs.segment])
@@ -120,9 +129,12 @@ def rbp_residual(r: Rankings, *, cutoff: None, p: float) -> NDArray[np.float64]:
     width = int(r.n_ret.max(initial=0))
     table = powers(p, width)
     any_unjudged = judged_docs(r).count < r.n_ret
-    if width * r.n_queries <= 2 * len(r.grades):
+    if r.n_queries > 1 and width * r.n_queries <= 2 * len(r.grades):
         # Rank by rank across all queries: row j holds p^j where the doc at rank j+1 is
-        # unjudged; adding the rows in order is the C loop's order for every query.
+        # unjudged; adding the rows in order is the C loop's order for every query. Not for
+        # one query: NumPy sums a (width, 1) matrix down its contiguous column pairwise, not
+        # row after row, and the last bits would depend on how many queries are evaluated
+        # together (one at a time in a streamed piece); bincount adds in rank order.
         if r.n_ret.min(initial=0) == width:  # all rankings equally deep: a reshape
             unjudged = (r.grades.reshape(r.n_queries, width) < 0).T
         else:
