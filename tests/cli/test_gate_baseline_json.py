@@ -131,3 +131,34 @@ def test_judged_queries_the_recorded_baseline_lacks_follow_missing(tmp_path: Pat
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"serpeval gate: error: --baseline-json {recorded}: 1 judged queries of {q} have no values "
                    "in it: '5'. Use --missing skip to leave them out or --missing zero to count them as 0."]
+
+
+def test_a_baseline_recorded_with_other_options_is_refused(files: dict[str, str], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the tie policy and the qrels were checked: a baseline recorded with --depth 1 (or
+    --judged-only) was gated silently against a candidate evaluated without it, their numbers
+    following different rules. Now refused, naming the option; the same options pass, and a
+    file written before serpeval recorded its options (no "settings") is taken as it is."""
+    deep = str(tmp_path / "depth1.json")
+    assert main(["evaluate", files["qrels"], files["base.run"], "-m", "AP", "-f", "json", "--per-query",
+                 "--missing", "zero", "--depth", "1", "-o", deep]) == 0
+    capsys.readouterr()
+    args = ["gate", files["qrels"], "--baseline-json", deep, "--candidate", files["cand.run"], "-m", "AP",
+            "--max-drop", "0.5"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"serpeval gate: error: --baseline-json {deep} was evaluated with --depth 1, {files['cand.run']} "
+                   "with no --depth: their numbers follow different rules; evaluate both with the same options."]
+    assert main([*args, "--depth", "1"]) in (0, 1)
+    capsys.readouterr()
+    judged = str(tmp_path / "judged.json")
+    assert main(["evaluate", files["qrels"], files["base.run"], "-m", "AP", "-f", "json", "--per-query",
+                 "--missing", "zero", "--judged-only", "-o", judged]) == 0
+    capsys.readouterr()
+    assert main(["gate", files["qrels"], "--baseline-json", judged, "--candidate", files["cand.run"], "-m", "AP",
+                 "--max-drop", "0.5"]) == 2
+    assert "was evaluated with --judged-only, " in capsys.readouterr().err
+    old = json.loads(Path(deep).read_text())
+    del old["settings"]
+    Path(deep).write_text(json.dumps(old))
+    assert main(args) in (0, 1)  # options unknown: not checked (as before)

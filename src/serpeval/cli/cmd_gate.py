@@ -117,8 +117,10 @@ def _stdout_closed(exc: BaseException) -> bool:
     return isinstance(exc, BrokenPipeError) or (isinstance(exc, OSError) and exc.errno == errno.EPIPE)
 
 
-def _read_baseline(path: str, measures: list[str]) -> Any:
-    """The recorded evaluation of ``--baseline-json``: one run, with every gated measure."""
+def _read_baseline(path: str, measures: list[str]) -> tuple[Any, bool]:
+    """The recorded evaluation of ``--baseline-json`` (one run, with every gated measure) and
+    whether it records its evaluation options (``settings``: serpeval writes them since they
+    are read back; an older file's are unknown)."""
 
     from serpeval.evaluation.results import Results
     from serpeval.measures import parse_measures
@@ -138,20 +140,45 @@ def _read_baseline(path: str, measures: list[str]) -> Any:
     if absent:
         raise InputError(f"--baseline-json {path}: has no values of {', '.join(absent)} (it has "
                          f"{', '.join(map(str, recorded.measures))}); record the baseline with those measures.")
-    return recorded
+    return recorded, isinstance(data.get("settings"), dict)
 
 
-def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespace, qrels: Any) -> Any:
+#: The evaluation options that change the numbers, beside the tie policy and the qrels (checked
+#: apart), each value as it reads in a sentence.
+_OPTIONS = {
+    "depth": lambda v: "no --depth" if v is None else f"--depth {v}",
+    "judged_only": lambda v: "--judged-only" if v else "no --judged-only",
+    "float32_scores": lambda v: "float32 scores (the API's float32_scores)" if v else "float64 scores",
+    "grades": lambda v: f"{v} grades (evaluate's --grades)",
+}
+
+
+def _same_options(recorded: Any, results: Any, where: str, candidate: str) -> None:
+    """Refuse a recorded baseline evaluated with other options than the candidate (another
+    --depth, --judged-only, float32 scores or grade reading): its numbers follow other rules."""
+    for field, spell in _OPTIONS.items():
+        theirs, ours = getattr(recorded.settings, field), getattr(results.settings, field)
+        if theirs != ours:
+            raise InputError(f"{where} was evaluated with {spell(theirs)}, {candidate} with {spell(ours)}: their "
+                             "numbers follow different rules; evaluate both with the same options.")
+
+
+def _with_recorded_baseline(recorded: Any, results: Any, args: argparse.Namespace, qrels: Any,
+                            options_recorded: bool = True) -> Any:
     """The recorded baseline beside the evaluated candidate, as one two-run result; refused
-    when the two were evaluated against different qrels, unless --allow-different-qrels.
-    Judged queries the recorded baseline has no values for follow --missing as a baseline
-    run's would (:func:`_fill_missing`)."""
+    when the two were evaluated against different qrels, unless --allow-different-qrels, or
+    with other options (tie policy, depth, judged-only, float32 scores, grade reading; the options
+    only where the file records them, ``options_recorded``). Judged queries the recorded
+    baseline has no values for follow --missing as a baseline run's would
+    (:func:`_fill_missing`)."""
 
     from serpeval.core.ties import same_ties
     from serpeval.evaluation.results import Results
 
     same_ties((f"--baseline-json {args.baseline_json}", recorded.settings.ties),
               (args.candidate, results.settings.ties))
+    if options_recorded:
+        _same_options(recorded, results, f"--baseline-json {args.baseline_json}", args.candidate)
     base = recorded.runs[0]
     theirs, ours = base.qrels_signature or recorded.settings.qrels_signature, results.settings.qrels_signature
     if theirs != ours and not args.allow_different_qrels:
@@ -252,7 +279,7 @@ def _decide(args: argparse.Namespace, measures: list[str]) -> tuple[str, str, in
     if (args.baseline is None) == (args.baseline_json is None):
         raise OptionError("give the baseline once: --baseline BASE_RUN (a run file) or --baseline-json FILE "
                           "(its recorded evaluation).")
-    recorded = _read_baseline(args.baseline_json, measures) if args.baseline_json else None
+    recorded, options_recorded = _read_baseline(args.baseline_json, measures) if args.baseline_json else (None, False)
     # A margin no measure can use is refused before the files are read.
     max_drop = parse_max_drop(args.max_drop, option="--max-drop")
     check_max_drop(max_drop, parse_measures(measures), option="--max-drop")
@@ -264,7 +291,7 @@ def _decide(args: argparse.Namespace, measures: list[str]) -> tuple[str, str, in
 
     def decide(results: Any, qrels: Any = None) -> Any:
         if recorded is not None:
-            results = _with_recorded_baseline(recorded, results, args, qrels)
+            results = _with_recorded_baseline(recorded, results, args, qrels, options_recorded)
         pair.append(results)
         return gate_results(results, None, options)
 
