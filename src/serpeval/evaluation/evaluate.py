@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from serpeval.core.columns import Blocks
 from serpeval.core.data import GradeKind, Qrels, Run
-from serpeval.core.errors import InputError
+from serpeval.core.errors import InputError, OptionError
 from serpeval.core.fingerprints import signature_of
 from serpeval.core.pages import small_pages
 from serpeval.core.read_ahead import ReadAhead, may_read_stdin
@@ -104,7 +104,7 @@ def _each_run(runs: Any) -> Iterator[Run]:
 def evaluate(
     qrels: Qrels | str | Path | Mapping[str, Mapping[str, int]] | Any,
     runs: Any,
-    measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
+    measures: str | Measure | Iterable[str | Measure] | None = DEFAULT_MEASURES,
     *,
     missing: Missing = "skip",
     depth: int | None = None,
@@ -132,7 +132,8 @@ def evaluate(
             a list of runs, or a dict ``{name: run}``. Paths are read one ahead in a
             background thread (the first while the qrels are read, each next one while the
             one before is evaluated; :mod:`serpeval.core.read_ahead`).
-        measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``).
+        measures: names in any supported dialect (``nDCG@10``, ``ndcg_cut_10``, ``MAP``);
+            None: :data:`DEFAULT_MEASURES`. An empty list is an :class:`OptionError`.
         missing: judged queries absent from a run: ``"skip"`` them (with a warning giving
             the count), count them as ``"zero"``, or raise (``"error"``).
         depth: keep only the top ``depth`` docs per query (trec_eval ``-M``).
@@ -171,6 +172,13 @@ def evaluate(
         >>> [round(v, 4) for v in res.means("run").values()]
         [0.5, 1.0, 0.7602]
     """
+    if measures is None:
+        measures = DEFAULT_MEASURES
+    elif not isinstance(measures, (str, Measure)):
+        measures = list(measures)
+        if not measures:
+            raise OptionError("measures is empty: name at least one (e.g. ['nDCG@10', 'AP']), or leave it out "
+                              f"for the defaults ({', '.join(DEFAULT_MEASURES)}).")
     if grades is not None:
         qrels = as_qrels(qrels, grades)
     with small_pages():
