@@ -136,3 +136,24 @@ def test_tie_policies_bracket_the_value() -> None:
     assert np.all(low <= mid + 1e-12)
     assert np.all(mid <= high + 1e-12)
     assert low[0, 0] == 0.0  # b (not relevant) first
+
+
+def test_propensities_no_measure_reads_or_stream_ignores_are_refused(tmp_path, capsys) -> None:
+    """--propensities without psP/psnDCG was read by nothing, silently; with --stream, psP@k was
+    scored with Jain et al.'s formula instead of the file, silently. Both are one line, exit 2,
+    before anything is read; the in-memory path uses the file (a document without a propensity
+    is refused, naming it)."""
+    from serpeval.cli.app import main
+
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\n")
+    (tmp_path / "prop").write_text("a 0.5\n")
+    base = ["evaluate", str(tmp_path / "qrels"), str(tmp_path / "run"), "--propensities", str(tmp_path / "prop")]
+    assert main([*base, "-m", "nDCG@10"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"serpeval evaluate: error: --propensities {tmp_path / 'prop'}: no measure asked reads "
+                   "propensities (psP@k and psnDCG@k do); add one (-m psP@5) or leave --propensities out."]
+    assert main([*base, "-m", "psP@1", "--stream"]) == 2
+    assert "--stream does not read --propensities" in capsys.readouterr().err
+    assert main([*base, "-m", "psP@1", "-f", "json"]) == 0
+    capsys.readouterr()

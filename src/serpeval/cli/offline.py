@@ -160,6 +160,8 @@ def load_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seque
     reader = read_qrels_of(args)
     if not getattr(args, "subtopics", False):
         _refuse_diversity(qrels_path, measures)
+    if getattr(args, "propensities", None):
+        _refuse_unused_propensities(args.propensities, measures)
 
     with progress() as bar:
         task = bar.add_task("reading qrels", total=len(run_paths) + (2 if then else 1)) if bar else None
@@ -213,6 +215,9 @@ def stream_and_evaluate(qrels_path: str, run_paths: Sequence[str], measures: Seq
 
     if getattr(args, "subtopics", False):
         raise OptionError("--stream does not evaluate diversity measures (--subtopics); drop --stream.")
+    if getattr(args, "propensities", None):  # psP/psnDCG would fall back to Jain et al.'s formula
+        raise OptionError(f"--stream does not read --propensities {args.propensities}; drop --stream to score "
+                          "psP@k and psnDCG@k with them.")
     _refuse_diversity(qrels_path, measures)
     qrels = read_counting(read_qrels_of(args), qrels_path, 0)
     sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0 for p in run_paths]
@@ -239,6 +244,17 @@ def _refuse_diversity(qrels_path: str, measures: Sequence[str]) -> None:
     for measure in parse_measures(measures):
         if measure.spec.subtopics:
             raise InputError(needs_subtopics_message(str(measure), qrels_path))
+
+
+def _refuse_unused_propensities(path: str, measures: Sequence[str]) -> None:
+    """``--propensities`` with no measure that reads them (psP@k, psnDCG@k) is an error before
+    anything is read: the file would be ignored without a word."""
+    from serpeval.measures import parse_measures
+    from serpeval.measures.propensity import weight_key
+
+    if not any(weight_key(m) is not None for m in parse_measures(measures)):
+        raise OptionError(f"--propensities {path}: no measure asked reads propensities (psP@k and psnDCG@k do); "
+                          "add one (-m psP@5) or leave --propensities out.")
 
 
 @dataclass(frozen=True)
