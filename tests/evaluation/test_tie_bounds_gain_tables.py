@@ -27,6 +27,14 @@ def test_an_inverted_gain_table_is_not_a_bound() -> None:
     # linear gains: b (2) first is the best order, 2/2 = 1; a first: 1/2
     assert (plain.pessimistic, plain.optimistic) == pytest.approx((0.5, 1.0))
     assert plain.bounds is True
+    # the report's note says why they are not bounds: here the gains table, not the measure
+    from serpeval.report.ties import render_ties
+
+    text = render_ties(s, "csv")
+    notes = render_ties(s, "table")
+    assert "nDCG(gains=1:5;2:1)@1: moving a higher grade up can lower the value" in " ".join(notes.split())
+    assert "a gains table whose gains do not grow with the grade" in " ".join(notes.split())
+    assert "moving a higher grade" not in text  # csv: the rows only
 
 
 @pytest.mark.parametrize(("name", "ordered"), [

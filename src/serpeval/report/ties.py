@@ -36,8 +36,9 @@ def tie_notes(summary: TieSummary) -> list[str]:
                      "range = optimistic - pessimistic per query (mean, and the largest with its query)")
         loose = [r.measure for r in s.ranges if not r.bounds]
         if loose:
-            notes.append(f"{', '.join(loose)}: moving a relevant doc up can lower the value, so pessimistic and "
-                         "optimistic are two orders, not bounds")
+            notes.append(f"{', '.join(loose)}: moving a higher grade up can lower the value (the measure's "
+                         "definition, or a gains table whose gains do not grow with the grade), so pessimistic "
+                         "and optimistic are two orders, not bounds")
     return notes
 
 
