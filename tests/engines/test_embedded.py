@@ -334,3 +334,30 @@ def test_search_equals_the_batch_path_on_tie_heavy_corpora(texts: list[list[str]
     engine = index.engine(method=method)
     text = " ".join(query)
     assert engine.search(text, k) == engine.rank([text], k).hits()[0]
+
+
+def test_k1_zero_is_refused_where_bm25s_s_formula_is_0_over_0() -> None:
+    # bm25+ (any delta) and bm25l with delta=0 at k1=0: the term-frequency part of a term absent
+    # from a document is (k1+1)*0 / (k1*norm + 0) = 0/0 in bm25s's formula. The engine used to
+    # return NaN scores; the batch path then ranked documents holding no query term first, at
+    # score -inf (retrieve wrote them to the run).
+    docs = [{"id": "a", "text": "alpha beta"}, {"id": "b", "text": "alpha"}, {"id": "c", "text": "gamma"}]
+    index = EmbeddedIndex.build(docs)
+    for method, delta in (("bm25+", 0.5), ("bm25+", 0.0), ("bm25l", 0.0)):
+        with pytest.raises(OptionError, match=rf"k1=0 with method={re.escape(method)}.*0/0.*use k1 > 0"):
+            index.engine(method=method, k1=0, delta=delta)
+    # k1 = 0 where the formula is defined: Lucene's tf part is 1 for a term present, so the score
+    # is the idf, ln(1 + (3 - 2 + 0.5)/(2 + 0.5)) = ln(1.6) = 0.470004 for both documents with
+    # "alpha", tied, so doc id descending: b, then a; c does not hold the term.
+    hits = index.engine(k1=0).search_many(["alpha"], 10)[0]
+    assert [h.doc_id for h in hits] == ["b", "a"]
+    assert [h.score for h in hits] == pytest.approx([math.log(1.6)] * 2, rel=1e-6)
+    # bm25l with k1 = 0 and delta > 0 is defined ((0 + delta)/(0 + delta) = 1 when absent)
+    assert all(math.isfinite(h.score) for h in index.engine(method="bm25l", k1=0, delta=0.5).search("alpha", 3))
+
+
+def test_an_empty_field_list_is_refused() -> None:
+    # fields=[] (--fields ",") indexed no text at all: every document empty, every query
+    # without a hit, and the only error came later ("retrieved no document")
+    with pytest.raises(OptionError, match=r"names no field to index"):
+        EmbeddedIndex.build([{"id": "d1", "text": "wing"}], fields=[])

@@ -201,6 +201,14 @@ def _generic(server: FakeEngines) -> dict[str, object]:
      "[http] timeout = 0; expected a number >= 0.001."),
     ({"preset": "solr", "url": "http://x", "collection": "a", "http": {"retry": 2}}, "unknown [http] key(s) retry"),
     ({"url": "http://x", "request": {"path": "/s"}}, "[response] needs 'hits'"),
+    # batch = "ten" was a ValueError from int(); -1 was accepted (no batching); a Solr batch
+    # was accepted and ignored (Solr has no _msearch)
+    ({"preset": "es", "url": "http://x", "index": "a", "http": {"batch": "ten"}},
+     "[http] batch = 'ten'; expected an integer >= 0."),
+    ({"preset": "es", "url": "http://x", "index": "a", "http": {"batch": -1}},
+     "[http] batch = -1; expected an integer"),
+    ({"preset": "solr", "url": "http://x", "collection": "a", "http": {"batch": 5}},
+     "[http] batch = 5, but this engine has no batched request"),
 ])
 def test_config_errors(config: dict[str, object], message: str) -> None:
     with pytest.raises(OptionError) as info:
@@ -261,3 +269,47 @@ def test_rate_limit_spaces_requests(server) -> None:
     fetched = http.fetch(["wing", "lift", "drag", "heat"], 3)
     assert fetched.requests == 4
     assert http.rate == 50.0
+
+
+def test_a_parameter_no_placeholder_reads_is_refused_not_ignored(server) -> None:
+    # --param fiel=title (a typo of field) used to be accepted: the request still matched the
+    # default field "text", while RUN.json and the config hash recorded fiel=title as applied.
+    config = {"preset": "elasticsearch", "url": server.url, "index": "docs"}
+    with pytest.raises(OptionError, match=r"'fiel' is not used.*\{\{fiel\}\}.*Did you mean 'field'\?"):
+        http_engine(config, {"fiel": "title"})
+    with pytest.raises(OptionError, match=r"'size' cannot be set.*-k"):
+        http_engine(config, {"size": 3})           # {{size}} is always k: the value would be dropped
+    # a parameter the template reads is applied
+    built = http_engine(config, {"field": "title"}).build_request("wing", 5)
+    assert built["json"]["query"] == {"match": {"title": "wing"}}
+
+
+def test_an_unknown_charset_in_the_answer_is_read_as_utf8() -> None:
+    # Content-Type: application/json; charset=bogus used to raise LookupError (a traceback)
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            data = json.dumps({"hits": {"hits": [{"_id": "d1", "_score": 1.5}]}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=bogus")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        config = {"preset": "elasticsearch", "url": f"http://127.0.0.1:{server.server_address[1]}", "index": "docs",
+                  "http": {"retries": 0}}
+        hits = http_engine(config).search("wing", 5)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [(h.doc_id, h.score) for h in hits] == [("d1", 1.5)]

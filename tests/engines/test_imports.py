@@ -238,3 +238,15 @@ def test_srw_query_set_errors(tmp_path: Path) -> None:
     assert single.topics == {"1": "red dress"}
     with pytest.raises(ParseError, match=r"ratings\[0\]: expected an object with docId and rating"):
         read_external(write(tmp_path, "j2.json", {"judgmentRatings": [{"query": "q", "ratings": ["x"]}]}))
+
+
+def test_rre_reads_rating_when_there_is_no_gain_and_rre_s_default_grade_otherwise(tmp_path: Path) -> None:
+    # RRE grades a judged document by its "gain", else its "rating" (Func.gainOrRatingNode),
+    # else its default missing grade 2 (MetricClassConfigurationManager.defaultMissingGrade).
+    # serpeval read {"rating": 3} and {} both as gain 1.
+    ratings = {"query_groups": [{"name": "g", "queries": [{"placeholders": {"$query": "bass"}}],
+                                 "relevant_documents": {"a": {"rating": 3}, "b": {}, "c": {"gain": 1, "rating": 3}}}]}
+    imported = read_external(write(tmp_path, "ratings.json", ratings))
+    assert imported.qrels.to_dict() == {"1": {"a": 3, "b": 2, "c": 1}}
+    assert imported.assumed == {"judged documents with neither gain nor rating given RRE's default grade 2": 1}
+    assert "1 judged documents with neither gain nor rating given RRE's default grade 2" in imported.notes()

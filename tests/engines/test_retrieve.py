@@ -189,3 +189,50 @@ def test_trec_topics_edge_cases(tmp_path: Path) -> None:
 
     with pytest.raises(EmptyInputError, match="no <top> topic found"):
         read_trec_topics(b"<top", "t")
+
+
+@pytest.mark.parametrize(("original", "field", "published"), [
+    ("trec/core18/original/topics.core18.txt", "title", "trec/core18/topics.tsv"),
+    ("trec/core18/original/topics.core18.txt", "desc", "trec/core18/topics.desc.tsv"),
+    ("vaswani/original/query-text.trec", "title", "vaswani/topics.tsv"),
+    ("trec/robust04/original/topics.robust04.txt", "title", "trec/robust04/topics.tsv"),
+])
+def test_trec_topic_files_with_closing_tags(original: str, field: str, published: str) -> None:
+    # Core18's and Vaswani's topic files close each field (<num>321</num>, <title>..</title>).
+    # The closing tags were read as text: Core18 failed (query id '321 </num>'), Vaswani's
+    # queries silently got the ids '1</num>', '2</num>'... (no qrels match) and a '</title>'
+    # word. The oracle is the TSV published next to each file in the shared data.
+    from serpeval.io.topics import read_topics
+
+    need(DATA / original)
+    assert read_any_topics(DATA / original, field=field) == read_topics(DATA / published)
+
+
+def test_a_query_id_that_is_not_a_string_is_named_as_such() -> None:
+    # {1: "wing"} was refused as "query id 1 is empty or holds whitespace"
+    with pytest.raises(InputError, match=r"query id 1 is int, expected a string; write it as '1'"):
+        retrieve({1: "wing"}, corpus=[{"id": "d1", "text": "wing"}])
+
+
+def test_corpus_options_with_an_engine_config_are_refused_not_ignored() -> None:
+    # retrieve --engine es.toml --fields title used to run with the engine's own field, silently
+    config = {"preset": "elasticsearch", "url": "http://127.0.0.1:9", "index": "docs"}
+    with pytest.raises(OptionError, match=r"--fields \(fields=\) choose what the embedded engine indexes"):
+        retrieve({"q": "wing"}, config, fields=["title"])
+    with pytest.raises(OptionError, match=r"--id-field \(id_field=\)"):
+        retrieve({"q": "wing"}, config, id_field="docno")
+    with pytest.raises(OptionError, match=r"--fields \(fields=\)"):
+        serpeval.sweep({"q": "wing"}, {"q": {"d": 1}}, config, grid=["field=a,b"], fields=["title"])
+    with pytest.raises(OptionError, match="not both"):
+        serpeval.sweep({"q": "wing"}, {"q": {"d": 1}}, config, corpus=[{"id": "d", "text": "wing"}],
+                       grid=["field=a,b"])
+
+
+def test_delta_without_a_method_that_reads_it_is_refused() -> None:
+    # --param delta=0.7 with the default method (lucene) ran Lucene BM25 and recorded nothing of
+    # delta: it was ignored silently
+    docs = [{"id": "d1", "text": "wing lift"}, {"id": "d2", "text": "wing"}]
+    with pytest.raises(OptionError, match=r"delta='0.7' applies to method=bm25l and method=bm25\+ only"):
+        retrieve({"q": "wing"}, corpus=docs, params={"delta": "0.7"})
+    r = retrieve({"q": "wing"}, corpus=docs, params={"delta": "0.7", "method": "bm25+"})
+    assert r.params["delta"] == 0.7

@@ -210,3 +210,80 @@ def test_heatmap_rendering_colour_and_gaps() -> None:
                                    "settings": 4},
                        "sentences": ["a"], "heatmap": heat, "table": []})
     assert page.count("<td>-</td>") == 1
+
+
+def test_a_baseline_value_of_a_parameter_the_sweep_does_not_vary_is_refused() -> None:
+    # --grid k1=0.6,0.9 --baseline b=0.4 used to ignore b=0.4: every setting, the baseline
+    # too, ran with b=0.75, and the output named the baseline "k1=0.9" with no word of b.
+    docs = [{"id": f"d{i}", "text": t} for i, t in enumerate(["wing lift", "wing wing drag", "heat flow"])]
+    topics, qrels = {"1": "wing lift", "2": "heat"}, {"1": {"d0": 1}, "2": {"d2": 1}}
+    with pytest.raises(OptionError, match=r"--baseline b=0.4: 'b' is not a swept parameter.*add --grid b=VALUE"):
+        sweep(topics, qrels, corpus=docs, grid=["k1=0.6,0.9"], baseline={"k1": 0.9, "b": 0.4}, folds=2)
+    # held by a one-value grid instead, b=0.4 applies to every setting: k1=0.9 b=0.4 is the
+    # baseline, and its means equal those of the engine made with b=0.4 directly
+    r = sweep(topics, qrels, corpus=docs, grid=["k1=0.6,0.9", "b=0.4"], baseline={"k1": 0.9, "b": 0.4},
+              folds=2, permutations=20)
+    assert r.label(r.baseline) == "k1=0.9 b=0.4"
+    direct = serpeval.retrieve(topics, corpus=docs, params={"k1": 0.9, "b": 0.4}, k=10)
+    assert r.means[r.baseline] == serpeval.evaluate(qrels, direct.run, ["nDCG@10"], missing="zero").means(
+        "bm25")["nDCG@10"]
+
+
+def test_integer_grid_values_reach_an_http_template_as_integers() -> None:
+    # --grid rows=1,3 used to send rows=1.0 and rows=3.0; Solr's integer parameters (rows, mm)
+    # refuse "1.0" (the fake Solr too, with HTTP 400), so the sweep failed.
+    from tests.engines.fake_engines import FakeEngines
+
+    from serpeval.engines.embedded import EmbeddedIndex
+
+    assert parse_grid(["rows=1,3", "k1=0.5,1.5"]) == {"rows": [1, 3], "k1": [0.5, 1.5]}
+    assert [type(v) for v in parse_grid(["rows=1,3"])["rows"]] == [int, int]
+    docs = [{"id": f"d{i}", "text": t} for i, t in enumerate(
+        ["wing lift", "wing wing drag", "heat", "lift force on a wing", "heat flow", "drag of a body"])]
+    topics = {"1": "wing lift", "2": "heat flow", "3": "drag"}
+    qrels = {"1": {"d0": 1, "d3": 1}, "2": {"d4": 1}, "3": {"d5": 1}}
+    with FakeEngines(EmbeddedIndex.build(docs).engine(), index="docs") as server:
+        config = {"preset": "solr", "url": server.url, "collection": "docs", "params": {"rows": 10},
+                  "request": {"method": "GET", "path": "/solr/{{collection}}/select",
+                              "query_params": {"q": "{{query}}", "qf": "{{qf}}", "rows": "{{rows}}",
+                                               "fl": "id,score", "wt": "json"}}}
+        r = sweep(topics, qrels, config, grid=["rows=1,3"], baseline={"rows": 3}, folds=2, permutations=20,
+                  keep_runs=True)
+    assert [s["rows"] for s in r.settings] == [1, 3]
+    # rows=1: one document per query; rows=3: up to 3 ("wing lift" matches d0, d1, d3; "heat flow"
+    # d2, d4; "drag" d1, d5)
+    assert [len(r.runs[0].to_dict()[q]) for q in ("1", "2", "3")] == [1, 1, 1]
+    assert [len(r.runs[1].to_dict()[q]) for q in ("1", "2", "3")] == [3, 2, 2]
+
+
+def test_judged_queries_left_out_or_empty_are_counted_and_said() -> None:
+    # 4 judged queries: "1" and "2" compared, "3" has an empty query (compared at 0 in every
+    # setting), "9" is not in the topics (not compared). Nothing said so before.
+    docs = [{"id": f"d{i}", "text": t} for i, t in enumerate(["wing lift", "wing wing drag", "heat flow"])]
+    topics = {"1": "wing lift", "2": "heat", "3": "  ", "4": "drag"}
+    qrels = {"1": {"d0": 1}, "2": {"d2": 1}, "3": {"d1": 1}, "9": {"d1": 1}}
+    r = sweep(topics, qrels, corpus=docs, grid=["k1=0.6,0.9"], folds=2, permutations=20)
+    assert sorted(r.query_ids) == ["1", "2", "3"]
+    assert np.all(r.scores[:, list(r.query_ids).index("3")] == 0)
+    summary = r.summary()
+    assert (summary["judged_not_in_topics"], summary["empty_queries"]) == (1, 1)
+    assert "note: 1 judged query(ies) are not in the topics and are not compared" in r.sentences()
+    assert "note: 1 judged topic(s) have an empty query: compared at 0 in every setting" in r.sentences()
+
+
+def test_ranges_without_random_are_refused_not_ignored() -> None:
+    # sweep --grid k1=0.6,0.9 --range b=0:1 ran the grid and ignored the range, silently
+    with pytest.raises(OptionError, match=r"--range .* with --grid it would be ignored"):
+        sweep({"1": "wing"}, {"1": {"d0": 1}}, corpus=[{"id": "d0", "text": "wing"}], grid=["k1=0.6,0.9"],
+              ranges={"b": (0.0, 1.0)}, folds=2)
+
+
+def test_a_swept_delta_that_no_setting_reads_is_refused() -> None:
+    # --grid delta=0.3,1 with Lucene BM25 compared identical runs (delta is bm25l/bm25+ only)
+    docs = [{"id": "d0", "text": "wing lift"}, {"id": "d1", "text": "wing"}]
+    topics, qrels = {"1": "wing", "2": "lift"}, {"1": {"d0": 1}, "2": {"d0": 1}}
+    with pytest.raises(OptionError, match=r"delta is swept, but it applies to method=bm25l and method=bm25\+ only"):
+        sweep(topics, qrels, corpus=docs, grid=["delta=0.3,1"], folds=2)
+    r = sweep(topics, qrels, corpus=docs, grid=["delta=0.3,1", "method=bm25+"], baseline={"method": "bm25+"},
+              folds=2, permutations=20)
+    assert [s["delta"] for s in r.settings] == [0.5, 0.3, 1]   # the default delta 0.5 is the baseline, added

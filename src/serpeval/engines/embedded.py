@@ -191,6 +191,9 @@ class EmbeddedIndex:
             if not fields:
                 raise ParseError(f"{first_where}: no text field to index besides {id_field!r}; name one with fields=.")
         fields = tuple(fields)
+        if not fields:  # nothing would be indexed: every query would retrieve nothing
+            raise OptionError(f"{source}: fields= (--fields) names no field to index; name one or more, or leave it "
+                              "out for the defaults.")
         ids: list[str] = []
         texts: list[str] = []
         seen: dict[str, str] = {}
@@ -289,8 +292,8 @@ class EmbeddedIndex:
         ask for again); the tokens are never recomputed.
 
         Raises:
-            OptionError: k1 < 0, b outside [0, 1], delta < 0, a non-finite value, or an unknown
-                method (with the valid ones).
+            OptionError: k1 < 0, b outside [0, 1], delta < 0, a non-finite value, an unknown
+                method (with the valid ones), or k1 = 0 with ``bm25+`` (``bm25l``: and delta = 0).
         """
         params = parse_params({"k1": k1, "b": b, "method": method, "delta": delta})
         key = (params["method"], params["k1"], params["b"], params["delta"] if _uses_delta(params) else None)
@@ -419,7 +422,8 @@ def parse_params(given: Mapping[str, Any]) -> dict[str, Any]:
 
     Raises:
         OptionError: an unknown name (with the known ones), a value that is not a number,
-            k1 < 0, b outside [0, 1], delta < 0, a non-finite value, an unknown method.
+            k1 < 0, b outside [0, 1], delta < 0, a non-finite value, an unknown method; k1 = 0
+            with ``bm25+`` (or with ``bm25l`` and delta = 0), whose non-occurrence part is 0/0.
     """
     import difflib
 
@@ -447,6 +451,12 @@ def parse_params(given: Mapping[str, Any]) -> dict[str, Any]:
             bound = "between 0 and 1" if name == "b" else "a finite number >= 0"
             raise OptionError(f"{name}={value!r} is out of range; expected {bound}.")
         out[name] = number
+    if out["k1"] == 0 and (out["method"] == "bm25+" or (out["method"] == "bm25l" and out["delta"] == 0)):
+        # bm25s's term-frequency part for a term absent from a document is then 0/0: NaN scores,
+        # which ranked documents without any query term first, at score -inf
+        raise OptionError(f"k1=0 with method={out['method']}{' and delta=0' if out['method'] == 'bm25l' else ''} "
+                          "cannot be computed: the term-frequency part of a term absent from a document is 0/0; "
+                          "use k1 > 0 (e.g. k1=0.01)" + (" or delta > 0." if out["method"] == "bm25l" else "."))
     return out
 
 

@@ -9,7 +9,9 @@ The request is a **template**: every string in it (URL path, query-string values
 keys and values, NDJSON header) may hold ``{{query}}``, ``{{size}}`` and ``{{name}}`` for any
 named parameter. A string that is exactly one placeholder takes the parameter's own type
 (``"size": "{{size}}"`` sends the number 10); inside a longer string the value is inserted
-as text. A placeholder without a value is refused when the engine is made, naming it.
+as text. A placeholder without a value is refused when the engine is made, naming it; so is
+a parameter given to :func:`http_engine` (``--param``, a swept value) that no placeholder
+reads, and ``query`` or ``size`` given as a parameter (they are the topic text and ``k``).
 
 The response is read by dotted **paths**: ``hits`` to the list of hits, ``id`` and ``score``
 inside a hit (``hits.hits``, ``_id``, ``_score`` for Elasticsearch). ``id_pattern``, a regular
@@ -164,7 +166,8 @@ def http_engine(config: Mapping[str, Any], params: Mapping[str, Any] | None = No
 
     Raises:
         OptionError: an unknown key or preset, a missing url or response path, a template
-            placeholder without a value, a bad number.
+            placeholder without a value, a ``params`` name no placeholder reads (or ``query``,
+            ``size``), a bad number, ``batch > 0`` for an engine without a batched request.
     """
     where = config.get("_source", "engine config")
     known = {"preset", "url", "name", "index", "collection", "params", "request", "batch", "response", "http",
@@ -192,13 +195,33 @@ def http_engine(config: Mapping[str, Any], params: Mapping[str, Any] | None = No
     response = {**preset.get("response", {}), **config.get("response", {})}
     batch_cfg = config.get("batch", preset.get("batch"))
     http = {**_HTTP_DEFAULTS, **config.get("http", {})}
+    if params:  # a parameter no placeholder reads would be recorded as applied, and change nothing
+        used = _placeholders([request, batch_cfg, response])
+        for name in params:
+            if name in ("query", "size"):
+                raise OptionError(f"{where}: parameter {name!r} cannot be set: {{{{{name}}}}} is "
+                                  f"{'the topic text' if name == 'query' else 'k, the documents per query (-k)'}.")
+            if name not in used:
+                import difflib
+
+                names = sorted(used - {"query", "size"})
+                close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise OptionError(
+                    f"{where}: parameter {name!r} is not used: the request template has no {{{{{name}}}}}; its "
+                    f"parameters are {', '.join(names) or 'none'}.{hint}")
     unknown_http = sorted(set(http) - {*_HTTP_DEFAULTS, "cache", "headers"})
     if unknown_http:
         raise OptionError(f"{where}: unknown [http] key(s) {', '.join(unknown_http)}; it takes "
                           f"{', '.join([*_HTTP_DEFAULTS, 'cache', 'headers'])}.")
+    batch_size = _number(http, "batch", str(where), integer=True)
+    if batch_size > 0 and not batch_cfg:
+        raise OptionError(f"{where}: [http] batch = {batch_size}, but this engine has no batched request (only the "
+                          "elasticsearch/opensearch presets have one, _msearch; a generic engine needs a [batch] "
+                          "table with path and header); remove batch or set it to 0.")
     return HttpEngine(
         url=url.rstrip("/"), request=request, response=response, params=merged_params,
-        batch=batch_cfg if (batch_cfg and int(http.get("batch") or 0) > 0) else None,
+        batch=batch_cfg if batch_size > 0 else None,
         name=str(config.get("name") or preset_name), http=http, where=str(where),
     )
 
@@ -662,8 +685,16 @@ class _SyncRateLimiter:
 
 
 def _charset(content_type: str) -> str:
+    """The answer's declared charset; UTF-8 when none is declared or Python does not know it."""
+    import codecs
+
     match = re.search(r"charset=([\w.-]+)", content_type, re.IGNORECASE)
-    return match.group(1) if match else "utf-8"
+    if match is None:
+        return "utf-8"
+    try:
+        return codecs.lookup(match.group(1)).name
+    except LookupError:
+        return "utf-8"
 
 
 class _RateLimiter:

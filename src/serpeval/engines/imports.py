@@ -25,9 +25,10 @@ Formats (recognised from the content, or named with ``format=``):
     A Rated Ranking Evaluator ratings JSON: ``{"index", "id_field", "topics": [{"description",
     "query_groups": [{"name", "queries": [{"template", "placeholders": {"$query": ...}}],
     "relevant_documents": {...}}]}]}`` (or ``query_groups`` at the top). Every query of a group
-    shares the group's judgments. ``relevant_documents`` is ``{doc: {"gain": g}}``, ``{doc: g}``
-    or the older ``{g: [doc, ...]}``. Query ids ``1..n``; the group of each query is kept
-    (``groups``) for ``serpeval evaluate --groups``.
+    shares the group's judgments. ``relevant_documents`` is ``{doc: {"gain": g}}`` (or
+    ``{"rating": g}``, which RRE reads when there is no ``gain``; with neither, RRE's default
+    grade 2, counted), ``{doc: g}`` or the older ``{g: [doc, ...]}``. Query ids ``1..n``;
+    the group of each query is kept (``groups``) for ``serpeval evaluate --groups``.
 
 A judgment repeated for the same (query, document) is an error if the grades differ and is
 counted (``duplicates``) if they agree; every skip is counted in ``skipped``.
@@ -68,6 +69,8 @@ class Imported:
         hints: what the file says about the engine or the measure (index, id field, metric).
         skipped: ``{reason: count}`` of rows left out.
         duplicates: judgments repeated with the same grade (kept once).
+        assumed: ``{reason: count}`` of judgments kept with a grade the file does not state
+            (RRE: a document with neither ``gain`` nor ``rating`` has RRE's default grade 2).
     """
 
     format: str
@@ -77,9 +80,11 @@ class Imported:
     hints: dict[str, Any] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
+    assumed: dict[str, int] = field(default_factory=dict)
 
     def notes(self) -> list[str]:
         out = [f"{n} row(s) skipped: {reason}" for reason, n in self.skipped.items() if n]
+        out += [f"{n} {reason}" for reason, n in self.assumed.items() if n]
         if self.duplicates:
             out.append(f"{self.duplicates} repeated judgment(s) with the same grade kept once")
         return out
@@ -193,6 +198,7 @@ class _Collector:
         self.where: dict[tuple[str, str], str] = {}
         self.hints: dict[str, Any] = {}
         self.skipped: dict[str, int] = {}
+        self.assumed: dict[str, int] = {}
         self.duplicates = 0
 
     def query(self, text: str, qid: str | None = None) -> str:
@@ -230,6 +236,9 @@ class _Collector:
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
+    def assume(self, reason: str) -> None:
+        self.assumed[reason] = self.assumed.get(reason, 0) + 1
+
     def result(self, kind: str) -> Imported:
         from serpeval.core.data import Qrels
 
@@ -246,7 +255,8 @@ class _Collector:
                       np.asarray(values, dtype=np.int64 if integral else np.float64), source=self.label,
                       grades="int" if integral else "float")
         return Imported(format=kind, qrels=qrels, topics=dict(self.topics), groups=dict(self.groups),
-                        hints=dict(self.hints), skipped=dict(self.skipped), duplicates=self.duplicates)
+                        hints=dict(self.hints), skipped=dict(self.skipped), duplicates=self.duplicates,
+                        assumed=dict(self.assumed))
 
 
 def _grade(value: Any, where: str) -> float:
@@ -445,7 +455,7 @@ def _rre(text: str, label: str, out: _Collector) -> None:
         raise ParseError(f"{label}: expected 'topics' (a list) or 'query_groups' (a list).")
     for where, group in groups:
         name = group.get("name") if isinstance(group, dict) else None
-        judgments = _rre_judgments(_need(group, "relevant_documents", dict, where, "relevant_documents"), where)
+        judgments = _rre_judgments(_need(group, "relevant_documents", dict, where, "relevant_documents"), where, out)
         for n, query in enumerate(_need(group, "queries", list, where, "a list of queries")):
             at = f"{where}.queries[{n}]"
             placeholders = _need(query, "placeholders", dict, at, "placeholders")
@@ -463,11 +473,28 @@ def _rre(text: str, label: str, out: _Collector) -> None:
                 out.judge(qid, doc, gain, f"{where}.relevant_documents")
 
 
-def _rre_judgments(relevant: Mapping[str, Any], where: str) -> list[tuple[str, Any]]:
+#: RRE's grade of a judged document that states neither ``gain`` nor ``rating``
+#: (``MetricClassConfigurationManager.defaultMissingGrade``, 2 unless RRE is configured otherwise).
+RRE_MISSING_GRADE = 2
+
+
+def _rre_judgments(relevant: Mapping[str, Any], where: str, out_counts: _Collector | None = None
+                   ) -> list[tuple[str, Any]]:
+    """``[(doc, grade)]`` of a query group's ``relevant_documents``. A document's grade is its
+    ``gain``, else its ``rating`` (RRE's ``Func.gainOrRatingNode``), else RRE's missing grade
+    (:data:`RRE_MISSING_GRADE`, counted)."""
     out: list[tuple[str, Any]] = []
     for key, value in relevant.items():
         if isinstance(value, dict):
-            out.append((key, value.get("gain", 1)))
+            if "gain" in value:
+                out.append((key, value["gain"]))
+            elif "rating" in value:
+                out.append((key, value["rating"]))
+            else:
+                out.append((key, RRE_MISSING_GRADE))
+                if out_counts is not None:
+                    out_counts.assume(f"judged documents with neither gain nor rating given RRE's default grade "
+                                      f"{RRE_MISSING_GRADE}")
         elif isinstance(value, list):              # the older form: {gain: [doc, ...]}
             out.extend((str(doc), key) for doc in value)
         elif isinstance(value, int | float) and not isinstance(value, bool):

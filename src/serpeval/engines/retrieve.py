@@ -175,7 +175,10 @@ def read_queries(topics: str | Path | Mapping[str, str]) -> dict[str, str]:
         out = read_any_topics(topics)
         where = str(topics)
     for qid, text in out.items():
-        if not isinstance(qid, str) or not qid or _SPACE.search(qid):
+        if not isinstance(qid, str):
+            raise InputError(f"{where}: query id {qid!r} is {type(qid).__name__}, expected a string; write it as "
+                             f"{str(qid)!r}.")
+        if not qid or _SPACE.search(qid):
             raise InputError(f"{where}: query id {qid!r} is empty or holds whitespace; a TREC run cannot carry it.")
         if not isinstance(text, str):
             raise InputError(f"{where}: the text of query {qid!r} is {type(text).__name__}, expected a string.")
@@ -198,12 +201,18 @@ def make_engine(engine: Engine | str | Path | Mapping[str, Any] | None = None, *
                               "config (--engine CONFIG) for an HTTP engine.")
         from serpeval.engines.embedded import EmbeddedIndex, parse_params
 
-        checked = parse_params(params or {})  # before the corpus is read: a typo fails at once
+        given = dict(params or {})
+        checked = parse_params(given)  # before the corpus is read: a typo fails at once
+        if given.get("delta") is not None and checked["method"] not in ("bm25l", "bm25+"):
+            raise OptionError(f"delta={given['delta']!r} applies to method=bm25l and method=bm25+ only; with "
+                              f"method={checked['method']} it would be ignored. Add --param method=bm25+ (or bm25l), "
+                              "or drop delta.")
         index = corpus if isinstance(corpus, EmbeddedIndex) else EmbeddedIndex.build(
             corpus, fields=fields, id_field=id_field)
         return index.engine(**checked)
     if corpus is not None:
         raise OptionError("give either a corpus (the embedded engine) or an engine config, not both.")
+    _no_corpus_options(fields, id_field)
     if isinstance(engine, str | Path):
         from serpeval.engines.http import http_engine, load_engine_config
 
@@ -216,6 +225,17 @@ def make_engine(engine: Engine | str | Path | Mapping[str, Any] | None = None, *
         raise OptionError("params apply to an engine made here (a corpus or a config), not to an Engine object; "
                           "make the engine with its parameters.")
     return engine
+
+
+def _no_corpus_options(fields: Sequence[str] | None, id_field: str | None) -> None:
+    """Refuse the corpus options with an engine that has no corpus here (they would be ignored)."""
+    given = [option for option, value in (("--fields (fields=)", fields), ("--id-field (id_field=)", id_field))
+             if value]
+    if given:
+        raise OptionError(f"{' and '.join(given)} choose what the embedded engine indexes from --corpus; an "
+                          "engine given by --engine (engine=) searches its own index: name its field in the engine "
+                          "config ([params] field = ..., Solr: qf = ...) or with --param, and drop "
+                          + " and ".join(given) + ".")
 
 
 def retrieve(

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,9 @@ class SweepResult:
         significant: the cross-validated interval lies above 0.
         in_sample_significant: indices of settings better than the baseline with a
             corrected (``correction``) p below alpha.
+        left_out: ``{"judged_not_in_topics": n, "empty_queries": m}``: judged queries absent
+            from the topics (not compared), and judged topics whose query is empty (compared,
+            at 0 in every setting).
     """
 
     measure: str
@@ -114,6 +118,7 @@ class SweepResult:
     config_hashes: tuple[str, ...] = ()
     seconds: float = 0.0
     runs: tuple[Any, ...] = field(default=(), repr=False)
+    left_out: Mapping[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ views
 
@@ -150,6 +155,8 @@ class SweepResult:
             "in_sample_significant": [self.label(j) for j in self.in_sample_significant],
             "test": self.test, "correction": self.correction, "alpha": self.alpha,
             "permutations": self.permutations, "engine": self.engine, "seconds": round(self.seconds, 3),
+            "judged_not_in_topics": int(self.left_out.get("judged_not_in_topics", 0)),
+            "empty_queries": int(self.left_out.get("empty_queries", 0)),
         }
 
     def sentences(self) -> list[str]:
@@ -173,6 +180,12 @@ class SweepResult:
         named = significant_names(s["in_sample_significant"], s["selected"])
         lines.append(f"in-sample, corrected for {len(self.settings) - 1} comparisons ({self.correction} and max-T, "
                      f"{self.test} test, alpha {self.alpha:g}): significantly better than the baseline: {named}")
+        if s["judged_not_in_topics"]:
+            lines.append(f"note: {s['judged_not_in_topics']} judged query(ies) are not in the topics and are not "
+                         "compared")
+        if s["empty_queries"]:
+            lines.append(f"note: {s['empty_queries']} judged topic(s) have an empty query: compared at 0 in every "
+                         "setting")
         return lines
 
     def heatmap(self) -> dict[str, Any] | None:
@@ -236,7 +249,8 @@ def _sort_key(value: Any) -> tuple[int, Any]:
 def parse_grid(items: Sequence[str] | Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
     """``["k1=0.6,0.9", "method=lucene,bm25+"]`` (or a mapping) -> ``{"k1": [0.6, 0.9], ...}``.
 
-    Numbers become floats; other values stay text. Raises OptionError on an item without
+    Integers become ints, other numbers floats (an HTTP template sends ``2``, not ``2.0``);
+    other values stay text. Raises OptionError on an item without
     ``=``, an empty value list, a repeated value or a name given twice.
     """
     pairs = items.items() if isinstance(items, Mapping) else [_grid_item(item) for item in items]
@@ -261,8 +275,15 @@ def _grid_item(item: str) -> tuple[str, list[str]]:
 
 
 def _number_or_text(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+    """A number for a numeric value: an integer stays an integer (``"2"`` -> 2, so an HTTP
+    template sends ``mm=2`` or ``"rows": 2``, not ``2.0``, which Solr's integer parameters
+    refuse), any other finite number is a float; anything else stays as it is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        return int(value)
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -512,6 +533,9 @@ def sweep(
     if (grid is None) == (random is None):
         raise OptionError("give a grid (--grid k1=0.6,0.9,1.2 --grid b=0.3,0.75) or a number of random "
                           "settings (--random 50), one of the two.")
+    if grid is not None and ranges:
+        raise OptionError("--range gives the ranges that --random draws from; with --grid it would be ignored: "
+                          "list the values with --grid NAME=V1,V2,... or use --random N with --range.")
     queries = read_queries(topics)
     from serpeval.io import as_qrels
 
@@ -531,6 +555,13 @@ def sweep(
             raise OptionError("--random needs the ranges of the parameters to draw (--range k1=0.2:2.0).")
         names = tuple(spans)
         settings = random_settings(random or 0, spans, rng=seed)
+    unswept = [name for name in (baseline or {}) if name not in names]
+    if unswept:  # it would be ignored: every setting, the baseline too, keeps the engine's value
+        name = unswept[0]
+        raise OptionError(
+            f"--baseline {name}={(baseline or {})[name]}: {name!r} is not a swept parameter (the settings vary "
+            f"{', '.join(names)}), so it would be ignored; the baseline is one setting of the swept parameters. "
+            f"To hold {name} at a value in every setting, the baseline included, add --grid {name}=VALUE.")
     base_setting = {name: _number_or_text((baseline or {}).get(name, defaults.get(name))) for name in names}
     missing = [name for name, v in base_setting.items() if v is None]
     if missing:
@@ -543,6 +574,13 @@ def sweep(
     else:
         settings.insert(0, base_setting)
         base_index = 0
+    check = getattr(factory, "check", None)
+    if check is not None:  # every setting's values, before the first is retrieved
+        for setting in settings:
+            check(setting)
+    check_all = getattr(factory, "check_all", None)
+    if check_all is not None:
+        check_all(settings)
     qids = [q for q in queries if queries[q].strip()]
     texts = [queries[q] for q in qids]
     runs = []
@@ -569,7 +607,10 @@ def sweep(
         measure=str(metric), names=names, settings=tuple(settings), baseline=base_index,
         query_ids=tuple(first.query_ids[keep].tolist()), scores=scores, seed=seed, engine=engine_name,
         config_hashes=tuple(hashes), seconds=time.perf_counter() - clock,
-        runs=tuple(runs) if keep_runs else (), **stats,
+        runs=tuple(runs) if keep_runs else (),
+        left_out={"judged_not_in_topics": len(judged - set(queries)),
+                  "empty_queries": sum(1 for q, text in queries.items() if q in judged and not text.strip())},
+        **stats,
     )
 
 
@@ -588,6 +629,21 @@ class _EmbeddedFactory:
 
         return self.index.engine(**parse_params(setting))
 
+    def check(self, setting: Mapping[str, Any]) -> None:
+        from serpeval.engines.embedded import parse_params
+
+        parse_params(setting)
+
+    def check_all(self, settings: Sequence[Mapping[str, Any]]) -> None:
+        """Refuse a swept ``delta`` that no setting's method reads (the settings would be equal)."""
+        from serpeval.engines.embedded import parse_params
+
+        if any("delta" in s for s in settings) and not any(
+                parse_params(s)["method"] in ("bm25l", "bm25+") for s in settings):
+            raise OptionError("delta is swept, but it applies to method=bm25l and method=bm25+ only and no setting "
+                              "uses them: every value would give the same run. Add --grid method=bm25+ (or bm25l) "
+                              "or drop delta.")
+
     def forget(self) -> None:
         self.index.forget()
 
@@ -604,7 +660,11 @@ def _factory(engine: Any, corpus: Any, fields: Any, id_field: Any
             corpus, fields=fields, id_field=id_field)
         return _EmbeddedFactory(index), dict(BM25_DEFAULTS), "bm25"
     from serpeval.engines.http import http_engine, load_engine_config
+    from serpeval.engines.retrieve import _no_corpus_options
 
+    if corpus is not None:
+        raise OptionError("give either a corpus (the embedded engine) or an engine config, not both.")
+    _no_corpus_options(fields, id_field)
     config = load_engine_config(engine) if not isinstance(engine, Mapping) else dict(engine)
     first = http_engine(config)
 

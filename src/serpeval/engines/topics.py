@@ -11,7 +11,9 @@ A TREC topics file (the ``<top>`` SGML-like format of the TREC ad hoc tracks)::
 
 gives ``{"401": "foreign minorities, Germany"}``: the ``<title>`` field (a ``Topic:`` prefix
 removed), the query a TREC "title run" uses; ``field="desc"`` takes the description
-(its ``Description:`` label removed). Recognised by its first non-blank line, ``<top>``.
+(its ``Description:`` label removed). Closing tags (``</num>``, ``</title>``, ``</desc>``,
+``</narr>``), which later files such as TREC 2018 Common Core's and Vaswani's use, are
+dropped. Recognised by its first non-blank line, ``<top>``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from serpeval.core.errors import DuplicateError, EmptyInputError, InputError, Pa
 __all__ = ["read_any_topics", "read_trec_topics"]
 
 _TAG = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
+_CLOSE = re.compile(r"</(?:num|title|desc|narr)\s*>", re.IGNORECASE)
 
 
 def read_any_topics(path: str | Path, *, field: str = "title") -> dict[str, str]:
@@ -58,7 +61,8 @@ def read_trec_topics(raw: bytes, label: str, *, field: str = "title") -> dict[st
         if not match.group(2):
             raise ParseError(f"{label}:{line}: <top> is not closed by </top>.")
         parts: dict[str, str] = {}
-        pieces = _TAG.split(match.group(1))
+        body = _CLOSE.sub(" ", match.group(1))  # Core18's and Vaswani's files close each field
+        pieces = _TAG.split(body)
         for name, value in zip(pieces[1::2], pieces[2::2], strict=True):
             parts[name.lower()] = " ".join(value.split())
         num = re.sub(r"^number:\s*", "", parts.get("num", ""), flags=re.IGNORECASE).strip()
