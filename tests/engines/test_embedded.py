@@ -188,6 +188,20 @@ def test_a_document_text_may_hold_line_separators_raw(tmp_path: Path) -> None:
         EmbeddedIndex.build(path)
 
 
+def test_default_fields_are_those_any_document_has() -> None:
+    """The default text fields came from the first document only: a corpus whose first document
+    has no title lost every title without a word (b's 'wing' was not indexed). Now the fields
+    of TEXT_FIELDS that any document holds as text, in that order."""
+    docs = [{"docid": "a", "text": "flow over plates"},
+            {"docid": "b", "title": "wing", "text": "lift"},
+            {"docid": "c", "title": None, "abstract": "wing flutter", "text": "noise"}]
+    index = EmbeddedIndex.build(docs)
+    assert index.fields == ("title", "text", "abstract")
+    assert sorted(h.doc_id for h in index.engine().search("wing", k=5)) == ["b", "c"]
+    only_other = EmbeddedIndex.build([{"docid": "a", "n": 3}, {"docid": "b", "note": "wing"}])
+    assert only_other.fields == ("note",)  # no field of TEXT_FIELDS: every string field but the id
+
+
 def test_gzip_corpus_and_integer_ids(tmp_path: Path) -> None:
     path = tmp_path / "docs.jsonl.gz"
     path.write_bytes(gzip.compress(b"".join(json.dumps({"id": i, "body": t}).encode() + b"\n"
