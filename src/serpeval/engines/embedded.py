@@ -163,8 +163,8 @@ class EmbeddedIndex:
             corpus: a JSONL file (optionally gzipped; one object per document) or an iterable
                 of mappings.
             fields: the text fields to index, concatenated in this order; default: those of
-                ``title, text, body, contents, content, abstract`` that some document has (as
-                text), else every string field but the id.
+                ``title, text, body, contents, content, abstract`` that some document has,
+                else every field holding text but the id.
             id_field: the doc id field; default the first of ``docid, doc_id, docno, _id, id``
                 present in the first document.
             stemmer: a Snowball language for PyStemmer, or None for no stemming.
@@ -188,11 +188,13 @@ class EmbeddedIndex:
         if fields is None:
             # the text fields any document has (a first document without a title must not drop
             # every title), in the order of TEXT_FIELDS, else every string field but the id
-            keys: dict[str, None] = {}
+            keys: dict[str, None] = {}  # every field with a value (a wrong type is refused below)
+            texts: dict[str, None] = {}  # those with a string value
             for _, record in records:
-                keys.update(dict.fromkeys(k for k, v in record.items() if isinstance(v, str)))
+                keys.update(dict.fromkeys(k for k, v in record.items() if v is not None))
+                texts.update(dict.fromkeys(k for k, v in record.items() if isinstance(v, str)))
             chosen = tuple(f for f in TEXT_FIELDS if f in keys)
-            fields = chosen or tuple(k for k in keys if k != id_field)
+            fields = chosen or tuple(k for k in texts if k != id_field)
             if not fields:
                 raise ParseError(f"{source}: no text field to index besides {id_field!r}; name one with fields=.")
         fields = tuple(fields)
