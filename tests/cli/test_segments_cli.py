@@ -90,6 +90,12 @@ def test_gate_groups_fails_when_one_group_regresses(files, tmp_path, capsys) -> 
     failed = [c["group"] for c in payload["groups"]["checks"] if not c["passed"]]
     assert failed == ["bad"]
     assert np.isfinite(payload["groups"]["checks"][0]["p_value"])
+    # the first line, the one a CI log shows, said PASS while the gate failed (exit 1)
+    assert main(argv[:-2]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "serpeval gate: FAIL - 1 of 2 gated groups fail (bad); the overall check passes"
+    assert lines[1].startswith("overall: PASS - candidate cand vs baseline")
+    assert not any(line.startswith("serpeval gate: PASS") for line in lines)
 
 
 def test_groups_file_errors_name_the_line(files, tmp_path, capsys) -> None:

@@ -332,6 +332,13 @@ def _decide(args: argparse.Namespace, measures: list[str]) -> tuple[str, str, in
         payload["passed"] = result.passed and by_group.passed
         payload["decision"] = "pass" if payload["passed"] else "fail"
         payload["exit_code"] = exit_code = 0 if payload["passed"] else 1
+        if result.passed and not by_group.passed:
+            # the first line is the decision CI logs show: FAIL, with the groups that fail it
+            gated = {c.group for c in by_group.checks if c.gated}
+            failed = sorted({c.group for c in by_group.checks if c.gated and not c.passed})
+            head = (f"serpeval gate: FAIL - {len(failed)} of {len(gated)} gated groups fail "
+                    f"({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''}); the overall check passes")
+            explanation = fit_text([head], width) + explanation.replace("serpeval gate: PASS - ", "overall: PASS - ", 1)
         explanation += "\n" + render_group_gate(by_group, digits=args.digits, width=width)
     report = dumps(payload) + "\n"
     explanation += fit_text(notes, width)
