@@ -92,6 +92,9 @@ def test_online_ab_serves_every_name_from_its_new_home() -> None:
     assert ab.plan_ab is experiments.plan_ab
     assert ab.LogSchema is logs.LogSchema
     assert ab.generate_logs is simulation.generate_logs
+    # the per-segment analyses too (the module says it is the one public import; they were missing)
+    assert ab.analyze_ab_segments is experiments.analyze_ab_segments
+    assert ab.analyze_interleaving_segments is experiments.analyze_interleaving_segments
     for name in ab.__all__:
         assert getattr(ab, name) is not None
 

@@ -20,6 +20,8 @@ _LAZY: dict[str, str] = {
     "analyze_interleaving_logs": "serpeval.online.experiments",
     "analyze_ab_triggered": "serpeval.online.experiments",
     "analyze_interleaving_triggered": "serpeval.online.experiments",
+    "analyze_ab_segments": "serpeval.online.experiments",
+    "analyze_interleaving_segments": "serpeval.online.experiments",
     "ABResults": "serpeval.online.experiments",
     "SequentialResults": "serpeval.online.experiments",
     "PowerPlan": "serpeval.online.experiments",
