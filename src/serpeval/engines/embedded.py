@@ -189,12 +189,12 @@ class EmbeddedIndex:
             # the text fields any document has (a first document without a title must not drop
             # every title), in the order of TEXT_FIELDS, else every string field but the id
             keys: dict[str, None] = {}  # every field with a value (a wrong type is refused below)
-            texts: dict[str, None] = {}  # those with a string value
+            strings: dict[str, None] = {}  # those with a string value
             for _, record in records:
                 keys.update(dict.fromkeys(k for k, v in record.items() if v is not None))
-                texts.update(dict.fromkeys(k for k, v in record.items() if isinstance(v, str)))
+                strings.update(dict.fromkeys(k for k, v in record.items() if isinstance(v, str)))
             chosen = tuple(f for f in TEXT_FIELDS if f in keys)
-            fields = chosen or tuple(k for k in texts if k != id_field)
+            fields = chosen or tuple(k for k in strings if k != id_field)
             if not fields:
                 raise ParseError(f"{source}: no text field to index besides {id_field!r}; name one with fields=.")
         fields = tuple(fields)
