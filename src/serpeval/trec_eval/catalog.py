@@ -20,13 +20,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
 
 from serpeval.core.errors import MeasureError
 from serpeval.measures import REGISTRY, Measure
 from serpeval.measures.cparse import LONG_MAX, atof, atol
 from serpeval.measures.gains import format_gain_table, trec_gain_pairs
 from serpeval.trec_eval.options import EXIT_INPUT, EXIT_MEASURE, EXIT_USAGE, TrecEvalError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from serpeval.ranking import Rankings
 
 __all__ = ["MEASURES", "NICKNAMES", "TREC_TO_SPEC", "Column", "Context", "expand", "measure_names", "select"]
 
@@ -218,17 +225,44 @@ def _eleven_point(name: str, spec: str | None, ctx: Context, text: str | None) -
     return [Column(_label(name, text), _bind(name, spec, ctx, params))]
 
 
+@dataclass(frozen=True)
+class _WeightedSetF(Measure):
+    """``set_F.x`` computed with trec_eval's own x: (x + 1) P R / (x P + R) of set_P and
+    set_recall, 0 when nothing relevant is retrieved (``m_set_F.c``).
+
+    SetF takes beta = sqrt(x) and squares it back, which is x only within an ulp (0.5
+    becomes 0.5000000000000001): enough to print 0.0937 where trec_eval prints 0.0938
+    (a mean of exactly 0.09375). Here x is used as given, in trec_eval's order of operations.
+    """
+
+    weight: float = 1.0
+
+    def compute(self, rankings: Rankings) -> NDArray[np.float64]:
+        rel = self["rel"]
+        p = REGISTRY["SetP"].bind({"rel": rel}, None, "SetP").compute(rankings)
+        r = REGISTRY["SetR"].bind({"rel": rel}, None, "SetR").compute(rankings)
+        x = self.weight
+        out = np.zeros_like(p)
+        np.divide((x + 1.0) * p * r, x * p + r, out=out, where=p > 0)
+        return out
+
+
 def _set_f(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
     """``set_F.x`` with x = beta squared (default 1); a negative x exits 2."""
     params = _trec_params(spec, text, f"\ntrec_eval: Cannot initialize measure '{name}'", EXIT_INPUT)
-    return [Column(_label(name, text), _bind(name, spec, ctx, params))]
+    bound = _bind(name, spec, ctx, params)
+    weight = atof(text) if text is not None else 1.0  # validated by the bind above
+    measure = _WeightedSetF(bound.spec, bound.params, bound.cutoff, weight)
+    return [Column(_label(name, text), measure)]
 
 
 def _relstring(name: str, spec: str | None, ctx: Context, text: str | None) -> list[Column]:
     length = 10
     if text is not None:
         first = double_params(text)[0]
-        length = int(first) if math.isfinite(first) else 0
+        # C's (long) cast of the double: a value outside long's range (inf, 1e300) or NaN
+        # is LONG_MIN on x86-64, so an empty relstring, as is anything below 1.
+        length = int(first) if math.isfinite(first) and -(2.0**63) <= first < 2.0**63 else 0
     return [Column(_label(name, text), None, kind="str", summary="none", cleared_when_missing=True,
                    length=max(length, 0))]
 

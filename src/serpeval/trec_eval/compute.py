@@ -76,15 +76,19 @@ def compute_evaluation(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
     ctx = Context(opts.rel_level, opts.compat, opts.collection_size)
     columns = expand(opts.measures, ctx)
     if opts.debug_query is not None:
-        keep = pc.equal(qrels.query_ids, opts.debug_query)
+        keep = _is_topic(qrels.query_ids, opts.debug_query)
         qrels = Qrels(qrels.query_ids.filter(keep), qrels.doc_ids.filter(keep),
                       qrels.relevance[keep.to_numpy(zero_copy_only=False)], source=qrels.source)
     index = index_qrels(qrels)
     complete_with_rows = opts.complete and opts.compat == "10.0"
     try:
-        rankings = rank(index, run, missing="zero" if complete_with_rows else "skip",
-                        depth=None if opts.depth == MAX_LONG else opts.depth,
-                        judged_only=opts.judged_only, float32_scores=opts.compat == "9.0.8")
+        # 9.0.8 stores scores as C floats: a finite score beyond float32's range (1e39)
+        # becomes inf there too, which is what the cast gives; NumPy's overflow warning
+        # is no news for the user (it printed a Python source line on stderr).
+        with np.errstate(over="ignore"):
+            rankings = rank(index, run, missing="zero" if complete_with_rows else "skip",
+                            depth=None if opts.depth == MAX_LONG else opts.depth,
+                            judged_only=opts.judged_only, float32_scores=opts.compat == "9.0.8")
     except DuplicateError as exc:
         raise TrecEvalError(f"trec_eval: {exc}\ntrec_eval: Can't calculate measure "
                             f"'{first_computed(opts.measures, opts.compat)}'",
@@ -115,6 +119,18 @@ def compute_evaluation(opts: Options, qrels: Qrels, run: Run) -> Evaluation:
         summary.append(_summary(column, values, opts, num_q, qrels, run))
     topics = pa.array(rankings.query_ids.tolist(), pa.string())
     return Evaluation(columns, topics, per_topic, summary, warnings)
+
+
+def _is_topic(query_ids: pa.Array, wanted: str) -> pa.Array:
+    """Which qrels lines belong to topic ``wanted`` (``-D level.qid``). A qid from the
+    command line that is not UTF-8 (argv's surrogate escapes) names no topic: topic ids are
+    UTF-8, so it matches none (then "No queries with both results and relevance info",
+    status 7, as trec_eval)."""
+    try:
+        wanted.encode("utf-8")
+    except UnicodeEncodeError:
+        return pa.array(np.zeros(len(query_ids), dtype=bool))
+    return pc.equal(query_ids, wanted)
 
 
 def _check_supported(opts: Options) -> None:
@@ -183,8 +199,14 @@ def _summary(column: Column, values: Any, opts: Options, num_q: int, qrels: Qrel
 
 def _sequential_sum(values: np.ndarray) -> float:
     """The sum in topic order, one addition after another as trec_eval's C loop does (NumPy's
-    pairwise ``sum`` can differ in the last bits, and so in the 4th printed decimal)."""
-    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+    pairwise ``sum`` can differ in the last bits, and so in the 4th printed decimal).
+
+    The C loop starts from +0.0, so a sum of negative zeros is +0.0 (``utility.-1,-1,-1,-1``
+    of a topic that retrieved nothing judged, under ``-J``, is -0.0; its ``all`` row prints
+    0.0000, not -0.0000): adding the cumulative sum to 0.0 gives exactly that, and changes
+    nothing else (x + 0.0 == x for every x but -0.0).
+    """
+    return 0.0 + float(np.cumsum(values)[-1]) if len(values) else 0.0
 
 
 _RELSTRING_CODES = np.frombuffer(b"0123456789", dtype=np.uint8)
