@@ -388,3 +388,20 @@ def test_an_unknown_measure_ends_with_1_before_any_file_is_read(tmp_path: Path) 
     status, _, err = trec_eval(["--compat", "9.0.8", "-m", "rbp.p=0.5", missing, missing])
     assert status == 1
     assert err.startswith("trec_eval: illegal measure 'rbp.p=0.5'")
+
+
+def test_serpeval_debug_before_trec_eval_keeps_trec_eval_s_syntax(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The internal-error line says "Rerun with --debug", but `serpeval --debug trec_eval -m map
+    Q R` sent trec_eval's flags to serpeval's parser ("unrecognized arguments: -m map ...").
+    Now --debug before the command is serpeval's and the rest is trec_eval's, as without it."""
+    from serpeval.cli.app import main
+
+    (tmp_path / "q").write_text("q1 0 a 1\nq1 0 b 0\n")
+    (tmp_path / "r").write_text("q1 Q0 b 1 2.0 x\nq1 Q0 a 2 1.0 x\n")
+    args = ["trec_eval", "-q", "-m", "map", str(tmp_path / "q"), str(tmp_path / "r")]
+    assert main(args) == 0
+    plain = capsys.readouterr().out
+    assert main(["--debug", *args]) == 0
+    # by hand: a (relevant) at rank 2 of 2, AP = (1/2) / 1
+    assert capsys.readouterr().out == plain == "".join(f"map                   \t{q}\t0.5000\n" for q in ("q1", "all"))

@@ -84,11 +84,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args_list: list[str]) -> int:
-    if args_list[:1] == ["trec_eval"]:
-        # trec_eval's own flag syntax (-q -m P.5 -c ...) is parsed by that command itself.
+    at = args_list.index("trec_eval") if "trec_eval" in args_list else -1
+    if at >= 0 and all(word == "--debug" for word in args_list[:at]):
+        # trec_eval's own flag syntax (-q -m P.5 -c ...) is parsed by that command itself
+        # (after serpeval's own --debug, which main() has read: tracebacks on errors).
         from serpeval.cli.cmd_trec_eval import run_trec_eval
 
-        return run_trec_eval(args_list[1:])
+        return run_trec_eval(args_list[at + 1:])
     parser = build_parser(only=_named_command(args_list))
     args = parser.parse_args(args_list)
     if not getattr(args, "func", None):
