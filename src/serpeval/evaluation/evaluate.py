@@ -174,11 +174,10 @@ def evaluate(
     """
     if measures is None:
         measures = DEFAULT_MEASURES
-    elif not isinstance(measures, (str, Measure)):
-        measures = list(measures)
-        if not measures:
-            raise OptionError("measures is empty: name at least one (e.g. ['nDCG@10', 'AP']), or leave it out "
-                              f"for the defaults ({', '.join(DEFAULT_MEASURES)}).")
+    elif isinstance(measures, (list, tuple, set, frozenset, dict)) and not measures:
+        # (a single ir_measures object is a measure, not a collection: not iterated here)
+        raise OptionError("measures is empty: name at least one (e.g. ['nDCG@10', 'AP']), or leave it out "
+                          f"for the defaults ({', '.join(DEFAULT_MEASURES)}).")
     if grades is not None:
         qrels = as_qrels(qrels, grades)
     with small_pages():

@@ -27,6 +27,18 @@ def set_recall(r: Rankings, *, cutoff: None, rel: int) -> NDArray[np.float64]:
     return safe_divide(hits(r, rel, None), r.num_rel(rel))
 
 
+def beta_squared(beta: float) -> float:
+    """beta^2 to 15 significant digits. trec_eval's ``set_F.x`` (and ir_measures' ``SetF(beta=x)``,
+    which it passes on) weighs by x = beta^2 written as a decimal; serpeval holds beta = sqrt(x),
+    whose square is x only within an ulp (sqrt(0.5)^2 = 0.5000000000000001, and a mean of 0.09375
+    printed 0.0937 where trec_eval prints 0.0938). 15 digits give x back exactly.
+
+    >>> beta_squared(0.5 ** 0.5), beta_squared(0.5), beta_squared(1.0)
+    (0.5, 0.25, 1.0)
+    """
+    return float(f"{beta * beta:.15g}")
+
+
 def set_f(r: Rankings, *, cutoff: None, rel: int, beta: float) -> NDArray[np.float64]:
     """SetF = (1 + beta^2) P R / (beta^2 P + R) of SetP and SetR; 0 if nothing relevant is retrieved.
 
@@ -34,15 +46,14 @@ def set_f(r: Rankings, *, cutoff: None, rel: int, beta: float) -> NDArray[np.flo
     """
     p = set_precision(r, cutoff=None, rel=rel)
     rc = set_recall(r, cutoff=None, rel=rel)
-    b2 = beta * beta
+    b2 = beta_squared(beta)
     return safe_divide((1.0 + b2) * p * rc, b2 * p + rc)
 
 
 def trec_beta(text: str) -> dict[str, float]:
     """trec_eval's ``set_F.x`` weighs recall by x = beta^2: ``set_F.0.25`` is ``SetF(beta=0.5)``.
 
-    beta = sqrt(x), so SetF squares it back to x (exactly for x = 1, the default, and for
-    squares such as 0.25 or 4; otherwise within one unit in the last place).
+    beta = sqrt(x), so SetF squares it back to x (:func:`beta_squared`: exactly).
     """
     x = atof(text)
     if x < 0:
@@ -140,7 +151,7 @@ def f_at(r: Rankings, *, cutoff: int, rel: int, beta: float) -> NDArray[np.float
     found = hits(r, rel, cutoff)
     p = found / float(cutoff)
     rc = safe_divide(found, r.num_rel(rel))
-    b2 = beta * beta
+    b2 = beta_squared(beta)
     return safe_divide((1.0 + b2) * p * rc, b2 * p + rc)
 
 
