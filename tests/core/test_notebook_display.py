@@ -166,6 +166,24 @@ def test_empty_rows_give_an_empty_table_and_frames() -> None:
     assert Empty().to_polars().height == 0
 
 
+def test_an_empty_result_shows_its_columns_as_its_frames_do() -> None:
+    """A pool of documents still to judge is empty when the qrels judge every pooled one: its
+    data frames had the six columns of ``_columns()`` but the notebook table an empty header
+    (``<thead><tr></tr></thead>``), nothing saying what the result would hold."""
+    from serpeval.io import as_qrels, as_run
+    from serpeval.judgments.pool import pool
+
+    done = pool([as_run({"q1": {"d1": 2.0, "d2": 1.0}})], depth=10,
+                qrels=as_qrels({"q1": {"d1": 1, "d2": 0}}))
+    assert done.to_dicts() == []
+    table = parse(done._repr_html_())
+    assert table.header == list(done._columns()) == list(done.to_pandas().columns)
+    assert table.header == ["query_id", "doc_id", "order", "best_rank", "runs", "weight"]
+    assert table.rows == []
+    assert parse(html_table([], columns=["a", NASTY])).header == ["a", NASTY]   # escaped too
+    assert ESCAPED in html_table([], columns=[NASTY])
+
+
 # ---------------------------------------------------------------------------- offline results
 
 QRELS = {

@@ -207,3 +207,110 @@ def test_robust04_report_fits_1280(browser, tmp_path: Path) -> None:
         page.screenshot(path=str(tmp_path / "robust04-top.png"))
         page.screenshot(path=str(tmp_path / "robust04.png"), full_page=True)
     assert (tmp_path / "robust04.png").stat().st_size > 50_000
+
+
+def test_long_names_wrap_instead_of_widening_the_page(browser, tmp_path: Path) -> None:
+    """Run names of 190 characters with no space (file names do that): the comparison select
+    and the summaries under the headings were as wide as the name, and the whole page
+    scrolled sideways (scrollWidth 3529 px at a 1280 px viewport)."""
+    collection = make_collection(n_queries=8, seed=2)
+    long = "very_long_run_name_" * 10
+    write_trec_qrels(collection.qrels, tmp_path / "qrels.txt")
+    write_trec_run(collection.runs["baseline"], tmp_path / f"{long}A.run")
+    write_trec_run(collection.runs["candidate"], tmp_path / f"{long}B.run")
+    groups = tmp_path / f"{long}groups.tsv"                  # its path heads a section
+    groups.write_text("".join(f"{q}\t{'odd' if i % 2 else 'even'}\n"
+                              for i, q in enumerate(sorted(collection.topics))), encoding="utf-8")
+    out = tmp_path / "long.html"
+    assert main(["report", str(tmp_path / "qrels.txt"), str(tmp_path / f"{long}A.run"),
+                 str(tmp_path / f"{long}B.run"), "-m", "AP,P@10", "--diff", "--groups", str(groups),
+                 "--group-min-queries", "2", "-o", str(out)]) == 0
+    with open_report(browser, out) as (page, errors, _):
+        assert errors == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= VIEWPORT["width"]
+        rights = page.locator("select[data-switch]").evaluate_all(
+            "selects => selects.map(s => s.getBoundingClientRect().right)")
+        assert len(rights) == 2                             # by group, per query
+        assert max(rights) <= VIEWPORT["width"]
+        select = page.locator('select[data-switch="per-query"]')
+        assert f"{long}B vs {long}A" in select.locator("option").first.text_content()
+        assert page.locator("#segments h2").text_content().startswith("By group: ")
+        # A bar's tooltip names the run and the query: it wraps within its 420 px box (the
+        # text ran 5,900 px out of it, white on the white page).
+        page.locator('[data-panel="per-query"][data-value="0"] svg rect.bar').first.hover()
+        assert long in page.locator("#tooltip").inner_text()
+        width, inner = page.evaluate("[document.getElementById('tooltip').scrollWidth, "
+                                     "document.getElementById('tooltip').clientWidth]")
+        assert width <= inner <= 420
+
+
+def test_an_infinite_value_sorts_as_the_largest(browser, tmp_path: Path) -> None:
+    """data-sort="inf" read as NaN in report.js and sorted with the missing values, last in
+    both directions; an unreachable sample size (inf) belongs first when sorting descending."""
+    import math
+
+    from serpeval.report.page import Row, Section, Table, TableColumn, fragment, num_cell, render_page
+
+    values = [3.0, math.inf, 1.0, None, -math.inf]
+    table = Table([TableColumn("units")], [Row([num_cell(v, str(v))]) for v in values])
+    out = tmp_path / "inf.html"
+    out.write_text(render_page("inf", [Section("t", "T", fragment("table", table))]),
+                   encoding="utf-8")
+    with open_report(browser, out) as (page, errors, _):
+        header = page.locator("table th").first
+        header.click()
+        ascending = page.locator("table tbody td").all_text_contents()
+        header.click()
+        descending = page.locator("table tbody td").all_text_contents()
+        assert errors == []
+    assert ascending == ["-inf", "1.0", "3.0", "inf", "None"]      # missing last, both ways
+    assert descending == ["inf", "3.0", "1.0", "-inf", "None"]
+
+
+def test_query_ids_sort_by_their_numbers(browser, tmp_path: Path) -> None:
+    """MS MARCO / TREC DL query ids have different lengths: sorting the per-query table by
+    query put 1000 before 99 and 1037496 before 87181 (a plain string comparison)."""
+    import serpeval
+    from serpeval.comparison.compare import compare_results
+
+    ids = ["87181", "1037496", "99", "1000", "5"]
+    qrels = {q: {"d1": 1, "d2": 0} for q in ids}
+    a = {q: {"d1": 2.0, "d2": 1.0} for q in ids}
+    b = {q: ({"d1": 1.0, "d2": 2.0} if i % 2 else {"d1": 2.0, "d2": 1.0}) for i, q in enumerate(ids)}
+    res = serpeval.evaluate(qrels, {"a": a, "b": b}, ["P@1"])
+    out = save_html(tmp_path / "ids.html", res, compare_results(res, test="t"))
+    with open_report(browser, out) as (page, errors, _):
+        table = page.locator('[data-panel="per-query"][data-value="0"] table')
+        table.locator("th", has_text="query").click()
+        ascending = table.locator("tbody tr td:nth-child(2)").all_text_contents()
+        table.locator("th", has_text="query").click()
+        descending = table.locator("tbody tr td:nth-child(2)").all_text_contents()
+        assert errors == []
+    assert ascending == ["5", "99", "1000", "87181", "1037496"]
+    assert descending == ascending[::-1]
+
+
+def test_every_panel_is_readable_without_javascript(browser, demo_report: Path) -> None:
+    """The per-query section has one panel per comparison behind a select; with JavaScript off
+    (a mail client's preview, a locked-down viewer) the select did nothing and every panel but
+    the first stayed hidden. Now each is shown under its label; with JavaScript, one at a time."""
+    context = browser.new_context(java_script_enabled=False, viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        page.goto(demo_report.resolve().as_uri())
+        page.wait_for_load_state("load")
+        panels = page.locator('[data-panel="per-query"]')
+        assert panels.count() == 5                                   # 5 measures, 1 comparison
+        assert all(panels.nth(i).is_visible() for i in range(5))
+        labels = page.locator('[data-panel="per-query"] .panel-label').all_inner_texts()
+        assert labels[0] == "nDCG@10: dense vs bm25"
+        assert len(labels) == 5
+        assert all(panels.nth(i).locator("svg.chart").is_visible() for i in range(5))
+        assert not page.locator('select[data-switch="per-query"]').is_visible()
+    finally:
+        context.close()
+    with open_report(browser, demo_report) as (page, errors, _):
+        visible = [page.locator('[data-panel="per-query"]').nth(i).is_visible() for i in range(5)]
+        assert visible == [True, False, False, False, False]
+        assert not page.locator('[data-panel="per-query"] .panel-label').first.is_visible()
+        assert errors == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from serpeval.report.formatting import count, interval, number, p_value, percent, signed, sort_key
+from serpeval.report.formatting import count, interval, level, number, p_value, percent, signed, sort_key
 
 
 def test_number_digits_separators_and_missing() -> None:
@@ -41,6 +41,24 @@ def test_sort_key_is_the_number_and_empty_when_missing() -> None:
     assert sort_key(3) == "3.0"
     assert float(sort_key(0.1)) == 0.1
     assert sort_key(None) == sort_key(math.nan) == ""
+
+
+def test_sort_key_of_an_infinity_is_what_javascript_reads() -> None:
+    """report.js sorts by parseFloat(data-sort): parseFloat("inf") is NaN (sorted as missing,
+    after every number in both directions); parseFloat("Infinity") is Infinity."""
+    assert sort_key(math.inf) == "Infinity"
+    assert sort_key(-math.inf) == "-Infinity"
+    assert float(sort_key(math.inf)) == math.inf                 # Python reads it back too
+
+
+def test_confidence_level_is_exact_not_rounded() -> None:
+    """A 97.5% interval (``--confidence 0.975``, or ``--alpha 0.025``) was labelled "98% CI"
+    (``f"{0.975:.0%}"``) and a 99.9% one "100% CI"."""
+    assert level(0.95) == level(1 - 0.05) == "95%"
+    assert level(0.975) == level(1 - 0.025) == "97.5%"
+    assert level(1 - 0.1) == "90%"                               # 0.9000000000000000222...
+    assert level(0.999) == "99.9%"
+    assert level(0.8) == "80%"
 
 
 def test_plain_text_drops_markup_and_keeps_words() -> None:

@@ -12,7 +12,7 @@ import serpeval
 from serpeval.cli.demo.collection import make_collection
 from serpeval.comparison.compare import compare_results
 from serpeval.core.errors import InputError, MissingQueriesWarning
-from serpeval.report.formatting import number, signed
+from serpeval.report.formatting import count, number, signed
 from serpeval.report.html import html_report, report_data, save_html
 
 
@@ -206,6 +206,108 @@ def test_all_pairs_names_both_systems(collection, parse) -> None:
     assert table.rows[1][5] == "+0.0000"                    # c is a copy of a
 
 
+def test_a_975_percent_interval_is_not_called_98_percent(results, parse) -> None:
+    """--confidence 0.975: every label of the report said "98% CI" (``f"{0.975:.0%}"``)."""
+    narrow = compare_results(results, test="t", confidence=0.975)
+    html = html_report(results, narrow)
+    differences = parse(html).sections["metrics"].tables[1]
+    assert "97.5% CI" in differences.header
+    pair = narrow.rows[0]
+    assert differences.rows[0][5] == f"[{signed(pair.ci_low)}, {signed(pair.ci_high)}]"
+    assert "Δ with 97.5% CI" in html                                     # the forest plot's axis
+    # The sections the report writes; the rules section quotes Comparison.notes() as given.
+    written = html[:html.index('<section id="rules">')]
+    assert "98%" not in written.replace("97.5%", "")
+
+
+def _card_titles(html: str) -> list[str]:
+    return re.findall(r'<div class="card-title">(.*?)</div>', html)
+
+
+def test_overview_without_a_comparison_never_drops_half_a_run(collection, parse) -> None:
+    """3 runs x 5 measures = 15 cards: the overview showed the first 12, so the third run had
+    its nDCG@10 and AP cards but not its P@10, R@50 or RR. Like the comparison's overview, it
+    now shows the first measure for every run (the metrics table has the rest)."""
+    runs = {"a": collection.runs["baseline"], "b": collection.runs["candidate"],
+            "c": collection.runs["baseline"]}
+    measures = ["nDCG@10", "AP", "P@10", "R@50", "RR"]
+    res = serpeval.evaluate(collection.qrels, runs, measures)
+    html = html_report(res)
+    assert _card_titles(html) == ["nDCG@10: a", "nDCG@10: b", "nDCG@10: c"]
+    values = re.findall(r'<div class="card-value">(.*?)</div>', html)
+    assert values == [number(res.aggregate(run, "nDCG@10")) for run in runs]
+    assert "nDCG@10 shown; the metrics table has every measure." in html
+    # Few enough: every run and measure, run by run.
+    two = serpeval.evaluate(collection.qrels, {"a": runs["a"], "b": runs["b"]}, measures)
+    assert _card_titles(html_report(two)) == [f"{m}: {r}" for r in ("a", "b") for m in measures]
+    assert parse(html).sections["metrics"].tables[0].column("run") == ["a", "b", "c"]
+
+
+def test_a_blank_title_falls_back_to_the_run_names(results) -> None:
+    """``serpeval report ... --title "$TITLE"`` with TITLE unset gave a page with an empty <h1>
+    and <title>."""
+    for blank in ("", "   "):
+        html = html_report(results, title=blank)
+        assert "<title>serpeval report: baseline vs candidate</title>" in html
+        assert "<h1>serpeval report: baseline vs candidate</h1>" in html
+    assert "<h1>Mine</h1>" in html_report(results, title="Mine")
+
+
+def test_tie_groups_say_what_the_tie_policy_did(collection) -> None:
+    """--ties optimistic orders a tie group higher grade first; the coverage table's "tie
+    groups" column said every group was "broken by doc id descending" whatever the policy."""
+    def tie_help(ties: str) -> str:
+        res = serpeval.evaluate(collection.qrels, collection.runs, ["AP"], ties=ties)
+        return re.findall(r'title="(groups of equal scores[^"]*)"', html_report(res))[0]
+
+    assert tie_help("optimistic") == ("groups of equal scores; ties: higher grade first (unjudged "
+                                      "as not relevant), then doc id descending")
+    assert "lower grade first" in tie_help("pessimistic")
+    assert "doc id descending" in tie_help("trec_eval")
+    assert "exact expectation over every order" in tie_help("expected")
+
+
+def test_topics_without_the_evaluated_queries_are_noted(collection, tmp_path, capsys,
+                                                        parse) -> None:
+    """--topics of another collection (or id scheme) gave a report whose text column was empty
+    (or, where ids overlap, held other topics' texts) without a word."""
+    from serpeval.cli import main
+    from serpeval.io import write_trec_qrels, write_trec_run
+
+    write_trec_qrels(collection.qrels, tmp_path / "qrels.txt")
+    for name, run in collection.runs.items():
+        write_trec_run(run, tmp_path / f"{name}.run")
+    ids = sorted(collection.topics)                    # 40 queries: 101 ... 140
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(f"{q}\t{collection.topics[q]}\n" for q in ids[:10]), encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", str(tmp_path / "qrels.txt"), str(tmp_path / "baseline.run"),
+                 str(tmp_path / "candidate.run"), "-m", "AP", "--topics", str(topics),
+                 "-o", str(out)]) == 0
+    note = (f"topics {topics}: no text for 30 of the 40 evaluated queries ({', '.join(ids[10:15])}, "
+            "...); the file has 10 ids. Check that it is the topics file of these qrels.")
+    assert note in " ".join(capsys.readouterr().out.split())
+    assert note in parse(out.read_text(encoding="utf-8")).sections["rules"].items
+    # Every query with its text: no note.
+    topics.write_text("".join(f"{q}\t{collection.topics[q]}\n" for q in ids), encoding="utf-8")
+    assert main(["report", str(tmp_path / "qrels.txt"), str(tmp_path / "baseline.run"),
+                 str(tmp_path / "candidate.run"), "-m", "AP", "--topics", str(topics),
+                 "-o", str(out)]) == 0
+    assert "no text for" not in capsys.readouterr().out
+
+
+def test_topics_keyed_by_numbers_still_match_the_query_ids(parse) -> None:
+    """Query ids are text ("301"); topics from a pandas index or written {301: "..."} have int
+    keys, and every text went missing from the report without a word."""
+    qrels = {"301": {"d1": 1, "d2": 0}, "302": {"d1": 1}}
+    res = serpeval.evaluate(qrels, {"a": {"301": {"d1": 2.0, "d2": 1.0}, "302": {"d2": 1.0}}},
+                            ["P@1"])
+    html = html_report(res, topics={301: "International Organized Crime", 302: "Polio"})
+    table = parse(html).sections["per-query"].tables[0]
+    assert dict(zip(table.column("query"), table.column("text"), strict=True)) == \
+        {"301": "International Organized Crime", "302": "Polio"}
+
+
 def test_nothing_to_report_is_an_error() -> None:
     with pytest.raises(InputError, match="nothing to report"):
         html_report()
@@ -255,6 +357,33 @@ def test_demo_report_shows_the_ab_state(tmp_path, collection, results, online_fi
     assert list(sections) == ["overview", "metrics", "per-query", "distributions",
                               "interleaving", "ab", "ab-over-time", "rules"]
     assert sections["interleaving"].svgs == 2                      # Δ (B − A), and over time
+
+
+def test_demo_report_names_the_interleaved_rankers(tmp_path, collection, online_files,
+                                                   parse) -> None:
+    """The demo writes its interleaving log with teams A (its first run, the baseline) and B
+    (the second, the candidate), and its terminal names them; the report said "B = B vs A = A"
+    and "B (B) won". The page now names the runs, and keeps every count."""
+    from serpeval.report.html import save_demo_report
+    from serpeval.report.online_inputs import read_online_json
+
+    data = read_online_json("interleaving", online_files["interleaving"])
+    assert data["teams"] == ["A", "B"]
+    first, second = list(collection.runs)[:2]
+    assert (first, second) == ("baseline", "candidate")
+    path = save_demo_report(collection, {"interleaving_log": data,
+                                         "report_path": str(tmp_path / "demo.html")})
+    html = path.read_text(encoding="utf-8")
+    row = data["results"][0]
+    assert "B = candidate vs A = baseline: preference Δ (B − A)" in html
+    assert (f"candidate (B) won {count(row['wins B'])}, baseline (A) won {count(row['wins A'])}, "
+            f"ties {count(row['ties'])}") in html
+    assert "winner: B = candidate (the candidate)" in html
+    days = parse(html).sections["interleaving"].tables[1]
+    assert days.header[3:5] == ["wins baseline", "wins candidate"]
+    over = data["over_time"]["rows"]
+    assert days.column("wins baseline") == [count(r["wins_a"]) for r in over]
+    assert days.column("wins candidate") == [count(r["wins_b"]) for r in over]
 
 
 def test_demo_command_writes_where_told(tmp_path, monkeypatch, capsys) -> None:

@@ -56,6 +56,57 @@ def test_ab_effects_and_intervals(report, parse, online) -> None:
     assert set(online["ab"]["rules"]) <= set(section.items)
 
 
+def test_ab_at_alpha_0025_is_a_975_percent_interval(online_files, parse, tmp_path) -> None:
+    """``serpeval ab --alpha 0.025`` writes 97.5% intervals; the report called them "98% CI".
+    Oracle: the interval at alpha 0.025 is wider than the one at 0.05 by z(0.9875) / z(0.975)
+    = 2.2414 / 1.9600 = 1.1436 (no --pre, so both are the same delta-method interval)."""
+    impressions = str(online_files["ab"].parent / "ab-logs" / "impressions.parquet")
+    paths = {alpha: tmp_path / f"ab-{alpha}.json" for alpha in ("0.05", "0.025")}
+    for alpha, path in paths.items():
+        assert main(["ab", impressions, "--alpha", alpha, "-f", "json", "-o", str(path)]) == 0
+    wide, narrow = (read_online_json("ab", paths[a]) for a in ("0.025", "0.05"))
+    ratio = ((wide["results"][0]["ci_upper"] - wide["results"][0]["ci_lower"])
+             / (narrow["results"][0]["ci_upper"] - narrow["results"][0]["ci_lower"]))
+    assert ratio == pytest.approx(2.241403 / 1.959964, rel=1e-4)
+    effects = parse(html_report(online_results={"ab": wide})).sections["ab"].tables[0]
+    assert "97.5% CI" in effects.header
+    assert "relative 97.5% CI" in effects.header
+    assert effects.column("97.5% CI")[0] == interval(wide["results"][0]["ci_lower"],
+                                                     wide["results"][0]["ci_upper"])
+
+
+def test_undefined_numbers_are_gaps_not_a_crash(online, parse) -> None:
+    """The schema reads null as an undefined number (strict JSON writes NaN as null): a look
+    whose arm had no unit yet, a day without a CI. The report stopped with "internal error:
+    TypeError: must be real number, not NoneType" (exit 70) instead of leaving a gap."""
+    import copy
+
+    monitor = copy.deepcopy(online["ab_monitor"])
+    for key in ("effect", "cs_lower", "cs_upper", "ci_lower", "ci_upper", "always_valid_p", "p_value"):
+        monitor["rows"][0][key] = None
+    section = parse(html_report(online_results={"ab_monitor": monitor})).sections["ab-over-time"]
+    looks = len(monitor["rows"])
+    assert section.marks["circle"] == 2 * (looks - 1)            # each series skips look 1
+    assert section.tables[0].rows[0][4:8] == ["—", "", "", "—"]  # effect, sequence, CI, p
+    assert section.tables[0].rows[1][4] == signed(monitor["rows"][1]["effect"])
+
+    il = copy.deepcopy(online["interleaving"])
+    il["results"][0]["delta (B-A)"] = None
+    day = il["over_time"]["rows"][0]
+    day["delta"] = day["ci_low"] = day["ci_high"] = None
+    section = parse(html_report(online_results={"interleaving": il})).sections["interleaving"]
+    days = section.tables[1]
+    assert days.column("cumulative Δ (B − A)")[0] == "—"
+    assert days.column("cumulative Δ (B − A)")[1] == signed(il["over_time"]["rows"][1]["delta"])
+    assert section.marks["circle"] == len(il["over_time"]["rows"]) - 1   # no Δ dot, one day less
+
+    srm = copy.deepcopy(online["ab_srm"])
+    srm["srm"]["p_value"] = None
+    html = html_report(online_results={"ab": srm})
+    assert "Sample ratio mismatch: control" in html
+    assert "p undefined. Do not trust the effects" in html
+
+
 def test_sample_ratio_mismatch_is_a_warning(online, parse) -> None:
     srm = online["ab_srm"]["srm"]
     assert srm["mismatch"]
@@ -94,7 +145,12 @@ def test_interleaving_preference(report, parse, online) -> None:
     tip = next(t for t in section.tips if t.startswith("Δ (B − A) ") and "CI" in t)
     ci = interval(row["CI 95% low"], row["CI 95% high"])
     assert tip == f"Δ (B − A) {signed(row['delta (B-A)'])}, 95% CI {ci}"
-    assert "winner: B = B (the candidate)" in report
+    # the log's teams are named A and B: the page says "B", not "B = B" (nor "B (B) won")
+    assert "winner: B (the candidate)" in report
+    assert "B = B" not in report
+    assert "(B) won" not in report
+    won = f"B won {count(row['wins B'])}, A won {count(row['wins A'])}, ties {count(row['ties'])}"
+    assert won in report
     checks = section.tables[0]
     assert checks.column("check") == [c["check"] for c in online["interleaving"]["checks"]]
     results = ["ok" if c["ok"] else "FAILED" for c in online["interleaving"]["checks"]]
@@ -121,9 +177,19 @@ def test_simulation_from_the_object_has_both_charts(report, parse, simulation_re
     classic = {m.metric for m in simulation_result.methods if m.design == "all impressions"}
     points = len([c for c in simulation_result.power_curves() if c["metric"] in classic]) + len(classic)
     assert section.marks["circle"] >= points
-    il = simulation_result["interleaving"]
-    label = f"interleaving (team draft): {count(il.required)} impressions"
-    assert any(t.startswith(label) for t in section.tips)
+    # The impressions chart's tooltips say what the table says: a size of 285.7 impressions is
+    # 286 (rounded up, count_text) in both; the tooltips had it rounded (286 vs 285 for a
+    # size of 285.3, "[148, 725]" beside the table's "[149, 725]" in the demo).
+    for m, cell in zip(simulation_result.methods, needed, strict=True):
+        label = "interleaving (team draft)" if m.method == "interleaving" and \
+            m.design == "all impressions" else None
+        if label is None:
+            continue
+        tip = f"{label}: {cell.replace(' [', ' impressions, 95% CI [', 1)}"
+        assert any(t.startswith(tip) for t in section.tips), (tip, section.tips[:3])
+    shown = [t.split(" impressions, ")[0].rsplit(": ", 1)[1] for t in section.tips
+             if " impressions, 95% CI [" in t and "\n" not in t]
+    assert shown == [count_text(m.required) for m in simulation_result.methods]
 
 
 def test_simulation_from_json_has_the_table(online, parse) -> None:

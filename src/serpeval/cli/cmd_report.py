@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     diffs: list[Any] = []
     if args.qrels is not None:
         results, comparison, notes, (qrels, runs) = _evaluate(args)
+        if args.topics:
+            notes += topics_notes(args.topics, topics, results)
         print_summary(console, results, comparison, notes)
         if args.diff:
             diffs = _diffs(args, qrels, runs)
@@ -104,6 +106,21 @@ def run(args: argparse.Namespace) -> int:
                      notes=notes, online_results=online, diffs=diffs)
     console.print(wrote_message(path, replaced), markup=False, soft_wrap=True)
     return 0
+
+
+def topics_notes(path: str, topics: dict[str, str], results: Any) -> list[str]:
+    """A note when --topics has no text for some evaluated queries (a topics file of another
+    collection, or of another id scheme, gives a report whose text column is empty)."""
+    import numpy as np
+
+    evaluated = np.unique(np.concatenate([np.asarray(run.query_ids, dtype=str) for run in results.runs]))
+    missing = evaluated[~np.isin(evaluated, np.asarray(list(topics), dtype=str))].tolist()
+    if not missing:
+        return []
+    shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+    return [f"topics {path}: no text for {len(missing):,} of the {len(evaluated):,} evaluated "
+            f"queries ({shown}); the file has {len(topics):,} ids. Check that it is the topics "
+            "file of these qrels."]
 
 
 def wrote_message(path: Path, replaced: bool) -> str:

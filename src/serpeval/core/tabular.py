@@ -53,11 +53,13 @@ def columns_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def html_table(rows: list[dict[str, Any]], caption: str | None = None) -> str:
-    """``rows`` as an HTML table: one header cell per column (:func:`columns_of`), one ``<tr>``
+def html_table(rows: list[dict[str, Any]], caption: str | None = None,
+               columns: Iterable[str] = ()) -> str:
+    """``rows`` as an HTML table: one header cell per column (:func:`columns_of`; without rows,
+    the ``columns`` given, so that an empty result still shows what it would hold), one ``<tr>``
     per row, a cell left empty where a row lacks a column. Every header, cell and the caption
     is escaped with ``html.escape(..., quote=True)``, so ids such as ``<b>&"x'`` show as text."""
-    columns = columns_of(rows)
+    columns = columns_of(rows) or list(columns)
     out = ['<table class="serpeval">']
     if caption is not None:
         out.append(f"<caption>{html.escape(caption)}</caption>")
@@ -91,8 +93,9 @@ class Tabular:
         return type(self).__name__
 
     def _repr_html_(self) -> str:
-        """The rows of ``to_dicts()`` as an HTML table (Jupyter calls this to display the object)."""
-        return html_table(self.to_dicts(), caption=self._html_caption())
+        """The rows of ``to_dicts()`` as an HTML table (Jupyter calls this to display the object);
+        an empty result shows the header of :meth:`_columns`, as ``to_pandas()`` has it."""
+        return html_table(self.to_dicts(), caption=self._html_caption(), columns=self._columns())
 
     def to_pandas(self, *args: Any, **kwargs: Any) -> Any:
         """A pandas DataFrame with one row per ``to_dicts()`` row (needs ``pandas``)."""

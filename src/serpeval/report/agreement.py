@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from serpeval.core.strict_json import dumps
+from serpeval.report.formatting import level as confidence_level
 from serpeval.report.table import render
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _stability_rows(st: RankingStability) -> list[dict[str, Any]]:
 
 
 def _statistic_rows(result: Agreement, digits: int) -> list[dict[str, Any]]:
-    ci = f"{result.confidence:.0%} CI"
+    ci = f"{confidence_level(result.confidence)} CI"
     return [{"sets": r["sets"], "statistic": r["statistic"], "value": r["value"],
              ci: _interval(r["ci_low"], r["ci_high"], digits), "docs": r["documents"]}
             for r in result.to_dicts()]

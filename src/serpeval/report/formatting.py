@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["count", "interval", "number", "p_value", "percent", "plain_text", "signed", "sort_key"]
+__all__ = ["count", "interval", "level", "number", "p_value", "percent", "plain_text", "signed",
+           "sort_key"]
 
 _ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?([^`]+)`")
 _LITERAL = re.compile(r"``([^`]+)``")
@@ -40,6 +41,13 @@ def percent(value: float | None, digits: int = 2, sign: bool = True) -> str:
     return f"{value:{'+' if sign else ''}.{digits}%}"
 
 
+def level(confidence: float) -> str:
+    """A confidence level as a percentage, exactly: ``95%``, ``97.5%``, ``99.9%`` (never
+    rounded to a whole percent: a 97.5% interval is not a 98% one). ``1 - alpha`` is accepted
+    as it comes (``1 - 0.1`` shows as ``90%``)."""
+    return f"{100 * float(confidence):.6g}%"
+
+
 def count(value: float | None) -> str:
     """A count with thousands separators (``12,345``), ``inf`` when unbounded."""
     if _missing(value):
@@ -67,8 +75,16 @@ def p_value(value: float | None) -> str:
 
 
 def sort_key(value: float | None) -> str:
-    """The ``data-sort`` key of a number (empty for a missing value, which sorts last)."""
-    return "" if _missing(value) else repr(float(value))  # type: ignore[arg-type]
+    """The ``data-sort`` key of a number (empty for a missing value, which sorts last).
+
+    Infinities are written ``Infinity`` / ``-Infinity``, the spelling JavaScript's
+    ``parseFloat`` reads (Python's ``inf`` would read as NaN and sort as missing)."""
+    if _missing(value):
+        return ""
+    number = float(value)  # type: ignore[arg-type]
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    return repr(number)
 
 
 def plain_text(docstring: str) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from serpeval.comparison.compare import TEST_NAMES
 from serpeval.report.comparison import format_p, text_table
+from serpeval.report.formatting import level as confidence_level
 from serpeval.report.table import fit_text
 from serpeval.stats.registry import PAIRED_TESTS
 
@@ -38,7 +39,7 @@ def explain_gate(result: GateResult, top: int = 10, digits: int = 4, width: int 
     ``width``: the terminal's columns (:func:`serpeval.cli.common.table_width`): the tables
     fit it (or switch to the record layout) and the sentences wrap at spaces to it, never
     inside a number; None keeps every sentence on one line (pipes and files)."""
-    level = f"{1 - result.alpha:.0%}"
+    level = confidence_level(1 - result.alpha)
     decision = "PASS" if result.passed else "FAIL"
     lines = [f"serpeval gate: {decision} - candidate {result.candidate} vs "
              f"baseline {result.baseline} ({result.rule}, one-sided {TEST_NAMES[result.test]}, "

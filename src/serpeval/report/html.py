@@ -104,13 +104,15 @@ def report_data(
 ) -> ReportData:
     """Collect the JSON-ready data of the results objects given.
 
+    ``topics``: ``{query_id: text}`` (ids as text; ``{301: ...}`` is read as ``{"301": ...}``).
+    ``title``: the page's heading (None or blank: ``serpeval report: run-a vs run-b``).
     ``online_results`` maps a section kind (:data:`serpeval.report.online_inputs.KINDS`) to a result
     object with ``to_json_dict()`` (or a list of them, or their dicts). ``diffs`` are run diffs
     (:func:`serpeval.judgments.diff.diff_runs`, or their ``to_json_dict()``).
     """
     runs = (list(results.run_names) if results is not None
             else list(comparison.systems) if comparison is not None else [])
-    if title is None:
+    if title is None or not title.strip():   # --title "$UNSET" too: a page needs a heading
         title = ("serpeval report: " + " vs ".join(map(isolate, runs))) if runs else \
             "serpeval report"
     if subtitle is None:
@@ -123,7 +125,8 @@ def report_data(
         evaluation=isolate_fields(evaluation, EVALUATION_TEXT),
         comparison=(isolate_fields(_comparison_dict(comparison), COMPARISON_TEXT)
                     if comparison is not None else None),
-        topics={isolate(k): isolate(v) for k, v in (topics or {}).items()},
+        # query ids are text everywhere (a pandas index of ints, {301: "..."}, must still match)
+        topics={isolate(str(k)): isolate(str(v)) for k, v in (topics or {}).items() if v is not None},
         notes=tuple(notes),
         online={kind: [isolate_fields(item, ONLINE_TEXT[kind]) for item in items]
                 for kind, items in online.items()},
@@ -197,7 +200,22 @@ def save_demo_report(collection: Any, state: Mapping[str, Any]) -> Path:
     ``state["report_path"]`` (default ``serpeval-report.html``).
     """
     found = {kind: state[key] for key, kind in DEMO_STATE_KEYS.items() if key in state}
+    if "interleaving" in found and len(collection.runs) >= 2:
+        found["interleaving"] = _demo_teams(found["interleaving"], *list(collection.runs)[:2])
     return save_html(state.get("report_path", DEFAULT_HTML_PATH), state.get("results"),
                      state.get("comparison"), topics=collection.topics,
                      title="serpeval demo: " + " vs ".join(collection.runs),
                      subtitle=collection.description, online_results=found)
+
+
+def _demo_teams(report: Any, name_a: str, name_b: str) -> Mapping[str, Any]:
+    """The demo's interleaving log analysis with its rankers named: the demo writes the log
+    with teams ``A`` (its first run, the baseline) and ``B`` (the second, the candidate), as its
+    terminal summary says; the report names them as the rest of the page does."""
+    data = dict(online_dicts({"interleaving": report})["interleaving"][0])
+    if list(data.get("teams") or ["A", "B"]) != ["A", "B"]:
+        return data
+    data["teams"] = [name_a, name_b]
+    data["results"] = [{**row, "A": name_a, "B": name_b} if (row.get("A"), row.get("B")) == ("A", "B")
+                       else row for row in data["results"]]
+    return data

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from serpeval.report.bidi import isolate
 from serpeval.report.formatting import interval, number, p_value, signed
+from serpeval.report.formatting import level as confidence_level
 from serpeval.report.page import (
     Card,
     Panel,
@@ -100,7 +101,9 @@ def _by(rows: Sequence[Data], *keys: str) -> dict[Any, list[Data]]:
 
 
 def overview(data: ReportData) -> Section | None:
-    """Headline cards: per measure and system, the delta to the baseline and its evidence."""
+    """Headline cards: per measure and system, the delta to the baseline and its evidence
+    (without a comparison: each run's mean). Were there more than :data:`MAX_CARDS`, only the
+    first measure's are shown, one per comparison or run; the metrics section has them all."""
     comparison, evaluation = data.comparison, data.evaluation
     if comparison is not None:
         rows = list(comparison["comparisons"])
@@ -110,10 +113,14 @@ def overview(data: ReportData) -> Section | None:
         return Section("overview", "Overview", fragment("cards", cards),
                        summary=f"{comparison_sentence(comparison)}.")
     if evaluation is not None and evaluation["results"]:
+        results, measures = evaluation["results"], list(evaluation["measures"])
+        summary = f"{len(results)} run(s) evaluated; no comparison."
+        if len(results) * len(measures) > MAX_CARDS:   # as for comparisons: the first measure,
+            measures = measures[:1]                    # every run (never half of a run's cards)
+            summary += f" {measures[0]} shown; the metrics table has every measure."
         cards = [Card(f"{m}: {row['run']}", number(row[m]), [f"over {row['queries']} queries"])
-                 for row in evaluation["results"] for m in evaluation["measures"]]
-        return Section("overview", "Overview", fragment("cards", cards[:MAX_CARDS]),
-                       summary=f"{len(evaluation['results'])} run(s) evaluated; no comparison.")
+                 for row in results for m in measures]
+        return Section("overview", "Overview", fragment("cards", cards), summary=summary)
     return None
 
 
@@ -128,7 +135,7 @@ def comparison_sentence(comparison: Data) -> str:
 
 
 def _comparison_card(row: Data, comparison: Data) -> Card:
-    level = f"{comparison['confidence']:.0%}"
+    level = confidence_level(comparison["confidence"])
     significance = "" if row["marker"] else " · not significant"
     return Card(
         title=f"{row['measure']}: {row['system']} vs {row['baseline']}",
@@ -212,7 +219,7 @@ def _means_table(rows: Sequence[Data], measures: Sequence[str], comparison: Data
 
 
 def _differences_table(comparison: Data) -> Table:
-    level = f"{comparison['confidence']:.0%}"
+    level = confidence_level(comparison["confidence"])
     all_pairs = comparison["pairs"] == "all"
     columns = [TableColumn("measure", numeric=False), TableColumn("system", numeric=False),
                *([TableColumn("vs", numeric=False)] if all_pairs else []),
@@ -248,7 +255,7 @@ def _differences_table(comparison: Data) -> Table:
 
 def _interval_chart(comparison: Data) -> Markup | None:
     """Δ with its CI per comparison, for measures on a bounded scale (counts differ in size)."""
-    level = f"{comparison['confidence']:.0%}"
+    level = confidence_level(comparison["confidence"])
     rows = []
     for r in comparison["comparisons"]:
         if measure_spec(r["measure"]).bounds is None:
@@ -385,7 +392,8 @@ def rules(data: ReportData) -> Section | None:
                                      *data.comparison["notes"]])]
     if data.evaluation is not None:
         parts += [fragment("heading", "Coverage"),
-                  fragment("table", _coverage_table(data.evaluation["coverage"]))]
+                  fragment("table", _coverage_table(data.evaluation["coverage"],
+                                                    data.evaluation.get("ties")))]
     inputs = source.get("inputs")
     if inputs:
         parts += [fragment("heading", "Inputs"), fragment("notes", input_lines(inputs))]
@@ -413,12 +421,17 @@ def input_lines(inputs: Data) -> list[str]:
 MISSING_ACTIONS = {"skip": "skipped", "zero": "counted as 0", "error": "refused"}
 
 
-def _coverage_table(coverage: Sequence[Data]) -> Table:
+def _coverage_table(coverage: Sequence[Data], ties: str | None = None) -> Table:
+    """Per run: queries judged, in the run, evaluated, missing; tie groups, and what the tie
+    policy ``ties`` (the evaluation's) did with them."""
+    from serpeval.core.ties import TIE_RULES
+
+    tie_rule = TIE_RULES.get(ties or "trec_eval", f"tie policy {ties}")
     columns = [TableColumn("run", numeric=False), TableColumn("judged queries"), TableColumn("run queries"),
                TableColumn("evaluated"),
                TableColumn("missing", help="judged queries the run has no results for"),
                TableColumn("missing queries", numeric=False), TableColumn("unjudged run queries"),
-               TableColumn("tie groups", help="groups of equal scores, broken by doc id descending")]
+               TableColumn("tie groups", help=f"groups of equal scores; {tie_rule}")]
     rows = []
     for c in coverage:
         missing = list(c["missing"])

@@ -15,6 +15,7 @@ from typing import Any
 from markupsafe import Markup
 
 from serpeval.report.formatting import count, interval, number, p_value, percent, signed, sort_key
+from serpeval.report.formatting import level as confidence_level
 from serpeval.report.page import (
     Card,
     Cell,
@@ -79,34 +80,45 @@ def interleaving(data: ReportData) -> Section | None:
                     lambda d: str(d.get("experiment", "")), _interleaving_body)
 
 
+def _role(role: str, name: str) -> str:
+    """``B = candidate``: a ranker's role and its name; the role alone when the name is it."""
+    return role if name == role else f"{role} = {name}"
+
+
+def _named(role: str, name: str) -> str:
+    """``candidate (B)``: a ranker's name and its role; the role alone when the name is it."""
+    return role if name == role else f"{name} ({role})"
+
+
 def _interleaving_body(d: Data) -> Markup:
     parts = []
     for row in d["results"]:
         low_key = next(k for k in row if k.startswith("CI ") and k.endswith(" low"))
         level = low_key[3:-4]                                   # "CI 95% low" -> "95%"
         low, high = row[low_key], row[f"CI {level} high"]
-        a, b = row.get("A", "A"), row.get("B", "B")
-        winner = {"A": f"A = {a} (the baseline)", "B": f"B = {b} (the candidate)"}.get(
+        a, b = str(row.get("A", "A")), str(row.get("B", "B"))
+        winner = {"A": f"{_role('A', a)} (the baseline)", "B": f"{_role('B', b)} (the candidate)"}.get(
             row["winner"], "none")
         kind = {"B": "better", "A": "worse"}.get(row["winner"], "")
         ci = interval(low, high)
         delta = row["delta (B-A)"]
         parts.append(fragment("cards", [
-            Card(f"B = {b} vs A = {a}: preference Δ (B − A)", signed(delta),
+            Card(f"{_role('B', b)} vs {_role('A', a)}: preference Δ (B − A)", signed(delta),
                  [f"{level} CI {ci}", f"sign test p {p_value(row['p (sign test)'])}",
                   f"winner: {winner}"], kind=kind),
             Card("impressions", count(row["impressions"]),
-                 [f"{b} (B) won {count(row['wins B'])}, {a} (A) won {count(row['wins A'])}, "
-                  f"ties {count(row['ties'])}"]),
+                 [f"{_named('B', b)} won {count(row['wins B'])}, {_named('A', a)} won "
+                  f"{count(row['wins A'])}, ties {count(row['ties'])}"]),
             Card(f"per {row['unit']}: preference (B − A)", signed(row["preference (B-A)"]),
-                 [f"{count(row['prefer B'])} prefer {b} (B), {count(row['prefer A'])} prefer "
-                  f"{a} (A) of {count(row['units'])}", f"sign test p {p_value(row['p (units)'])}"]),
+                 [f"{count(row['prefer B'])} prefer {_named('B', b)}, {count(row['prefer A'])} "
+                  f"prefer {_named('A', a)} of {count(row['units'])}",
+                  f"sign test p {p_value(row['p (units)'])}"]),
         ]))
         tip = f"Δ ({b} − {a}) {signed(delta)}, {level} CI {ci}"
         chart = interval_chart([Interval(f"Δ ({b} − {a})", delta, low, high, tip, kind)],
                                x_label=f"Δ (B − A) with {level} CI", width=760, label_width=160)
-        parts.append(_figure(chart, f"Positive: B = {b} (the candidate) preferred; negative: "
-                                    f"A = {a} (the baseline)."))
+        parts.append(_figure(chart, f"Positive: {_role('B', b)} (the candidate) preferred; "
+                                    f"negative: {_role('A', a)} (the baseline)."))
     checks = [Row([text_cell(c["check"]), num_cell(c.get("value"), number(c.get("value"))),
                    num_cell(c.get("p"), p_value(c.get("p"))),
                    text_cell("ok" if c["ok"] else "FAILED", "" if c["ok"] else "worse"),
@@ -148,7 +160,7 @@ def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
     period = str(over.get("period", "period"))
     unit = str(over.get("unit", "unit"))
     units = _PLURAL.get(unit, f"{unit}s")
-    level = f"{float(over.get('confidence', 0.95)):.0%}"
+    level = confidence_level(over.get("confidence") or 0.95)
     rows = list(over["rows"])
     starts = [_period_start(r, int(over.get("seconds", 1))) for r in rows]
     points = [LinePoint(r["period"], r["delta"], _period_tip(r, period, start, units, level),
@@ -171,7 +183,7 @@ def _over_time_parts(over: Data, a: str, b: str) -> list[Markup]:
                TableColumn("impressions so far"), TableColumn(f"{units} so far"),
                TableColumn(f"cumulative Δ ({b} − {a})"), TableColumn(f"{level} CI")]
     caption = (f"Line and band: Δ ({b} − {a}) of all impressions up to the end of each {period}, "
-               f"positive when B = {b} (the candidate) is preferred, with "
+               f"positive when {_role('B', b)} (the candidate) is preferred, with "
                f"its {level} CI (delta method on per-{unit} sums, clustered by {unit}). "
                "Read each point as a fixed-horizon estimate, not as a stopping rule.")
     return [_figure(chart, caption),
@@ -199,9 +211,11 @@ def _ab_marker(row: Data) -> tuple[str, str]:
 def _srm_warning(srm: Data) -> Markup:
     counts = ", ".join(f"{v} {count(o)} (expected {count(e)})" for v, o, e in
                        zip(srm["variants"], srm["observed"], srm["expected"], strict=True))
-    return fragment("paragraph", f"Sample ratio mismatch: {counts}; p = {srm['p_value']:.2e} < "
-                                 f"{srm['threshold']:g}. Do not trust the effects below until the "
-                                 "cause is found.", "warning")
+    p, threshold = srm.get("p_value"), srm.get("threshold")      # null in JSON: undefined
+    test = ("p undefined" if p is None else f"p = {p:.2e}"
+            + ("" if threshold is None else f" < {threshold:g}"))
+    return fragment("paragraph", f"Sample ratio mismatch: {counts}; {test}. Do not trust the "
+                                 "effects below until the cause is found.", "warning")
 
 
 def _ab_card(r: Data, level: str) -> Card:
@@ -260,7 +274,7 @@ def _ab_table(rows: Sequence[Data], level: str) -> Table:
 
 
 def _ab_body(d: Data) -> Markup:
-    level = f"{1 - float(d.get('alpha', 0.05)):.0%}"
+    level = confidence_level(1 - float(d.get("alpha") or 0.05))
     rows = list(d["results"])
     parts = [_srm_warning(d["srm"])] if d["srm"].get("mismatch") else []
     parts.append(fragment("cards", [_ab_card(r, level) for r in rows]))
@@ -386,16 +400,20 @@ def _method_label(m: Data) -> str:
 
 
 def _needed_chart(d: Data, methods: Sequence[Data], level: str) -> Markup:
-    """Impressions each method needs, with the bootstrap CI, on a log axis."""
+    """Impressions each method needs, with the bootstrap CI, on a log axis. The tooltips write
+    the sizes as the table below does (the simulator's ``count_text``: rounded up, a size
+    of 285.7 impressions needs 286) and the ratio as its ``ratio_text``."""
+    from serpeval.online.simulation.simulator import count_text, ratio_text
+
     rows = []
     for m in methods:
-        ratio = (f"; {m['ratio']:.3g}x interleaving" if m.get("ratio") and m["agrees"] is True
+        ratio = (f"; {ratio_text(m['ratio'])}x interleaving" if m.get("ratio") and m["agrees"] is True
                  else "; points the wrong way" if m["agrees"] is False else "")
-        tip = (f"{_method_label(m)}: {count(m['required'])} impressions, {level} CI "
-               f"[{count(m['required_low'])}, {count(m['required_high'])}]{ratio}")
+        tip = (f"{_method_label(m)}: {count_text(m['required'])} impressions, {level} CI "
+               f"[{count_text(m['required_low'])}, {count_text(m['required_high'])}]{ratio}")
         rows.append(Interval(_method_label(m), m["required"], m["required_low"],
                              m["required_high"], tip, "worse" if m["agrees"] is False else ""))
-    power = f"{d.get('power', 0.8):.0%}"
+    power = confidence_level(d.get("power") or 0.8)
     chart = interval_chart(rows, x_label=f"impressions needed for {power} power ({level} CI, "
                                          "log scale)", width=760, label_width=190, log=True)
     return _figure(chart, "Fewer is more sensitive; red: the metric moves against the offline "
@@ -425,12 +443,12 @@ def _power_chart(d: Data, methods: Sequence[Data]) -> Markup:
 
 def _simulation_body(d: Data) -> Markup:
     methods = d.get("methods") or []          # from the object; the command's JSON has rows only
-    level = f"{d.get('confidence', 0.95):.0%}"
+    level = confidence_level(d.get("confidence") or 0.95)
     parts = [_needed_chart(d, methods, level)] if methods else []
     if methods and d.get("curves"):  # the classic designs (the others have no simulated curve)
         parts.append(_power_chart(d, [m for m in methods if m.get("design", "all impressions")
                                       == "all impressions"]))
-    rows = display_rows(d["rows"], float(d.get("confidence", 0.95)))
+    rows = display_rows(d["rows"], float(d.get("confidence") or 0.95))
     columns = list(rows[0]) if rows else []
     text_columns = ("click model", "method", *(c for c in columns if c.startswith("agrees with ")))
     table = [Row([text_cell(_cell_text(row.get(c))) if c in text_columns

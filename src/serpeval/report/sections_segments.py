@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from serpeval.report.formatting import count, interval, number, p_value, signed
+from serpeval.report.formatting import level as confidence_level
 from serpeval.report.page import (
     Panel,
     ReportData,
@@ -67,7 +68,7 @@ def offline_segments(data: ReportData) -> Section | None:
     s = (data.comparison or {}).get("segments")
     if not s:
         return None
-    level = f"{s['confidence']:.0%}"
+    level = confidence_level(s['confidence'])
     panels = []
     for (measure, system, baseline), rows in _families(s["rows"], "measure", "system", "baseline").items():
         intervals, table = [], []
@@ -125,7 +126,7 @@ def online_segments(data: ReportData) -> Section | None:
         return None
     panels = []
     for s in items:
-        level = f"{1 - float(s.get('alpha', 0.05)):.0%}"
+        level = confidence_level(1 - float(s.get("alpha") or 0.05))
         for (metric, treatment), rows in _families(s["rows"], "metric", "treatment").items():
             intervals, table = [], []
             for r in rows:

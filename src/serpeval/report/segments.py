@@ -13,6 +13,7 @@ from typing import Any
 
 from serpeval.core.strict_json import dumps
 from serpeval.report.comparison import _markdown, format_p, text_table
+from serpeval.report.formatting import level as confidence_level
 from serpeval.report.table import fit_text, render
 
 __all__ = ["render_group_gate", "render_group_means", "render_online_segments", "render_segments"]
@@ -46,7 +47,7 @@ def render_segments(s: Any, fmt: str = "table", *, digits: int = 4, color: bool 
         return dumps(s.to_json_dict()) + "\n"
     if fmt in ("csv", "tsv"):
         return render(s.to_dicts(), fmt)
-    ci = f"{s.confidence:.0%} CI"
+    ci = f"{confidence_level(s.confidence)} CI"
     corr = "p (uncorr.)" if s.correction == "none" else f"p ({s.correction})"
     several = len({r.system for r in s.rows}) > 1 or len({r.baseline for r in s.rows}) > 1
     cols = ["measure", *(["system"] if several else []), "group", "n", "mean", "base", "Δ", ci, "p", corr,
@@ -106,7 +107,7 @@ def render_online_segments(s: Any, fmt: str = "table", *, digits: int = 4, color
         return dumps(s.to_json_dict()) + "\n"
     if fmt in ("csv", "tsv"):
         return render(s.to_dicts(), fmt)
-    ci = f"{1 - s.alpha:.0%} CI"
+    ci = f"{confidence_level(1 - s.alpha)} CI"
     corr = "p (uncorr.)" if s.correction == "none" else f"p ({s.correction})"
     interleaving = s.kind == "interleaving"
     # several treatments (A/B): each row names its treatment, as the main ab table does (and

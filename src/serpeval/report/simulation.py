@@ -24,6 +24,7 @@ def display_rows(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) ->
     unreachable size or CI bound: shown as ``inf``; Monte Carlo's null (not simulated, or
     beyond the simulated range) as ``-``."""
     from serpeval.online.simulation.simulator import count_text, ratio_text
+    from serpeval.report.formatting import level as confidence_level
 
     def needed(value: float | None) -> str:   # JSON writes an unreachable size (inf) as null
         return "inf" if value is None else count_text(value)
@@ -31,7 +32,7 @@ def display_rows(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) ->
     def bound(value: float | None) -> str:    # a ratio's CI bound: null in JSON is inf too
         return "inf" if value is None else ratio_text(value)
 
-    level = f"{confidence:.0%}"
+    level = confidence_level(confidence)
     out = []
     for row in rows:
         agrees = next((k for k in row if k.startswith("agrees with ")), None)

@@ -41,7 +41,7 @@ MARGIN_BOTTOM = 40
 class StripPoint:
     """One query's value in a strip of dots."""
 
-    value: float
+    value: float | None
     tip: str
 
 
@@ -59,7 +59,7 @@ class StripRow:
 class Bar:
     """One bar of a sorted bar chart; ``kind`` is a CSS class (``better``, ``worse``, ``tie``)."""
 
-    value: float
+    value: float | None
     tip: str
     kind: str = ""
 
@@ -69,7 +69,7 @@ class Interval:
     """An estimate with its confidence interval, one row of an interval chart."""
 
     label: str
-    estimate: float
+    estimate: float | None
     low: float | None
     high: float | None
     tip: str
@@ -81,7 +81,7 @@ class LinePoint:
     """One point of a line, with an optional interval drawn as a band."""
 
     x: float
-    y: float
+    y: float | None
     tip: str
     low: float | None = None
     high: float | None = None
@@ -104,6 +104,11 @@ class Series:
 
 
 # ----------------------------------------------------------------------------- scales
+
+
+def _finite(value: float | None) -> bool:
+    """A number to draw: not None (JSON's null, an undefined value), not NaN, not infinite."""
+    return value is not None and math.isfinite(value)
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -146,7 +151,10 @@ class _Scale:
         self.d0, self.d1 = (math.log10(d) for d in domain) if log else domain
         self.p0, self.p1 = pixels
 
-    def __call__(self, value: float) -> float:
+    def __call__(self, value: float | None) -> float:
+        """The pixel of ``value`` (callers draw finite values only: see :func:`_finite`)."""
+        if value is None:
+            return math.nan
         if self.log:
             value = math.log10(max(value, 1e-300))
         if self.d1 == self.d0:
@@ -254,12 +262,12 @@ def strip_chart(rows: Sequence[StripRow], *, x_label: str, width: int = 560,
                     f'text-anchor="end" dominant-baseline="middle">'
                     f'{escape(shorten(row.label, 18))}{_title(row.label)}</text>')
         for j, p in enumerate(row.points):
-            if not math.isfinite(p.value):
+            if not _finite(p.value):
                 continue
             offset = ((j * 0.618034) % 1.0 - 0.5) * (row_height - 14)
             body.append(f'<circle class="dot s{i % 8}" cx="{_fmt(scale(p.value))}" '
                         f'cy="{_fmt(mid + offset)}" r="3">{_title(p.tip)}</circle>')
-        if row.mean is not None and math.isfinite(row.mean):
+        if _finite(row.mean):
             x = _fmt(scale(row.mean))
             body.append(f'<line class="mean" x1="{x}" x2="{x}" y1="{_fmt(y0 + 3)}" '
                         f'y2="{_fmt(y0 + row_height - 3)}">{_title(row.mean_tip)}</line>')
@@ -278,7 +286,7 @@ def bar_chart(bars: Sequence[Bar], *, y_label: str, x_label: str, width: int = 1
     gap = min(1.0, slot * 0.15)
     zero = y(0.0)
     for i, bar in enumerate(bars):
-        if not math.isfinite(bar.value):
+        if not _finite(bar.value):
             continue
         y1 = y(bar.value)
         top_y, h = min(y1, zero), max(abs(zero - y1), 0.8)
@@ -310,11 +318,10 @@ def interval_chart(rows: Sequence[Interval], *, x_label: str, width: int = 560,
                     f'dominant-baseline="middle">{escape(shorten(row.label, 30))}'
                     f'{_title(row.label)}</text>')
         group = [f'<g class="interval {escape(row.kind)}">{_title(row.tip)}']
-        if row.low is not None and row.high is not None and math.isfinite(row.low) \
-                and math.isfinite(row.high):
+        if _finite(row.low) and _finite(row.high):
             group.append(f'<line class="ci" x1="{_fmt(scale(row.low))}" '
                          f'x2="{_fmt(scale(row.high))}" y1="{mid}" y2="{mid}"/>')
-        if math.isfinite(row.estimate):
+        if _finite(row.estimate):
             group.append(f'<circle class="estimate" cx="{_fmt(scale(row.estimate))}" '
                          f'cy="{mid}" r="4.5"/>')
         body.append("".join(group) + "</g>")
@@ -343,18 +350,18 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, width: i
         body.append(f'<line class="zero" x1="{left}" x2="{right}" y1="{ry}" y2="{ry}"/>')
     for s in series:
         cls = f"s{s.index % 8}"
-        shown = [p for p in s.points if math.isfinite(p.y)]
-        banded = [p for p in shown if p.low is not None and p.high is not None]
+        shown = [p for p in s.points if _finite(p.y)]          # null in JSON: an undefined value
+        banded = [p for p in shown if _finite(p.low) and _finite(p.high)]
         if s.style == "line":
             if len(banded) > 1:
-                upper = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.high))}" for p in banded)  # type: ignore[arg-type]
-                lower = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.low))}" for p in reversed(banded))  # type: ignore[arg-type]
+                upper = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.high))}" for p in banded)
+                lower = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.low))}" for p in reversed(banded))
                 body.append(f'<polygon class="band {cls}" points="{upper} {lower}"/>')
             path = " ".join(f"{_fmt(x(p.x))},{_fmt(y(p.y))}" for p in shown)
             body.append(f'<polyline class="line {cls}" points="{path}"/>')
         else:
             body += [f'<line class="whisker {cls}" x1="{_fmt(x(p.x))}" x2="{_fmt(x(p.x))}" '
-                     f'y1="{_fmt(y(p.low))}" y2="{_fmt(y(p.high))}"/>' for p in banded]  # type: ignore[arg-type]
+                     f'y1="{_fmt(y(p.low))}" y2="{_fmt(y(p.high))}"/>' for p in banded]
         radius = 2.5 if s.style == "line" else 3.5
         body += [f'<circle class="dot {cls}" cx="{_fmt(x(p.x))}" cy="{_fmt(y(p.y))}" '
                  f'r="{radius}">{_title(p.tip)}</circle>' for p in shown]

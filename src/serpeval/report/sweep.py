@@ -67,18 +67,22 @@ def _color(value: float, low: float, high: float) -> str:
 
 def sweep_html(data: Mapping[str, Any], *, title: str = "Parameter sweep", subtitle: str = "") -> str:
     """A self-contained HTML page: the decision (cards and sentences), the heat map, the table."""
+    from serpeval.report.formatting import level as confidence_level
     from serpeval.report.page import Card, Row, Section, Table, TableColumn, fragment, num_cell, render_page, text_cell
 
     summary = data["summary"]
     measure = summary["measure"]
     low_ci, high_ci = summary["cv_ci"]
     kept = summary.get("kept")
+    # the interval is 1 - alpha (cv_ci_level is that in whole percent: 98 for alpha 0.025)
+    level = (confidence_level(1 - float(summary["alpha"])) if summary.get("alpha") is not None
+             else f"{summary['cv_ci_level']}%")
     cards = [
         Card("selected setting", str(summary["selected"]),
              [f"{measure} {summary['selected_mean']:.4f} in-sample", f"baseline {summary['baseline']}: "
               f"{summary['baseline_mean']:.4f}"]),
         Card("cross-validated gain", f"{summary['cv_gain']:+.4f}",
-             [f"{summary['cv_ci_level']}% CI [{low_ci:+.4f}, {high_ci:+.4f}]",
+             [f"{level} CI [{low_ci:+.4f}, {high_ci:+.4f}]",
               "significant" if summary["significant"] else "not significant"],
              kind="better" if summary["significant"] else ""),
         Card("winner's curse", "-" if kept is None else f"{kept:.0%} kept",

@@ -3,6 +3,8 @@
   "use strict";
 
   // Tables: a click on a header sorts by that column (numbers by data-sort), again to reverse.
+  // Text sorts with its digits read as numbers: query 99 before query 1000, q9 before q10.
+  var collator = new Intl.Collator(undefined, { numeric: true });
   function cellKey(row, index, numeric) {
     var cell = row.cells[index];
     if (!cell) { return numeric ? NaN : ""; }
@@ -21,7 +23,7 @@
       var x = cellKey(a, index, numeric), y = cellKey(b, index, numeric);
       var missingX = numeric ? isNaN(x) : x === "", missingY = numeric ? isNaN(y) : y === "";
       if (missingX || missingY) { return missingX === missingY ? a._order - b._order : (missingX ? 1 : -1); }
-      var c = x < y ? -1 : (x > y ? 1 : 0);
+      var c = numeric ? (x < y ? -1 : (x > y ? 1 : 0)) : collator.compare(x, y);
       return (ascending ? c : -c) || a._order - b._order;
     });
     rows.forEach(function (row) { row.classList.remove("group-start"); body.appendChild(row); });
