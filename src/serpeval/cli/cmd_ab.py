@@ -21,6 +21,7 @@ from serpeval.cli.common import (
     ab_rows,
     add_duplicates_option,
     check_outputs,
+    ci_label,
     emit,
     engine_status,
     p_text,
@@ -267,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
     notes = [*res.notes, *res.rules()]
     arms = ", ".join(f"{v} {c['units']:,} units" for v, c in res.variants.items())
     title = f"{res.experiment}: {arms} ({res.backend})"
-    status = emit(args, ab_rows(res.to_dicts(), args.format), notes, title, res.to_json_dict())
+    status = emit(args, ab_rows(res.to_dicts(), args.format, res.alpha), notes, title, res.to_json_dict())
     if res.srm.mismatch:
         _banner(res.srm.message())
     return status
@@ -290,13 +291,13 @@ def _run_triggered(args: argparse.Namespace, design: ABDesign) -> int:
                                             strict=True) if check.mismatch]
     for text in banners:
         _banner(text)
-    status = emit(args, triggered_rows(rows, args.format), res.notes(), title, payload)
+    status = emit(args, triggered_rows(rows, args.format, res.untriggered.alpha), res.notes(), title, payload)
     for text in banners:
         _banner(text)
     return status
 
 
-def triggered_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+def triggered_rows(rows: list[dict[str, Any]], fmt: str, alpha: float = 0.05) -> list[dict[str, Any]]:
     """Triggered-analysis rows: every field for the machine formats, a digest for reading."""
     if fmt not in ("table", "markdown", "latex"):
         return rows
@@ -309,9 +310,9 @@ def triggered_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]
         {
             "metric": r["metric"],
             "treatment": r["treatment"],
-            "all: effect [95% CI]": interval(r, ""),
+            f"all: effect [{ci_label(alpha)} CI]": interval(r, ""),
             "p": p_text(r["p_value"]),
-            "triggered x rate [95% CI]": interval(r, "triggered_"),
+            f"triggered x rate [{ci_label(alpha)} CI]": interval(r, "triggered_"),
             "p trig.": p_text(r["triggered_p_value"]),
             "rate": f"{r['scale']:.1%}",
             "SE ratio": f"{r['se_ratio']:.2f}",

@@ -264,8 +264,15 @@ def over_time_rows(
                 "wins B": r["wins_b"],
                 "ties": r["ties"],
                 "units so far": r["cum_units"],
-                f"cumulative delta B-A [{confidence:.0%} CI]": f"{signed(r['delta'])} "
+                f"cumulative delta B-A [{_level(confidence)} CI]": f"{signed(r['delta'])} "
                 f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
             }
         )
     return out
+
+
+def _level(confidence: float) -> str:
+    """The level as every label says it (``97.5%``, never rounded)."""
+    from serpeval.stats.validation import confidence_label
+
+    return confidence_label(confidence)

@@ -324,22 +324,23 @@ def emit(
     return 0
 
 
-def ab_rows(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+def ab_rows(rows: list[dict[str, Any]], fmt: str, alpha: float = 0.05) -> list[dict[str, Any]]:
     """Rows for display: the machine formats keep every field; the table shows a digest (where
     a standard error is 0, the effect without an interval, and ``n/a`` for a p-value that is
-    not there)."""
+    not there), its interval columns labelled with the analysis' level (``1 - alpha``)."""
     if fmt not in ("table", "markdown", "latex"):
         return rows
+    ci = f"[{ci_label(alpha)} CI]"
     return [
         {
             "metric": r["metric"],
             "treatment": r["treatment"],
             "control value": r["value_control"],
             "treatment value": r["value_treatment"],
-            "effect [95% CI]": (f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]"
+            f"effect {ci}": (f"{r['effect']:+.3g} [{r['ci_lower']:+.3g}, {r['ci_upper']:+.3g}]"
                                 if math.isfinite(r["ci_lower"]) and math.isfinite(r["ci_upper"])
                                 else f"{r['effect']:+.3g} [no interval]"),
-            "relative [95% CI]": (
+            f"relative {ci}": (
                 f"{_pct(r['rel_effect'])} [{_pct(r['rel_ci_lower'])}, {_pct(r['rel_ci_upper'])}]"
             ),
             "p": p_text(r["p_value"]),
@@ -364,3 +365,11 @@ def p_text(p: float) -> str:
     if p != p:
         return "n/a"
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def ci_label(alpha: float) -> str:
+    """``1 - alpha`` as the tables label an interval's level (``95%``, ``97.5%``: never rounded;
+    :func:`serpeval.stats.validation.confidence_label`, imported here only when a table is shown)."""
+    from serpeval.stats.validation import confidence_label
+
+    return confidence_label(1 - float(alpha))

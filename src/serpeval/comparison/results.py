@@ -16,6 +16,7 @@ from serpeval.core.tabular import Tabular
 from serpeval.measures import parse_measure
 from serpeval.measures.spec import GMEAN_FLOOR  # the floor of geometric means (GMAP)
 from serpeval.stats.registry import CORRECTIONS, PAIRED_TESTS, TESTS, Test
+from serpeval.stats.validation import confidence_label
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -211,7 +212,7 @@ class Comparison(Tabular):
         notes.append(f"p-values: {self.method}")
         interval = {"t": "t distribution", "bca": "paired bootstrap, BCa",
                     "percentile": "paired bootstrap, percentile"}[self.ci]
-        notes.append(f"{self.confidence:.0%} CI of the delta from the {interval} (not adjusted "
+        notes.append(f"{confidence_label(self.confidence)} CI of the delta from the {interval} (not adjusted "
                      "for multiple comparisons); d_z = mean delta / sd of the per-query deltas")
         geometric = [str(m) for m in self.measures if m.spec.aggregate == "gmean"]
         if geometric:

@@ -142,7 +142,8 @@ class SweepResult:
 
     def summary(self) -> dict[str, Any]:
         """The decision in numbers (what the report's headline shows)."""
-        level = round(100 * (1 - self.alpha))
+        exact = float(f"{100 * (1 - self.alpha):.6g}")  # 97.5 stays 97.5 (never rounded to 98)
+        level: int | float = int(exact) if exact.is_integer() else exact
         return {
             "measure": self.measure, "settings": len(self.settings), "queries": len(self.query_ids),
             "baseline": self.label(self.baseline), "baseline_mean": float(self.means[self.baseline]),

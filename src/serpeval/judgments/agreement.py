@@ -70,7 +70,7 @@ from serpeval.stats.agreement import (
     weights_coincidence,
 )
 from serpeval.stats.registry import AGREEMENT
-from serpeval.stats.validation import check_resamples
+from serpeval.stats.validation import check_resamples, confidence_label
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -319,7 +319,8 @@ class Agreement(Tabular):
         notes = [f"compared on documents both sets judged; documents judged by one set only are counted "
                  f"(only a / only b), not compared; negative grades are not labels "
                  f"({sum(s.unjudged for s in self.sets)} set aside)",
-                 f"{self.confidence:.0%} CIs: percentile bootstrap over queries, {self.resamples} resamples"]
+                 f"{confidence_label(self.confidence)} CIs: percentile bootstrap over queries, "
+                 f"{self.resamples} resamples"]
         if len(self.sets) > 2 and self.fleiss is None:
             notes.append("no document is judged by every set, so there is no Fleiss kappa (alpha uses "
                          "documents judged by two sets or more)")

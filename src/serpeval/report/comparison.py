@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from serpeval.core.strict_json import dumps
+from serpeval.report.formatting import level
 from serpeval.report.table import (
     DEFAULT_WIDTH,
     FORMATS,
@@ -53,7 +54,7 @@ def _interval(low: float, high: float, digits: int) -> str:
 
 
 def _columns(c: Comparison) -> list[str]:
-    ci = f"{c.confidence:.0%} CI"
+    ci = f"{level(c.confidence)} CI"
     p_corr = "p (uncorr.)" if c.correction == "none" else f"p ({_correction_label(c)})"
     means = ["vs", "mean", "vs mean"] if c.pairs == "all" else ["mean"]
     return ["measure", "system", *means, "Δ", ci, "p", p_corr, "d_z", "W/T/L", "sig"]
@@ -133,7 +134,7 @@ def render_comparison(c: Comparison, fmt: str = "table", *, per_query: bool = Fa
         return render(rows, fmt)
     notes = [*c.notes(), legend(c)]
     if per_query:  # the notes that explain the summary table's columns (CI, d_z, sig) stay with it
-        per_query_notes = [n for n in c.notes() if not n.startswith(("p-values:", f"{c.confidence:.0%} CI"))]
+        per_query_notes = [n for n in c.notes() if not n.startswith(("p-values:", f"{level(c.confidence)} CI"))]
         return render(_per_query_rows(c, digits), fmt, digits=digits, title=c.description(),
                       notes=per_query_notes, color=color, width=width)
     if fmt == "latex":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from serpeval.report.formatting import level
 from serpeval.report.table import render
 
 __all__ = ["counterfactual_json", "counterfactual_text"]
@@ -23,7 +24,7 @@ def _notes(result: Any, rank_by: str) -> list[str]:
         f"{result.impressions:,} impression{'' if result.impressions == 1 else 's'} from {result.units:,} "
         f"user{'' if result.units == 1 else 's'}; logged value {result.logged_value:.4f}",
         f"value: the candidate's {what} {result.k}; effect: value minus ranker {result.against}'s by the same "
-        f"estimator ({result.confidence:.0%} cluster-robust intervals over users); interleaved: the expected "
+        f"estimator ({level(result.confidence)} cluster-robust intervals over users); interleaved: the expected "
         f"probabilistic-interleaving outcome of the candidate against {result.against}, in [-1, 1]",
         "refused: the support diagnostics found the log unable to answer (effective sample size, share of the "
         "candidate's top-k places the logging design could fill, largest weight, users); no number is given",

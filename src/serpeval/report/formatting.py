@@ -43,9 +43,11 @@ def percent(value: float | None, digits: int = 2, sign: bool = True) -> str:
 
 def level(confidence: float) -> str:
     """A confidence level as a percentage, exactly: ``95%``, ``97.5%``, ``99.9%`` (never
-    rounded to a whole percent: a 97.5% interval is not a 98% one). ``1 - alpha`` is accepted
-    as it comes (``1 - 0.1`` shows as ``90%``)."""
-    return f"{100 * float(confidence):.6g}%"
+    rounded to a whole percent: a 97.5% interval is not a 98% one); ``1 - alpha`` is accepted
+    as it comes (``1 - 0.1`` shows as ``90%``). :func:`serpeval.stats.validation.confidence_label`."""
+    from serpeval.stats.validation import confidence_label
+
+    return confidence_label(confidence)
 
 
 def count(value: float | None) -> str:

@@ -74,7 +74,8 @@ def sweep_html(data: Mapping[str, Any], *, title: str = "Parameter sweep", subti
     measure = summary["measure"]
     low_ci, high_ci = summary["cv_ci"]
     kept = summary.get("kept")
-    # the interval is 1 - alpha (cv_ci_level is that in whole percent: 98 for alpha 0.025)
+    # the interval is 1 - alpha (cv_ci_level is that in percent: 97.5 for alpha 0.025; older
+    # summaries rounded it, so alpha is read first)
     level = (confidence_level(1 - float(summary["alpha"])) if summary.get("alpha") is not None
              else f"{summary['cv_ci_level']}%")
     cards = [

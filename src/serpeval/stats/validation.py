@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["ALTERNATIVES", "MAX_RESAMPLES", "SQUARE_SAFE", "Alternative", "check_alternative", "check_resamples",
-           "chunk_rows", "paired_differences", "row_scale", "scalar_or_array", "spread", "system_scores"]
+           "chunk_rows", "confidence_label", "paired_differences", "row_scale", "scalar_or_array", "spread",
+           "system_scores"]
 
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
@@ -58,6 +59,17 @@ def chunk_rows(*row_widths: int) -> int:
     which bounds memory whatever the number of queries, comparisons or systems.
     """
     return max(1, _CHUNK_BYTES // (8 * max(*row_widths, 1)))
+
+
+def confidence_label(confidence: float) -> str:
+    """A confidence level as a percentage, exactly: ``95%``, ``97.5%``, ``99.9%``, never rounded
+    to a whole percent (a 97.5% interval is not a 98% one); ``1 - alpha`` as it comes
+    (``1 - 0.1`` is ``90%``). Every label of an interval's level says it this way.
+
+    >>> confidence_label(0.95), confidence_label(1 - 0.025), confidence_label(1 - 0.1)
+    ('95%', '97.5%', '90%')
+    """
+    return f"{100 * float(confidence):.6g}%"
 
 
 def check_alternative(alternative: Alternative) -> Alternative:

@@ -39,6 +39,7 @@ from serpeval.online.experiments.interleaving_over_time import (
 from serpeval.online.logs.features import Duplicates, Exclusions, prepare
 from serpeval.online.logs.schema import LogSchema
 from serpeval.online.logs.sources import collect, collect_sorted, count, read_logs
+from serpeval.stats.validation import confidence_label
 
 __all__ = ["InterleavingLogReport", "analyze_interleaving_logs"]
 
@@ -98,7 +99,7 @@ class InterleavingLogReport(Tabular):
         d = self.analysis
         winner = {"B": f"winner: B, team {b!r} (the candidate)",
                   "A": f"winner: A, team {a!r} (the baseline)"}.get(
-            d.winner, f"no winner at the {d.confidence:.0%} level")
+            d.winner, f"no winner at the {confidence_label(d.confidence)} level")
         notes = [
             f"delta (B-A) = (wins B + ties/2) / impressions - 1/2 = {d.delta:+.4f}, positive when "
             f"users prefer B, team {b!r} (the candidate), over A, team {a!r} (the baseline); {winner}",

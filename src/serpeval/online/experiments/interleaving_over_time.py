@@ -44,6 +44,7 @@ import numpy as np
 
 from serpeval.core.errors import OptionError
 from serpeval.online.logs.sources import collect_sorted, count, first_row
+from serpeval.stats.validation import confidence_label
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -131,7 +132,7 @@ class PreferenceOverTime:
         """The CI's method, one sentence for notes and reports."""
         return (
             f"cumulative Δ (B-A, positive: B preferred) per {self.period} (UTC) with a "
-            f"{self.confidence:.0%} CI from the "
+            f"{confidence_label(self.confidence)} CI from the "
             f"delta method on per-{self.unit} sums (clustered by {self.unit})"
         )
 

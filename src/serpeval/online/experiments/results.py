@@ -10,6 +10,7 @@ from serpeval.core.tabular import Tabular
 from serpeval.online.logs.features import Exclusions
 from serpeval.stats.effects import NO_VARIANCE, Effect
 from serpeval.stats.srm import SRMCheck
+from serpeval.stats.validation import confidence_label
 
 __all__ = ["ABResults", "MetricComparison", "PowerPlan", "SequentialResults"]
 
@@ -145,7 +146,7 @@ class ABResults(Tabular):
         return [
             f"unit of randomisation and analysis: {self.unit}; ratio metrics use the delta method "
             "on per-unit sums (Deng et al. 2018), per-unit means Welch's t-test",
-            f"{int((1 - self.alpha) * 100)}% confidence intervals; relative intervals from the "
+            f"{confidence_label(1 - self.alpha)} confidence intervals; relative intervals from the "
             "delta method on the log scale",
             f"multiple testing: {self.correction} over {self._family()}",
             "CUPED with the pre-period value of each metric"

@@ -51,6 +51,7 @@ from serpeval.online.logs.features import drop_mixed_units, mixed_unit, prepare
 from serpeval.online.logs.sources import collect_sorted, count, first_row, read_logs
 from serpeval.stats.effects import no_variance
 from serpeval.stats.multiplicity import canonical_correction
+from serpeval.stats.validation import confidence_label
 
 __all__ = ["SegmentEffect", "SegmentEffects", "analyze_ab_segments", "analyze_interleaving_segments",
            "cochran_q", "simpson_check"]
@@ -157,7 +158,7 @@ class SegmentEffects(Tabular):
     def notes(self) -> list[str]:
         """Method, correction, interaction, Simpson's paradox and the warnings."""
         names = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}
-        notes = [f"{1 - self.alpha:.0%} CIs clustered by unit within each segment; "
+        notes = [f"{confidence_label(1 - self.alpha)} CIs clustered by unit within each segment; "
                  f"{names.get(self.correction, self.correction)} correction across {self._family()} "
                  f"within each metric and treatment; significant: corrected p < {self.alpha:g}"]
         if self.kind == "ab":

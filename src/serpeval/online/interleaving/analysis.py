@@ -104,6 +104,7 @@ from serpeval.stats.one_sample import (
     zero_mean_test,
 )
 from serpeval.stats.power import sign_test_sample_size
+from serpeval.stats.validation import confidence_label
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -278,7 +279,8 @@ class InterleavingAnalysis(Tabular):
         row = {
             "impressions": self.impressions, labels[0]: self.wins_a, labels[1]: self.wins_b,
             labels[2]: self.ties, "delta (B-A)": self.delta, f"p ({self.test})": self.p_value,
-            f"CI {self.confidence:.0%} low": self.ci_low, f"CI {self.confidence:.0%} high": self.ci_high,
+            f"CI {confidence_label(self.confidence)} low": self.ci_low,
+            f"CI {confidence_label(self.confidence)} high": self.ci_high,
             "unit": self.unit, "units": self.units, labels[3]: self.prefer_a,
             labels[4]: self.prefer_b, "preference (B-A)": self.preference,
             "p (units)": self.preference_p_value, "winner": self.winner,
