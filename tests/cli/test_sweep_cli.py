@@ -66,3 +66,20 @@ def test_the_significant_settings_are_counted_and_the_selected_one_named_first()
     assert significant_names(grid[:5], "k1=9") == "5: k1=0, k1=1, k1=2, k1=3, k1=4"
     assert significant_names(["k1=2"], "k1=2") == "1: k1=2"
     assert significant_names([], "k1=2") == "none"
+
+
+def test_sweep_html_may_be_written_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--html FILE was taken for an input (not among the output options), so running the same
+    sweep again refused to overwrite "an input of this command"."""
+    docs = tmp_path / "d.jsonl"
+    docs.write_text("".join(f'{{"id": "d{i}", "text": "wing {"flow " * (i % 3)}lift {i}"}}\n' for i in range(12)))
+    (tmp_path / "t.tsv").write_text("".join(f"{q}\twing flow\n" for q in range(6)))
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 d{q} 1\n" for q in range(6)))
+    html = tmp_path / "sweep.html"
+    args = ["sweep", "--corpus", str(docs), "--topics", str(tmp_path / "t.tsv"), "--qrels", str(tmp_path / "q.txt"),
+            "--grid", "k1=0.6,1.2", "--folds", "2", "--permutations", "50", "--html", str(html)]
+    assert main(args) == 0
+    first = html.stat().st_mtime_ns
+    assert main(args) == 0, capsys.readouterr().err
+    assert html.stat().st_mtime_ns >= first
+    assert "refusing to overwrite" not in capsys.readouterr().err

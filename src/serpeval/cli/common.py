@@ -133,9 +133,9 @@ def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None] =
 
 
 #: The destinations of the options that name what a command writes (``-o/--output``, ``--json``,
-#: ``--counts``, ``--plot``, ``--unjudged``, generate-logs' ``folder``). Every other argument that
-#: names a file, a folder or a glob is an input (:func:`note_named_inputs`).
-OUTPUT_OPTIONS = frozenset({"output", "json", "counts", "plot", "unjudged", "folder"})
+#: ``--counts``, ``--plot``, ``--unjudged``, sweep's ``--html``, generate-logs' ``folder``). Every
+#: other argument that names a file, a folder or a glob is an input (:func:`note_named_inputs`).
+OUTPUT_OPTIONS = frozenset({"output", "json", "counts", "plot", "unjudged", "html", "folder"})
 
 #: The destinations of the inputs that may be folders or globs (log folders, a demo collection):
 #: the files in them are inputs too. Any other folder given (a run that is a folder by mistake)
