@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from serpeval.core.strict_json import dumps
-from serpeval.report.formatting import level
+from serpeval.report.formatting import format_p, level
 from serpeval.report.table import (
     DEFAULT_WIDTH,
     FORMATS,
@@ -39,12 +39,6 @@ __all__ = ["FORMATS", "format_p", "human_rows", "latex_table", "legend", "render
 
 def _signed(value: float, digits: int) -> str:
     return "nan" if math.isnan(value) else f"{value:+.{digits}f}"
-
-
-def format_p(value: float, digits: int = 4) -> str:
-    """A p-value with ``digits`` decimals, or ``<0.0001`` below what they can show."""
-    floor = 10.0 ** -digits
-    return f"<{floor:.{digits}f}" if value < floor / 2 else f"{value:.{digits}f}"
 
 
 def _interval(low: float, high: float, digits: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["count", "interval", "level", "number", "p_value", "percent", "plain_text", "signed",
+__all__ = ["count", "format_p", "interval", "level", "number", "p_value", "percent", "plain_text", "signed",
            "sort_key"]
 
 _ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?([^`]+)`")
@@ -69,10 +69,14 @@ def interval(low: float | None, high: float | None, digits: int = 4, *,
     return f"[{signed(low, digits)}, {signed(high, digits)}]"
 
 
+def format_p(value: float, digits: int = 4) -> str:
+    """A p-value with ``digits`` decimals, or ``<0.0001`` below what they can show."""
+    floor = 10.0 ** -digits
+    return f"<{floor:.{digits}f}" if value < floor / 2 else f"{value:.{digits}f}"
+
+
 def p_value(value: float | None) -> str:
     """A p-value as the comparison tables print it (``<0.0001`` below four decimals)."""
-    from serpeval.report.comparison import format_p
-
     return "—" if _missing(value) else format_p(value)  # type: ignore[arg-type]
 
 
