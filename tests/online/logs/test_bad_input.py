@@ -274,3 +274,34 @@ def test_srm_warns_loudly() -> None:
     # the same counts are fine when the design planned 70/30
     fine = analyze_ab(log(users), metrics=["ctr"], split={"control": 0.7, "treatment": 0.3})
     assert not fine.srm.mismatch
+
+
+class _Quiet(Exception):
+    """An exception whose message is empty (str() == "")."""
+
+
+@pytest.mark.parametrize(("raised", "expected"), [(MemoryError(), MemoryError), (_Quiet(), InputError)])
+def test_a_read_failing_without_a_message_is_named(raised: BaseException, expected: type, tmp_path,
+                                                   monkeypatch) -> None:
+    """Under an address-space limit a read can fail with a MemoryError that carries no message:
+    the reader's handler took its first line with splitlines()[0] and raised IndexError, which
+    the command line reported as an internal error (exit 70, seen once in CI under ulimit -v).
+    A MemoryError now stays one (the command line's "out of memory", exit 2) and an exception
+    without a message is named by its type."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "impressions.parquet"
+    pq.write_table(log([(1, "control", "u1", 3, [1])]), path)
+
+    def fail(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(duckdb.DuckDBPyConnection, "read_parquet", fail, raising=False)
+    import ibis.backends.duckdb as backend
+
+    monkeypatch.setattr(backend.Backend, "read_parquet", fail)
+    with pytest.raises(expected) as caught:
+        analyze_ab(path)
+    if expected is InputError:
+        assert str(caught.value) == f"{path}: could not be read as Parquet (_Quiet: no message)."

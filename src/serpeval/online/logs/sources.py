@@ -551,11 +551,15 @@ class _Engine:
                 frame = self.spark.read.schema(as_text).csv(paths, header=True, sep=sep)
             frame.createOrReplaceTempView(view)
             return self.con.table(view)
-        except SerpevalError:
+        except (SerpevalError, MemoryError):
             raise
         except Exception as exc:
+            if type(exc).__name__ == "OutOfMemoryException":  # DuckDB's: out of memory, not a bad file
+                raise
             java = getattr(exc, "java_exception", None)  # py4j: the JVM's message is the useful one
-            detail = (str(java) if java is not None else str(exc)).strip().splitlines()[0]
+            # the first line of the message (an exception may carry none: its type then)
+            detail = next(iter((str(java) if java is not None else str(exc)).strip().splitlines()), "")
+            detail = detail or "no message"
             raise InputError(
                 f"{', '.join(paths)}: could not be read as {'CSV' if is_csv else 'Parquet'} "
                 f"({type(exc).__name__}: {detail})."
