@@ -47,7 +47,9 @@ def test_sweep_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main([*base, "--random", "3", "--range", "k1=2:1"]) == 2
     assert "--range 'k1=2:1': expected NAME=LOW:HIGH with LOW <= HIGH" in capsys.readouterr().err
     assert main([*base, "--grid", "k1=1,2", "--folds", "2"]) == 2
-    assert "folds=2 is more than the 1 queries" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "folds=2 is more than the 1 queries; cross-validation needs at least 2 queries" in err
+    assert "at most 1 folds" not in err  # --folds must be 2 or more: that advice could not be followed
     # one measure is maximised: a second -m is refused, not silently kept in the first one's place
     with pytest.raises(SystemExit) as refused:  # (argparse's refusal)
         main([*base, "--grid", "k1=1,2", "-m", "nDCG@10", "-m", "AP"])

@@ -373,7 +373,9 @@ def select(scores: NDArray[np.float64], baseline: int = 0, *, folds: int = 5, rn
     m, n = s.shape
     folds = check_count(folds, "folds", minimum=2)
     if folds > n:
-        raise OptionError(f"folds={folds} is more than the {n} queries; use at most {n} folds.")
+        fix = (f"use at most {n} folds" if n >= 2 else
+               "cross-validation needs at least 2 queries (one to choose on, one to test on): judge more queries")
+        raise OptionError(f"folds={folds} is more than the {n} queries; {fix}.")
     alpha = check_level(alpha, upper=0.5)
     test_name = canonical(PAIRED_TESTS, test, "test")
     correction_name = canonical(CORRECTIONS, correction, "correction")
