@@ -366,8 +366,11 @@ def _fifo(tmp_path: Path, data: bytes) -> Path:
     os.mkfifo(path)
 
     def feed() -> None:
-        with open(path, "wb") as handle:
-            handle.write(data)
+        try:
+            with open(path, "wb") as handle:
+                handle.write(data)
+        except BrokenPipeError:
+            pass  # the reader stopped early (a refusal reads no further), as `cat` sees in <(cat run)
 
     threading.Thread(target=feed, daemon=True).start()
     return path
